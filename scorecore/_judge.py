@@ -1,0 +1,307 @@
+"""The judge as an effect: request/response values, the error value, the ports.
+
+The core never performs I/O. A prompt step becomes a :class:`JudgeRequest` value handed to a
+:class:`JudgeModel`; the model answers ``Success(JudgeResponse)`` or ``Failure(JudgeError)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeAlias, final, runtime_checkable
+
+import attrs
+from returns.result import Result
+
+__all__ = [
+    "Abort",
+    "ErrorProcessor",
+    "InputProcessor",
+    "JsonPromptInjection",
+    "JudgeError",
+    "JudgeErrorKind",
+    "JudgeMessage",
+    "JudgeModel",
+    "JudgeRequest",
+    "JudgeResponse",
+    "JudgeUsage",
+    "ModelSettings",
+    "OutputProcessor",
+    "Retry",
+    "StepName",
+]
+
+StepName: TypeAlias = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
+JudgeErrorKind: TypeAlias = Literal[
+    "rate_limit", "server", "timeout", "network", "auth", "bad_request", "context_length",
+    "unknown",
+]
+JsonPromptInjection: TypeAlias = Literal["auto", "inline", "system"] | bool
+
+_KINDS: frozenset[str] = frozenset(JudgeErrorKind.__args__)  # type: ignore[attr-defined]
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeMessage:
+    """One message sent to a judge: ``role`` is ``"system"`` or ``"user"``, ``content`` text."""
+
+    role: Literal["system", "user"] = attrs.field(
+        validator=attrs.validators.in_(("system", "user"))
+    )
+    content: str = attrs.field(validator=attrs.validators.instance_of(str))
+
+
+def _finite_or_none(name: str) -> Any:
+    def check(_inst: object, _attr: object, value: float | None) -> None:
+        if value is not None and (isinstance(value, bool) or not math.isfinite(value)):
+            raise ValueError(f"ModelSettings.{name} must be a finite number, got {value!r}")
+
+    return check
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ModelSettings:
+    """Sampling and transport settings passed to the judge model.
+
+    ``timeout`` is in seconds. ``extra`` holds provider-specific body fields, sent as given.
+    """
+
+    temperature: float | None = attrs.field(default=None, validator=_finite_or_none("temperature"))
+    top_p: float | None = attrs.field(default=None, validator=_finite_or_none("top_p"))
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    timeout: float | None = attrs.field(default=None, validator=_finite_or_none("timeout"))
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeRequest:
+    """What a prompt step asks of a judge model.
+
+    Attributes:
+        messages: the system instructions first, then the user prompt.
+        output_schema: the JSON schema the reply must satisfy; ``None`` for plain text.
+        native_schema: ``True`` when the adapter must use the provider's native structured
+            output for ``output_schema``; ``False`` when the schema (if any) is already written
+            into the messages.
+        settings: the model settings.
+        step: which scorer step asks.
+    """
+
+    messages: tuple[JudgeMessage, ...] = attrs.field(converter=tuple)
+    output_schema: Mapping[str, Any] | None = None
+    native_schema: bool = False
+    settings: ModelSettings = attrs.field(factory=ModelSettings)
+    step: StepName = "generate_score"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeUsage:
+    """Token usage of one or more judge calls (summed when several were made)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+
+    def __add__(self, other: JudgeUsage) -> JudgeUsage:
+        def add(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return JudgeUsage(**{
+            f.name: add(getattr(self, f.name), getattr(other, f.name))
+            for f in attrs.fields(JudgeUsage)
+        })
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeResponse:
+    """A judge model's reply: its text, token usage and finish reason."""
+
+    text: str = attrs.field(validator=attrs.validators.instance_of(str))
+    usage: JudgeUsage = attrs.field(factory=JudgeUsage)
+    finish_reason: str | None = None
+    model_id: str | None = None
+
+
+_RETRYABLE_CODES = (
+    "rate_limit", "server_error", "internal_error", "timeout", "temporarily_unavailable",
+    "service_unavailable", "overloaded", "econnreset", "etimedout", "econnrefused",
+)
+AUTH_CODES: frozenset[str] = frozenset({
+    "access_denied", "authentication_error", "forbidden", "invalid_api_key", "permission_denied",
+})
+
+
+def kind_for(
+    status: int | None, code: str | None = None, type: str | None = None
+) -> JudgeErrorKind:
+    """Classify a provider error by its HTTP status and provider code/type."""
+    tag = (code or type or "").strip().lower()
+    if status in (401, 403) or tag in AUTH_CODES:
+        return "auth"
+    if "context_length" in tag or "context_window" in tag:
+        return "context_length"
+    if status == 429 or "rate_limit" in tag:
+        return "rate_limit"
+    if status == 408 or "timeout" in tag or tag == "etimedout":
+        return "timeout"
+    if tag in ("econnreset", "econnrefused", "connection_error"):
+        return "network"
+    if (status is not None and status >= 500) or any(t in tag for t in _RETRYABLE_CODES):
+        return "server"
+    if status is not None and 400 <= status < 500:
+        return "bad_request"
+    return "unknown"
+
+
+def _lower_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in dict(headers).items()}
+
+
+def _default_retryable(error: JudgeError) -> bool:
+    if error.kind in ("auth", "bad_request", "context_length", "unknown"):
+        return error.status == 409
+    return True
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeError:
+    """A failed judge call, as a value.
+
+    Adapters catch exceptions at their boundary and return ``Failure(JudgeError)``; they never
+    put secrets (API keys, auth headers) in any field.
+
+    Attributes:
+        kind: what went wrong, coarsely.
+        message: a readable description.
+        status: the HTTP status, when there was a response.
+        headers: the response headers (names lower-cased), e.g. ``retry-after``.
+        code: the provider's error code (``"rate_limit_exceeded"``, ``"ECONNRESET"`` …).
+        type: the provider's error type (``"overloaded_error"`` …).
+        is_retryable: whether retrying can help; derived from ``kind``/``status`` when not given
+            (408, 409, 429, 5xx, timeouts and network errors are retryable; auth never).
+        cause: the lower-level error this one wraps, if any.
+        exception_type: the name of the exception the adapter caught, if any.
+    """
+
+    kind: JudgeErrorKind = attrs.field(validator=attrs.validators.in_(_KINDS))
+    message: str = ""
+    status: int | None = None
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_lower_headers)
+    code: str | None = None
+    type: str | None = None
+    is_retryable: bool = attrs.field()
+    cause: JudgeError | None = None
+    exception_type: str | None = None
+
+    @is_retryable.default
+    def _retryable_default(self) -> bool:
+        return _default_retryable(self)
+
+    def chain(self) -> tuple[JudgeError, ...]:
+        """This error followed by its causes, outermost first."""
+        out: list[JudgeError] = []
+        node: JudgeError | None = self
+        while node is not None and len(out) < 64:
+            out.append(node)
+            node = node.cause
+        return tuple(out)
+
+    def describe(self) -> str:
+        """A one-line description naming the kind, status and provider code."""
+        bits: list[str] = [self.kind]
+        if self.status is not None:
+            bits.append(f"HTTP {self.status}")
+        if self.code:
+            bits.append(f"code={self.code}")
+        if self.type:
+            bits.append(f"type={self.type}")
+        head = ", ".join(bits)
+        return f"{head}: {self.message}" if self.message else head
+
+
+@runtime_checkable
+class JudgeModel(Protocol):
+    """The judge model port: answers one :class:`JudgeRequest`.
+
+    Contract: ``generate`` returns ``Success(JudgeResponse)`` or ``Failure(JudgeError)`` and
+    never raises for a provider, network or payload problem (cancellation still propagates).
+    ``model_id`` and ``provider`` are reported in telemetry; ``supports_structured_output``
+    says whether the model honours a native JSON schema (``JudgeRequest.native_schema``).
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def supports_structured_output(self) -> bool: ...
+
+    async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]: ...
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Abort:
+    """Returned by an input or output processor to stop the judge call with a reason."""
+
+    reason: str
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Retry:
+    """An error processor's answer: retry the failed judge call after ``after`` seconds."""
+
+    after: float = attrs.field(default=0.0)
+
+    @after.validator
+    def _check(self, _attr: object, value: float) -> None:
+        if isinstance(value, bool) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"Retry.after must be a finite number >= 0, got {value!r}")
+
+
+class InputProcessor(Protocol):
+    """Transforms the judge's messages before the call (redact, truncate …).
+
+    Contract: return the messages to send (possibly unchanged) or :class:`Abort` to fail the
+    step with a reason; may be sync or async. An exception fails the step too.
+    """
+
+    def process_input(
+        self, messages: tuple[JudgeMessage, ...], /
+    ) -> Sequence[JudgeMessage] | Abort | Awaitable[Sequence[JudgeMessage] | Abort]: ...
+
+
+class OutputProcessor(Protocol):
+    """Transforms (or rejects) the judge's raw reply text before it is parsed.
+
+    Contract: return the text to use or :class:`Abort`; may be sync or async.
+    """
+
+    def process_output(self, text: str, /) -> str | Abort | Awaitable[str | Abort]: ...
+
+
+class ErrorProcessor(Protocol):
+    """Decides whether a failed judge call is retried.
+
+    Contract: given the error, the number of retries already made for this judge call (shared
+    by all processors of the call; 0 before the first retry) and the request, return
+    :class:`Retry` (wait ``after`` seconds, then retry) or ``None`` (do not retry). The
+    processor must not sleep itself: the core waits through the runtime's ``Sleep`` port.
+    An exception is reported in telemetry and treated as ``None``.
+    """
+
+    def process_error(
+        self, error: JudgeError, retry_count: int, request: JudgeRequest, /
+    ) -> Retry | Awaitable[Retry | None] | None: ...
