@@ -1,0 +1,558 @@
+"""Retrying failed judge calls: :class:`StreamErrorRetryProcessor` and its pure helpers.
+
+An error processor only *decides*: given a failed judge call it answers ``Retry(after=seconds)``
+or ``None``. The core owns the one loop that sleeps (through the runtime's ``Sleep`` port) and the
+shared ``max_processor_retries`` budget, so everything here is a pure function of its inputs plus
+the injected wall clock ``now`` (used only to read ``Retry-After`` HTTP dates).
+
+The wait before a retry is::
+
+    max(delay, min(retry_after, max_retry_after))
+
+where ``delay`` is the configured delay (a number of seconds or a function of :class:`RetryInfo`,
+``0`` when unset; negative or non-finite values count as ``0``) and ``retry_after`` is what the
+provider asked for in its ``retry-after-ms`` / ``retry-after`` headers (``0`` when absent).
+
+>>> from scorecore_adapters.testing import judge_error
+>>> is_retryable_error(judge_error(429))
+True
+>>> is_retryable_error(judge_error(401))
+False
+>>> retry_after_seconds(judge_error(429, headers={"Retry-After": "2"}), now=lambda: 0.0)
+2.0
+"""
+
+from __future__ import annotations
+
+import email.utils
+import inspect
+import math
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any, ClassVar, TypeAlias, TypeVar, final
+
+import attrs
+from scorecore import JudgeError, JudgeRequest, Retry
+from scorecore._judge import AUTH_CODES
+
+__all__ = [
+    "BUILTIN_RETRYABLE_CODES",
+    "Delay",
+    "DelayFunction",
+    "Matcher",
+    "OnRetry",
+    "RetryInfo",
+    "RetryPolicy",
+    "StreamErrorRetryProcessor",
+    "is_auth_error",
+    "is_retryable_error",
+    "is_retryable_provider_error",
+    "resolve_delay",
+    "retry_after_seconds",
+    "wait_seconds",
+]
+
+_T = TypeVar("_T")
+
+BUILTIN_RETRYABLE_CODES: tuple[str, ...] = (
+    "rate_limit",
+    "server_error",
+    "internal_error",
+    "timeout",
+    "temporarily_unavailable",
+    "service_unavailable",
+    "overloaded",
+)
+"""Substrings of a provider error code (or type) that the built-in matcher retries."""
+
+_RETRY_MESSAGE = re.compile(r"you can retry your request", re.IGNORECASE)
+_DIGITS = re.compile(r"[0-9]+")
+# A value that merely looks numeric ("1.5", "1e3", "-2") is ignored rather than parsed as a
+# date: only whole seconds are a valid delta-seconds Retry-After (RFC 9110 §10.2.3).
+_NUMBER_LIKE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# Longer digit strings overflow a float; they mean "a very long time" and are capped anyway.
+_MAX_DIGITS = 300
+
+
+@final
+@attrs.frozen(kw_only=True)
+class RetryInfo:
+    """What a delay function and an ``on_retry`` hook are told about a retry.
+
+    Attributes:
+        error: the judge error being retried.
+        retry_count: retries already made for this judge call (``0`` before the first retry).
+        request: the judge request that failed.
+        delay: ``None`` while the delay is being computed; the final wait in seconds when the
+            value is passed to ``on_retry``.
+    """
+
+    error: JudgeError = attrs.field(validator=attrs.validators.instance_of(JudgeError))
+    retry_count: int = attrs.field()
+    request: JudgeRequest = attrs.field(validator=attrs.validators.instance_of(JudgeRequest))
+    delay: float | None = None
+
+    @retry_count.validator
+    def _check_count(self, _attr: object, value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"RetryInfo.retry_count must be an int >= 0, got {value!r}")
+
+
+DelayFunction: TypeAlias = Callable[[RetryInfo], float | Awaitable[float]]
+"""A delay computed from the retry, in seconds; may be sync or async."""
+Delay: TypeAlias = float | DelayFunction
+"""A delay in seconds, or a function of :class:`RetryInfo` returning one."""
+OnRetry: TypeAlias = Callable[[RetryInfo], object]
+"""Called (sync or async) with the :class:`RetryInfo` carrying the final ``delay``."""
+
+
+def _check_max_retries(owner: str) -> Callable[[object, object, int | None], None]:
+    def check(_inst: object, _attr: object, value: int | None) -> None:
+        if value is None and owner == "RetryPolicy":
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{owner}.max_retries must be an int >= 0, got {value!r}")
+
+    return check
+
+
+def _check_delay(owner: str) -> Callable[[object, object, Delay | None], None]:
+    def check(_inst: object, _attr: object, value: Delay | None) -> None:
+        if value is None or callable(value):
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(
+                f"{owner}.delay must be a number of seconds or a function of RetryInfo, "
+                f"got {value!r}"
+            )
+
+    return check
+
+
+def _check_callable_or_none(owner: str, name: str) -> Callable[[Any, Any, Any], None]:
+    def check(_inst: Any, _attr: Any, value: Any) -> None:
+        if value is not None and not callable(value):
+            raise TypeError(f"{owner}.{name} must be callable or None, got {value!r}")
+
+    return check
+
+
+@final
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """A matcher with its own budget, delay and hook (Mastra's ``{match, maxRetries, ...}``).
+
+    Attributes:
+        match: a predicate on one error of the cause chain.
+        max_retries: overrides the processor's ``max_retries`` when this policy matches.
+        delay: overrides the processor's ``delay`` when this policy matches.
+        on_retry: overrides the processor's ``on_retry`` when this policy matches.
+
+    >>> policy = RetryPolicy(match=lambda e: e.code == "ECONNRESET", max_retries=3, delay=0.5)
+    >>> policy.max_retries
+    3
+    """
+
+    match: Callable[[JudgeError], bool] = attrs.field()
+    max_retries: int | None = attrs.field(
+        default=None, validator=_check_max_retries("RetryPolicy")
+    )
+    delay: Delay | None = attrs.field(default=None, validator=_check_delay("RetryPolicy"))
+    on_retry: OnRetry | None = attrs.field(
+        default=None, validator=_check_callable_or_none("RetryPolicy", "on_retry")
+    )
+
+    @match.validator
+    def _check_match(self, _attr: object, value: object) -> None:
+        if not callable(value):
+            raise TypeError(f"RetryPolicy.match must be callable, got {value!r}")
+
+
+Matcher: TypeAlias = Callable[[JudgeError], bool] | RetryPolicy
+"""A predicate on one error of the cause chain, or a :class:`RetryPolicy`."""
+
+
+def _as_policies(matchers: Iterable[Matcher]) -> tuple[RetryPolicy, ...]:
+    out: list[RetryPolicy] = []
+    for i, m in enumerate(matchers):
+        if isinstance(m, RetryPolicy):
+            out.append(m)
+        elif callable(m):
+            out.append(RetryPolicy(match=m))
+        else:
+            raise TypeError(
+                f"StreamErrorRetryProcessor.matchers[{i}] must be a predicate or a RetryPolicy, "
+                f"got {m!r}"
+            )
+    return tuple(out)
+
+
+def _tag(node: JudgeError) -> str:
+    raw = node.code if node.code is not None else node.type
+    return (raw or "").strip().lower()
+
+
+def _is_auth_node(node: JudgeError) -> bool:
+    return node.kind == "auth" or node.status in (401, 403) or _tag(node) in AUTH_CODES
+
+
+def is_auth_error(error: JudgeError) -> bool:
+    """Whether the error, or anything in its cause chain, is a known authorization failure.
+
+    Known failures are HTTP 401/403, kind ``"auth"``, and the provider codes (or types)
+    ``access_denied``, ``authentication_error``, ``forbidden``, ``invalid_api_key`` and
+    ``permission_denied``. These are never retried unless a user matcher says so.
+
+    Args:
+        error: the judge error.
+
+    Returns:
+        ``True`` when a known authorization failure is found.
+
+    >>> from scorecore_adapters.testing import judge_error
+    >>> is_auth_error(judge_error(code="invalid_api_key"))
+    True
+    >>> is_auth_error(judge_error(500, cause=judge_error(403)))
+    True
+    """
+    return any(_is_auth_node(node) for node in error.chain())
+
+
+def is_retryable_provider_error(error: JudgeError) -> bool:
+    """The built-in matcher: a provider code/type or message that says "retry me".
+
+    Looks at this one error only (not its causes): the code (or, without a code, the type),
+    lower-cased, contains one of :data:`BUILTIN_RETRYABLE_CODES`, or the message matches
+    ``/you can retry your request/i``. Known authorization failures never match.
+
+    Args:
+        error: one judge error.
+
+    Returns:
+        ``True`` when the error matches.
+
+    >>> from scorecore_adapters.testing import judge_error
+    >>> is_retryable_provider_error(judge_error(code="rate_limit_exceeded"))
+    True
+    >>> is_retryable_provider_error(judge_error(message="Oops. You can retry your request."))
+    True
+    """
+    if _is_auth_node(error):
+        return False
+    tag = _tag(error)
+    if any(code in tag for code in BUILTIN_RETRYABLE_CODES):
+        return True
+    return _RETRY_MESSAGE.search(error.message) is not None
+
+
+def _retryable_by_default(node: JudgeError) -> bool:
+    # Bad requests (400, including context-length errors) and auth failures are never retried
+    # by metadata alone, even when an adapter flagged them retryable: only a matcher can.
+    if node.status == 400 or _is_auth_node(node):
+        return False
+    return is_retryable_provider_error(node) or node.is_retryable
+
+
+def is_retryable_error(error: JudgeError) -> bool:
+    """Whether :class:`StreamErrorRetryProcessor` retries the error without any matcher.
+
+    True when, somewhere in the cause chain, the built-in matcher matches or the error is
+    flagged ``is_retryable`` (408, 409, 429, 5xx, timeouts, network resets by default) — except
+    that a known authorization failure anywhere in the chain is never retried, and a 400 node
+    never counts as retryable.
+
+    Args:
+        error: the judge error.
+
+    Returns:
+        ``True`` when the default policy would retry it.
+
+    >>> from scorecore_adapters.testing import judge_error
+    >>> [is_retryable_error(judge_error(s)) for s in (400, 401, 408, 429, 503)]
+    [False, False, True, True, True]
+    """
+    if is_auth_error(error):
+        return False
+    return any(_retryable_by_default(node) for node in error.chain())
+
+
+def _parse_http_date(value: str) -> float | None:
+    """Seconds since the epoch for an HTTP date (or ISO 8601 date-time), else ``None``."""
+    parsed: datetime | None
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if parsed.tzinfo is None:
+        # HTTP dates are always GMT.
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.timestamp()
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def _whole_number(digits: str, scale: float) -> float:
+    if len(digits) > _MAX_DIGITS:
+        return math.inf
+    return int(digits) / scale
+
+
+def _node_retry_after(node: JudgeError, now: Callable[[], float]) -> float | None:
+    headers = {k.lower(): v for k, v in node.headers.items()}
+    ms = headers.get("retry-after-ms")
+    if isinstance(ms, str) and _DIGITS.fullmatch(ms.strip()):
+        return _whole_number(ms.strip(), 1000.0)
+    raw = headers.get("retry-after")
+    if not isinstance(raw, str):
+        return None
+    value = raw.strip()
+    if _DIGITS.fullmatch(value):
+        return _whole_number(value, 1.0)
+    if not value or _NUMBER_LIKE.fullmatch(value):
+        return None
+    at = _parse_http_date(value)
+    if at is None:
+        return None
+    wait = at - now()
+    return wait if math.isfinite(wait) and wait > 0 else None
+
+
+def retry_after_seconds(error: JudgeError, *, now: Callable[[], float]) -> float | None:
+    """How long the provider asked to wait, from ``retry-after-ms`` / ``retry-after`` headers.
+
+    Walks the error and its cause chain; the first node with a usable header wins. At a node,
+    ``retry-after-ms`` (whole milliseconds, ``^[0-9]+$``) takes precedence over ``retry-after``,
+    which is either whole seconds or an HTTP date in the future relative to ``now()``.
+    Decimal-looking values (``1.5``, ``1e3``), past dates and garbage are ignored.
+
+    Args:
+        error: the judge error.
+        now: the current wall-clock time in seconds since the epoch (e.g. ``time.time``).
+
+    Returns:
+        The wait in seconds (may be ``inf`` for absurdly long values), or ``None``.
+
+    >>> from scorecore_adapters.testing import judge_error
+    >>> err = judge_error(429, headers={"retry-after-ms": "250", "retry-after": "3"})
+    >>> retry_after_seconds(err, now=lambda: 0.0)
+    0.25
+    >>> retry_after_seconds(judge_error(429, headers={"retry-after": "1.5"}), now=lambda: 0.0)
+    >>> date = "Thu, 01 Jan 1970 00:00:10 GMT"
+    >>> retry_after_seconds(judge_error(503, headers={"retry-after": date}), now=lambda: 4.0)
+    6.0
+    """
+    for node in error.chain():
+        found = _node_retry_after(node, now)
+        if found is not None:
+            return found
+    return None
+
+
+def _clamp(seconds: object, owner: str) -> float:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise TypeError(f"{owner} must be a number of seconds, got {seconds!r}")
+    value = float(seconds)
+    return value if math.isfinite(value) and value > 0 else 0.0
+
+
+async def _maybe_await(value: _T | Awaitable[_T]) -> _T:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+async def resolve_delay(delay: Delay | None, info: RetryInfo) -> float:
+    """The configured delay in seconds: ``0`` when unset, negative or non-finite.
+
+    Args:
+        delay: a number of seconds, or a (sync or async) function of ``info``, or ``None``.
+        info: the retry being delayed.
+
+    Returns:
+        A finite number of seconds ``>= 0``.
+
+    Raises:
+        TypeError: the delay (or what the function returned) is not a number.
+    """
+    if delay is None:
+        return 0.0
+    if callable(delay):
+        return _clamp(await _maybe_await(delay(info)), "the delay function's result")
+    return _clamp(delay, "delay")
+
+
+def _cap(max_retry_after: float) -> float:
+    if isinstance(max_retry_after, bool) or not isinstance(max_retry_after, int | float):
+        raise TypeError(
+            f"StreamErrorRetryProcessor.max_retry_after must be a number of seconds, "
+            f"got {max_retry_after!r}"
+        )
+    value = float(max_retry_after)
+    # Mastra's rule: an invalid or negative cap means "ignore Retry-After" (cap 0).
+    return value if math.isfinite(value) and value >= 0 else 0.0
+
+
+def wait_seconds(delay: float, retry_after: float | None, max_retry_after: float) -> float:
+    """The wait before a retry: ``max(delay, min(retry_after, max_retry_after))``.
+
+    Args:
+        delay: the configured delay (clamped to ``0`` when negative or non-finite).
+        retry_after: the provider's requested wait, or ``None``.
+        max_retry_after: the cap on ``retry_after`` (invalid or negative means ``0``).
+
+    Returns:
+        A finite number of seconds ``>= 0``.
+
+    >>> wait_seconds(0.4, 0.0, 30.0)
+    0.4
+    >>> wait_seconds(0.0, 100.0, 0.3)
+    0.3
+    >>> wait_seconds(0.7, 100.0, 0.2)
+    0.7
+    """
+    configured = _clamp(delay, "delay")
+    provider = 0.0 if retry_after is None else min(max(retry_after, 0.0), _cap(max_retry_after))
+    if math.isnan(provider):
+        provider = 0.0
+    return max(configured, provider)
+
+
+def _wall_clock() -> float:
+    return time.time()
+
+
+@final
+@attrs.frozen(kw_only=True)
+class StreamErrorRetryProcessor:
+    """Retries transient judge failures: rate limits, overloads, 5xx, timeouts, resets.
+
+    An :class:`~scorecore.ErrorProcessor` (Mastra's ``StreamErrorRetryProcessor``, in seconds).
+    For a failed call it walks the error and its cause chain; at each node the matchers are
+    tried first (the built-in :func:`is_retryable_provider_error`, then ``matchers`` in order),
+    then the node's ``is_retryable`` flag. Known authorization failures (401, 403, auth codes)
+    and 400s are only retried when a user matcher says so. With ``retry_unknown_errors``, an
+    error nothing recognises is retried too, unless it is a known authorization failure.
+
+    The budget is ``retry_count >= max_retries`` (a matching :class:`RetryPolicy` may bring its
+    own ``max_retries``); the core also enforces its shared ``max_processor_retries``. The wait
+    is ``max(delay, min(retry_after, max_retry_after))`` seconds (see :func:`wait_seconds`).
+    ``on_retry`` is called with the :class:`RetryInfo` carrying that wait before the processor
+    answers; the processor never sleeps, the core does.
+
+    Attributes:
+        max_retries: retries allowed by this processor (compared with the call's retry count).
+        matchers: predicates on one error, or :class:`RetryPolicy` values.
+        retry_unknown_errors: retry anything that is not a known authorization failure.
+        delay: seconds, or a (sync or async) function of :class:`RetryInfo`; ``None`` means 0.
+        max_retry_after: cap on the provider's ``Retry-After`` in seconds (does not cap
+            ``delay``); an invalid or negative value means 0.
+        on_retry: a (sync or async) hook called before each retry.
+        now: the wall clock used to read ``Retry-After`` HTTP dates (inject it in tests).
+
+    >>> import anyio
+    >>> from scorecore import JudgeMessage, JudgeRequest
+    >>> from scorecore_adapters.testing import judge_error
+    >>> proc = StreamErrorRetryProcessor(max_retries=2, delay=0.5)
+    >>> req = JudgeRequest(messages=[JudgeMessage(role="user", content="hi")])
+    >>> anyio.run(proc.process_error, judge_error(429, headers={"retry-after": "3"}), 0, req)
+    Retry(after=3.0)
+    >>> anyio.run(proc.process_error, judge_error(503), 1, req)
+    Retry(after=0.5)
+    >>> anyio.run(proc.process_error, judge_error(503), 2, req) is None
+    True
+    >>> anyio.run(proc.process_error, judge_error(401), 0, req) is None
+    True
+    """
+
+    id: ClassVar[str] = "stream-error-retry-processor"
+    name: ClassVar[str] = "Stream Error Retry Processor"
+
+    max_retries: int = attrs.field(
+        default=1, validator=_check_max_retries("StreamErrorRetryProcessor")
+    )
+    matchers: tuple[RetryPolicy, ...] = attrs.field(default=(), converter=_as_policies)
+    retry_unknown_errors: bool = attrs.field(
+        default=False, validator=attrs.validators.instance_of(bool)
+    )
+    delay: Delay | None = attrs.field(
+        default=None, validator=_check_delay("StreamErrorRetryProcessor")
+    )
+    max_retry_after: float = attrs.field(default=30.0, converter=_cap)
+    on_retry: OnRetry | None = attrs.field(
+        default=None, validator=_check_callable_or_none("StreamErrorRetryProcessor", "on_retry")
+    )
+    now: Callable[[], float] = attrs.field(
+        default=_wall_clock,
+        validator=_check_callable_or_none("StreamErrorRetryProcessor", "now"),
+    )
+
+    def find_policy(self, error: JudgeError) -> RetryPolicy | None:
+        """The policy that makes ``error`` retryable, or ``None`` (pure; no budget check).
+
+        Args:
+            error: the judge error.
+
+        Returns:
+            The first matching user :class:`RetryPolicy`, a default policy when the built-in
+            matcher, the ``is_retryable`` flag or ``retry_unknown_errors`` applies, else
+            ``None``.
+        """
+        auth = is_auth_error(error)
+        for node in error.chain():
+            # Mastra tries the built-in matcher before the user's; both yield a policy, and
+            # the built-in one carries no overrides, so checking it first changes only which
+            # overrides apply when both match.
+            if not auth and is_retryable_provider_error(node):
+                return _DEFAULT_POLICY
+            for policy in self.matchers:
+                if policy.match(node):
+                    return policy
+            if not auth and _retryable_by_default(node):
+                return _DEFAULT_POLICY
+        if self.retry_unknown_errors and not auth:
+            return _DEFAULT_POLICY
+        return None
+
+    async def process_error(
+        self, error: JudgeError, retry_count: int, request: JudgeRequest, /
+    ) -> Retry | None:
+        """Decide whether the failed judge call is retried, and after how long.
+
+        Args:
+            error: the failed call's error.
+            retry_count: retries already made for this judge call (0 before the first).
+            request: the failed request.
+
+        Returns:
+            ``Retry(after=seconds)`` or ``None``.
+        """
+        policy = self.find_policy(error)
+        if policy is None:
+            return None
+        budget = self.max_retries if policy.max_retries is None else policy.max_retries
+        if retry_count >= budget:
+            return None
+        info = RetryInfo(error=error, retry_count=retry_count, request=request)
+        configured = await resolve_delay(
+            self.delay if policy.delay is None else policy.delay, info
+        )
+        wait = wait_seconds(
+            configured, retry_after_seconds(error, now=self.now), self.max_retry_after
+        )
+        hook = self.on_retry if policy.on_retry is None else policy.on_retry
+        if hook is not None:
+            await _maybe_await(hook(attrs.evolve(info, delay=wait)))
+        return Retry(after=wait)
+
+
+def _always(_error: JudgeError) -> bool:
+    return True
+
+
+_DEFAULT_POLICY = RetryPolicy(match=_always)
