@@ -1,0 +1,426 @@
+"""A judge model for OpenAI and every OpenAI-compatible Chat Completions server.
+
+:class:`OpenAIChatModel` sends ``POST {base_url}/chat/completions`` over an
+``httpx.AsyncClient`` (injected, or owned and closed by :meth:`OpenAIChatModel.aclose`). It
+works with OpenAI itself and with compatible servers: vLLM, Ollama, llama.cpp's server,
+LM Studio, and proxies such as LiteLLM.
+
+Native structured output uses ``response_format`` ``json_schema`` in strict mode. Strict mode
+accepts a restricted schema (every property required, ``additionalProperties: false``), so
+the adapter sends :func:`strict_schema` of the user's schema, and removes from the reply the
+``null`` values strict mode forces into optional properties, so that the core's validation
+against the user's own schema still holds.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Final, Self, final
+from urllib.parse import urlsplit
+
+import httpx
+from returns.result import Failure, Result, Success
+from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
+
+from scorecore_adapters import _guard
+from scorecore_adapters._http import (
+    HttpReply,
+    as_int,
+    as_str,
+    error_from_response,
+    malformed,
+    post_json,
+    redact,
+)
+
+__all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIChatModel", "strict_schema"]
+
+DEFAULT_OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
+_PROVIDER: Final = "openai"
+_STRUCTURED_PREFIXES: Final = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4")
+# Hosts that implement OpenAI's current parameter names; other servers get the classic ones.
+_OPENAI_HOSTS: Final = ("api.openai.com", ".openai.azure.com")
+_SCHEMA_CHILD_MAPS: Final = ("properties", "$defs", "definitions", "patternProperties")
+_SCHEMA_CHILD_LISTS: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_CHILDREN: Final = ("items", "not", "additionalItems", "contains")
+
+
+def _default_structured(model: str) -> bool:
+    name = model.rsplit("/", 1)[-1].lower()  # "openai/gpt-4o" as routers spell it
+    return name.startswith(_STRUCTURED_PREFIXES)
+
+
+def _accepts_null(schema: object) -> bool:
+    if not isinstance(schema, Mapping):
+        return True  # ``true`` or an unknown form: anything goes
+    type_ = schema.get("type")
+    if type_ is None:
+        alternatives = schema.get("anyOf") or schema.get("oneOf")
+        if isinstance(alternatives, list):
+            return any(_accepts_null(alt) for alt in alternatives)
+        return "enum" not in schema and "const" not in schema
+    return type_ == "null" or (isinstance(type_, list) and "null" in type_)
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if _accepts_null(schema):
+        return schema
+    type_ = schema.get("type")
+    if isinstance(type_, str):
+        out = {**schema, "type": [type_, "null"]}
+    elif isinstance(type_, list):
+        out = {**schema, "type": [*type_, "null"]}
+    else:
+        return {"anyOf": [schema, {"type": "null"}]}
+    if isinstance(out.get("enum"), list) and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def _strict(schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SCHEMA_CHILD_MAPS and isinstance(value, dict):
+            out[key] = {name: _strict(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_CHILD_LISTS and isinstance(value, list):
+            out[key] = [_strict(sub) for sub in value]
+        elif key in _SCHEMA_CHILDREN:
+            out[key] = _strict(value)
+        else:
+            out[key] = value
+    type_ = out.get("type")
+    is_object = type_ == "object" or (isinstance(type_, list) and "object" in type_)
+    if is_object or "properties" in out:
+        props: dict[str, Any] = out.get("properties") or {}
+        required = set(out.get("required") or ())
+        out["properties"] = {
+            name: sub if name in required or not isinstance(sub, dict) else _nullable(sub)
+            for name, sub in props.items()
+        }
+        out["required"] = list(props)
+        out["additionalProperties"] = False
+    return out
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON schema OpenAI's strict structured output accepts, derived from ``schema``.
+
+    Every object lists all its properties in ``required`` and gets
+    ``additionalProperties: false``; a property that was optional becomes nullable instead.
+    The input is not modified.
+
+    >>> strict_schema({
+    ...     "type": "object",
+    ...     "properties": {"score": {"type": "number"}, "note": {"type": "string"}},
+    ...     "required": ["score"],
+    ... }) == {
+    ...     "type": "object",
+    ...     "properties": {"score": {"type": "number"}, "note": {"type": ["string", "null"]}},
+    ...     "required": ["score", "note"],
+    ...     "additionalProperties": False,
+    ... }
+    True
+    """
+    result = _strict(copy.deepcopy(dict(schema)))
+    assert isinstance(result, dict)  # noqa: S101 - _strict maps a dict to a dict
+    return result
+
+
+def _prune_nulls(value: Any, schema: Any) -> Any:
+    """Drop the ``null``s strict mode put into properties the user's schema left optional."""
+    if not isinstance(schema, Mapping):
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if not isinstance(props, Mapping):
+            return value
+        required = set(schema.get("required") or ())
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            sub = props.get(key)
+            if item is None and key not in required and key in props and not _accepts_null(sub):
+                continue
+            out[key] = _prune_nulls(item, sub)
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [_prune_nulls(item, schema["items"]) for item in value]
+    return value
+
+
+def _usage(raw: object) -> JudgeUsage:
+    if not isinstance(raw, Mapping):
+        return JudgeUsage()
+    completion = raw.get("completion_tokens_details")
+    prompt = raw.get("prompt_tokens_details")
+    return JudgeUsage(
+        input_tokens=as_int(raw.get("prompt_tokens")),
+        output_tokens=as_int(raw.get("completion_tokens")),
+        total_tokens=as_int(raw.get("total_tokens")),
+        reasoning_tokens=(
+            as_int(completion.get("reasoning_tokens")) if isinstance(completion, Mapping) else None
+        ),
+        cached_input_tokens=(
+            as_int(prompt.get("cached_tokens")) if isinstance(prompt, Mapping) else None
+        ),
+    )
+
+
+@final
+class OpenAIChatModel:
+    """A judge answering through an OpenAI-compatible Chat Completions endpoint.
+
+    Args:
+        model: the model name sent as ``model`` (``"gpt-4o-mini"``, ``"llama3.1:8b"`` …).
+        base_url: the API root, ending before ``/chat/completions``; defaults to
+            ``OPENAI_BASE_URL``, then ``https://api.openai.com/v1``.
+        api_key: sent as ``Authorization: Bearer …``; defaults to ``OPENAI_API_KEY``. When
+            neither is set (a local server) no ``Authorization`` header is sent.
+        client: an ``httpx.AsyncClient`` to send requests with; the caller keeps ownership.
+            Without one the model creates its own on first use, closed by :meth:`aclose`
+            or ``async with``.
+        supports_structured_output: whether the model honours ``response_format``
+            ``json_schema``; by default guessed from the name (``gpt-4o*``, ``gpt-4.1*``,
+            ``gpt-5*``, ``o1*``, ``o3*``, ``o4*``), ``False`` for unknown models.
+        timeout: seconds allowed per request unless ``ModelSettings.timeout`` says otherwise;
+            applied to injected clients too.
+        organization: sent as ``OpenAI-Organization``.
+        default_headers: extra headers for every request.
+
+    ``ModelSettings.max_output_tokens`` is sent as ``max_completion_tokens`` to OpenAI and
+    Azure OpenAI hosts (the only name reasoning models accept) and as ``max_tokens`` to any
+    other server (the name every compatible server understands). A ``max_tokens`` or
+    ``max_completion_tokens`` key in ``ModelSettings.extra`` replaces this choice.
+
+    >>> model = OpenAIChatModel(
+    ...     "gpt-4o-mini", base_url="https://api.openai.com/v1", api_key="sk-secret"
+    ... )
+    >>> model.provider, model.model_id, model.supports_structured_output
+    ('openai', 'gpt-4o-mini', True)
+    >>> model
+    OpenAIChatModel('gpt-4o-mini', base_url='https://api.openai.com/v1', api_key='***')
+    >>> local = OpenAIChatModel("llama3.1:8b", base_url="http://localhost:11434/v1")
+    >>> local.supports_structured_output, local.base_url
+    (False, 'http://localhost:11434/v1')
+    """
+
+    __slots__ = (
+        "_api_key",
+        "_base_url",
+        "_client",
+        "_default_headers",
+        "_model",
+        "_organization",
+        "_owns_client",
+        "_structured",
+        "_timeout",
+        "_token_field",
+    )
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        supports_structured_output: bool | None = None,
+        timeout: float = 60.0,
+        organization: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        if not model:
+            raise ValueError("OpenAIChatModel needs a model name")
+        self._model = model
+        self._base_url = (
+            base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
+        ).rstrip("/")
+        self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self._client = client
+        self._owns_client = client is None
+        self._structured = (
+            _default_structured(model)
+            if supports_structured_output is None
+            else supports_structured_output
+        )
+        self._timeout = timeout
+        self._organization = organization
+        self._default_headers = dict(default_headers or {})
+        host = (urlsplit(self._base_url).hostname or "").lower()
+        self._token_field = (
+            "max_completion_tokens"
+            if any(host == h or (h.startswith(".") and host.endswith(h)) for h in _OPENAI_HOSTS)
+            else "max_tokens"
+        )
+
+    @property
+    def model_id(self) -> str:
+        """The model name sent to the server."""
+        return self._model
+
+    @property
+    def provider(self) -> str:
+        """Always ``"openai"`` (the protocol), whichever server answers."""
+        return _PROVIDER
+
+    @property
+    def supports_structured_output(self) -> bool:
+        """Whether ``response_format`` ``json_schema`` is used for native schemas."""
+        return self._structured
+
+    @property
+    def base_url(self) -> str:
+        """The API root requests go to."""
+        return self._base_url
+
+    def __repr__(self) -> str:
+        key = "***" if self._api_key else None
+        return f"OpenAIChatModel({self._model!r}, base_url={self._base_url!r}, api_key={key!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model created it; an injected client is left open."""
+        if self._owns_client and self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _secrets(self) -> tuple[str, ...]:
+        return (self._api_key,) if self._api_key else ()
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"accept": "application/json", **self._default_headers}
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        if self._organization:
+            headers["openai-organization"] = self._organization
+        return headers
+
+    def build_body(self, request: JudgeRequest) -> dict[str, Any]:
+        """The Chat Completions request body for ``request`` (no I/O; useful for debugging)."""
+        settings = request.settings
+        body: dict[str, Any] = {
+            "model": self._model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        }
+        if settings.temperature is not None:
+            body["temperature"] = settings.temperature
+        if settings.top_p is not None:
+            body["top_p"] = settings.top_p
+        if settings.max_output_tokens is not None and not (
+            {"max_tokens", "max_completion_tokens"} & set(settings.extra)
+        ):
+            body[self._token_field] = settings.max_output_tokens
+        if settings.seed is not None:
+            body["seed"] = settings.seed
+        if request.native_schema and request.output_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.step,
+                    "strict": True,
+                    "schema": strict_schema(request.output_schema),
+                },
+            }
+        body.update(settings.extra)
+        return body
+
+    def _client_for_call(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient()
+            self._owns_client = True
+        return self._client
+
+    async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
+        """Ask the model; never raises for a provider, network or payload problem.
+
+        Returns ``Failure(JudgeError)`` with ``code="model_requests_disabled"`` inside a test
+        unless requests are allowed (see :func:`scorecore_adapters.allow_model_requests`).
+        """
+        refused = _guard.refusal(self._model, _PROVIDER)
+        if refused is not None:
+            return Failure(refused)
+        timeout = request.settings.timeout
+        reply = await post_json(
+            self._client_for_call(),
+            f"{self._base_url}/chat/completions",
+            headers=self._headers(),
+            body=self.build_body(request),
+            request_timeout=self._timeout if timeout is None else timeout,
+            provider=_PROVIDER,
+            secrets=self._secrets(),
+        )
+        return reply.bind(lambda r: self._parse(r, request))
+
+    def _parse(
+        self, reply: HttpReply, request: JudgeRequest
+    ) -> Result[JudgeResponse, JudgeError]:
+        body = reply.body
+        response = reply.response
+        secrets = self._secrets()
+
+        def bad(what: str) -> Result[JudgeResponse, JudgeError]:
+            return Failure(malformed(what, provider=_PROVIDER, response=response, secrets=secrets))
+
+        if not isinstance(body, dict):
+            return bad("expected a JSON object")
+        if "choices" not in body and "error" in body:
+            # Some proxies answer 200 with an error body.
+            return Failure(error_from_response(response, provider=_PROVIDER, secrets=secrets))
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not choices:
+            return bad("missing or empty 'choices'")
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            return bad("'choices[0].message' is missing")
+        content = message.get("content")
+        refusal = message.get("refusal")
+        if content is None and isinstance(refusal, str) and refusal:
+            return Failure(
+                JudgeError(
+                    kind="unknown",
+                    message=redact(f"openai model refused: {refusal}", secrets),
+                    status=reply.status,
+                    headers=reply.headers,
+                    code="refusal",
+                    is_retryable=False,
+                )
+            )
+        if content is not None and not isinstance(content, str):
+            return bad("'choices[0].message.content' is not text")
+        text = content or ""
+        if request.native_schema and request.output_schema is not None and text:
+            text = self._without_strict_nulls(text, request.output_schema)
+        model_id = body.get("model")
+        return Success(
+            JudgeResponse(
+                text=text,
+                usage=_usage(body.get("usage")),
+                finish_reason=as_str(choice.get("finish_reason")),
+                model_id=model_id if isinstance(model_id, str) else self._model,
+            )
+        )
+
+    @staticmethod
+    def _without_strict_nulls(text: str, schema: Mapping[str, Any]) -> str:
+        try:
+            value = json.loads(text)
+        except ValueError:  # the core reports unparseable replies with the raw text
+            return text
+        pruned = _prune_nulls(value, schema)
+        return text if pruned == value else json.dumps(pruned, ensure_ascii=False)
