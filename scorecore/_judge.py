@@ -7,7 +7,7 @@ The core never performs I/O. A prompt step becomes a :class:`JudgeRequest` value
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeAlias, final, runtime_checkable
 
 import attrs
@@ -60,6 +60,10 @@ def _finite_or_none(name: str) -> Any:
     return check
 
 
+def _to_messages(messages: Iterable[JudgeMessage]) -> tuple[JudgeMessage, ...]:
+    return tuple(messages)
+
+
 @final
 @attrs.frozen(kw_only=True)
 class ModelSettings:
@@ -91,7 +95,7 @@ class JudgeRequest:
         step: which scorer step asks.
     """
 
-    messages: tuple[JudgeMessage, ...] = attrs.field(converter=tuple)
+    messages: tuple[JudgeMessage, ...] = attrs.field(converter=_to_messages)
     output_schema: Mapping[str, Any] | None = None
     native_schema: bool = False
     settings: ModelSettings = attrs.field(factory=ModelSettings)

@@ -508,7 +508,7 @@ class StreamErrorRetryProcessor:
             # Mastra tries the built-in matcher before the user's; both yield a policy, and
             # the built-in one carries no overrides, so checking it first changes only which
             # overrides apply when both match.
-            if not auth and is_retryable_provider_error(node):
+            if not auth and node.status != 400 and is_retryable_provider_error(node):
                 return _DEFAULT_POLICY
             for policy in self.matchers:
                 if policy.match(node):

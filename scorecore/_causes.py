@@ -1,0 +1,196 @@
+"""Structured causes of a failed scorer run (``ScorerRunError.cause``).
+
+Each cause is a value with a :meth:`describe` method; match on its class to handle it::
+
+    match error.cause:
+        case JudgeFailed(error=judge_error): ...
+        case InvalidScore(value_repr=v): ...
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Literal, TypeAlias, final
+
+import attrs
+
+from scorecore._judge import JudgeError
+
+__all__ = [
+    "InputMismatch",
+    "InvalidScore",
+    "InvalidStepValue",
+    "JudgeFailed",
+    "JudgeOutputInvalid",
+    "PrepareRunFailed",
+    "ProcessorAborted",
+    "RunFailureCause",
+    "StepRaised",
+]
+
+JudgeStopReason: TypeAlias = Literal[
+    "not_retryable", "budget_spent", "processor_limit", "no_error_processors",
+]
+
+
+def _short_repr(value: object, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class StepRaised:
+    """A user function (step, ``create_prompt``, ``calculate_score``, processor) raised.
+
+    ``exception`` is the original exception object (not serialised); ``traceback`` its text.
+    """
+
+    exception_type: str
+    message: str
+    traceback: str = ""
+    where: str = "step"
+    exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, *, where: str = "step") -> StepRaised:
+        """Capture an exception raised by user code."""
+        return cls(
+            exception_type=type(exc).__qualname__,
+            message=str(exc),
+            traceback="".join(traceback.format_exception(exc)),
+            where=where,
+            exception=exc,
+        )
+
+    def describe(self) -> str:
+        """One line saying what raised what."""
+        return f"{self.where} raised {self.exception_type}: {self.message}"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class PrepareRunFailed:
+    """``prepare_run`` raised or returned something that is not a ``ScorerRun``."""
+
+    exception_type: str
+    message: str
+    traceback: str = ""
+    exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+
+    def describe(self) -> str:
+        """One line naming the failure."""
+        return f"prepare_run failed with {self.exception_type}: {self.message}"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class InputMismatch:
+    """The run's input or output did not match the scorer's declared type.
+
+    ``errors`` lists every bad field, e.g. ``"input.age: invalid value for type int"``.
+    """
+
+    which: Literal["input", "output"]
+    expected_type: str
+    errors: tuple[str, ...]
+
+    def describe(self) -> str:
+        """One line listing every bad field."""
+        return f"{self.which} does not match {self.expected_type}: " + "; ".join(self.errors)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class InvalidScore:
+    """``generate_score`` produced something that is not a finite real number."""
+
+    value_repr: str
+    type_name: str
+
+    def describe(self) -> str:
+        """One line naming the bad value."""
+        return (
+            f"generate_score must return a finite real number (not bool), "
+            f"got {self.value_repr} of type {self.type_name}"
+        )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class InvalidStepValue:
+    """A step or ``create_prompt`` returned a value of the wrong kind (e.g. a non-str reason)."""
+
+    what: str
+    expected: str
+    value_repr: str
+    type_name: str
+
+    def describe(self) -> str:
+        """One line naming what was expected and what came."""
+        got = f"{self.value_repr} of type {self.type_name}"
+        return f"{self.what} must be {self.expected}, got {got}"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeFailed:
+    """The judge call failed (transport or provider error) and was not, or no longer, retried.
+
+    Attributes:
+        error: the last error.
+        model_calls: calls made to the model for this step, retries included.
+        stop_reason: why retrying stopped.
+    """
+
+    error: JudgeError
+    model_calls: int
+    stop_reason: JudgeStopReason
+
+    def describe(self) -> str:
+        """One line with the error, the call count and why retrying stopped."""
+        return (
+            f"judge call failed after {self.model_calls} call(s) "
+            f"({self.stop_reason.replace('_', ' ')}): {self.error.describe()}"
+        )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeOutputInvalid:
+    """The judge's reply was not valid JSON for the schema, twice (the fallback included).
+
+    ``errors`` lists every problem of the last attempt; ``raw_output`` is its text.
+    """
+
+    errors: tuple[str, ...]
+    raw_output: str
+    attempts: int
+
+    def describe(self) -> str:
+        """One line listing the problems."""
+        return (
+            f"judge output invalid after {self.attempts} attempt(s): " + "; ".join(self.errors)
+        )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ProcessorAborted:
+    """An input or output processor aborted the judge call with a reason."""
+
+    stage: Literal["input", "output"]
+    processor: str
+    reason: str
+
+    def describe(self) -> str:
+        """One line naming the processor and its reason."""
+        return f"{self.stage} processor {self.processor} aborted: {self.reason}"
+
+
+RunFailureCause: TypeAlias = (
+    StepRaised | PrepareRunFailed | InputMismatch | InvalidScore | InvalidStepValue
+    | JudgeFailed | JudgeOutputInvalid | ProcessorAborted
+)
+
+JudgeExecutionError: TypeAlias = JudgeFailed | JudgeOutputInvalid | ProcessorAborted | StepRaised

@@ -1,0 +1,243 @@
+"""Judge configuration and prompt-object steps."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeAlias, final
+
+import attrs
+from jsonschema import Draft202012Validator, SchemaError
+
+from scorecore._judge import (
+    ErrorProcessor,
+    InputProcessor,
+    JsonPromptInjection,
+    JudgeModel,
+    ModelSettings,
+    OutputProcessor,
+    StepName,
+)
+
+__all__ = [
+    "DefaultRetryBudgetWarning",
+    "JudgeConfig",
+    "PromptStep",
+    "ScorePromptStep",
+    "StepJudge",
+]
+
+DEFAULT_MAX_PROCESSOR_RETRIES = 10
+
+
+class DefaultRetryBudgetWarning(UserWarning):
+    """Error processors are configured without ``max_processor_retries``: the default 10 applies."""
+
+
+def _check_injection(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is None and not isinstance(_inst, JudgeConfig):
+        return  # a StepJudge leaves it to the scorer's judge
+    if not (isinstance(value, bool) or value in ("auto", "inline", "system")):
+        raise ValueError(
+            f"{attr.name} must be 'auto', 'inline', 'system', True or False, got {value!r}"
+        )
+
+
+def _check_retries(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{attr.name} must be an int >= 0 or None, got {value!r}")
+
+
+def _tuple_or_none(value: Any) -> tuple[Any, ...] | None:
+    return None if value is None else tuple(value)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeConfig:
+    """The scorer-level judge: the model and instructions its prompt steps use.
+
+    Attributes:
+        model: the judge model (any :class:`~scorecore.JudgeModel`).
+        instructions: the system instructions.
+        json_prompt_injection: how the schema reaches the model: ``"auto"`` (native when the
+            model supports it, else inline), ``"inline"`` (appended to the user prompt),
+            ``"system"``/``True`` (appended to the instructions), ``False`` (native).
+        input_processors: transform the messages before each call.
+        output_processors: transform or reject the reply text.
+        error_processors: decide whether a failed call is retried.
+        max_processor_retries: retries per judge call shared by the error processors; when
+            processors are set and this is ``None``, 10 (with a warning).
+        model_settings: sampling settings passed to the model.
+
+    >>> from scorecore_adapters.testing import ScriptedJudge
+    >>> JudgeConfig(model=ScriptedJudge([]), instructions="Be strict.").json_prompt_injection
+    'auto'
+    """
+
+    model: JudgeModel
+    instructions: str = attrs.field(validator=attrs.validators.instance_of(str))
+    json_prompt_injection: JsonPromptInjection = attrs.field(
+        default="auto", validator=_check_injection
+    )
+    input_processors: tuple[InputProcessor, ...] = attrs.field(default=(), converter=tuple)
+    output_processors: tuple[OutputProcessor, ...] = attrs.field(default=(), converter=tuple)
+    error_processors: tuple[ErrorProcessor, ...] = attrs.field(default=(), converter=tuple)
+    max_processor_retries: int | None = attrs.field(default=None, validator=_check_retries)
+    model_settings: ModelSettings | None = None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class StepJudge:
+    """A step-level judge: every field optional, overriding the scorer's judge field by field.
+
+    Processor lists given here replace the scorer's (they are never concatenated); an omitted
+    ``max_processor_retries`` inherits the scorer's.
+
+    >>> StepJudge(instructions="Only check grammar.").model is None
+    True
+    """
+
+    model: JudgeModel | None = None
+    instructions: str | None = None
+    json_prompt_injection: JsonPromptInjection | None = attrs.field(
+        default=None, validator=_check_injection
+    )
+    input_processors: tuple[InputProcessor, ...] | None = attrs.field(
+        default=None, converter=_tuple_or_none
+    )
+    output_processors: tuple[OutputProcessor, ...] | None = attrs.field(
+        default=None, converter=_tuple_or_none
+    )
+    error_processors: tuple[ErrorProcessor, ...] | None = attrs.field(
+        default=None, converter=_tuple_or_none
+    )
+    max_processor_retries: int | None = attrs.field(default=None, validator=_check_retries)
+    model_settings: ModelSettings | None = None
+
+
+def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{attr.name} must be a JSON schema mapping, got {value!r}")
+    try:
+        Draft202012Validator.check_schema(dict(value))
+    except SchemaError as exc:
+        raise ValueError(f"{attr.name} is not a valid JSON schema: {exc.message}") from exc
+
+
+def _check_callable(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not callable(value):
+        raise TypeError(f"{attr.name} must be callable, got {value!r}")
+
+
+CreatePrompt: TypeAlias = Callable[[Any], "str | Awaitable[str]"]
+
+
+@final
+@attrs.frozen(kw_only=True)
+class PromptStep:
+    """A step answered by the judge.
+
+    ``create_prompt(ctx)`` (sync or async) builds the prompt from the step's context. For
+    ``preprocess`` and ``analyze`` an ``output_schema`` (JSON schema) is required and the step
+    result is the judge's validated JSON; for ``generate_reason`` the reply is plain text.
+
+    >>> step = PromptStep(description="Explain", create_prompt=lambda ctx: f"Explain {ctx.score}")
+    >>> step.output_schema is None
+    True
+    """
+
+    description: str = attrs.field(validator=attrs.validators.instance_of(str))
+    create_prompt: CreatePrompt = attrs.field(validator=_check_callable)
+    output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
+    judge: StepJudge | None = None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScorePromptStep:
+    """A ``generate_score`` step answered by the judge.
+
+    With no ``output_schema`` the judge is asked for ``{"score": number}``. With no
+    ``calculate_score`` the score is the reply's ``score`` field; otherwise
+    ``calculate_score(ctx)`` turns ``ctx.judge_output`` (the validated reply) into the score.
+    Either way the score must be a finite number.
+
+    >>> ScorePromptStep(description="Rate", create_prompt=lambda ctx: "Rate it").calculate_score
+    """
+
+    description: str = attrs.field(validator=attrs.validators.instance_of(str))
+    create_prompt: CreatePrompt = attrs.field(validator=_check_callable)
+    output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
+    calculate_score: Callable[[Any], Any] | None = attrs.field(
+        default=None, validator=_check_callable
+    )
+    judge: StepJudge | None = None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ResolvedJudge:
+    """A step's effective judge configuration (internal)."""
+
+    model: JudgeModel
+    instructions: str
+    json_prompt_injection: JsonPromptInjection
+    input_processors: tuple[InputProcessor, ...]
+    output_processors: tuple[OutputProcessor, ...]
+    error_processors: tuple[ErrorProcessor, ...]
+    max_processor_retries: int
+    model_settings: ModelSettings
+
+
+def resolve_judge(
+    scorer_judge: JudgeConfig | None, step_judge: StepJudge | None, *, step: StepName
+) -> ResolvedJudge | str:
+    """Merge a step's judge over the scorer's, field by field; a ``str`` explains a failure."""
+
+    def pick(name: str) -> Any:
+        own = getattr(step_judge, name, None) if step_judge is not None else None
+        if own is not None:
+            return own
+        return getattr(scorer_judge, name, None) if scorer_judge is not None else None
+
+    model = pick("model")
+    instructions = pick("instructions")
+    if model is None or not instructions:
+        missing = " and ".join(
+            n for n, v in (("a model", model), ("instructions", instructions)) if not v
+        )
+        return (
+            f"step {step!r} is a prompt step but no {missing} could be resolved: give the "
+            f"scorer a judge=JudgeConfig(...) or the step a judge=StepJudge(...)"
+        )
+    error_processors: tuple[ErrorProcessor, ...] = pick("error_processors") or ()
+    budget = pick("max_processor_retries")
+    if budget is None:
+        if error_processors:
+            warnings.warn(
+                f"step {step!r} has error processors but no max_processor_retries; "
+                f"using the default of {DEFAULT_MAX_PROCESSOR_RETRIES}. Set "
+                f"max_processor_retries explicitly to choose a budget.",
+                DefaultRetryBudgetWarning,
+                stacklevel=4,
+            )
+            budget = DEFAULT_MAX_PROCESSOR_RETRIES
+        else:
+            budget = 0
+    injection = pick("json_prompt_injection")
+    return ResolvedJudge(
+        model=model,
+        instructions=instructions,
+        json_prompt_injection="auto" if injection is None else injection,
+        input_processors=pick("input_processors") or (),
+        output_processors=pick("output_processors") or (),
+        error_processors=error_processors,
+        max_processor_retries=budget,
+        model_settings=pick("model_settings") or ModelSettings(),
+    )

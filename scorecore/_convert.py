@@ -1,0 +1,311 @@
+"""The one private cattrs converter, Mastra's camelCase JSON, and structuring run values."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, TypeVar, cast
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.strategies import configure_tagged_union
+from returns.result import Failure, Result, Success
+
+from scorecore._agent import (
+    GenericPart,
+    MessagePart,
+    ReasoningPart,
+    TextPart,
+    ToolInvocationPart,
+)
+from scorecore._causes import (
+    InputMismatch,
+    InvalidScore,
+    InvalidStepValue,
+    JudgeExecutionError,
+    JudgeFailed,
+    JudgeOutputInvalid,
+    PrepareRunFailed,
+    ProcessorAborted,
+    RunFailureCause,
+    StepRaised,
+)
+from scorecore._judge import JudgeUsage
+from scorecore._values import (
+    STEP_NAMES,
+    JudgeExecution,
+    NotScorable,
+    ScoreResult,
+    ScorerRun,
+)
+
+__all__ = ["converter", "from_mastra_json", "structure_run_value", "to_mastra_json"]
+
+T = TypeVar("T")
+
+
+def camel(name: str) -> str:
+    """``preprocess_step_result`` → ``preprocessStepResult``."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+_SNAKE = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def snake(name: str) -> str:
+    """``preprocessStepResult`` → ``preprocess_step_result``."""
+    return _SNAKE.sub("_", name).lower()
+
+
+_NOT_SERIALISED = frozenset({"exception"})
+
+
+def _is_own(cls: type) -> bool:
+    return attrs.has(cls) and cls.__module__.startswith("scorecore.")
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True)
+
+    def structure_factory(cls: type) -> Any:
+        overrides = {
+            f.name: override(omit=True) if f.name in _NOT_SERIALISED
+            else override(rename=camel(f.name))
+            for f in attrs.fields(cls)
+        }
+        return make_dict_structure_fn(
+            cls, conv, _cattrs_forbid_extra_keys=True, **cast(Any, overrides)
+        )
+
+    def unstructure_factory(cls: type) -> Any:
+        overrides = {
+            f.name: override(omit=True) if f.name in _NOT_SERIALISED
+            else override(rename=camel(f.name))
+            for f in attrs.fields(cls)
+        }
+        return make_dict_unstructure_fn(cls, conv, **cast(Any, overrides))
+
+    conv.register_structure_hook_factory(_is_own, structure_factory)
+    conv.register_unstructure_hook_factory(_is_own, unstructure_factory)
+    conv.register_structure_hook(datetime, lambda v, _: v if isinstance(v, datetime)
+                                 else datetime.fromisoformat(str(v).replace("Z", "+00:00")))
+    conv.register_unstructure_hook(datetime, lambda d: d.isoformat())
+    conv.register_structure_hook(Any, lambda v, _: v)
+
+    part_types: dict[str, type] = {
+        "text": TextPart, "tool-invocation": ToolInvocationPart, "reasoning": ReasoningPart,
+    }
+
+    def structure_part(value: Any, _: Any) -> MessagePart:
+        if isinstance(value, TextPart | ToolInvocationPart | ReasoningPart | GenericPart):
+            return value
+        if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+            raise TypeError(f"a message part must be an object with a string 'type', got {value!r}")
+        known = part_types.get(value["type"])
+        if known is not None:
+            return cast(MessagePart, conv.structure(dict(value), known))
+        rest = {k: v for k, v in value.items() if k != "type"}
+        return GenericPart(type=value["type"], data=rest)
+
+    def unstructure_part(part: MessagePart) -> Any:
+        if isinstance(part, GenericPart):
+            return {"type": part.type, **part.data}
+        return conv.unstructure(part, type(part))
+
+    conv.register_structure_hook(MessagePart, structure_part)
+    conv.register_unstructure_hook(MessagePart, unstructure_part)
+    conv.register_unstructure_hook(GenericPart, unstructure_part)
+
+    configure_tagged_union(
+        RunFailureCause,
+        conv,
+        tag_name="cause",
+        tag_generator=lambda cls: cls.__name__,
+    )
+    return conv
+
+
+converter: cattrs.Converter = _make_converter()
+"""scorecore's private converter: camelCase keys for its own values, extra keys forbidden."""
+
+
+def _describe_errors(exc: BaseException, which: str) -> tuple[str, ...]:
+    if isinstance(exc, cattrs.BaseValidationError):
+        return tuple(cattrs.transform_error(exc, path=which))
+    return (f"{which}: {exc}",)
+
+
+def structure_run_value(value: Any, expected: Any, *, which: str) -> Result[Any, InputMismatch]:
+    """Structure a run's input or output into its declared type, listing every bad field."""
+    name = getattr(expected, "__name__", None) or repr(expected)
+    if isinstance(expected, type) and isinstance(value, expected):
+        return Success(value)
+    try:
+        return Success(converter.structure(value, expected))
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
+        return Failure(InputMismatch(
+            which=cast(Any, which), expected_type=name, errors=_describe_errors(exc, which)
+        ))
+
+
+_STEP_CAMEL = {name: camel(name) for name in STEP_NAMES}
+_CAMEL_STEP = {v: k for k, v in _STEP_CAMEL.items()}
+_RUN_FIELDS = ("input", "output", "run_id", "ground_truth", "request_context",
+               "expected_trajectory")
+
+
+def _execution_json(execution: JudgeExecution) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "status": execution.status,
+        "prompt": execution.prompt,
+        "output": execution.output,
+        "judgeModelId": execution.model_id,
+        "judgeProvider": execution.provider,
+        "attemptCount": execution.attempt_count,
+        "modelCallCount": execution.model_call_count,
+        "durationMs": round(execution.duration * 1000),
+        "durationSeconds": execution.duration,
+    }
+    if execution.usage is not None:
+        out["usage"] = {k: v for k, v in converter.unstructure(execution.usage).items()
+                        if v is not None}
+    if execution.finish_reason is not None:
+        out["finishReason"] = execution.finish_reason
+    if execution.raw_output is not None:
+        out["rawOutput"] = execution.raw_output
+    if execution.waits:
+        out["waits"] = list(execution.waits)
+    if execution.error is not None:
+        out["error"] = {
+            "name": type(execution.error).__name__,
+            "message": execution.error.describe(),
+            "code": _error_code(execution.error),
+            "cause": converter.unstructure(execution.error, RunFailureCause),
+        }
+    return out
+
+
+def _error_code(error: JudgeExecutionError) -> str | None:
+    if isinstance(error, JudgeOutputInvalid):
+        return "STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED"
+    if isinstance(error, JudgeFailed):
+        return error.error.code or error.error.kind
+    return None
+
+
+def _execution_from_json(data: Mapping[str, Any]) -> JudgeExecution:
+    error = data.get("error")
+    usage = data.get("usage")
+    return JudgeExecution(
+        status=data["status"],
+        prompt=data["prompt"],
+        output=data.get("output"),
+        model_id=data["judgeModelId"],
+        provider=data.get("judgeProvider") or "",
+        attempt_count=data["attemptCount"],
+        model_call_count=data["modelCallCount"],
+        duration=data.get("durationSeconds", data.get("durationMs", 0) / 1000),
+        usage=None if usage is None else converter.structure(usage, JudgeUsage),
+        finish_reason=data.get("finishReason"),
+        raw_output=data.get("rawOutput"),
+        waits=tuple(data.get("waits", ())),
+        error=None if error is None or "cause" not in error
+        else converter.structure(error["cause"], RunFailureCause),  # type: ignore[arg-type]
+    )
+
+
+def to_mastra_json(result: ScoreResult[Any, Any]) -> dict[str, Any]:
+    """Mastra's camelCase result shape, so results interoperate with Mastra tooling.
+
+    Run keys come first (``input``, ``output``, ``runId`` …, extra keys), then ``score`` or
+    ``notScorable``, the prompts and step results, and ``judge`` when a prompt step ran.
+
+    >>> result = ScoreResult(run=ScorerRun(input="q", output="a", run_id="r1"), score=1.0)
+    >>> to_mastra_json(result)["runId"], to_mastra_json(result)["score"]
+    ('r1', 1.0)
+    """
+    run = result.run
+    out: dict[str, Any] = {}
+    for name in _RUN_FIELDS:
+        value = getattr(run, name)
+        if name in ("run_id", "input", "output") or value is not None:
+            out[camel(name)] = converter.unstructure(value)
+    for key, value in run.extra.items():
+        out[key] = converter.unstructure(value)
+    if result.not_scorable is not None:
+        out["notScorable"] = {
+            k: v for k, v in converter.unstructure(result.not_scorable).items() if v is not None
+        }
+        if "step" in out["notScorable"]:
+            out["notScorable"]["step"] = camel(out["notScorable"]["step"])
+    else:
+        out["score"] = result.score
+    out["generateScorePrompt"] = result.generate_score_prompt
+    out["reason"] = result.reason
+    out["generateReasonPrompt"] = result.generate_reason_prompt
+    out["preprocessStepResult"] = converter.unstructure(result.preprocess_step_result)
+    out["preprocessPrompt"] = result.preprocess_prompt
+    out["analyzeStepResult"] = converter.unstructure(result.analyze_step_result)
+    out["analyzePrompt"] = result.analyze_prompt
+    if result.judge:
+        out["judge"] = {
+            _STEP_CAMEL[step]: {"executions": [_execution_json(e) for e in executions]}
+            for step, executions in result.judge.items()
+        }
+    return out
+
+
+_RESULT_KEYS = frozenset({
+    "score", "notScorable", "generateScorePrompt", "reason", "generateReasonPrompt",
+    "preprocessStepResult", "preprocessPrompt", "analyzeStepResult", "analyzePrompt", "judge",
+})
+
+
+def from_mastra_json(
+    data: Mapping[str, Any], *, input_type: Any = Any, output_type: Any = Any
+) -> ScoreResult[Any, Any]:
+    """Structure Mastra's camelCase result shape back into a :class:`ScoreResult`.
+
+    Keys that are neither run fields nor result fields are kept as the run's ``extra``.
+    """
+    run_keys = {camel(n) for n in _RUN_FIELDS}
+    extra = {k: v for k, v in data.items() if k not in run_keys and k not in _RESULT_KEYS}
+    run = ScorerRun(
+        input=converter.structure(data.get("input"), input_type),
+        output=converter.structure(data.get("output"), output_type),
+        run_id=data.get("runId"),
+        ground_truth=data.get("groundTruth"),
+        request_context=data.get("requestContext"),
+        expected_trajectory=data.get("expectedTrajectory"),
+        extra=extra,
+    )
+    marker = data.get("notScorable")
+    not_scorable = None if marker is None else NotScorable(
+        reason=marker.get("reason"),
+        step=_CAMEL_STEP.get(marker.get("step", "")),
+    )
+    judge = {
+        _CAMEL_STEP[step]: tuple(_execution_from_json(e) for e in body.get("executions", ()))
+        for step, body in (data.get("judge") or {}).items()
+    }
+    return ScoreResult(
+        run=run,
+        score=data.get("score"),
+        not_scorable=not_scorable,
+        reason=data.get("reason"),
+        preprocess_step_result=data.get("preprocessStepResult"),
+        preprocess_prompt=data.get("preprocessPrompt"),
+        analyze_step_result=data.get("analyzeStepResult"),
+        analyze_prompt=data.get("analyzePrompt"),
+        generate_score_prompt=data.get("generateScorePrompt"),
+        generate_reason_prompt=data.get("generateReasonPrompt"),
+        judge=judge,
+    )
+
+
+# Re-exported for type checkers that follow this module's names.
+_CAUSES = (InputMismatch, InvalidScore, InvalidStepValue, PrepareRunFailed, ProcessorAborted,
+           StepRaised)

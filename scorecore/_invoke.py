@@ -1,0 +1,235 @@
+"""Running one prompt step's judge execution: processors, retries, the format fallback.
+
+This is the one loop in the core that waits: it sleeps only through the runtime's ``Sleep``
+port and reads time only from its ``Clock`` port.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+from returns.result import Failure, Success
+
+from scorecore._causes import (
+    JudgeExecutionError,
+    JudgeFailed,
+    JudgeOutputInvalid,
+    JudgeStopReason,
+    ProcessorAborted,
+    StepRaised,
+)
+from scorecore._config import ResolvedJudge
+from scorecore._judge import (
+    Abort,
+    JudgeError,
+    JudgeMessage,
+    JudgeRequest,
+    JudgeResponse,
+    JudgeUsage,
+    Retry,
+    StepName,
+)
+from scorecore._runtime import Runtime
+from scorecore._structured import Routing, inject, parse_and_validate, routing_for
+from scorecore._values import JudgeExecution
+
+__all__ = ["JudgeOutcome", "execute_judge"]
+
+
+@attrs.define
+class _Tally:
+    model_calls: int = 0
+    attempts: int = 0
+    usage: JudgeUsage | None = None
+    waits: list[float] = attrs.field(factory=list)
+    finish_reason: str | None = None
+    raw_output: str | None = None
+
+    def add_usage(self, usage: JudgeUsage) -> None:
+        self.usage = usage if self.usage is None else self.usage + usage
+
+
+@attrs.frozen
+class JudgeOutcome:
+    """The step value produced by the judge (or ``None``) and the execution telemetry."""
+
+    value: Any
+    execution: JudgeExecution
+
+    @property
+    def failed(self) -> bool:
+        """Whether the execution failed."""
+        return self.execution.status == "failed"
+
+
+def _name(obj: object) -> str:
+    return type(obj).__qualname__
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+async def _apply_input_processors(
+    judge: ResolvedJudge, messages: tuple[JudgeMessage, ...]
+) -> tuple[JudgeMessage, ...] | JudgeExecutionError:
+    for processor in judge.input_processors:
+        try:
+            out = await _maybe_await(processor.process_input(messages))
+        except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
+            return StepRaised.from_exception(exc, where=f"input processor {_name(processor)}")
+        if isinstance(out, Abort):
+            return ProcessorAborted(stage="input", processor=_name(processor), reason=out.reason)
+        if not isinstance(out, Sequence) or not all(isinstance(m, JudgeMessage) for m in out):
+            return StepRaised(
+                exception_type="TypeError",
+                message=f"must return a sequence of JudgeMessage or Abort, got {out!r:.200}",
+                where=f"input processor {_name(processor)}",
+            )
+        messages = tuple(out)
+    return messages
+
+
+async def _apply_output_processors(judge: ResolvedJudge, text: str) -> str | JudgeExecutionError:
+    for processor in judge.output_processors:
+        try:
+            out = await _maybe_await(processor.process_output(text))
+        except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
+            return StepRaised.from_exception(exc, where=f"output processor {_name(processor)}")
+        if isinstance(out, Abort):
+            return ProcessorAborted(stage="output", processor=_name(processor), reason=out.reason)
+        if not isinstance(out, str):
+            return StepRaised(
+                exception_type="TypeError",
+                message=f"must return str or Abort, got {out!r:.200}",
+                where=f"output processor {_name(processor)}",
+            )
+        text = out
+    return text
+
+
+async def _decide_retry(
+    judge: ResolvedJudge, error: JudgeError, retry_count: int, request: JudgeRequest
+) -> Retry | None:
+    for processor in judge.error_processors:
+        try:
+            decision = await _maybe_await(processor.process_error(error, retry_count, request))
+        except Exception:  # noqa: BLE001, S112 - a raising processor is ignored, as documented
+            continue
+        if isinstance(decision, Retry):
+            return decision
+    return None
+
+
+async def _call_with_retries(
+    judge: ResolvedJudge, request: JudgeRequest, runtime: Runtime, tally: _Tally
+) -> JudgeResponse | JudgeFailed:
+    retry_count = 0
+    while True:
+        tally.model_calls += 1
+        result = await judge.model.generate(request)
+        if isinstance(result, Success):
+            response: JudgeResponse = result.unwrap()
+            return response
+        error: JudgeError = result.failure()
+        stop: JudgeStopReason
+        if not judge.error_processors:
+            stop = "no_error_processors" if error.is_retryable else "not_retryable"
+            return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
+        if retry_count >= judge.max_processor_retries:
+            stop = "budget_spent"
+            return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
+        decision = await _decide_retry(judge, error, retry_count, request)
+        if decision is None:
+            stop = "processor_limit" if error.is_retryable else "not_retryable"
+            return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
+        tally.waits.append(decision.after)
+        await runtime.sleep(decision.after)
+        retry_count += 1
+
+
+async def execute_judge(
+    *,
+    judge: ResolvedJudge,
+    prompt: str,
+    schema: Mapping[str, Any] | None,
+    step: StepName,
+    runtime: Runtime,
+) -> JudgeOutcome:
+    """Ask the judge for one step: at most one format fallback, retries per error processors.
+
+    Never raises for anything the model, a processor or the reply did.
+    """
+    started = runtime.clock()
+    tally = _Tally()
+    base = (
+        JudgeMessage(role="system", content=judge.instructions),
+        JudgeMessage(role="user", content=prompt),
+    )
+    routings: tuple[Routing, ...]
+    if schema is None:
+        routings = ("native",)
+    else:
+        first = routing_for(
+            judge.json_prompt_injection,
+            model_supports_native=judge.model.supports_structured_output,
+        )
+        routings = (first, "system")
+
+    def finish(value: Any, error: JudgeExecutionError | None) -> JudgeOutcome:
+        execution = JudgeExecution(
+            status="failed" if error is not None else "success",
+            prompt=prompt,
+            model_id=judge.model.model_id,
+            provider=judge.model.provider,
+            attempt_count=tally.attempts,
+            model_call_count=tally.model_calls,
+            duration=max(0.0, runtime.clock() - started),
+            output=value,
+            usage=tally.usage,
+            finish_reason=tally.finish_reason,
+            raw_output=tally.raw_output,
+            error=error,
+            waits=tuple(tally.waits),
+        )
+        return JudgeOutcome(value=value, execution=execution)
+
+    last_errors: tuple[str, ...] = ()
+    for routing in routings:
+        tally.attempts += 1
+        messages = base if schema is None else inject(base, schema, routing)
+        processed = await _apply_input_processors(judge, messages)
+        if not isinstance(processed, tuple):
+            return finish(None, processed)
+        request = JudgeRequest(
+            messages=processed,
+            output_schema=schema,
+            native_schema=schema is not None and routing == "native",
+            settings=judge.model_settings,
+            step=step,
+        )
+        response = await _call_with_retries(judge, request, runtime, tally)
+        if isinstance(response, JudgeFailed):
+            return finish(None, response)
+        tally.add_usage(response.usage)
+        tally.finish_reason = response.finish_reason
+        tally.raw_output = response.text
+        text = await _apply_output_processors(judge, response.text)
+        if not isinstance(text, str):
+            return finish(None, text)
+        if schema is None:
+            return finish(text, None)
+        match parse_and_validate(text, schema):
+            case Success(value):
+                return finish(value, None)
+            case Failure(errors):
+                last_errors = errors
+    invalid = JudgeOutputInvalid(
+        errors=last_errors, raw_output=tally.raw_output or "", attempts=tally.attempts
+    )
+    return finish(None, invalid)

@@ -1,0 +1,620 @@
+"""The scorer: an immutable builder and the pipeline that runs it."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, Generic, Literal, TypeAlias, cast, final, overload
+
+import attrs
+from returns.result import Failure, Result, Success
+from typing_extensions import TypeVar
+
+from scorecore._agent import AgentInput, AgentOutput
+from scorecore._causes import (
+    InputMismatch,
+    InvalidScore,
+    InvalidStepValue,
+    PrepareRunFailed,
+    RunFailureCause,
+    StepRaised,
+)
+from scorecore._config import JudgeConfig, PromptStep, ScorePromptStep, resolve_judge
+from scorecore._convert import structure_run_value
+from scorecore._errors import ScorerDefinitionError, ScorerRunError
+from scorecore._invoke import execute_judge
+from scorecore._judge import StepName
+from scorecore._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._structured import SCORE_SCHEMA
+from scorecore._values import (
+    STEP_NAMES,
+    CalculateScoreContext,
+    JudgeExecution,
+    NotScorable,
+    ReasonContext,
+    ScoreResult,
+    ScorerRun,
+    StepContext,
+    StepResults,
+)
+
+__all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
+
+In = TypeVar("In", default=Any)
+Out = TypeVar("Out", default=Any)
+P = TypeVar("P", default=Any)
+A = TypeVar("A", default=Any)
+T = TypeVar("T")
+I2 = TypeVar("I2")
+O2 = TypeVar("O2")
+
+PrepareRun: TypeAlias = Callable[
+    [ScorerRun[Any, Any]], "ScorerRun[Any, Any] | Awaitable[ScorerRun[Any, Any]]"
+]
+_ORDER: Mapping[str, int] = {name: index for index, name in enumerate(STEP_NAMES)}
+
+
+@final
+@attrs.frozen(kw_only=True)
+class StepInfo:
+    """What a scorer's step is: its name, kind and description (see ``Scorer.steps``)."""
+
+    name: StepName
+    kind: Literal["function", "prompt"]
+    description: str | None
+    definition: Any = attrs.field(eq=False, repr=False)
+    is_coroutine: bool = attrs.field(default=False, eq=False, repr=False)
+    judge: Any = attrs.field(default=None, eq=False, repr=False)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class _Definition:
+    id: str
+    name: str
+    description: str
+    judge: JudgeConfig | None
+    type: Literal["agent"] | None
+    input_type: Any
+    output_type: Any
+    prepare_run: PrepareRun | None
+    steps: tuple[StepInfo, ...] = ()
+
+    def with_step(self, name: StepName, definition: object) -> _Definition:
+        where = f"scorer {self.id!r}: .{name}()"
+        for existing in self.steps:
+            if existing.name == name:
+                raise ScorerDefinitionError(
+                    f"{where} was added twice; each step may appear once",
+                    scorer_id=self.id, step=name,
+                )
+        if self.steps and _ORDER[self.steps[-1].name] > _ORDER[name]:
+            later = self.steps[-1].name
+            raise ScorerDefinitionError(
+                f"{where} added after .{later}(); steps run in the order preprocess → analyze "
+                f"→ generate_score → generate_reason, so add .{name}() before .{later}()",
+                scorer_id=self.id, step=name,
+            )
+        return attrs.evolve(self, steps=(*self.steps, self._step_info(name, definition, where)))
+
+    def _step_info(self, name: StepName, definition: object, where: str) -> StepInfo:
+        if isinstance(definition, PromptStep | ScorePromptStep):
+            if isinstance(definition, ScorePromptStep) and name != "generate_score":
+                raise ScorerDefinitionError(
+                    f"{where} got a ScorePromptStep, which is only for generate_score; "
+                    f"use PromptStep", scorer_id=self.id, step=name, field="step",
+                )
+            if name in ("preprocess", "analyze") and definition.output_schema is None:
+                raise ScorerDefinitionError(
+                    f"{where} is a PromptStep without output_schema; preprocess and analyze "
+                    f"prompt steps need a JSON schema for the judge's reply",
+                    scorer_id=self.id, step=name, field="output_schema", value=None,
+                )
+            resolved = resolve_judge(self.judge, definition.judge, step=name)
+            if isinstance(resolved, str):
+                raise ScorerDefinitionError(
+                    f"scorer {self.id!r}: {resolved}", scorer_id=self.id, step=name, field="judge"
+                )
+            return StepInfo(name=name, kind="prompt", description=definition.description,
+                            definition=definition, judge=resolved)
+        if not callable(definition):
+            raise ScorerDefinitionError(
+                f"{where} needs a function of one context argument or a "
+                f"{'ScorePromptStep' if name == 'generate_score' else 'PromptStep'}, "
+                f"got {definition!r:.200}",
+                scorer_id=self.id, step=name, field="step", value=definition,
+            )
+        return StepInfo(
+            name=name, kind="function", description=getattr(definition, "__doc__", None),
+            definition=definition,
+            is_coroutine=inspect.iscoroutinefunction(definition),
+        )
+
+
+class _Base:
+    __slots__ = ("_definition",)
+
+    def __init__(self, definition: _Definition) -> None:
+        self._definition = definition
+
+    @property
+    def id(self) -> str:
+        """The scorer's id."""
+        return self._definition.id
+
+    @property
+    def name(self) -> str:
+        """The scorer's name (its id unless given)."""
+        return self._definition.name
+
+    @property
+    def description(self) -> str:
+        """The scorer's description."""
+        return self._definition.description
+
+    @property
+    def judge(self) -> JudgeConfig | None:
+        """The scorer-level judge configuration, if any."""
+        return self._definition.judge
+
+    @property
+    def type(self) -> Literal["agent"] | None:
+        """``"agent"`` for agent scorers, else ``None``."""
+        return self._definition.type
+
+    @property
+    def steps(self) -> tuple[StepInfo, ...]:
+        """The steps added so far, in order."""
+        return self._definition.steps
+
+    @property
+    def has_judge(self) -> bool:
+        """Whether any step asks a judge."""
+        return any(s.kind == "prompt" for s in self._definition.steps)
+
+    def __repr__(self) -> str:
+        steps = ", ".join(s.name for s in self._definition.steps)
+        return f"{type(self).__name__}(id={self.id!r}, steps=[{steps}])"
+
+
+@final
+class ScorerBuilder(_Base, Generic[In, Out, P, A]):
+    """A scorer still missing its ``generate_score`` step.
+
+    Every method returns a new builder; the original stays reusable. ``P`` and ``A`` are the
+    types of the preprocess and analyze results (``None`` while those steps are absent).
+    """
+
+    __slots__ = ()
+
+    @overload
+    def preprocess(
+        self,
+        step: Callable[[StepContext[In, Out, None, None]], Coroutine[Any, Any, T | NotScorable]],
+        /,
+    ) -> ScorerBuilder[In, Out, T, A]: ...
+    @overload
+    def preprocess(
+        self, step: Callable[[StepContext[In, Out, None, None]], T | NotScorable], /
+    ) -> ScorerBuilder[In, Out, T, A]: ...
+    @overload
+    def preprocess(self, step: PromptStep, /) -> ScorerBuilder[In, Out, Any, A]: ...
+    def preprocess(self, step: Any, /) -> ScorerBuilder[In, Out, Any, A]:
+        """Add the preprocess step: a function of the context, or a :class:`PromptStep`."""
+        return ScorerBuilder(self._definition.with_step("preprocess", step))
+
+    @overload
+    def analyze(
+        self,
+        step: Callable[[StepContext[In, Out, P, None]], Coroutine[Any, Any, T | NotScorable]],
+        /,
+    ) -> ScorerBuilder[In, Out, P, T]: ...
+    @overload
+    def analyze(
+        self, step: Callable[[StepContext[In, Out, P, None]], T | NotScorable], /
+    ) -> ScorerBuilder[In, Out, P, T]: ...
+    @overload
+    def analyze(self, step: PromptStep, /) -> ScorerBuilder[In, Out, P, Any]: ...
+    def analyze(self, step: Any, /) -> ScorerBuilder[In, Out, P, Any]:
+        """Add the analyze step: a function of the context, or a :class:`PromptStep`."""
+        return ScorerBuilder(self._definition.with_step("analyze", step))
+
+    @overload
+    def generate_score(
+        self,
+        step: Callable[[StepContext[In, Out, P, A]], Coroutine[Any, Any, float | NotScorable]],
+        /,
+    ) -> Scorer[In, Out, P, A]: ...
+    @overload
+    def generate_score(
+        self, step: Callable[[StepContext[In, Out, P, A]], float | NotScorable], /
+    ) -> Scorer[In, Out, P, A]: ...
+    @overload
+    def generate_score(self, step: ScorePromptStep, /) -> Scorer[In, Out, P, A]: ...
+    def generate_score(self, step: Any, /) -> Scorer[In, Out, P, A]:
+        """Add the score step: a function returning a number, or a :class:`ScorePromptStep`.
+
+        The result is a runnable :class:`Scorer`.
+        """
+        return Scorer(self._definition.with_step("generate_score", step))
+
+
+class Scorer(_Base, Generic[In, Out, P, A]):
+    """A runnable scorer (it has a ``generate_score`` step).
+
+    Annotate with ``Scorer[In, Out]``; the result-type parameters default to ``Any``.
+
+    >>> import anyio
+    >>> scorer = (
+    ...     create_scorer(id="length", description="Longer answers score higher")
+    ...     .preprocess(lambda ctx: len(ctx.run.output))
+    ...     .generate_score(lambda ctx: min(1.0, ctx.results.preprocess_step_result / 10))
+    ...     .generate_reason(lambda ctx: f"{ctx.results.preprocess_step_result} characters")
+    ... )
+    >>> result = anyio.run(lambda: scorer.run(input="q", output="hello", run_id="r1"))
+    >>> result.unwrap().score, result.unwrap().reason
+    (0.5, '5 characters')
+    """
+
+    __slots__ = ()
+
+    @overload
+    def generate_reason(
+        self,
+        step: Callable[[ReasonContext[In, Out, P, A]], Coroutine[Any, Any, str | NotScorable]],
+        /,
+    ) -> Scorer[In, Out, P, A]: ...
+    @overload
+    def generate_reason(
+        self, step: Callable[[ReasonContext[In, Out, P, A]], str | NotScorable], /
+    ) -> Scorer[In, Out, P, A]: ...
+    @overload
+    def generate_reason(self, step: PromptStep, /) -> Scorer[In, Out, P, A]: ...
+    def generate_reason(self, step: Any, /) -> Scorer[In, Out, P, A]:
+        """Add the reason step: a function returning a ``str``, or a plain-text PromptStep."""
+        return Scorer(self._definition.with_step("generate_reason", step))
+
+    async def run(
+        self,
+        *,
+        input: In | Mapping[str, Any],
+        output: Out | Mapping[str, Any] | Sequence[Any],
+        ground_truth: Any = None,
+        run_id: str | None = None,
+        request_context: Mapping[str, Any] | None = None,
+        expected_trajectory: Any = None,
+        runtime: Runtime | None = None,
+        **extra: Any,
+    ) -> Result[ScoreResult[In, Out], ScorerRunError]:
+        """Run the pipeline once; never raises for what a step, a judge or the input did.
+
+        Returns ``Success(ScoreResult)`` (with ``score`` or ``not_scorable``) or
+        ``Failure(ScorerRunError)`` naming the failed step, the steps completed, a structured
+        cause and the partial results.
+        """
+        return await _run(
+            self._definition,
+            ScorerRun(
+                input=input, output=output, run_id=run_id, ground_truth=ground_truth,
+                request_context=request_context, expected_trajectory=expected_trajectory,
+                extra=extra,
+            ),
+            runtime or DEFAULT_RUNTIME,
+        )
+
+
+def _type_name(value: object) -> str:
+    return type(value).__qualname__
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+class _RunState:
+    __slots__ = ("completed", "judge", "prompts", "results", "run", "score")
+
+    def __init__(self, run: ScorerRun[Any, Any]) -> None:
+        self.run = run
+        self.results: dict[str, Any] = {}
+        self.prompts: dict[str, str] = {}
+        self.judge: dict[StepName, tuple[JudgeExecution, ...]] = {}
+        self.completed: list[StepName] = []
+        self.score: float | None = None
+
+    def result(self, **kwargs: Any) -> ScoreResult[Any, Any]:
+        prompts = self.prompts
+        results = self.results
+        return ScoreResult(
+            run=self.run,
+            preprocess_step_result=results.get("preprocess"),
+            preprocess_prompt=prompts.get("preprocess"),
+            analyze_step_result=results.get("analyze"),
+            analyze_prompt=prompts.get("analyze"),
+            generate_score_prompt=prompts.get("generate_score"),
+            generate_reason_prompt=prompts.get("generate_reason"),
+            judge=self.judge,
+            **kwargs,
+        )
+
+
+def _fail(
+    definition: _Definition, state: _RunState, step: str, cause: RunFailureCause
+) -> Failure[ScorerRunError]:
+    return Failure(ScorerRunError(
+        scorer_id=definition.id,
+        failed_step=step,
+        completed_steps=tuple(state.completed),
+        cause=cause,
+        partial=state.result(reason=state.results.get("generate_reason")),
+    ))
+
+
+async def _prepare(
+    definition: _Definition, run: ScorerRun[Any, Any], runtime: Runtime
+) -> ScorerRun[Any, Any] | tuple[str, RunFailureCause]:
+    mismatches: list[InputMismatch] = []
+    for which, expected in (("input", definition.input_type), ("output", definition.output_type)):
+        if expected is None:
+            continue
+        structured = structure_run_value(getattr(run, which), expected, which=which)
+        if isinstance(structured, Success):
+            run = attrs.evolve(run, **{which: structured.unwrap()})
+        else:
+            mismatches.append(structured.failure())
+    if mismatches:
+        # Report every bad field of both the input and the output at once.
+        first = mismatches[0]
+        errors = tuple(e for m in mismatches for e in m.errors)
+        return ("input", attrs.evolve(first, errors=errors))
+    if definition.prepare_run is not None:
+        try:
+            prepared: Any = definition.prepare_run(run)
+            if inspect.isawaitable(prepared):
+                prepared = await prepared
+        except Exception as exc:  # noqa: BLE001 - user code boundary
+            return ("prepare_run", PrepareRunFailed(
+                exception_type=_type_name(exc), message=str(exc),
+                traceback=StepRaised.from_exception(exc).traceback, exception=exc,
+            ))
+        if not isinstance(prepared, ScorerRun):
+            return ("prepare_run", PrepareRunFailed(
+                exception_type="TypeError",
+                message=f"prepare_run must return a ScorerRun, got {_short(prepared)}",
+            ))
+        run = prepared
+    if run.run_id is None:
+        run = attrs.evolve(run, run_id=runtime.new_id())
+    return run
+
+
+async def _run(
+    definition: _Definition, run: ScorerRun[Any, Any], runtime: Runtime
+) -> Result[ScoreResult[Any, Any], ScorerRunError]:
+    prepared = await _prepare(definition, run, runtime)
+    if isinstance(prepared, tuple):
+        return _fail(definition, _RunState(run), prepared[0], prepared[1])
+    state = _RunState(prepared)
+    for info in definition.steps:
+        name = info.name
+        results = StepResults(
+            preprocess_step_result=state.results.get("preprocess"),
+            analyze_step_result=state.results.get("analyze"),
+        )
+        ctx: Any
+        if name == "generate_reason":
+            ctx = ReasonContext(run=state.run, results=results, score=state.score or 0.0)
+        else:
+            ctx = StepContext(run=state.run, results=results)
+        value: Any
+        if info.kind == "function":
+            try:
+                if info.is_coroutine:
+                    value = await info.definition(ctx)
+                else:
+                    value = info.definition(ctx)
+                    if inspect.isawaitable(value):
+                        value = await value
+            except Exception as exc:  # noqa: BLE001 - a user's step is the boundary
+                return _fail(definition, state, name, StepRaised.from_exception(exc))
+        else:
+            outcome = await _prompt_step(info, ctx, state, runtime)
+            if not isinstance(outcome, _Value):
+                return _fail(definition, state, name, outcome)
+            value = outcome.value
+        if isinstance(value, NotScorable):
+            marker = attrs.evolve(value, step=name)
+            return Success(state.result(not_scorable=marker, reason=None))
+        if name == "generate_score":
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+                value
+            ):
+                cause = InvalidScore(value_repr=_short(value), type_name=_type_name(value))
+                return _fail(definition, state, name, cause)
+            state.score = float(value)
+        elif name == "generate_reason" and not isinstance(value, str):
+            return _fail(definition, state, name, InvalidStepValue(
+                what="generate_reason", expected="a str", value_repr=_short(value),
+                type_name=_type_name(value),
+            ))
+        state.results[name] = value
+        state.completed.append(name)
+    return Success(state.result(score=state.score, reason=state.results.get("generate_reason")))
+
+
+@attrs.frozen
+class _Value:
+    value: Any
+
+
+async def _prompt_step(
+    info: StepInfo, ctx: Any, state: _RunState, runtime: Runtime
+) -> _Value | RunFailureCause:
+    step: PromptStep | ScorePromptStep = info.definition
+    name = info.name
+    try:
+        prompt: Any = step.create_prompt(ctx)
+        if inspect.isawaitable(prompt):
+            prompt = await prompt
+    except Exception as exc:  # noqa: BLE001 - user code boundary
+        return StepRaised.from_exception(exc, where="create_prompt")
+    if not isinstance(prompt, str):
+        return InvalidStepValue(what="create_prompt", expected="a str", value_repr=_short(prompt),
+                                type_name=_type_name(prompt))
+    state.prompts[name] = prompt
+    schema = step.output_schema
+    if isinstance(step, ScorePromptStep) and schema is None:
+        schema = SCORE_SCHEMA
+    outcome = await execute_judge(
+        judge=info.judge, prompt=prompt, schema=schema if name != "generate_reason" else None,
+        step=name, runtime=runtime,
+    )
+    execution = outcome.execution
+    value = outcome.value
+    if not outcome.failed and isinstance(step, ScorePromptStep):
+        if step.calculate_score is None:
+            value = value.get("score") if isinstance(value, dict) else value
+        else:
+            calc_ctx = CalculateScoreContext(run=ctx.run, results=ctx.results, judge_output=value)
+            try:
+                value = step.calculate_score(calc_ctx)
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception as exc:  # noqa: BLE001 - user code boundary
+                raised = StepRaised.from_exception(exc, where="calculate_score")
+                state.judge[name] = (attrs.evolve(execution, status="failed", error=raised),)
+                return raised
+        execution = attrs.evolve(execution, output=value)
+    state.judge[name] = (*state.judge.get(name, ()), execution)
+    if execution.error is not None:
+        return execution.error
+    return _Value(value)
+
+
+@overload
+def create_scorer(
+    *,
+    id: str,
+    description: str,
+    name: str | None = None,
+    judge: JudgeConfig | None = None,
+    type: Literal["agent"],
+    prepare_run: PrepareRun | None = None,
+) -> ScorerBuilder[AgentInput, AgentOutput, None, None]: ...
+@overload
+def create_scorer(
+    *,
+    id: str,
+    description: str,
+    name: str | None = None,
+    judge: JudgeConfig | None = None,
+    type: None = None,
+    input_type: type[I2],
+    output_type: type[O2],
+    prepare_run: PrepareRun | None = None,
+) -> ScorerBuilder[I2, O2, None, None]: ...
+@overload
+def create_scorer(
+    *,
+    id: str,
+    description: str,
+    name: str | None = None,
+    judge: JudgeConfig | None = None,
+    type: None = None,
+    input_type: type[I2],
+    output_type: None = None,
+    prepare_run: PrepareRun | None = None,
+) -> ScorerBuilder[I2, Any, None, None]: ...
+@overload
+def create_scorer(
+    *,
+    id: str,
+    description: str,
+    name: str | None = None,
+    judge: JudgeConfig | None = None,
+    type: None = None,
+    input_type: None = None,
+    output_type: type[O2],
+    prepare_run: PrepareRun | None = None,
+) -> ScorerBuilder[Any, O2, None, None]: ...
+@overload
+def create_scorer(
+    *,
+    id: str,
+    description: str,
+    name: str | None = None,
+    judge: JudgeConfig | None = None,
+    type: None = None,
+    input_type: None = None,
+    output_type: None = None,
+    prepare_run: PrepareRun | None = None,
+) -> ScorerBuilder[Any, Any, None, None]: ...
+def create_scorer(
+    *,
+    id: str,
+    description: str,
+    name: str | None = None,
+    judge: JudgeConfig | None = None,
+    type: Literal["agent"] | None = None,
+    input_type: Any = None,
+    output_type: Any = None,
+    prepare_run: PrepareRun | None = None,
+) -> ScorerBuilder[Any, Any, None, None]:
+    """Start a scorer definition.
+
+    Args:
+        id: the scorer's id; required and non-empty.
+        description: what the scorer measures.
+        name: a display name; defaults to ``id``.
+        judge: the judge used by prompt-object steps.
+        type: ``"agent"`` makes the run's input :class:`AgentInput` and output
+            :data:`AgentOutput`.
+        input_type: a class (attrs or dataclass) the run's input is structured into.
+        output_type: a class the run's output is structured into.
+        prepare_run: transforms the run before any step (see :func:`filter_run`).
+
+    Raises:
+        ScorerDefinitionError: for an empty id or contradictory options.
+
+    >>> builder = create_scorer(id="exact", description="Output equals ground truth")
+    >>> scorer = builder.generate_score(lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+    >>> scorer.name
+    'exact'
+    """
+    if not isinstance(cast(object, id), str) or not id.strip():
+        raise ScorerDefinitionError(
+            f"create_scorer needs a non-empty id, got {id!r}", field="id", value=id
+        )
+    if not isinstance(description, str):
+        raise ScorerDefinitionError(
+            f"scorer {id!r}: description must be a str, got {description!r}",
+            scorer_id=id, field="description", value=description,
+        )
+    if type not in (None, "agent"):
+        raise ScorerDefinitionError(
+            f"scorer {id!r}: type must be 'agent' or None, got {type!r}",
+            scorer_id=id, field="type", value=type,
+        )
+    if type == "agent" and (input_type is not None or output_type is not None):
+        raise ScorerDefinitionError(
+            f"scorer {id!r}: type='agent' fixes the input and output types; "
+            f"do not also pass input_type/output_type", scorer_id=id, field="type", value=type,
+        )
+    if judge is not None and not isinstance(judge, JudgeConfig):
+        raise ScorerDefinitionError(
+            f"scorer {id!r}: judge must be a JudgeConfig, got {judge!r:.200}",
+            scorer_id=id, field="judge", value=judge,
+        )
+    if prepare_run is not None and not callable(prepare_run):
+        raise ScorerDefinitionError(
+            f"scorer {id!r}: prepare_run must be callable, got {prepare_run!r:.200}",
+            scorer_id=id, field="prepare_run", value=prepare_run,
+        )
+    if type == "agent":
+        input_type, output_type = AgentInput, AgentOutput
+    return ScorerBuilder(_Definition(
+        id=id, name=name or id, description=description, judge=judge, type=type,
+        input_type=input_type, output_type=output_type, prepare_run=prepare_run,
+    ))

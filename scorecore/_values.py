@@ -1,0 +1,197 @@
+"""The values of a scorer run: the run, contexts, results, judge telemetry, not-scorable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Generic, Literal, TypeAlias, TypeGuard, final
+
+import attrs
+from typing_extensions import TypeVar
+
+from scorecore._causes import JudgeExecutionError
+from scorecore._judge import JudgeUsage, StepName
+
+__all__ = [
+    "CalculateScoreContext",
+    "JudgeExecution",
+    "NotScorable",
+    "PartialResult",
+    "ReasonContext",
+    "ScoreResult",
+    "ScorerRun",
+    "StepContext",
+    "StepName",
+    "StepResults",
+    "is_not_scorable",
+    "not_scorable",
+]
+
+In = TypeVar("In", default=Any)
+Out = TypeVar("Out", default=Any)
+P = TypeVar("P", default=Any)
+A = TypeVar("A", default=Any)
+
+STEP_NAMES: tuple[StepName, ...] = ("preprocess", "analyze", "generate_score", "generate_reason")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScorerRun(Generic[In, Out]):
+    """One thing to score: ``input``, ``output`` and what came with them.
+
+    ``run_id`` is ``None`` only before ``prepare_run``; steps always see it set. Extra keyword
+    arguments given to ``Scorer.run`` are kept in ``extra``.
+
+    >>> ScorerRun(input="q", output="a", run_id="r1").output
+    'a'
+    """
+
+    input: In
+    output: Out
+    run_id: str | None = None
+    ground_truth: Any = None
+    request_context: Mapping[str, Any] | None = None
+    expected_trajectory: Any = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class StepResults(Generic[P, A]):
+    """Results of the steps already run; a step not (yet) run reads as ``None``."""
+
+    preprocess_step_result: P
+    analyze_step_result: A
+
+
+@final
+@attrs.frozen(kw_only=True)
+class StepContext(Generic[In, Out, P, A]):
+    """What a ``preprocess``, ``analyze`` or ``generate_score`` step receives."""
+
+    run: ScorerRun[In, Out]
+    results: StepResults[P, A]
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ReasonContext(Generic[In, Out, P, A]):
+    """What a ``generate_reason`` step receives: the step context plus the ``score``."""
+
+    run: ScorerRun[In, Out]
+    results: StepResults[P, A]
+    score: float
+
+
+@final
+@attrs.frozen(kw_only=True)
+class CalculateScoreContext(Generic[In, Out, P, A]):
+    """What ``ScorePromptStep.calculate_score`` receives: the context plus ``judge_output``.
+
+    ``judge_output`` is the judge's reply, parsed and validated against the step's schema.
+    """
+
+    run: ScorerRun[In, Out]
+    results: StepResults[P, A]
+    judge_output: Any
+
+
+@final
+@attrs.frozen(kw_only=True)
+class NotScorable:
+    """A step's answer meaning "this run cannot be scored"; see :func:`not_scorable`.
+
+    In a result, ``step`` names the step that returned it.
+    """
+
+    reason: str | None = None
+    step: StepName | None = None
+
+
+def not_scorable(reason: str | None = None) -> NotScorable:
+    """Return this from any function step to end the pipeline without a score.
+
+    The result then has ``not_scorable`` (the step and reason) and ``score is None``; the
+    results of earlier steps are kept.
+
+    >>> not_scorable("no ground truth")
+    NotScorable(reason='no ground truth', step=None)
+    """
+    return NotScorable(reason=reason)
+
+
+def is_not_scorable(value: object) -> TypeGuard[NotScorable]:
+    """Tell whether a value is a not-scorable marker.
+
+    >>> is_not_scorable(not_scorable()), is_not_scorable(0.5)
+    (True, False)
+    """
+    return isinstance(value, NotScorable)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeExecution:
+    """Telemetry of one prompt step's judge execution.
+
+    Attributes:
+        status: ``"success"`` or ``"failed"``.
+        prompt: the prompt the step created.
+        output: the step's result from the judge (structured object, score, or reason text).
+        model_id: the judge model's id.
+        provider: the judge model's provider.
+        usage: token usage summed over every call.
+        attempt_count: format attempts (1, or 2 when the structured-output fallback ran).
+        model_call_count: every call to the model, processor retries included.
+        duration: seconds, measured with the runtime's clock.
+        finish_reason: the last reply's finish reason.
+        raw_output: the last raw reply text.
+        error: why it failed, for a failed execution.
+        waits: every retry wait in seconds, in order.
+    """
+
+    status: Literal["success", "failed"]
+    prompt: str
+    model_id: str
+    provider: str
+    attempt_count: int
+    model_call_count: int
+    duration: float
+    output: Any = None
+    usage: JudgeUsage | None = None
+    finish_reason: str | None = None
+    raw_output: str | None = None
+    error: JudgeExecutionError | None = None
+    waits: tuple[float, ...] = ()
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScoreResult(Generic[In, Out]):
+    """The result of a scorer run.
+
+    Exactly one of ``score`` and ``not_scorable`` is set on success. Step results and prompts
+    of steps that did not run (or are function steps, for prompts) are ``None``. ``judge``
+    maps each prompt step to its executions.
+    """
+
+    run: ScorerRun[In, Out]
+    score: float | None = None
+    not_scorable: NotScorable | None = None
+    reason: str | None = None
+    preprocess_step_result: Any = None
+    preprocess_prompt: str | None = None
+    analyze_step_result: Any = None
+    analyze_prompt: str | None = None
+    generate_score_prompt: str | None = None
+    generate_reason_prompt: str | None = None
+    judge: Mapping[StepName, tuple[JudgeExecution, ...]] = attrs.field(factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        """The run's id (always set once a run has started)."""
+        return self.run.run_id or ""
+
+
+PartialResult: TypeAlias = ScoreResult[Any, Any]
+"""What a failed run gathered before it failed (``ScorerRunError.partial``)."""
