@@ -11,9 +11,9 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from scorecore import ErrorProcessor, JudgeError, JudgeRequest, Retry
 from scorecore._judge import AUTH_CODES
+
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
 from scorecore_adapters.retry import (
     BUILTIN_RETRYABLE_CODES,
@@ -104,7 +104,8 @@ def test_every_wait_equals_the_formula(
 def test_wait_seconds_is_the_formula(delay: float, retry_after: float | None, cap: float) -> None:
     """The pure formula agrees with its definition and is always finite and non-negative."""
     got = wait_seconds(delay, retry_after, cap)
-    expected = max(clamp(float(delay)), 0.0 if retry_after is None else min(retry_after, clamp(cap)))
+    provider = 0.0 if retry_after is None else min(retry_after, clamp(cap))
+    expected = max(clamp(float(delay)), provider)
     assert got == expected
     assert math.isfinite(got)
     assert got >= 0
@@ -163,7 +164,7 @@ def test_decimal_and_signed_values_are_ignored(value: str) -> None:
     assert retry_after_seconds(err, now=fixed_now) is None
 
 
-@pytest.mark.parametrize("value", ["soon", "Thu, 99 Foo 2024", "12abc", "１２"])
+@pytest.mark.parametrize("value", ["soon", "Thu, 99 Foo 2024", "12abc", "\uff11\uff12"])
 def test_garbage_is_ignored(value: str) -> None:
     """Unparseable values (and non-ASCII digits) are ignored."""
     err = judge_error(429, headers={"retry-after": value, "retry-after-ms": value})
@@ -372,8 +373,8 @@ def test_policy_max_retries_overrides_the_processor() -> None:
         matchers=[RetryPolicy(match=lambda e: e.code == "ECONNRESET", max_retries=3)],
     )
     reset = judge_error(code="ECONNRESET")
-    assert [decide(proc, reset, n) is not None for n in range(5)] == [True, True, True, False, False]
-    assert [decide(proc, judge_error(503), n) is not None for n in range(3)] == [True, False, False]
+    assert [decide(proc, reset, n) is not None for n in range(5)] == [1, 1, 1, 0, 0]
+    assert [decide(proc, judge_error(503), n) is not None for n in range(3)] == [1, 0, 0]
 
 
 def test_policy_zero_budget_refuses() -> None:
@@ -423,7 +424,7 @@ async def test_delay_function_result_is_clamped(anyio_backend: str) -> None:
     for bad in (-3.0, math.nan, math.inf, -math.inf):
         proc = StreamErrorRetryProcessor(delay=lambda _i, bad=bad: bad)
         assert await proc.process_error(judge_error(503), 0, REQUEST) == Retry(after=0.0)
-    broken = StreamErrorRetryProcessor(delay=lambda _i: "soon")  # type: ignore[arg-type,return-value]
+    broken = StreamErrorRetryProcessor(delay=lambda _i: "soon")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="delay function's result"):
         await broken.process_error(judge_error(503), 0, REQUEST)
 
@@ -465,7 +466,7 @@ async def test_on_retry_is_called_with_the_delay(anyio_backend: str, is_async: b
         await anyio.lowlevel.checkpoint()
         calls.append(info)
 
-    hook: Callable[[RetryInfo], None | Awaitable[None]] = async_hook if is_async else sync_hook
+    hook: Callable[[RetryInfo], Awaitable[None] | None] = async_hook if is_async else sync_hook
     proc = StreamErrorRetryProcessor(delay=0.5, on_retry=hook, now=fixed_now)
     err = judge_error(429, headers={"retry-after": "2"})
     assert await proc.process_error(err, 0, REQUEST) == Retry(after=2.0)
@@ -523,9 +524,9 @@ def test_bad_options_raise_naming_the_field(
 
 def test_bad_policy_raises() -> None:
     """RetryPolicy validates its fields."""
-    with pytest.raises(TypeError, match="RetryPolicy.match"):
+    with pytest.raises(TypeError, match=r"RetryPolicy\.match"):
         RetryPolicy(match=None)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="RetryPolicy.max_retries"):
+    with pytest.raises(ValueError, match=r"RetryPolicy\.max_retries"):
         RetryPolicy(match=bool, max_retries=-2)
 
 
