@@ -170,7 +170,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # one request per connection: no idle keep-alive threads
     timeout = 5  # a stuck client can never hold a handler thread for long
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         """Keep the test output quiet."""
 
     def do_POST(self) -> None:

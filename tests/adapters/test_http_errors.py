@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from returns.result import Failure, Success
-
 from scorecore import JudgeError, JudgeMessage, JudgeModel, JudgeRequest, ModelSettings
+
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters._http import error_from_exception, redact
 from scorecore_adapters.anthropic import AnthropicModel
@@ -57,7 +57,7 @@ async def call_mock(provider: str, handler: Callable[[httpx.Request], httpx.Resp
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
         result = await make_model(provider, client).generate(req)
     assert isinstance(result, Failure), result
-    error = result.failure()
+    error: JudgeError = result.failure()
     assert_no_secret(error)
     return error
 
@@ -95,7 +95,7 @@ async def test_openai_rate_limit_keeps_all_headers(anyio_backend: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "type_", "code", "kind", "retryable"),
+    "case",
     [
         (401, "invalid_request_error", "invalid_api_key", "auth", False),
         (403, None, None, "auth", False),
@@ -108,9 +108,11 @@ async def test_openai_rate_limit_keeps_all_headers(anyio_backend: str) -> None:
         (503, None, None, "server", True),
     ],
 )
-async def test_openai_status_mapping(anyio_backend: str, status: int, type_: str | None,
-                                     code: str | None, kind: str, retryable: bool) -> None:
+async def test_openai_status_mapping(
+    anyio_backend: str, case: tuple[int, str | None, str | None, str, bool]
+) -> None:
     """Status and provider code decide the kind and the retry flag."""
+    status, type_, code, kind, retryable = case
     error = await call_mock("openai", lambda _r: openai_error(status, type_, code, "boom"))
     assert (error.kind, error.is_retryable, error.status) == (kind, retryable, status)
 
@@ -248,13 +250,8 @@ async def test_unserialisable_extra_is_a_failure(anyio_backend: str, provider: s
 def test_os_error_in_exception_group_gives_errno() -> None:
     """An OSError inside an exception group (trio's connect) still names the errno."""
     exc = httpx.ConnectError("all attempts failed")
-    try:
-        try:
-            raise ExceptionGroup("all", [ConnectionRefusedError(111, "refused")])
-        except ExceptionGroup as group:
-            raise exc from group
-    except httpx.ConnectError as caught:
-        error = error_from_exception(caught, provider="openai")
+    exc.__cause__ = ExceptionGroup("all", [ConnectionRefusedError(111, "refused")])
+    error = error_from_exception(exc, provider="openai")
     assert error.cause is not None
     assert error.cause.code == "ECONNREFUSED"
     assert error.cause.exception_type == "ConnectionRefusedError"
@@ -269,10 +266,11 @@ def test_redact() -> None:
 
 
 async def call_server(provider: str, server: LoopbackServer, *actions: Any,
-                      timeout: float = 5.0, req: JudgeRequest = REQUEST) -> Any:
+                      model_timeout: float = 5.0, req: JudgeRequest = REQUEST) -> Any:
     server.enqueue(*actions)
     async with httpx.AsyncClient() as client:
-        return await make_model(provider, client, base=server.url, timeout=timeout).generate(req)
+        return await make_model(provider, client, base=server.url,
+                                      timeout=model_timeout).generate(req)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -339,7 +337,7 @@ async def test_loopback_connection_refused(anyio_backend: str, provider: str) ->
 async def test_loopback_slow_reply_times_out(anyio_backend: str, provider: str,
                                              server: LoopbackServer) -> None:
     """A reply slower than the timeout is a retryable timeout; the server thread is released."""
-    error = (await call_server(provider, server, Slow(1.0), timeout=0.2)).failure()
+    error = (await call_server(provider, server, Slow(1.0), model_timeout=0.2)).failure()
     assert (error.kind, error.is_retryable) == ("timeout", True)
     assert error.exception_type == "ReadTimeout"
 
@@ -349,7 +347,7 @@ async def test_loopback_settings_timeout(anyio_backend: str, provider: str,
                                          server: LoopbackServer) -> None:
     """ModelSettings.timeout overrides the model's timeout for one request."""
     req = JudgeRequest(messages=REQUEST.messages, settings=ModelSettings(timeout=0.2))
-    result = await call_server(provider, server, Slow(1.0), timeout=30.0, req=req)
+    result = await call_server(provider, server, Slow(1.0), model_timeout=30.0, req=req)
     assert result.failure().kind == "timeout"
 
 
