@@ -1,0 +1,143 @@
+"""Checked by ``mypy --strict``, never executed: the types users rely on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from returns.result import Result
+from typing_extensions import assert_type
+
+from scorecore import (
+    AgentInput,
+    AgentOutput,
+    JudgeConfig,
+    NotScorable,
+    PromptStep,
+    ReasonContext,
+    ScorePromptStep,
+    Scorer,
+    ScorerBuilder,
+    ScoreResult,
+    ScorerRunError,
+    StepContext,
+    create_scorer,
+    filter_run,
+    not_scorable,
+)
+from scorecore_adapters.testing import ScriptedJudge
+
+
+@attrs.frozen
+class CustomInput:
+    question: str
+
+
+@attrs.frozen
+class CustomOutput:
+    answer: str
+
+
+# --- ctx.run.input is AgentInput for type="agent", CustomInput for input_type=CustomInput -----
+
+agent_builder = create_scorer(id="a", description="d", type="agent")
+assert_type(agent_builder, ScorerBuilder[AgentInput, AgentOutput, None, None])
+
+
+def agent_score(ctx: StepContext[AgentInput, AgentOutput, None, None]) -> float:
+    assert_type(ctx.run.input, AgentInput)
+    assert_type(ctx.run.output, AgentOutput)
+    return float(len(ctx.run.input.input_messages))
+
+
+agent_scorer = agent_builder.generate_score(agent_score)
+assert_type(agent_scorer, Scorer[AgentInput, AgentOutput, None, None])
+
+custom = create_scorer(id="c", description="d", input_type=CustomInput, output_type=CustomOutput)
+assert_type(custom, ScorerBuilder[CustomInput, CustomOutput, None, None])
+only_in = create_scorer(id="c", description="d", input_type=CustomInput)
+assert_type(only_in, ScorerBuilder[CustomInput, Any, None, None])
+untyped = create_scorer(id="u", description="d")
+assert_type(untyped, ScorerBuilder[Any, Any, None, None])
+
+# --- preprocess results flow into later steps' contexts ------------------------------------------
+
+with_pre = custom.preprocess(lambda ctx: len(ctx.run.input.question))
+assert_type(with_pre, ScorerBuilder[CustomInput, CustomOutput, int, None])
+
+
+async def analyze_async(ctx: StepContext[CustomInput, CustomOutput, int, None]) -> list[str]:
+    assert_type(ctx.results.preprocess_step_result, int)
+    return [ctx.run.output.answer] * ctx.results.preprocess_step_result
+
+
+with_analyze = with_pre.analyze(analyze_async)
+assert_type(with_analyze, ScorerBuilder[CustomInput, CustomOutput, int, list[str]])
+
+# a lambda analyze sees the preprocess result type too: `+ 1` only type-checks on an int
+with_lambda = with_pre.analyze(lambda ctx: ctx.results.preprocess_step_result + 1)
+assert_type(with_lambda, ScorerBuilder[CustomInput, CustomOutput, int, int])
+with_pre.analyze(lambda ctx: ctx.results.preprocess_step_result.upper())  # type: ignore[attr-defined]
+
+
+def maybe_skip(ctx: StepContext[CustomInput, CustomOutput, None, None]) -> dict[str, int] | NotScorable:
+    return not_scorable("empty") if not ctx.run.input.question else {"n": 1}
+
+
+# NotScorable is stripped from the result type seen by later steps
+assert_type(custom.preprocess(maybe_skip), ScorerBuilder[CustomInput, CustomOutput, dict[str, int], None])
+
+# --- a complete scorer is assignable to Scorer[In, Out] -----------------------------------------
+
+complete = with_analyze.generate_score(lambda ctx: len(ctx.results.analyze_step_result) / 10)
+annotated: Scorer[CustomInput, CustomOutput] = complete
+
+
+def reason(ctx: ReasonContext[CustomInput, CustomOutput, int, list[str]]) -> str:
+    assert_type(ctx.score, float)
+    return f"{ctx.score}"
+
+
+with_reason = complete.generate_reason(reason)
+assert_type(with_reason, Scorer[CustomInput, CustomOutput, int, list[str]])
+
+
+async def use(scorer: Scorer[CustomInput, CustomOutput]) -> None:
+    result = await scorer.run(input=CustomInput(question="q"), output={"answer": "a"})
+    assert_type(result, Result[ScoreResult[CustomInput, CustomOutput], ScorerRunError])
+    assert_type(result.unwrap().run.input, CustomInput)
+    assert_type(result.unwrap().score, float | None)
+
+
+# --- rejections ---------------------------------------------------------------------------------
+
+untyped.generate_score(lambda ctx: "high")  # type: ignore[arg-type, return-value]
+
+
+def str_score(ctx: StepContext[Any, Any, None, None]) -> str:
+    return "high"
+
+
+untyped.generate_score(str_score)  # type: ignore[arg-type]
+
+
+async def no_score_step() -> None:
+    await untyped.preprocess(lambda ctx: 1).run(input="q", output="a")  # type: ignore[attr-defined]
+
+
+def int_reason(ctx: ReasonContext[Any, Any, None, None]) -> int:
+    return 1
+
+
+untyped.generate_score(lambda ctx: 1.0).generate_reason(int_reason)  # type: ignore[arg-type]
+
+# --- prompt steps ---------------------------------------------------------------------------------
+
+judge = JudgeConfig(model=ScriptedJudge([{"score": 0.5}]), instructions="Be strict.")
+prompted = (
+    create_scorer(id="p", description="d", judge=judge)
+    .analyze(PromptStep(description="a", create_prompt=lambda ctx: "x", output_schema={"type": "object"}))
+    .generate_score(ScorePromptStep(description="s", create_prompt=lambda ctx: "rate"))
+)
+assert_type(prompted, Scorer[Any, Any, None, Any])
+create_scorer(id="p", description="d", prepare_run=filter_run(drop_ground_truth=True))
