@@ -225,7 +225,8 @@ def resolve_judge(
                 f"using the default of {DEFAULT_MAX_PROCESSOR_RETRIES}. Set "
                 f"max_processor_retries explicitly to choose a budget.",
                 DefaultRetryBudgetWarning,
-                stacklevel=4,
+                # resolve_judge ← _step_info ← with_step ← the builder method ← the user's call
+                stacklevel=5,
             )
             budget = DEFAULT_MAX_PROCESSOR_RETRIES
         else:

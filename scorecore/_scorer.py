@@ -308,6 +308,14 @@ def _type_name(value: object) -> str:
     return type(value).__qualname__
 
 
+def _finite(value: float) -> bool:
+    # A huge int (10**400) overflows float(): it is not a finite real score, not a crash.
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 200 else text[:199] + "…"
@@ -428,9 +436,7 @@ async def _run(
             marker = attrs.evolve(value, step=name)
             return Success(state.result(not_scorable=marker, reason=None))
         if name == "generate_score":
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
-                value
-            ):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
                 cause = InvalidScore(value_repr=_short(value), type_name=_type_name(value))
                 return _fail(definition, state, name, cause)
             state.score = float(value)
