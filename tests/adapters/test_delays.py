@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import scorecore_adapters.delays as mod
 from scorecore_adapters.delays import (
     CappedDelay,
     ConstantDelay,
@@ -188,3 +189,15 @@ def test_base_policy_is_abstract() -> None:
     """DelayPolicy itself computes nothing."""
     with pytest.raises(NotImplementedError):
         DelayPolicy().wait(0)
+
+
+def test_all_is_sorted_and_complete() -> None:
+    """__all__ is sorted and names every public name defined in the module."""
+    assert mod.__all__ == sorted(mod.__all__)
+    public = {
+        name
+        for name, value in vars(mod).items()
+        if not name.startswith("_") and getattr(value, "__module__", None) == mod.__name__
+    }
+    assert public <= set(mod.__all__)
+    assert all(hasattr(mod, name) for name in mod.__all__)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from scorecore import ErrorProcessor, JudgeError, JudgeRequest, Retry
 from scorecore._judge import AUTH_CODES
 
+import scorecore_adapters.retry as mod
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
 from scorecore_adapters.retry import (
     BUILTIN_RETRYABLE_CODES,
@@ -583,3 +584,15 @@ async def test_reference_worked_example(anyio_backend: str) -> None:
     assert clock.sleeps == (0.5, 0.5)
     assert clock() == 1.0
     assert "ECONNRESET" in repr(result)
+
+
+def test_all_is_sorted_and_complete() -> None:
+    """__all__ is sorted and names every public name defined in the module."""
+    assert mod.__all__ == sorted(mod.__all__)
+    public = {
+        name
+        for name, value in vars(mod).items()
+        if not name.startswith("_") and getattr(value, "__module__", None) == mod.__name__
+    }
+    assert public <= set(mod.__all__)
+    assert all(hasattr(mod, name) for name in mod.__all__)
