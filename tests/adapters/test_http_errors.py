@@ -20,6 +20,7 @@ from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters._http import error_from_exception, redact
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
+from scorecore_adapters.retry import StreamErrorRetryProcessor
 from tests.adapters.loopback import Drop, Error, LoopbackServer, Raw, Reply, Slow, free_port, serve
 
 pytestmark = pytest.mark.anyio
@@ -382,3 +383,28 @@ async def test_loopback_recovers_after_faults(anyio_backend: str, provider: str,
     assert kinds == ["rate_limit", "network", "network"]
     assert final.unwrap().text == "fine"
     assert len(server.requests) == 4
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_loopback_faults_drive_the_retry_processor(anyio_backend: str, provider: str,
+                                                         server: LoopbackServer) -> None:
+    """The errors read by StreamErrorRetryProcessor: waits from headers, no retry on auth."""
+    server.enqueue(
+        Error(429, headers={"retry-after": "3"}),
+        Error(429, headers={"retry-after": "3", "retry-after-ms": "1500"}),
+        Error(529, type="overloaded_error"),
+        Drop(),
+        Slow(1.0),
+        Raw(200, b"{nope"),
+        Error(401, type="authentication_error", code="invalid_api_key"),
+        Reply("done"),
+    )
+    processor = StreamErrorRetryProcessor(max_retries=5, delay=0.25)
+    waits: list[float | None] = []
+    async with httpx.AsyncClient() as client:
+        model = make_model(provider, client, base=server.url, timeout=0.2)
+        while isinstance(result := await model.generate(REQUEST), Failure):
+            decision = await processor.process_error(result.failure(), 0, REQUEST)
+            waits.append(None if decision is None else decision.after)
+    assert waits == [3.0, 1.5, 0.25, 0.25, 0.25, None, None]
+    assert result.unwrap().text == "done"
