@@ -1,0 +1,248 @@
+"""Hypothesis strategies for the core's values (shared by every core test module)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import strategies as st
+from scorecore import (
+    AgentInput,
+    AgentMessage,
+    GenericPart,
+    InputMismatch,
+    InvalidScore,
+    InvalidStepValue,
+    JudgeError,
+    JudgeExecution,
+    JudgeFailed,
+    JudgeOutputInvalid,
+    JudgeUsage,
+    MessageContent,
+    NotScorable,
+    PrepareRunFailed,
+    ProcessorAborted,
+    ReasoningPart,
+    ScoreResult,
+    ScorerRun,
+    StepRaised,
+    SystemMessage,
+    TextPart,
+    ToolInvocation,
+    ToolInvocationPart,
+)
+
+STEPS = ("preprocess", "analyze", "generate_score", "generate_reason")
+
+text = st.text(max_size=12)
+names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_-", min_size=1, max_size=10)
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**53), max_value=2**53),
+    st.floats(allow_nan=False, allow_infinity=False),
+    text,
+)
+json_values: st.SearchStrategy[Any] = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(text, inner, max_size=3),
+    ),
+    max_leaves=6,
+)
+"""Any JSON value (no NaN: it is never equal to itself)."""
+
+finite_scores = st.floats(allow_nan=False, allow_infinity=False)
+
+# Keys of Mastra's result object: an extra run key with one of these names would be ambiguous.
+_RESERVED = frozenset({
+    "input", "output", "runId", "groundTruth", "requestContext", "expectedTrajectory",
+    "score", "notScorable", "generateScorePrompt", "reason", "generateReasonPrompt",
+    "preprocessStepResult", "preprocessPrompt", "analyzeStepResult", "analyzePrompt", "judge",
+})
+extra_keys = names.filter(lambda k: k not in _RESERVED)
+
+datetimes = st.datetimes(
+    min_value=datetime(1970, 1, 1), max_value=datetime(2100, 1, 1),
+    timezones=st.one_of(st.none(), st.just(UTC)),
+)
+
+tool_invocations = st.builds(
+    ToolInvocation,
+    tool_call_id=names,
+    tool_name=names,
+    args=json_values,
+    result=json_values,
+    state=st.sampled_from(["partial-call", "call", "result", "output-error"]),
+    is_error=st.none() | st.booleans(),
+    error_text=st.none() | text,
+    tool_id=st.none() | names,
+)
+
+generic_parts = st.builds(
+    GenericPart,
+    type=names.filter(lambda t: t not in ("text", "tool-invocation", "reasoning")),
+    data=st.dictionaries(names.filter(lambda k: k != "type"), json_values, max_size=3),
+)
+
+message_parts = st.one_of(
+    st.builds(TextPart, text=text),
+    st.builds(ToolInvocationPart, tool_invocation=tool_invocations),
+    st.builds(ReasoningPart, reasoning=text, details=st.tuples() | st.tuples(json_values)),
+    generic_parts,
+)
+
+contents = st.builds(
+    MessageContent,
+    parts=st.none() | st.lists(message_parts, max_size=3).map(tuple),
+    content=st.none() | text,
+    tool_invocations=st.none() | st.lists(tool_invocations, max_size=2).map(tuple),
+    reasoning=st.none() | text,
+    metadata=st.none() | st.dictionaries(names, json_values, max_size=2),
+)
+
+agent_messages = st.builds(
+    AgentMessage,
+    role=st.sampled_from(["user", "assistant", "system", "signal"]),
+    content=contents,
+    id=names,
+    created_at=st.none() | datetimes,
+    thread_id=st.none() | names,
+    resource_id=st.none() | names,
+)
+
+system_messages = st.builds(SystemMessage, content=text)
+
+agent_inputs = st.builds(
+    AgentInput,
+    input_messages=st.lists(agent_messages, max_size=2).map(tuple),
+    remembered_messages=st.lists(agent_messages, max_size=2).map(tuple),
+    system_messages=st.lists(system_messages, max_size=2).map(tuple),
+    tagged_system_messages=st.dictionaries(
+        names, st.lists(system_messages, max_size=2).map(tuple), max_size=2
+    ),
+)
+agent_outputs = st.lists(agent_messages, max_size=3).map(tuple)
+
+judge_errors: st.SearchStrategy[JudgeError] = st.recursive(
+    st.builds(
+        JudgeError,
+        kind=st.sampled_from(
+            ["rate_limit", "server", "timeout", "network", "auth", "bad_request",
+             "context_length", "unknown"]
+        ),
+        message=text,
+        status=st.none() | st.integers(min_value=100, max_value=599),
+        headers=st.dictionaries(names, text, max_size=2),
+        code=st.none() | names,
+        type=st.none() | names,
+        is_retryable=st.booleans(),
+        exception_type=st.none() | names,
+    ),
+    lambda inner: st.builds(
+        JudgeError, kind=st.just("unknown"), message=text, is_retryable=st.booleans(),
+        cause=inner,
+    ),
+    max_leaves=3,
+)
+"""Judge errors, with cause chains."""
+
+judge_failures = st.one_of(
+    st.builds(JudgeFailed, error=judge_errors, model_calls=st.integers(1, 20),
+              stop_reason=st.sampled_from(
+                  ["not_retryable", "budget_spent", "processor_limit", "no_error_processors"])),
+    st.builds(JudgeOutputInvalid, errors=st.lists(text, max_size=3).map(tuple),
+              raw_output=text, attempts=st.integers(1, 2)),
+    st.builds(ProcessorAborted, stage=st.sampled_from(["input", "output"]), processor=names,
+              reason=text),
+    st.builds(StepRaised, exception_type=names, message=text, traceback=text, where=names),
+)
+"""Every cause a judge execution can fail with."""
+
+run_failure_causes = st.one_of(
+    judge_failures,
+    st.builds(PrepareRunFailed, exception_type=names, message=text, traceback=text),
+    st.builds(InputMismatch, which=st.sampled_from(["input", "output"]), expected_type=names,
+              errors=st.lists(text, max_size=3).map(tuple)),
+    st.builds(InvalidScore, value_repr=text, type_name=names),
+    st.builds(InvalidStepValue, what=names, expected=text, value_repr=text, type_name=names),
+)
+"""Every structured cause of a failed run."""
+
+usages = st.builds(
+    JudgeUsage,
+    input_tokens=st.none() | st.integers(0, 10**6),
+    output_tokens=st.none() | st.integers(0, 10**6),
+    total_tokens=st.none() | st.integers(0, 10**6),
+    reasoning_tokens=st.none() | st.integers(0, 10**6),
+    cached_input_tokens=st.none() | st.integers(0, 10**6),
+)
+
+
+@st.composite
+def judge_executions(draw: st.DrawFn) -> JudgeExecution:
+    """A success or failed judge execution with arbitrary telemetry."""
+    failed = draw(st.booleans())
+    return JudgeExecution(
+        status="failed" if failed else "success",
+        prompt=draw(text),
+        model_id=draw(names),
+        provider=draw(names),
+        attempt_count=draw(st.integers(1, 2)),
+        model_call_count=draw(st.integers(1, 20)),
+        duration=draw(st.floats(min_value=0, max_value=1e6)),
+        output=None if failed else draw(json_values),
+        usage=draw(st.none() | usages),
+        finish_reason=draw(st.none() | names),
+        raw_output=draw(st.none() | text),
+        error=draw(judge_failures) if failed else None,
+        waits=tuple(draw(st.lists(st.floats(min_value=0, max_value=100), max_size=3))),
+    )
+
+
+def scorer_runs(
+    inputs: st.SearchStrategy[Any] = json_values, outputs: st.SearchStrategy[Any] = json_values
+) -> st.SearchStrategy[ScorerRun[Any, Any]]:
+    """Runs with a run id (as every result has) and JSON-valued fields."""
+    return st.builds(
+        ScorerRun,
+        input=inputs,
+        output=outputs,
+        run_id=names,
+        ground_truth=json_values,
+        request_context=st.none() | st.dictionaries(names, json_values, max_size=2),
+        expected_trajectory=json_values,
+        extra=st.dictionaries(extra_keys, json_values, max_size=2),
+    )
+
+
+@st.composite
+def score_results(
+    draw: st.DrawFn,
+    inputs: st.SearchStrategy[Any] = json_values,
+    outputs: st.SearchStrategy[Any] = json_values,
+) -> ScoreResult[Any, Any]:
+    """A scored or not-scorable result with arbitrary step results, prompts and telemetry."""
+    scored = draw(st.booleans())
+    prompt = st.none() | text
+    return ScoreResult(
+        run=draw(scorer_runs(inputs, outputs)),
+        score=draw(finite_scores) if scored else None,
+        not_scorable=None if scored else NotScorable(
+            reason=draw(st.none() | text), step=draw(st.sampled_from(STEPS))
+        ),
+        reason=draw(st.none() | text),
+        preprocess_step_result=draw(json_values),
+        preprocess_prompt=draw(prompt),
+        analyze_step_result=draw(json_values),
+        analyze_prompt=draw(prompt),
+        generate_score_prompt=draw(prompt),
+        generate_reason_prompt=draw(prompt),
+        judge=draw(st.dictionaries(
+            st.sampled_from(STEPS),
+            st.lists(judge_executions(), min_size=1, max_size=2).map(tuple),
+            max_size=2,
+        )),
+    )
