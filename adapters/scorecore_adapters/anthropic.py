@@ -4,7 +4,8 @@
 ``anthropic-version`` headers over an ``httpx.AsyncClient`` (injected, or owned and closed by
 :meth:`AnthropicModel.aclose`). System messages are joined into the top-level ``system``
 field. Native structured output forces a tool call: the schema becomes the ``input_schema`` of
-a tool named ``respond`` and the tool's input, serialised as JSON, is the reply text.
+a tool named ``respond`` and the tool's input, serialised as JSON, is the reply text (with
+any ``null`` the model put into an optional, non-nullable property removed).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from scorecore_adapters._http import (
     error_from_response,
     malformed,
     post_json,
+    prune_optional_nulls,
 )
 
 __all__ = ["DEFAULT_ANTHROPIC_BASE_URL", "RESPOND_TOOL", "AnthropicModel"]
@@ -307,6 +309,8 @@ class AnthropicModel:
                 and _WRAP_KEY in tool_input
             ):
                 value = tool_input[_WRAP_KEY]
+            if request.output_schema is not None:
+                value = prune_optional_nulls(value, request.output_schema)
             text = json.dumps(value, ensure_ascii=False)
             finish = "stop" if stop == "tool_use" else _FINISH.get(stop or "", stop)
         else:

@@ -29,11 +29,13 @@ from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters import _guard
 from scorecore_adapters._http import (
     HttpReply,
+    accepts_null,
     as_int,
     as_str,
     error_from_response,
     malformed,
     post_json,
+    prune_optional_nulls,
     redact,
 )
 
@@ -54,20 +56,8 @@ def _default_structured(model: str) -> bool:
     return name.startswith(_STRUCTURED_PREFIXES)
 
 
-def _accepts_null(schema: object) -> bool:
-    if not isinstance(schema, Mapping):
-        return True  # ``true`` or an unknown form: anything goes
-    type_ = schema.get("type")
-    if type_ is None:
-        alternatives = schema.get("anyOf") or schema.get("oneOf")
-        if isinstance(alternatives, list):
-            return any(_accepts_null(alt) for alt in alternatives)
-        return "enum" not in schema and "const" not in schema
-    return type_ == "null" or (isinstance(type_, list) and "null" in type_)
-
-
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    if _accepts_null(schema):
+    if accepts_null(schema):
         return schema
     type_ = schema.get("type")
     if isinstance(type_, str):
@@ -130,27 +120,6 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     result = _strict(copy.deepcopy(dict(schema)))
     assert isinstance(result, dict)  # noqa: S101 - _strict maps a dict to a dict
     return result
-
-
-def _prune_nulls(value: Any, schema: Any) -> Any:
-    """Drop the ``null``s strict mode put into properties the user's schema left optional."""
-    if not isinstance(schema, Mapping):
-        return value
-    if isinstance(value, dict):
-        props = schema.get("properties")
-        if not isinstance(props, Mapping):
-            return value
-        required = set(schema.get("required") or ())
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            sub = props.get(key)
-            if item is None and key not in required and key in props and not _accepts_null(sub):
-                continue
-            out[key] = _prune_nulls(item, sub)
-        return out
-    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
-        return [_prune_nulls(item, schema["items"]) for item in value]
-    return value
 
 
 def _usage(raw: object) -> JudgeUsage:
@@ -422,5 +391,5 @@ class OpenAIChatModel:
             value = json.loads(text)
         except ValueError:  # the core reports unparseable replies with the raw text
             return text
-        pruned = _prune_nulls(value, schema)
+        pruned = prune_optional_nulls(value, schema)
         return text if pruned == value else json.dumps(pruned, ensure_ascii=False)

@@ -250,3 +250,14 @@ async def test_loopback_round_trip(anyio_backend: str, server: LoopbackServer) -
     assert seen.path == "/v1/messages"
     assert seen.headers["x-api-key"] == "sk-loop"
     assert seen.body["tool_choice"] == {"type": "tool", "name": "respond"}
+
+
+async def test_optional_nulls_in_tool_input_are_removed(anyio_backend: str) -> None:
+    """A null the model puts into an optional, non-nullable property is dropped."""
+    schema = {**SCHEMA, "properties": {**SCHEMA["properties"], "note": {"type": "string"}}}
+    reply = {**MESSAGE, "stop_reason": "tool_use", "content": [
+        {"type": "tool_use", "id": "t", "name": RESPOND_TOOL,
+         "input": {"score": 1, "note": None}},
+    ]}
+    result = await run(Capture(reply), request(output_schema=schema, native_schema=True))
+    assert json.loads(result.unwrap().text) == {"score": 1}
