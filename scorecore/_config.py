@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeAlias, final
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeAlias, TypeVar, final
 
 import attrs
 from jsonschema import Draft202012Validator, SchemaError
@@ -43,6 +43,17 @@ def _check_injection(_inst: object, attr: attrs.Attribute[Any], value: object) -
         )
 
 
+def _check_model(value: object, owner: str, *, optional: bool = False) -> bool:
+    if optional and value is None:
+        return True
+    if not isinstance(value, JudgeModel):
+        raise TypeError(
+            f"{owner}.model must be a JudgeModel (model_id, provider, supports_structured_output "
+            f"and an async generate(request)), got {value!r:.200}"
+        )
+    return True
+
+
 def _check_retries(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return
@@ -50,8 +61,27 @@ def _check_retries(_inst: object, attr: attrs.Attribute[Any], value: object) -> 
         raise ValueError(f"{attr.name} must be an int >= 0 or None, got {value!r}")
 
 
-def _tuple_or_none(value: Any) -> tuple[Any, ...] | None:
-    return None if value is None else tuple(value)
+def _input_processors(value: Iterable[InputProcessor]) -> tuple[InputProcessor, ...]:
+    return _processors(value, "input_processors", "process_input")
+
+
+def _output_processors(value: Iterable[OutputProcessor]) -> tuple[OutputProcessor, ...]:
+    return _processors(value, "output_processors", "process_output")
+
+
+def _error_processors(value: Iterable[ErrorProcessor]) -> tuple[ErrorProcessor, ...]:
+    return _processors(value, "error_processors", "process_error")
+
+
+P_ = TypeVar("P_")
+
+
+def _processors(value: Iterable[P_], field: str, method: str) -> tuple[P_, ...]:
+    items = tuple(value)
+    for index, item in enumerate(items):
+        if not callable(getattr(item, method, None)):
+            raise TypeError(f"{field}[{index}] must have a {method}() method, got {item!r:.200}")
+    return items
 
 
 @final
@@ -77,14 +107,20 @@ class JudgeConfig:
     'auto'
     """
 
-    model: JudgeModel
+    model: JudgeModel = attrs.field(validator=lambda _i, _a, v: _check_model(v, "JudgeConfig"))
     instructions: str = attrs.field(validator=attrs.validators.instance_of(str))
     json_prompt_injection: JsonPromptInjection = attrs.field(
         default="auto", validator=_check_injection
     )
-    input_processors: tuple[InputProcessor, ...] = attrs.field(default=(), converter=tuple)
-    output_processors: tuple[OutputProcessor, ...] = attrs.field(default=(), converter=tuple)
-    error_processors: tuple[ErrorProcessor, ...] = attrs.field(default=(), converter=tuple)
+    input_processors: tuple[InputProcessor, ...] = attrs.field(
+        default=(), converter=_input_processors
+    )
+    output_processors: tuple[OutputProcessor, ...] = attrs.field(
+        default=(), converter=_output_processors
+    )
+    error_processors: tuple[ErrorProcessor, ...] = attrs.field(
+        default=(), converter=_error_processors
+    )
     max_processor_retries: int | None = attrs.field(default=None, validator=_check_retries)
     model_settings: ModelSettings | None = None
 
@@ -101,19 +137,21 @@ class StepJudge:
     True
     """
 
-    model: JudgeModel | None = None
+    model: JudgeModel | None = attrs.field(
+        default=None, validator=lambda _i, _a, v: _check_model(v, "StepJudge", optional=True)
+    )
     instructions: str | None = None
     json_prompt_injection: JsonPromptInjection | None = attrs.field(
         default=None, validator=_check_injection
     )
     input_processors: tuple[InputProcessor, ...] | None = attrs.field(
-        default=None, converter=_tuple_or_none
+        default=None, converter=attrs.converters.optional(_input_processors)
     )
     output_processors: tuple[OutputProcessor, ...] | None = attrs.field(
-        default=None, converter=_tuple_or_none
+        default=None, converter=attrs.converters.optional(_output_processors)
     )
     error_processors: tuple[ErrorProcessor, ...] | None = attrs.field(
-        default=None, converter=_tuple_or_none
+        default=None, converter=attrs.converters.optional(_error_processors)
     )
     max_processor_retries: int | None = attrs.field(default=None, validator=_check_retries)
     model_settings: ModelSettings | None = None

@@ -11,6 +11,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
+from cattrs.v import format_exception
 from returns.result import Failure, Result, Success
 
 from scorecore._agent import (
@@ -41,7 +42,7 @@ from scorecore._values import (
     ScorerRun,
 )
 
-__all__ = ["converter", "from_mastra_json", "structure_run_value", "to_mastra_json"]
+__all__ = ["converter", "from_mastra_json", "to_mastra_json"]
 
 T = TypeVar("T")
 
@@ -132,9 +133,19 @@ converter: cattrs.Converter = _make_converter()
 """scorecore's private converter: camelCase keys for its own values, extra keys forbidden."""
 
 
+def _format_error(exc: BaseException, type_: Any) -> str:
+    # cattrs' wording names the field and the expected type; add the offending value, which
+    # Python's own message carries (e.g. "invalid literal for int() with base 10: 'high'").
+    base = format_exception(exc, type_)
+    detail = str(exc)
+    if isinstance(exc, ValueError | TypeError) and detail and detail not in base:
+        return f"{base} ({detail})"
+    return base
+
+
 def _describe_errors(exc: BaseException, which: str) -> tuple[str, ...]:
     if isinstance(exc, cattrs.BaseValidationError):
-        return tuple(cattrs.transform_error(exc, path=which))
+        return tuple(cattrs.transform_error(exc, path=which, format_exception=_format_error))
     return (f"{which}: {exc}",)
 
 

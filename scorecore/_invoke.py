@@ -36,7 +36,7 @@ from scorecore._runtime import Runtime
 from scorecore._structured import Routing, inject, parse_and_validate, routing_for
 from scorecore._values import JudgeExecution
 
-__all__ = ["JudgeOutcome", "execute_judge"]
+__all__: list[str] = []  # internal: used by the pipeline only
 
 
 @attrs.define

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any, Generic, Literal, TypeAlias, cast, final, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, cast, final, overload
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -83,6 +83,10 @@ class _Definition:
 
     def with_step(self, name: StepName, definition: object) -> _Definition:
         where = f"scorer {self.id!r}: .{name}()"
+        self.check_position(name, where)
+        return attrs.evolve(self, steps=(*self.steps, self._step_info(name, definition, where)))
+
+    def check_position(self, name: StepName, where: str) -> None:
         for existing in self.steps:
             if existing.name == name:
                 raise ScorerDefinitionError(
@@ -96,7 +100,6 @@ class _Definition:
                 f"→ generate_score → generate_reason, so add .{name}() before .{later}()",
                 scorer_id=self.id, step=name,
             )
-        return attrs.evolve(self, steps=(*self.steps, self._step_info(name, definition, where)))
 
     def _step_info(self, name: StepName, definition: object, where: str) -> StepInfo:
         if isinstance(definition, PromptStep | ScorePromptStep):
@@ -172,6 +175,26 @@ class _Base:
     def has_judge(self) -> bool:
         """Whether any step asks a judge."""
         return any(s.kind == "prompt" for s in self._definition.steps)
+
+    if not TYPE_CHECKING:
+        # Without mypy, a step method this type lacks (``.preprocess`` after ``.generate_score``,
+        # ``.generate_reason`` before it) must still fail with a ScorerDefinitionError naming
+        # the step and why, not an AttributeError. Hidden from mypy, which rejects such calls.
+        def __getattr__(self, name: str) -> Any:
+            if name not in _ORDER:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            definition: _Definition = object.__getattribute__(self, "_definition")
+
+            def misplaced(*_args: Any, **_kwargs: Any) -> Any:
+                where = f"scorer {definition.id!r}: .{name}()"
+                definition.check_position(name, where)
+                raise ScorerDefinitionError(
+                    f"{where} needs .generate_score() first; steps run in the order "
+                    f"preprocess → analyze → generate_score → generate_reason",
+                    scorer_id=definition.id, step=name,
+                )
+
+            return misplaced
 
     def __repr__(self) -> str:
         steps = ", ".join(s.name for s in self._definition.steps)

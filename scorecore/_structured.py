@@ -13,7 +13,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore._judge import JsonPromptInjection, JudgeMessage
 
-__all__ = ["SCORE_SCHEMA", "Routing", "inject", "parse_and_validate", "routing_for"]
+__all__: list[str] = []  # internal: used by the pipeline only
 
 Routing: TypeAlias = Literal["native", "inline", "system"]
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_type
 
 import attrs
 from returns.result import Result
-from typing_extensions import assert_type
 
 from scorecore import (
     AgentInput,
@@ -77,15 +76,21 @@ assert_type(with_analyze, ScorerBuilder[CustomInput, CustomOutput, int, list[str
 # a lambda analyze sees the preprocess result type too: `+ 1` only type-checks on an int
 with_lambda = with_pre.analyze(lambda ctx: ctx.results.preprocess_step_result + 1)
 assert_type(with_lambda, ScorerBuilder[CustomInput, CustomOutput, int, int])
-with_pre.analyze(lambda ctx: ctx.results.preprocess_step_result.upper())  # type: ignore[attr-defined]
+with_pre.analyze(
+    lambda ctx: ctx.results.preprocess_step_result.upper()  # type: ignore[attr-defined]
+)
 
 
-def maybe_skip(ctx: StepContext[CustomInput, CustomOutput, None, None]) -> dict[str, int] | NotScorable:
+def maybe_skip(
+    ctx: StepContext[CustomInput, CustomOutput, None, None],
+) -> dict[str, int] | NotScorable:
     return not_scorable("empty") if not ctx.run.input.question else {"n": 1}
 
 
 # NotScorable is stripped from the result type seen by later steps
-assert_type(custom.preprocess(maybe_skip), ScorerBuilder[CustomInput, CustomOutput, dict[str, int], None])
+assert_type(
+    custom.preprocess(maybe_skip), ScorerBuilder[CustomInput, CustomOutput, dict[str, int], None]
+)
 
 # --- a complete scorer is assignable to Scorer[In, Out] -----------------------------------------
 
@@ -136,7 +141,9 @@ untyped.generate_score(lambda ctx: 1.0).generate_reason(int_reason)  # type: ign
 judge = JudgeConfig(model=ScriptedJudge([{"score": 0.5}]), instructions="Be strict.")
 prompted = (
     create_scorer(id="p", description="d", judge=judge)
-    .analyze(PromptStep(description="a", create_prompt=lambda ctx: "x", output_schema={"type": "object"}))
+    .analyze(
+        PromptStep(description="a", create_prompt=lambda ctx: "x", output_schema={"type": "object"})
+    )
     .generate_score(ScorePromptStep(description="s", create_prompt=lambda ctx: "rate"))
 )
 assert_type(prompted, Scorer[Any, Any, None, Any])
