@@ -13,6 +13,7 @@ import os
 import re
 
 import anyio
+
 from scorecore import (
     JudgeConfig,
     PromptStep,

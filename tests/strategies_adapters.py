@@ -5,8 +5,8 @@ from __future__ import annotations
 from email.utils import formatdate
 
 from hypothesis import strategies as st
-from scorecore import JudgeError, JudgeMessage, JudgeRequest
 
+from scorecore import JudgeError, JudgeMessage, JudgeRequest
 from scorecore_adapters.testing import judge_error
 
 REQUEST = JudgeRequest(messages=[JudgeMessage(role="user", content="Rate this answer")])

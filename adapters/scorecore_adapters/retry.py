@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeAlias, TypeVar, final
 
 import attrs
+
 from scorecore import JudgeError, JudgeRequest, Retry
 from scorecore._judge import AUTH_CODES
 

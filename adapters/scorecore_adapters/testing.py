@@ -39,6 +39,7 @@ from typing import Any, TypeAlias, final
 
 import anyio.lowlevel
 from returns.result import Failure, Result, Success
+
 from scorecore import JudgeError, JudgeErrorKind, JudgeRequest, JudgeResponse, JudgeUsage, Runtime
 from scorecore._judge import kind_for
 

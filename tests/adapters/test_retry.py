@@ -11,10 +11,10 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scorecore import ErrorProcessor, JudgeError, JudgeRequest, Retry
-from scorecore._judge import AUTH_CODES
 
 import scorecore_adapters.retry as mod
+from scorecore import ErrorProcessor, JudgeError, JudgeRequest, Retry
+from scorecore._judge import AUTH_CODES
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
 from scorecore_adapters.retry import (
     BUILTIN_RETRYABLE_CODES,

@@ -10,6 +10,8 @@ import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
+import scorecore_adapters.testing as kit
 from scorecore import (
     JudgeConfig,
     JudgeError,
@@ -23,8 +25,6 @@ from scorecore import (
     create_scorer,
 )
 from scorecore._judge import kind_for
-
-import scorecore_adapters.testing as kit
 from scorecore_adapters.retry import StreamErrorRetryProcessor
 from scorecore_adapters.testing import (
     FunctionJudge,
