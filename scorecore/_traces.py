@@ -1,0 +1,799 @@
+"""Scoring recorded traces: span values, the trace → agent-run transform, trajectories.
+
+A trace is a list of spans (``agent_run``, ``model_generation``, ``tool_call`` …) linked by
+parent ids, as Mastra's observability records them. :func:`trace_to_agent_run` turns one into
+the :class:`~scorecore.AgentInput` and :data:`~scorecore.AgentOutput` an agent scorer expects,
+exactly as Mastra's ``transformTraceToScorerInputAndOutput`` does; :func:`score_trace` and
+:func:`score_traces` run a scorer on traces; :func:`extract_trajectory` lists the tool calls
+an agent made.
+
+Every invalid trace is a :class:`TraceError` value, never an exception.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeAlias, cast, final, get_args
+
+import anyio
+import attrs
+from returns.result import Failure, Result, Success
+
+from scorecore._agent import (
+    AgentInput,
+    AgentMessage,
+    AgentOutput,
+    MessageContent,
+    MessagePart,
+    SystemMessage,
+    TextPart,
+    ToolInvocation,
+    ToolInvocationPart,
+)
+from scorecore._convert import converter
+from scorecore._errors import ScorerRunError
+from scorecore._runtime import Runtime
+from scorecore._scorer import Scorer
+from scorecore._values import ScoreResult
+
+__all__ = [
+    "ScoreRecord",
+    "ScoreSink",
+    "Span",
+    "Trace",
+    "TraceBatchResult",
+    "TraceError",
+    "TraceErrorKind",
+    "TraceLike",
+    "TraceScoringError",
+    "TraceTarget",
+    "TraceTargetResult",
+    "Trajectory",
+    "TrajectoryStep",
+    "extract_trajectory",
+    "score_trace",
+    "score_traces",
+    "trace_to_agent_run",
+]
+
+TraceErrorKind: TypeAlias = Literal[
+    "null_trace",
+    "no_spans_array",
+    "invalid_span",
+    "no_spans",
+    "dangling_parent",
+    "no_root_agent_span",
+    "no_agent_output",
+    "no_model_span",
+    "span_not_found",
+    "sink_failed",
+]
+"""Why a trace could not be scored (see :class:`TraceError`)."""
+
+_ROLES = frozenset({"user", "assistant", "system", "signal"})
+
+
+def _non_empty_str(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value:
+        owner = type(instance).__name__
+        raise ValueError(f"{owner}.{attribute.name} must be a non-empty str, got {value!r}")
+
+
+def _datetime(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, datetime):
+        owner = type(instance).__name__
+        raise TypeError(f"{owner}.{attribute.name} must be a datetime, got {value!r}")
+
+
+def _optional_datetime(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        _datetime(instance, attribute, value)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Span:
+    """One recorded span of a trace (Mastra's span record, in snake_case).
+
+    Attributes:
+        span_id: the span's id, unique in its trace.
+        span_type: ``"agent_run"``, ``"model_generation"``, ``"tool_call"``, or any other type.
+        started_at: when the span started; children are ordered by it.
+        parent_span_id: the parent span's id; ``None`` for a root span.
+        trace_id: the trace the span belongs to.
+        name: the span's display name.
+        entity_type: what kind of entity ran (``"agent"``, ``"tool"`` …).
+        entity_id: the entity's id (e.g. the tool id).
+        entity_name: the entity's name (e.g. the tool name).
+        input: what the span received (JSON).
+        output: what the span produced (JSON); an agent span's output holds ``text``.
+        ended_at: when the span ended.
+        error: the recorded error, if the span failed.
+        attributes: span attributes.
+        metadata: span metadata.
+        extra: any other keys of the span's JSON, kept as they were.
+
+    >>> span = Span(span_id="s1", span_type="tool_call", started_at=datetime(2025, 1, 1))
+    >>> span.parent_span_id is None
+    True
+    """
+
+    span_id: str = attrs.field(validator=_non_empty_str)
+    span_type: str = attrs.field(validator=_non_empty_str)
+    started_at: datetime = attrs.field(validator=_datetime)
+    parent_span_id: str | None = None
+    trace_id: str | None = None
+    name: str | None = None
+    entity_type: str | None = None
+    entity_id: str | None = None
+    entity_name: str | None = None
+    input: Any = None
+    output: Any = None
+    ended_at: datetime | None = attrs.field(default=None, validator=_optional_datetime)
+    error: Any = None
+    attributes: Mapping[str, Any] | None = None
+    metadata: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_mastra_json(cls, data: object) -> Result[Span, str]:
+        """Structure one span from Mastra's camelCase JSON; ``Failure`` names the bad field.
+
+        Timestamps may be ISO 8601 strings (a trailing ``Z`` is accepted) or datetimes.
+        Unknown keys are kept in ``extra``.
+
+        >>> Span.from_mastra_json({"spanId": "s", "spanType": "agent_run",
+        ...                        "startedAt": "2025-01-01T00:00:00Z"}).unwrap().started_at.year
+        2025
+        >>> Span.from_mastra_json({"spanId": "s"}).failure()
+        'spanType: required, a non-empty string'
+        """
+        if not isinstance(data, Mapping):
+            return Failure(f"a span must be an object, got {_short(data)}")
+        values: dict[str, Any] = {}
+        for key in ("spanId", "spanType"):
+            value = data.get(key)
+            if not isinstance(value, str) or not value:
+                return Failure(f"{key}: required, a non-empty string" if value is None
+                               else f"{key}: must be a non-empty string, got {_short(value)}")
+            values[_SPAN_KEYS[key]] = value
+        for key in ("parentSpanId", "traceId", "name", "entityType", "entityId", "entityName"):
+            value = data.get(key)
+            if value is not None and not isinstance(value, str):
+                return Failure(f"{key}: must be a string or null, got {_short(value)}")
+            values[_SPAN_KEYS[key]] = value
+        for key in ("startedAt", "endedAt"):
+            value = data.get(key)
+            if value is None:
+                if key == "startedAt":
+                    return Failure("startedAt: required, an ISO 8601 timestamp")
+                continue
+            parsed = _parse_time(value)
+            if parsed is None:
+                return Failure(f"{key}: must be an ISO 8601 timestamp, got {_short(value)}")
+            values[_SPAN_KEYS[key]] = parsed
+        for key in ("attributes", "metadata"):
+            value = data.get(key)
+            if value is not None and not isinstance(value, Mapping):
+                return Failure(f"{key}: must be an object or null, got {_short(value)}")
+            values[key] = value
+        values["input"] = data.get("input")
+        values["output"] = data.get("output")
+        values["error"] = data.get("error")
+        values["extra"] = {k: v for k, v in data.items() if k not in _SPAN_KEYS}
+        return Success(cls(**values))
+
+    def to_mastra_json(self) -> dict[str, Any]:
+        """This span as Mastra's camelCase JSON (the inverse of :meth:`from_mastra_json`)."""
+        out: dict[str, Any] = dict(self.extra)
+        for key, field in _SPAN_KEYS.items():
+            value = getattr(self, field)
+            out[key] = value.isoformat() if isinstance(value, datetime) else value
+        return out
+
+
+_SPAN_KEYS: Mapping[str, str] = {
+    "spanId": "span_id", "spanType": "span_type", "startedAt": "started_at",
+    "parentSpanId": "parent_span_id", "traceId": "trace_id", "name": "name",
+    "entityType": "entity_type", "entityId": "entity_id", "entityName": "entity_name",
+    "input": "input", "output": "output", "endedAt": "ended_at", "error": "error",
+    "attributes": "attributes", "metadata": "metadata",
+}
+
+
+def _parse_time(value: object) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _to_spans(value: Iterable[Span]) -> tuple[Span, ...]:
+    return tuple(value)
+
+
+def _spans_are_spans(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    for index, span in enumerate(cast(tuple[object, ...], value)):
+        if not isinstance(span, Span):
+            raise TypeError(f"Trace.spans[{index}] must be a Span, got {_short(span)}")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Trace:
+    """A recorded trace: its spans, in any order.
+
+    A ``Trace`` may be empty or inconsistent (a dangling parent id); :func:`trace_to_agent_run`
+    reports such problems as :class:`TraceError` values. ``trace_id`` defaults to the first
+    span's ``trace_id`` when built from JSON.
+
+    >>> trace = Trace.from_mastra_json({"traceId": "t1", "spans": []}).unwrap()
+    >>> trace.trace_id, trace.spans
+    ('t1', ())
+    """
+
+    spans: tuple[Span, ...] = attrs.field(converter=_to_spans, validator=_spans_are_spans)
+    trace_id: str | None = None
+
+    @classmethod
+    def from_mastra_json(cls, data: object) -> Result[Trace, TraceError]:
+        """Structure a trace from Mastra's JSON: ``{"traceId": ..., "spans": [...]}``.
+
+        ``Failure`` for ``None`` (``null_trace``), a missing or non-list ``spans``
+        (``no_spans_array``) and a malformed span (``invalid_span``, naming its index and field).
+        """
+        if data is None:
+            return Failure(TraceError(kind="null_trace", message="Trace is null or undefined"))
+        spans_json = data.get("spans") if isinstance(data, Mapping) else None
+        if not isinstance(spans_json, list | tuple):
+            return Failure(TraceError(kind="no_spans_array",
+                                      message="Trace must have a spans array"))
+        trace_id = cast(Mapping[str, Any], data).get("traceId")
+        spans: list[Span] = []
+        for index, item in enumerate(spans_json):
+            span = Span.from_mastra_json(item)
+            if isinstance(span, Failure):
+                return Failure(TraceError(
+                    kind="invalid_span", message=f"spans[{index}]: {span.failure()}",
+                    trace_id=trace_id if isinstance(trace_id, str) else None,
+                ))
+            spans.append(span.unwrap())
+        if not isinstance(trace_id, str):
+            trace_id = next((s.trace_id for s in spans if s.trace_id), None)
+        return Success(cls(spans=spans, trace_id=trace_id))
+
+    def to_mastra_json(self) -> dict[str, Any]:
+        """This trace as Mastra's JSON (``traceId``, ``spans``)."""
+        return {"traceId": self.trace_id, "spans": [s.to_mastra_json() for s in self.spans]}
+
+    def span(self, span_id: str) -> Span | None:
+        """The span with this id, or ``None``."""
+        return next((s for s in self.spans if s.span_id == span_id), None)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class TraceError:
+    """Why a trace could not be scored; ``message`` is Mastra's wording.
+
+    Attributes:
+        kind: ``null_trace`` · ``no_spans_array`` · ``invalid_span`` · ``no_spans`` ·
+            ``dangling_parent`` · ``no_root_agent_span`` · ``no_agent_output`` ·
+            ``no_model_span`` · ``span_not_found`` · ``sink_failed`` (the score was computed
+            but the sink raised; see ``result``).
+        message: a readable message, e.g. ``Span s2 references non-existent parent s9``.
+        trace_id: the trace, when known.
+        span_id: the span concerned, when there is one.
+        result: the score that could not be delivered, for ``sink_failed``.
+    """
+
+    kind: TraceErrorKind
+    message: str
+    trace_id: str | None = None
+    span_id: str | None = None
+    result: ScoreResult[Any, Any] | None = attrs.field(default=None, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in get_args(TraceErrorKind):
+            raise ValueError(f"TraceError.kind must be one of {get_args(TraceErrorKind)}, "
+                             f"got {self.kind!r}")
+
+
+TraceScoringError: TypeAlias = TraceError | ScorerRunError
+"""Why scoring a trace failed: the trace was unusable, or the scorer run failed."""
+TraceLike: TypeAlias = Trace | Mapping[str, Any] | None
+"""A :class:`Trace`, or Mastra's JSON for one (structured with :meth:`Trace.from_mastra_json`)."""
+
+
+def _as_trace(trace: TraceLike) -> Result[Trace, TraceError]:
+    if isinstance(trace, Trace):
+        return Success(trace)
+    return Trace.from_mastra_json(trace)
+
+
+def _utc(moment: datetime) -> datetime:
+    # Naive timestamps are read as UTC so that mixed traces still sort instead of raising.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _sorted(spans: Iterable[Span]) -> list[Span]:
+    return sorted(spans, key=lambda s: _utc(s.started_at))
+
+
+def _js_falsy(value: object) -> bool:
+    # Mastra tests `!value` and `value || {}`: JavaScript falsiness, where {} and [] are truthy.
+    if value is None or value is False or value == "":
+        return True
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value == 0 or (isinstance(value, float) and math.isnan(value))
+    return False
+
+
+def _normalize_content(content: object) -> str:
+    """A message's text: a string as is; for a list of parts, the last text part's text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list | tuple):
+        texts = [p.get("text") for p in content
+                 if isinstance(p, Mapping) and p.get("type") == "text"
+                 and isinstance(p.get("text"), str)]
+        return cast(str, texts[-1]) if texts else ""
+    return ""
+
+
+def _raw_messages(value: object) -> list[Mapping[str, Any]]:
+    if isinstance(value, Mapping):
+        value = value.get("messages")
+    if not isinstance(value, list | tuple):
+        return []
+    return [m for m in value
+            if isinstance(m, Mapping) and isinstance(m.get("role"), str) and "content" in m]
+
+
+def _message(role: str, text: str, created_at: datetime) -> AgentMessage:
+    return AgentMessage(
+        id="", role=cast(Any, role), created_at=created_at,
+        content=MessageContent(format=2, parts=(TextPart(text=text),), content=text),
+    )
+
+
+def trace_to_agent_run(trace: TraceLike) -> Result[tuple[AgentInput, AgentOutput], TraceError]:
+    """Turn a recorded agent trace into the input and output an agent scorer receives.
+
+    Follows Mastra's ``transformTraceToScorerInputAndOutput``: the root ``agent_run`` span's
+    input gives the input messages, its first direct ``model_generation`` child gives the
+    system and remembered messages, and the output is one assistant message holding a
+    tool-invocation part per direct ``tool_call`` child, then the text of ``output.text``.
+    Messages with a role other than user/assistant/system/signal are skipped.
+
+    Returns:
+        ``Success((AgentInput, AgentOutput))``, or ``Failure(TraceError)`` for a ``None``
+        trace, no ``spans`` array, no spans, a span whose parent is missing, no root
+        ``agent_run`` span, a root span without output, or no ``model_generation`` child.
+
+    >>> trace = {"traceId": "t1", "spans": [
+    ...     {"spanId": "a", "spanType": "agent_run", "startedAt": "2025-01-01T00:00:00Z",
+    ...      "input": "Weather in Paris?", "output": {"text": "Sunny."}},
+    ...     {"spanId": "m", "parentSpanId": "a", "spanType": "model_generation",
+    ...      "startedAt": "2025-01-01T00:00:01Z",
+    ...      "input": {"messages": [{"role": "system", "content": "Be brief."}]}},
+    ... ]}
+    >>> agent_input, output = trace_to_agent_run(trace).unwrap()
+    >>> agent_input.input_messages[0].text(), agent_input.system_messages[0].content
+    ('Weather in Paris?', 'Be brief.')
+    >>> output[0].text()
+    'Sunny.'
+    >>> trace_to_agent_run({"spans": []}).failure().message
+    'Trace has no spans'
+    """
+    structured = _as_trace(trace)
+    if isinstance(structured, Failure):
+        return Failure(structured.failure())
+    valid = structured.unwrap()
+    trace_id = valid.trace_id
+    if not valid.spans:
+        return Failure(TraceError(kind="no_spans", message="Trace has no spans",
+                                  trace_id=trace_id))
+    ids = {s.span_id for s in valid.spans}
+    for span in valid.spans:
+        if span.parent_span_id is not None and span.parent_span_id not in ids:
+            return Failure(TraceError(
+                kind="dangling_parent", trace_id=trace_id, span_id=span.span_id,
+                message=f"Span {span.span_id} references non-existent parent "
+                        f"{span.parent_span_id}",
+            ))
+    roots = _sorted(s for s in valid.spans if s.parent_span_id is None)
+    root = next((s for s in roots if s.span_type == "agent_run"), None)
+    if root is None:
+        return Failure(TraceError(kind="no_root_agent_span", trace_id=trace_id,
+                                  message="No root agent_run span found in trace"))
+    if _js_falsy(root.output):
+        return Failure(TraceError(kind="no_agent_output", trace_id=trace_id,
+                                  span_id=root.span_id, message="Root agent span has no output"))
+    children = _sorted(s for s in valid.spans if s.parent_span_id == root.span_id)
+    llm = next((s for s in children if s.span_type == "model_generation"), None)
+    if llm is None:
+        return Failure(TraceError(kind="no_model_span", trace_id=trace_id, span_id=root.span_id,
+                                  message="No model generation span found in trace"))
+
+    root_input = root.input
+    if isinstance(root_input, str):
+        input_messages = [_message("user", root_input, root.started_at)]
+    else:
+        input_messages = [
+            _message(m["role"], _normalize_content(m["content"]), root.started_at)
+            for m in _raw_messages(root_input) if m["role"] in _ROLES
+        ]
+    first_text = input_messages[0].content.content if input_messages else None
+    llm_messages = [m for m in _raw_messages(llm.input) if m["role"] in _ROLES]
+    system_messages = tuple(
+        SystemMessage(content=_normalize_content(m["content"]))
+        for m in llm_messages if m["role"] == "system"
+    )
+    remembered = tuple(
+        _message(m["role"], text, llm.started_at)
+        for m in llm_messages
+        if m["role"] != "system" and (text := _normalize_content(m["content"])) != first_text
+    )
+    invocations = tuple(
+        ToolInvocation(
+            tool_call_id=s.span_id,
+            tool_name=s.entity_name or s.entity_id or "unknown",
+            tool_id=s.entity_id,
+            args={} if _js_falsy(s.input) else s.input,
+            result={} if _js_falsy(s.output) else s.output,
+            state="result",
+        )
+        for s in children if s.span_type == "tool_call"
+    )
+    text_value = root.output.get("text") if isinstance(root.output, Mapping) else None
+    text = text_value if isinstance(text_value, str) else ""
+    parts: list[MessagePart] = [ToolInvocationPart(tool_invocation=i) for i in invocations]
+    if text.strip():
+        parts.append(TextPart(text=text))
+    answer = AgentMessage(
+        id="", role="assistant", created_at=root.ended_at or root.started_at,
+        content=MessageContent(format=2, parts=tuple(parts), content=text,
+                               tool_invocations=invocations),
+    )
+    agent_input = AgentInput(
+        input_messages=tuple(input_messages), remembered_messages=remembered,
+        system_messages=system_messages, tagged_system_messages={},
+    )
+    return Success((agent_input, (answer,)))
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScoreRecord:
+    """A score and where it came from, as delivered to a sink (one row of a score store).
+
+    Attributes:
+        scorer_id: the scorer's id.
+        scorer_name: the scorer's name.
+        source: ``"trace"`` for trace scoring, ``"live"`` for live scoring.
+        result: the scorer's result (``score`` or ``not_scorable``).
+        trace_id: the trace scored or the live call's trace, when known.
+        span_id: the span scored, for trace scoring.
+        entity_type: the span type (trace scoring) or ``"function"`` (live scoring).
+        entity_id: the span's entity, or the live function's name.
+    """
+
+    scorer_id: str
+    scorer_name: str
+    source: Literal["trace", "live"]
+    result: ScoreResult[Any, Any]
+    trace_id: str | None = None
+    span_id: str | None = None
+    entity_type: str | None = None
+    entity_id: str | None = None
+
+    @property
+    def run_id(self) -> str:
+        """The scorer run's id."""
+        return self.result.run_id
+
+    @property
+    def score(self) -> float | None:
+        """The score (``None`` when the run was not scorable)."""
+        return self.result.score
+
+
+ScoreSink: TypeAlias = Callable[[ScoreRecord], "Awaitable[object] | object"]
+"""Receives each score: a sync or async callable, e.g. a score store's save method.
+
+Its return value is ignored. An exception it raises is reported, never propagated to the
+code that produced the score.
+"""
+
+
+async def deliver(sink: ScoreSink, record: ScoreRecord) -> None:
+    """Hand a record to a sink, awaiting it when it is async (exceptions propagate)."""
+    outcome = sink(record)
+    if inspect.isawaitable(outcome):
+        await outcome
+
+
+def _target_span(trace: Trace, span_id: str | None) -> Span | None:
+    if span_id is not None:
+        return trace.span(span_id)
+    return next((s for s in trace.spans if s.parent_span_id is None), None)
+
+
+async def score_trace(
+    scorer: Scorer[Any, Any, Any, Any],
+    trace: TraceLike,
+    span_id: str | None = None,
+    *,
+    runtime: Runtime | None = None,
+    sink: ScoreSink | None = None,
+) -> Result[ScoreResult[Any, Any], TraceScoringError]:
+    """Score one trace (or one span of it) with a scorer; never raises.
+
+    The target span is ``span_id``, or the trace's first root span. A ``type="agent"`` scorer
+    gets the whole trace as an agent run (:func:`trace_to_agent_run`); any other scorer gets
+    the target span's ``input`` and ``output``. The run's extra fields say where it came from:
+    ``score_source="trace"``, ``target_scope="span"``, ``target_entity_type``,
+    ``target_trace_id``, ``target_span_id``.
+
+    Args:
+        scorer: the scorer to run.
+        trace: a :class:`Trace` or Mastra's JSON for one.
+        span_id: the span to score; defaults to the root span.
+        runtime: the runtime handed to ``Scorer.run``.
+        sink: receives a :class:`ScoreRecord` for a successful run; if it raises, the
+            result is ``Failure(TraceError(kind="sink_failed"))`` carrying the score.
+
+    Returns:
+        ``Success(ScoreResult)``, ``Failure(TraceError)`` for an unusable trace or a missing
+        span, or ``Failure(ScorerRunError)`` when the scorer run failed.
+
+    >>> import anyio
+    >>> from scorecore import create_scorer
+    >>> length = create_scorer(id="len", description="Output length").generate_score(
+    ...     lambda ctx: float(len(ctx.run.output)))
+    >>> span = {"spanId": "s", "spanType": "tool_call", "startedAt": "2025-01-01T00:00:00Z",
+    ...         "input": {"city": "Paris"}, "output": "Sunny"}
+    >>> anyio.run(score_trace, length, {"traceId": "t", "spans": [span]}).unwrap().score
+    5.0
+    >>> anyio.run(score_trace, length, {"traceId": "t", "spans": [span]}, "x").failure().message
+    'Span not found for scoring, traceId: t, spanId: x'
+    """
+    structured = _as_trace(trace)
+    if isinstance(structured, Failure):
+        return Failure(structured.failure())
+    valid = structured.unwrap()
+    target = _target_span(valid, span_id)
+    if target is None:
+        return Failure(TraceError(
+            kind="span_not_found", trace_id=valid.trace_id, span_id=span_id,
+            message=f"Span not found for scoring, traceId: {valid.trace_id}, spanId: {span_id}",
+        ))
+    if scorer.type == "agent":
+        agent_run = trace_to_agent_run(valid)
+        if isinstance(agent_run, Failure):
+            return Failure(agent_run.failure())
+        scorer_input: Any
+        scorer_input, messages = agent_run.unwrap()
+        # Handing the core its own JSON shape keeps this independent of whether the
+        # scorer's input structuring accepts already-built message values.
+        scorer_output: Any = converter.unstructure(messages, AgentOutput)
+    else:
+        scorer_input, scorer_output = target.input, target.output
+    outcome = await scorer.run(
+        input=scorer_input, output=scorer_output, runtime=runtime,
+        score_source="trace", target_scope="span", target_entity_type=target.span_type,
+        target_trace_id=valid.trace_id, target_span_id=target.span_id,
+    )
+    if sink is None or isinstance(outcome, Failure):
+        return outcome
+    result = outcome.unwrap()
+    record = ScoreRecord(
+        scorer_id=scorer.id, scorer_name=scorer.name, source="trace", result=result,
+        trace_id=valid.trace_id, span_id=target.span_id, entity_type=target.span_type,
+        entity_id=target.entity_id or target.entity_name or "unknown",
+    )
+    try:
+        await deliver(sink, record)
+    except Exception as exc:  # noqa: BLE001 - the sink is user code; its failure is a value
+        return Failure(TraceError(
+            kind="sink_failed", trace_id=valid.trace_id, span_id=target.span_id, result=result,
+            message=f"the sink raised {type(exc).__qualname__}: {exc}",
+        ))
+    return outcome
+
+
+@final
+@attrs.frozen(kw_only=True)
+class TraceTarget:
+    """One item of a batch: a trace, the span to score (default: the root) and a dataset item."""
+
+    trace: Trace | Mapping[str, Any] | None
+    span_id: str | None = None
+    dataset_item_id: str | None = None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class TraceTargetResult:
+    """The outcome of one batch target, at its position ``index`` in the input."""
+
+    index: int
+    outcome: Result[ScoreResult[Any, Any], TraceScoringError] = attrs.field(repr=False)
+    trace_id: str | None = None
+    span_id: str | None = None
+    dataset_item_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the target was scored (or found not scorable)."""
+        return isinstance(self.outcome, Success)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class TraceBatchResult:
+    """The summary of :func:`score_traces` (Mastra's ``scoreTraceBatch`` result).
+
+    ``results`` is in input order. A not-scorable result counts in ``not_scorable_count``,
+    not ``scored_count``.
+    """
+
+    scored_count: int
+    not_scorable_count: int
+    failed_count: int
+    results: tuple[TraceTargetResult, ...]
+    batch_id: str | None = None
+    dataset_id: str | None = None
+
+
+def _check_concurrency(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"score_traces: concurrency must be an int >= 1, got {value!r}")
+    return value
+
+
+def _trace_id_of(trace: object) -> str | None:
+    if isinstance(trace, Trace):
+        return trace.trace_id
+    if isinstance(trace, Mapping):
+        value = trace.get("traceId")
+        return value if isinstance(value, str) else None
+    return None
+
+
+async def score_traces(
+    scorer: Scorer[Any, Any, Any, Any],
+    targets: Iterable[TraceTarget | Trace | Mapping[str, Any]],
+    *,
+    concurrency: int = 3,
+    runtime: Runtime | None = None,
+    sink: ScoreSink | None = None,
+    batch_id: str | None = None,
+    dataset_id: str | None = None,
+) -> TraceBatchResult:
+    """Score many traces with at most ``concurrency`` runs at a time; never raises for a target.
+
+    Targets are consumed lazily, so a long iterator is never held in memory at once. Each
+    target is scored with :func:`score_trace`; a failing target is recorded and the batch
+    goes on.
+
+    Raises:
+        ValueError: ``concurrency`` is not an int >= 1 (misuse).
+
+    >>> import anyio
+    >>> from scorecore import create_scorer
+    >>> one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+    >>> ok = {"traceId": "t1", "spans": [{"spanId": "s", "spanType": "generic",
+    ...                                   "startedAt": "2025-01-01T00:00:00Z"}]}
+    >>> summary = anyio.run(lambda: score_traces(one, [ok, {"traceId": "t2"}]))
+    >>> summary.scored_count, summary.failed_count, summary.results[1].outcome.failure().kind
+    (1, 1, 'no_spans_array')
+    """
+    limit = anyio.Semaphore(_check_concurrency(concurrency))
+    results: dict[int, TraceTargetResult] = {}
+
+    async def one(index: int, target: TraceTarget) -> None:
+        try:
+            outcome = await score_trace(scorer, target.trace, target.span_id, runtime=runtime,
+                                        sink=sink)
+            results[index] = TraceTargetResult(
+                index=index, outcome=outcome, trace_id=_trace_id_of(target.trace),
+                span_id=target.span_id, dataset_item_id=target.dataset_item_id,
+            )
+        finally:
+            limit.release()
+
+    async with anyio.create_task_group() as group:
+        for index, item in enumerate(targets):
+            target = item if isinstance(item, TraceTarget) else TraceTarget(trace=item)
+            await limit.acquire()
+            group.start_soon(one, index, target)
+    ordered = tuple(results[i] for i in sorted(results))
+    scored = not_scorable = failed = 0
+    for entry in ordered:
+        if isinstance(entry.outcome, Failure):
+            failed += 1
+        elif entry.outcome.unwrap().not_scorable is not None:
+            not_scorable += 1
+        else:
+            scored += 1
+    return TraceBatchResult(
+        scored_count=scored, not_scorable_count=not_scorable, failed_count=failed,
+        results=ordered, batch_id=batch_id, dataset_id=dataset_id,
+    )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class TrajectoryStep:
+    """One step of an agent's trajectory: a tool call and how it went."""
+
+    name: str
+    tool_args: Any = None
+    tool_result: Any = None
+    success: bool = True
+    tool_call_id: str | None = None
+    step_type: Literal["tool_call"] = "tool_call"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Trajectory:
+    """The steps an agent took, in order; ``total_duration`` in seconds when known."""
+
+    steps: tuple[TrajectoryStep, ...] = ()
+    total_duration: float | None = None
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the steps, in order."""
+        return tuple(s.name for s in self.steps)
+
+
+_TRAJECTORY_STATES = frozenset({"result", "call", "output-error"})
+
+
+def extract_trajectory(messages: Sequence[AgentMessage]) -> Trajectory:
+    """The tool calls made in agent messages, in order (Mastra's ``extractTrajectory``).
+
+    Tool invocations with state ``result``, ``call`` or ``output-error`` become steps;
+    ``success`` is true only for state ``result`` without ``is_error``. A message without
+    tool-invocation parts falls back to its ``content.tool_invocations``.
+
+    >>> call = ToolInvocation(tool_call_id="c1", tool_name="weather", args={"city": "Paris"},
+    ...                       result="sunny")
+    >>> msg = AgentMessage(role="assistant", content=MessageContent(
+    ...     parts=(ToolInvocationPart(tool_invocation=call), TextPart(text="Sunny."))))
+    >>> extract_trajectory([msg]).steps[0]
+    TrajectoryStep(name='weather', tool_args={'city': 'Paris'}, tool_result='sunny', \
+success=True, tool_call_id='c1', step_type='tool_call')
+    """
+    steps: list[TrajectoryStep] = []
+    for message in messages:
+        content = message.content
+        calls = [p.tool_invocation for p in content.parts or ()
+                 if isinstance(p, ToolInvocationPart)]
+        if not calls:
+            calls = list(content.tool_invocations or ())
+        steps.extend(
+            TrajectoryStep(
+                name=call.tool_name, tool_args=call.args, tool_result=call.result,
+                success=call.state == "result" and not call.is_error,
+                tool_call_id=call.tool_call_id,
+            )
+            for call in calls if call.state in _TRAJECTORY_STATES
+        )
+    return Trajectory(steps=tuple(steps))
