@@ -31,6 +31,7 @@ from typing import Any, Final, final
 import attrs
 import httpx
 from returns.result import Failure, Result, Success
+
 from scorecore import JudgeError
 from scorecore._judge import kind_for
 

@@ -18,8 +18,8 @@ from typing import Any, Final, Self, final
 
 import httpx
 from returns.result import Failure, Result, Success
-from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 
+from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters import _guard
 from scorecore_adapters._http import (
     HttpReply,

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from scorecore import (
     JudgeMessage,
     JudgeModel,
@@ -16,7 +17,6 @@ from scorecore import (
     JudgeUsage,
     ModelSettings,
 )
-
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.anthropic import RESPOND_TOOL, AnthropicModel
 from tests.adapters.loopback import LoopbackServer, Reply, serve

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 from returns.result import Failure
-from scorecore import JudgeMessage, JudgeModel, JudgeRequest
 
+from scorecore import JudgeMessage, JudgeModel, JudgeRequest
 from scorecore_adapters import _guard
 from scorecore_adapters._guard import (
     ALLOW_MODEL_REQUESTS_ENV,

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 from returns.result import Failure, Success
-from scorecore import JudgeMessage, JudgeModel, JudgeRequest, JudgeResponse, ModelSettings
 
+from scorecore import JudgeMessage, JudgeModel, JudgeRequest, JudgeResponse, ModelSettings
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel, strict_schema
 from tests.adapters.loopback import LoopbackServer, Reply, serve
