@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 from hypothesis import given
 from hypothesis import strategies as st
+
 from scorecore import (
     AgentInput,
     AgentOutput,
@@ -25,7 +26,6 @@ from scorecore import (
     not_scorable,
     to_mastra_json,
 )
-
 from scorecore_adapters.testing import ScriptedJudge, virtual_runtime
 from tests import strategies as sts
 
