@@ -189,6 +189,8 @@ def _execution_json(execution: JudgeExecution) -> dict[str, Any]:
         out["rawOutput"] = execution.raw_output
     if execution.waits:
         out["waits"] = list(execution.waits)
+    if execution.processor_errors:
+        out["processorErrors"] = list(execution.processor_errors)
     if execution.error is not None:
         out["error"] = {
             "name": type(execution.error).__name__,
@@ -223,6 +225,7 @@ def _execution_from_json(data: Mapping[str, Any]) -> JudgeExecution:
         finish_reason=data.get("finishReason"),
         raw_output=data.get("rawOutput"),
         waits=tuple(data.get("waits", ())),
+        processor_errors=tuple(data.get("processorErrors", ())),
         error=None if error is None or "cause" not in error
         else converter.structure(error["cause"], RunFailureCause),  # type: ignore[arg-type]
     )

@@ -45,6 +45,7 @@ class _Tally:
     attempts: int = 0
     usage: JudgeUsage | None = None
     waits: list[float] = attrs.field(factory=list)
+    processor_errors: list[str] = attrs.field(factory=list)
     finish_reason: str | None = None
     raw_output: str | None = None
 
@@ -114,12 +115,19 @@ async def _apply_output_processors(judge: ResolvedJudge, text: str) -> str | Jud
 
 
 async def _decide_retry(
-    judge: ResolvedJudge, error: JudgeError, retry_count: int, request: JudgeRequest
+    judge: ResolvedJudge,
+    error: JudgeError,
+    retry_count: int,
+    request: JudgeRequest,
+    tally: _Tally,
 ) -> Retry | None:
     for processor in judge.error_processors:
         try:
             decision = await _maybe_await(processor.process_error(error, retry_count, request))
-        except Exception:  # noqa: BLE001, S112 - a raising processor is ignored, as documented
+        except Exception as exc:  # noqa: BLE001 - a raising processor is reported and ignored
+            tally.processor_errors.append(
+                f"error processor {_name(processor)} raised {type(exc).__qualname__}: {exc}"
+            )
             continue
         if isinstance(decision, Retry):
             return decision
@@ -144,7 +152,7 @@ async def _call_with_retries(
         if retry_count >= judge.max_processor_retries:
             stop = "budget_spent"
             return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
-        decision = await _decide_retry(judge, error, retry_count, request)
+        decision = await _decide_retry(judge, error, retry_count, request, tally)
         if decision is None:
             stop = "processor_limit" if error.is_retryable else "not_retryable"
             return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
@@ -196,6 +204,7 @@ async def execute_judge(
             raw_output=tally.raw_output,
             error=error,
             waits=tuple(tally.waits),
+            processor_errors=tuple(tally.processor_errors),
         )
         return JudgeOutcome(value=value, execution=execution)
 

@@ -148,6 +148,7 @@ class JudgeExecution:
         raw_output: the last raw reply text.
         error: why it failed, for a failed execution.
         waits: every retry wait in seconds, in order.
+        processor_errors: error processors that raised (they are ignored), in order.
     """
 
     status: Literal["success", "failed"]
@@ -163,6 +164,7 @@ class JudgeExecution:
     raw_output: str | None = None
     error: JudgeExecutionError | None = None
     waits: tuple[float, ...] = ()
+    processor_errors: tuple[str, ...] = ()
 
 
 @final
