@@ -1,0 +1,577 @@
+"""Live scoring: score what a function returns, in the background, without touching the caller.
+
+Wrap an async (or sync) function with :func:`scored` — or call :meth:`LiveScorer.submit`
+from a workflow step — and every call schedules a background job in an anyio task group:
+
+1. the input and output are taken from the call (``input_from`` / ``output_from``);
+2. the ``filter`` predicate decides first; if it raises, the call is skipped (fail closed);
+3. the ``sampling`` decides, deterministically from the trace id (else the run id), exactly as
+   Mastra does: ``int.from_bytes(sha256(key).digest()[:6]) / 2**48 < rate``;
+4. each scorer runs; each successful result goes to the ``sink`` as a
+   :class:`~scorecore._traces.ScoreRecord`.
+
+The caller gets its value back unchanged as soon as the job is scheduled. Nothing that goes
+wrong in the background (a failing scorer, a raising filter or sink) reaches the caller: it is
+reported as a :class:`LiveScoringError` to ``on_error``, recorded on the active
+:func:`live_scoring` scope, and otherwise logged to the ``scorecore.live`` logger.
+
+The task group is the one given as ``task_group=``, else the innermost active
+:func:`live_scoring` scope's. Without either, the call is not scored (reported as
+``not_scheduled``); the caller is still unaffected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import hashlib
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, Literal, TypeAlias, TypeVar, cast, final
+
+import anyio
+import anyio.abc
+import attrs
+from returns.result import Failure
+
+from scorecore._errors import ScorerRunError
+from scorecore._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._scorer import Scorer
+from scorecore._traces import ScoreRecord, ScoreSink, deliver
+
+__all__ = [
+    "LiveCall",
+    "LiveScorer",
+    "LiveScoringError",
+    "LiveScoringErrorKind",
+    "LiveScoringScope",
+    "NoSampling",
+    "OnError",
+    "RatioSampling",
+    "Sampling",
+    "live_scoring",
+    "sample_point",
+    "scored",
+]
+
+_LOG = logging.getLogger("scorecore.live")
+F = TypeVar("F", bound=Callable[..., Any])
+AnyScorer = Scorer[Any, Any, Any, Any]
+
+
+def sample_point(key: str) -> float:
+    """Where ``key`` falls in ``[0, 1)``: the first 6 bytes of its SHA-256, over ``2**48``.
+
+    A ratio sampling with rate ``r`` scores a call iff ``sample_point(key) < r``; the same
+    key always gets the same point, so every scorer on one trace decides alike.
+
+    >>> sample_point("trace-1") == sample_point("trace-1")
+    True
+    >>> 0.0 <= sample_point("anything") < 1.0
+    True
+    """
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return int.from_bytes(digest[:6], "big") / 2**48
+
+
+@final
+@attrs.frozen(kw_only=True)
+class NoSampling:
+    """Score every call (Mastra's ``{type: 'none'}``, and the default)."""
+
+    type: Literal["none"] = attrs.field(default="none", init=False)
+
+    def decide(self, key: str) -> bool:
+        """Always ``True``."""
+        return True
+
+
+def _check_rate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or not 0.0 <= value <= 1.0):
+        raise ValueError(f"RatioSampling.rate must be a number in [0, 1], got {value!r}")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class RatioSampling:
+    """Score a deterministic fraction ``rate`` of calls, keyed on the trace or run id.
+
+    >>> RatioSampling(rate=1.0).decide("t"), RatioSampling(rate=0.0).decide("t")
+    (True, False)
+    >>> RatioSampling(rate=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: RatioSampling.rate must be a number in [0, 1], got 1.5
+    """
+
+    rate: float = attrs.field(validator=_check_rate)
+    type: Literal["ratio"] = attrs.field(default="ratio", init=False)
+
+    def decide(self, key: str) -> bool:
+        """Whether a call keyed ``key`` is scored: ``sample_point(key) < rate``."""
+        return sample_point(key) < self.rate
+
+
+Sampling: TypeAlias = NoSampling | RatioSampling
+"""How many calls to score: all of them, or a deterministic ratio."""
+
+
+def _to_sampling(value: object) -> Sampling:
+    if isinstance(value, NoSampling | RatioSampling):
+        return value
+    if value is None or value == "none":
+        return NoSampling()
+    if isinstance(value, Mapping) and value.get("type") == "none":
+        return NoSampling()
+    if isinstance(value, Mapping) and value.get("type") == "ratio" and "rate" in value:
+        return RatioSampling(rate=value["rate"])
+    raise ValueError(
+        "sampling must be NoSampling(), RatioSampling(rate=...), 'none', None, or Mastra's "
+        f"{{'type': 'none'}} / {{'type': 'ratio', 'rate': r}}, got {value!r}"
+    )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class LiveCall:
+    """What a live-scoring ``filter`` sees about a call."""
+
+    entity: str
+    input: Any
+    output: Any
+    run_id: str
+    trace_id: str | None = None
+    request_context: Mapping[str, Any] | None = None
+
+
+LiveScoringErrorKind: TypeAlias = Literal[
+    "not_scheduled", "extract_raised", "filter_raised", "scorer_failed", "scorer_raised",
+    "sink_raised",
+]
+"""What went wrong in the background (see :class:`LiveScoringError`)."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class LiveScoringError:
+    """A problem in background scoring, reported instead of raised.
+
+    Attributes:
+        kind: ``not_scheduled`` (no task group, or it was closed) · ``extract_raised``
+            (``input_from``/``output_from``/``trace_id_from`` raised; the call was skipped) ·
+            ``filter_raised`` (skipped, fail closed) · ``scorer_failed`` (the run returned
+            ``Failure``; see ``run_error``) · ``scorer_raised`` (a scorer broke its contract
+            and raised) · ``sink_raised`` (the score was computed but not delivered).
+        message: a readable description.
+        entity: the function or step scored.
+        scorer_id: the scorer concerned, when there is one.
+        run_id: the run id, once assigned.
+        trace_id: the call's trace id, when known.
+        run_error: the failed run, for ``scorer_failed``.
+        exception: the exception raised, for the ``*_raised`` and ``not_scheduled`` kinds.
+    """
+
+    kind: LiveScoringErrorKind
+    message: str
+    entity: str
+    scorer_id: str | None = None
+    run_id: str | None = None
+    trace_id: str | None = None
+    run_error: ScorerRunError | None = attrs.field(default=None, eq=False, repr=False)
+    exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+
+
+OnError: TypeAlias = Callable[[LiveScoringError], None]
+"""Receives background-scoring problems; synchronous. What it raises is logged and dropped."""
+
+
+@final
+class LiveScoringScope:
+    """An active :func:`live_scoring` block: its task group and the problems reported in it."""
+
+    __slots__ = ("_errors", "on_error", "task_group")
+
+    def __init__(self, task_group: anyio.abc.TaskGroup, on_error: OnError | None) -> None:
+        self.task_group = task_group
+        self.on_error = on_error
+        self._errors: list[LiveScoringError] = []
+
+    @property
+    def errors(self) -> tuple[LiveScoringError, ...]:
+        """Every problem reported while this scope was active, in order."""
+        return tuple(self._errors)
+
+    def _record(self, error: LiveScoringError) -> None:
+        self._errors.append(error)
+
+
+_SCOPE: contextvars.ContextVar[LiveScoringScope | None] = contextvars.ContextVar(
+    "scorecore_live_scoring_scope", default=None
+)
+
+
+@contextlib.asynccontextmanager
+async def live_scoring(
+    *,
+    task_group: anyio.abc.TaskGroup | None = None,
+    on_error: OnError | None = None,
+) -> AsyncIterator[LiveScoringScope]:
+    """Run the enclosed code with a task group for background scoring.
+
+    Without ``task_group``, a new task group is created and leaving the block waits for every
+    scheduled scoring job to finish. With ``task_group`` (one you own, e.g. your server's),
+    that group is used and leaving the block does not wait. Scopes nest; the innermost wins.
+
+    Args:
+        task_group: an existing anyio task group to schedule scoring in.
+        on_error: receives problems of scorers that have no ``on_error`` of their own.
+
+    >>> import anyio
+    >>> from scorecore import create_scorer
+    >>> one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+    >>> records = []
+    >>> @scored(one, sink=records.append)
+    ... async def shout(text: str) -> str:
+    ...     return text.upper()
+    >>> async def main() -> str:
+    ...     async with live_scoring():
+    ...         return await shout("hi")
+    >>> anyio.run(main), [(r.scorer_id, r.score, r.result.run.input) for r in records]
+    ('HI', [('one', 1.0, 'hi')])
+    """
+    if task_group is not None:
+        scope = LiveScoringScope(task_group, on_error)
+        token = _SCOPE.set(scope)
+        try:
+            yield scope
+        finally:
+            _SCOPE.reset(token)
+        return
+    async with anyio.create_task_group() as group:
+        scope = LiveScoringScope(group, on_error)
+        token = _SCOPE.set(scope)
+        try:
+            yield scope
+        finally:
+            _SCOPE.reset(token)
+
+
+def _to_scorers(value: Sequence[AnyScorer]) -> tuple[AnyScorer, ...]:
+    return tuple(value)
+
+
+def _check_scorers(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    scorers = cast(tuple[object, ...], value)
+    if not scorers:
+        raise ValueError("LiveScorer.scorers must hold at least one Scorer, got none")
+    for index, scorer in enumerate(scorers):
+        if not isinstance(scorer, Scorer):
+            raise TypeError(
+                f"LiveScorer.scorers[{index}] must be a Scorer (with a generate_score step), "
+                f"got {scorer!r:.200}"
+            )
+
+
+def _check_callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not callable(value):
+        raise TypeError(f"LiveScorer.{attribute.name} must be callable or None, got {value!r}")
+
+
+def _default_input(signature: inspect.Signature | None, args: tuple[Any, ...],
+                   kwargs: Mapping[str, Any]) -> Any:
+    if len(args) == 1 and not kwargs:
+        return args[0]
+    if not args and len(kwargs) == 1:
+        return next(iter(kwargs.values()))
+    if signature is None:
+        return {"args": list(args), "kwargs": dict(kwargs)}
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class _Call:
+    entity: str
+    input: Any = None
+    output: Any = None
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = attrs.field(factory=dict)
+    signature: inspect.Signature | None = None
+    from_call: bool = False
+    trace_id: str | None = None
+    run_id: str | None = None
+    request_context: Mapping[str, Any] | None = None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class LiveScorer:
+    """Scorers attached to live calls, with sampling, a filter and a sink.
+
+    Use it as a decorator (see :func:`scored`, which builds one) or call :meth:`submit` with
+    an input and output, e.g. after a workflow step succeeds.
+
+    Attributes:
+        scorers: the scorers to run on each sampled call (at least one).
+        sampling: ``NoSampling()`` (default), ``RatioSampling(rate=r)``, ``"none"``, or
+            Mastra's ``{"type": "ratio", "rate": r}``.
+        filter: ``filter(LiveCall) -> bool`` decides first; raising or falsy skips the call.
+        sink: receives a :class:`ScoreRecord` per successful run (sync or async callable).
+        on_error: receives each :class:`LiveScoringError` (default: the scope's, else a log).
+        task_group: where to schedule (default: the active :func:`live_scoring` scope's).
+        runtime: the runtime for the scorer runs and run ids.
+        name: the entity name in records (default: the wrapped function's qualified name).
+        input_from: ``input_from(*args, **kwargs)`` gives the scorer input (default: the
+            only argument, else a dict of the bound arguments).
+        output_from: ``output_from(result)`` gives the scorer output (default: the result).
+        trace_id_from: ``trace_id_from(*args, **kwargs)`` gives the trace id used for
+            sampling and records (default: none; sampling then keys on the run id).
+    """
+
+    scorers: tuple[AnyScorer, ...] = attrs.field(converter=_to_scorers,
+                                                  validator=_check_scorers)
+    sampling: Sampling = attrs.field(default=NoSampling(), converter=_to_sampling)
+    filter: Callable[[LiveCall], bool] | None = attrs.field(default=None,
+                                                             validator=_check_callable)
+    sink: ScoreSink | None = attrs.field(default=None, validator=_check_callable)
+    on_error: OnError | None = attrs.field(default=None, validator=_check_callable)
+    task_group: anyio.abc.TaskGroup | None = None
+    runtime: Runtime | None = None
+    name: str | None = None
+    input_from: Callable[..., Any] | None = attrs.field(default=None,
+                                                        validator=_check_callable)
+    output_from: Callable[[Any], Any] | None = attrs.field(default=None,
+                                                           validator=_check_callable)
+    trace_id_from: Callable[..., str | None] | None = attrs.field(
+        default=None, validator=_check_callable
+    )
+
+    def __call__(self, fn: F) -> F:
+        """Wrap ``fn`` (async or sync) so each successful call is scored in the background.
+
+        The wrapper returns (or raises) exactly what ``fn`` does; a call that raises is not
+        scored. Sync functions must be called from the event loop's thread.
+        """
+        entity = self.name or getattr(fn, "__qualname__", None) or repr(fn)
+        try:
+            signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):
+            signature = None
+
+        def call_of(args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> _Call:
+            return _Call(entity=entity, output=result, args=args, kwargs=kwargs,
+                         signature=signature, from_call=True)
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                result = await fn(*args, **kwargs)
+                self._schedule(call_of(args, kwargs, result))
+                return result
+
+            return cast(F, async_wrapper)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            result = fn(*args, **kwargs)
+            self._schedule(call_of(args, kwargs, result))
+            return result
+
+        return cast(F, wrapper)
+
+    def submit(
+        self,
+        *,
+        input: Any,
+        output: Any,
+        trace_id: str | None = None,
+        run_id: str | None = None,
+        request_context: Mapping[str, Any] | None = None,
+        entity: str | None = None,
+    ) -> bool:
+        """Schedule scoring of one input and output; never raises, never waits.
+
+        ``input_from``/``output_from``/``trace_id_from`` are not applied here: the values are
+        used as given.
+
+        Returns:
+            ``True`` if the job was scheduled (it may still be filtered or sampled out),
+            ``False`` if there was no usable task group (reported as ``not_scheduled``).
+        """
+        return self._schedule(_Call(
+            entity=entity or self.name or "submit", input=input, output=output,
+            trace_id=trace_id, run_id=run_id, request_context=request_context,
+        ))
+
+    def _schedule(self, call: _Call) -> bool:
+        scope = _SCOPE.get()
+        group = self.task_group or (scope.task_group if scope is not None else None)
+        if group is None:
+            self._report(scope, LiveScoringError(
+                kind="not_scheduled", entity=call.entity,
+                message=f"{call.entity}: no task group for live scoring; pass task_group= "
+                        f"or call it inside `async with live_scoring():`",
+            ))
+            return False
+        try:
+            group.start_soon(self._score, call, scope)
+        except Exception as exc:  # noqa: BLE001 - a closed or foreign task group must not reach the caller
+            self._report(scope, LiveScoringError(
+                kind="not_scheduled", entity=call.entity, exception=exc,
+                message=f"{call.entity}: could not schedule live scoring: "
+                        f"{type(exc).__qualname__}: {exc}",
+            ))
+            return False
+        return True
+
+    def _report(self, scope: LiveScoringScope | None, error: LiveScoringError) -> None:
+        if scope is not None:
+            scope._record(error)
+        handler = self.on_error or (scope.on_error if scope is not None else None)
+        if handler is None:
+            _LOG.warning("live scoring: %s", error.message)
+            return
+        try:
+            handler(error)
+        except Exception:  # noqa: BLE001 - on_error is user code; it must not break scoring
+            _LOG.exception("live scoring: on_error raised while reporting %r", error.message)
+
+    async def _score(self, call: _Call, scope: LiveScoringScope | None) -> None:
+        runtime = self.runtime or DEFAULT_RUNTIME
+        entity = call.entity
+        try:
+            # input_from, output_from and trace_id_from are user code.
+            if call.from_call:
+                args, kwargs = call.args, call.kwargs
+                scorer_input = (self.input_from(*args, **kwargs) if self.input_from
+                                else _default_input(call.signature, args, kwargs))
+                trace_id = self.trace_id_from(*args, **kwargs) if self.trace_id_from else None
+            else:
+                scorer_input, trace_id = call.input, call.trace_id
+            scorer_output = self.output_from(call.output) if self.output_from else call.output
+        except Exception as exc:  # noqa: BLE001 - user extractors; skip the call, report it
+            self._report(scope, LiveScoringError(
+                kind="extract_raised", entity=entity, exception=exc,
+                message=f"{entity}: extracting the input/output/trace id raised "
+                        f"{type(exc).__qualname__}: {exc}; the call was not scored",
+            ))
+            return
+        run_id = call.run_id or runtime.new_id()
+        if self.filter is not None:
+            seen = LiveCall(entity=entity, input=scorer_input, output=scorer_output,
+                            run_id=run_id, trace_id=trace_id,
+                            request_context=call.request_context)
+            try:
+                keep = bool(self.filter(seen))
+            except Exception as exc:  # noqa: BLE001 - a user predicate; fail closed
+                self._report(scope, LiveScoringError(
+                    kind="filter_raised", entity=entity, run_id=run_id, trace_id=trace_id,
+                    exception=exc,
+                    message=f"{entity}: the filter raised {type(exc).__qualname__}: {exc}; "
+                            f"the call was not scored",
+                ))
+                return
+            if not keep:
+                return
+        if not self.sampling.decide(trace_id if trace_id is not None else run_id):
+            return
+        job = _Job(input=scorer_input, output=scorer_output, run_id=run_id,
+                   trace_id=trace_id, call=call, scope=scope)
+        async with anyio.create_task_group() as group:
+            for scorer in self.scorers:
+                group.start_soon(self._run_one, scorer, job)
+
+    async def _run_one(self, scorer: AnyScorer, job: _Job) -> None:
+        entity = job.call.entity
+
+        def error(kind: LiveScoringErrorKind, message: str, *,
+                  exception: BaseException | None = None,
+                  run_error: ScorerRunError | None = None) -> LiveScoringError:
+            return LiveScoringError(
+                kind=kind, message=f"{entity}: {message}", entity=entity, scorer_id=scorer.id,
+                run_id=job.run_id, trace_id=job.trace_id, exception=exception,
+                run_error=run_error,
+            )
+
+        try:
+            outcome = await scorer.run(
+                input=job.input, output=job.output, run_id=job.run_id,
+                request_context=job.call.request_context, runtime=self.runtime,
+                score_source="live", entity=entity, target_trace_id=job.trace_id,
+            )
+        except Exception as exc:  # noqa: BLE001 - Scorer.run must not raise; if it does, report
+            self._report(job.scope, error(
+                "scorer_raised", f"scorer {scorer.id!r} raised {type(exc).__qualname__}: {exc}",
+                exception=exc,
+            ))
+            return
+        if isinstance(outcome, Failure):
+            failed = outcome.failure()
+            self._report(job.scope, error("scorer_failed", str(failed), run_error=failed))
+            return
+        if self.sink is None:
+            return
+        record = ScoreRecord(
+            scorer_id=scorer.id, scorer_name=scorer.name, source="live",
+            result=outcome.unwrap(), trace_id=job.trace_id, entity_type="function",
+            entity_id=entity,
+        )
+        try:
+            await deliver(self.sink, record)
+        except Exception as exc:  # noqa: BLE001 - the sink is user code
+            self._report(job.scope, error(
+                "sink_raised",
+                f"the sink raised {type(exc).__qualname__}: {exc} for scorer {scorer.id!r}",
+                exception=exc,
+            ))
+
+
+@final
+@attrs.frozen(kw_only=True)
+class _Job:
+    input: Any
+    output: Any
+    run_id: str
+    trace_id: str | None
+    call: _Call
+    scope: LiveScoringScope | None
+
+
+def scored(
+    *scorers: AnyScorer,
+    sampling: Sampling | Literal["none"] | Mapping[str, Any] | None = None,
+    filter: Callable[[LiveCall], bool] | None = None,
+    sink: ScoreSink | None = None,
+    on_error: OnError | None = None,
+    task_group: anyio.abc.TaskGroup | None = None,
+    runtime: Runtime | None = None,
+    name: str | None = None,
+    input_from: Callable[..., Any] | None = None,
+    output_from: Callable[[Any], Any] | None = None,
+    trace_id_from: Callable[..., str | None] | None = None,
+) -> LiveScorer:
+    """A decorator scoring each call of a function in the background (see :class:`LiveScorer`).
+
+    >>> import anyio
+    >>> from scorecore import create_scorer
+    >>> boom = create_scorer(id="boom", description="d").generate_score(lambda ctx: 1 / 0)
+    >>> @scored(boom, sampling=RatioSampling(rate=1.0))
+    ... async def echo(text: str) -> str:
+    ...     return text
+    >>> async def main() -> tuple[str, list[str]]:
+    ...     async with live_scoring() as scope:
+    ...         value = await echo("unchanged")
+    ...     return value, [e.kind for e in scope.errors]
+    >>> anyio.run(main)
+    ('unchanged', ['scorer_failed'])
+    """
+    return LiveScorer(
+        scorers=scorers, sampling=cast(Any, sampling), filter=filter, sink=sink,
+        on_error=on_error, task_group=task_group, runtime=runtime, name=name,
+        input_from=input_from, output_from=output_from, trace_id_from=trace_id_from,
+    )
