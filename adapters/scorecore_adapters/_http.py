@@ -26,7 +26,8 @@ from __future__ import annotations
 import errno
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, final
+from types import TracebackType
+from typing import Any, Final, Self, final
 
 import attrs
 import httpx
@@ -344,3 +345,95 @@ async def post_json(
     return Success(
         HttpReply(response=response, headers=_headers(response, keep), body=parsed)
     )
+
+
+class HttpJudgeBase:
+    """What the HTTP judges share: the model name, the client they own or borrow, the key.
+
+    The API key is never shown: ``repr`` prints ``'***'`` in its place.
+    """
+
+    __slots__ = (
+        "_api_key",
+        "_base_url",
+        "_client",
+        "_default_headers",
+        "_model",
+        "_owns_client",
+        "_structured",
+        "_timeout",
+    )
+    _provider: str = ""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        api_key: str | None,
+        client: httpx.AsyncClient | None,
+        structured: bool,
+        timeout: float,
+        default_headers: Mapping[str, str] | None,
+    ) -> None:
+        if not model:
+            raise ValueError(f"{type(self).__name__} needs a model name")
+        self._model = model
+        self._base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._client = client
+        self._owns_client = client is None
+        self._structured = structured
+        self._timeout = timeout
+        self._default_headers = dict(default_headers or {})
+
+    @property
+    def model_id(self) -> str:
+        """The model name sent to the server."""
+        return self._model
+
+    @property
+    def provider(self) -> str:
+        """The provider protocol (``"openai"`` or ``"anthropic"``)."""
+        return self._provider
+
+    @property
+    def supports_structured_output(self) -> bool:
+        """Whether native schemas are used for ``JudgeRequest.native_schema``."""
+        return self._structured
+
+    @property
+    def base_url(self) -> str:
+        """The API root requests go to."""
+        return self._base_url
+
+    def __repr__(self) -> str:
+        key = "***" if self._api_key else None
+        name = type(self).__name__
+        return f"{name}({self._model!r}, base_url={self._base_url!r}, api_key={key!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model created it; an injected client is left open."""
+        if self._owns_client and self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _secrets(self) -> tuple[str, ...]:
+        return (self._api_key,) if self._api_key else ()
+
+    def _client_for_call(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient()
+            self._owns_client = True
+        return self._client

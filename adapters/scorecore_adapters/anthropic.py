@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Any, Final, Self, final
+from typing import Any, Final, final
 
 import httpx
 from returns.result import Failure, Result, Success
@@ -22,6 +21,7 @@ from returns.result import Failure, Result, Success
 from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters import _guard
 from scorecore_adapters._http import (
+    HttpJudgeBase,
     HttpReply,
     as_int,
     as_str,
@@ -77,7 +77,7 @@ def _usage(raw: object) -> JudgeUsage:
 
 
 @final
-class AnthropicModel:
+class AnthropicModel(HttpJudgeBase):
     """A judge answering through Anthropic's Messages API.
 
     Args:
@@ -108,18 +108,8 @@ class AnthropicModel:
     AnthropicModel('claude-sonnet-4-5', base_url='https://api.anthropic.com', api_key='***')
     """
 
-    __slots__ = (
-        "_api_key",
-        "_base_url",
-        "_client",
-        "_default_headers",
-        "_max_tokens",
-        "_model",
-        "_owns_client",
-        "_structured",
-        "_timeout",
-        "_version",
-    )
+    __slots__ = ("_max_tokens", "_version")
+    _provider = _PROVIDER
 
     def __init__(
         self,
@@ -134,66 +124,19 @@ class AnthropicModel:
         supports_structured_output: bool = True,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
-        if not model:
-            raise ValueError("AnthropicModel needs a model name")
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens!r}")
-        self._model = model
-        self._base_url = (
-            base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_BASE_URL
-        ).rstrip("/")
-        self._api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
-        self._client = client
-        self._owns_client = client is None
+        super().__init__(
+            model=model,
+            base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_BASE_URL,
+            api_key=api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY"),
+            client=client,
+            structured=supports_structured_output,
+            timeout=timeout,
+            default_headers=default_headers,
+        )
         self._max_tokens = max_tokens
-        self._timeout = timeout
         self._version = anthropic_version
-        self._structured = supports_structured_output
-        self._default_headers = dict(default_headers or {})
-
-    @property
-    def model_id(self) -> str:
-        """The model name sent to the API."""
-        return self._model
-
-    @property
-    def provider(self) -> str:
-        """Always ``"anthropic"``."""
-        return _PROVIDER
-
-    @property
-    def supports_structured_output(self) -> bool:
-        """Whether native schemas are answered through a forced tool call."""
-        return self._structured
-
-    @property
-    def base_url(self) -> str:
-        """The API root requests go to."""
-        return self._base_url
-
-    def __repr__(self) -> str:
-        key = "***" if self._api_key else None
-        return f"AnthropicModel({self._model!r}, base_url={self._base_url!r}, api_key={key!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model created it; an injected client is left open."""
-        if self._owns_client and self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def _secrets(self) -> tuple[str, ...]:
-        return (self._api_key,) if self._api_key else ()
 
     def _headers(self) -> dict[str, str]:
         headers = {
@@ -243,12 +186,6 @@ class AnthropicModel:
             body["tool_choice"] = {"type": "tool", "name": RESPOND_TOOL}
         body.update(settings.extra)
         return body
-
-    def _client_for_call(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient()
-            self._owns_client = True
-        return self._client
 
     async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
         """Ask the model; never raises for a provider, network or payload problem.

@@ -18,8 +18,7 @@ import copy
 import json
 import os
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Any, Final, Self, final
+from typing import Any, Final, final
 from urllib.parse import urlsplit
 
 import httpx
@@ -28,6 +27,7 @@ from returns.result import Failure, Result, Success
 from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters import _guard
 from scorecore_adapters._http import (
+    HttpJudgeBase,
     HttpReply,
     accepts_null,
     as_int,
@@ -141,7 +141,7 @@ def _usage(raw: object) -> JudgeUsage:
 
 
 @final
-class OpenAIChatModel:
+class OpenAIChatModel(HttpJudgeBase):
     """A judge answering through an OpenAI-compatible Chat Completions endpoint.
 
     Args:
@@ -178,18 +178,8 @@ class OpenAIChatModel:
     (False, 'http://localhost:11434/v1')
     """
 
-    __slots__ = (
-        "_api_key",
-        "_base_url",
-        "_client",
-        "_default_headers",
-        "_model",
-        "_organization",
-        "_owns_client",
-        "_structured",
-        "_timeout",
-        "_token_field",
-    )
+    __slots__ = ("_organization", "_token_field")
+    _provider = _PROVIDER
 
     def __init__(
         self,
@@ -203,73 +193,26 @@ class OpenAIChatModel:
         organization: str | None = None,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
-        if not model:
-            raise ValueError("OpenAIChatModel needs a model name")
-        self._model = model
-        self._base_url = (
-            base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
-        ).rstrip("/")
-        self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        self._client = client
-        self._owns_client = client is None
-        self._structured = (
-            _default_structured(model)
-            if supports_structured_output is None
-            else supports_structured_output
+        super().__init__(
+            model=model,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL,
+            api_key=api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),
+            client=client,
+            structured=(
+                _default_structured(model)
+                if supports_structured_output is None
+                else supports_structured_output
+            ),
+            timeout=timeout,
+            default_headers=default_headers,
         )
-        self._timeout = timeout
         self._organization = organization
-        self._default_headers = dict(default_headers or {})
         host = (urlsplit(self._base_url).hostname or "").lower()
         self._token_field = (
             "max_completion_tokens"
             if any(host == h or (h.startswith(".") and host.endswith(h)) for h in _OPENAI_HOSTS)
             else "max_tokens"
         )
-
-    @property
-    def model_id(self) -> str:
-        """The model name sent to the server."""
-        return self._model
-
-    @property
-    def provider(self) -> str:
-        """Always ``"openai"`` (the protocol), whichever server answers."""
-        return _PROVIDER
-
-    @property
-    def supports_structured_output(self) -> bool:
-        """Whether ``response_format`` ``json_schema`` is used for native schemas."""
-        return self._structured
-
-    @property
-    def base_url(self) -> str:
-        """The API root requests go to."""
-        return self._base_url
-
-    def __repr__(self) -> str:
-        key = "***" if self._api_key else None
-        return f"OpenAIChatModel({self._model!r}, base_url={self._base_url!r}, api_key={key!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model created it; an injected client is left open."""
-        if self._owns_client and self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def _secrets(self) -> tuple[str, ...]:
-        return (self._api_key,) if self._api_key else ()
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "application/json", **self._default_headers}
@@ -307,12 +250,6 @@ class OpenAIChatModel:
             }
         body.update(settings.extra)
         return body
-
-    def _client_for_call(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient()
-            self._owns_client = True
-        return self._client
 
     async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
         """Ask the model; never raises for a provider, network or payload problem.
