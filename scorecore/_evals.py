@@ -1,0 +1,1179 @@
+"""Batch evaluation: run scorers over a dataset, aggregate a report, store score rows.
+
+:func:`run_evals` streams items (never materialising the dataset), runs an optional target and
+every scorer per item with a concurrency limit, and folds each item into running totals, so
+memory stays flat however large the dataset is. A failing item, target, scorer or judge is
+recorded for that item and never aborts the batch.
+
+Storage is a port (:class:`ScoreStore`); the SQLite and PostgreSQL adapters live in
+``scorecore_adapters.storage``. Rows (:class:`ScoreRow`) follow Mastra's ``mastra_scorers``
+columns. Run ids are deterministic per (batch, item), so a batch run again with
+``resume=True`` skips what is already stored and finishes with exactly one row per
+(item, scorer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+import math
+import re
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, Protocol, TypeAlias, cast, final
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import attrs
+from anyio.streams.memory import MemoryObjectReceiveStream
+from returns.result import Success
+
+from scorecore._convert import to_mastra_json
+from scorecore._errors import ScorecoreError, ScorerRunError
+from scorecore._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._scorer import Scorer
+from scorecore._values import ScoreResult
+
+__all__ = [
+    "CompletedScore",
+    "EvalConfigError",
+    "EvalItem",
+    "EvalReport",
+    "GateResult",
+    "InvalidItem",
+    "ItemLike",
+    "ItemResult",
+    "OutcomeStatus",
+    "ScoreRow",
+    "ScoreStore",
+    "ScorerOutcome",
+    "ScorerSummary",
+    "StoreError",
+    "Threshold",
+    "ThresholdResult",
+    "redact_secrets",
+    "row_id",
+    "run_evals",
+]
+
+OutcomeStatus: TypeAlias = Literal["scored", "not_scorable", "failed"]
+"""How one scorer fared on one item."""
+
+REDACTED = "[REDACTED]"
+_RESERVED_EXTRA = frozenset({
+    "input", "output", "ground_truth", "run_id", "request_context", "expected_trajectory",
+    "runtime",
+})
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class EvalConfigError(ScorecoreError, ValueError):
+    """``run_evals`` was called wrongly (raised before any item runs).
+
+    Attributes:
+        field: the offending argument, e.g. ``"thresholds"``.
+        value: the offending value.
+    """
+
+    def __init__(self, message: str, *, field: str, value: Any = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
+
+
+class StoreError(ScorecoreError):
+    """A score store could not be reached, or could not read or write.
+
+    Raised by :class:`ScoreStore` implementations (never a driver's own exception); it aborts
+    :func:`run_evals`, since results could no longer be kept. Rows saved before the error
+    stay saved, so the batch can be resumed.
+
+    Attributes:
+        store: where the store lives, with any password removed (e.g. ``"sqlite:scores.db"``).
+        operation: what was attempted (``"open"``, ``"save"``, ``"completed"``, ``"list_run"``).
+    """
+
+    def __init__(self, message: str, *, store: str, operation: str) -> None:
+        super().__init__(message)
+        self.store = store
+        self.operation = operation
+
+
+# --------------------------------------------------------------------------- items
+
+
+def _check_request_context(
+    _instance: object, _attribute: attrs.Attribute[Any], value: object
+) -> None:
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(
+            f"EvalItem.request_context must be a mapping or None, got {value!r:.200}"
+        )
+
+
+def _check_id(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise TypeError(f"EvalItem.id must be a non-empty str or None, got {value!r:.200}")
+
+
+def _check_extra(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"EvalItem.extra must be a mapping, got {value!r:.200}")
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(f"EvalItem.extra keys must be str, got {key!r:.200}")
+        if key in _RESERVED_EXTRA:
+            raise ValueError(
+                f"EvalItem.extra must not contain {key!r}: it is a field of the run; "
+                f"set it on the item instead"
+            )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class EvalItem:
+    """One dataset item: what the scorers see for it.
+
+    ``output`` is ignored when :func:`run_evals` has a ``target`` (the target's return value
+    is the output). ``id`` names the item in run ids and stored rows; without one the
+    item's position is used. ``extra`` keys reach the scorers as the run's extra keys.
+
+    >>> EvalItem(input="2+2?", output="4", ground_truth="4", id="sum").id
+    'sum'
+    """
+
+    input: Any
+    output: Any = None
+    ground_truth: Any = None
+    request_context: Mapping[str, Any] | None = attrs.field(
+        default=None, validator=_check_request_context
+    )
+    expected_trajectory: Any = None
+    id: str | None = attrs.field(default=None, validator=_check_id)
+    extra: Mapping[str, Any] = attrs.field(factory=dict, validator=_check_extra)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class InvalidItem:
+    """A placeholder a data source yields for an item it could not read.
+
+    :func:`run_evals` records it as a failed item with ``reason`` (and stores a failed row per
+    scorer), then goes on. The command line yields one for a malformed JSONL line.
+
+    >>> InvalidItem(reason="data.jsonl:3: invalid JSON").reason
+    'data.jsonl:3: invalid JSON'
+    """
+
+    reason: str
+    id: str | None = attrs.field(default=None, validator=_check_id)
+
+
+ItemLike: TypeAlias = EvalItem | Mapping[str, Any] | InvalidItem
+"""What a dataset yields: an :class:`EvalItem`, a mapping with the same keys, or a placeholder."""
+
+_KEYS: Mapping[str, str] = {
+    "input": "input",
+    "output": "output",
+    "ground_truth": "ground_truth",
+    "groundTruth": "ground_truth",
+    "request_context": "request_context",
+    "requestContext": "request_context",
+    "expected_trajectory": "expected_trajectory",
+    "expectedTrajectory": "expected_trajectory",
+    "id": "id",
+    "extra": "extra",
+}
+_ACCEPTED = "input, output, ground_truth, request_context, expected_trajectory, id, extra"
+
+
+def _short(value: object, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _item_from(raw: object, index: int, *, needs_output: bool) -> EvalItem | str:
+    """Turn what the dataset yielded into an item, or say (one line) why it cannot be."""
+    where = f"item #{index}"
+    if isinstance(raw, EvalItem):
+        return raw
+    if isinstance(raw, InvalidItem):
+        return raw.reason
+    if not isinstance(raw, Mapping):
+        return (
+            f"{where}: expected a mapping or EvalItem, got {type(raw).__name__} {_short(raw)}"
+        )
+    fields: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = _KEYS.get(key) if isinstance(key, str) else None
+        if name is None:
+            return (
+                f"{where}: unknown field {key!r} (accepted: {_ACCEPTED}; "
+                f"put anything else under 'extra')"
+            )
+        if name in fields:
+            return f"{where}: field {name!r} given twice (snake_case and camelCase)"
+        fields[name] = value
+    if "input" not in fields:
+        return f"{where}: missing field 'input'"
+    if needs_output and "output" not in fields:
+        return f"{where}: missing field 'output' (and no target to produce it)"
+    item_id = fields.get("id")
+    if isinstance(item_id, int) and not isinstance(item_id, bool):
+        fields["id"] = str(item_id)
+    if fields.get("extra") is None:
+        fields.pop("extra", None)
+    try:
+        return EvalItem(**fields)
+    except (TypeError, ValueError) as exc:
+        return f"{where}: {exc}"
+
+
+# --------------------------------------------------------------------------- outcomes
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScorerOutcome:
+    """How one scorer fared on one item.
+
+    Attributes:
+        scorer_id: the scorer.
+        status: ``"scored"``, ``"not_scorable"`` or ``"failed"``.
+        score: the score when scored.
+        reason: the scorer's reason (or the not-scorable reason).
+        error: one line saying why it failed, when it failed.
+        result: the full result of a run that succeeded in this call.
+        run_error: the run's error value, when the scorer returned ``Failure``.
+        resumed: ``True`` when the outcome was read from the store (resume), not run again.
+    """
+
+    scorer_id: str
+    status: OutcomeStatus
+    score: float | None = None
+    reason: str | None = None
+    error: str | None = None
+    result: ScoreResult[Any, Any] | None = attrs.field(default=None, eq=False, repr=False)
+    run_error: ScorerRunError | None = attrs.field(default=None, eq=False, repr=False)
+    resumed: bool = False
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ItemResult:
+    """Everything that happened to one item.
+
+    Attributes:
+        index: the item's position in the dataset (0-based).
+        item_id: the item's own id, if it had one.
+        run_id: the deterministic run id, ``f"{batch_id}:{item_id}"`` or
+            ``f"{batch_id}:#{index}"``.
+        item: the item, or ``None`` when it could not be read.
+        output: the output that was scored (the target's, or the item's).
+        error: why the whole item failed (unreadable item, raising target), else ``None``.
+        outcomes: one outcome per scorer, in the scorers' order.
+    """
+
+    index: int
+    item_id: str | None
+    run_id: str
+    item: EvalItem | None
+    output: Any = None
+    error: str | None = None
+    outcomes: tuple[ScorerOutcome, ...] = ()
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+def _unit(owner: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{owner} must be a number in [0, 1] or None, got {value!r}")
+    if not math.isfinite(value) or not 0 <= value <= 1:
+        raise ValueError(f"{owner} must be a finite number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _check_bound(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    _unit(f"Threshold.{attribute.name}", value)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Threshold:
+    """Bounds a scorer's mean score must stay within (inclusive), each in [0, 1].
+
+    A plain number given to ``run_evals(thresholds=...)`` means ``Threshold(min=number)``.
+
+    >>> Threshold(min=0.7).check(0.75), Threshold(min=0.2, max=0.5).check(0.6)
+    (True, False)
+    >>> Threshold(min=0.7).check(None)
+    False
+    """
+
+    min: float | None = attrs.field(default=None, validator=_check_bound)
+    max: float | None = attrs.field(default=None, validator=_check_bound)
+
+    def __attrs_post_init__(self) -> None:
+        if self.min is None and self.max is None:
+            raise ValueError("Threshold needs min, max or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"Threshold.min ({self.min}) must not exceed max ({self.max})")
+
+    def check(self, mean: float | None) -> bool:
+        """Whether ``mean`` is within the bounds; no mean (nothing scored) never passes."""
+        if mean is None or not math.isfinite(mean):
+            return False
+        if self.min is not None and mean < self.min:
+            return False
+        return self.max is None or mean <= self.max
+
+    def describe(self) -> str:
+        """``">= 0.7"``, ``"<= 0.3"`` or ``"0.2..0.5"``."""
+        if self.max is None:
+            return f">= {self.min:g}"
+        if self.min is None:
+            return f"<= {self.max:g}"
+        return f"{self.min:g}..{self.max:g}"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ThresholdResult:
+    """Whether a scorer's mean met its threshold."""
+
+    scorer_id: str
+    threshold: Threshold
+    mean: float | None
+    passed: bool
+
+
+@final
+@attrs.frozen(kw_only=True)
+class GateResult:
+    """Whether a gate scorer averaged 1.0 (every scored item got the full score)."""
+
+    scorer_id: str
+    mean: float | None
+    passed: bool
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScorerSummary:
+    """One scorer's aggregate over the batch.
+
+    ``mean`` is the arithmetic mean of numeric scores; not-scorable and failed runs are
+    excluded and counted separately. ``None`` when nothing was scored.
+    """
+
+    scorer_id: str
+    mean: float | None
+    scored: int
+    not_scorable: int
+    failed: int
+
+    @property
+    def total(self) -> int:
+        """Every item the scorer saw."""
+        return self.scored + self.not_scorable + self.failed
+
+
+@final
+@attrs.frozen(kw_only=True)
+class EvalReport:
+    """The outcome of :func:`run_evals`.
+
+    Attributes:
+        batch_id: the batch's id (stored rows carry it; resume with it).
+        verdict: ``"passed"`` when every threshold and gate passed (or there were none),
+            else ``"failed"``.
+        total_items: items read from the dataset.
+        failed_items: items that failed as a whole (unreadable item or raising target).
+        scorers: per-scorer aggregates, in the scorers' order.
+        thresholds: the threshold checks, in the scorers' order.
+        gates: the gate checks, in the gates' order.
+        results: per-item results in dataset order, only with ``keep_results=True``.
+        duration: seconds, measured with the runtime's clock.
+    """
+
+    batch_id: str
+    verdict: Literal["passed", "failed"]
+    total_items: int
+    failed_items: int
+    scorers: tuple[ScorerSummary, ...]
+    thresholds: tuple[ThresholdResult, ...] = ()
+    gates: tuple[GateResult, ...] = ()
+    results: tuple[ItemResult, ...] | None = attrs.field(default=None, repr=False)
+    duration: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """``verdict == "passed"``."""
+        return self.verdict == "passed"
+
+    @property
+    def failed_checks(self) -> tuple[str, ...]:
+        """One line per failed threshold or gate, e.g. ``"threshold exact: 0.5 < 0.7"``."""
+        gates = [
+            f"gate {gate.scorer_id}: mean {_fmt(gate.mean)}, needs 1.0"
+            for gate in self.gates if not gate.passed
+        ]
+        thresholds = [
+            f"threshold {res.scorer_id}: mean {_fmt(res.mean)}, needs {res.threshold.describe()}"
+            for res in self.thresholds if not res.passed
+        ]
+        return (*gates, *thresholds)
+
+    def summary(self, scorer_id: str) -> ScorerSummary:
+        """The aggregate of one scorer.
+
+        Raises:
+            KeyError: no scorer has that id.
+        """
+        for summary in self.scorers:
+            if summary.scorer_id == scorer_id:
+                return summary
+        raise KeyError(scorer_id)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data (per-item results summarised, when kept)."""
+        out: dict[str, Any] = {
+            "batchId": self.batch_id,
+            "verdict": self.verdict,
+            "totalItems": self.total_items,
+            "failedItems": self.failed_items,
+            "durationSeconds": self.duration,
+            "scores": {s.scorer_id: s.mean for s in self.scorers},
+            "scorers": [
+                {"id": s.scorer_id, "mean": s.mean, "scored": s.scored,
+                 "notScorable": s.not_scorable, "failed": s.failed}
+                for s in self.scorers
+            ],
+            "thresholdResults": [
+                {"id": t.scorer_id, "passed": t.passed, "averageScore": t.mean,
+                 "threshold": {"min": t.threshold.min, "max": t.threshold.max}}
+                for t in self.thresholds
+            ],
+            "gateResults": [
+                {"id": g.scorer_id, "passed": g.passed, "score": g.mean} for g in self.gates
+            ],
+            "failedChecks": list(self.failed_checks),
+        }
+        if self.results is not None:
+            out["results"] = [
+                {
+                    "index": r.index, "itemId": r.item_id, "runId": r.run_id, "error": r.error,
+                    "scores": [
+                        {"scorerId": o.scorer_id, "status": o.status, "score": o.score,
+                         "reason": o.reason, "error": o.error, "resumed": o.resumed}
+                        for o in r.outcomes
+                    ],
+                }
+                for r in self.results
+            ]
+        return out
+
+
+_GATE = Threshold(min=1.0)
+
+
+def _fmt(mean: float | None) -> str:
+    return "n/a" if mean is None else f"{mean:.3g}"
+
+
+# --------------------------------------------------------------------------- storage port
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScoreRow:
+    """One stored score: a row of Mastra's ``mastra_scorers`` table (snake_case here).
+
+    Stores write the columns in camelCase (``scorerId``, ``runId`` …); ``status`` is
+    scorecore's own column (``"scored"``, ``"not_scorable"`` or ``"failed"``), and a row
+    that is not scored has ``score = None`` with the details in ``metadata``. ``created_at``
+    and ``updated_at`` are set by the store (``None`` on rows not yet saved).
+    """
+
+    id: str
+    scorer_id: str
+    run_id: str
+    batch_id: str
+    status: OutcomeStatus
+    score: float | None = None
+    reason: str | None = None
+    scorer: Mapping[str, Any] = attrs.field(factory=dict)
+    input: Any = None
+    output: Any = None
+    preprocess_step_result: Any = None
+    analyze_step_result: Any = None
+    preprocess_prompt: str | None = None
+    analyze_prompt: str | None = None
+    generate_score_prompt: str | None = None
+    generate_reason_prompt: str | None = None
+    additional_context: Mapping[str, Any] | None = None
+    request_context: Mapping[str, Any] | None = None
+    entity_type: str | None = None
+    entity: Mapping[str, Any] | None = None
+    entity_id: str | None = None
+    source: Literal["LIVE", "TEST"] = "TEST"
+    dataset_item_id: str | None = None
+    metadata: Mapping[str, Any] | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class CompletedScore:
+    """What a store remembers of a finished (run, scorer) pair, for resume."""
+
+    status: Literal["scored", "not_scorable"]
+    score: float | None = None
+    reason: str | None = None
+
+
+class ScoreStore(Protocol):
+    """Where score rows are kept (SQLite, PostgreSQL, … in ``scorecore_adapters.storage``).
+
+    Contract:
+
+    - ``save(rows)`` writes every row or none (one transaction), and is idempotent per
+      ``(run_id, scorer_id)``: saving a pair again replaces the earlier row (its
+      ``created_at`` is kept, ``updated_at`` changes), so there is never more than one row
+      per pair. When it returns, the rows are durable.
+    - ``completed(batch_id)`` maps each ``(run_id, scorer_id)`` of the batch whose row is
+      final (``"scored"`` or ``"not_scorable"``) to its outcome; failed rows are left out, so
+      a resumed batch runs them again.
+    - ``list_run(batch_id)`` returns the batch's rows, ordered by dataset position then
+      scorer id (insertion order where the position is unknown).
+    - Every method raises :class:`StoreError` (never a driver's exception) when the store
+      cannot be reached or the operation fails; nothing else.
+    """
+
+    async def save(self, rows: Sequence[ScoreRow], /) -> None:
+        """Upsert ``rows`` atomically (see the class contract)."""
+        ...
+
+    async def completed(self, batch_id: str, /) -> Mapping[tuple[str, str], CompletedScore]:
+        """The final outcomes already stored for ``batch_id``, keyed by (run id, scorer id)."""
+        ...
+
+    async def list_run(self, batch_id: str, /) -> Sequence[ScoreRow]:
+        """Every row stored for ``batch_id``."""
+        ...
+
+
+# --------------------------------------------------------------------------- redaction
+
+_SECRET_WORDS = frozenset({
+    "authorization", "auth", "token", "password", "passwd", "pwd", "secret", "cookie",
+    "apikey", "credential", "credentials", "bearer", "signature", "sessionid", "jwt",
+    "passphrase", "privatekey", "accesskey",
+})
+_SECRET_PAIRS = frozenset({
+    ("api", "key"), ("private", "key"), ("access", "key"), ("session", "id"),
+    ("secret", "key"), ("client", "secret"),
+})
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_AUTH_VALUE = re.compile(r"^\s*(bearer|basic|token)\s+\S", re.IGNORECASE)
+
+
+def _is_secret_key(key: str) -> bool:
+    words = [w.lower() for w in _WORDS.findall(key)]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
+
+
+def row_id(run_id: str, scorer_id: str) -> str:
+    """The stored row's id: a UUID-shaped digest of (run id, scorer id), stable across runs.
+
+    >>> row_id("b1:#0", "exact") == row_id("b1:#0", "exact") != row_id("b1:#0", "other")
+    True
+    """
+    digest = hashlib.sha256(f"{run_id}\x00{scorer_id}".encode()).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def redact_secrets(value: Any) -> Any:
+    """Replace secrets in a request context (nested) by ``"[REDACTED]"``.
+
+    A value is secret when its key names a credential (case-insensitive, any of ``_``, ``-``,
+    camelCase separating words: ``authorization``, ``token``, ``password``, ``secret``,
+    ``cookie``, ``api_key``, ``x-api-key``, ``private_key``, ``session_id`` …) or when the value
+    is a string that starts like an HTTP credential (``"Bearer …"``, ``"Basic …"``). Words
+    merely containing one (``max_tokens``) are kept.
+
+    >>> redact_secrets({"userId": "u1", "headers": {"Authorization": "Bearer x", "X-Api-Key": "k"},
+    ...                 "max_tokens": 10})
+    {'userId': 'u1', 'headers': {'Authorization': '[REDACTED]', 'X-Api-Key': '[REDACTED]'}, \
+'max_tokens': 10}
+    """
+    if isinstance(value, Mapping):
+        return {
+            k: REDACTED if isinstance(k, str) and _is_secret_key(k) else redact_secrets(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_secrets(v) for v in value]
+    if isinstance(value, str) and _AUTH_VALUE.match(value):
+        return REDACTED
+    return value
+
+
+# --------------------------------------------------------------------------- run_evals
+
+
+class _Aggregate:
+    __slots__ = ("failed", "not_scorable", "scored", "total")
+
+    def __init__(self) -> None:
+        self.scored = 0
+        self.not_scorable = 0
+        self.failed = 0
+        self.total = 0.0
+
+    def add(self, outcome: ScorerOutcome) -> None:
+        if outcome.status == "scored" and outcome.score is not None:
+            self.scored += 1
+            self.total += outcome.score
+        elif outcome.status == "not_scorable":
+            self.not_scorable += 1
+        else:
+            self.failed += 1
+
+    def summary(self, scorer_id: str) -> ScorerSummary:
+        mean = self.total / self.scored if self.scored else None
+        return ScorerSummary(scorer_id=scorer_id, mean=mean, scored=self.scored,
+                             not_scorable=self.not_scorable, failed=self.failed)
+
+
+_END: Any = object()
+
+
+class _Source:
+    """Pulls items one at a time from a sync or async iterable, numbering them."""
+
+    __slots__ = ("_async", "_index", "_iter", "_lock")
+
+    def __init__(self, data: Iterable[Any] | AsyncIterable[Any]) -> None:
+        self._index = 0
+        self._lock = anyio.Lock()
+        self._async: Any = None
+        self._iter: Iterator[Any] | None = None
+        if isinstance(data, AsyncIterable):
+            self._async = aiter(data)
+        else:
+            self._iter = iter(data)
+
+    async def next(self) -> tuple[int, Any]:
+        if self._iter is not None:
+            value = next(self._iter, _END)
+        else:
+            # Async generators refuse concurrent __anext__ calls; pull one at a time.
+            async with self._lock:
+                try:
+                    value = await anext(self._async)
+                except StopAsyncIteration:
+                    value = _END
+        index = self._index
+        if value is not _END:
+            self._index += 1
+        return index, value
+
+    @property
+    def count(self) -> int:
+        return self._index
+
+
+def _target_name(target: Callable[..., Any] | None) -> str | None:
+    if target is None:
+        return None
+    module = getattr(target, "__module__", None)
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    return f"{module}:{name}" if module else name
+
+
+def _scorer_json(scorer: Any) -> dict[str, Any]:
+    return {
+        "id": scorer.id,
+        "name": getattr(scorer, "name", scorer.id),
+        "description": getattr(scorer, "description", ""),
+        "hasJudge": bool(getattr(scorer, "has_judge", False)),
+    }
+
+
+class _Batch:
+    """The state of one ``run_evals`` call (private: one instance per call)."""
+
+    def __init__(
+        self,
+        *,
+        scorers: tuple[Any, ...],
+        target: Callable[[EvalItem], Any] | None,
+        store: ScoreStore | None,
+        on_item_complete: Callable[[ItemResult], Any] | None,
+        runtime: Runtime,
+        batch_id: str,
+        done: Mapping[tuple[str, str], CompletedScore],
+        keep_results: bool,
+    ) -> None:
+        self.scorers = scorers
+        self.scorer_json = {s.id: _scorer_json(s) for s in scorers}
+        self.target = target
+        self.target_name = _target_name(target)
+        self.store = store
+        self.on_item_complete = on_item_complete
+        self.runtime = runtime
+        self.batch_id = batch_id
+        self.done = done
+        self.aggregates = {s.id: _Aggregate() for s in scorers}
+        self.failed_items = 0
+        self.results: list[ItemResult] | None = [] if keep_results else None
+        self.error: BaseException | None = None
+
+    # ---- one item
+
+    async def process(self, index: int, raw: object) -> ItemResult:
+        item = _item_from(raw, index, needs_output=self.target is None)
+        if isinstance(item, str):
+            item_id = raw.id if isinstance(raw, InvalidItem) else _raw_id(raw)
+            run_id = self.run_id(index, item_id)
+            return self.failed_item(index, item_id, run_id, None, item)
+        run_id = self.run_id(index, item.id)
+        pending = [s for s in self.scorers if (run_id, s.id) not in self.done]
+        output = item.output
+        if pending and self.target is not None:
+            try:
+                output = self.target(item)
+                if inspect.isawaitable(output):
+                    output = await output
+            except Exception as exc:  # noqa: BLE001 - the user's target is the boundary
+                message = f"target raised {type(exc).__qualname__}: {exc}"
+                return self.failed_item(index, item.id, run_id, item, message)
+        outcomes: list[ScorerOutcome] = []
+        for scorer in self.scorers:
+            stored = self.done.get((run_id, scorer.id))
+            if stored is not None:
+                outcomes.append(ScorerOutcome(
+                    scorer_id=scorer.id, status=stored.status, score=stored.score,
+                    reason=stored.reason, resumed=True,
+                ))
+            else:
+                outcomes.append(await self.score(scorer, item, output, run_id))
+        return ItemResult(index=index, item_id=item.id, run_id=run_id, item=item, output=output,
+                          outcomes=tuple(outcomes))
+
+    def run_id(self, index: int, item_id: str | None) -> str:
+        return f"{self.batch_id}:{item_id}" if item_id else f"{self.batch_id}:#{index}"
+
+    def failed_item(
+        self, index: int, item_id: str | None, run_id: str, item: EvalItem | None, error: str
+    ) -> ItemResult:
+        outcomes = tuple(
+            ScorerOutcome(scorer_id=s.id, status="failed", error=error) for s in self.scorers
+        )
+        return ItemResult(index=index, item_id=item_id, run_id=run_id, item=item, error=error,
+                          outcomes=outcomes)
+
+    async def score(
+        self, scorer: Any, item: EvalItem, output: Any, run_id: str
+    ) -> ScorerOutcome:
+        try:
+            result = await scorer.run(
+                input=item.input, output=output, ground_truth=item.ground_truth,
+                request_context=item.request_context,
+                expected_trajectory=item.expected_trajectory, run_id=run_id,
+                runtime=self.runtime, **item.extra,
+            )
+        except Exception as exc:  # noqa: BLE001 - a scorer object (user code) is the boundary
+            return ScorerOutcome(
+                scorer_id=scorer.id, status="failed",
+                error=f"scorer raised {type(exc).__qualname__}: {exc}",
+            )
+        if isinstance(result, Success):
+            value: ScoreResult[Any, Any] = result.unwrap()
+            if value.not_scorable is not None:
+                return ScorerOutcome(scorer_id=scorer.id, status="not_scorable",
+                                     reason=value.not_scorable.reason, result=value)
+            return ScorerOutcome(scorer_id=scorer.id, status="scored", score=value.score,
+                                 reason=value.reason, result=value)
+        error = result.failure()
+        return ScorerOutcome(scorer_id=scorer.id, status="failed", error=str(error),
+                             run_error=error if isinstance(error, ScorerRunError) else None)
+
+    # ---- bookkeeping
+
+    def record(self, result: ItemResult) -> None:
+        if result.error is not None:
+            self.failed_items += 1
+        aggregates = self.aggregates
+        for outcome in result.outcomes:
+            aggregates[outcome.scorer_id].add(outcome)
+        if self.results is not None:
+            self.results.append(result)
+
+    def rows(self, result: ItemResult) -> list[ScoreRow]:
+        return [
+            self.row(result, outcome) for outcome in result.outcomes if not outcome.resumed
+        ]
+
+    def row(self, item_result: ItemResult, outcome: ScorerOutcome) -> ScoreRow:
+        item = item_result.item
+        score_result = outcome.result
+        if score_result is None and outcome.run_error is not None:
+            score_result = outcome.run_error.partial
+        data: Mapping[str, Any] = to_mastra_json(score_result) if score_result is not None else {}
+        metadata: dict[str, Any] = {"status": outcome.status, "itemIndex": item_result.index}
+        if outcome.error is not None:
+            metadata["error"] = outcome.error
+        if outcome.run_error is not None:
+            metadata["failedStep"] = outcome.run_error.failed_step
+            metadata["completedSteps"] = list(outcome.run_error.completed_steps)
+        if "notScorable" in data:
+            metadata["notScorable"] = data["notScorable"]
+        if "judge" in data:
+            metadata["judge"] = data["judge"]
+        context: dict[str, Any] = {}
+        if item is not None:
+            if item.ground_truth is not None:
+                context["groundTruth"] = item.ground_truth
+            if item.expected_trajectory is not None:
+                context["expectedTrajectory"] = item.expected_trajectory
+            context.update(item.extra)
+        request_context = item.request_context if item is not None else None
+        return ScoreRow(
+            id=row_id(item_result.run_id, outcome.scorer_id),
+            scorer_id=outcome.scorer_id,
+            run_id=item_result.run_id,
+            batch_id=self.batch_id,
+            status=outcome.status,
+            score=outcome.score,
+            reason=outcome.reason,
+            scorer=self.scorer_json[outcome.scorer_id],
+            input=data.get("input", item.input if item is not None else None),
+            output=data.get("output", item_result.output),
+            preprocess_step_result=data.get("preprocessStepResult"),
+            analyze_step_result=data.get("analyzeStepResult"),
+            preprocess_prompt=data.get("preprocessPrompt"),
+            analyze_prompt=data.get("analyzePrompt"),
+            generate_score_prompt=data.get("generateScorePrompt"),
+            generate_reason_prompt=data.get("generateReasonPrompt"),
+            additional_context=redact_secrets(context) if context else None,
+            request_context=(
+                None if request_context is None else redact_secrets(request_context)
+            ),
+            entity_type="EXTERNAL" if self.target_name else None,
+            entity={"id": self.target_name, "name": self.target_name}
+            if self.target_name else None,
+            entity_id=self.target_name,
+            source="TEST",
+            dataset_item_id=item_result.item_id,
+            metadata=metadata,
+        )
+
+    # ---- tasks
+
+    async def worker(
+        self,
+        source: _Source,
+        send: anyio.abc.ObjectSendStream[list[ScoreRow]] | None,
+        scope: anyio.CancelScope,
+    ) -> None:
+        try:
+            processed = 0
+            while True:
+                index, raw = await source.next()
+                if raw is _END:
+                    return
+                result = await self.process(index, raw)
+                self.record(result)
+                if send is not None:
+                    rows = self.rows(result)
+                    if rows:
+                        await send.send(rows)
+                if self.on_item_complete is not None:
+                    called = self.on_item_complete(result)
+                    if inspect.isawaitable(called):
+                        await called
+                processed += 1
+                if processed % 32 == 0:
+                    # Items with only synchronous work never yield; let others run now and then.
+                    await anyio.lowlevel.checkpoint()
+        except Exception as exc:  # noqa: BLE001 - re-raised by run_evals, outside the group
+            self.fail(exc, scope)
+
+    async def writer(
+        self, receive: MemoryObjectReceiveStream[list[ScoreRow]], scope: anyio.CancelScope
+    ) -> None:
+        store = self.store
+        assert store is not None  # noqa: S101 - only started with a store
+        try:
+            async with receive:
+                async for rows in receive:
+                    batch = list(rows)
+                    # Save whatever else is already queued with it: fewer, larger commits.
+                    while len(batch) < 512:
+                        try:
+                            batch.extend(receive.receive_nowait())
+                        except (anyio.WouldBlock, anyio.EndOfStream):
+                            break
+                    await store.save(batch)
+        except Exception as exc:  # noqa: BLE001 - re-raised by run_evals, outside the group
+            self.fail(exc, scope)
+
+    def fail(self, exc: BaseException, scope: anyio.CancelScope) -> None:
+        if self.error is None:
+            self.error = exc
+        scope.cancel()
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _raw_id(raw: object) -> str | None:
+    if isinstance(raw, Mapping):
+        value = raw.get("id")
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
+def _check_scorers(scorers: object, gates: object) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    if isinstance(scorers, Scorer) or not isinstance(scorers, Iterable) or isinstance(
+        scorers, str | bytes | Mapping
+    ):
+        raise EvalConfigError(
+            f"run_evals: scorers must be a list of scorers, got {_short(scorers)}"
+            + (" (wrap a single scorer in a list)" if isinstance(scorers, Scorer) else ""),
+            field="scorers", value=scorers,
+        )
+    chosen: list[Any] = []
+    for scorer in scorers:
+        if not isinstance(getattr(scorer, "id", None), str) or not callable(
+            getattr(scorer, "run", None)
+        ):
+            raise EvalConfigError(
+                f"run_evals: every scorer needs an 'id' and a 'run' method, got {_short(scorer)}",
+                field="scorers", value=scorer,
+            )
+        chosen.append(scorer)
+    gate_ids: list[str] = []
+    if gates is not None:
+        if isinstance(gates, str | bytes | Mapping) or not isinstance(gates, Iterable):
+            raise EvalConfigError(
+                f"run_evals: gates must be a list of scorer ids or scorers, got {_short(gates)}",
+                field="gates", value=gates,
+            )
+        for gate in gates:
+            if isinstance(gate, str):
+                gate_ids.append(gate)
+            elif isinstance(getattr(gate, "id", None), str) and callable(
+                getattr(gate, "run", None)
+            ):
+                gate_ids.append(gate.id)
+                if all(s is not gate for s in chosen) and all(s.id != gate.id for s in chosen):
+                    chosen.append(gate)
+            else:
+                raise EvalConfigError(
+                    f"run_evals: a gate must be a scorer id or a scorer, got {_short(gate)}",
+                    field="gates", value=gate,
+                )
+    if not chosen:
+        raise EvalConfigError("run_evals needs at least one scorer or gate", field="scorers",
+                              value=scorers)
+    seen: set[str] = set()
+    for scorer in chosen:
+        if scorer.id in seen:
+            raise EvalConfigError(
+                f"run_evals: two scorers share the id {scorer.id!r}; ids must be unique",
+                field="scorers", value=scorer.id,
+            )
+        seen.add(scorer.id)
+    for gate_id in gate_ids:
+        if gate_id not in seen:
+            raise EvalConfigError(
+                f"run_evals: gate {gate_id!r} is not one of the scorers "
+                f"({', '.join(sorted(seen))})", field="gates", value=gate_id,
+            )
+    return tuple(chosen), tuple(dict.fromkeys(gate_ids))
+
+
+def _check_thresholds(thresholds: object, ids: Sequence[str]) -> dict[str, Threshold]:
+    if thresholds is None:
+        return {}
+    if not isinstance(thresholds, Mapping):
+        raise EvalConfigError(
+            f"run_evals: thresholds must map scorer ids to a number or Threshold, "
+            f"got {_short(thresholds)}", field="thresholds", value=thresholds,
+        )
+    out: dict[str, Threshold] = {}
+    for key, value in thresholds.items():
+        if key not in ids:
+            raise EvalConfigError(
+                f"run_evals: threshold for unknown scorer {key!r} "
+                f"(scorers: {', '.join(ids)})", field="thresholds", value=key,
+            )
+        if isinstance(value, Threshold):
+            out[key] = value
+            continue
+        try:
+            bound = _unit(f"threshold for {key!r}", value)
+        except (TypeError, ValueError) as exc:
+            raise EvalConfigError(f"run_evals: {exc}", field="thresholds", value=value) from None
+        if bound is None:
+            raise EvalConfigError(
+                f"run_evals: threshold for {key!r} must be a number in [0, 1] or a Threshold, "
+                f"got None", field="thresholds", value=value,
+            )
+        out[key] = Threshold(min=bound)
+    return out
+
+
+async def run_evals(
+    data: Iterable[ItemLike] | AsyncIterable[ItemLike],
+    scorers: Iterable[Scorer[Any, Any]],
+    *,
+    target: Callable[[EvalItem], Any] | None = None,
+    concurrency: int = 8,
+    thresholds: Mapping[str, float | Threshold] | None = None,
+    gates: Iterable[str | Scorer[Any, Any]] | None = None,
+    store: ScoreStore | None = None,
+    on_item_complete: Callable[[ItemResult], Any] | None = None,
+    runtime: Runtime | None = None,
+    batch_id: str | None = None,
+    resume: bool = False,
+    keep_results: bool = False,
+) -> EvalReport:
+    """Run every scorer over every item of a dataset and report the aggregate.
+
+    Items are pulled from ``data`` lazily (an iterable or async iterable; never turned into a
+    list), at most ``concurrency`` at a time. For each item the ``target`` (if any) produces
+    the output, then every scorer runs, one after the other, with the run id
+    ``f"{batch_id}:{item id}"`` (or ``f"{batch_id}:#{index}"``). A bad item, a raising target,
+    a raising scorer or a failing judge is recorded for that item; the batch goes on.
+
+    Args:
+        data: the items: :class:`EvalItem` values or mappings with the keys ``input``,
+            ``output``, ``ground_truth`` (or ``groundTruth``), ``request_context`` (or
+            ``requestContext``), ``expected_trajectory``, ``id``, ``extra``.
+        scorers: the scorers to run (ids must be unique).
+        target: an (async) function of the item returning the output to score; its result
+            replaces the item's ``output``.
+        concurrency: the most items in flight at once (>= 1).
+        thresholds: scorer id → minimum mean (a number) or a :class:`Threshold`.
+        gates: scorers (or their ids) that must average 1.0; scorers given here are run
+            even when not in ``scorers``.
+        store: where each item's rows are saved as soon as it completes.
+        on_item_complete: called (sync or async) with each :class:`ItemResult` as it completes,
+            in completion order, after its rows were queued for the store.
+        runtime: clock, sleep and ids for scorers and the duration; the real one by default.
+        batch_id: the batch's id; a fresh id from the runtime by default.
+        resume: skip (run id, scorer id) pairs the store already holds as final for
+            ``batch_id`` (needs ``store`` and ``batch_id``); failed pairs run again.
+        keep_results: keep every :class:`ItemResult` in ``report.results`` (memory grows
+            with the dataset; off by default).
+
+    Returns:
+        The :class:`EvalReport`: per-scorer means and counts, threshold and gate results, and
+        the verdict (``"failed"`` if any threshold or gate failed).
+
+    Raises:
+        EvalConfigError: a bad argument (before any item runs).
+        StoreError: the store failed; rows saved so far stay, resume to finish.
+
+    >>> import anyio
+    >>> from scorecore import create_scorer
+    >>> exact = create_scorer(id="exact", description="Exact match").generate_score(
+    ...     lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+    >>> data = [{"input": "2+2?", "output": "4", "ground_truth": "4"},
+    ...         {"input": "3+3?", "output": "7", "groundTruth": "6"}]
+    >>> report = anyio.run(lambda: run_evals(data, [exact], thresholds={"exact": 0.5}))
+    >>> report.summary("exact").mean, report.verdict
+    (0.5, 'passed')
+    """
+    chosen, gate_ids = _check_scorers(scorers, gates)
+    ids = [s.id for s in chosen]
+    checks = _check_thresholds(thresholds, ids)
+    if not _is_int(concurrency) or concurrency < 1:
+        raise EvalConfigError(
+            f"run_evals: concurrency must be an int >= 1, got {concurrency!r}",
+            field="concurrency", value=concurrency,
+        )
+    if isinstance(data, str | bytes | Mapping) or not isinstance(data, Iterable | AsyncIterable):
+        raise EvalConfigError(
+            f"run_evals: data must be an iterable or async iterable of items, "
+            f"got {_short(data)}", field="data", value=data,
+        )
+    if target is not None and not callable(target):
+        raise EvalConfigError(f"run_evals: target must be callable, got {_short(target)}",
+                              field="target", value=target)
+    if batch_id is not None and (not isinstance(cast(object, batch_id), str) or not batch_id):
+        raise EvalConfigError(f"run_evals: batch_id must be a non-empty str, got {batch_id!r}",
+                              field="batch_id", value=batch_id)
+    if resume and (store is None or batch_id is None):
+        raise EvalConfigError(
+            "run_evals: resume=True needs the store and the batch_id of the batch to resume",
+            field="resume", value=resume,
+        )
+    rt = runtime or DEFAULT_RUNTIME
+    batch_id = batch_id or rt.new_id()
+    started = rt.clock()
+    done: Mapping[tuple[str, str], CompletedScore] = {}
+    if resume and store is not None:
+        done = await store.completed(batch_id)
+    batch = _Batch(
+        scorers=chosen, target=target, store=store, on_item_complete=on_item_complete,
+        runtime=rt, batch_id=batch_id, done=done, keep_results=keep_results,
+    )
+    source = _Source(data)
+    async with anyio.create_task_group() as group:
+        scope = group.cancel_scope
+        if store is not None:
+            send, receive = anyio.create_memory_object_stream[list[ScoreRow]](concurrency)
+            group.start_soon(batch.writer, receive, scope)
+            async with send, anyio.create_task_group() as workers:
+                for _ in range(concurrency):
+                    workers.start_soon(batch.worker, source, send, scope)
+        else:
+            for _ in range(concurrency):
+                group.start_soon(batch.worker, source, None, scope)
+    if batch.error is not None:
+        raise batch.error
+    summaries = tuple(batch.aggregates[s].summary(s) for s in ids)
+    by_id = {s.scorer_id: s for s in summaries}
+    threshold_results = tuple(
+        ThresholdResult(scorer_id=sid, threshold=checks[sid], mean=by_id[sid].mean,
+                        passed=checks[sid].check(by_id[sid].mean))
+        for sid in ids if sid in checks
+    )
+    gate_results = tuple(
+        GateResult(scorer_id=gid, mean=by_id[gid].mean, passed=_GATE.check(by_id[gid].mean))
+        for gid in gate_ids
+    )
+    passed = all(t.passed for t in threshold_results) and all(g.passed for g in gate_results)
+    results = None
+    if batch.results is not None:
+        results = tuple(sorted(batch.results, key=lambda r: r.index))
+    return EvalReport(
+        batch_id=batch_id,
+        verdict="passed" if passed else "failed",
+        total_items=source.count,
+        failed_items=batch.failed_items,
+        scorers=summaries,
+        thresholds=threshold_results,
+        gates=gate_results,
+        results=results,
+        duration=rt.clock() - started,
+    )
