@@ -1,0 +1,397 @@
+"""Tests of ``Scorer.run`` with function steps: context, prepare_run, failures, not_scorable."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from returns.primitives.exceptions import UnwrapFailedError
+from returns.result import Failure, Success
+
+from scorecore import (
+    InvalidScore,
+    InvalidStepValue,
+    PrepareRunFailed,
+    Runtime,
+    ScorerRun,
+    ScorerRunError,
+    StepRaised,
+    create_scorer,
+    is_not_scorable,
+    not_scorable,
+)
+from scorecore_adapters.testing import virtual_runtime
+from tests import strategies as sts
+from tests.strategies import STEPS
+
+pytestmark = pytest.mark.anyio
+
+
+def fixed_runtime() -> Runtime:
+    return Runtime(new_id=lambda: "fixed-id")
+
+
+async def test_sync_and_async_steps_see_earlier_results_only(anyio_backend: str) -> None:
+    """Sync and async steps run in order; ``ctx.results`` holds only the steps already run."""
+    seen: dict[str, tuple[Any, Any]] = {}
+
+    def record(name: str, ctx: Any) -> None:
+        seen[name] = (ctx.results.preprocess_step_result, ctx.results.analyze_step_result)
+
+    async def preprocess(ctx: Any) -> str:
+        record("preprocess", ctx)
+        await anyio.lowlevel.checkpoint()
+        return "P"
+
+    def analyze(ctx: Any) -> dict[str, int]:
+        record("analyze", ctx)
+        return {"n": 3}
+
+    async def score(ctx: Any) -> float:
+        record("generate_score", ctx)
+        return ctx.results.analyze_step_result["n"] / 4
+
+    def reason(ctx: Any) -> str:
+        record("generate_reason", ctx)
+        return f"score={ctx.score}"
+
+    scorer = (create_scorer(id="s", description="d").preprocess(preprocess).analyze(analyze)
+              .generate_score(score).generate_reason(reason))
+    result = (await scorer.run(input="i", output="o", runtime=fixed_runtime())).unwrap()
+    assert seen == {
+        "preprocess": (None, None),
+        "analyze": ("P", None),
+        "generate_score": ("P", {"n": 3}),
+        "generate_reason": ("P", {"n": 3}),
+    }
+    assert result.score == 0.75
+    assert result.reason == "score=0.75"
+    assert result.preprocess_step_result == "P"
+    assert result.analyze_step_result == {"n": 3}
+    assert result.run.run_id == "fixed-id"
+    assert result.not_scorable is None
+
+
+async def test_lambda_returning_awaitable_is_awaited(anyio_backend: str) -> None:
+    """A sync callable that returns an awaitable (e.g. a lambda calling an async function) works."""
+
+    async def half(ctx: Any) -> float:
+        return 0.5
+
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: half(ctx))  # noqa: PLW0108
+    assert (await scorer.run(input=1, output=2)).unwrap().score == 0.5
+
+
+async def test_run_fields_and_extra_keys_reach_steps_and_result(anyio_backend: str) -> None:
+    """Every run field and any extra keyword is in ``ctx.run`` and in the result's run."""
+    seen: list[ScorerRun[Any, Any]] = []
+
+    def score(ctx: Any) -> float:
+        seen.append(ctx.run)
+        return 1
+
+    scorer = create_scorer(id="s", description="d").generate_score(score)
+    result = (await scorer.run(
+        input="i", output="o", ground_truth="g", run_id="r", request_context={"u": 1},
+        expected_trajectory=["t"], source="ci", batch=7,
+    )).unwrap()
+    assert seen[0] == result.run
+    assert result.run == ScorerRun(
+        input="i", output="o", run_id="r", ground_truth="g", request_context={"u": 1},
+        expected_trajectory=["t"], extra={"source": "ci", "batch": 7},
+    )
+    assert result.score == 1.0
+    assert isinstance(result.score, float)
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_prepare_run_runs_first_and_may_set_run_id(
+    anyio_backend: str, is_async: bool
+) -> None:
+    """prepare_run (sync or async) transforms the run before any step; its run_id is kept."""
+    calls: list[str] = []
+
+    def sync_prepare(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
+        calls.append("prepare")
+        return ScorerRun(input=run.input, output=run.output.upper(), run_id="from-prepare")
+
+    async def async_prepare(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
+        return sync_prepare(run)
+
+    def score(ctx: Any) -> float:
+        calls.append("score")
+        assert ctx.run.output == "OUT"
+        return 1.0
+
+    new_ids: list[str] = []
+
+    def new_id() -> str:
+        new_ids.append("x")
+        return "generated"
+
+    scorer = create_scorer(
+        id="s", description="d", prepare_run=async_prepare if is_async else sync_prepare
+    ).generate_score(score)
+    result = (await scorer.run(input="i", output="out", runtime=Runtime(new_id=new_id))).unwrap()
+    assert calls == ["prepare", "score"]
+    assert result.run.run_id == "from-prepare"
+    assert result.run.output == "OUT"
+    assert new_ids == []
+
+
+async def test_run_id_generated_only_when_missing(anyio_backend: str) -> None:
+    """The runtime's id source is asked for an id only when the run has none."""
+    ids = iter(["id-1", "id-2"])
+    runtime = Runtime(new_id=lambda: next(ids))
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: 0)
+    assert (await scorer.run(input=1, output=1, run_id="given", runtime=runtime)).unwrap().run_id \
+        == "given"
+    assert (await scorer.run(input=1, output=1, runtime=runtime)).unwrap().run_id == "id-1"
+    assert (await scorer.run(input=1, output=1, runtime=runtime)).unwrap().run_id == "id-2"
+
+
+async def test_default_run_id_is_a_uuid4(anyio_backend: str) -> None:
+    """Without a runtime, run ids are fresh uuid4 strings."""
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: 0)
+    first = (await scorer.run(input=1, output=1)).unwrap().run_id
+    second = (await scorer.run(input=1, output=1)).unwrap().run_id
+    assert first != second
+    assert len(first) == 36
+    assert first[14] == "4"
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_prepare_run_raising_is_a_failure(anyio_backend: str, is_async: bool) -> None:
+    """prepare_run raising gives Failure naming prepare_run; no step runs."""
+    ran: list[str] = []
+
+    def boom(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
+        raise KeyError("missing")
+
+    async def aboom(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
+        return boom(run)
+
+    scorer = create_scorer(id="s", description="d", prepare_run=aboom if is_async else boom) \
+        .generate_score(lambda ctx: ran.append("x") or 1.0)
+    error = (await scorer.run(input=1, output=2)).failure()
+    assert error.failed_step == "prepare_run"
+    assert error.completed_steps == ()
+    assert isinstance(error.cause, PrepareRunFailed)
+    assert error.cause.exception_type == "KeyError"
+    assert "missing" in error.cause.message
+    assert isinstance(error.cause.exception, KeyError)
+    assert ran == []
+
+
+@pytest.mark.parametrize("returned", [None, {"input": 1, "output": 2}, "run"])
+async def test_prepare_run_returning_non_run_is_a_failure(
+    anyio_backend: str, returned: Any
+) -> None:
+    """prepare_run returning something that is not a ScorerRun gives Failure naming it."""
+    scorer = create_scorer(id="s", description="d", prepare_run=lambda run: returned) \
+        .generate_score(lambda ctx: 1.0)
+    error = (await scorer.run(input=1, output=2)).failure()
+    assert error.failed_step == "prepare_run"
+    assert isinstance(error.cause, PrepareRunFailed)
+    assert repr(returned) in error.cause.message
+
+
+@pytest.mark.parametrize("failing", STEPS)
+async def test_step_raising_is_a_failure_with_partial_results(
+    anyio_backend: str, failing: str
+) -> None:
+    """A step raising gives Failure(StepRaised) naming it, the completed steps and their results."""
+    results = {"preprocess": "P", "analyze": "A", "generate_score": 0.25, "generate_reason": "R"}
+
+    def step(name: str) -> Any:
+        def run(ctx: Any) -> Any:
+            if name == failing:
+                raise ValueError(f"{name} broke")
+            return results[name]
+        return run
+
+    scorer = (create_scorer(id="s", description="d").preprocess(step("preprocess"))
+              .analyze(step("analyze")).generate_score(step("generate_score"))
+              .generate_reason(step("generate_reason")))
+    outcome = await scorer.run(input=1, output=2, run_id="r")
+    assert isinstance(outcome, Failure)
+    error = outcome.failure()
+    index = STEPS.index(failing)
+    assert error.scorer_id == "s"
+    assert error.failed_step == failing
+    assert error.completed_steps == STEPS[:index]
+    assert isinstance(error.cause, StepRaised)
+    assert error.cause.exception_type == "ValueError"
+    assert error.cause.message == f"{failing} broke"
+    assert "ValueError" in error.cause.traceback
+    assert error.partial.run.run_id == "r"
+    assert error.partial.preprocess_step_result == (results["preprocess"] if index > 0 else None)
+    assert error.partial.analyze_step_result == (results["analyze"] if index > 1 else None)
+    assert error.partial.score is None
+
+
+@pytest.mark.parametrize(
+    "bad", [True, False, math.nan, math.inf, -math.inf, "0.5", None, 10**400, [1], {"score": 1}]
+)
+async def test_generate_score_must_be_a_finite_real(anyio_backend: str, bad: Any) -> None:
+    """A bool, NaN, inf, str, None, huge int or container score is a Failure naming the value."""
+    scorer = create_scorer(id="s", description="d").preprocess(lambda ctx: "P") \
+        .generate_score(lambda ctx: bad)
+    error = (await scorer.run(input=1, output=2)).failure()
+    assert error.failed_step == "generate_score"
+    assert error.completed_steps == ("preprocess",)
+    assert isinstance(error.cause, InvalidScore)
+    assert error.cause.type_name == type(bad).__name__
+    assert error.cause.value_repr[:20] == repr(bad)[:20]
+    assert error.partial.preprocess_step_result == "P"
+
+
+@pytest.mark.parametrize("good", [0, -3, 2.5, 1e300, -0.0])
+async def test_any_finite_number_is_a_score(anyio_backend: str, good: float) -> None:
+    """Any finite int or float is accepted (no range check) and stored as a float."""
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: good)
+    result = (await scorer.run(input=1, output=2)).unwrap()
+    assert result.score == good
+    assert type(result.score) is float
+
+
+@pytest.mark.parametrize("bad", [None, 1, b"bytes", ["r"]])
+async def test_generate_reason_must_be_a_str(anyio_backend: str, bad: Any) -> None:
+    """A non-str reason is a Failure naming the value; the score is kept in partial."""
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: 0.5) \
+        .generate_reason(lambda ctx: bad)
+    error = (await scorer.run(input=1, output=2)).failure()
+    assert error.failed_step == "generate_reason"
+    assert error.completed_steps == ("generate_score",)
+    assert isinstance(error.cause, InvalidStepValue)
+    assert repr(bad) in error.cause.value_repr
+
+
+def failing_scorer() -> Any:
+    return create_scorer(id="acc", description="d").preprocess(lambda ctx: 1) \
+        .generate_score(lambda ctx: 1 / 0)
+
+
+def assert_readable(error: ScorerRunError) -> None:
+    message = str(error)
+    assert "'acc'" in message
+    assert "'generate_score'" in message
+    assert "preprocess" in message
+    assert "ZeroDivisionError" in message
+    assert "division by zero" in message
+
+
+async def test_unwrap_failure_carries_readable_run_error(anyio_backend: str) -> None:
+    """``.unwrap()`` on a Failure raises, chained from a ScorerRunError with a readable message."""
+    outcome = await failing_scorer().run(input=1, output=2)
+    with pytest.raises(Exception) as info:  # noqa: PT011 - the cause is what is checked
+        outcome.unwrap()
+    error = info.value if isinstance(info.value, ScorerRunError) else info.value.__cause__
+    assert isinstance(error, ScorerRunError)
+    assert_readable(error)
+    assert_readable(outcome.failure())
+
+
+@pytest.mark.xfail(
+    reason="returns' Failure.unwrap() raises UnwrapFailedError (empty message) from the "
+    "ScorerRunError, not the ScorerRunError itself as design.md §2 and docs/api.md promise",
+    raises=UnwrapFailedError,
+)
+async def test_unwrap_raises_the_run_error_itself(anyio_backend: str) -> None:
+    """``.unwrap()`` raises the ScorerRunError itself (design.md §2)."""
+    outcome = await failing_scorer().run(input=1, output=2)
+    with pytest.raises(ScorerRunError) as info:
+        outcome.unwrap()
+    assert_readable(info.value)
+
+
+def build_with_outcomes(outcomes: dict[str, Any]) -> Any:
+    def step(name: str) -> Any:
+        def run(ctx: Any) -> Any:
+            value = outcomes[name]
+            if isinstance(value, BaseException):
+                raise type(value)(*value.args)  # a fresh exception: no traceback carried over
+            return value
+        return run
+
+    return (create_scorer(id="s", description="d").preprocess(step("preprocess"))
+            .analyze(step("analyze")).generate_score(step("generate_score"))
+            .generate_reason(step("generate_reason")))
+
+
+@given(st.sampled_from(STEPS), st.none() | sts.text)
+def test_not_scorable_stops_exactly_at_the_step(step: str, reason: str | None) -> None:
+    """not_scorable from any step ends the run there; earlier results are kept, no score."""
+    outcomes: dict[str, Any] = {
+        "preprocess": "P", "analyze": "A", "generate_score": 0.5, "generate_reason": "R",
+    }
+    later = STEPS[STEPS.index(step) + 1:]
+    for name in later:
+        outcomes[name] = AssertionError(f"{name} must not run")
+    outcomes[step] = not_scorable(reason)
+    result = anyio.run(lambda: build_with_outcomes(outcomes).run(input=1, output=2)).unwrap()
+    assert result.score is None
+    assert result.reason is None
+    assert result.not_scorable is not None
+    assert result.not_scorable.step == step
+    assert result.not_scorable.reason == reason
+    index = STEPS.index(step)
+    assert result.preprocess_step_result == ("P" if index > 0 else None)
+    assert result.analyze_step_result == ("A" if index > 1 else None)
+
+
+def test_is_not_scorable_recognises_only_the_marker() -> None:
+    """``is_not_scorable`` is true for the marker only."""
+    assert is_not_scorable(not_scorable())
+    assert is_not_scorable(not_scorable("why"))
+    assert not is_not_scorable(None)
+    assert not is_not_scorable({"reason": "x"})
+
+
+exceptions = st.sampled_from(
+    [ValueError("v"), KeyError("k"), RuntimeError(), ZeroDivisionError("z"), TypeError("t"),
+     AssertionError("a"), LookupError(), ArithmeticError(), NotImplementedError()]
+)
+outcome_values = st.one_of(exceptions, sts.json_values, st.just(math.nan))
+
+
+@given(st.fixed_dictionaries(dict.fromkeys(STEPS, outcome_values)))
+def test_run_never_raises_for_what_steps_do(outcomes: dict[str, Any]) -> None:
+    """Whatever steps return or raise, ``run`` returns a Result and never raises."""
+    outcome = anyio.run(lambda: build_with_outcomes(outcomes).run(input=1, output=2))
+    assert isinstance(outcome, Success | Failure)
+    if isinstance(outcome, Failure):
+        error = outcome.failure()
+        assert error.failed_step in STEPS
+        assert error.completed_steps == STEPS[: STEPS.index(error.failed_step)]
+        if isinstance(outcomes[error.failed_step], BaseException):
+            assert isinstance(error.cause, StepRaised)
+    else:
+        assert outcome.unwrap().score == outcomes["generate_score"]
+
+
+@given(st.fixed_dictionaries(dict.fromkeys(STEPS, outcome_values)), sts.json_values, sts.text)
+def test_runs_are_deterministic_under_fixed_runtime(
+    outcomes: dict[str, Any], given_input: Any, output: str
+) -> None:
+    """The same inputs and runtime (virtual clock, fixed ids) give equal results."""
+
+    async def once() -> Any:
+        runtime, _ = virtual_runtime()
+        return await build_with_outcomes(outcomes).run(input=given_input, output=output,
+                                                       runtime=runtime)
+
+    first, second = anyio.run(once), anyio.run(once)
+    assert type(first) is type(second)
+    # repr, not ==: a NaN step result is never equal to itself, yet is the same result.
+    if isinstance(first, Success):
+        assert repr(first.unwrap()) == repr(second.unwrap())
+    else:
+        a, b = first.failure(), second.failure()
+        assert repr((a.failed_step, a.completed_steps, a.cause, a.partial)) == \
+            repr((b.failed_step, b.completed_steps, b.cause, b.partial))
+        assert str(a) == str(b)
