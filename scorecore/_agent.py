@@ -94,11 +94,12 @@ MessagePart: TypeAlias = TextPart | ToolInvocationPart | ReasoningPart | Generic
 class MessageContent:
     """A stored message's content (Mastra format 2).
 
-    ``parts`` is ``None`` when the message content was a plain string rather than a list of
-    parts (``filter_run`` always keeps such messages).
+    ``parts`` is ``None`` when the message has no parts array (its content was a plain
+    string; ``filter_run`` always keeps such messages, as Mastra does).
     """
 
-    parts: tuple[MessagePart, ...] | None = ()
+    # None, not (): Mastra JSON without a "parts" key has no parts array, and filterRun keeps it.
+    parts: tuple[MessagePart, ...] | None = None
     content: str | None = None
     format: Literal[2] = 2
     tool_invocations: tuple[ToolInvocation, ...] | None = None
