@@ -53,6 +53,7 @@ __all__ = [
     "StoreError",
     "Threshold",
     "ThresholdResult",
+    "item_from_mapping",
     "redact_secrets",
     "row_id",
     "run_evals",
@@ -196,41 +197,65 @@ def _short(value: object, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _fields_from(raw: Mapping[Any, Any], *, needs_output: bool) -> dict[str, Any] | str:
+    fields: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = _KEYS.get(key) if isinstance(key, str) else None
+        if name is None:
+            return (
+                f"unknown field {key!r} (accepted: {_ACCEPTED}; put anything else under 'extra')"
+            )
+        if name in fields:
+            return f"field {name!r} given twice (snake_case and camelCase)"
+        fields[name] = value
+    if "input" not in fields:
+        return "missing field 'input'"
+    if needs_output and "output" not in fields:
+        return "missing field 'output' (and no target to produce it)"
+    item_id = fields.get("id")
+    if isinstance(item_id, int) and not isinstance(item_id, bool):
+        fields["id"] = str(item_id)
+    if fields.get("extra") is None:
+        fields.pop("extra", None)
+    return fields
+
+
+def item_from_mapping(raw: Mapping[str, Any], *, needs_output: bool = False) -> EvalItem:
+    """Build an :class:`EvalItem` from a mapping with snake_case or Mastra camelCase keys.
+
+    An integer ``id`` becomes a string. ``needs_output`` makes a missing ``output`` an error.
+
+    Raises:
+        ValueError: an unknown or duplicated key, a missing ``input`` (or ``output``), or a
+            field of the wrong type; the message names the field and value.
+
+    >>> item_from_mapping({"input": "q", "output": "a", "groundTruth": "a", "id": 7}).id
+    '7'
+    """
+    fields = _fields_from(raw, needs_output=needs_output)
+    if isinstance(fields, str):
+        raise ValueError(fields)  # noqa: TRY004 - a bad dataset item is a value error
+    try:
+        return EvalItem(**fields)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _item_from(raw: object, index: int, *, needs_output: bool) -> EvalItem | str:
     """Turn what the dataset yielded into an item, or say (one line) why it cannot be."""
-    where = f"item #{index}"
     if isinstance(raw, EvalItem):
         return raw
     if isinstance(raw, InvalidItem):
         return raw.reason
     if not isinstance(raw, Mapping):
         return (
-            f"{where}: expected a mapping or EvalItem, got {type(raw).__name__} {_short(raw)}"
+            f"item #{index}: expected a mapping or EvalItem, "
+            f"got {type(raw).__name__} {_short(raw)}"
         )
-    fields: dict[str, Any] = {}
-    for key, value in raw.items():
-        name = _KEYS.get(key) if isinstance(key, str) else None
-        if name is None:
-            return (
-                f"{where}: unknown field {key!r} (accepted: {_ACCEPTED}; "
-                f"put anything else under 'extra')"
-            )
-        if name in fields:
-            return f"{where}: field {name!r} given twice (snake_case and camelCase)"
-        fields[name] = value
-    if "input" not in fields:
-        return f"{where}: missing field 'input'"
-    if needs_output and "output" not in fields:
-        return f"{where}: missing field 'output' (and no target to produce it)"
-    item_id = fields.get("id")
-    if isinstance(item_id, int) and not isinstance(item_id, bool):
-        fields["id"] = str(item_id)
-    if fields.get("extra") is None:
-        fields.pop("extra", None)
     try:
-        return EvalItem(**fields)
-    except (TypeError, ValueError) as exc:
-        return f"{where}: {exc}"
+        return item_from_mapping(raw, needs_output=needs_output)
+    except ValueError as exc:
+        return f"item #{index}: {exc}"
 
 
 # --------------------------------------------------------------------------- outcomes

@@ -1,0 +1,145 @@
+"""Demo scorers for ``make demo``: three function scorers and one LLM-judge scorer.
+
+Run them over the bundled dataset and keep every score in SQLite::
+
+    scorecore eval examples/demo_scorers.py --data examples/data/demo.jsonl \
+        --store sqlite:demo.sqlite --threshold keyword-coverage=0.5
+
+``llm-faithfulness`` asks an OpenAI-compatible judge (OpenAI, vLLM, Ollama, llama.cpp …) and
+runs only when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set (``OPENAI_MODEL`` picks the
+model, ``gpt-4o-mini`` by default); otherwise the command reports it as skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from scorecore import (
+    JudgeConfig,
+    PromptStep,
+    Scorer,
+    StepContext,
+    create_scorer,
+    not_scorable,
+)
+
+_WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
+
+
+def _words(text: object) -> list[str]:
+    return _WORD.findall(str(text).lower())
+
+
+# --- keyword coverage: which expected keywords does the answer mention? --------------------
+
+
+def _keywords(ctx: StepContext[Any, Any, None, None]) -> Any:
+    keywords = ctx.run.extra.get("keywords")
+    if not keywords:
+        return not_scorable("the item lists no keywords")
+    text = " ".join(_words(ctx.run.output))
+    found = [k for k in keywords if " ".join(_words(k)) in text]
+    missing = [k for k in keywords if k not in found]
+    return {"found": found, "missing": missing}
+
+
+keyword_coverage: Scorer[Any, Any] = (
+    create_scorer(id="keyword-coverage", description="Share of the keywords the answer mentions")
+    .analyze(_keywords)
+    .generate_score(lambda ctx: len(ctx.results.analyze_step_result["found"])
+                    / (len(ctx.results.analyze_step_result["found"])
+                       + len(ctx.results.analyze_step_result["missing"])))
+    .generate_reason(lambda ctx: "missing: " + ", ".join(ctx.results.analyze_step_result["missing"])
+                     if ctx.results.analyze_step_result["missing"] else "every keyword mentioned")
+)
+
+
+# --- answer match: does the answer state the reference answer? ----------------------------
+
+
+def _answer_match(ctx: StepContext[Any, Any, None, None]) -> Any:
+    if ctx.run.ground_truth is None:
+        return not_scorable("no ground truth")
+    expected = " ".join(_words(ctx.run.ground_truth))
+    said = " ".join(_words(ctx.run.output))
+    return 1.0 if f" {expected} " in f" {said} " else 0.0
+
+
+answer_match: Scorer[Any, Any] = (
+    create_scorer(id="answer-match", description="The answer contains the reference answer")
+    .generate_score(_answer_match)
+    .generate_reason(lambda ctx: "states the reference answer" if ctx.score == 1.0
+                     else f"does not state {ctx.run.ground_truth!r}")
+)
+
+
+# --- length sanity: neither a fragment nor an essay ----------------------------------------
+
+MIN_WORDS, MAX_WORDS = 4, 80
+
+
+def _length_score(ctx: StepContext[Any, Any, int, None]) -> float:
+    n = ctx.results.preprocess_step_result
+    if n < MIN_WORDS:
+        return n / MIN_WORDS
+    if n > MAX_WORDS:
+        return max(0.0, 1.0 - (n - MAX_WORDS) / MAX_WORDS)
+    return 1.0
+
+
+length_sanity: Scorer[Any, Any] = (
+    create_scorer(id="length-sanity", description=f"Answers of {MIN_WORDS}-{MAX_WORDS} words")
+    .preprocess(lambda ctx: len(_words(ctx.run.output)))
+    .generate_score(_length_score)
+    .generate_reason(lambda ctx: f"{ctx.results.preprocess_step_result} words")
+)
+
+
+# --- LLM faithfulness: only with a configured OpenAI-compatible judge ----------------------
+
+_CLAIMS_SCHEMA = {
+    "type": "object",
+    "properties": {"unsupported_claims": {"type": "array", "items": {"type": "string"}}},
+    "required": ["unsupported_claims"],
+}
+
+
+def _faithfulness() -> Scorer[Any, Any]:
+    # Imported lazily: the HTTP adapter is only needed when a judge is configured.
+    from scorecore_adapters.openai import OpenAIChatModel
+
+    judge = JudgeConfig(
+        model=OpenAIChatModel(os.environ.get("OPENAI_MODEL", "gpt-4o-mini")),
+        instructions="You are a strict fact checker. Reply with JSON only.",
+    )
+    return (
+        create_scorer(id="llm-faithfulness", description="No claims beyond the reference",
+                      judge=judge)
+        .analyze(PromptStep(
+            description="List claims the reference does not support",
+            output_schema=_CLAIMS_SCHEMA,
+            create_prompt=lambda ctx: (
+                f"Question: {ctx.run.input}\nReference answer: {ctx.run.ground_truth}\n"
+                f"Answer to check: {ctx.run.output}\n"
+                "List every claim in the answer that is wrong or not supported by the "
+                "reference answer."
+            ),
+        ))
+        .generate_score(lambda ctx: max(
+            0.0, 1.0 - len(ctx.results.analyze_step_result["unsupported_claims"]) / 3))
+        .generate_reason(
+            lambda ctx: "; ".join(ctx.results.analyze_step_result["unsupported_claims"])
+            or "no unsupported claims"
+        )
+    )
+
+
+scorers: list[Scorer[Any, Any]] = [keyword_coverage, answer_match, length_sanity]
+skipped_scorers: dict[str, str] = {}
+
+if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
+    scorers.append(_faithfulness())
+else:
+    skipped_scorers["llm-faithfulness"] = "set OPENAI_API_KEY or OPENAI_BASE_URL"
