@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger("scorecore.live")
-F = TypeVar("F", bound=Callable[..., Any])
+_F = TypeVar("_F", bound=Callable[..., Any])
 AnyScorer = Scorer[Any, Any, Any, Any]
 
 
@@ -351,7 +351,7 @@ class LiveScorer:
         default=None, validator=_check_callable
     )
 
-    def __call__(self, fn: F) -> F:
+    def __call__(self, fn: _F) -> _F:
         """Wrap ``fn`` (async or sync) so each successful call is scored in the background.
 
         The wrapper returns (or raises) exactly what ``fn`` does; a call that raises is not
@@ -374,7 +374,7 @@ class LiveScorer:
                 self._schedule(call_of(args, kwargs, result))
                 return result
 
-            return cast(F, async_wrapper)
+            return cast(_F, async_wrapper)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -382,7 +382,7 @@ class LiveScorer:
             self._schedule(call_of(args, kwargs, result))
             return result
 
-        return cast(F, wrapper)
+        return cast(_F, wrapper)
 
     def submit(
         self,
