@@ -103,7 +103,9 @@ def _import_file(path: Path, what: str) -> ModuleType:
         raise UsageError(f"cannot import {what} file {path}")
     module = importlib.util.module_from_spec(module_spec)
     # Let the file import its siblings, as `python path/to/file.py` would.
-    sys.path.insert(0, str(path.resolve().parent))
+    parent = str(path.resolve().parent)
+    if parent not in sys.path:
+        sys.path.insert(0, parent)
     sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
