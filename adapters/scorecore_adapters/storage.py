@@ -125,7 +125,7 @@ def _encode(value: Any) -> str | None:
 
 
 def _decode(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
+    return None if value is None else json.loads(value)
 
 
 def _params(row: ScoreRow, now: str | datetime) -> tuple[Any, ...]:
@@ -136,11 +136,12 @@ def _params(row: ScoreRow, now: str | datetime) -> tuple[Any, ...]:
     return (*values, now, now)
 
 
-def _row_from(record: Mapping[str, Any]) -> ScoreRow:
+def _row_from(record: Mapping[str, Any], *, json_text: bool) -> ScoreRow:
+    """A row from a record; ``json_text`` when JSON columns come back as text (SQLite)."""
     fields: dict[str, Any] = {}
     for column, is_json, attr in _COLUMNS:
         value = record[column]
-        fields[attr] = _decode(value) if is_json else value
+        fields[attr] = _decode(value) if is_json and json_text else value
     if fields["scorer"] is None:
         fields["scorer"] = {}
     for column, attr in (("createdAt", "created_at"), ("updatedAt", "updated_at")):
@@ -356,7 +357,8 @@ class SqliteScoreStore:
             return conn.execute(sql, (batch_id,)).fetchall()
 
         records: list[tuple[Any, ...]] = await self._call("list_run", read)
-        return [_row_from(dict(zip(_WRITTEN, record, strict=True))) for record in records]
+        return [_row_from(dict(zip(_WRITTEN, record, strict=True)), json_text=True)
+                for record in records]
 
 
 # --------------------------------------------------------------------------- PostgreSQL
@@ -594,7 +596,8 @@ class PostgresScoreStore:
     async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
         """Every row of ``batch_id``, by dataset position, then scorer id."""
         records = await self._run("list_run", self._list_sql(), (batch_id,))
-        return [_row_from(dict(zip(_WRITTEN, record, strict=True))) for record in records]
+        return [_row_from(dict(zip(_WRITTEN, record, strict=True)), json_text=False)
+                for record in records]
 
 
 # --------------------------------------------------------------------------- URLs

@@ -1,0 +1,221 @@
+"""Tests of the score stores (SQLite always, PostgreSQL when SCORECORE_TEST_POSTGRES_DSN is set)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scorecore import create_scorer, not_scorable
+from scorecore._evals import EvalItem, ScoreRow, StoreError, row_id, run_evals
+from scorecore_adapters.storage import (
+    PostgresScoreStore,
+    SqliteScoreStore,
+    open_store,
+    redact_url,
+)
+
+pytestmark = pytest.mark.anyio
+
+DSN_ENV = "SCORECORE_TEST_POSTGRES_DSN"
+DSN = os.environ.get(DSN_ENV)
+
+KINDS = [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.skipif(DSN is None, reason=f"{DSN_ENV} unset")),
+]
+
+
+class StepClock:
+    """A wall clock that moves one second per reading."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2025, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+def _drop_table(table: str) -> None:
+    import psycopg  # noqa: PLC0415 - only when PostgreSQL tests run
+
+    assert DSN is not None
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(f'DROP TABLE IF EXISTS "{table}"')  # type: ignore[arg-type]
+
+
+@asynccontextmanager
+async def make_store(kind: str, tmp_path: Path, clock: Any = None) -> AsyncIterator[Any]:
+    """Open a fresh store of the given kind (a unique table for PostgreSQL)."""
+    now = clock or StepClock()
+    if kind == "sqlite":
+        async with SqliteScoreStore(tmp_path / "scores.db", now=now) as store:
+            yield store
+        return
+    assert DSN is not None
+    table = f"t_{uuid.uuid4().hex[:12]}"
+    try:
+        async with PostgresScoreStore(DSN, table=table, now=now) as store:
+            yield store
+    finally:
+        _drop_table(table)
+
+
+def row(run_id: str, scorer_id: str = "s", *, status: Any = "scored", score: float | None = 0.5,
+        index: int = 0, batch_id: str = "b") -> ScoreRow:
+    return ScoreRow(
+        id=row_id(run_id, scorer_id), scorer_id=scorer_id, run_id=run_id, batch_id=batch_id,
+        status=status, score=score, reason="r", scorer={"id": scorer_id},
+        input={"q": "question", "n": [1, 2]}, output="answer", metadata={"itemIndex": index},
+        request_context={"user": "u"},
+    )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_save_is_idempotent_upsert(anyio_backend: str, kind: str, tmp_path: Path) -> None:
+    """Saving a (run, scorer) pair twice leaves one row: the newer values, the first createdAt."""
+    async with make_store(kind, tmp_path) as store:
+        await store.save([row("b:1"), row("b:2", index=1)])
+        await store.save([row("b:1", score=0.9)])
+        rows = await store.list_run("b")
+    assert [(r.run_id, r.score) for r in rows] == [("b:1", 0.9), ("b:2", 0.5)]
+    first = rows[0]
+    assert first.created_at is not None
+    assert first.updated_at is not None
+    assert first.updated_at > first.created_at
+    assert first.input == {"q": "question", "n": [1, 2]}
+    assert first.scorer == {"id": "s"}
+    assert first.metadata == {"itemIndex": 0}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_completed_lists_final_rows_only(
+    anyio_backend: str, kind: str, tmp_path: Path
+) -> None:
+    """completed() gives scored and not-scorable pairs of the batch, never failed ones."""
+    async with make_store(kind, tmp_path) as store:
+        await store.save([
+            row("b:1"),
+            row("b:2", status="not_scorable", score=None),
+            row("b:3", status="failed", score=None),
+            row("c:1", batch_id="c"),
+        ])
+        done = await store.completed("b")
+    assert set(done) == {("b:1", "s"), ("b:2", "s")}
+    assert done[("b:1", "s")].score == 0.5
+    assert done[("b:2", "s")].status == "not_scorable"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_odd_json_values_are_stored(anyio_backend: str, kind: str, tmp_path: Path) -> None:
+    """Non-finite floats and non-JSON objects are stored as strings, not rejected."""
+    odd = ScoreRow(id="x", scorer_id="s", run_id="r", batch_id="b", status="scored", score=1.0,
+                   input={"nan": float("nan"), "set": {1}}, output=object.__name__)
+    async with make_store(kind, tmp_path) as store:
+        await store.save([odd])
+        (stored,) = await store.list_run("b")
+    assert stored.input == {"nan": "nan", "set": [1]}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_run_evals_resume_against_store(
+    anyio_backend: str, kind: str, tmp_path: Path
+) -> None:
+    """A batch resumed against a real store ends with one row per pair, secrets redacted."""
+    fail_once = {3}
+
+    def step(ctx: Any) -> Any:
+        if ctx.run.input in fail_once:
+            raise RuntimeError("transient")
+        if ctx.run.input == 4:
+            return not_scorable("skip")
+        return 1.0
+
+    scorers = [
+        create_scorer(id="one", description="d").generate_score(step),
+        create_scorer(id="two", description="d").generate_score(lambda _: 0.5),
+    ]
+    data = [
+        EvalItem(input=i, output=i, id=f"item-{i}",
+                 request_context={"api_key": "sk-live", "headers": {"Cookie": "c"}, "u": i})
+        for i in range(6)
+    ]
+    async with make_store(kind, tmp_path) as store:
+        first = await run_evals(data, scorers, store=store, batch_id="batch-1", concurrency=3)
+        assert first.summary("one").failed == 1
+        fail_once.clear()
+        second = await run_evals(data, scorers, store=store, batch_id="batch-1", resume=True,
+                                 keep_results=True)
+        rows = await store.list_run("batch-1")
+    assert len(rows) == 12
+    assert len({(r.run_id, r.scorer_id) for r in rows}) == 12
+    assert {r.status for r in rows if r.scorer_id == "one"} == {"scored", "not_scorable"}
+    assert second.summary("one").scored == 5
+    assert second.summary("one").not_scorable == 1
+    assert second.results is not None
+    rerun = [o for r in second.results for o in r.outcomes if not o.resumed]
+    assert [(o.scorer_id, o.status) for o in rerun] == [("one", "scored")]
+    assert all(
+        r.request_context == {"api_key": "[REDACTED]", "headers": {"Cookie": "[REDACTED]"},
+                              "u": r.metadata["itemIndex"]}  # type: ignore[index]
+        for r in rows
+    )
+    assert [r.dataset_item_id for r in rows[:4]] == ["item-0", "item-0", "item-1", "item-1"]
+
+
+async def test_sqlite_uses_wal_and_unique_pairs(anyio_backend: str, tmp_path: Path) -> None:
+    """The SQLite file is in WAL mode with a unique (runId, scorerId) constraint."""
+    path = tmp_path / "scores.db"
+    async with SqliteScoreStore(path) as store:
+        await store.save([row("b:1")])
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute(
+                'INSERT INTO scorecore_scores ("id", "scorerId", "runId", "status", "createdAt",'
+                ' "updatedAt") VALUES (?, ?, ?, ?, ?, ?)', ("other", "s", "b:1", "scored", "", "")
+            )
+    finally:
+        conn.close()
+
+
+async def test_sqlite_unreachable_is_store_error(anyio_backend: str, tmp_path: Path) -> None:
+    """A file in a missing directory fails to open with StoreError naming the store."""
+    store = SqliteScoreStore(tmp_path / "missing" / "x.db")
+    with pytest.raises(StoreError, match=r"cannot open store sqlite:.*missing.*does not exist"):
+        await store.open()
+    with pytest.raises(StoreError, match="is not open"):
+        await store.save([row("b:1")])
+
+
+async def test_postgres_unreachable_is_store_error(anyio_backend: str) -> None:
+    """A refused connection is StoreError, with the password hidden."""
+    store = PostgresScoreStore("postgresql://u:hunter2@127.0.0.1:1/db", connect_timeout=2)
+    with pytest.raises(StoreError) as info:
+        await store.open()
+    assert "hunter2" not in str(info.value)
+    assert info.value.operation == "open"
+    assert "postgresql://u:***@127.0.0.1:1/db" in str(info.value)
+
+
+def test_open_store_urls(tmp_path: Path) -> None:
+    """open_store parses sqlite: and postgresql:// URLs and refuses others."""
+    assert isinstance(open_store("sqlite:x.db"), SqliteScoreStore)
+    assert open_store("sqlite:///tmp/x.db").url == "sqlite:/tmp/x.db"
+    assert isinstance(open_store("postgres://h/db"), PostgresScoreStore)
+    with pytest.raises(ValueError, match="unknown store URL 'mysql://u:\\*\\*\\*@h/db'"):
+        open_store("mysql://u:pw@h/db")
+    with pytest.raises(ValueError, match="names no file"):
+        open_store("sqlite:")
+    with pytest.raises(ValueError, match="plain SQL identifier"):
+        SqliteScoreStore(tmp_path / "x.db", table="x; DROP TABLE y")
+    assert redact_url("postgresql://h/db") == "postgresql://h/db"
