@@ -150,7 +150,8 @@ async def _call_with_retries(
             stop = "no_error_processors" if error.is_retryable else "not_retryable"
             return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
         if retry_count >= judge.max_processor_retries:
-            stop = "budget_spent"
+            # An error that would never be retried stops for that reason, not for the budget.
+            stop = "budget_spent" if error.is_retryable else "not_retryable"
             return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
         decision = await _decide_retry(judge, error, retry_count, request, tally)
         if decision is None:
