@@ -235,7 +235,7 @@ class JsonlReader:
                 where = f"{self.path}:{number}"
                 problem: str
                 try:
-                    value = json.loads(line)
+                    value = json.loads(line.strip())
                 except json.JSONDecodeError as exc:
                     problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
                 else:

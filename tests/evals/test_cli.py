@@ -1,0 +1,231 @@
+"""Tests of the ``scorecore`` command: eval, show, exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scorecore_adapters.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "examples" / "demo_scorers.py"
+DEMO_DATA = ROOT / "examples" / "data" / "demo.jsonl"
+
+SCORERS = '''
+from scorecore import create_scorer
+
+exact = create_scorer(id="exact", description="d").generate_score(
+    lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+half = create_scorer(id="half", description="d").generate_score(lambda ctx: 0.5)
+'''
+
+TARGET = '''
+async def upper(item):
+    return str(item.input).upper()
+
+def broken(item):
+    raise RuntimeError("agent down")
+'''
+
+
+@pytest.fixture(autouse=True)
+def _no_llm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's LLM scorer stays skipped in tests."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def write_jsonl(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def rows(db: Path) -> list[tuple[str, str, str]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            'SELECT "batchId", "scorerId", "status" FROM scorecore_scores ORDER BY "runId"'
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def scorers_file(tmp_path: Path) -> Path:
+    path = tmp_path / "my_scorers.py"
+    path.write_text(SCORERS)
+    return path
+
+
+def test_demo_passes_and_reports_skipped_llm(tmp_path: Path) -> None:
+    """The README demo passes its threshold, reports the LLM scorer skipped, writes a report."""
+    db = tmp_path / "demo.sqlite"
+    report = tmp_path / "report.json"
+    code, out, err = run("eval", str(DEMO), "--data", str(DEMO_DATA), "--store", f"sqlite:{db}",
+                         "--threshold", "keyword-coverage=0.5", "--output", str(report),
+                         "--batch-id", "demo-1")
+    assert code == 0, err
+    assert "skipped: llm-faithfulness (set OPENAI_API_KEY or OPENAI_BASE_URL)" in out
+    assert "verdict: passed" in out
+    assert "keyword-coverage" in out
+    document = json.loads(report.read_text())
+    assert document["verdict"] == "passed"
+    assert document["totalItems"] == 12
+    assert document["skipped"] == {"llm-faithfulness": "set OPENAI_API_KEY or OPENAI_BASE_URL"}
+    assert len(rows(db)) == 36
+    code, out, _ = run("show", "demo-1", "--store", f"sqlite:{db}")
+    assert code == 0
+    assert "http-429" in out
+    assert out.strip().endswith("36 rows (4 not_scorable, 32 scored)")
+
+
+def test_failed_threshold_exits_one(tmp_path: Path) -> None:
+    """A threshold that is not met makes the command exit 1 and say which one."""
+    code, out, _ = run("eval", str(DEMO), "--data", str(DEMO_DATA), "--store",
+                       f"sqlite:{tmp_path / 'x.db'}", "--threshold", "answer-match=0.9:1")
+    assert code == 1
+    assert "failed: threshold answer-match: mean 0.75, needs 0.9..1" in out
+    assert "verdict: failed" in out
+
+
+def test_gate_and_module_selection(tmp_path: Path, scorers_file: Path) -> None:
+    """SCORERS:id picks scorers; a gate that is not met exits 1."""
+    data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1, "ground_truth": 1}'])
+    code, out, _ = run("eval", f"{scorers_file}:half", "--data", str(data), "--store",
+                       f"sqlite:{tmp_path / 'x.db'}", "--gate", "half")
+    assert code == 1
+    assert "failed: gate half: mean 0.5, needs 1.0" in out
+    assert "exact" not in out
+
+
+def test_target_produces_outputs(tmp_path: Path, scorers_file: Path) -> None:
+    """--target module:function produces each output; a raising target fails its items."""
+    (tmp_path / "agent.py").write_text(TARGET)
+    data = write_jsonl(tmp_path / "d.jsonl", [
+        '{"input": "a", "ground_truth": "A"}', '{"input": "b", "ground_truth": "x"}',
+    ])
+    db = tmp_path / "x.db"
+    code, out, err = run("eval", str(scorers_file), "--data", str(data), "--store", f"sqlite:{db}",
+                         "--target", f"{tmp_path / 'agent.py'}:upper", "--threshold", "exact=0.5")
+    assert code == 0, err
+    assert re.search(r"^exact +0\.500 +2 +0 +0 +>= 0\.5 +pass$", out, re.MULTILINE), out
+    code, out, _ = run("eval", str(scorers_file), "--data", str(data), "--store", f"sqlite:{db}",
+                       "--target", f"{tmp_path / 'agent.py'}:broken")
+    assert code == 0
+    assert "2 items, 2 failed as a whole" in out
+
+
+def test_malformed_lines_are_recorded_and_exit_two(tmp_path: Path, scorers_file: Path) -> None:
+    """Malformed JSONL lines are reported with file and line, the rest runs, exit code 2."""
+    data = write_jsonl(tmp_path / "d.jsonl", [
+        '{"input": 1, "output": 1, "ground_truth": 1}',
+        "",
+        '{"input": 2, "output": ',
+        "[1, 2]",
+        '{"input": 3, "outptu": 3}',
+        '{"input": 4, "output": 4, "ground_truth": 4}',
+    ])
+    db = tmp_path / "x.db"
+    code, out, err = run("eval", str(scorers_file), "--data", str(data), "--store",
+                         f"sqlite:{db}", "--batch-id", "b")
+    assert code == 2
+    assert f"scorecore: warning: {data}:3: invalid JSON: Expecting value (column 23)" in err
+    assert f"{data}:4: expected a JSON object, got list" in err
+    assert f"{data}:5: unknown field 'outptu'" in err
+    assert f"scorecore: error: 3 malformed line(s) in {data}" in err
+    assert "5 items, 3 failed as a whole" in out
+    statuses = [status for _, scorer, status in rows(db) if scorer == "exact"]
+    assert sorted(statuses) == ["failed", "failed", "failed", "scored", "scored"]
+
+
+def test_resume_by_cli(tmp_path: Path, scorers_file: Path) -> None:
+    """--resume RUN completes a stored batch without duplicating rows."""
+    data = write_jsonl(tmp_path / "d.jsonl", [f'{{"input": {i}, "output": {i}}}' for i in range(5)])
+    db = tmp_path / "x.db"
+    assert run("eval", str(scorers_file), "--data", str(data), "--store", f"sqlite:{db}",
+               "--batch-id", "r1")[0] == 0
+    code, out, _ = run("eval", str(scorers_file), "--data", str(data), "--store", f"sqlite:{db}",
+                       "--resume", "r1")
+    assert code == 0
+    assert out.startswith("resuming r1")
+    assert len(rows(db)) == 10
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["eval", "missing.py", "--data", "d.jsonl"], "scorers file not found: missing.py"),
+        (["eval", "{scorers}", "--data", "missing.jsonl"], "data file not found: missing.jsonl"),
+        (["eval", "{scorers}:nope", "--data", "{data}"],
+         "unknown scorer 'nope' in {scorers}; available: exact, half"),
+        (["eval", "{scorers}", "--data", "{data}", "--threshold", "nope=0.5"],
+         "--threshold for unknown scorer 'nope'; scorers: exact, half"),
+        (["eval", "{scorers}", "--data", "{data}", "--threshold", "exact=2"],
+         "--threshold 'exact=2': Threshold.min must be a finite number in [0, 1], got 2.0"),
+        (["eval", "{scorers}", "--data", "{data}", "--store", "sqlite:{tmp}/no/such/x.db"],
+         "cannot open store sqlite:{tmp}/no/such/x.db: directory '{tmp}/no/such' does not exist"),
+        (["eval", "{scorers}", "--data", "{data}", "--store", "postgresql://u:pw@127.0.0.1:1/x"],
+         "cannot open store postgresql://u:***@127.0.0.1:1/x: connection failed"),
+        (["eval", "{scorers}", "--data", "{data}", "--store", "redis://x"],
+         "unknown store URL 'redis://x'"),
+        (["eval", "{scorers}", "--data", "{data}", "--target", "nomodule_xyz:fn"],
+         "target module not found: nomodule_xyz"),
+        (["eval", "{scorers}", "--data", "{data}", "--concurrency", "0"],
+         "--concurrency must be >= 1, got 0"),
+        (["show", "nope", "--store", "sqlite:{tmp}/absent.db"],
+         "store sqlite:{tmp}/absent.db does not exist"),
+        (["frobnicate"], "argument command: invalid choice: 'frobnicate'"),
+    ],
+)
+def test_usage_errors_are_one_line_exit_two(
+    tmp_path: Path, scorers_file: Path, argv: list[str], message: str
+) -> None:
+    """Every usage or input error is one line on stderr, exit code 2, no traceback."""
+    data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1}'])
+    values = {"scorers": str(scorers_file), "data": str(data), "tmp": str(tmp_path)}
+    code, _, err = run(*(a.format(**values) for a in argv))
+    assert code == 2
+    assert err.startswith("scorecore: error: " + message.format(**values)), err
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_broken_scorers_module_is_one_line(tmp_path: Path) -> None:
+    """A scorers file that raises on import is reported with its location, no traceback."""
+    bad = tmp_path / "bad_scorers.py"
+    bad.write_text("x = 1\nraise ValueError('oops')\n")
+    data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1}'])
+    code, _, err = run("eval", str(bad), "--data", str(data))
+    assert code == 2
+    assert err == (
+        f"scorecore: error: importing scorers {bad} failed: ValueError: oops ({bad}:2)\n"
+    )
+
+
+def test_console_script_subprocess(tmp_path: Path) -> None:
+    """The installed `scorecore` script runs the demo end to end in a real process."""
+    script = Path(sys.executable).parent / "scorecore"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PYTEST_CURRENT_TEST")}
+    done = subprocess.run(  # noqa: S603 - our own console script, fixed arguments
+        [str(script), "eval", str(DEMO), "--data", str(DEMO_DATA),
+         "--store", f"sqlite:{tmp_path / 'demo.sqlite'}", "--threshold", "keyword-coverage=0.5"],
+        capture_output=True, text=True, timeout=60, check=False, env=env, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "verdict: passed" in done.stdout
+    assert "progress: 12/12 items" in done.stdout
