@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, get_origin
 
 import attrs
 import cattrs
@@ -71,15 +72,35 @@ def _is_own(cls: type) -> bool:
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
 
+    def passthrough(cls: type, fn: Any) -> Any:
+        # A value that already has the right type (e.g. an AgentMessage inside a tuple) is
+        # kept as it is rather than re-structured from a mapping.
+        origin = get_origin(cls) or cls
+
+        def hook(value: Any, type_: Any) -> Any:
+            return value if isinstance(value, origin) else fn(value, type_)
+
+        return hook
+
     def structure_factory(cls: type) -> Any:
         overrides = {
             f.name: override(omit=True) if f.name in _NOT_SERIALISED
             else override(rename=camel(f.name))
             for f in attrs.fields(cls)
         }
-        return make_dict_structure_fn(
+        return passthrough(cls, make_dict_structure_fn(
             cls, conv, _cattrs_forbid_extra_keys=True, **cast(Any, overrides)
+        ))
+
+    def user_structure_factory(cls: type) -> Any:
+        return passthrough(cls, make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True))
+
+    def is_user_class(cls: Any) -> bool:
+        return isinstance(cls, type) and not _is_own(cls) and (
+            attrs.has(cls) or dataclasses.is_dataclass(cls)
         )
+
+    conv.register_structure_hook_factory(is_user_class, user_structure_factory)
 
     def unstructure_factory(cls: type) -> Any:
         overrides = {
@@ -121,10 +142,26 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook(GenericPart, unstructure_part)
 
     configure_tagged_union(
+        JudgeExecutionError,
+        conv,
+        tag_name="cause",
+        tag_generator=lambda cls: cls.__name__,
+    )
+    configure_tagged_union(
         RunFailureCause,
         conv,
         tag_name="cause",
         tag_generator=lambda cls: cls.__name__,
+    )
+    # JudgeExecution.error is optional; route the optional union through the tagged one.
+    optional_error: Any = JudgeExecutionError | None
+    conv.register_structure_hook(
+        optional_error,
+        lambda v, _: None if v is None else conv.structure(v, cast(Any, JudgeExecutionError)),
+    )
+    conv.register_unstructure_hook(
+        optional_error,
+        lambda v: None if v is None else conv.unstructure(v, JudgeExecutionError),
     )
     return conv
 

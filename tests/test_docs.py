@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
-RUNNABLE_DOCS = ["README.md", "docs/scorers.md"]
+RUNNABLE_DOCS = ["README.md", "docs/scorers.md"]  # agents-and-traces: tests/traces/test_docs_page.py
 
 
 def _blocks() -> list[tuple[str, int, str]]:
