@@ -9,7 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
-RUNNABLE_DOCS = ["README.md", "docs/scorers.md"]  # agents-and-traces: tests/traces/test_docs_page.py
+# docs/agents-and-traces.md builds one program across blocks: tests/traces/test_docs_page.py
+RUNNABLE_DOCS = ["README.md", "docs/scorers.md"]
 
 
 def _blocks() -> list[tuple[str, int, str]]:
