@@ -134,17 +134,43 @@ async def _decide_retry(
     return None
 
 
+async def _generate(judge: ResolvedJudge, request: JudgeRequest) -> JudgeResponse | JudgeError:
+    model = judge.model
+    try:
+        result = await model.generate(request)
+    except Exception as exc:  # noqa: BLE001 - a user's JudgeModel broke its contract
+        return JudgeError(
+            kind="unknown",
+            message=f"{_name(model)}.generate raised {type(exc).__qualname__}: {exc}",
+            exception_type=type(exc).__qualname__,
+            is_retryable=False,
+        )
+    if isinstance(result, Success) and isinstance(result.unwrap(), JudgeResponse):
+        response: JudgeResponse = result.unwrap()
+        return response
+    if isinstance(result, Failure) and isinstance(result.failure(), JudgeError):
+        error: JudgeError = result.failure()
+        return error
+    return JudgeError(
+        kind="unknown",
+        message=(
+            f"{_name(model)}.generate must return Success(JudgeResponse) or "
+            f"Failure(JudgeError), got {result!r:.200}"
+        ),
+        is_retryable=False,
+    )
+
+
 async def _call_with_retries(
     judge: ResolvedJudge, request: JudgeRequest, runtime: Runtime, tally: _Tally
 ) -> JudgeResponse | JudgeFailed:
     retry_count = 0
     while True:
         tally.model_calls += 1
-        result = await judge.model.generate(request)
-        if isinstance(result, Success):
-            response: JudgeResponse = result.unwrap()
-            return response
-        error: JudgeError = result.failure()
+        outcome = await _generate(judge, request)
+        if isinstance(outcome, JudgeResponse):
+            return outcome
+        error = outcome
         stop: JudgeStopReason
         if not judge.error_processors:
             stop = "no_error_processors" if error.is_retryable else "not_retryable"

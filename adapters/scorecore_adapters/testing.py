@@ -103,8 +103,46 @@ def _check_name(owner: str, field: str, value: object) -> str:
     return value
 
 
+class _FakeJudge:
+    """What the fake judges share: their identity and the requests they received."""
+
+    __slots__ = ("_model_id", "_provider", "_requests", "_structured")
+
+    def __init__(self, *, model_id: str, provider: str, supports_structured_output: bool) -> None:
+        owner = type(self).__name__
+        self._requests: list[JudgeRequest] = []
+        self._model_id = _check_name(owner, "model_id", model_id)
+        self._provider = _check_name(owner, "provider", provider)
+        self._structured = bool(supports_structured_output)
+
+    @property
+    def model_id(self) -> str:
+        """The judge's model id, reported in telemetry."""
+        return self._model_id
+
+    @property
+    def provider(self) -> str:
+        """The judge's provider, reported in telemetry."""
+        return self._provider
+
+    @property
+    def supports_structured_output(self) -> bool:
+        """Whether the judge claims native structured output."""
+        return self._structured
+
+    @property
+    def requests(self) -> tuple[JudgeRequest, ...]:
+        """Every request received, in order."""
+        return tuple(self._requests)
+
+    @property
+    def calls(self) -> int:
+        """How many times :meth:`generate` was called."""
+        return len(self._requests)
+
+
 @final
-class ScriptedJudge:
+class ScriptedJudge(_FakeJudge):
     """A judge model that answers from a script of replies, in order.
 
     Each call records its request and takes the next reply. Running out of replies is not an
@@ -131,9 +169,7 @@ class ScriptedJudge:
     (1, 1)
     """
 
-    __slots__ = (
-        "_model_id", "_provider", "_replies", "_requests", "_structured",
-    )
+    __slots__ = ("_replies",)
 
     def __init__(
         self,
@@ -150,36 +186,11 @@ class ScriptedJudge:
         script = tuple(replies)
         for i, reply in enumerate(script):
             _check_reply(reply, f"ScriptedJudge.replies[{i}]")
+        super().__init__(
+            model_id=model_id, provider=provider,
+            supports_structured_output=supports_structured_output,
+        )
         self._replies: tuple[Reply, ...] = script
-        self._requests: list[JudgeRequest] = []
-        self._model_id = _check_name("ScriptedJudge", "model_id", model_id)
-        self._provider = _check_name("ScriptedJudge", "provider", provider)
-        self._structured = bool(supports_structured_output)
-
-    @property
-    def model_id(self) -> str:
-        """The judge's model id, reported in telemetry."""
-        return self._model_id
-
-    @property
-    def provider(self) -> str:
-        """The judge's provider, reported in telemetry."""
-        return self._provider
-
-    @property
-    def supports_structured_output(self) -> bool:
-        """Whether the judge claims native structured output."""
-        return self._structured
-
-    @property
-    def requests(self) -> tuple[JudgeRequest, ...]:
-        """Every request received, in order (including calls past the end of the script)."""
-        return tuple(self._requests)
-
-    @property
-    def calls(self) -> int:
-        """How many times :meth:`generate` was called."""
-        return len(self._requests)
 
     @property
     def remaining(self) -> int:
@@ -216,12 +227,13 @@ JudgeFunction: TypeAlias = Callable[[JudgeRequest], Reply | Awaitable[Reply]]
 
 
 @final
-class FunctionJudge:
+class FunctionJudge(_FakeJudge):
     """A judge model that answers with a function of the request.
 
     ``fn(request)`` may be sync or async and returns a reply of the same kinds as
     :class:`ScriptedJudge` takes. An exception raised by ``fn`` propagates (it is a bug in the
-    test, not a judge failure); return :func:`judge_error` to simulate a provider failure.
+    test, not a judge failure; a scorer run reports it as an ``unknown`` judge error); return
+    :func:`judge_error` to simulate a provider failure.
 
     Args:
         fn: the function answering each request.
@@ -237,7 +249,7 @@ class FunctionJudge:
     '{"echo": "hi"}'
     """
 
-    __slots__ = ("_fn", "_model_id", "_provider", "_requests", "_structured")
+    __slots__ = ("_fn",)
 
     def __init__(
         self,
@@ -249,36 +261,11 @@ class FunctionJudge:
     ) -> None:
         if not callable(fn):
             raise TypeError(f"FunctionJudge.fn must be callable, got {fn!r}")
+        super().__init__(
+            model_id=model_id, provider=provider,
+            supports_structured_output=supports_structured_output,
+        )
         self._fn = fn
-        self._requests: list[JudgeRequest] = []
-        self._model_id = _check_name("FunctionJudge", "model_id", model_id)
-        self._provider = _check_name("FunctionJudge", "provider", provider)
-        self._structured = bool(supports_structured_output)
-
-    @property
-    def model_id(self) -> str:
-        """The judge's model id, reported in telemetry."""
-        return self._model_id
-
-    @property
-    def provider(self) -> str:
-        """The judge's provider, reported in telemetry."""
-        return self._provider
-
-    @property
-    def supports_structured_output(self) -> bool:
-        """Whether the judge claims native structured output."""
-        return self._structured
-
-    @property
-    def requests(self) -> tuple[JudgeRequest, ...]:
-        """Every request received, in order."""
-        return tuple(self._requests)
-
-    @property
-    def calls(self) -> int:
-        """How many times :meth:`generate` was called."""
-        return len(self._requests)
 
     async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
         """Record the request and answer with ``fn(request)``.
