@@ -682,6 +682,7 @@ class _Aggregate:
 
 
 _END: Any = object()
+_QUEUED_ITEMS = 64
 
 
 class _Source:
@@ -774,7 +775,8 @@ class _Batch:
             run_id = self.run_id(index, item_id)
             return self.failed_item(index, item_id, run_id, None, item)
         run_id = self.run_id(index, item.id)
-        pending = [s for s in self.scorers if (run_id, s.id) not in self.done]
+        done = self.done
+        pending = not done or any((run_id, s.id) not in done for s in self.scorers)
         output = item.output
         if pending and self.target is not None:
             try:
@@ -786,7 +788,7 @@ class _Batch:
                 return self.failed_item(index, item.id, run_id, item, message)
         outcomes: list[ScorerOutcome] = []
         for scorer in self.scorers:
-            stored = self.done.get((run_id, scorer.id))
+            stored = done.get((run_id, scorer.id)) if done else None
             if stored is not None:
                 outcomes.append(ScorerOutcome(
                     scorer_id=scorer.id, status=stored.status, score=stored.score,
@@ -1166,7 +1168,11 @@ async def run_evals(
     async with anyio.create_task_group() as group:
         scope = group.cancel_scope
         if store is not None:
-            send, receive = anyio.create_memory_object_stream[list[ScoreRow]](concurrency)
+            # A bounded queue: workers run ahead of the store by at most this many items, and
+            # the writer commits whatever is queued in one transaction.
+            send, receive = anyio.create_memory_object_stream[list[ScoreRow]](
+                max(concurrency, _QUEUED_ITEMS)
+            )
             group.start_soon(batch.writer, receive, scope)
             async with send, anyio.create_task_group() as workers:
                 for _ in range(concurrency):
