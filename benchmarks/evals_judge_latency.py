@@ -29,7 +29,9 @@ async def reply(_: Any) -> Any:
 scorer = create_scorer(
     id="judged", description="d",
     judge=JudgeConfig(model=FunctionJudge(reply), instructions="Rate the answer."),
-).generate_score(ScorePromptStep(description="rate", create_prompt=lambda ctx: f"Rate {ctx.run.output}"))
+).generate_score(
+    ScorePromptStep(description="rate", create_prompt=lambda ctx: f"Rate {ctx.run.output}")
+)
 
 
 async def once() -> float:
