@@ -20,6 +20,7 @@ transaction, so saving is idempotent and a batch killed at any point resumes cle
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -34,7 +35,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import anyio.to_thread
-import sniffio
 
 from scorecore._evals import CompletedScore, ScoreRow, StoreError
 
@@ -470,9 +470,10 @@ class PostgresScoreStore:
     @staticmethod
     def _asyncio() -> bool:
         try:
-            return sniffio.current_async_library() == "asyncio"
-        except sniffio.AsyncLibraryNotFoundError:
+            asyncio.get_running_loop()
+        except RuntimeError:  # trio (or no loop): not asyncio
             return False
+        return True
 
     async def open(self) -> None:
         """Connect and create the table if needed.
