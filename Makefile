@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck contract pytest bench clean
+.PHONY: demo quickstart test lint typecheck contract pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
+	$(BIN)/scorecore eval examples/demo_scorers.py --data examples/data/demo.jsonl \
+		--store sqlite:demo.sqlite --threshold keyword-coverage=0.5
+
+quickstart: $(STAMP)
 	$(BIN)/python examples/quickstart.py
 
 lint: $(STAMP)
@@ -33,6 +37,9 @@ test: lint typecheck contract pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python benchmarks/evals_trivial.py
+	$(BIN)/python benchmarks/evals_judge_latency.py
+	$(BIN)/python benchmarks/evals_memory.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .hypothesis demo.sqlite*

@@ -3,8 +3,11 @@
 The tree is deliberately shallow::
 
     ScorecoreError                 base of everything scorecore raises
-    ├── ScorerDefinitionError      misuse, raised while a scorer is being built
-    └── ScorerRunError             a failed run: in ``Failure``, raised by ``.unwrap()``
+    ├── ScorerDefinitionError      misuse, raised while a scorer is being built (also ValueError)
+    ├── ScorerRunError             a failed run: the value inside ``Failure``
+    ├── EvalConfigError            bad ``run_evals`` arguments (also ValueError; scorecore._evals)
+    ├── StoreError                 a score store failed (scorecore._evals)
+    └── ScorerNotFoundError        a registry lookup found nothing (also KeyError; _registry)
 
 Run-time failures are *values*: :meth:`Scorer.run` returns ``Failure(ScorerRunError)`` and
 never raises for anything a step, a judge or the input did. The structured ``cause`` says
