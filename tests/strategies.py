@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import strategies as st
+
 from scorecore import (
     AgentInput,
     AgentMessage,

@@ -504,3 +504,18 @@ async def test_create_prompt_raising_or_non_str_fails_without_a_call(anyio_backe
     assert error.cause.what == "create_prompt"
     assert judge.requests == ()
     assert error.partial.judge == {}
+
+
+async def test_preprocess_prompt_step_result_and_prompt(anyio_backend: str) -> None:
+    """A preprocess prompt step's validated reply and prompt land in the result."""
+    judge = ScriptedJudge([{"claims": ["c"]}], supports_structured_output=True)
+    scorer = create_scorer(id="s", description="d", judge=JudgeConfig(
+        model=judge, instructions="I")).preprocess(PromptStep(
+            description="p", output_schema=SCHEMA, create_prompt=lambda ctx: f"Pre {ctx.run.input}",
+        )).generate_score(lambda ctx: len(ctx.results.preprocess_step_result["claims"]))
+    result = (await run(scorer)).unwrap()
+    assert result.preprocess_step_result == {"claims": ["c"]}
+    assert result.preprocess_prompt == "Pre q"
+    assert result.score == 1.0
+    assert judge.requests[0].step == "preprocess"
+    assert list(result.judge) == ["preprocess"]

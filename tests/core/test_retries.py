@@ -193,6 +193,9 @@ async def test_raising_processor_is_ignored(anyio_backend: str) -> None:
     assert outcome.unwrap().score == 0.5
     assert judge.calls == 2
     assert clock.sleeps == (1.5,)
+    (reported,) = execution_of(outcome).processor_errors
+    assert "Raises" in reported
+    assert "processor bug" in reported
     judge = ScriptedJudge([judge_error(503), OK])
     outcome, _ = await run_virtual(scorer_with(judge, [Raises()], 3))
     assert judge.calls == 1
