@@ -56,7 +56,10 @@ class ScorerDefinitionError(ScorecoreError, ValueError):
 
 
 class ScorerRunError(ScorecoreError):
-    """A scorer run failed. Returned as ``Failure(ScorerRunError)``; ``.unwrap()`` raises it.
+    """A scorer run failed. Returned as ``Failure(ScorerRunError)``; ``raise result.failure()``.
+
+    ``result.unwrap()`` raises returns' ``UnwrapFailedError`` chained from this error, so the
+    traceback shows this error's message first.
 
     Attributes:
         scorer_id: the scorer that failed.

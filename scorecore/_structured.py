@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any, Literal, TypeAlias
 
 from jsonschema import Draft202012Validator
@@ -38,8 +37,25 @@ def routing_for(injection: JsonPromptInjection, *, model_supports_native: bool) 
     return "inline"
 
 
+_COMPILED: dict[int, tuple[Mapping[str, Any], str, Draft202012Validator]] = {}
+
+
+def _compiled(schema: Mapping[str, Any]) -> tuple[str, Draft202012Validator]:
+    # Steps keep their schema objects for the scorer's lifetime, so the schema text and its
+    # validator are computed once per schema object, not once per judge call. The schema is
+    # held in the entry so its id cannot be reused by another object while cached.
+    entry = _COMPILED.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        if len(_COMPILED) >= 256:
+            _COMPILED.clear()
+        text = json.dumps(schema, ensure_ascii=False, sort_keys=True)
+        entry = (schema, text, Draft202012Validator(json.loads(text)))
+        _COMPILED[id(schema)] = entry
+    return entry[1], entry[2]
+
+
 def _schema_text(schema: Mapping[str, Any]) -> str:
-    return json.dumps(schema, ensure_ascii=False, sort_keys=True)
+    return _compiled(schema)[0]
 
 
 def inject(
@@ -68,11 +84,6 @@ def inject(
     return (*messages, JudgeMessage(role="user", content=note.lstrip()))
 
 
-@lru_cache(maxsize=256)
-def _validator(schema_json: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(schema_json))
-
-
 def _extract_json_text(text: str) -> str:
     stripped = text.strip()
     if stripped.startswith("```"):
@@ -95,7 +106,9 @@ def parse_and_validate(text: str, schema: Mapping[str, Any]) -> Result[Any, tupl
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         return Failure((f"reply is not valid JSON: {exc.msg} at {where}",))
-    validator = _validator(_schema_text(schema))
+    validator = _compiled(schema)[1]
+    if validator.is_valid(value):
+        return Success(value)
     errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         return Failure(tuple(

