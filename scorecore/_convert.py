@@ -117,6 +117,22 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook(datetime, lambda d: d.isoformat())
     conv.register_structure_hook(Any, lambda v, _: v)
 
+    # cattrs' defaults coerce (str(1) == "1", int("3") == 3, bool("no") is True); a scorer's
+    # declared input type is a contract, so a value of the wrong kind is a reported mismatch.
+    def strict(kind: type, accepts: tuple[type, ...]) -> None:
+        def hook(value: Any, _: Any) -> Any:
+            ok = isinstance(value, accepts) and not (kind is not bool and isinstance(value, bool))
+            if not ok:
+                raise TypeError(f"expected {kind.__name__}, got {value!r:.80}")
+            return float(value) if kind is float else value
+
+        conv.register_structure_hook(kind, hook)
+
+    strict(str, (str,))
+    strict(int, (int,))
+    strict(float, (int, float))
+    strict(bool, (bool,))
+
     part_types: dict[str, type] = {
         "text": TextPart, "tool-invocation": ToolInvocationPart, "reasoning": ReasoningPart,
     }
@@ -173,8 +189,10 @@ converter: cattrs.Converter = _make_converter()
 def _format_error(exc: BaseException, type_: Any) -> str:
     # cattrs' wording names the field and the expected type; add the offending value, which
     # Python's own message carries (e.g. "invalid literal for int() with base 10: 'high'").
-    base = format_exception(exc, type_)
     detail = str(exc)
+    if isinstance(exc, TypeError) and detail.startswith("expected "):
+        return detail  # our strict primitive hooks already name the type and the value
+    base = format_exception(exc, type_)
     if isinstance(exc, ValueError | TypeError) and detail and detail not in base:
         return f"{base} ({detail})"
     return base
