@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -17,20 +17,41 @@ def _matches(value: str, patterns: Sequence[str]) -> bool:
     return any(value.startswith(p) for p in patterns)
 
 
+# Messages may be AgentMessage values (agent scorers) or Mastra-shaped JSON mappings
+# (untyped scorers); these read either shape.
+def _parts(message: Any) -> Sequence[Any] | None:
+    if isinstance(message, AgentMessage):
+        return message.content.parts
+    content = message.get("content") if isinstance(message, Mapping) else None
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    return parts if isinstance(parts, list | tuple) else None
+
+
+def _part_type(part: Any) -> str:
+    kind = part.get("type") if isinstance(part, Mapping) else getattr(part, "type", None)
+    return kind if isinstance(kind, str) else ""
+
+
+def _tool_name(part: Any) -> str:
+    if isinstance(part, ToolInvocationPart):
+        return part.tool_invocation.tool_name
+    invocation = part.get("toolInvocation") if isinstance(part, Mapping) else None
+    name = invocation.get("toolName") if isinstance(invocation, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
 def _keep(
-    message: AgentMessage, part_types: Sequence[str] | None, tool_names: Sequence[str] | None
+    message: Any, part_types: Sequence[str] | None, tool_names: Sequence[str] | None
 ) -> bool:
-    parts = message.content.parts
+    parts = _parts(message)
     if parts is None:
-        return True  # plain-string content is always kept
-    tools = [p for p in parts if isinstance(p, ToolInvocationPart)]
+        return True  # content that is not a list of parts (a plain string) is always kept
+    tools = [p for p in parts if _part_type(p) == "tool-invocation"]
     if not tools:
-        return part_types is None or any(_matches(p.type, part_types) for p in parts)
-    if tool_names is not None and not any(
-        _matches(p.tool_invocation.tool_name, tool_names) for p in tools
-    ):
+        return part_types is None or any(_matches(_part_type(p), part_types) for p in parts)
+    if tool_names is not None and not any(_matches(_tool_name(p), tool_names) for p in tools):
         return False
-    return part_types is None or any(_matches(p.type, part_types) for p in parts)
+    return part_types is None or any(_matches(_part_type(p), part_types) for p in parts)
 
 
 def filter_run(
@@ -47,7 +68,9 @@ def filter_run(
 
     Exactly Mastra's ``filterRun``: ``part_types`` and ``tool_names`` match by prefix
     (``"data-"`` matches every data part); ``max_*`` keep the last N messages (0 or ``None``
-    keeps all); only remembered messages and output messages are filtered. A message whose
+    keeps all); only remembered messages (an ``AgentInput``'s, or a mapping input's
+    ``rememberedMessages``) and an output that is a list of messages are filtered; messages may
+    be ``AgentMessage`` values or Mastra-shaped JSON. A message whose
     content is a plain string is always kept; with ``part_types`` set, a message without tool
     calls is kept only if one of its parts matches; a message with tool calls must match
     ``tool_names`` (when set) and ``part_types`` (when set).
@@ -59,8 +82,12 @@ def filter_run(
     # An empty list still counts as "set", as in Mastra (JS truthiness of []).
     filtering = part_types is not None or tool_names is not None
 
-    def filter_messages(messages: Sequence[AgentMessage]) -> tuple[AgentMessage, ...]:
-        return tuple(m for m in messages if _keep(m, part_types, tool_names))
+    def trim(messages: Sequence[Any], limit: int | None) -> Sequence[Any]:
+        if filtering:
+            messages = [m for m in messages if _keep(m, part_types, tool_names)]
+        if limit and len(messages) > limit:
+            messages = messages[-limit:]
+        return messages
 
     def prepare(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
         changes: dict[str, Any] = {}
@@ -71,21 +98,17 @@ def filter_run(
         if drop_ground_truth:
             changes["ground_truth"] = None
         if isinstance(run.input, AgentInput):
-            remembered: tuple[AgentMessage, ...] = run.input.remembered_messages
-            if filtering:
-                remembered = filter_messages(remembered)
-            if max_remembered_messages and len(remembered) > max_remembered_messages:
-                remembered = remembered[-max_remembered_messages:]
+            remembered = tuple(trim(run.input.remembered_messages, max_remembered_messages))
             changes["input"] = attrs.evolve(run.input, remembered_messages=remembered)
-        if isinstance(run.output, tuple | list) and all(
-            isinstance(m, AgentMessage) for m in run.output
-        ):
-            output: tuple[AgentMessage, ...] = tuple(run.output)
-            if filtering:
-                output = filter_messages(output)
-            if max_output_messages and len(output) > max_output_messages:
-                output = output[-max_output_messages:]
-            changes["output"] = output
+        elif isinstance(run.input, Mapping) and "rememberedMessages" in run.input:
+            remembered_json = run.input["rememberedMessages"] or []
+            changes["input"] = {
+                **run.input,
+                "rememberedMessages": list(trim(remembered_json, max_remembered_messages)),
+            }
+        if isinstance(run.output, tuple | list):
+            trimmed = trim(run.output, max_output_messages)
+            changes["output"] = tuple(trimmed) if isinstance(run.output, tuple) else list(trimmed)
         return attrs.evolve(run, **changes) if changes else run
 
     return prepare
