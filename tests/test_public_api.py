@@ -45,3 +45,12 @@ def test_public_callables_have_docstrings(module_name: str) -> None:
         obj = getattr(module, name)
         if inspect.isclass(obj) or inspect.isfunction(obj):
             assert inspect.getdoc(obj), f"{module_name}.{name} has no docstring"
+
+
+def test_api_reference_lists_every_core_name() -> None:
+    """docs/api.md documents every name in scorecore.__all__."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
+    missing = [name for name in scorecore.__all__ if f"`{name}" not in text]
+    assert not missing, f"docs/api.md does not mention {missing}"
