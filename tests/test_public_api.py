@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -49,8 +50,6 @@ def test_public_callables_have_docstrings(module_name: str) -> None:
 
 def test_api_reference_lists_every_core_name() -> None:
     """docs/api.md documents every name in scorecore.__all__."""
-    from pathlib import Path
-
     text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
     missing = [name for name in scorecore.__all__ if f"`{name}" not in text]
     assert not missing, f"docs/api.md does not mention {missing}"
