@@ -1,0 +1,62 @@
+"""Checked by ``mypy --strict``, never executed: batch, trace, registry and live-scoring types."""
+
+from __future__ import annotations
+
+from typing import Any, assert_type
+
+from returns.result import Result
+
+from scorecore import (
+    AgentInput,
+    AgentOutput,
+    EvalReport,
+    Registry,
+    Scorer,
+    ScoreResult,
+    Threshold,
+    TraceBatchResult,
+    TraceError,
+    TraceScoringError,
+    create_scorer,
+    run_evals,
+    score_trace,
+    score_traces,
+    scored,
+    trace_to_agent_run,
+)
+
+exact = create_scorer(id="exact", description="d").generate_score(
+    lambda ctx: float(ctx.run.output == ctx.run.ground_truth)
+)
+
+
+async def batch() -> None:
+    report = await run_evals(
+        [{"input": "q", "output": "a"}], [exact], thresholds={"exact": Threshold(min=0.5)}
+    )
+    assert_type(report, EvalReport)
+    await run_evals([{"input": "q"}], [exact], concurrency="8")  # type: ignore[arg-type]
+
+
+async def traces(trace_json: dict[str, Any]) -> None:
+    assert_type(trace_to_agent_run(trace_json), Result[tuple[AgentInput, AgentOutput], TraceError])
+    assert_type(
+        await score_trace(exact, trace_json), Result[ScoreResult[Any, Any], TraceScoringError]
+    )
+    assert_type(await score_traces(exact, [trace_json]), TraceBatchResult)
+
+
+registry = Registry(scorers={"exact": exact})
+assert_type(registry.add(exact, "again"), bool)
+found: Scorer[Any, Any] = registry.get("exact")
+
+
+@scored(exact, sampling="none")
+async def agent(question: str) -> str:
+    return question.upper()
+
+
+async def call_agent() -> None:
+    # the decorator keeps the function's signature
+    assert_type(await agent("q"), str)
+    await agent(1)  # type: ignore[arg-type]
