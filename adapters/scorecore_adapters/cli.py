@@ -585,3 +585,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         print("scorecore: interrupted (rows saved so far are kept; resume with --resume RUN)",
               file=stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`scorecore show RUN | head`): stop quietly, like other tools.
+        if out is None:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the flush at exit
+        return 0
