@@ -110,8 +110,9 @@ class InvalidScore:
 
     def describe(self) -> str:
         """One line naming the bad value."""
+        note = " (a bool is not a score)" if self.type_name == "bool" else ""
         return (
-            f"generate_score must return a finite real number (not bool), "
+            f"generate_score must return a finite real number{note}, "
             f"got {self.value_repr} of type {self.type_name}"
         )
 

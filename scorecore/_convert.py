@@ -78,7 +78,14 @@ def _make_converter() -> cattrs.Converter:
         origin = get_origin(cls) or cls
 
         def hook(value: Any, type_: Any) -> Any:
-            return value if isinstance(value, origin) else fn(value, type_)
+            if isinstance(value, origin):
+                return value
+            if not isinstance(value, Mapping):
+                raise TypeError(
+                    f"expected a mapping or an instance of {origin.__name__}, "
+                    f"got {value!r:.80} of type {type(value).__name__}"
+                )
+            return fn(value, type_)
 
         return hook
 
@@ -201,7 +208,7 @@ def _format_error(exc: BaseException, type_: Any) -> str:
 def _describe_errors(exc: BaseException, which: str) -> tuple[str, ...]:
     if isinstance(exc, cattrs.BaseValidationError):
         return tuple(cattrs.transform_error(exc, path=which, format_exception=_format_error))
-    return (f"{which}: {exc}",)
+    return (f"{exc} @ {which}",)
 
 
 def structure_run_value(value: Any, expected: Any, *, which: str) -> Result[Any, InputMismatch]:
@@ -209,9 +216,18 @@ def structure_run_value(value: Any, expected: Any, *, which: str) -> Result[Any,
     name = getattr(expected, "__name__", None) or repr(expected)
     if isinstance(expected, type) and isinstance(value, expected):
         return Success(value)
+    if get_origin(expected) in (tuple, list) and isinstance(value, str | bytes | Mapping):
+        # A string is a sequence too; never structure "hello" as five messages.
+        return Failure(InputMismatch(
+            which=cast(Any, which), expected_type=name,
+            errors=(
+                f"expected a list, got {value!r:.80} of type {type(value).__name__} @ {which}",
+            ),
+        ))
     try:
         return Success(converter.structure(value, expected))
-    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
+    # AttributeError: cattrs' generated functions call ``.keys()`` on whatever they are given.
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError, AttributeError) as exc:
         return Failure(InputMismatch(
             which=cast(Any, which), expected_type=name, errors=_describe_errors(exc, which)
         ))

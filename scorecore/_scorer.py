@@ -108,6 +108,12 @@ class _Definition:
                     f"{where} got a ScorePromptStep, which is only for generate_score; "
                     f"use PromptStep", scorer_id=self.id, step=name, field="step",
                 )
+            if name == "generate_score" and not isinstance(definition, ScorePromptStep):
+                raise ScorerDefinitionError(
+                    f"{where} got a PromptStep; a judged score needs a ScorePromptStep (it asks "
+                    f"for a number and reads the score from the reply)",
+                    scorer_id=self.id, step=name, field="step",
+                )
             if name in ("preprocess", "analyze") and definition.output_schema is None:
                 raise ScorerDefinitionError(
                     f"{where} is a PromptStep without output_schema; preprocess and analyze "
