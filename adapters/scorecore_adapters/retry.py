@@ -50,6 +50,7 @@ __all__ = [
     "is_auth_error",
     "is_retryable_error",
     "is_retryable_provider_error",
+    "is_unknown_error",
     "resolve_delay",
     "retry_after_seconds",
     "wait_seconds",
@@ -68,6 +69,7 @@ BUILTIN_RETRYABLE_CODES: tuple[str, ...] = (
 )
 """Substrings of a provider error code (or type) that the built-in matcher retries."""
 
+_BAD_REQUEST_KINDS: frozenset[str] = frozenset({"bad_request", "context_length"})
 _RETRY_MESSAGE = re.compile(r"you can retry your request", re.IGNORECASE)
 _DIGITS = re.compile(r"[0-9]+")
 # A value that merely looks numeric ("1.5", "1e3", "-2") is ignored rather than parsed as a
@@ -256,6 +258,36 @@ def _retryable_by_default(node: JudgeError) -> bool:
     return is_retryable_provider_error(node) or node.is_retryable
 
 
+def _is_bad_request_node(node: JudgeError) -> bool:
+    return node.status == 400 or node.kind in _BAD_REQUEST_KINDS
+
+
+def is_unknown_error(error: JudgeError) -> bool:
+    """Whether ``retry_unknown_errors`` may retry the error: an error nothing classified.
+
+    True when the error's ``kind`` is ``"unknown"`` and nothing in its cause chain is a known
+    authorization failure or a bad request (HTTP 400, kind ``"bad_request"`` or
+    ``"context_length"``). Those are retried only when a user matcher says so.
+
+    Args:
+        error: the judge error.
+
+    Returns:
+        ``True`` when the error is unknown, not auth and not a bad request.
+
+    >>> from scorecore_adapters.testing import judge_error
+    >>> is_unknown_error(JudgeError(kind="unknown", message="weird"))
+    True
+    >>> [is_unknown_error(judge_error(s)) for s in (400, 401, 404)]
+    [False, False, False]
+    >>> is_unknown_error(judge_error(400, code="context_length_exceeded"))
+    False
+    """
+    if error.kind != "unknown" or is_auth_error(error):
+        return False
+    return not any(_is_bad_request_node(node) for node in error.chain())
+
+
 def is_retryable_error(error: JudgeError) -> bool:
     """Whether :class:`StreamErrorRetryProcessor` retries the error without any matcher.
 
@@ -438,7 +470,9 @@ class StreamErrorRetryProcessor:
     tried first (the built-in :func:`is_retryable_provider_error`, then ``matchers`` in order),
     then the node's ``is_retryable`` flag. Known authorization failures (401, 403, auth codes)
     and 400s are only retried when a user matcher says so. With ``retry_unknown_errors``, an
-    error nothing recognises is retried too, unless it is a known authorization failure.
+    error of kind ``"unknown"`` is retried too (see :func:`is_unknown_error`); this never
+    widens to authorization failures or bad requests (400, ``bad_request``,
+    ``context_length``), which differs from Mastra, where it retries anything but auth.
 
     The budget is ``retry_count >= max_retries`` (a matching :class:`RetryPolicy` may bring its
     own ``max_retries``); the core also enforces its shared ``max_processor_retries``. The wait
@@ -449,7 +483,8 @@ class StreamErrorRetryProcessor:
     Attributes:
         max_retries: retries allowed by this processor (compared with the call's retry count).
         matchers: predicates on one error, or :class:`RetryPolicy` values.
-        retry_unknown_errors: retry anything that is not a known authorization failure.
+        retry_unknown_errors: also retry errors of kind ``"unknown"`` (never auth failures
+            or bad requests; see :func:`is_unknown_error`).
         delay: seconds, or a (sync or async) function of :class:`RetryInfo`; ``None`` means 0.
         max_retry_after: cap on the provider's ``Retry-After`` in seconds (does not cap
             ``delay``); an invalid or negative value means 0.
@@ -516,7 +551,7 @@ class StreamErrorRetryProcessor:
                     return policy
             if not auth and _retryable_by_default(node):
                 return _DEFAULT_POLICY
-        if self.retry_unknown_errors and not auth:
+        if self.retry_unknown_errors and is_unknown_error(error):
             return _DEFAULT_POLICY
         return None
 

@@ -315,11 +315,50 @@ def test_a_matcher_may_retry_a_bad_request() -> None:
     assert decide(proc, judge_error(400, code="other")) is None
 
 
-def test_retry_unknown_errors_widens_to_bad_requests() -> None:
-    """As in the reference, retry_unknown_errors retries a 400 (but still never auth)."""
+@pytest.mark.parametrize(
+    "error",
+    [
+        judge_error(400),
+        judge_error(400, code="context_length_exceeded"),
+        judge_error(400, message="prompt is too long"),
+        judge_error(404),
+        judge_error(422),
+        judge_error(kind="bad_request"),
+        judge_error(kind="context_length"),
+        JudgeError(kind="unknown", status=400, is_retryable=False),
+        JudgeError(kind="unknown", is_retryable=False, cause=judge_error(400)),
+        JudgeError(kind="unknown", is_retryable=False, cause=judge_error(401)),
+        judge_error(401),
+    ],
+    ids=lambda e: e.describe(),
+)
+def test_retry_unknown_errors_does_not_widen_to_bad_requests(error: JudgeError) -> None:
+    """design.md §4, unlike Mastra: retry_unknown_errors never retries a 400, a bad request,
+    a context-length error or an auth failure; only errors of kind "unknown"."""
+    assert not mod.is_unknown_error(error)
+    proc = StreamErrorRetryProcessor(max_retries=3, retry_unknown_errors=True)
+    assert decide(proc, error) is None
+
+
+def test_retry_unknown_errors_widens_to_unknown_errors() -> None:
+    """Errors of kind "unknown" (a malformed reply, an unclassified exception) are retried."""
     proc = StreamErrorRetryProcessor(retry_unknown_errors=True)
+    for error in (
+        JudgeError(kind="unknown", message="weird", is_retryable=False),
+        JudgeError(kind="unknown", code="malformed_response", status=200, is_retryable=False),
+        JudgeError(kind="unknown", is_retryable=False, cause=JudgeError(kind="unknown")),
+    ):
+        assert mod.is_unknown_error(error)
+        assert decide(proc, error) == Retry(after=0.0)
+
+
+def test_a_matcher_still_retries_a_bad_request_with_unknown_errors() -> None:
+    """With retry_unknown_errors, a 400 is retried only when a user matcher matches it."""
+    proc = StreamErrorRetryProcessor(
+        retry_unknown_errors=True, matchers=[lambda e: e.code == "context_length_exceeded"]
+    )
     assert decide(proc, judge_error(400, code="context_length_exceeded")) == Retry(after=0.0)
-    assert decide(proc, judge_error(401)) is None
+    assert decide(proc, judge_error(400, code="invalid_request_error")) is None
 
 
 def test_a_matcher_on_a_nested_cause() -> None:
