@@ -9,6 +9,7 @@ from typing import Any, TypeAlias, TypeVar, final
 import attrs
 from jsonschema import Draft202012Validator, SchemaError
 
+from scorecore._errors import ScorerDefinitionError
 from scorecore._judge import (
     ErrorProcessor,
     InputProcessor,
@@ -30,6 +31,16 @@ __all__ = [
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
 
 
+def _misuse(owner: object, field: str, value: object, problem: str) -> ScorerDefinitionError:
+    name = f"{type(owner).__name__}.{field}"
+    return ScorerDefinitionError(f"{name} {problem}, got {value!r:.200}", field=name, value=value)
+
+
+def _check_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str):
+        raise _misuse(owner, attr.name, value, "must be a str")
+
+
 class DefaultRetryBudgetWarning(UserWarning):
     """Error processors are configured without ``max_processor_retries``: the default 10 applies."""
 
@@ -38,18 +49,17 @@ def _check_injection(_inst: object, attr: attrs.Attribute[Any], value: object) -
     if value is None and not isinstance(_inst, JudgeConfig):
         return  # a StepJudge leaves it to the scorer's judge
     if not (isinstance(value, bool) or value in ("auto", "inline", "system")):
-        raise ValueError(
-            f"{attr.name} must be 'auto', 'inline', 'system', True or False, got {value!r}"
-        )
+        raise _misuse(_inst, attr.name, value, "must be 'auto', 'inline', 'system', True or False")
 
 
 def _check_model(value: object, owner: str, *, optional: bool = False) -> bool:
     if optional and value is None:
         return True
     if not isinstance(value, JudgeModel):
-        raise TypeError(
+        raise ScorerDefinitionError(
             f"{owner}.model must be a JudgeModel (model_id, provider, supports_structured_output "
-            f"and an async generate(request)), got {value!r:.200}"
+            f"and an async generate(request)), got {value!r:.200}",
+            field=f"{owner}.model", value=value,
         )
     return True
 
@@ -58,7 +68,7 @@ def _check_retries(_inst: object, attr: attrs.Attribute[Any], value: object) -> 
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{attr.name} must be an int >= 0 or None, got {value!r}")
+        raise _misuse(_inst, attr.name, value, "must be an int >= 0 or None")
 
 
 def _input_processors(value: Iterable[InputProcessor]) -> tuple[InputProcessor, ...]:
@@ -80,7 +90,10 @@ def _processors(value: Iterable[P_], field: str, method: str) -> tuple[P_, ...]:
     items = tuple(value)
     for index, item in enumerate(items):
         if not callable(getattr(item, method, None)):
-            raise TypeError(f"{field}[{index}] must have a {method}() method, got {item!r:.200}")
+            raise ScorerDefinitionError(
+                f"{field}[{index}] must have a {method}() method, got {item!r:.200}",
+                field=f"{field}[{index}]", value=item,
+            )
     return items
 
 
@@ -108,7 +121,7 @@ class JudgeConfig:
     """
 
     model: JudgeModel = attrs.field(validator=lambda _i, _a, v: _check_model(v, "JudgeConfig"))
-    instructions: str = attrs.field(validator=attrs.validators.instance_of(str))
+    instructions: str = attrs.field(validator=_check_str)
     json_prompt_injection: JsonPromptInjection = attrs.field(
         default="auto", validator=_check_injection
     )
@@ -161,16 +174,18 @@ def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> N
     if value is None:
         return
     if not isinstance(value, Mapping):
-        raise TypeError(f"{attr.name} must be a JSON schema mapping, got {value!r}")
+        raise _misuse(_inst, attr.name, value, "must be a JSON schema mapping")
     try:
         Draft202012Validator.check_schema(dict(value))
     except SchemaError as exc:
-        raise ValueError(f"{attr.name} is not a valid JSON schema: {exc.message}") from exc
+        raise _misuse(
+            _inst, attr.name, value, f"is not a valid JSON schema ({exc.message})"
+        ) from exc
 
 
 def _check_callable(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
     if value is not None and not callable(value):
-        raise TypeError(f"{attr.name} must be callable, got {value!r}")
+        raise _misuse(_inst, attr.name, value, "must be callable")
 
 
 CreatePrompt: TypeAlias = Callable[[Any], "str | Awaitable[str]"]
@@ -190,7 +205,7 @@ class PromptStep:
     True
     """
 
-    description: str = attrs.field(validator=attrs.validators.instance_of(str))
+    description: str = attrs.field(validator=_check_str)
     create_prompt: CreatePrompt = attrs.field(validator=_check_callable)
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
     judge: StepJudge | None = None
@@ -209,7 +224,7 @@ class ScorePromptStep:
     >>> ScorePromptStep(description="Rate", create_prompt=lambda ctx: "Rate it").calculate_score
     """
 
-    description: str = attrs.field(validator=attrs.validators.instance_of(str))
+    description: str = attrs.field(validator=_check_str)
     create_prompt: CreatePrompt = attrs.field(validator=_check_callable)
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
     calculate_score: Callable[[Any], Any] | None = attrs.field(

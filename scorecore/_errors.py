@@ -3,7 +3,7 @@
 The tree is deliberately shallow::
 
     ScorecoreError                 base of everything scorecore raises
-    ├── ScorerDefinitionError      misuse, raised while a scorer is being built (also ValueError)
+    ├── ScorerDefinitionError      misuse at build time (also ValueError and TypeError)
     ├── ScorerRunError             a failed run: the value inside ``Failure``
     ├── EvalConfigError            bad ``run_evals`` arguments (also ValueError; scorecore._evals)
     ├── StoreError                 a score store failed (scorecore._evals)
@@ -29,8 +29,10 @@ class ScorecoreError(Exception):
     """Base class of every exception scorecore raises."""
 
 
-class ScorerDefinitionError(ScorecoreError, ValueError):
+class ScorerDefinitionError(ScorecoreError, ValueError, TypeError):
     """A scorer was defined wrongly (raised at build time, never during a run).
+
+    It is also a ``ValueError`` and a ``TypeError``, the errors Python raises for such misuse.
 
     Attributes:
         scorer_id: the scorer being built, when known.

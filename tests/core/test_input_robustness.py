@@ -88,3 +88,30 @@ def test_invalid_score_message_mentions_bool_only_for_bools(
     assert isinstance(error.cause, InvalidScore)
     assert ("bool is not a score" in str(error)) is mentions_bool
     assert repr(value)[:10] in str(error)
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: JudgeConfig(model="gpt-4o", instructions="x"), "JudgeConfig.model"),  # type: ignore[arg-type]
+        (lambda: PromptStep(description="d", create_prompt=5), "PromptStep.create_prompt"),  # type: ignore[arg-type]
+        (
+            lambda: PromptStep(description="d", create_prompt=str, output_schema={"type": "nope"}),
+            "PromptStep.output_schema",
+        ),
+        (
+            lambda: JudgeConfig(
+                model=ScriptedJudge([]), instructions="x", max_processor_retries=-1
+            ),
+            "JudgeConfig.max_processor_retries",
+        ),
+    ],
+)
+def test_misconfigured_values_raise_definition_errors_naming_the_field(
+    build: Any, field: str
+) -> None:
+    """Misuse of the configuration values is a ScorerDefinitionError naming field and value."""
+    with pytest.raises(ScorerDefinitionError) as info:
+        build()
+    assert info.value.field == field
+    assert field in str(info.value)
