@@ -4,8 +4,8 @@ the reply repair both judges apply (:func:`prune_optional_nulls`).
 This module is the exception boundary of the HTTP adapters. It catches exactly the
 exceptions httpx and JSON decoding can raise for a provider, network or payload problem and
 turns each into a :class:`~scorecore.JudgeError`; anything else (a bug, cancellation) is not
-caught. Secrets never reach an error: request headers are never copied, and every message and
-response header value is scrubbed of the adapter's secrets.
+caught. Secrets never reach an error: request headers are never copied, and every message,
+provider code/type and response header value is scrubbed of the adapter's secrets.
 
 How failures map (``kind`` / retryable / ``code`` of the cause):
 
@@ -23,11 +23,13 @@ How failures map (``kind`` / retryable / ``code`` of the cause):
 
 from __future__ import annotations
 
+import base64
 import errno
 import json
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Self, final
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import attrs
 import httpx
@@ -47,6 +49,7 @@ __all__ = [
     "post_json",
     "prune_optional_nulls",
     "redact",
+    "split_userinfo",
 ]
 
 _REDACTED: Final = "[REDACTED]"
@@ -193,8 +196,9 @@ def error_from_response(
         message=redact(f"{provider} returned HTTP {status}: {message}", keep),
         status=status,
         headers=_headers(response, keep),
-        code=code,
-        type=type_,
+        # A server may echo anything into these too (a proxy put the credential in "code").
+        code=None if code is None else redact(code, keep),
+        type=None if type_ is None else redact(type_, keep),
     )
 
 
@@ -310,8 +314,13 @@ async def post_json(
     request_timeout: float,
     provider: str,
     secrets: Iterable[str] = (),
+    auth: httpx.Auth | None = None,
 ) -> Result[HttpReply, JudgeError]:
-    """POST ``body`` as JSON; a 2xx JSON reply is ``Success``, everything else a ``Failure``."""
+    """POST ``body`` as JSON; a 2xx JSON reply is ``Success``, everything else a ``Failure``.
+
+    ``auth`` (the Basic credential of a ``base_url`` with userinfo) applies to this request
+    only and takes precedence over an ``Authorization`` header and the client's own auth.
+    """
     keep = tuple(secrets)
     try:
         content = json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
@@ -330,6 +339,7 @@ async def post_json(
             content=content,
             headers={**headers, "content-type": "application/json"},
             timeout=request_timeout,
+            auth=httpx.USE_CLIENT_DEFAULT if auth is None else auth,
         )
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         return Failure(error_from_exception(exc, provider=provider, secrets=keep))
@@ -347,21 +357,48 @@ async def post_json(
     )
 
 
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its ``user:password@`` part, and the (percent-decoded) pair if any.
+
+    >>> split_userinfo("https://u:p%40ss@host:8080/v1")
+    ('https://host:8080/v1', ('u', 'p@ss'))
+    >>> split_userinfo("http://localhost:11434/v1")
+    ('http://localhost:11434/v1', None)
+    """
+    parts = urlsplit(url)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if not at:
+        return url, None
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=host)), (unquote(user), unquote(password))
+
+
+def _basic_credential(user: str, password: str) -> str:
+    # What httpx.BasicAuth puts after "Basic " (it encodes both parts as UTF-8).
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
 class HttpJudgeBase:
     """What the HTTP judges share: the model name, the client they own or borrow, the key.
 
-    The API key is never shown: ``repr`` prints ``'***'`` in its place.
+    The API key is never shown: ``repr`` prints ``'***'`` in its place. Credentials written
+    into ``base_url`` (``https://user:password@host/v1``) are taken out of the URL: ``repr``
+    and :attr:`base_url` show it without them, requests send them as explicit Basic auth (as
+    httpx would for userinfo), and the password, the raw userinfo and the Basic credential are
+    secrets scrubbed from every error, like the API key.
     """
 
     __slots__ = (
         "_api_key",
         "_base_url",
+        "_basic_auth",
         "_client",
         "_default_headers",
         "_model",
         "_owns_client",
         "_structured",
         "_timeout",
+        "_userinfo_secrets",
     )
     _provider: str = ""
 
@@ -379,7 +416,20 @@ class HttpJudgeBase:
         if not model:
             raise ValueError(f"{type(self).__name__} needs a model name")
         self._model = model
-        self._base_url = base_url.rstrip("/")
+        url, userinfo = split_userinfo(base_url.rstrip("/"))
+        self._base_url = url
+        self._userinfo_secrets: tuple[str, ...] = ()
+        self._basic_auth: httpx.BasicAuth | None = None
+        if userinfo is not None:
+            user, password = userinfo
+            raw = urlsplit(base_url).netloc.rpartition("@")[0]
+            # Without a password the user name is the credential (``https://TOKEN@host``).
+            secret = password or user
+            self._basic_auth = httpx.BasicAuth(user, password)
+            self._userinfo_secrets = tuple(
+                s for s in (raw, _basic_credential(user, password), secret, raw.partition(":")[2])
+                if s
+            )
         self._api_key = api_key
         self._client = client
         self._owns_client = client is None
@@ -430,7 +480,9 @@ class HttpJudgeBase:
         await self.aclose()
 
     def _secrets(self) -> tuple[str, ...]:
-        return (self._api_key,) if self._api_key else ()
+        # Longest first, so a secret containing another is replaced whole.
+        found = {*self._userinfo_secrets, *((self._api_key,) if self._api_key else ())}
+        return tuple(sorted(found, key=len, reverse=True))
 
     def _client_for_call(self) -> httpx.AsyncClient:
         if self._client is None:

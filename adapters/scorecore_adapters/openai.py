@@ -269,6 +269,7 @@ class OpenAIChatModel(HttpJudgeBase):
             request_timeout=self._timeout if timeout is None else timeout,
             provider=_PROVIDER,
             secrets=self._secrets(),
+            auth=self._basic_auth,
         )
         return reply.bind(lambda r: self._parse(r, request))
 
