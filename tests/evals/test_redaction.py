@@ -1,0 +1,146 @@
+"""Tests of redact_secrets: secret keys and well-known credential shapes, at any depth."""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scorecore._evals import redact_secrets
+
+R = "[REDACTED]"
+
+SECRET_KEYS = [
+    "openaiKey", "openai_key", "cookies", "oauth", "githubPat", "stripe_sk", "x-api-key",
+    "set-cookie", "apiKey", "X-API-KEY", "OPENAI_API_KEY", "Authorization", "access_token",
+    "refreshToken", "password", "passwd", "client_secret", "session_id", "sessionToken",
+    "private_key", "credentials", "auth", "authToken", "aws_secret_access_key", "keys", "pwd",
+]
+BENIGN_KEYS = [
+    "userId", "name", "max_tokens", "prompt_tokens", "completion_tokens", "tokenizer",
+    "author", "path", "patch", "model", "temperature", "items", "value", "keyboard", "compat",
+    "text", "id", "messages", "role", "content", "locale", "authority",
+]
+
+
+@pytest.mark.parametrize("key", SECRET_KEYS)
+def test_secret_keys_are_redacted(key: str) -> None:
+    """Each common credential key shape hides its value, nested or not."""
+    assert redact_secrets({key: "v", "ok": 1}) == {key: R, "ok": 1}
+    assert redact_secrets([{"a": {key: {"deep": "v"}}}]) == [{"a": {key: R}}]
+
+
+@pytest.mark.parametrize("key", BENIGN_KEYS)
+def test_look_alike_keys_are_kept(key: str) -> None:
+    """Keys that merely resemble a credential word keep their values."""
+    assert redact_secrets({key: "kept"}) == {key: "kept"}
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+        "sk-proj-Abc123_def456-GHI789jklMNO012",
+        "sk-ant-api03-AbC123dEf456GhI789jKl012",
+        "sk_live_51Habcdefghij0123",
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+        "xoxb-1234567890-0987654321-AbCdEfGhIj",
+        "AKIAIOSFODNN7EXAMPLE",
+        "AIzaSyA-1234567890abcdefghijklmnopqrstu",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJl",
+    ],
+)
+def test_well_known_secret_values_are_redacted_anywhere(secret: str) -> None:
+    """A credential-shaped value is redacted under any key, in lists and inside text."""
+    assert redact_secrets({"note": secret}) == {"note": R}
+    assert redact_secrets([[secret]]) == [[R]]
+    assert redact_secrets({"msg": f"use {secret} please"}) == {"msg": f"use {R} please"}
+
+
+def test_http_credentials_are_redacted() -> None:
+    """A value starting like an Authorization header goes whole; a bearer token in text too."""
+    assert redact_secrets(["Bearer abc", "basic dXNlcjpwYXNz"]) == [R, R]
+    assert redact_secrets("curl -H 'Authorization: Bearer abcdefghijklmnop1234'") == (
+        f"curl -H 'Authorization: {R}'"
+    )
+
+
+def test_prose_and_look_alike_values_are_kept() -> None:
+    """Words that only start like a prefix are not credentials."""
+    texts = ["sk-learn-style-text-here", "task-management-system-overview1", "ghp_", "a token"]
+    assert redact_secrets(texts) == texts
+
+
+# --------------------------------------------------------------------------- property
+
+_BENIGN_TEXT = st.text(alphabet=string.ascii_letters + string.digits + "_.,!?", max_size=19)
+_LEAVES = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), _BENIGN_TEXT
+)
+_PLANT = "\x00plant\x00"
+
+
+def _tree(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.recursive(
+        leaves,
+        lambda children: st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(BENIGN_KEYS), children, max_size=4),
+        max_leaves=12,
+    )
+
+
+_BODY = st.text(alphabet=string.ascii_letters + string.digits, min_size=24, max_size=40)
+
+
+@st.composite
+def _planted(draw: st.DrawFn) -> tuple[Any, Any, str]:
+    """What to plant, what it must look like after redaction, and the secret string."""
+    kind = draw(st.sampled_from(["key", "prefix", "prefix-in-text", "bearer"]))
+    if kind == "key":
+        key = draw(st.sampled_from(SECRET_KEYS) | st.builds(
+            str.__add__,
+            st.sampled_from(["", "openai", "my", "x-", "github_", "stripe"]),
+            st.sampled_from(["Key", "_key", "-key", "Token", "_token", "Secret", "Password",
+                             "Cookie", "_sk", "Pat", "_auth"]),
+        ))
+        secret = "s3cr3t-" + draw(_BODY)
+        value = draw(st.sampled_from([secret, {"inner": secret}, [secret], {"a": [secret]}]))
+        return {key: value}, {key: R}, secret
+    prefix = draw(st.sampled_from(
+        ["sk-", "sk-proj-", "sk-ant-api03-", "ghp_", "gho_", "github_pat_", "xoxb-", "sk_live_"]
+    ))
+    secret = prefix + draw(_BODY) + "7"
+    if kind == "bearer":
+        return "Bearer " + secret, R, secret
+    if kind == "prefix-in-text":
+        return f"use {secret} please", f"use {R} please", secret
+    return secret, R, secret
+
+
+def _replace(tree: Any, planted: Any) -> Any:
+    if tree == _PLANT:
+        return planted
+    if isinstance(tree, dict):
+        return {k: _replace(v, planted) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_replace(v, planted) for v in tree]
+    return tree
+
+
+@given(
+    tree=_tree(_LEAVES | st.just(_PLANT)).map(lambda t: [t, {"x": _PLANT}]),
+    plant=_planted(),
+)
+def test_planted_secrets_never_survive_and_nothing_else_changes(
+    tree: Any, plant: tuple[Any, Any, str]
+) -> None:
+    """However deep a secret is planted, it is gone; every other value is as it was."""
+    planted, expected, secret = plant
+    redacted = redact_secrets(_replace(tree, planted))
+    assert secret not in json.dumps(redacted)
+    assert redacted == _replace(tree, expected)
