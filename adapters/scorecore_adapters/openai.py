@@ -9,7 +9,9 @@ Native structured output uses ``response_format`` ``json_schema`` in strict mode
 accepts a restricted schema (every property required, ``additionalProperties: false``), so
 the adapter sends :func:`strict_schema` of the user's schema, and removes from the reply the
 ``null`` values strict mode forces into optional properties, so that the core's validation
-against the user's own schema still holds.
+against the user's own schema still holds. Strict mode also needs an object at the root: any
+other schema (a number, an array, an ``anyOf``) is sent wrapped as the single required property
+``value`` of an object, and ``value`` is unwrapped from the reply.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from scorecore_adapters._http import (
     redact,
 )
 
-__all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIChatModel", "strict_schema"]
+__all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIChatModel", "native_schema", "strict_schema"]
 
 DEFAULT_OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
 _PROVIDER: Final = "openai"
@@ -49,6 +51,10 @@ _OPENAI_HOSTS: Final = ("api.openai.com", ".openai.azure.com")
 _SCHEMA_CHILD_MAPS: Final = ("properties", "$defs", "definitions", "patternProperties")
 _SCHEMA_CHILD_LISTS: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_CHILDREN: Final = ("items", "not", "additionalItems", "contains")
+# Strict mode needs an object root; other schemas are wrapped in this property.
+_WRAP_KEY: Final = "value"
+# Root-level definitions stay at the root when wrapping, so "#/$defs/..." refs still resolve.
+_ROOT_DEFS: Final = ("$defs", "definitions")
 
 
 def _default_structured(model: str) -> bool:
@@ -120,6 +126,34 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     result = _strict(copy.deepcopy(dict(schema)))
     assert isinstance(result, dict)  # noqa: S101 - _strict maps a dict to a dict
     return result
+
+
+def _is_object_schema(schema: Mapping[str, Any]) -> bool:
+    return schema.get("type") == "object"
+
+
+def native_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` schema sent for ``schema``: :func:`strict_schema` of it, with a
+    non-object root wrapped as the required property ``value`` of an object.
+
+    >>> native_schema({"type": "number"}) == {
+    ...     "type": "object",
+    ...     "properties": {"value": {"type": "number"}},
+    ...     "required": ["value"],
+    ...     "additionalProperties": False,
+    ... }
+    True
+    """
+    if _is_object_schema(schema):
+        return strict_schema(schema)
+    inner = {k: v for k, v in schema.items() if k not in _ROOT_DEFS}
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {_WRAP_KEY: inner},
+        "required": [_WRAP_KEY],
+    }
+    wrapped.update({k: schema[k] for k in _ROOT_DEFS if k in schema})
+    return strict_schema(wrapped)
 
 
 def _usage(raw: object) -> JudgeUsage:
@@ -245,7 +279,7 @@ class OpenAIChatModel(HttpJudgeBase):
                 "json_schema": {
                     "name": request.step,
                     "strict": True,
-                    "schema": strict_schema(request.output_schema),
+                    "schema": native_schema(request.output_schema),
                 },
             }
         body.update(settings.extra)
@@ -312,7 +346,7 @@ class OpenAIChatModel(HttpJudgeBase):
             return bad("'choices[0].message.content' is not text")
         text = content or ""
         if request.native_schema and request.output_schema is not None and text:
-            text = self._without_strict_nulls(text, request.output_schema)
+            text = self._from_strict_reply(text, request.output_schema)
         model_id = body.get("model")
         return Success(
             JudgeResponse(
@@ -324,10 +358,16 @@ class OpenAIChatModel(HttpJudgeBase):
         )
 
     @staticmethod
-    def _without_strict_nulls(text: str, schema: Mapping[str, Any]) -> str:
+    def _from_strict_reply(text: str, schema: Mapping[str, Any]) -> str:
+        """The reply as the user's schema expects it: unwrapped, without forced ``null``s."""
         try:
             value = json.loads(text)
         except ValueError:  # the core reports unparseable replies with the raw text
             return text
+        if not _is_object_schema(schema):
+            if not (isinstance(value, dict) and _WRAP_KEY in value):
+                return text  # not the wrapper: let the core report it against the schema
+            unwrapped = prune_optional_nulls(value[_WRAP_KEY], schema)
+            return json.dumps(unwrapped, ensure_ascii=False)
         pruned = prune_optional_nulls(value, schema)
         return text if pruned == value else json.dumps(pruned, ensure_ascii=False)

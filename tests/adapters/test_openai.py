@@ -10,9 +10,19 @@ import httpx
 import pytest
 from returns.result import Failure, Success
 
-from scorecore import JudgeMessage, JudgeModel, JudgeRequest, JudgeResponse, ModelSettings
+from scorecore import (
+    JudgeConfig,
+    JudgeMessage,
+    JudgeModel,
+    JudgeRequest,
+    JudgeResponse,
+    ModelSettings,
+    PromptStep,
+    ScorePromptStep,
+    create_scorer,
+)
 from scorecore_adapters._guard import allow_model_requests
-from scorecore_adapters.openai import OpenAIChatModel, strict_schema
+from scorecore_adapters.openai import OpenAIChatModel, native_schema, strict_schema
 from tests.adapters.loopback import LoopbackServer, Reply, serve
 
 pytestmark = pytest.mark.anyio
@@ -342,3 +352,145 @@ async def test_loopback_round_trip(anyio_backend: str, server: LoopbackServer) -
     assert seen.path == "/v1/chat/completions"
     assert seen.headers["authorization"] == "Bearer sk-loop"
     assert seen.body["response_format"]["json_schema"]["strict"] is True
+
+
+def completion(content: str) -> httpx.Response:
+    body = {**COMPLETION, "choices": [{
+        "index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop",
+    }]}
+    return httpx.Response(200, json=body)
+
+
+async def test_non_object_root_is_wrapped_and_unwrapped(anyio_backend: str) -> None:
+    """Strict mode needs an object root: a number schema goes out as {"value": number} and the
+    reply's value comes back unwrapped."""
+    cap = Capture(lambda _r: completion('{"value": 0.75}'))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(cap)) as client:
+        model = OpenAIChatModel("gpt-4o", api_key="k", client=client)
+        result = await generate(
+            model, request(output_schema={"type": "number"}, native_schema=True)
+        )
+    assert cap.body == {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "You are strict."},
+            {"role": "user", "content": "Score this."},
+        ],
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "generate_score",
+                "strict": True,
+                "schema": {
+                    "type": "object",
+                    "properties": {"value": {"type": "number"}},
+                    "required": ["value"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+    }
+    assert result.unwrap().text == "0.75"
+
+
+async def test_array_root_is_wrapped_strictly_and_unwrapped(anyio_backend: str) -> None:
+    """The wrapped schema is made strict inside; forced nulls are pruned after unwrapping."""
+    schema = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"claim": {"type": "string"}, "note": {"type": "string"}},
+            "required": ["claim"],
+        },
+    }
+    reply = json.dumps({"value": [{"claim": "a", "note": None}, {"claim": "b", "note": "x"}]})
+    cap = Capture(lambda _r: completion(reply))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(cap)) as client:
+        model = OpenAIChatModel("gpt-4o", api_key="k", client=client)
+        result = await generate(model, request(output_schema=schema, native_schema=True))
+    assert cap.body["response_format"]["json_schema"]["schema"] == {
+        "type": "object",
+        "properties": {"value": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim": {"type": "string"},
+                    "note": {"type": ["string", "null"]},
+                },
+                "required": ["claim", "note"],
+                "additionalProperties": False,
+            },
+        }},
+        "required": ["value"],
+        "additionalProperties": False,
+    }
+    assert json.loads(result.unwrap().text) == [{"claim": "a"}, {"claim": "b", "note": "x"}]
+
+
+def test_wrapping_keeps_root_definitions_at_the_root() -> None:
+    """$defs stay at the root so "#/$defs/..." references still resolve after wrapping."""
+    schema = {
+        "anyOf": [{"$ref": "#/$defs/n"}, {"type": "string"}],
+        "$defs": {"n": {"type": "number"}},
+    }
+    assert native_schema(schema) == {
+        "type": "object",
+        "properties": {"value": {"anyOf": [{"$ref": "#/$defs/n"}, {"type": "string"}]}},
+        "required": ["value"],
+        "additionalProperties": False,
+        "$defs": {"n": {"type": "number"}},
+    }
+    assert native_schema(SCHEMA) == strict_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("content", ['{"score": 1}', "0.5", "not json", "[1]"])
+async def test_a_reply_that_is_not_the_wrapper_is_passed_through(
+    anyio_backend: str, content: str
+) -> None:
+    """A reply without the wrapper is handed over verbatim for the core to report."""
+    cap = Capture(lambda _r: completion(content))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(cap)) as client:
+        model = OpenAIChatModel("gpt-4o", api_key="k", client=client)
+        result = await generate(
+            model, request(output_schema={"type": "number"}, native_schema=True)
+        )
+    assert result.unwrap().text == content
+
+
+async def test_inline_non_object_schema_is_not_unwrapped(anyio_backend: str) -> None:
+    """Without native structured output nothing is wrapped, so a {"value": …} reply stays."""
+    cap = Capture(lambda _r: completion('{"value": 1}'))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(cap)) as client:
+        model = OpenAIChatModel("gpt-4o", api_key="k", client=client)
+        result = await generate(
+            model, request(output_schema={"type": "number"}, native_schema=False)
+        )
+    assert "response_format" not in cap.body
+    assert result.unwrap().text == '{"value": 1}'
+
+
+async def test_scorer_validates_the_unwrapped_reply(anyio_backend: str) -> None:
+    """Through the core: a native number-schema step gets the unwrapped number as its result."""
+    replies = iter(['{"value": ["a", "b"]}', '{"score": 0.25}'])
+    cap = Capture(lambda _r: completion(next(replies)))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(cap)) as client:
+        model = OpenAIChatModel("gpt-4o", api_key="k", client=client)
+        scorer = (
+            create_scorer(
+                id="claims",
+                description="claims then a score",
+                judge=JudgeConfig(model=model, instructions="Be strict."),
+            )
+            .analyze(PromptStep(
+                description="claims",
+                output_schema={"type": "array", "items": {"type": "string"}},
+                create_prompt=lambda _c: "list the claims",
+            ))
+            .generate_score(ScorePromptStep(description="score", create_prompt=lambda _c: "rate"))
+        )
+        outcome = (await scorer.run(input="q", output="a")).unwrap()
+    assert outcome.analyze_step_result == ["a", "b"]
+    assert outcome.score == 0.25
+    first = json.loads(cap.requests[0].content)
+    assert first["response_format"]["json_schema"]["schema"]["required"] == ["value"]
