@@ -3,7 +3,10 @@
 Wrap an async (or sync) function with :func:`scored` — or call :meth:`LiveScorer.submit`
 from a workflow step — and every call schedules a background job in an anyio task group:
 
-1. the input and output are taken from the call (``input_from`` / ``output_from``);
+1. the input and output are taken from the call (``input_from`` / ``output_from``); the
+   default input (the bound arguments) and the ``request_context`` pass through
+   :func:`~scorecore.redact_secrets` first, so an ``api_key=`` argument is never scored or
+   recorded — give ``input_from`` to choose exactly what is scored;
 2. the ``filter`` predicate decides first; if it raises, the call is skipped (fail closed);
 3. the ``sampling`` decides, deterministically from the trace id (else the run id), exactly as
    Mastra does: ``int.from_bytes(sha256(key).digest()[:6]) / 2**48 < rate``;
@@ -37,6 +40,7 @@ import attrs
 from returns.result import Failure
 
 from scorecore._errors import ScorerRunError
+from scorecore._evals import redact_secrets
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._scorer import Scorer
 from scorecore._traces import ScoreRecord, ScoreSink, deliver
@@ -326,8 +330,11 @@ class LiveScorer:
         task_group: where to schedule (default: the active :func:`live_scoring` scope's).
         runtime: the runtime for the scorer runs and run ids.
         name: the entity name in records (default: the wrapped function's qualified name).
-        input_from: ``input_from(*args, **kwargs)`` gives the scorer input (default: the
-            only argument, else a dict of the bound arguments).
+        input_from: ``input_from(*args, **kwargs)`` gives the scorer input, used as
+            returned: the way to choose exactly what is scored (and so recorded). Default:
+            the only argument, else a dict of the bound arguments with defaults applied,
+            passed through :func:`~scorecore.redact_secrets` (``api_key=…``, ``token=…``,
+            ``sk-…`` values become ``"[REDACTED]"``).
         output_from: ``output_from(result)`` gives the scorer output (default: the result).
         trace_id_from: ``trace_id_from(*args, **kwargs)`` gives the trace id used for
             sampling and records (default: none; sampling then keys on the run id).
@@ -397,7 +404,8 @@ class LiveScorer:
         """Schedule scoring of one input and output; never raises, never waits.
 
         ``input_from``/``output_from``/``trace_id_from`` are not applied here: the values are
-        used as given.
+        used as given (choose them so they hold no secret); ``request_context`` passes
+        through :func:`~scorecore.redact_secrets`.
 
         Returns:
             ``True`` if the job was scheduled (it may still be filtered or sampled out),
@@ -448,8 +456,10 @@ class LiveScorer:
             # input_from, output_from and trace_id_from are user code.
             if call.from_call:
                 args, kwargs = call.args, call.kwargs
-                scorer_input = (self.input_from(*args, **kwargs) if self.input_from
-                                else _default_input(call.signature, args, kwargs))
+                scorer_input = (
+                    self.input_from(*args, **kwargs) if self.input_from
+                    else redact_secrets(_default_input(call.signature, args, kwargs))
+                )
                 trace_id = self.trace_id_from(*args, **kwargs) if self.trace_id_from else None
             else:
                 scorer_input, trace_id = call.input, call.trace_id
@@ -462,10 +472,11 @@ class LiveScorer:
             ))
             return
         run_id = call.run_id or runtime.new_id()
+        request_context = (None if call.request_context is None
+                           else cast(Mapping[str, Any], redact_secrets(call.request_context)))
         if self.filter is not None:
             seen = LiveCall(entity=entity, input=scorer_input, output=scorer_output,
-                            run_id=run_id, trace_id=trace_id,
-                            request_context=call.request_context)
+                            run_id=run_id, trace_id=trace_id, request_context=request_context)
             try:
                 keep = bool(self.filter(seen))
             except Exception as exc:  # noqa: BLE001 - a user predicate; fail closed
@@ -481,7 +492,7 @@ class LiveScorer:
         if not self.sampling.decide(trace_id if trace_id is not None else run_id):
             return
         job = _Job(input=scorer_input, output=scorer_output, run_id=run_id,
-                   trace_id=trace_id, call=call, scope=scope)
+                   trace_id=trace_id, request_context=request_context, call=call, scope=scope)
         async with anyio.create_task_group() as group:
             for scorer in self.scorers:
                 group.start_soon(self._run_one, scorer, job)
@@ -501,7 +512,7 @@ class LiveScorer:
         try:
             outcome = await scorer.run(
                 input=job.input, output=job.output, run_id=job.run_id,
-                request_context=job.call.request_context, runtime=self.runtime,
+                request_context=job.request_context, runtime=self.runtime,
                 score_source="live", entity=entity, target_trace_id=job.trace_id,
             )
         except Exception as exc:  # noqa: BLE001 - Scorer.run must not raise; if it does, report
@@ -538,6 +549,7 @@ class _Job:
     output: Any
     run_id: str
     trace_id: str | None
+    request_context: Mapping[str, Any] | None
     call: _Call
     scope: LiveScoringScope | None
 

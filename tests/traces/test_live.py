@@ -404,3 +404,47 @@ def test_all_is_sorted():
     public = {n for n, v in vars(mod).items()
               if not n.startswith("_") and getattr(v, "__module__", None) == mod.__name__}
     assert public <= set(mod.__all__)
+
+
+async def test_default_input_and_request_context_are_redacted(anyio_backend: str):
+    """Secret arguments and request-context entries never reach a scorer, filter or sink."""
+    records: list[ScoreRecord] = []
+    calls: list[LiveCall] = []
+    key = "sk-proj-Abc123def456ghi789jkl012"
+
+    def keep(call: LiveCall) -> bool:
+        calls.append(call)
+        return True
+
+    @scored(length_scorer(), sink=records.append, filter=keep)
+    async def ask(x: int, *, api_key: str = key, note: str = "") -> str:
+        return "ok"
+
+    @scored(length_scorer(), sink=records.append, input_from=lambda x, **_: {"x": x})
+    async def chosen(x: int, *, api_key: str) -> str:
+        return "ok"
+
+    live = LiveScorer(scorers=[length_scorer()], sink=records.append, filter=keep)
+    async with live_scoring():
+        await ask(2, note=f"Authorization: Bearer {key}")
+        await ask(3, api_key="hunter2")
+        await chosen(4, api_key=key)
+        live.submit(input="i", output="o", request_context={
+            "user": "u1", "headers": {"Authorization": "Bearer abc", "cookie": "c"},
+            "openaiKey": key,
+        })
+    inputs = sorted((r.result.run.input for r in records), key=repr)
+    assert inputs == sorted([
+        {"x": 2, "api_key": "[REDACTED]", "note": "Authorization: [REDACTED]"},
+        {"x": 3, "api_key": "[REDACTED]", "note": ""},
+        {"x": 4},
+        "i",
+    ], key=repr)
+    submitted = next(r for r in records if r.result.run.input == "i")
+    expected = {"user": "u1", "headers": {"Authorization": "[REDACTED]", "cookie": "[REDACTED]"},
+                "openaiKey": "[REDACTED]"}
+    assert submitted.result.run.request_context == expected
+    assert [c.request_context for c in calls if c.input == "i"] == [expected]
+    everything = repr([(r.result, c) for r in records for c in calls])
+    assert key not in everything
+    assert "hunter2" not in everything
