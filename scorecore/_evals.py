@@ -9,7 +9,8 @@ Storage is a port (:class:`ScoreStore`); the SQLite and PostgreSQL adapters live
 ``scorecore_adapters.storage``. Rows (:class:`ScoreRow`) follow Mastra's ``mastra_scorers``
 columns. Run ids are deterministic per (batch, item), so a batch run again with
 ``resume=True`` skips what is already stored and finishes with exactly one row per
-(item, scorer).
+(item, scorer). :func:`store_sink` sends trace and live scores (:class:`ScoreRecord`) to a
+store as rows built the same way.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from scorecore._convert import to_mastra_json
 from scorecore._errors import ScorecoreError, ScorerRunError
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._scorer import Scorer
+from scorecore._traces import ScoreRecord, ScoreSink
 from scorecore._values import ScoreResult
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "redact_secrets",
     "row_id",
     "run_evals",
+    "store_sink",
 ]
 
 OutcomeStatus: TypeAlias = Literal["scored", "not_scorable", "failed"]
@@ -550,8 +553,60 @@ class ScoreRow:
     source: Literal["LIVE", "TEST"] = "TEST"
     dataset_item_id: str | None = None
     metadata: Mapping[str, Any] | None = None
+    trace_id: str | None = None
+    span_id: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+
+    @classmethod
+    def from_record(
+        cls,
+        record: ScoreRecord,
+        *,
+        source: Literal["LIVE", "TEST"] | None = None,
+        batch_id: str | None = None,
+    ) -> ScoreRow:
+        """The row storing a trace or live score, built as :func:`run_evals` builds its rows.
+
+        ``source`` defaults to Mastra's: ``"LIVE"`` for live scoring, ``"TEST"`` for trace
+        scoring. ``batch_id`` defaults to the record's trace id, else its run id. The entity
+        columns come from the span (``entity_type`` = span type, ``entity_id``,
+        ``entity = {"traceId", "spanId"}``) or the live call (``entity_type="function"``,
+        ``entity = {"id", "name"}``); ``trace_id``/``span_id`` are set when known. The id is
+        :func:`row_id` of (run id, scorer id), so saving the record again replaces its row;
+        ``request_context`` and ``additional_context`` pass through :func:`redact_secrets`.
+
+        >>> from scorecore._values import ScorerRun
+        >>> result = ScoreResult(run=ScorerRun(input="q", output="a", run_id="r1"), score=1.0)
+        >>> row = ScoreRow.from_record(ScoreRecord(
+        ...     scorer_id="s", scorer_name="S", source="live", result=result,
+        ...     entity_type="function", entity_id="app:answer"))
+        >>> row.source, row.batch_id, row.status, row.score, row.entity
+        ('LIVE', 'r1', 'scored', 1.0, {'id': 'app:answer', 'name': 'app:answer'})
+        """
+        result = record.result
+        run = result.run
+        if record.source == "trace":
+            entity: dict[str, Any] = {"traceId": record.trace_id, "spanId": record.span_id}
+        else:
+            entity = {"id": record.entity_id, "name": record.entity_id}
+        not_scorable = result.not_scorable
+        return _score_row(
+            run_id=record.run_id, scorer_id=record.scorer_id,
+            batch_id=batch_id or record.trace_id or record.run_id,
+            status="scored" if not_scorable is None else "not_scorable",
+            score=result.score,
+            reason=result.reason if not_scorable is None else not_scorable.reason,
+            scorer={"id": record.scorer_id, "name": record.scorer_name,
+                    "description": record.scorer_description, "hasJudge": record.has_judge},
+            result=result, input=run.input, output=run.output,
+            context=_context(run.ground_truth, run.expected_trajectory, {}),
+            request_context=run.request_context,
+            entity_type=record.entity_type, entity=entity, entity_id=record.entity_id,
+            source=source or ("LIVE" if record.source == "live" else "TEST"),
+            dataset_item_id=None, metadata={"scoreSource": record.source},
+            trace_id=record.trace_id, span_id=record.span_id,
+        )
 
 
 @final
@@ -593,6 +648,131 @@ class ScoreStore(Protocol):
     async def list_run(self, batch_id: str, /) -> Sequence[ScoreRow]:
         """Every row stored for ``batch_id``."""
         ...
+
+
+def _context(
+    ground_truth: Any, expected_trajectory: Any, extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    context: dict[str, Any] = {}
+    if ground_truth is not None:
+        context["groundTruth"] = ground_truth
+    if expected_trajectory is not None:
+        context["expectedTrajectory"] = expected_trajectory
+    context.update(extra)
+    return context
+
+
+def _score_row(
+    *,
+    run_id: str,
+    scorer_id: str,
+    batch_id: str,
+    status: OutcomeStatus,
+    score: float | None,
+    reason: str | None,
+    scorer: Mapping[str, Any],
+    result: ScoreResult[Any, Any] | None,
+    input: Any,
+    output: Any,
+    context: Mapping[str, Any],
+    request_context: Mapping[str, Any] | None,
+    entity_type: str | None,
+    entity: Mapping[str, Any] | None,
+    entity_id: str | None,
+    source: Literal["LIVE", "TEST"],
+    dataset_item_id: str | None,
+    metadata: Mapping[str, Any],
+    error: str | None = None,
+    run_error: ScorerRunError | None = None,
+    trace_id: str | None = None,
+    span_id: str | None = None,
+) -> ScoreRow:
+    """The one place a stored row is built (``run_evals`` and :meth:`ScoreRow.from_record`).
+
+    ``result`` (or the failed run's partial result) gives the run's input and output, the
+    prompts and step results; ``metadata`` gets the status, the error, not-scorable details
+    and judge executions after ``metadata``'s own keys; the contexts are redacted.
+    """
+    if result is None and run_error is not None:
+        result = run_error.partial
+    data: Mapping[str, Any] = to_mastra_json(result) if result is not None else {}
+    meta: dict[str, Any] = {"status": status, **metadata}
+    if error is not None:
+        meta["error"] = error
+    if run_error is not None:
+        meta["failedStep"] = run_error.failed_step
+        meta["completedSteps"] = list(run_error.completed_steps)
+    if "notScorable" in data:
+        meta["notScorable"] = data["notScorable"]
+    if "judge" in data:
+        meta["judge"] = data["judge"]
+    return ScoreRow(
+        id=row_id(run_id, scorer_id),
+        scorer_id=scorer_id,
+        run_id=run_id,
+        batch_id=batch_id,
+        status=status,
+        score=score,
+        reason=reason,
+        scorer=scorer,
+        input=data.get("input", input),
+        output=data.get("output", output),
+        preprocess_step_result=data.get("preprocessStepResult"),
+        analyze_step_result=data.get("analyzeStepResult"),
+        preprocess_prompt=data.get("preprocessPrompt"),
+        analyze_prompt=data.get("analyzePrompt"),
+        generate_score_prompt=data.get("generateScorePrompt"),
+        generate_reason_prompt=data.get("generateReasonPrompt"),
+        additional_context=redact_secrets(context) if context else None,
+        request_context=None if request_context is None else redact_secrets(request_context),
+        entity_type=entity_type,
+        entity=entity,
+        entity_id=entity_id,
+        source=source,
+        dataset_item_id=dataset_item_id,
+        metadata=meta,
+        trace_id=trace_id,
+        span_id=span_id,
+    )
+
+
+def store_sink(
+    store: ScoreStore,
+    *,
+    source: Literal["LIVE", "TEST"] | None = None,
+    batch_id: str | None = None,
+) -> ScoreSink:
+    """A sink saving each trace or live score to ``store`` as one :class:`ScoreRow`.
+
+    Pass it as ``sink=`` to :func:`~scorecore.score_trace`, :func:`~scorecore.score_traces`,
+    :func:`~scorecore.scored` or :class:`~scorecore.LiveScorer`. Each record becomes
+    :meth:`ScoreRow.from_record` (``source`` and ``batch_id`` as there: by default ``"LIVE"``
+    for live scoring and ``"TEST"`` for traces, batched by trace id, else run id) and is saved
+    at once, idempotently per (run, scorer). The store must be open while scores arrive (keep
+    ``async with store`` around the ``live_scoring()`` block). A failing save is reported as
+    the sink's failure (``sink_failed`` / ``sink_raised``), never raised to the caller.
+
+    >>> import anyio
+    >>> from scorecore import create_scorer
+    >>> from scorecore._traces import score_trace
+    >>> class Rows:
+    ...     rows: list[ScoreRow] = []
+    ...     async def save(self, rows): self.rows.extend(rows)
+    ...     async def completed(self, batch_id): return {}
+    ...     async def list_run(self, batch_id): return self.rows
+    >>> one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+    >>> span = {"spanId": "s", "spanType": "tool_call", "startedAt": "2025-01-01T00:00:00Z"}
+    >>> store = Rows()
+    >>> _ = anyio.run(lambda: score_trace(one, {"traceId": "t", "spans": [span]},
+    ...                                   sink=store_sink(store)))
+    >>> [(r.scorer_id, r.score, r.source, r.batch_id, r.span_id) for r in store.rows]
+    [('one', 1.0, 'TEST', 't', 's')]
+    """
+
+    async def save(record: ScoreRecord) -> None:
+        await store.save([ScoreRow.from_record(record, source=source, batch_id=batch_id)])
+
+    return save
 
 
 # --------------------------------------------------------------------------- redaction
@@ -889,56 +1069,20 @@ class _Batch:
 
     def row(self, item_result: ItemResult, outcome: ScorerOutcome) -> ScoreRow:
         item = item_result.item
-        score_result = outcome.result
-        if score_result is None and outcome.run_error is not None:
-            score_result = outcome.run_error.partial
-        data: Mapping[str, Any] = to_mastra_json(score_result) if score_result is not None else {}
-        metadata: dict[str, Any] = {"status": outcome.status, "itemIndex": item_result.index}
-        if outcome.error is not None:
-            metadata["error"] = outcome.error
-        if outcome.run_error is not None:
-            metadata["failedStep"] = outcome.run_error.failed_step
-            metadata["completedSteps"] = list(outcome.run_error.completed_steps)
-        if "notScorable" in data:
-            metadata["notScorable"] = data["notScorable"]
-        if "judge" in data:
-            metadata["judge"] = data["judge"]
-        context: dict[str, Any] = {}
-        if item is not None:
-            if item.ground_truth is not None:
-                context["groundTruth"] = item.ground_truth
-            if item.expected_trajectory is not None:
-                context["expectedTrajectory"] = item.expected_trajectory
-            context.update(item.extra)
-        request_context = item.request_context if item is not None else None
-        return ScoreRow(
-            id=row_id(item_result.run_id, outcome.scorer_id),
-            scorer_id=outcome.scorer_id,
-            run_id=item_result.run_id,
-            batch_id=self.batch_id,
-            status=outcome.status,
-            score=outcome.score,
-            reason=outcome.reason,
-            scorer=self.scorer_json[outcome.scorer_id],
-            input=data.get("input", item.input if item is not None else None),
-            output=data.get("output", item_result.output),
-            preprocess_step_result=data.get("preprocessStepResult"),
-            analyze_step_result=data.get("analyzeStepResult"),
-            preprocess_prompt=data.get("preprocessPrompt"),
-            analyze_prompt=data.get("analyzePrompt"),
-            generate_score_prompt=data.get("generateScorePrompt"),
-            generate_reason_prompt=data.get("generateReasonPrompt"),
-            additional_context=redact_secrets(context) if context else None,
-            request_context=(
-                None if request_context is None else redact_secrets(request_context)
-            ),
-            entity_type="EXTERNAL" if self.target_name else None,
-            entity={"id": self.target_name, "name": self.target_name}
-            if self.target_name else None,
-            entity_id=self.target_name,
-            source="TEST",
-            dataset_item_id=item_result.item_id,
-            metadata=metadata,
+        target = self.target_name
+        return _score_row(
+            run_id=item_result.run_id, scorer_id=outcome.scorer_id, batch_id=self.batch_id,
+            status=outcome.status, score=outcome.score, reason=outcome.reason,
+            scorer=self.scorer_json[outcome.scorer_id], result=outcome.result,
+            input=item.input if item is not None else None, output=item_result.output,
+            context=(_context(item.ground_truth, item.expected_trajectory, item.extra)
+                     if item is not None else {}),
+            request_context=item.request_context if item is not None else None,
+            entity_type="EXTERNAL" if target else None,
+            entity={"id": target, "name": target} if target else None,
+            entity_id=target, source="TEST", dataset_item_id=item_result.item_id,
+            metadata={"itemIndex": item_result.index},
+            error=outcome.error, run_error=outcome.run_error,
         )
 
     # ---- tasks

@@ -530,7 +530,8 @@ class LiveScorer:
         record = ScoreRecord(
             scorer_id=scorer.id, scorer_name=scorer.name, source="live",
             result=outcome.unwrap(), trace_id=job.trace_id, entity_type="function",
-            entity_id=entity,
+            entity_id=entity, scorer_description=scorer.description,
+            has_judge=scorer.has_judge,
         )
         try:
             await deliver(self.sink, record)

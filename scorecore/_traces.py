@@ -489,6 +489,11 @@ class ScoreRecord:
         span_id: the span scored, for trace scoring.
         entity_type: the span type (trace scoring) or ``"function"`` (live scoring).
         entity_id: the span's entity, or the live function's name.
+        scorer_description: the scorer's description.
+        has_judge: whether the scorer has a prompt step (asks a judge).
+
+    :meth:`ScoreRow.from_record <scorecore.ScoreRow.from_record>` turns a record into a stored
+    row; :func:`~scorecore.store_sink` is a sink saving each record to a score store.
     """
 
     scorer_id: str
@@ -499,6 +504,8 @@ class ScoreRecord:
     span_id: str | None = None
     entity_type: str | None = None
     entity_id: str | None = None
+    scorer_description: str = ""
+    has_judge: bool = False
 
     @property
     def run_id(self) -> str:
@@ -512,7 +519,10 @@ class ScoreRecord:
 
 
 ScoreSink: TypeAlias = Callable[[ScoreRecord], "Awaitable[object] | object"]
-"""Receives each score: a sync or async callable, e.g. a score store's save method.
+"""Receives each score: a sync or async callable taking a :class:`ScoreRecord`.
+
+``store_sink(store)`` (:func:`~scorecore.store_sink`) saves each record to a score store as a
+Mastra-shaped row.
 
 Its return value is ignored. An exception it raises is reported, never propagated to the
 code that produced the score.
@@ -604,6 +614,7 @@ async def score_trace(
         scorer_id=scorer.id, scorer_name=scorer.name, source="trace", result=result,
         trace_id=valid.trace_id, span_id=target.span_id, entity_type=target.span_type,
         entity_id=target.entity_id or target.entity_name or "unknown",
+        scorer_description=scorer.description, has_judge=scorer.has_judge,
     )
     try:
         await deliver(sink, record)

@@ -82,10 +82,12 @@ _COLUMNS: Final[tuple[tuple[str, bool, str], ...]] = (
     ("source", False, "source"),
     ("datasetItemId", False, "dataset_item_id"),
     ("metadata", True, "metadata"),
+    ("traceId", False, "trace_id"),
+    ("spanId", False, "span_id"),
 )
 # Mastra's other columns, kept (always NULL here) so the table has Mastra's full shape.
 _MASTRA_ONLY: Final = (
-    "traceId", "spanId", "extractStepResult", "extractPrompt", "reasonPrompt", "resourceId",
+    "extractStepResult", "extractPrompt", "reasonPrompt", "resourceId",
     "threadId", "organizationId", "projectId", "datasetId",
 )
 _JSON_MASTRA_ONLY: Final = frozenset({"extractStepResult"})
