@@ -7,6 +7,9 @@
                    [--gate ID ...] [--resume RUN | --batch-id ID] [--output report.json]
     scorecore show RUN [--store ...]
 
+Without ``--store``, rows go to ``scorecore.db`` (SQLite) in the current directory, which
+``scorecore show`` reads by default too.
+
 ``SCORERS`` is a Python file (``path/to/scorers.py``) or an importable module, optionally
 followed by ``:name1,name2`` to pick scorers by id or attribute name. Without a selection the
 module's ``scorers`` list is used if it has one, else every module-level ``Scorer``. A module
@@ -553,7 +556,8 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--target", help="module:function producing each item's output")
     ev.add_argument("--concurrency", type=int, default=8, help="items in flight (default 8)")
     ev.add_argument("--store", default=DEFAULT_STORE,
-                    help=f"sqlite:PATH or postgresql://... (default {DEFAULT_STORE})")
+                    help=f"sqlite:PATH or postgresql://... (default {DEFAULT_STORE}: "
+                         f"scorecore.db in the current directory)")
     ev.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
                     help="fail unless the scorer's mean is within bounds (repeatable)")
     ev.add_argument("--gate", action="append", default=[], metavar="ID",

@@ -229,3 +229,20 @@ def test_console_script_subprocess(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "verdict: passed" in done.stdout
     assert "progress: 12/12 items" in done.stdout
+
+
+def test_eval_without_store_writes_scorecore_db_in_the_current_directory(
+    tmp_path: Path, scorers_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented default: ``scorecore.db`` in the working directory, read by ``show``."""
+    data = write_jsonl(tmp_path / "data.jsonl", ['{"input": "a", "output": "a", "id": "1"}'])
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    code, _, err = run("eval", str(scorers_file), "--data", str(data), "--batch-id", "b1")
+    assert code == 0, err
+    assert sorted(rows(work / "scorecore.db")) == [("b1", "exact", "scored"),
+                                                   ("b1", "half", "scored")]
+    code, out, err = run("show", "b1")
+    assert code == 0, err
+    assert "exact" in out

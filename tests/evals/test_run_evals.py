@@ -487,6 +487,28 @@ async def test_iterator_error_propagates(anyio_backend: str) -> None:
         await run_evals(items(), [exact()])
 
 
+async def test_errors_outside_any_item_stop_the_batch_as_themselves(anyio_backend: str) -> None:
+    """The async dataset or on_item_complete raising: the very exception, not a group."""
+    gone = OSError("stream closed")
+    hook_error = ValueError("hook failed")
+
+    async def items() -> AsyncIterator[dict[str, Any]]:
+        yield {"input": 1, "output": 1}
+        raise gone
+
+    def hook(result: ItemResult) -> None:
+        raise hook_error
+
+    with pytest.raises(OSError, match="stream closed") as dataset_info:
+        await run_evals(items(), [exact()], concurrency=3)
+    assert dataset_info.value is gone
+    store = MemoryStore()
+    with pytest.raises(ValueError, match="hook failed") as hook_info:
+        await run_evals(({"input": i, "output": i} for i in range(50)), [exact()],
+                        on_item_complete=hook, store=store, batch_id="b")
+    assert hook_info.value is hook_error
+
+
 def test_redaction_rules() -> None:
     """Credential-like keys are redacted at any depth; look-alike words are kept."""
     context = {
