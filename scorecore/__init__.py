@@ -66,6 +66,7 @@ from scorecore._evals import (
     redact_secrets,
     row_id,
     run_evals,
+    store_sink,
 )
 from scorecore._filter import filter_run
 from scorecore._judge import (
@@ -252,6 +253,7 @@ __all__ = [
     "score_trace",
     "score_traces",
     "scored",
+    "store_sink",
     "to_mastra_json",
     "trace_to_agent_run",
 ]
