@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 # docs/agents-and-traces.md builds one program across blocks: tests/traces/test_docs_page.py
-RUNNABLE_DOCS = ["README.md", "docs/scorers.md"]
+RUNNABLE_DOCS = ["README.md", "docs/scorers.md", "docs/evals.md", "docs/storage.md"]
 
 
 def _blocks() -> list[tuple[str, int, str]]:
