@@ -35,8 +35,9 @@ import attrs
 import httpx
 from returns.result import Failure, Result, Success
 
-from scorecore import JudgeError
+from scorecore import JudgeError, JudgeRequest, JudgeResponse
 from scorecore._judge import kind_for
+from scorecore_adapters import _guard
 
 __all__ = [
     "HttpReply",
@@ -461,6 +462,40 @@ class HttpJudgeBase:
         key = "***" if self._api_key else None
         name = type(self).__name__
         return f"{name}({self._model!r}, base_url={self._base_url!r}, api_key={key!r})"
+
+    _endpoint: str = ""  # the path after base_url that generate() posts to
+
+    def _headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def build_body(self, request: JudgeRequest) -> dict[str, Any]:
+        """The provider's request body for ``request`` (no I/O; useful for debugging)."""
+        raise NotImplementedError
+
+    def _parse(self, reply: HttpReply, request: JudgeRequest) -> Result[JudgeResponse, JudgeError]:
+        raise NotImplementedError
+
+    async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
+        """Ask the model; never raises for a provider, network or payload problem.
+
+        Returns ``Failure(JudgeError)`` with ``code="model_requests_disabled"`` inside a test
+        unless requests are allowed (see :func:`scorecore_adapters.allow_model_requests`).
+        """
+        refused = _guard.refusal(self._model, self._provider)
+        if refused is not None:
+            return Failure(refused)
+        timeout = request.settings.timeout
+        reply = await post_json(
+            self._client_for_call(),
+            f"{self._base_url}{self._endpoint}",
+            headers=self._headers(),
+            body=self.build_body(request),
+            request_timeout=self._timeout if timeout is None else timeout,
+            provider=self._provider,
+            secrets=self._secrets(),
+            auth=self._basic_auth,
+        )
+        return reply.bind(lambda r: self._parse(r, request))
 
     async def aclose(self) -> None:
         """Close the HTTP client if this model created it; an injected client is left open."""

@@ -19,7 +19,6 @@ import httpx
 from returns.result import Failure, Result, Success
 
 from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
-from scorecore_adapters import _guard
 from scorecore_adapters._http import (
     HttpJudgeBase,
     HttpReply,
@@ -27,7 +26,6 @@ from scorecore_adapters._http import (
     as_str,
     error_from_response,
     malformed,
-    post_json,
     prune_optional_nulls,
 )
 
@@ -110,6 +108,7 @@ class AnthropicModel(HttpJudgeBase):
 
     __slots__ = ("_max_tokens", "_version")
     _provider = _PROVIDER
+    _endpoint = "/v1/messages"
 
     def __init__(
         self,
@@ -186,28 +185,6 @@ class AnthropicModel(HttpJudgeBase):
             body["tool_choice"] = {"type": "tool", "name": RESPOND_TOOL}
         body.update(settings.extra)
         return body
-
-    async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
-        """Ask the model; never raises for a provider, network or payload problem.
-
-        Returns ``Failure(JudgeError)`` with ``code="model_requests_disabled"`` inside a test
-        unless requests are allowed (see :func:`scorecore_adapters.allow_model_requests`).
-        """
-        refused = _guard.refusal(self._model, _PROVIDER)
-        if refused is not None:
-            return Failure(refused)
-        timeout = request.settings.timeout
-        reply = await post_json(
-            self._client_for_call(),
-            f"{self._base_url}/v1/messages",
-            headers=self._headers(),
-            body=self.build_body(request),
-            request_timeout=self._timeout if timeout is None else timeout,
-            provider=_PROVIDER,
-            secrets=self._secrets(),
-            auth=self._basic_auth,
-        )
-        return reply.bind(lambda r: self._parse(r, request))
 
     def _parse(self, reply: HttpReply, request: JudgeRequest) -> Result[JudgeResponse, JudgeError]:
         body = reply.body

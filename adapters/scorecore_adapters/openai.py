@@ -27,7 +27,6 @@ import httpx
 from returns.result import Failure, Result, Success
 
 from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
-from scorecore_adapters import _guard
 from scorecore_adapters._http import (
     HttpJudgeBase,
     HttpReply,
@@ -36,7 +35,6 @@ from scorecore_adapters._http import (
     as_str,
     error_from_response,
     malformed,
-    post_json,
     prune_optional_nulls,
     redact,
 )
@@ -214,6 +212,7 @@ class OpenAIChatModel(HttpJudgeBase):
 
     __slots__ = ("_organization", "_token_field")
     _provider = _PROVIDER
+    _endpoint = "/chat/completions"
 
     def __init__(
         self,
@@ -284,28 +283,6 @@ class OpenAIChatModel(HttpJudgeBase):
             }
         body.update(settings.extra)
         return body
-
-    async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
-        """Ask the model; never raises for a provider, network or payload problem.
-
-        Returns ``Failure(JudgeError)`` with ``code="model_requests_disabled"`` inside a test
-        unless requests are allowed (see :func:`scorecore_adapters.allow_model_requests`).
-        """
-        refused = _guard.refusal(self._model, _PROVIDER)
-        if refused is not None:
-            return Failure(refused)
-        timeout = request.settings.timeout
-        reply = await post_json(
-            self._client_for_call(),
-            f"{self._base_url}/chat/completions",
-            headers=self._headers(),
-            body=self.build_body(request),
-            request_timeout=self._timeout if timeout is None else timeout,
-            provider=_PROVIDER,
-            secrets=self._secrets(),
-            auth=self._basic_auth,
-        )
-        return reply.bind(lambda r: self._parse(r, request))
 
     def _parse(
         self, reply: HttpReply, request: JudgeRequest
