@@ -31,6 +31,7 @@ from types import TracebackType
 from typing import Any, Final, Self, final
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+import anyio.lowlevel
 import attrs
 import httpx
 from returns.result import Failure, Result, Success
@@ -394,6 +395,7 @@ class HttpJudgeBase:
         "_base_url",
         "_basic_auth",
         "_client",
+        "_client_token",
         "_default_headers",
         "_model",
         "_owns_client",
@@ -434,6 +436,7 @@ class HttpJudgeBase:
         self._api_key = api_key
         self._client = client
         self._owns_client = client is None
+        self._client_token: object = None
         self._structured = structured
         self._timeout = timeout
         self._default_headers = dict(default_headers or {})
@@ -520,7 +523,14 @@ class HttpJudgeBase:
         return tuple(sorted(found, key=len, reverse=True))
 
     def _client_for_call(self) -> httpx.AsyncClient:
-        if self._client is None:
+        if not self._owns_client:
+            assert self._client is not None  # noqa: S101 - an injected client is never dropped
+            return self._client
+        # A client this model created is bound to the event loop it first ran on; a model reused
+        # under another loop (a second anyio.run, a notebook cell) gets a fresh client instead of
+        # failing on a dead loop's connections.
+        token = anyio.lowlevel.current_token()
+        if self._client is None or self._client_token is not token:
             self._client = httpx.AsyncClient()
-            self._owns_client = True
+            self._client_token = token
         return self._client
