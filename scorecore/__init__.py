@@ -63,7 +63,6 @@ from scorecore._evals import (
     Threshold,
     ThresholdResult,
     item_from_mapping,
-    redact_secrets,
     row_id,
     run_evals,
     store_sink,
@@ -100,6 +99,7 @@ from scorecore._live import (
     sample_point,
     scored,
 )
+from scorecore._redact import redact_secrets
 from scorecore._registry import Registry, ScorerNotFoundError
 from scorecore._runtime import Clock, NewId, Runtime, Sleep
 from scorecore._scorer import PrepareRun, Scorer, ScorerBuilder, StepInfo, create_scorer

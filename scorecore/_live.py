@@ -40,7 +40,7 @@ import attrs
 from returns.result import Failure
 
 from scorecore._errors import ScorerRunError
-from scorecore._evals import redact_secrets
+from scorecore._redact import redact_secrets
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._scorer import Scorer
 from scorecore._traces import ScoreRecord, ScoreSink, deliver

@@ -10,6 +10,7 @@ from typing_extensions import TypeVar
 
 from scorecore._causes import JudgeExecutionError
 from scorecore._judge import JudgeUsage, StepName
+from scorecore._redact import redacted_repr
 
 __all__ = [
     "CalculateScoreContext",
@@ -50,9 +51,10 @@ class ScorerRun(Generic[In, Out]):
     output: Out
     run_id: str | None = None
     ground_truth: Any = None
-    request_context: Mapping[str, Any] | None = None
+    # Request contexts and extra keys often carry credentials: never show them in a repr.
+    request_context: Mapping[str, Any] | None = attrs.field(default=None, repr=redacted_repr)
     expected_trajectory: Any = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = attrs.field(factory=dict, repr=redacted_repr)
 
 
 @final

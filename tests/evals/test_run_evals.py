@@ -31,10 +31,10 @@ from scorecore._evals import (
     StoreError,
     Threshold,
     item_from_mapping,
-    redact_secrets,
     row_id,
     run_evals,
 )
+from scorecore._redact import redact_secrets
 from scorecore_adapters.testing import FunctionJudge, ScriptedJudge, judge_error, virtual_runtime
 
 pytestmark = pytest.mark.anyio
