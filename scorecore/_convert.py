@@ -6,7 +6,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, TypeVar, cast, get_origin
+from typing import Any, TypeVar, cast, get_args, get_origin
 
 import attrs
 import cattrs
@@ -199,6 +199,9 @@ def _format_error(exc: BaseException, type_: Any) -> str:
     detail = str(exc)
     if isinstance(exc, TypeError) and detail.startswith("expected "):
         return detail  # our strict primitive hooks already name the type and the value
+    if " not in literal " in detail:  # cattrs raises a bare CattrsError for a Literal
+        allowed = ", ".join(repr(a) for a in get_args(type_))
+        return f"expected one of {allowed}, got {detail.split(' not in literal ', maxsplit=1)[0]!r}"
     base = format_exception(exc, type_)
     if isinstance(exc, ValueError | TypeError) and detail and detail not in base:
         return f"{base} ({detail})"
@@ -228,9 +231,23 @@ def structure_run_value(value: Any, expected: Any, *, which: str) -> Result[Any,
         return Success(converter.structure(value, expected))
     # AttributeError: cattrs' generated functions call ``.keys()`` on whatever they are given.
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        return Failure(InputMismatch(
-            which=cast(Any, which), expected_type=name, errors=_describe_errors(exc, which)
-        ))
+        errors = _describe_errors(exc, which)
+        if _is_own(get_origin(expected) or expected) or any(
+            isinstance(arg, type) and _is_own(arg) for arg in getattr(expected, "__args__", ())
+        ):
+            # scorecore's own values are read from camelCase JSON: name fields as they were sent.
+            errors = tuple(_camel_path(e) for e in errors)
+        return Failure(InputMismatch(which=cast(Any, which), expected_type=name, errors=errors))
+
+
+_PATH_SEGMENT = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+
+
+def _camel_path(error: str) -> str:
+    message, sep, path = error.rpartition(" @ ")
+    if not sep:
+        return error
+    return f"{message} @ {_PATH_SEGMENT.sub(lambda m: camel(m.group(0)), path)}"
 
 
 _STEP_CAMEL = {name: camel(name) for name in STEP_NAMES}

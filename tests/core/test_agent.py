@@ -157,8 +157,8 @@ async def test_agent_mismatch_names_bad_fields(anyio_backend: str) -> None:
     )).failure()
     assert isinstance(error.cause, InputMismatch)
     joined = "\n".join(error.cause.errors)
-    assert "input.input_messages" in joined
-    assert "input.system_messages[0].content" in joined
+    assert "input.inputMessages" in joined
+    assert "input.systemMessages[0].content" in joined
     assert "output[0].role" in joined
 
 
