@@ -426,6 +426,7 @@ class EvalReport:
         gates: the gate checks, in the gates' order.
         results: per-item results in dataset order, only with ``keep_results=True``.
         duration: seconds, measured with the runtime's clock.
+        max_failures: the failed scorer runs tolerated (``None``: any number).
     """
 
     batch_id: str
@@ -437,6 +438,13 @@ class EvalReport:
     gates: tuple[GateResult, ...] = ()
     results: tuple[ItemResult, ...] | None = attrs.field(default=None, repr=False)
     duration: float = 0.0
+    max_failures: int | None = None
+
+    @property
+    def failed_runs(self) -> int:
+        """Scorer runs that failed, over every scorer (an item failed as a whole counts once
+        per scorer)."""
+        return sum(s.failed for s in self.scorers)
 
     @property
     def passed(self) -> bool:
@@ -445,7 +453,13 @@ class EvalReport:
 
     @property
     def failed_checks(self) -> tuple[str, ...]:
-        """One line per failed threshold or gate, e.g. ``"threshold exact: 0.5 < 0.7"``."""
+        """One line per failed check: gates, thresholds, then the failure budget."""
+        failures = []
+        if self.max_failures is not None and self.failed_runs > self.max_failures:
+            failures.append(
+                f"too many failures: {self.failed_runs} failed scorer run(s), "
+                f"at most {self.max_failures} allowed"
+            )
         gates = [
             f"gate {gate.scorer_id}: mean {_fmt(gate.mean)}, needs 1.0"
             for gate in self.gates if not gate.passed
@@ -454,7 +468,7 @@ class EvalReport:
             f"threshold {res.scorer_id}: mean {_fmt(res.mean)}, needs {res.threshold.describe()}"
             for res in self.thresholds if not res.passed
         ]
-        return (*gates, *thresholds)
+        return (*gates, *thresholds, *failures)
 
     def summary(self, scorer_id: str) -> ScorerSummary:
         """The aggregate of one scorer.
@@ -489,6 +503,8 @@ class EvalReport:
             "gateResults": [
                 {"id": g.scorer_id, "passed": g.passed, "score": g.mean} for g in self.gates
             ],
+            "failedRuns": self.failed_runs,
+            "maxFailures": self.max_failures,
             "failedChecks": list(self.failed_checks),
         }
         if self.results is not None:
@@ -1175,6 +1191,7 @@ async def run_evals(
     batch_id: str | None = None,
     resume: bool = False,
     keep_results: bool = False,
+    max_failures: int | None = None,
 ) -> EvalReport:
     """Run every scorer over every item of a dataset and report the aggregate.
 
@@ -1204,10 +1221,14 @@ async def run_evals(
             ``batch_id`` (needs ``store`` and ``batch_id``); failed pairs run again.
         keep_results: keep every :class:`ItemResult` in ``report.results`` (memory grows
             with the dataset; off by default).
+        max_failures: the most failed scorer runs (a raising target, a bad item, a failing
+            judge or step …) the verdict tolerates; ``0`` makes any failure fail the batch,
+            ``None`` (the default) never fails it for failures alone.
 
     Returns:
         The :class:`EvalReport`: per-scorer means and counts, threshold and gate results, and
-        the verdict (``"failed"`` if any threshold or gate failed).
+        the verdict (``"failed"`` if any threshold or gate failed, or more scorer runs failed
+        than ``max_failures``).
 
     Raises:
         EvalConfigError: a bad argument (before any item runs).
@@ -1242,6 +1263,11 @@ async def run_evals(
     if batch_id is not None and (not isinstance(cast(object, batch_id), str) or not batch_id):
         raise EvalConfigError(f"run_evals: batch_id must be a non-empty str, got {batch_id!r}",
                               field="batch_id", value=batch_id)
+    if max_failures is not None and (not _is_int(max_failures) or max_failures < 0):
+        raise EvalConfigError(
+            f"run_evals: max_failures must be an int >= 0 or None, got {max_failures!r}",
+            field="max_failures", value=max_failures,
+        )
     if resume and (store is None or batch_id is None):
         raise EvalConfigError(
             "run_evals: resume=True needs the store and the batch_id of the batch to resume",
@@ -1286,7 +1312,12 @@ async def run_evals(
         GateResult(scorer_id=gid, mean=by_id[gid].mean, passed=_GATE.check(by_id[gid].mean))
         for gid in gate_ids
     )
-    passed = all(t.passed for t in threshold_results) and all(g.passed for g in gate_results)
+    failed_runs = sum(summary.failed for summary in summaries)
+    passed = (
+        all(t.passed for t in threshold_results)
+        and all(g.passed for g in gate_results)
+        and (max_failures is None or failed_runs <= max_failures)
+    )
     results = None
     if batch.results is not None:
         results = tuple(sorted(batch.results, key=lambda r: r.index))
@@ -1300,4 +1331,5 @@ async def run_evals(
         gates=gate_results,
         results=results,
         duration=rt.clock() - started,
+        max_failures=max_failures,
     )

@@ -443,7 +443,7 @@ async def _run_plan(
                     plan.reader, plan.loaded.scorers, target=plan.target,
                     concurrency=args.concurrency, thresholds=plan.thresholds, gates=plan.gates,
                     store=plan.store, on_item_complete=progress, batch_id=plan.batch_id,
-                    resume=bool(args.resume),
+                    resume=bool(args.resume), max_failures=args.max_failures,
                 )
     except StoreError as exc:
         hint = f" (resume with --resume {plan.batch_id})" if exc.operation == "save" else ""
@@ -562,6 +562,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="fail unless the scorer's mean is within bounds (repeatable)")
     ev.add_argument("--gate", action="append", default=[], metavar="ID",
                     help="fail unless the scorer averages 1.0 (repeatable)")
+    ev.add_argument("--max-failures", type=_non_negative_int, default=None, metavar="N",
+                    help="fail when more than N scorer runs failed (0: any failure fails)")
     ev.add_argument("--resume", metavar="RUN", help="resume the batch RUN, skipping stored rows")
     ev.add_argument("--batch-id", help="the id of a new batch (default: generated)")
     ev.add_argument("--output", help="write the report as JSON to this file")
@@ -570,6 +572,12 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--store", default=DEFAULT_STORE,
                       help=f"sqlite:PATH or postgresql://... (default {DEFAULT_STORE})")
     return parser
+
+
+def _non_negative_int(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
