@@ -315,7 +315,7 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         expected_trajectory: Any = None,
         runtime: Runtime | None = None,
         **extra: Any,
-    ) -> Result[ScoreResult[In, Out], ScorerRunError]:
+    ) -> Result[ScoreResult[In, Out, P, A], ScorerRunError]:
         """Run the pipeline once; never raises for what a step, a judge or the input did.
 
         Returns ``Success(ScoreResult)`` (with ``score`` or ``not_scorable``) or

@@ -171,21 +171,22 @@ class JudgeExecution:
 
 @final
 @attrs.frozen(kw_only=True)
-class ScoreResult(Generic[In, Out]):
+class ScoreResult(Generic[In, Out, P, A]):
     """The result of a scorer run.
 
     Exactly one of ``score`` and ``not_scorable`` is set on success. Step results and prompts
     of steps that did not run (or are function steps, for prompts) are ``None``. ``judge``
-    maps each prompt step to its executions.
+    maps each prompt step to its executions. ``P`` and ``A`` are the preprocess and analyze
+    result types of the scorer (``Any`` unless known).
     """
 
     run: ScorerRun[In, Out]
     score: float | None = None
     not_scorable: NotScorable | None = None
     reason: str | None = None
-    preprocess_step_result: Any = None
+    preprocess_step_result: P | None = None
     preprocess_prompt: str | None = None
-    analyze_step_result: Any = None
+    analyze_step_result: A | None = None
     analyze_prompt: str | None = None
     generate_score_prompt: str | None = None
     generate_reason_prompt: str | None = None

@@ -107,6 +107,12 @@ with_reason = complete.generate_reason(reason)
 assert_type(with_reason, Scorer[CustomInput, CustomOutput, int, list[str]])
 
 
+async def step_results_keep_their_types() -> None:
+    outcome = (await with_reason.run(input=CustomInput(question="q"), output={"answer": "a"}))
+    assert_type(outcome.unwrap().preprocess_step_result, int | None)
+    assert_type(outcome.unwrap().analyze_step_result, list[str] | None)
+
+
 async def use(scorer: Scorer[CustomInput, CustomOutput]) -> None:
     result = await scorer.run(input=CustomInput(question="q"), output={"answer": "a"})
     assert_type(result, Result[ScoreResult[CustomInput, CustomOutput], ScorerRunError])
