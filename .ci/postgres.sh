@@ -22,8 +22,13 @@ fi
 if ! command -v pg_ctlcluster >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
     log "installing postgresql with apt-get"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2
-    apt-get install -y -qq postgresql >&2
+    # A registry hiccup should not fail CI: try the install a few times.
+    for attempt in 1 2 3; do
+        if apt-get update -qq >&2 && apt-get install -y -qq postgresql >&2; then break; fi
+        [ "$attempt" = 3 ] && { log "apt-get install postgresql failed 3 times"; exit 1; }
+        log "apt-get failed (attempt $attempt); retrying in 5 s"
+        sleep 5
+    done
 fi
 
 VERSION="$(ls /usr/lib/postgresql | sort -V | tail -n 1)"
