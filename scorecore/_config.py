@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, TypeAlias, TypeVar, final
+from typing import Any, Generic, TypeVar, final
 
 import attrs
 from jsonschema import Draft202012Validator, SchemaError
+from typing_extensions import TypeVar as TypeVarDefault
 
 from scorecore._errors import ScorerDefinitionError
 from scorecore._judge import (
@@ -188,12 +189,16 @@ def _check_callable(_inst: object, attr: attrs.Attribute[Any], value: object) ->
         raise _misuse(_inst, attr.name, value, "must be callable")
 
 
-CreatePrompt: TypeAlias = Callable[[Any], "str | Awaitable[str]"]
+# The context type a prompt step's functions receive. It defaults to Any, so a PromptStep built
+# on its own with a lambda stays easy; built inline in a builder call (or from an annotated
+# function) it is checked against the step's real context type.
+Ctx_contra = TypeVarDefault("Ctx_contra", contravariant=True, default=Any)
+Calc_contra = TypeVarDefault("Calc_contra", contravariant=True, default=Any)
 
 
 @final
 @attrs.frozen(kw_only=True)
-class PromptStep:
+class PromptStep(Generic[Ctx_contra]):
     """A step answered by the judge.
 
     ``create_prompt(ctx)`` (sync or async) builds the prompt from the step's context. For
@@ -206,14 +211,16 @@ class PromptStep:
     """
 
     description: str = attrs.field(validator=_check_str)
-    create_prompt: CreatePrompt = attrs.field(validator=_check_callable)
+    create_prompt: Callable[[Ctx_contra], str | Awaitable[str]] = attrs.field(
+        validator=_check_callable
+    )
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
     judge: StepJudge | None = None
 
 
 @final
 @attrs.frozen(kw_only=True)
-class ScorePromptStep:
+class ScorePromptStep(Generic[Ctx_contra, Calc_contra]):
     """A ``generate_score`` step answered by the judge.
 
     With no ``output_schema`` the judge is asked for ``{"score": number}``. With no
@@ -225,9 +232,11 @@ class ScorePromptStep:
     """
 
     description: str = attrs.field(validator=_check_str)
-    create_prompt: CreatePrompt = attrs.field(validator=_check_callable)
+    create_prompt: Callable[[Ctx_contra], str | Awaitable[str]] = attrs.field(
+        validator=_check_callable
+    )
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
-    calculate_score: Callable[[Any], Any] | None = attrs.field(
+    calculate_score: Callable[[Calc_contra], float | Awaitable[float]] | None = attrs.field(
         default=None, validator=_check_callable
     )
     judge: StepJudge | None = None

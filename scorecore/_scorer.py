@@ -228,7 +228,9 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
         self, step: Callable[[StepContext[In, Out, None, None]], T | NotScorable], /
     ) -> ScorerBuilder[In, Out, T, A]: ...
     @overload
-    def preprocess(self, step: PromptStep, /) -> ScorerBuilder[In, Out, Any, A]: ...
+    def preprocess(
+        self, step: PromptStep[StepContext[In, Out, None, None]], /
+    ) -> ScorerBuilder[In, Out, Any, A]: ...
     def preprocess(self, step: Any, /) -> ScorerBuilder[In, Out, Any, A]:
         """Add the preprocess step: a function of the context, or a :class:`PromptStep`."""
         return ScorerBuilder(self._definition.with_step("preprocess", step))
@@ -244,7 +246,9 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
         self, step: Callable[[StepContext[In, Out, P, None]], T | NotScorable], /
     ) -> ScorerBuilder[In, Out, P, T]: ...
     @overload
-    def analyze(self, step: PromptStep, /) -> ScorerBuilder[In, Out, P, Any]: ...
+    def analyze(
+        self, step: PromptStep[StepContext[In, Out, P, None]], /
+    ) -> ScorerBuilder[In, Out, P, Any]: ...
     def analyze(self, step: Any, /) -> ScorerBuilder[In, Out, P, Any]:
         """Add the analyze step: a function of the context, or a :class:`PromptStep`."""
         return ScorerBuilder(self._definition.with_step("analyze", step))
@@ -260,7 +264,11 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
         self, step: Callable[[StepContext[In, Out, P, A]], float | NotScorable], /
     ) -> Scorer[In, Out, P, A]: ...
     @overload
-    def generate_score(self, step: ScorePromptStep, /) -> Scorer[In, Out, P, A]: ...
+    def generate_score(
+        self,
+        step: ScorePromptStep[StepContext[In, Out, P, A], CalculateScoreContext[In, Out, P, A]],
+        /,
+    ) -> Scorer[In, Out, P, A]: ...
     def generate_score(self, step: Any, /) -> Scorer[In, Out, P, A]:
         """Add the score step: a function returning a number, or a :class:`ScorePromptStep`.
 
@@ -299,7 +307,9 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         self, step: Callable[[ReasonContext[In, Out, P, A]], str | NotScorable], /
     ) -> Scorer[In, Out, P, A]: ...
     @overload
-    def generate_reason(self, step: PromptStep, /) -> Scorer[In, Out, P, A]: ...
+    def generate_reason(
+        self, step: PromptStep[ReasonContext[In, Out, P, A]], /
+    ) -> Scorer[In, Out, P, A]: ...
     def generate_reason(self, step: Any, /) -> Scorer[In, Out, P, A]:
         """Add the reason step: a function returning a ``str``, or a plain-text PromptStep."""
         return Scorer(self._definition.with_step("generate_reason", step))

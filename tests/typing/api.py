@@ -154,3 +154,54 @@ prompted = (
 )
 assert_type(prompted, Scorer[Any, Any, None, Any])
 create_scorer(id="p", description="d", prepare_run=filter_run(drop_ground_truth=True))
+
+# --- prompt steps built inline are checked against the step's context --------------------------
+
+SCHEMA = {"type": "object"}
+typed_judge = create_scorer(id="tj", description="d", judge=judge, input_type=CustomInput)
+typed_judge.analyze(
+    PromptStep(
+        description="a", output_schema=SCHEMA, create_prompt=lambda ctx: ctx.run.input.question
+    )
+)
+typed_judge.analyze(
+    PromptStep(
+        description="a",
+        output_schema=SCHEMA,
+        create_prompt=lambda ctx: ctx.run.input.qestion,  # type: ignore[attr-defined]
+    )
+)
+typed_judge.generate_score(
+    ScorePromptStep(
+        description="s",
+        create_prompt=lambda ctx: ctx.run.input.question,
+        calculate_score=lambda ctx: float(ctx.judge_output["n"]),
+    )
+).generate_reason(PromptStep(description="r", create_prompt=lambda ctx: f"{ctx.score:.2f}"))
+typed_judge.generate_score(
+    ScorePromptStep(
+        description="s",
+        create_prompt=lambda ctx: "rate",
+        calculate_score=lambda ctx: ctx.judge_outpt,  # type: ignore[attr-defined]
+    )
+)
+
+
+def typed_prompt(ctx: StepContext[CustomInput, Any, None, None]) -> str:
+    return ctx.run.input.question
+
+
+def other_prompt(ctx: StepContext[CustomOutput, Any, None, None]) -> str:
+    return ctx.run.input.answer
+
+
+typed_judge.preprocess(
+    PromptStep(description="p", output_schema=SCHEMA, create_prompt=typed_prompt)
+)
+typed_judge.preprocess(
+    PromptStep(
+        description="p",
+        output_schema=SCHEMA,
+        create_prompt=other_prompt,  # type: ignore[arg-type]
+    )
+)
