@@ -53,3 +53,13 @@ def test_api_reference_lists_every_core_name() -> None:
     text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
     missing = [name for name in scorecore.__all__ if f"`{name}" not in text]
     assert not missing, f"docs/api.md does not mention {missing}"
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES[1:] + ["scorecore_adapters"])
+def test_adapters_reference_lists_every_public_name(module_name: str) -> None:
+    """docs/adapters-api.md documents every public name of every adapters module."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "adapters-api.md").read_text()
+    assert f"## `{module_name}`" in text
+    module = importlib.import_module(module_name)
+    missing = [name for name in module.__all__ if f"`{name}" not in text]
+    assert not missing, f"docs/adapters-api.md does not mention {module_name}.{missing}"
