@@ -55,7 +55,7 @@ def test_api_reference_lists_every_core_name() -> None:
     assert not missing, f"docs/api.md does not mention {missing}"
 
 
-@pytest.mark.parametrize("module_name", PUBLIC_MODULES[1:] + ["scorecore_adapters"])
+@pytest.mark.parametrize("module_name", [*PUBLIC_MODULES[1:], "scorecore_adapters"])
 def test_adapters_reference_lists_every_public_name(module_name: str) -> None:
     """docs/adapters-api.md documents every public name of every adapters module."""
     text = (Path(__file__).resolve().parent.parent / "docs" / "adapters-api.md").read_text()
