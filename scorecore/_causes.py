@@ -33,10 +33,6 @@ JudgeStopReason: TypeAlias = Literal[
 ]
 
 
-def _short_repr(value: object, limit: int = 200) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
 
 @final
 @attrs.frozen(kw_only=True)

@@ -24,15 +24,10 @@ from scorecore._agent import (
 )
 from scorecore._causes import (
     InputMismatch,
-    InvalidScore,
-    InvalidStepValue,
     JudgeExecutionError,
     JudgeFailed,
     JudgeOutputInvalid,
-    PrepareRunFailed,
-    ProcessorAborted,
     RunFailureCause,
-    StepRaised,
 )
 from scorecore._judge import JudgeUsage
 from scorecore._values import (
@@ -406,8 +401,3 @@ def from_mastra_json(
         generate_reason_prompt=data.get("generateReasonPrompt"),
         judge=judge,
     )
-
-
-# Re-exported for type checkers that follow this module's names.
-_CAUSES = (InputMismatch, InvalidScore, InvalidStepValue, PrepareRunFailed, ProcessorAborted,
-           StepRaised)
