@@ -647,6 +647,8 @@ class ScoreStore(Protocol):
       a resumed batch runs them again.
     - ``list_run(batch_id)`` returns the batch's rows, ordered by dataset position then
       scorer id (insertion order where the position is unknown).
+    - ``has_batch(batch_id)`` tells whether any row (of any status) is stored for the batch;
+      :func:`run_evals` asks it before writing, to refuse mixing two datasets in one batch.
     - Every method raises :class:`StoreError` (never a driver's exception) when the store
       cannot be reached or the operation fails; nothing else.
     """
@@ -661,6 +663,10 @@ class ScoreStore(Protocol):
 
     async def list_run(self, batch_id: str, /) -> Sequence[ScoreRow]:
         """Every row stored for ``batch_id``."""
+        ...
+
+    async def has_batch(self, batch_id: str, /) -> bool:
+        """Whether any row is stored for ``batch_id``."""
         ...
 
 
@@ -1177,6 +1183,23 @@ def _check_thresholds(thresholds: object, ids: Sequence[str]) -> dict[str, Thres
     return out
 
 
+async def _check_batch(store: ScoreStore, batch_id: str, *, resume: bool) -> None:
+    """Refuse to mix a new dataset into a stored batch, or to resume a batch never stored."""
+    exists = await store.has_batch(batch_id)
+    if exists and not resume:
+        raise EvalConfigError(
+            f"run_evals: batch {_short(batch_id)} already has rows in the store; pass "
+            f"resume=True to continue it, or choose a new batch_id",
+            field="batch_id", value=batch_id,
+        )
+    if resume and not exists:
+        raise EvalConfigError(
+            f"run_evals: cannot resume batch {_short(batch_id)}: the store holds no rows "
+            f"for it (start it with resume=False)",
+            field="resume", value=resume,
+        )
+
+
 async def run_evals(
     data: Iterable[ItemLike] | AsyncIterable[ItemLike],
     scorers: Iterable[Scorer[Any, Any]],
@@ -1216,9 +1239,12 @@ async def run_evals(
         on_item_complete: called (sync or async) with each :class:`ItemResult` as it completes,
             in completion order, after its rows were queued for the store.
         runtime: clock, sleep and ids for scorers and the duration; the real one by default.
-        batch_id: the batch's id; a fresh id from the runtime by default.
+        batch_id: the batch's id; a fresh id from the runtime by default. With a ``store``,
+            a batch id that already has rows there is refused unless ``resume`` is set, so
+            two datasets never mix in one batch.
         resume: skip (run id, scorer id) pairs the store already holds as final for
-            ``batch_id`` (needs ``store`` and ``batch_id``); failed pairs run again.
+            ``batch_id`` (needs ``store`` and ``batch_id``, and the batch must have rows in
+            the store); failed pairs run again.
         keep_results: keep every :class:`ItemResult` in ``report.results`` (memory grows
             with the dataset; off by default).
         max_failures: the most failed scorer runs (a raising target, a bad item, a failing
@@ -1231,7 +1257,9 @@ async def run_evals(
         than ``max_failures``).
 
     Raises:
-        EvalConfigError: a bad argument (before any item runs).
+        EvalConfigError: a bad argument, a ``batch_id`` already in the store without
+            ``resume``, or ``resume`` of a batch the store does not hold (before any item
+            runs or any row is written).
         StoreError: the store failed; rows saved so far stay, resume to finish.
 
     >>> import anyio
@@ -1273,6 +1301,8 @@ async def run_evals(
             "run_evals: resume=True needs the store and the batch_id of the batch to resume",
             field="resume", value=resume,
         )
+    if store is not None and batch_id is not None:
+        await _check_batch(store, batch_id, resume=resume)
     rt = runtime or DEFAULT_RUNTIME
     batch_id = batch_id or rt.new_id()
     started = rt.clock()

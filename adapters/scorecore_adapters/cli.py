@@ -27,6 +27,8 @@ import importlib
 import importlib.util
 import json
 import os
+import re
+import shlex
 import sys
 import traceback
 import uuid
@@ -34,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TextIO, final
+from typing import Any, Final, TextIO, final
 
 import anyio
 import attrs
@@ -211,12 +213,67 @@ def load_target(spec: str) -> Any:
 # --------------------------------------------------------------------------- data
 
 
+MAX_NESTING: Final = 128
+"""The deepest a dataset line may nest arrays and objects (the line's object is level 1)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _unstorable(value: object, depth: int) -> str | None:
+    """Why a parsed JSON value cannot be scored and stored as it is, or ``None``.
+
+    Iterative, so a deep value cannot exhaust the stack while being checked.
+    """
+    stack: list[tuple[object, int]] = [(value, depth)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, str):
+            found = _SURROGATE.search(item)
+            if found:
+                # Valid JSON ("\ud800"), but not Unicode text: no store can encode it.
+                return f"lone surrogate {found.group()!r} in a string (not valid Unicode text)"
+        elif isinstance(item, dict | list):
+            if level > MAX_NESTING:
+                return f"nested deeper than {MAX_NESTING} levels"
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return None
+
+
+def _parse_line(text: str, *, needs_output: bool) -> ItemLike | str:
+    """The item a JSONL line holds, or (one line) why it holds none."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return f"invalid JSON: nested deeper than {MAX_NESTING} levels"
+    except ValueError as exc:  # an integer longer than Python's int-from-str digit limit
+        return f"invalid JSON: {_clip(str(exc).split(';')[0])}"
+    if not isinstance(value, dict):
+        return f"expected a JSON object, got {type(value).__name__}"
+    for key, field in value.items():
+        problem = _unstorable(key, 2) or _unstorable(field, 2)
+        if problem is not None:
+            return f"field {_clip(repr(key), 60)}: {problem}"
+    try:
+        return item_from_mapping(value, needs_output=needs_output)
+    except ValueError as exc:
+        return _clip(str(exc), 500)
+
+
 @final
 class JsonlReader:
     """Streams items from a JSONL file; a malformed line becomes an :class:`InvalidItem`.
 
-    Blank lines are skipped. Each problem is also written to ``warn`` as
-    ``FILE:LINE: message`` and counted in :attr:`invalid`.
+    Blank lines are skipped. A line is malformed when it is not JSON, not an object, not a
+    valid item, holds a lone surrogate (``"\\ud800"``), nests deeper than
+    :data:`MAX_NESTING` levels or an integer too long to read. Each problem is also written
+    to ``warn`` as ``FILE:LINE: message`` and counted in :attr:`invalid`.
     """
 
     def __init__(self, path: Path, *, needs_output: bool, warn: TextIO) -> None:
@@ -224,37 +281,32 @@ class JsonlReader:
         self.needs_output = needs_output
         self.warn = warn
         self.invalid = 0
+        # A path from the command line may hold undecodable bytes: show them replaced.
+        self.shown = os.fsencode(path).decode("utf-8", "replace")
+
+    def _lines(self) -> Iterator[tuple[int, str]]:
+        # newline="\n": line numbers are what editors and `wc -l` count (a stray "\r" stays
+        # inside its line); bytes that are not UTF-8 become U+FFFD.
+        with self.path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
+            for number, line in enumerate(handle, start=1):
+                text = line.strip()
+                if text:
+                    yield number, text
 
     def count(self) -> int:
         """The number of non-blank lines (a quick pass, for the progress bar)."""
-        with self.path.open("rb") as handle:
-            return sum(1 for line in handle if line.strip())
+        return sum(1 for _ in self._lines())
 
     def __iter__(self) -> Iterator[ItemLike]:
-        with self.path.open(encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{self.path}:{number}"
-                problem: str
-                try:
-                    value = json.loads(line.strip())
-                except json.JSONDecodeError as exc:
-                    problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
-                else:
-                    if isinstance(value, dict):
-                        try:
-                            yield item_from_mapping(value, needs_output=self.needs_output)
-                        except ValueError as exc:
-                            problem = str(exc)
-                        else:
-                            continue
-                    else:
-                        problem = f"expected a JSON object, got {type(value).__name__}"
-                self.invalid += 1
-                reason = f"{where}: {problem}"
-                print(f"scorecore: warning: {reason}", file=self.warn)
-                yield InvalidItem(reason=reason)
+        for number, text in self._lines():
+            parsed = _parse_line(text, needs_output=self.needs_output)
+            if not isinstance(parsed, str):
+                yield parsed
+                continue
+            self.invalid += 1
+            reason = f"{self.shown}:{number}: {parsed}"
+            print(f"scorecore: warning: {reason}", file=self.warn)
+            yield InvalidItem(reason=reason)
 
 
 # --------------------------------------------------------------------------- output
@@ -374,10 +426,10 @@ def _new_batch_id(data: Path) -> str:
 # --------------------------------------------------------------------------- commands
 
 
-def _open(url: str, *, must_exist: bool = False) -> Store:
+def _open(url: str, *, must_exist: bool = False, read_only: bool = False) -> Store:
     try:
-        store = open_store(url)
-    except ValueError as exc:
+        store = open_store(url, read_only=read_only)
+    except (ValueError, StoreError) as exc:
         raise UsageError(str(exc)) from None
     if must_exist and url.startswith("sqlite:"):
         path = Path(store.url.removeprefix("sqlite:"))
@@ -425,12 +477,37 @@ def _plan_eval(args: argparse.Namespace, err: TextIO) -> _EvalPlan:
                              f"{', '.join(sorted(ids))}")
     if args.resume and args.batch_id and args.resume != args.batch_id:
         raise UsageError("--resume RUN already names the batch; drop --batch-id")
+    given = args.resume or args.batch_id
+    if given is not None:
+        _check_batch_id(given, "--resume" if args.resume else "--batch-id")
     reader = JsonlReader(data_path, needs_output=target is None, warn=err)
     return _EvalPlan(
         loaded=loaded, data_path=data_path, target=target, thresholds=thresholds, gates=gates,
-        batch_id=args.resume or args.batch_id or _new_batch_id(data_path), reader=reader,
-        total=reader.count(), store=_open(args.store),
+        batch_id=given or _new_batch_id(data_path), reader=reader,
+        total=reader.count(), store=_open(args.store, must_exist=bool(args.resume)),
     )
+
+
+def _check_batch_id(batch_id: str, flag: str) -> None:
+    # Undecodable command-line bytes arrive as lone surrogates, which no store can encode.
+    if not batch_id or any(not c.isprintable() for c in batch_id):
+        raise UsageError(f"{flag} must be a non-empty printable id, got {_clip(repr(batch_id))}")
+
+
+async def _check_batch(store: Store, batch_id: str, *, resume: bool) -> None:
+    """Refuse, before anything is written, to mix datasets or to resume a missing batch."""
+    exists = await store.has_batch(batch_id)
+    quoted = shlex.quote(batch_id)
+    if exists and not resume:
+        raise UsageError(
+            f"batch {batch_id!r} already has rows in {store.url}; continue it with "
+            f"--resume {quoted}, or choose another --batch-id"
+        )
+    if resume and not exists:
+        raise UsageError(
+            f"cannot resume batch {batch_id!r}: {store.url} holds no rows for it "
+            f"(start it with --batch-id {quoted})"
+        )
 
 
 async def _run_plan(
@@ -438,6 +515,10 @@ async def _run_plan(
 ) -> EvalReport:
     try:
         async with plan.store:
+            await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
+            verb = "resuming" if args.resume else "batch"
+            print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
+                  f"{plan.data_path}, store {plan.store.url}", file=out, flush=True)
             with _Progress(plan.total, rich_output=rich_output, out=out) as progress:
                 return await run_evals(
                     plan.reader, plan.loaded.scorers, target=plan.target,
@@ -459,9 +540,6 @@ def _eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"skipped: {sid} ({why})", file=out)
     if not plan.loaded.scorers:
         raise UsageError("every selected scorer was skipped; nothing to run")
-    verb = "resuming" if args.resume else "batch"
-    print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
-          f"{plan.data_path}, store {plan.store.url}", file=out, flush=True)
     report = anyio.run(lambda: _run_plan(plan, args, out, rich_output=rich_output))
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print(f"{report.total_items} items, {report.failed_items} failed as a whole, "
@@ -469,11 +547,18 @@ def _eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
           file=out)
     for line in report.failed_checks:
         print(f"failed: {line}", file=out)
+    invalid = plan.reader.invalid
+    code = EXIT_USAGE if invalid else (EXIT_PASSED if report.passed else EXIT_FAILED)
+    # The command's verdict: malformed lines make it "error" (exit 2) whatever the checks said.
+    verdict = "error" if invalid else report.verdict
     if args.output:
         document = {
             **report.to_json(),
+            "verdict": verdict,
+            "checksVerdict": report.verdict,
+            "exitCode": code,
             "skipped": dict(plan.loaded.skipped),
-            "invalidItems": plan.reader.invalid,
+            "invalidItems": invalid,
             "store": plan.store.url,
         }
         try:
@@ -482,12 +567,11 @@ def _eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write report {args.output}: {exc.strerror}") from None
         print(f"report written to {args.output}", file=out)
-    if plan.reader.invalid:
-        print(f"scorecore: error: {plan.reader.invalid} malformed line(s) in {plan.data_path} "
+    print(f"verdict: {verdict}", file=out)
+    if invalid:
+        print(f"scorecore: error: {invalid} malformed line(s) in {plan.reader.shown} "
               f"(recorded as failed items)", file=err)
-        return EXIT_USAGE
-    print(f"verdict: {report.verdict}", file=out)
-    return EXIT_PASSED if report.passed else EXIT_FAILED
+    return code
 
 
 def _show_rows(rows: Sequence[ScoreRow], *, rich_output: bool, out: TextIO) -> None:
@@ -528,7 +612,8 @@ async def _list_run(store: Store, run: str) -> Sequence[ScoreRow]:
 
 
 def _show(args: argparse.Namespace, out: TextIO) -> int:
-    store = _open(args.store, must_exist=True)
+    # Read-only: shows a database on a read-only filesystem or owned by another user.
+    store = _open(args.store, must_exist=True, read_only=True)
     rows = anyio.run(_list_run, store, args.run)
     if not rows:
         raise UsageError(f"no rows for run {args.run!r} in {store.url}")

@@ -171,6 +171,19 @@ def _describe(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def _import_psycopg(store: str) -> Any:
+    """The psycopg module, or a :class:`StoreError` naming the extra that installs it."""
+    try:
+        import psycopg  # noqa: PLC0415 - optional dependency, only needed for PostgreSQL
+    except ImportError as exc:
+        raise StoreError(
+            f"store {store} needs the PostgreSQL driver psycopg, which cannot be imported "
+            f"({_describe(exc)}): pip install 'scorecore[postgres]'",
+            store=store, operation="open",
+        ) from exc
+    return psycopg
+
+
 # --------------------------------------------------------------------------- SQLite
 
 
@@ -186,20 +199,33 @@ class SqliteScoreStore:
     Use it as an async context manager (``async with SqliteScoreStore(path) as store``), or
     call :meth:`open` and :meth:`aclose`.
 
+    With ``read_only=True`` the file is opened for reading only (``mode=ro``): nothing is
+    created or written, so a database on a read-only filesystem or owned by another user can
+    be read; :meth:`save` then fails with :class:`StoreError`.
+
     Args:
-        path: the database file; created (with its table) when missing.
+        path: the database file; created (with its table) when missing, unless ``read_only``.
         table: the table name.
         now: the wall clock for ``createdAt``/``updatedAt`` (UTC ``datetime.now`` by default).
+        read_only: open an existing database for reading only.
     """
 
-    __slots__ = ("_conn", "_limiter", "_lock", "_now", "_path", "_table")
+    __slots__ = ("_conn", "_limiter", "_lock", "_now", "_path", "_read_only", "_table")
 
     def __init__(
-        self, path: str | os.PathLike[str], *, table: str = DEFAULT_TABLE, now: Now = _utc_now
+        self,
+        path: str | os.PathLike[str],
+        *,
+        table: str = DEFAULT_TABLE,
+        now: Now = _utc_now,
+        read_only: bool = False,
     ) -> None:
         self._path = os.fspath(path)
         self._table = _check_table(table)
         self._now = now
+        if read_only and self._path == ":memory:":
+            raise ValueError("a read-only SqliteScoreStore needs a database file, not ':memory:'")
+        self._read_only = read_only
         self._conn: sqlite3.Connection | None = None
         self._lock = anyio.Lock()
         self._limiter = anyio.CapacityLimiter(1)
@@ -258,6 +284,8 @@ class SqliteScoreStore:
         self._conn = conn
 
     def _connect(self) -> sqlite3.Connection:
+        if self._read_only:
+            return self._connect_read_only()
         if self._path != ":memory:":
             parent = Path(self._path).parent
             if not parent.is_dir():
@@ -274,6 +302,33 @@ class SqliteScoreStore:
         except BaseException:
             conn.close()
             raise
+        return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        path = Path(self._path)
+        if not path.is_file():
+            raise sqlite3.OperationalError(f"file {self._path!r} does not exist")
+        # A reader of a WAL database normally creates the -wal and -shm files next to it: a
+        # read-only directory cannot hold them, and left behind owned by us they would stop
+        # another user from writing their own database. While any connection is open the
+        # -wal file exists; when it does not, every commit is in the main file, which is then
+        # read as immutable (no side files). Otherwise mode=ro reads the live WAL.
+        live = any(Path(self._path + suffix).exists() for suffix in ("-wal", "-journal"))
+        uri = path.resolve().as_uri() + ("?mode=ro" if live else "?mode=ro&immutable=1")
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout=10000")
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (self._table,)
+            ).fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        if found is None:
+            conn.close()
+            raise sqlite3.OperationalError(
+                f"no table {self._table!r} in it (not a scorecore store?)"
+            )
         return conn
 
     def _schema(self) -> str:
@@ -347,6 +402,16 @@ class SqliteScoreStore:
             for run_id, scorer_id, status, score, reason in records
         }
 
+    async def has_batch(self, batch_id: str, /) -> bool:
+        """Whether any row (of any status) is stored for ``batch_id``."""
+        sql = f'SELECT 1 FROM {_q(self._table)} WHERE "batchId" = ? LIMIT 1'  # noqa: S608 - checked identifiers only
+
+        def read(conn: sqlite3.Connection) -> bool:
+            return conn.execute(sql, (batch_id,)).fetchone() is not None
+
+        found: bool = await self._call("has_batch", read)
+        return found
+
     async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
         """Every row of ``batch_id``, by dataset position, then scorer id."""
         names = ", ".join(_q(c) for c in _WRITTEN)
@@ -380,9 +445,14 @@ class PostgresScoreStore:
         table: the table name.
         now: the wall clock for ``createdAt``/``updatedAt`` (UTC ``datetime.now`` by default).
         connect_timeout: seconds allowed to connect.
+        read_only: create nothing and run every transaction read-only (a role with only
+            ``SELECT`` rights can read); :meth:`save` then fails with :class:`StoreError`.
     """
 
-    __slots__ = ("_aconn", "_conn", "_dsn", "_limiter", "_lock", "_now", "_table", "_timeout")
+    __slots__ = (
+        "_aconn", "_conn", "_dsn", "_limiter", "_lock", "_now", "_read_only", "_table",
+        "_timeout",
+    )
 
     def __init__(
         self,
@@ -391,11 +461,13 @@ class PostgresScoreStore:
         table: str = DEFAULT_TABLE,
         now: Now = _utc_now,
         connect_timeout: float = 10.0,
+        read_only: bool = False,
     ) -> None:
         self._dsn = dsn
         self._table = _check_table(table)
         self._now = now
         self._timeout = connect_timeout
+        self._read_only = read_only
         self._aconn: Any = None
         self._conn: Any = None
         self._lock = anyio.Lock()
@@ -443,6 +515,12 @@ class PostgresScoreStore:
             f'CREATE INDEX IF NOT EXISTS {_q(self._table + "_batch")} ON {t} ("batchId")',
         ]
 
+    def _setup(self) -> list[str]:
+        """What a new connection runs: the schema, or (read-only) the session's read-only mode."""
+        if self._read_only:
+            return ["SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"]
+        return self._schema()
+
     def _upsert_sql(self) -> str:
         json_cols = {c for c, is_json, _ in _COLUMNS if is_json}
         names = ", ".join(_q(c) for c in _WRITTEN)
@@ -481,9 +559,10 @@ class PostgresScoreStore:
         """Connect and create the table if needed.
 
         Raises:
-            StoreError: the server cannot be reached, or refuses the login or the schema.
+            StoreError: psycopg is not installed, the server cannot be reached, or it refuses
+                the login or the schema.
         """
-        import psycopg  # noqa: PLC0415 - optional dependency, only needed for PostgreSQL
+        psycopg = _import_psycopg(self.url)
 
         if self._aconn is not None or self._conn is not None:
             return
@@ -493,7 +572,7 @@ class PostgresScoreStore:
                     self._dsn, autocommit=True, connect_timeout=max(1, round(self._timeout))
                 )
                 try:
-                    for statement in self._schema():
+                    for statement in self._setup():
                         await aconn.execute(statement)
                 except BaseException:
                     await aconn.close()
@@ -515,7 +594,7 @@ class PostgresScoreStore:
             self._dsn, autocommit=True, connect_timeout=max(1, round(self._timeout))
         )
         try:
-            for statement in self._schema():
+            for statement in self._setup():
                 conn.execute(statement)
         except BaseException:
             conn.close()
@@ -596,6 +675,12 @@ class PostgresScoreStore:
             for run_id, scorer_id, status, score, reason in records
         }
 
+    async def has_batch(self, batch_id: str, /) -> bool:
+        """Whether any row (of any status) is stored for ``batch_id``."""
+        sql = f'SELECT EXISTS (SELECT 1 FROM {_q(self._table)} WHERE "batchId" = %s)'  # noqa: S608 - checked identifiers only
+        records = await self._run("has_batch", sql, (batch_id,))
+        return bool(records[0][0])
+
     async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
         """Every row of ``batch_id``, by dataset position, then scorer id."""
         records = await self._run("list_run", self._list_sql(), (batch_id,))
@@ -608,15 +693,18 @@ class PostgresScoreStore:
 Store: TypeAlias = SqliteScoreStore | PostgresScoreStore
 
 
-def open_store(url: str, *, table: str = DEFAULT_TABLE) -> Store:
+def open_store(url: str, *, table: str = DEFAULT_TABLE, read_only: bool = False) -> Store:
     """Build the store a URL names (not yet open: use ``async with``).
 
     ``sqlite:PATH`` (relative or absolute; ``sqlite:///abs/path`` and ``sqlite::memory:``
     work too) gives a :class:`SqliteScoreStore`; ``postgresql://…`` or ``postgres://…`` a
-    :class:`PostgresScoreStore`.
+    :class:`PostgresScoreStore`. ``read_only=True`` opens an existing store for reading only
+    (what ``scorecore show`` does).
 
     Raises:
         ValueError: the URL names no known store.
+        StoreError: a PostgreSQL URL, but psycopg is not installed
+            (``pip install 'scorecore[postgres]'``).
 
     >>> open_store("sqlite:scores.db")
     SqliteScoreStore('scores.db', table='scorecore_scores')
@@ -624,7 +712,8 @@ def open_store(url: str, *, table: str = DEFAULT_TABLE) -> Store:
     PostgresScoreStore('postgresql://me:***@localhost/db', table='scorecore_scores')
     """
     if url.startswith(("postgresql://", "postgres://")):
-        return PostgresScoreStore(url, table=table)
+        _import_psycopg(redact_url(url))
+        return PostgresScoreStore(url, table=table, read_only=read_only)
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:")
         if path.startswith("//"):
@@ -632,7 +721,7 @@ def open_store(url: str, *, table: str = DEFAULT_TABLE) -> Store:
             path = path[2:]
         if not path:
             raise ValueError(f"store URL {url!r} names no file; use sqlite:PATH")
-        return SqliteScoreStore(path, table=table)
+        return SqliteScoreStore(path, table=table, read_only=read_only)
     raise ValueError(
         f"unknown store URL {redact_url(url)!r}; use sqlite:PATH or postgresql://USER@HOST/DB"
     )

@@ -72,6 +72,9 @@ class MemoryStore:
     async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
         return [row for row in self.rows.values() if row.batch_id == batch_id]
 
+    async def has_batch(self, batch_id: str, /) -> bool:
+        return any(row.batch_id == batch_id for row in self.rows.values())
+
 
 async def test_mean_counts_and_verdict(anyio_backend: str) -> None:
     """The report gives each scorer's mean and counts, and a passing verdict."""
