@@ -26,7 +26,9 @@ from __future__ import annotations
 import base64
 import errno
 import json
-from collections.abc import Iterable, Mapping
+import threading
+import weakref
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Self, final
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -51,6 +53,7 @@ __all__ = [
     "post_json",
     "prune_optional_nulls",
     "redact",
+    "scrub_response",
     "split_userinfo",
 ]
 
@@ -123,11 +126,40 @@ def prune_optional_nulls(value: Any, schema: Any) -> Any:
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every non-empty secret replaced by ``[REDACTED]``."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, _REDACTED)
+    """``text`` with every non-empty secret replaced by ``[REDACTED]``; no secret is left in
+    the result, even one that overlaps the marker or re-forms once another is replaced.
+
+    >>> redact("key=sk-123 again sk-123", ["sk-123"])
+    'key=[REDACTED] again [REDACTED]'
+    """
+    keep = [secret for secret in secrets if secret]
+    for secret in keep:
+        text = text.replace(secret, _REDACTED)
+    # Only a secret that is part of the marker (or spans a replacement) gets here; deleting
+    # shortens the text on every pass, so this ends.
+    while any(secret in text for secret in keep):
+        for secret in keep:
+            text = text.replace(secret, "")
     return text
+
+
+def scrub_response(response: JudgeResponse, secrets: Iterable[str]) -> JudgeResponse:
+    """``response`` with every secret removed from the text the provider sent back.
+
+    A server may echo anything into a successful reply (a proxy that repeats the request, a
+    model asked to print its headers); the reply text ends up in results, telemetry and
+    stores, so it is scrubbed like an error body.
+    """
+    keep = tuple(secrets)
+    if not keep:
+        return response
+    return attrs.evolve(
+        response,
+        text=redact(response.text, keep),
+        finish_reason=None if response.finish_reason is None
+        else redact(response.finish_reason, keep),
+        model_id=None if response.model_id is None else redact(response.model_id, keep),
+    )
 
 
 def _headers(response: httpx.Response, secrets: Iterable[str]) -> dict[str, str]:
@@ -380,6 +412,99 @@ def _basic_credential(user: str, password: str) -> str:
     return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
+def _loop_has_ended(loop: object) -> bool:
+    # asyncio loops say so. A trio run closes every keeper (which forgets its client) before
+    # trio.run returns, so a trio token still listed belongs to a live run.
+    is_closed = getattr(loop, "is_closed", None)
+    return callable(is_closed) and bool(is_closed())
+
+
+async def _keeper(
+    client: httpx.AsyncClient, owner: weakref.ref[_OwnedClients], loop: object
+) -> AsyncGenerator[None, None]:
+    """Stays suspended at its ``yield`` for as long as ``client`` is in use; closing it closes
+    the client.
+
+    Both asyncio (``shutdown_asyncgens``, run by ``asyncio.run`` and ``anyio.run``) and trio
+    close the async generators still alive when their event loop ends, so a client is closed
+    on its own loop before that loop goes away, even if the model is never closed; the
+    model's ``aclose()`` closes it earlier. An event loop that is garbage-collected while its
+    loop runs closes it too.
+    """
+    try:
+        yield
+    finally:
+        clients = owner()
+        if clients is not None:
+            clients.forget(loop, client)
+        await client.aclose()
+
+
+@final
+@attrs.frozen(kw_only=True)
+class _Owned:
+    client: httpx.AsyncClient
+    keeper: AsyncGenerator[None, None]
+
+
+@final
+class _OwnedClients:
+    """The ``httpx.AsyncClient`` s a model created: exactly one per event loop.
+
+    A client's connections belong to the event loop that opened them, so each loop (an
+    asyncio loop, a trio run) gets its own client, reused by every call made under it and
+    closed when that loop ends or the model is closed. Loops are told apart by anyio's
+    event-loop token: its ``native_token`` is the asyncio loop object or the ``TrioToken``,
+    one object for the whole life of a loop (``current_token()`` itself makes a new wrapper
+    on every call, so it cannot be compared by identity).
+    """
+
+    __slots__ = ("__weakref__", "_by_loop", "_lock")
+
+    def __init__(self) -> None:
+        self._by_loop: dict[object, _Owned] = {}
+        # A model may be shared by event loops running in several threads.
+        self._lock = threading.Lock()
+
+    async def get(self) -> httpx.AsyncClient:
+        """The client of the running event loop, created on first use."""
+        loop = anyio.lowlevel.current_token().native_token
+        with self._lock:
+            owned = self._by_loop.get(loop)
+            if owned is not None:
+                return owned.client
+            for ended in [key for key in self._by_loop if _loop_has_ended(key)]:
+                # Closed without finalising its async generators: nothing can close its
+                # client any more; at least do not keep the dead loop alive.
+                del self._by_loop[ended]
+            client = httpx.AsyncClient()
+            keeper = _keeper(client, weakref.ref(self), loop)
+            self._by_loop[loop] = _Owned(client=client, keeper=keeper)
+        # The first step runs to the ``yield`` without suspending, and registers the keeper
+        # with this loop's async-generator hooks; calls arriving meanwhile already see it.
+        await anext(keeper)
+        return client
+
+    def forget(self, loop: object, client: httpx.AsyncClient) -> None:
+        """Drop ``client`` (being closed) if it is still the one listed for ``loop``."""
+        with self._lock:
+            owned = self._by_loop.get(loop)
+            if owned is not None and owned.client is client:
+                del self._by_loop[loop]
+
+    async def aclose(self) -> None:
+        """Close the running loop's client (a later call creates a new one).
+
+        Clients made under other event loops are not touched: their connections belong to
+        those loops, which close them when they end.
+        """
+        loop = anyio.lowlevel.current_token().native_token
+        with self._lock:
+            owned = self._by_loop.pop(loop, None)
+        if owned is not None:
+            await owned.keeper.aclose()
+
+
 class HttpJudgeBase:
     """What the HTTP judges share: the model name, the client they own or borrow, the key.
 
@@ -395,10 +520,8 @@ class HttpJudgeBase:
         "_base_url",
         "_basic_auth",
         "_client",
-        "_client_token",
         "_default_headers",
         "_model",
-        "_owns_client",
         "_structured",
         "_timeout",
         "_userinfo_secrets",
@@ -434,9 +557,10 @@ class HttpJudgeBase:
                 if s
             )
         self._api_key = api_key
-        self._client = client
-        self._owns_client = client is None
-        self._client_token: object = None
+        # An injected client is used as is; without one the model makes its own, per loop.
+        self._client: httpx.AsyncClient | _OwnedClients = (
+            _OwnedClients() if client is None else client
+        )
         self._structured = structured
         self._timeout = timeout
         self._default_headers = dict(default_headers or {})
@@ -488,23 +612,26 @@ class HttpJudgeBase:
         if refused is not None:
             return Failure(refused)
         timeout = request.settings.timeout
+        secrets = self._secrets()
         reply = await post_json(
-            self._client_for_call(),
+            await self._client_for_call(),
             f"{self._base_url}{self._endpoint}",
             headers=self._headers(),
             body=self.build_body(request),
             request_timeout=self._timeout if timeout is None else timeout,
             provider=self._provider,
-            secrets=self._secrets(),
+            secrets=secrets,
             auth=self._basic_auth,
         )
-        return reply.bind(lambda r: self._parse(r, request))
+        return reply.bind(lambda r: self._parse(r, request)).map(
+            lambda response: scrub_response(response, secrets)
+        )
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this model created it; an injected client is left open."""
-        if self._owns_client and self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
+        """Close the HTTP client this model created for the running event loop; an injected
+        client is left open. The model stays usable: a later call creates a new client."""
+        if isinstance(self._client, _OwnedClients):
+            await self._client.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -518,19 +645,21 @@ class HttpJudgeBase:
         await self.aclose()
 
     def _secrets(self) -> tuple[str, ...]:
+        raw = {*self._userinfo_secrets, *((self._api_key,) if self._api_key else ())}
+        # A secret echoed inside JSON text (a structured reply, an error body) is escaped.
+        found = {
+            form
+            for secret in raw
+            for form in (
+                secret,
+                json.dumps(secret)[1:-1],
+                json.dumps(secret, ensure_ascii=False)[1:-1],
+            )
+        }
         # Longest first, so a secret containing another is replaced whole.
-        found = {*self._userinfo_secrets, *((self._api_key,) if self._api_key else ())}
         return tuple(sorted(found, key=len, reverse=True))
 
-    def _client_for_call(self) -> httpx.AsyncClient:
-        if not self._owns_client:
-            assert self._client is not None  # noqa: S101 - an injected client is never dropped
-            return self._client
-        # A client this model created is bound to the event loop it first ran on; a model reused
-        # under another loop (a second anyio.run, a notebook cell) gets a fresh client instead of
-        # failing on a dead loop's connections.
-        token = anyio.lowlevel.current_token()
-        if self._client is None or self._client_token is not token:
-            self._client = httpx.AsyncClient()
-            self._client_token = token
+    async def _client_for_call(self) -> httpx.AsyncClient:
+        if isinstance(self._client, _OwnedClients):
+            return await self._client.get()
         return self._client

@@ -4,6 +4,10 @@ Tests script its replies: each request takes the next queued action (a reply, a 
 error, raw bytes, a dropped connection, a slow reply); with the queue empty it answers ``"ok"``.
 Every request is recorded. The server runs in a background thread; :func:`serve` stops it,
 wakes any handler still sleeping, and joins every thread, so nothing outlives a test.
+
+By default every connection carries one request (HTTP/1.0), so no client keeps one open;
+``serve(keep_alive=True)`` speaks HTTP/1.1 with persistent connections, as real providers do,
+and counts the connections it accepted and still has open.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import struct
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -135,13 +139,49 @@ class LoopbackServer(ThreadingHTTPServer):
 
     daemon_threads = False  # so server_close() joins every handler thread
     block_on_close = True
+    request_queue_size = 256  # a burst of concurrent connects is accepted, never dropped
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, *, keep_alive: bool = False) -> None:
+        super().__init__(("127.0.0.1", 0), _KeepAliveHandler if keep_alive else _Handler)
         self.stopping = threading.Event()
         self.requests: list[Recorded] = []
+        self.connections_accepted = 0
+        self._open: set[socket.socket] = set()
+        self._changed = threading.Condition()
         self._script: deque[Action] = deque()
         self._lock = threading.Lock()
+
+    @property
+    def open_connections(self) -> int:
+        """How many client connections are open right now."""
+        with self._changed:
+            return len(self._open)
+
+    def wait_until_no_connection_is_open(self, timeout: float = 5.0) -> bool:
+        """Wait (bounded) until every client connection has been closed; ``False`` on timeout.
+
+        A closed connection is seen by the handler thread shortly after the client closes it.
+        """
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._open, timeout)
+
+    def connection_opened(self, conn: socket.socket) -> None:
+        with self._changed:
+            self.connections_accepted += 1
+            self._open.add(conn)
+            self._changed.notify_all()
+
+    def connection_closed(self, conn: socket.socket) -> None:
+        with self._changed:
+            self._open.discard(conn)
+            self._changed.notify_all()
+
+    def wake_idle_connections(self) -> None:
+        """Shut down every open connection so handler threads blocked reading return."""
+        with self._changed:
+            for conn in self._open:
+                with suppress(OSError):  # already closed by the client or a Drop action
+                    conn.shutdown(socket.SHUT_RDWR)
 
     @property
     def url(self) -> str:
@@ -169,6 +209,19 @@ class _Handler(BaseHTTPRequestHandler):
     server: LoopbackServer
     protocol_version = "HTTP/1.0"  # one request per connection: no idle keep-alive threads
     timeout = 5  # a stuck client can never hold a handler thread for long
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in two writes; without this, Nagle's algorithm holds the body
+        # back until the client's delayed ACK (~40 ms a reply on a persistent connection).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server.connection_opened(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.connection_closed(self.connection)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep the test output quiet."""
@@ -237,10 +290,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
+class _KeepAliveHandler(_Handler):
+    protocol_version = "HTTP/1.1"  # connections persist until the client closes them
+
+
 @contextmanager
-def serve() -> Iterator[LoopbackServer]:
+def serve(*, keep_alive: bool = False) -> Iterator[LoopbackServer]:
     """Run a :class:`LoopbackServer` in a background thread for the duration of the block."""
-    server = LoopbackServer()
+    server = LoopbackServer(keep_alive=keep_alive)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
     )
@@ -250,6 +307,7 @@ def serve() -> Iterator[LoopbackServer]:
     finally:
         server.stopping.set()
         server.shutdown()
+        server.wake_idle_connections()
         server.server_close()
         thread.join(timeout=5)
 

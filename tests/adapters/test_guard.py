@@ -110,8 +110,12 @@ async def test_judges_refuse_without_network(anyio_backend: str) -> None:
 
 
 @pytest.mark.anyio
-async def test_refused_model_creates_no_client(anyio_backend: str) -> None:
+async def test_refused_model_creates_no_client(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A refused call with no injected client allocates nothing (nothing to close)."""
+    created: list[object] = []
+    monkeypatch.setattr(httpx, "AsyncClient", lambda *a, **k: created.append(a))
     model = OpenAIChatModel("gpt-4o", api_key="k")
     assert isinstance(await model.generate(REQUEST), Failure)
-    assert model._client is None
+    assert created == []
