@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
@@ -296,3 +298,100 @@ HUGE: dict[str, Any] = {
 huge_values = st.sampled_from(sorted(HUGE))
 """Names of values (in ``HUGE``) too big or too deep to print whole in a message; a test looks
 the value up, so hypothesis never prints a 2 MB argument."""
+
+
+# --------------------------------------------------------------------------- JSONL dataset lines
+
+jsonl_odd_text = st.text(
+    st.one_of(
+        st.characters(),
+        st.characters(categories=["Cs"]),  # lone surrogates: JSON may escape them ("\ud800")
+        st.sampled_from("\x00\r\x0b\x1c\x85\u2028\ufeff\u202e"),
+    ),
+    max_size=12,
+)
+"""Text with odd Unicode: lone surrogates, NUL, CR, separators, BOM, bidi overrides."""
+
+_jsonl_values: st.SearchStrategy[Any] = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), jsonl_odd_text),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(jsonl_odd_text, inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def _has_char(value: Any, low: str, high: str) -> bool:
+    if isinstance(value, str):
+        return any(low <= c <= high for c in value)
+    if isinstance(value, dict):
+        return any(_has_char(k, low, high) or _has_char(v, low, high) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_char(v, low, high) for v in value)
+    return False
+
+
+class JsonlLine:
+    """A generated dataset line; its repr is a short label, so a failure prints no 100 kB.
+
+    ``malformed``: whether ``scorecore eval`` must call the line malformed (``None``: either
+    answer is right, e.g. for arbitrary bytes).
+    """
+
+    __slots__ = ("label", "malformed", "raw")
+
+    def __init__(self, raw: bytes, malformed: bool | None, label: str) -> None:
+        self.raw = raw
+        self.malformed = malformed
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"JsonlLine({self.label}, malformed={self.malformed})"
+
+
+def _line(raw: bytes, malformed: bool | None, label: str | None = None) -> JsonlLine:
+    return JsonlLine(raw, malformed, label or repr(raw)[:200])
+
+
+@st.composite
+def _item_lines(draw: st.DrawFn) -> JsonlLine:
+    item = draw(st.fixed_dictionaries(
+        {"input": _jsonl_values, "output": _jsonl_values},
+        optional={"ground_truth": _jsonl_values},
+    ))
+    ascii_only = draw(st.booleans())
+    text = json.dumps(item, ensure_ascii=ascii_only)
+    # Escaped ("\ud800") a lone surrogate is valid JSON but no text: malformed. Written raw,
+    # its bytes are not UTF-8 and are read as U+FFFD: a valid line. NUL is always escaped.
+    surrogate = ascii_only and _has_char(item, "\ud800", "\udfff")
+    return _line(text.encode("utf-8", "surrogatepass"),
+                 surrogate or _has_char(item, "\x00", "\x00"))
+
+
+@st.composite
+def _deep_lines(draw: st.DrawFn) -> JsonlLine:
+    depth = draw(st.one_of(st.integers(1, 300), st.integers(120, 136), st.just(100_000)))
+    closed = depth < 100_000
+    inner = "[" * depth + ("]" * depth if closed else "")
+    line = '{"input": ' + inner + (', "output": 1}' if closed else "")
+    label = f"input nested {depth} deep" + ("" if closed else ", unclosed")
+    return _line(line.encode(), depth + 1 > 128 or not closed, label)  # the object is level 1
+
+
+@st.composite
+def _number_lines(draw: st.DrawFn) -> JsonlLine:
+    digits = draw(st.one_of(st.integers(1, 6000), st.integers(4290, 4310)))
+    line = '{"input": ' + "9" * digits + ', "output": 1}'
+    return _line(line.encode(), digits > sys.get_int_max_str_digits(),
+                 f"input an integer of {digits} digits")
+
+
+jsonl_lines: st.SearchStrategy[JsonlLine] = st.one_of(
+    _item_lines(),
+    _deep_lines(),
+    _number_lines(),
+    st.binary(max_size=40).map(lambda raw: _line(raw, None)),
+    jsonl_odd_text.map(lambda text: _line(text.encode("utf-8", "surrogatepass"), None)),
+)
+"""One JSONL dataset line (possibly holding newlines): hostile items, deep nesting, long
+integers, arbitrary bytes and odd text."""

@@ -216,7 +216,7 @@ def load_target(spec: str) -> Any:
 MAX_NESTING: Final = 128
 """The deepest a dataset line may nest arrays and objects (the line's object is level 1)."""
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSTORABLE_CHAR = re.compile("[\x00\ud800-\udfff]")
 
 
 def _clip(text: str, limit: int = 200) -> str:
@@ -232,8 +232,10 @@ def _unstorable(value: object, depth: int) -> str | None:
     while stack:
         item, level = stack.pop()
         if isinstance(item, str):
-            found = _SURROGATE.search(item)
-            if found:
+            found = _UNSTORABLE_CHAR.search(item)
+            if found is not None and found.group() == "\x00":
+                return "NUL character in a string (PostgreSQL cannot store it)"
+            if found is not None:
                 # Valid JSON ("\ud800"), but not Unicode text: no store can encode it.
                 return f"lone surrogate {found.group()!r} in a string (not valid Unicode text)"
         elif isinstance(item, dict | list):
@@ -271,9 +273,10 @@ class JsonlReader:
     """Streams items from a JSONL file; a malformed line becomes an :class:`InvalidItem`.
 
     Blank lines are skipped. A line is malformed when it is not JSON, not an object, not a
-    valid item, holds a lone surrogate (``"\\ud800"``), nests deeper than
-    :data:`MAX_NESTING` levels or an integer too long to read. Each problem is also written
-    to ``warn`` as ``FILE:LINE: message`` and counted in :attr:`invalid`.
+    valid item, or holds what no store keeps as it is: a lone surrogate (``"\\ud800"``), a NUL
+    character (``"\\u0000"``), nesting deeper than :data:`MAX_NESTING` levels, an integer of
+    more than 4,300 digits. Each problem is also written to ``warn`` as ``FILE:LINE:
+    message`` and counted in :attr:`invalid`.
     """
 
     def __init__(self, path: Path, *, needs_output: bool, warn: TextIO) -> None:
