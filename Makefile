@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/evals_trivial.py
 	$(BIN)/python benchmarks/evals_judge_latency.py
 	$(BIN)/python benchmarks/evals_memory.py
+	$(BIN)/python benchmarks/http_judge.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .hypothesis demo.sqlite*

@@ -262,7 +262,7 @@ api_keys = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_si
 """API keys as a header can carry them: printable ASCII without spaces, quotes and backslashes
 included (their JSON-escaped forms differ from the raw key)."""
 
-url_passwords = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=20)
+url_passwords = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20)
 """Passwords written (percent-encoded) into a base URL's userinfo: any Unicode text."""
 
 

@@ -17,6 +17,8 @@ How failures map (``kind`` / retryable / ``code`` of the cause):
   ``ECONNRESET`` … read from the underlying ``OSError``; a peer closing the connection early
   is reported as ``ECONNRESET``, as Node reports a "socket hang up".
 - any other ``httpx.HTTPError`` or an invalid URL: ``unknown`` / no.
+- a header value httpx cannot send (not ASCII: an API key with "é"): ``bad_request`` / no,
+  nothing sent.
 - a 2xx body that is not JSON, or lacks the fields the protocol promises: ``unknown`` / no,
   with the status and headers.
 """
@@ -377,6 +379,20 @@ async def post_json(
         )
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         return Failure(error_from_exception(exc, provider=provider, secrets=keep))
+    except UnicodeEncodeError as exc:  # httpx sends header values as ASCII (a key with "é")
+        return Failure(
+            JudgeError(
+                kind="bad_request",
+                message=redact(
+                    f"{provider} request not sent: a header value (the API key, "
+                    f"organization or default_headers) is not ASCII: {exc.reason} at "
+                    f"position {exc.start}",
+                    keep,
+                ),
+                exception_type=type(exc).__name__,
+                is_retryable=False,
+            )
+        )
     if not response.is_success:
         return Failure(error_from_response(response, provider=provider, secrets=keep))
     try:
@@ -428,8 +444,9 @@ async def _keeper(
     Both asyncio (``shutdown_asyncgens``, run by ``asyncio.run`` and ``anyio.run``) and trio
     close the async generators still alive when their event loop ends, so a client is closed
     on its own loop before that loop goes away, even if the model is never closed; the
-    model's ``aclose()`` closes it earlier. An event loop that is garbage-collected while its
-    loop runs closes it too.
+    model's ``aclose()`` closes it earlier. A model dropped unclosed while its loop runs has
+    its keeper closed by that loop's async-generator finaliser (trio adds a
+    ``ResourceWarning`` saying so).
     """
     try:
         yield
@@ -464,7 +481,7 @@ class _OwnedClients:
     def __init__(self) -> None:
         self._by_loop: dict[object, _Owned] = {}
         # A model may be shared by event loops running in several threads.
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: a keeper closed inline may forget itself
 
     async def get(self) -> httpx.AsyncClient:
         """The client of the running event loop, created on first use."""
