@@ -1,5 +1,5 @@
 """``scorecore show`` reads databases it cannot write: read-only files and directories, and
-another user's database, which it must leave exactly as it found it.
+another user's database, which it must leave exactly as it found it (and PostgreSQL read-only).
 
 The tests run as root in CI, where ``chmod`` does not stop the process. So every check that
 depends on permissions runs ``main`` in a forked child that has dropped root for an
@@ -26,8 +26,8 @@ import pytest
 
 from scorecore._evals import StoreError
 from scorecore_adapters.cli import main
-from scorecore_adapters.storage import SqliteScoreStore, open_store
-from tests.evals.test_storage import row
+from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore, open_store
+from tests.evals.test_storage import DSN, make_store, row
 
 IS_ROOT = os.geteuid() == 0
 READER_UID = 65534  # "nobody"
@@ -230,3 +230,29 @@ def test_show_reads_rows_still_in_a_live_wal(shared_dir: Path) -> None:
     assert out.splitlines()[-1] == "2 rows (2 scored)"
     if IS_ROOT:
         assert writable is False
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(DSN is None, reason="SCORECORE_TEST_POSTGRES_DSN unset")
+async def test_postgres_read_only_store_creates_nothing_and_refuses_writes(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """A read-only PostgreSQL store reads rows, refuses a save (read-only transactions) and
+    never creates its table."""
+    assert DSN is not None
+    async with make_store("postgres", tmp_path) as writer:
+        await writer.save([row("b:0", batch_id="b")])
+        table = writer._table  # the unique table make_store chose
+        async with PostgresScoreStore(DSN, table=table, read_only=True) as store:
+            assert [r.run_id for r in await store.list_run("b")] == ["b:0"]
+            assert await store.has_batch("b")
+            with pytest.raises(StoreError, match="read-only transaction"):
+                await store.save([row("b:1", batch_id="b")])
+        assert [r.run_id for r in await writer.list_run("b")] == ["b:0"]
+    missing = f"t_absent_{os.getpid()}"
+    async with PostgresScoreStore(DSN, table=missing, read_only=True) as store:
+        with pytest.raises(StoreError, match="does not exist"):
+            await store.list_run("b")
+        (exists,) = (await store._run("check", "SELECT to_regclass(%s) IS NOT NULL",
+                                      (missing,)))[0]
+    assert exists is False
