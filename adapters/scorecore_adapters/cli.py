@@ -16,8 +16,11 @@ module's ``scorers`` list is used if it has one, else every module-level ``Score
 may also define ``skipped_scorers`` (scorer id → why), reported as skipped.
 
 Exit codes: 0 every threshold and gate passed; 1 a threshold or gate failed; 2 a usage or
-input error (missing file, unknown scorer, unreachable store, malformed dataset lines: those
-lines are recorded as failed items, the rest still runs, then the command exits 2).
+input error (missing file, unknown scorer, unreachable store or missing driver, ``--batch-id``
+of a stored batch, ``--resume`` of an unknown one, malformed dataset lines: those lines are
+recorded as failed items, the rest still runs, then the command exits 2). The ``--output``
+report's ``verdict`` and ``exitCode`` agree with the exit code. ``show`` opens the store
+read-only.
 """
 
 from __future__ import annotations
