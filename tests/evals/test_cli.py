@@ -83,7 +83,7 @@ def test_demo_passes_and_reports_skipped_llm(tmp_path: Path) -> None:
     assert "verdict: passed" in out
     assert "keyword-coverage" in out
     document = json.loads(report.read_text())
-    assert document["verdict"] == "passed"
+    assert (document["verdict"], document["exitCode"], document["invalidItems"]) == ("passed", 0, 0)
     assert document["totalItems"] == 12
     assert document["skipped"] == {"llm-faithfulness": "set OPENAI_API_KEY or OPENAI_BASE_URL"}
     assert len(rows(db)) == 36
@@ -148,6 +148,8 @@ def test_malformed_lines_are_recorded_and_exit_two(tmp_path: Path, scorers_file:
     assert f"{data}:5: unknown field 'outptu'" in err
     assert f"scorecore: error: 3 malformed line(s) in {data}" in err
     assert "5 items, 3 failed as a whole" in out
+    assert "verdict: error" in out
+    assert "verdict: passed" not in out
     statuses = [status for _, scorer, status in rows(db) if scorer == "exact"]
     assert sorted(statuses) == ["failed", "failed", "failed", "scored", "scored"]
 
