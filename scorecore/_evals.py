@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
+import re
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeAlias, cast, final
@@ -27,13 +28,15 @@ import anyio.abc
 import anyio.lowlevel
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream
-from returns.result import Success
+from returns.result import Failure, Success
 
-from scorecore._convert import to_mastra_json
+from scorecore._convert import camel, converter, to_mastra_json
 from scorecore._errors import ScorecoreError, ScorerRunError
 from scorecore._redact import redact_secrets
+from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._scorer import Scorer
+from scorecore._storable import Sanitizer, clean_text, is_clean_text, is_encodable_text
 from scorecore._traces import ScoreRecord, ScoreSink
 from scorecore._values import ScoreResult
 
@@ -57,6 +60,7 @@ __all__ = [
     "item_from_mapping",
     "row_id",
     "run_evals",
+    "storable_row",
     "store_sink",
 ]
 
@@ -112,24 +116,43 @@ def _check_request_context(
 ) -> None:
     if value is not None and not isinstance(value, Mapping):
         raise TypeError(
-            f"EvalItem.request_context must be a mapping or None, got {value!r:.200}"
+            f"EvalItem.request_context must be a mapping or None, got {short_repr(value)}"
         )
 
 
-def _check_id(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and (not isinstance(value, str) or not value):
-        raise TypeError(f"EvalItem.id must be a non-empty str or None, got {value!r:.200}")
+def _id_problem(value: object) -> str | None:
+    """Why ``value`` cannot name an item (its run id and stored rows), or ``None``."""
+    if not isinstance(value, str) or not value:
+        return f"must be a non-empty str or None, got {short_repr(value)}"
+    if not is_clean_text(value):
+        # Run ids are keys of stored rows: replacing the character could merge two items.
+        return (
+            f"must not contain a NUL character or a lone surrogate (no store can keep it), "
+            f"got {short_repr(value)}"
+        )
+    return None
+
+
+def _check_id(instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    problem = None if value is None else _id_problem(value)
+    if problem is not None:
+        raise TypeError(f"{type(instance).__name__}.id {problem}")
+
+
+def _check_line(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not _is_int(value) or cast(int, value) < 1):
+        raise TypeError(f"EvalItem.line must be an int >= 1 or None, got {short_repr(value)}")
 
 
 def _check_extra(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, Mapping):
-        raise TypeError(f"EvalItem.extra must be a mapping, got {value!r:.200}")
+        raise TypeError(f"EvalItem.extra must be a mapping, got {short_repr(value)}")
     for key in value:
         if not isinstance(key, str):
-            raise TypeError(f"EvalItem.extra keys must be str, got {key!r:.200}")
+            raise TypeError(f"EvalItem.extra keys must be str, got {short_repr(key)}")
         if key in _RESERVED_EXTRA:
             raise ValueError(
-                f"EvalItem.extra must not contain {key!r}: it is a field of the run; "
+                f"EvalItem.extra must not contain {short_repr(key)}: it is a field of the run; "
                 f"set it on the item instead"
             )
 
@@ -141,7 +164,10 @@ class EvalItem:
 
     ``output`` is ignored when :func:`run_evals` has a ``target`` (the target's return value
     is the output). ``id`` names the item in run ids and stored rows; without one the
-    item's position is used. ``extra`` keys reach the scorers as the run's extra keys.
+    item's position is used. Ids must be unique within a dataset: :func:`run_evals` reports an
+    item repeating an earlier item's id as failed and stores nothing for it. ``extra`` keys
+    reach the scorers as the run's extra keys. ``line`` is where a reader found the item in
+    its file (1-based); messages about the item then name the line.
 
     >>> EvalItem(input="2+2?", output="4", ground_truth="4", id="sum").id
     'sum'
@@ -156,6 +182,7 @@ class EvalItem:
     expected_trajectory: Any = None
     id: str | None = attrs.field(default=None, validator=_check_id)
     extra: Mapping[str, Any] = attrs.field(factory=dict, validator=_check_extra)
+    line: int | None = attrs.field(default=None, validator=_check_line)
 
 
 @final
@@ -193,8 +220,7 @@ _ACCEPTED = "input, output, ground_truth, request_context, expected_trajectory, 
 
 
 def _short(value: object, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return short_repr(value, limit)
 
 
 def _fields_from(raw: Mapping[Any, Any], *, needs_output: bool) -> dict[str, Any] | str:
@@ -203,7 +229,8 @@ def _fields_from(raw: Mapping[Any, Any], *, needs_output: bool) -> dict[str, Any
         name = _KEYS.get(key) if isinstance(key, str) else None
         if name is None:
             return (
-                f"unknown field {key!r} (accepted: {_ACCEPTED}; put anything else under 'extra')"
+                f"unknown field {_short(key)} (accepted: {_ACCEPTED}; "
+                f"put anything else under 'extra')"
             )
         if name in fields:
             return f"field {name!r} given twice (snake_case and camelCase)"
@@ -212,18 +239,21 @@ def _fields_from(raw: Mapping[Any, Any], *, needs_output: bool) -> dict[str, Any
         return "missing field 'input'"
     if needs_output and "output" not in fields:
         return "missing field 'output' (and no target to produce it)"
-    item_id = fields.get("id")
-    if isinstance(item_id, int) and not isinstance(item_id, bool):
-        fields["id"] = str(item_id)
+    item_id = _int_id(fields.get("id"))
+    if item_id is not None:
+        fields["id"] = item_id
     if fields.get("extra") is None:
         fields.pop("extra", None)
     return fields
 
 
-def item_from_mapping(raw: Mapping[str, Any], *, needs_output: bool = False) -> EvalItem:
+def item_from_mapping(
+    raw: Mapping[str, Any], *, needs_output: bool = False, line: int | None = None
+) -> EvalItem:
     """Build an :class:`EvalItem` from a mapping with snake_case or Mastra camelCase keys.
 
     An integer ``id`` becomes a string. ``needs_output`` makes a missing ``output`` an error.
+    ``line`` is the item's line in its file, when a reader knows it (see :class:`EvalItem`).
 
     Raises:
         ValueError: an unknown or duplicated key, a missing ``input`` (or ``output``), or a
@@ -236,7 +266,7 @@ def item_from_mapping(raw: Mapping[str, Any], *, needs_output: bool = False) -> 
     if isinstance(fields, str):
         raise ValueError(fields)  # noqa: TRY004 - a bad dataset item is a value error
     try:
-        return EvalItem(**fields)
+        return EvalItem(**fields, line=line)
     except TypeError as exc:
         raise ValueError(str(exc)) from None
 
@@ -299,8 +329,11 @@ class ItemResult:
             ``f"{batch_id}:#{index}"``.
         item: the item, or ``None`` when it could not be read.
         output: the output that was scored (the target's, or the item's).
-        error: why the whole item failed (unreadable item, raising target), else ``None``.
+        error: why the whole item failed (unreadable item, raising target, repeated id),
+            else ``None``.
         outcomes: one outcome per scorer, in the scorers' order.
+        duplicate_of: the index of the earlier item whose id (hence run id) this item
+            repeats; such an item is failed and nothing is stored for it.
     """
 
     index: int
@@ -310,6 +343,7 @@ class ItemResult:
     output: Any = None
     error: str | None = None
     outcomes: tuple[ScorerOutcome, ...] = ()
+    duplicate_of: int | None = None
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -395,7 +429,10 @@ class ScorerSummary:
     """One scorer's aggregate over the batch.
 
     ``mean`` is the arithmetic mean of numeric scores; not-scorable and failed runs are
-    excluded and counted separately. ``None`` when nothing was scored.
+    excluded and counted separately. ``None`` when nothing was scored. It is computed exactly
+    (the sum is kept without rounding, then divided once), so the same scores give the same
+    mean to the last bit in whatever order the items completed, and a resumed batch reports
+    what an uninterrupted one would.
     """
 
     scorer_id: str
@@ -541,6 +578,11 @@ class ScoreRow:
     scorecore's own column (``"scored"``, ``"not_scorable"`` or ``"failed"``), and a row
     that is not scored has ``score = None`` with the details in ``metadata``. ``created_at``
     and ``updated_at`` are set by the store (``None`` on rows not yet saved).
+
+    Rows hold only what every store keeps (see :func:`storable_row`): data that cannot be
+    kept as it is (a NUL character, a lone surrogate, nesting deeper than 200 levels, an int
+    of more than 4,300 digits, an object whose ``str()`` raises) is replaced, and
+    ``metadata["sanitized"]`` lists each replacement as ``{"path": …, "what": …}``.
     """
 
     id: str
@@ -711,11 +753,14 @@ def _score_row(
 
     ``result`` (or the failed run's partial result) gives the run's input and output, the
     prompts and step results; ``metadata`` gets the status, the error, not-scorable details
-    and judge executions after ``metadata``'s own keys; the contexts are redacted.
+    and judge executions after ``metadata``'s own keys; the contexts are redacted. The row is
+    :func:`storable_row`: what no store can keep is replaced and listed in
+    ``metadata["sanitized"]``.
     """
     if result is None and run_error is not None:
         result = run_error.partial
-    data: Mapping[str, Any] = to_mastra_json(result) if result is not None else {}
+    clean = Sanitizer()
+    data: Mapping[str, Any] = _result_json(result, clean) if result is not None else {}
     meta: dict[str, Any] = {"status": status, **metadata}
     if error is not None:
         meta["error"] = error
@@ -726,7 +771,12 @@ def _score_row(
         meta["notScorable"] = data["notScorable"]
     if "judge" in data:
         meta["judge"] = data["judge"]
-    return ScoreRow(
+    # Cleaned before redaction: redact_secrets recurses and must not meet a 10,000-deep value.
+    if context:
+        context = redact_secrets(clean.value(context, "additionalContext"))
+    if request_context is not None:
+        request_context = redact_secrets(clean.value(request_context, "requestContext"))
+    row = ScoreRow(
         id=row_id(run_id, scorer_id),
         scorer_id=scorer_id,
         run_id=run_id,
@@ -743,8 +793,8 @@ def _score_row(
         analyze_prompt=data.get("analyzePrompt"),
         generate_score_prompt=data.get("generateScorePrompt"),
         generate_reason_prompt=data.get("generateReasonPrompt"),
-        additional_context=redact_secrets(context) if context else None,
-        request_context=None if request_context is None else redact_secrets(request_context),
+        additional_context=context or None,
+        request_context=request_context,
         entity_type=entity_type,
         entity=entity,
         entity_id=entity_id,
@@ -754,6 +804,102 @@ def _score_row(
         trace_id=trace_id,
         span_id=span_id,
     )
+    return storable_row(row, clean)
+
+
+_PROMPT_FIELDS = (
+    "preprocess_prompt", "analyze_prompt", "generate_score_prompt", "generate_reason_prompt",
+)
+
+
+def _result_json(result: ScoreResult[Any, Any], clean: Sanitizer) -> Mapping[str, Any]:
+    """The result's Mastra JSON; field by field (noting failures) when it cannot be built whole.
+
+    Unstructuring walks the user's values (their hooks run, and a value nested thousands deep
+    exhausts the stack): a failure keeps the field's raw value, which the sanitizer then renders
+    as far as it can, instead of losing the row.
+    """
+    try:
+        return to_mastra_json(result)
+    except Exception:  # noqa: BLE001, S110 - user values (see above); redone field by field
+        pass
+    run = result.run
+    data: dict[str, Any] = {camel(name): getattr(result, name) for name in _PROMPT_FIELDS}
+    fields = {
+        "input": run.input, "output": run.output,
+        "preprocessStepResult": result.preprocess_step_result,
+        "analyzeStepResult": result.analyze_step_result,
+        "notScorable": result.not_scorable, "judge": dict(result.judge) or None,
+    }
+    for key, value in fields.items():
+        if value is None and key not in ("input", "output"):
+            continue
+        try:
+            data[key] = converter.unstructure(value)
+        except Exception as exc:  # noqa: BLE001 - user values (see above)
+            data[key] = value
+            if not isinstance(value, _PLAIN):  # plain data loses nothing in the sanitizer
+                clean.note(key, f"converting it to JSON raised {type(exc).__name__}; "
+                                "stored as its text")
+    return data
+
+
+_PLAIN = (dict, list, tuple, str, int, float, bool)
+_ROW_KEYS = frozenset({"id", "scorer_id", "run_id", "batch_id"})
+_ROW_KEPT = frozenset({"score", "created_at", "updated_at", "metadata"})
+
+
+def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:
+    """``row`` in a form every store keeps, each piece of data it could not keep noted.
+
+    JSON columns become plain JSON (dicts with str keys, lists, str, finite numbers); in every
+    column, NUL characters and lone surrogates become U+FFFD, subtrees nested deeper than 200
+    levels and ints of more than 4,300 digits become placeholder strings, and objects
+    whose ``str()`` raises a placeholder. Each such replacement is listed, with its path, in
+    ``metadata["sanitized"]`` (after any notes already there). Stores apply it to every row
+    they save; :func:`run_evals` applies it when building rows and reports a pair whose row
+    lost data as failed, so a resume retries it once the data is fixed.
+
+    Key columns (``id``, ``scorer_id``, ``run_id``, ``batch_id``) are left as they are:
+    replacing a character there could merge two rows into one. :func:`run_evals` refuses ids
+    with a NUL character or a lone surrogate before building rows.
+
+    Raises:
+        ValueError: a key column is not a str, or holds a lone surrogate (no store can encode
+            it). A NUL character is left to the store: SQLite keeps it, PostgreSQL refuses it.
+
+    >>> row = ScoreRow(id="r/s", scorer_id="s", run_id="r", batch_id="b", status="scored",
+    ...                score=1.0, output="a\\x00b")
+    >>> kept = storable_row(row)
+    >>> kept.output, kept.metadata
+    ('a�b', {'sanitized': [{'path': 'output', 'what': 'NUL character replaced by U+FFFD'}]})
+    """
+    clean = sanitizer if sanitizer is not None else Sanitizer()
+    changes: dict[str, Any] = {}
+    for name in _ROW_FIELDS:
+        value = getattr(row, name)
+        if value is None or name in _ROW_KEPT:
+            continue
+        if name in _ROW_KEYS:
+            if not isinstance(value, str) or not is_encodable_text(value):
+                raise ValueError(
+                    f"ScoreRow.{name} must be a str without lone surrogates, "
+                    f"got {short_repr(value)}"
+                )
+            continue
+        changes[name] = clean.value(value, camel(name))
+    metadata = row.metadata
+    if metadata is not None:
+        metadata = clean.value(metadata, "metadata")
+    if clean.changed:
+        kept = dict(metadata) if isinstance(metadata, Mapping) else {}
+        earlier = kept.get("sanitized")
+        kept["sanitized"] = [*(earlier if isinstance(earlier, list) else ()), *clean.report()]
+        metadata = kept
+    return attrs.evolve(row, **changes, metadata=metadata)
+
+
+_ROW_FIELDS = tuple(field.name for field in attrs.fields(ScoreRow))
 
 
 def store_sink(
@@ -808,26 +954,37 @@ def row_id(run_id: str, scorer_id: str) -> str:
 # --------------------------------------------------------------------------- run_evals
 
 
+# Every finite float is an integer multiple of 2**-1074 (the smallest subnormal), so a sum of
+# scores scaled by 2**1074 is an exact integer: adding is exact, hence independent of order.
+_SCALE_BITS = 1074
+
+
 class _Aggregate:
+    """One scorer's counts and exact score sum, folded from outcomes in any order."""
+
     __slots__ = ("failed", "not_scorable", "scored", "total")
 
     def __init__(self) -> None:
         self.scored = 0
         self.not_scorable = 0
         self.failed = 0
-        self.total = 0.0
+        self.total = 0  # the sum of scores times 2**_SCALE_BITS, exactly
 
     def add(self, outcome: ScorerOutcome) -> None:
-        if outcome.status == "scored" and outcome.score is not None:
+        score = outcome.score
+        if outcome.status == "scored" and score is not None and math.isfinite(score):
+            numerator, denominator = float(score).as_integer_ratio()
+            # denominator is 2**k with k <= 1074: scale to the common 2**1074.
+            self.total += numerator << (_SCALE_BITS + 1 - denominator.bit_length())
             self.scored += 1
-            self.total += outcome.score
         elif outcome.status == "not_scorable":
             self.not_scorable += 1
         else:
             self.failed += 1
 
     def summary(self, scorer_id: str) -> ScorerSummary:
-        mean = self.total / self.scored if self.scored else None
+        # int / int is correctly rounded, so the mean is the exact mean rounded once.
+        mean = self.total / (self.scored << _SCALE_BITS) if self.scored else None
         return ScorerSummary(scorer_id=scorer_id, mean=mean, scored=self.scored,
                              not_scorable=self.not_scorable, failed=self.failed)
 
@@ -916,16 +1073,28 @@ class _Batch:
         self.failed_items = 0
         self.results: list[ItemResult] | None = [] if keep_results else None
         self.error: BaseException | None = None
+        self.run_keys = _RunKeys()
 
     # ---- one item
 
     async def process(self, index: int, raw: object) -> ItemResult:
+        # Up to its first await this runs right after _Source.next() numbered the item, with no
+        # await in between: ids are claimed in dataset order, so "first seen" is the earlier item.
         item = _item_from(raw, index, needs_output=self.target is None)
         if isinstance(item, str):
             item_id = raw.id if isinstance(raw, InvalidItem) else _raw_id(raw)
-            run_id = self.run_id(index, item_id)
+            line = None
+        else:
+            item_id, line = item.id, item.line
+        run_id = self.run_id(index, item_id)
+        taken = self.run_keys.claim(index, item_id, line)
+        if taken is not None:
+            first, message = taken
+            failed = self.failed_item(index, item_id, run_id,
+                                      None if isinstance(item, str) else item, message)
+            return attrs.evolve(failed, duplicate_of=first)
+        if isinstance(item, str):
             return self.failed_item(index, item_id, run_id, None, item)
-        run_id = self.run_id(index, item.id)
         done = self.done
         pending = not done or any((run_id, s.id) not in done for s in self.scorers)
         output = item.output
@@ -935,7 +1104,7 @@ class _Batch:
                 if inspect.isawaitable(output):
                     output = await output
             except Exception as exc:  # noqa: BLE001 - the user's target is the boundary
-                message = f"target raised {type(exc).__qualname__}: {exc}"
+                message = f"target raised {_exception_text(exc)}"
                 return self.failed_item(index, item.id, run_id, item, message)
         outcomes: list[ScorerOutcome] = []
         for scorer in self.scorers:
@@ -974,18 +1143,31 @@ class _Batch:
             )
         except Exception as exc:  # noqa: BLE001 - a scorer object (user code) is the boundary
             return ScorerOutcome(
-                scorer_id=scorer.id, status="failed",
-                error=f"scorer raised {type(exc).__qualname__}: {exc}",
+                scorer_id=scorer.id, status="failed", error=f"scorer raised {_exception_text(exc)}",
             )
-        if isinstance(result, Success):
+        if isinstance(result, Success) and isinstance(result.unwrap(), ScoreResult):
             value: ScoreResult[Any, Any] = result.unwrap()
             if value.not_scorable is not None:
                 return ScorerOutcome(scorer_id=scorer.id, status="not_scorable",
                                      reason=value.not_scorable.reason, result=value)
-            return ScorerOutcome(scorer_id=scorer.id, status="scored", score=value.score,
+            score: object = value.score  # a scorer object (duck-typed) may give anything
+            if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(
+                score
+            ):
+                return ScorerOutcome(
+                    scorer_id=scorer.id, status="failed", result=value,
+                    error=f"scorer gave an invalid score {short_repr(score)} "
+                          f"(a finite number is needed)",
+                )
+            return ScorerOutcome(scorer_id=scorer.id, status="scored", score=float(score),
                                  reason=value.reason, result=value)
+        if not isinstance(result, Failure):
+            return ScorerOutcome(
+                scorer_id=scorer.id, status="failed",
+                error=f"scorer.run returned {short_repr(result)}, not a Result of a ScoreResult",
+            )
         error = result.failure()
-        return ScorerOutcome(scorer_id=scorer.id, status="failed", error=str(error),
+        return ScorerOutcome(scorer_id=scorer.id, status="failed", error=_text_of(error),
                              run_error=error if isinstance(error, ScorerRunError) else None)
 
     # ---- bookkeeping
@@ -999,12 +1181,59 @@ class _Batch:
         if self.results is not None:
             self.results.append(result)
 
-    def rows(self, result: ItemResult) -> list[ScoreRow]:
-        return [
-            self.row(result, outcome) for outcome in result.outcomes if not outcome.resumed
-        ]
+    def rows(self, result: ItemResult) -> tuple[ItemResult, list[ScoreRow]]:
+        """The item's rows to save, and its result with each pair whose row lost data failed."""
+        if result.duplicate_of is not None:
+            return result, []  # its run id is an earlier item's: never overwrite that item's rows
+        rows: list[ScoreRow] = []
+        outcomes: list[ScorerOutcome] = []
+        for outcome in result.outcomes:
+            if not outcome.resumed:
+                row, outcome = self.row(result, outcome)  # noqa: PLW2901 - possibly failed now
+                rows.append(row)
+            outcomes.append(outcome)
+        if any(a is not b for a, b in zip(outcomes, result.outcomes, strict=True)):
+            result = attrs.evolve(result, outcomes=tuple(outcomes))
+        return result, rows
 
-    def row(self, item_result: ItemResult, outcome: ScorerOutcome) -> ScoreRow:
+    def row(
+        self, item_result: ItemResult, outcome: ScorerOutcome
+    ) -> tuple[ScoreRow, ScorerOutcome]:
+        """The pair's row; a row that lost data (or could not be built) fails the pair.
+
+        Failing it keeps the report honest about what the store holds, and lets a resume run the
+        pair again once the data is fixed (a resume skips only scored and not-scorable rows).
+        """
+        try:
+            row = self.build_row(item_result, outcome)
+        except Exception as exc:  # noqa: BLE001 - a safety net: one item never stops a batch
+            error = f"its row could not be built ({_exception_text(exc)}); stored without its data"
+            return self.bare_row(item_result, outcome, error), _failed(outcome, error)
+        metadata = row.metadata or {}
+        lost = metadata.get("sanitized")
+        if not lost or outcome.status == "failed":
+            return row, outcome
+        error = _lost_data_message(lost)
+        kept = {
+            **metadata, "status": "failed", "error": error,
+            "uncountedOutcome": {"status": outcome.status, "score": outcome.score},
+        }
+        row = attrs.evolve(row, status="failed", score=None, metadata=kept)
+        return row, _failed(outcome, error)
+
+    def bare_row(self, item_result: ItemResult, outcome: ScorerOutcome, error: str) -> ScoreRow:
+        """A failed row with the pair's ids and the error only."""
+        return storable_row(ScoreRow(
+            id=row_id(item_result.run_id, outcome.scorer_id), scorer_id=outcome.scorer_id,
+            run_id=item_result.run_id, batch_id=self.batch_id, status="failed",
+            scorer=self.scorer_json[outcome.scorer_id], source="TEST",
+            dataset_item_id=item_result.item_id,
+            metadata={"status": "failed", "itemIndex": item_result.index, "error": error,
+                      "sanitized": [{"path": "", "what": "the row could not be built; "
+                                                          "its data is not stored"}]},
+        ))
+
+    def build_row(self, item_result: ItemResult, outcome: ScorerOutcome) -> ScoreRow:
         item = item_result.item
         target = self.target_name
         return _score_row(
@@ -1036,12 +1265,22 @@ class _Batch:
                 index, raw = await source.next()
                 if raw is _END:
                     return
-                result = await self.process(index, raw)
+                rows: list[ScoreRow] = []
+                try:
+                    result = await self.process(index, raw)
+                except Exception as exc:  # noqa: BLE001 - a safety net: one item never stops a batch
+                    # Not expected (process() guards each call of user code); nothing is stored
+                    # for the item, so a resume runs it again.
+                    result = self.failed_item(
+                        index, None, self.run_id(index, None), None,
+                        f"item #{index}: scorecore failed on it: {_exception_text(exc)}",
+                    )
+                else:
+                    if send is not None:
+                        result, rows = self.rows(result)
                 self.record(result)
-                if send is not None:
-                    rows = self.rows(result)
-                    if rows:
-                        await send.send(rows)
+                if rows and send is not None:
+                    await send.send(rows)
                 if self.on_item_complete is not None:
                     called = self.on_item_complete(result)
                     if inspect.isawaitable(called):
@@ -1082,14 +1321,108 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _int_id(value: object) -> str | None:
+    """An int id as text (ints too long for ``str()`` are left to be refused as ids)."""
+    if _is_int(value) and cast(int, value).bit_length() <= 64:
+        return str(value)
+    return None
+
+
 def _raw_id(raw: object) -> str | None:
+    """The usable id of a dataset entry that is not a valid item, for its run id."""
     if isinstance(raw, Mapping):
         value = raw.get("id")
-        if isinstance(value, str) and value:
+        value = _int_id(value) or value
+        if isinstance(value, str) and _id_problem(value) is None:
             return value
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
     return None
+
+
+def _exception_text(exc: BaseException) -> str:
+    """``"ValueError: message"``: bounded, printable, even when ``str(exc)`` raises."""
+    return f"{type(exc).__qualname__}: {_text_of(exc)}"
+
+
+def _text_of(value: object, limit: int = 1_000) -> str:
+    try:
+        text = str(value)
+    except Exception as exc:  # noqa: BLE001 - __str__ of a user's object is user code
+        return f"<str() raised {type(exc).__qualname__}>"
+    if len(text) > limit:
+        text = f"{text[:limit]}… ({len(text):,} chars)"
+    return clean_text(text)
+
+
+def _failed(outcome: ScorerOutcome, error: str) -> ScorerOutcome:
+    if outcome.status == "failed":
+        return outcome
+    return attrs.evolve(outcome, status="failed", score=None, error=error)
+
+
+def _lost_data_message(notes: Sequence[Any]) -> str:
+    first = notes[0] if isinstance(notes[0], Mapping) else {}
+    more = f"; {len(notes) - 1} more in metadata.sanitized" if len(notes) > 1 else ""
+    return (
+        f"the item's data cannot be stored as it is ({first.get('path')}: {first.get('what')}"
+        f"{more}); fix the data and resume"
+    )
+
+
+_POSITION_ID = re.compile(r"#(0|[1-9][0-9]{0,17})")
+
+
+@final
+class _RunKeys:
+    """Which item first used each run id, so that no item overwrites another's rows.
+
+    An item's run id is its id, or ``#<position>`` without one: ids are kept (flat memory for
+    id-less items: one bit each), and an id spelled ``#<position>`` is checked against the
+    id-less item at that position.
+    """
+
+    __slots__ = ("_first", "_idless", "_position_ids")
+
+    # The first item of each id: its index, and its line (when known) in the bits above.
+    _LINE_SHIFT = 40
+
+    def __init__(self) -> None:
+        self._first: dict[str, int] = {}
+        self._idless = bytearray()
+        self._position_ids = False
+
+    def claim(self, index: int, item_id: str | None, line: int | None) -> tuple[int, str] | None:
+        """Claim the run id of item ``index``; ``(first index, message)`` if already taken."""
+        if item_id is None:
+            byte = index >> 3
+            if byte >= len(self._idless):
+                self._idless.extend(bytes(byte + 1024 - len(self._idless)))
+            self._idless[byte] |= 1 << (index & 7)
+            packed = self._first.get(f"#{index}") if self._position_ids else None
+            if packed is None:
+                return None
+            first, where = self._unpack(packed)
+            return first, (f"no id, and its run id (position #{index}) is the id of an earlier "
+                           f"item, first seen at {where}")
+        packed = self._first.get(item_id)
+        if packed is not None:
+            first, where = self._unpack(packed)
+            return first, f"duplicate id {short_repr(item_id)}, first seen at {where}"
+        position = _POSITION_ID.fullmatch(item_id)
+        if position is not None:
+            self._position_ids = True
+            other = int(position[1])
+            if other < index and other >> 3 < len(self._idless) and (
+                self._idless[other >> 3] >> (other & 7)
+            ) & 1:
+                return other, (f"duplicate id {short_repr(item_id)}: it is the run id of item "
+                               f"#{other}, which has no id")
+        self._first[item_id] = index | ((line or 0) << self._LINE_SHIFT)
+        return None
+
+    def _unpack(self, packed: int) -> tuple[int, str]:
+        index = packed & ((1 << self._LINE_SHIFT) - 1)
+        line = packed >> self._LINE_SHIFT
+        return index, f"line {line}" if line else f"item #{index}"
 
 
 def _check_scorers(scorers: object, gates: object) -> tuple[tuple[Any, ...], tuple[str, ...]]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 import re
 import sqlite3
@@ -36,7 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import anyio.to_thread
 
-from scorecore._evals import CompletedScore, ScoreRow, StoreError
+from scorecore._evals import CompletedScore, ScoreRow, StoreError, storable_row
 
 __all__ = [
     "DEFAULT_TABLE",
@@ -107,23 +106,9 @@ def _check_table(table: str) -> str:
     return table
 
 
-def _jsonable(value: Any) -> Any:
-    """Make a value JSON-encodable: non-finite floats and unknown objects become strings."""
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_jsonable(v) for v in value]
-    return str(value)
-
-
 def _encode(value: Any) -> str | None:
-    if value is None:
-        return None
-    return json.dumps(_jsonable(value), ensure_ascii=False, allow_nan=False)
+    # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
+    return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 def _decode(value: Any) -> Any:
@@ -131,11 +116,24 @@ def _decode(value: Any) -> Any:
 
 
 def _params(row: ScoreRow, now: str | datetime) -> tuple[Any, ...]:
+    # storable_row makes any row storable: what neither store keeps (PostgreSQL refuses NUL,
+    # UTF-8 lone surrogates; deep nesting and huge ints break the JSON codecs) is replaced and
+    # listed in metadata["sanitized"], so one odd value never fails a whole save.
+    row = storable_row(row)
     values = [
         _encode(getattr(row, attr)) if is_json else getattr(row, attr)
         for _, is_json, attr in _COLUMNS
     ]
     return (*values, now, now)
+
+
+def _params_of(rows: Sequence[ScoreRow], now: str | datetime, store: str) -> list[tuple[Any, ...]]:
+    try:
+        return [_params(row, now) for row in rows]
+    except ValueError as exc:  # a key column no store can keep (see storable_row)
+        raise StoreError(
+            f"store {store}: save failed: {exc}", store=store, operation="save"
+        ) from exc
 
 
 def _row_from(record: Mapping[str, Any], *, json_text: bool) -> ScoreRow:
@@ -364,7 +362,7 @@ class SqliteScoreStore:
         if not rows:
             return
         stamp = self._now().isoformat()
-        params = [_params(row, stamp) for row in rows]
+        params = _params_of(rows, stamp, self.url)
         names = ", ".join(_q(c) for c in _WRITTEN)
         marks = ", ".join("?" for _ in _WRITTEN)
         updates = ", ".join(
@@ -664,7 +662,7 @@ class PostgresScoreStore:
         if not rows:
             return
         stamp = self._now()
-        await self._run("save", self._upsert_sql(), [_params(r, stamp) for r in rows],
+        await self._run("save", self._upsert_sql(), _params_of(rows, stamp, self.url),
                         many=True)
 
     async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
