@@ -5,14 +5,17 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from datetime import datetime
-from typing import Any, TypeVar, cast, get_args, get_origin
+from enum import Enum
+from typing import Any, Literal, TypeVar, cast, get_args, get_origin
 
 import attrs
 import cattrs
+from cattrs.cols import is_any_set, is_sequence
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
-from cattrs.v import format_exception
 from returns.result import Failure, Result, Success
 
 from scorecore._agent import (
@@ -30,6 +33,7 @@ from scorecore._causes import (
     RunFailureCause,
 )
 from scorecore._judge import JudgeUsage
+from scorecore._reprs import REPR_LIMIT, short_repr
 from scorecore._values import (
     STEP_NAMES,
     JudgeExecution,
@@ -64,6 +68,81 @@ def _is_own(cls: type) -> bool:
     return attrs.has(cls) and cls.__module__.startswith("scorecore.")
 
 
+def _is_collection_type(type_: Any) -> bool:
+    # Lists, sequences, deques, homogeneous and fixed-length tuples, named tuples, (frozen) sets.
+    origin = get_origin(type_) or type_
+    return (
+        is_sequence(type_)
+        or is_any_set(type_)
+        or (isinstance(origin, type) and issubclass(origin, tuple))
+    )
+
+
+def _is_plain_literal(type_: Any) -> bool:
+    # Literals of enum members keep cattrs' own hook (it maps values to members).
+    return get_origin(type_) is Literal and not any(isinstance(a, Enum) for a in get_args(type_))
+
+
+def _register_strict_hooks(conv: cattrs.Converter) -> None:
+    # cattrs' defaults coerce (str(1) == "1", int("3") == 3, bool("no") is True); a scorer's
+    # declared input type is a contract, so a value of the wrong kind is a reported mismatch.
+    def strict(kind: type, accepts: tuple[type, ...]) -> None:
+        def hook(value: Any, _: Any) -> Any:
+            ok = isinstance(value, accepts) and not (kind is not bool and isinstance(value, bool))
+            if not ok:
+                raise TypeError(f"expected {kind.__name__}, got {short_repr(value)}")
+            return float(value) if kind is float else value
+
+        conv.register_structure_hook(kind, hook)
+
+    strict(str, (str,))
+    strict(int, (int,))
+    strict(float, (int, float))
+    strict(bool, (bool,))
+
+    # A str is a sequence of its characters and a mapping an iterable of its keys, so cattrs
+    # would make {"tags": "urgent"} six one-letter tags. A declared collection takes a list
+    # (or another iterable that is neither text nor a mapping). The guard wraps whatever hook
+    # cattrs itself would use; while that hook is being built the predicate steps aside.
+    building: ContextVar[tuple[Any, ...]] = ContextVar("building", default=())
+
+    def is_guarded_collection(type_: Any) -> bool:
+        return _is_collection_type(type_) and type_ not in building.get()
+
+    def collection_factory(type_: Any) -> Any:
+        token = building.set((*building.get(), type_))
+        try:
+            inner = conv.get_structure_hook(type_, cache_result=False)
+        finally:
+            building.reset(token)
+        wanted = "a list or set" if is_any_set(type_) else "a list"
+
+        def hook(value: Any, target: Any) -> Any:
+            if isinstance(value, str | bytes | bytearray | Mapping):
+                raise TypeError(
+                    f"expected {wanted}, got {short_repr(value)} of type {type(value).__name__}"
+                )
+            return inner(value, target)
+
+        return hook
+
+    conv.register_structure_hook_factory(is_guarded_collection, collection_factory)
+
+    def literal_factory(type_: Any) -> Any:
+        allowed = get_args(type_)
+        # cattrs' own message embeds str(value) whole (and str() of a huge int raises).
+        names = ", ".join(short_repr(a) for a in allowed)
+
+        def hook(value: Any, _: Any) -> Any:
+            if value not in allowed:
+                raise TypeError(f"expected one of {names}, got {short_repr(value)}")
+            return value
+
+        return hook
+
+    conv.register_structure_hook_factory(_is_plain_literal, literal_factory)
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
 
@@ -78,7 +157,7 @@ def _make_converter() -> cattrs.Converter:
             if not isinstance(value, Mapping):
                 raise TypeError(
                     f"expected a mapping or an instance of {origin.__name__}, "
-                    f"got {value!r:.80} of type {type(value).__name__}"
+                    f"got {short_repr(value)} of type {type(value).__name__}"
                 )
             return fn(value, type_)
 
@@ -114,26 +193,22 @@ def _make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook_factory(_is_own, structure_factory)
     conv.register_unstructure_hook_factory(_is_own, unstructure_factory)
-    conv.register_structure_hook(datetime, lambda v, _: v if isinstance(v, datetime)
-                                 else datetime.fromisoformat(str(v).replace("Z", "+00:00")))
+    def structure_datetime(value: Any, _: Any) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except (AttributeError, ValueError):
+            # datetime's own message would hold the whole value.
+            raise TypeError(
+                f"expected an ISO 8601 date-time, got {short_repr(value)}"
+            ) from None
+
+    conv.register_structure_hook(datetime, structure_datetime)
     conv.register_unstructure_hook(datetime, lambda d: d.isoformat())
     conv.register_structure_hook(Any, lambda v, _: v)
 
-    # cattrs' defaults coerce (str(1) == "1", int("3") == 3, bool("no") is True); a scorer's
-    # declared input type is a contract, so a value of the wrong kind is a reported mismatch.
-    def strict(kind: type, accepts: tuple[type, ...]) -> None:
-        def hook(value: Any, _: Any) -> Any:
-            ok = isinstance(value, accepts) and not (kind is not bool and isinstance(value, bool))
-            if not ok:
-                raise TypeError(f"expected {kind.__name__}, got {value!r:.80}")
-            return float(value) if kind is float else value
-
-        conv.register_structure_hook(kind, hook)
-
-    strict(str, (str,))
-    strict(int, (int,))
-    strict(float, (int, float))
-    strict(bool, (bool,))
+    _register_strict_hooks(conv)
 
     part_types: dict[str, type] = {
         "text": TextPart, "tool-invocation": ToolInvocationPart, "reasoning": ReasoningPart,
@@ -143,7 +218,9 @@ def _make_converter() -> cattrs.Converter:
         if isinstance(value, TextPart | ToolInvocationPart | ReasoningPart | GenericPart):
             return value
         if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
-            raise TypeError(f"a message part must be an object with a string 'type', got {value!r}")
+            raise TypeError(
+                f"a message part must be an object with a string 'type', got {short_repr(value)}"
+            )
         known = part_types.get(value["type"])
         if known is not None:
             return cast(MessagePart, conv.structure(dict(value), known))
@@ -188,44 +265,105 @@ converter: cattrs.Converter = _make_converter()
 """scorecore's private converter: camelCase keys for its own values, extra keys forbidden."""
 
 
+MAX_ERRORS = 50
+"""At most this many errors are listed in one :class:`InputMismatch`; a last one counts the rest."""
+
+_KEY_LIMIT = 60  # characters of a mapping key shown in an error's path
+# Characters of an exception's own message kept: ours hold values already cut to REPR_LIMIT,
+# others (datetime's "Invalid isoformat string: '…'") may hold the whole value.
+_MESSAGE_LIMIT = 2 * REPR_LIMIT + 100
+
+
+def _text(exc: BaseException) -> str:
+    # str() of an exception runs user code (a validator's exception class) and may be huge.
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - formatting an error must never raise
+        return f"<{type(exc).__name__} (str() failed)>"
+    if len(text) <= _MESSAGE_LIMIT:
+        return text
+    return f"{text[:_MESSAGE_LIMIT]}… (message of {len(text):,} chars)"
+
+
 def _format_error(exc: BaseException, type_: Any) -> str:
     # cattrs' wording names the field and the expected type; add the offending value, which
     # Python's own message carries (e.g. "invalid literal for int() with base 10: 'high'").
-    detail = str(exc)
+    detail = _text(exc)
     if isinstance(exc, TypeError) and detail.startswith("expected "):
-        return detail  # our strict primitive hooks already name the type and the value
-    if " not in literal " in detail:  # cattrs raises a bare CattrsError for a Literal
-        allowed = ", ".join(repr(a) for a in get_args(type_))
-        return f"expected one of {allowed}, got {detail.split(' not in literal ', maxsplit=1)[0]!r}"
-    base = format_exception(exc, type_)
-    if isinstance(exc, ValueError | TypeError) and detail and detail not in base:
-        return f"{base} ({detail})"
-    return base
+        return detail  # our own hooks already name the type and the value
+    if isinstance(exc, ForbiddenExtraKeysError):
+        # Keys may be anything hashable (1, None, a 2 MB string): never sort or join them raw.
+        extra = cast("set[object]", exc.extra_fields)
+        keys = sorted(
+            (k if isinstance(k, str) and len(k) <= _KEY_LIMIT else short_repr(k, _KEY_LIMIT))
+            for k in extra
+        )
+        shown = ", ".join(keys[:10])
+        more = f" and {len(keys) - 10:,} more" if len(keys) > 10 else ""
+        return f"extra fields found ({shown}{more})"
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if isinstance(exc, ValueError | TypeError):
+        base = "invalid value" if type_ is None else (
+            f"invalid value for type, expected {getattr(type_, '__name__', None) or type_!s}"
+        )
+        return f"{base} ({detail})" if detail else base
+    if isinstance(exc, AttributeError) and detail.endswith("object has no attribute 'items'"):
+        return "expected a mapping"
+    if isinstance(exc, RecursionError):
+        return "value nested too deeply"
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+def _transform_error(exc: BaseException, path: str, out: list[str]) -> None:
+    # cattrs.transform_error, with bounded path segments: a key's repr goes into the path, and
+    # a mapping key may be a 2 MB string.
+    if isinstance(exc, IterableValidationError):
+        with_notes, without = exc.group_exceptions()
+        for inner, note in with_notes:
+            here = f"{path}[{short_repr(note.index, _KEY_LIMIT)}]"
+            if isinstance(inner, ClassValidationError | IterableValidationError):
+                _transform_error(inner, here, out)
+            else:
+                out.append(f"{_format_error(inner, note.type)} @ {here}")
+        out.extend(f"{_format_error(inner, None)} @ {path}" for inner in without)
+    elif isinstance(exc, ClassValidationError):
+        with_fields, without = exc.group_exceptions()
+        for inner, field in with_fields:
+            here = f"{path}.{field.name}"
+            if isinstance(inner, ClassValidationError | IterableValidationError):
+                _transform_error(inner, here, out)
+            else:
+                out.append(f"{_format_error(inner, field.type)} @ {here}")
+        out.extend(f"{_format_error(inner, None)} @ {path}" for inner in without)
+    else:
+        out.append(f"{_format_error(exc, None)} @ {path}")
 
 
 def _describe_errors(exc: BaseException, which: str) -> tuple[str, ...]:
-    if isinstance(exc, cattrs.BaseValidationError):
-        return tuple(cattrs.transform_error(exc, path=which, format_exception=_format_error))
-    return (f"{exc} @ {which}",)
+    errors: list[str] = []
+    _transform_error(exc, which, errors)
+    if len(errors) > MAX_ERRORS:
+        rest = len(errors) - MAX_ERRORS + 1
+        errors[MAX_ERRORS - 1:] = [f"… and {rest:,} more errors @ {which}"]
+    return tuple(errors)
 
 
 def structure_run_value(value: Any, expected: Any, *, which: str) -> Result[Any, InputMismatch]:
-    """Structure a run's input or output into its declared type, listing every bad field."""
-    name = getattr(expected, "__name__", None) or repr(expected)
+    """Structure a run's input or output into its declared type, listing every bad field.
+
+    Values in the messages are cut to about 200 characters, and at most :data:`MAX_ERRORS`
+    errors are listed.
+    """
+    name = getattr(expected, "__name__", None) or short_repr(expected)
     if isinstance(expected, type) and isinstance(value, expected):
         return Success(value)
-    if get_origin(expected) in (tuple, list) and isinstance(value, str | bytes | Mapping):
-        # A string is a sequence too; never structure "hello" as five messages.
-        return Failure(InputMismatch(
-            which=cast(Any, which), expected_type=name,
-            errors=(
-                f"expected a list, got {value!r:.80} of type {type(value).__name__} @ {which}",
-            ),
-        ))
     try:
         return Success(converter.structure(value, expected))
-    # AttributeError: cattrs' generated functions call ``.keys()`` on whatever they are given.
-    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError, AttributeError) as exc:
+    # The user's declared type is user code (validators, __post_init__), and structuring
+    # arbitrary data may fail in any way (RecursionError for a value nested 100,000 deep):
+    # this is the boundary where all of it becomes a reported mismatch.
+    except Exception as exc:  # noqa: BLE001 - see above
         errors = _describe_errors(exc, which)
         if _is_own(get_origin(expected) or expected) or any(
             isinstance(arg, type) and _is_own(arg) for arg in getattr(expected, "__args__", ())

@@ -19,7 +19,7 @@ import math
 import reprlib
 from typing import Any
 
-__all__ = ["REPR_LIMIT", "short_repr"]
+__all__: list[str] = []  # internal: used to build error messages
 
 REPR_LIMIT = 200
 """The default number of characters of a value shown in a message."""

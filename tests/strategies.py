@@ -395,3 +395,36 @@ jsonl_lines: st.SearchStrategy[JsonlLine] = st.one_of(
 )
 """One JSONL dataset line (possibly holding newlines): hostile items, deep nesting, long
 integers, arbitrary bytes and odd text."""
+
+not_collections = st.one_of(
+    st.text(max_size=30),
+    st.binary(max_size=30),
+    st.binary(max_size=30).map(bytearray),
+    st.dictionaries(st.text(max_size=8), json_scalars, max_size=4),
+    st.dictionaries(st.text(max_size=8), json_scalars, max_size=4).map(MappingProxyType),
+)
+"""Values a declared list/set/tuple field must refuse: text, bytes and mappings (which iterate
+as characters, byte values and keys)."""
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+HUGE: dict[str, Any] = {
+    "2 MB str": "x" * 2_000_000,
+    "2 MB odd Unicode": "\ud800\u0000\u202e\U0001f642e\u0301" * 400_000,
+    "2 MB bytes": b"\xff" * 2_000_000,
+    "int of 5,001 digits": 10**5000,
+    "list nested 100,000 deep": _nested(100_000),
+    "list of 20,000 ints": list(range(20_000)),
+    "dict with a 2 MB key": {"k" * 2_000_000: 1},
+    "dict with 10,000 int keys": dict.fromkeys(range(10_000), "v"),
+}
+
+huge_values = st.sampled_from(sorted(HUGE))
+"""Names of values (in ``HUGE``) too big or too deep to print whole in a message; a test looks
+the value up, so hypothesis never prints a 2 MB argument."""

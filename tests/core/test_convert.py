@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
-from typing import Any
+from collections import deque
+from collections.abc import MutableSequence, Sequence
+from collections.abc import Set as AbstractSet
+from datetime import datetime
+from typing import Any, Literal
 
 import anyio
-from hypothesis import given
+import attrs
+import pytest
+from hypothesis import assume, given
 from hypothesis import strategies as st
+from returns.result import Failure
 
 from scorecore import (
     AgentInput,
     AgentOutput,
+    InputMismatch,
     JudgeConfig,
     JudgeError,
     JudgeExecution,
@@ -26,6 +36,7 @@ from scorecore import (
     not_scorable,
     to_mastra_json,
 )
+from scorecore._convert import MAX_ERRORS
 from scorecore_adapters.testing import ScriptedJudge, virtual_runtime
 from tests import strategies as sts
 
@@ -195,3 +206,180 @@ def test_not_scorable_json_uses_camel_step(step: str, reason: str | None) -> Non
     assert data["notScorable"] == expected
     assert "score" not in data
     assert from_mastra_json(data) == result
+
+
+# --- strict collections and bounded messages (issue 10) ------------------------------------
+
+COLLECTION_TYPES: tuple[Any, ...] = (
+    list[str], set[str], frozenset[str], tuple[str, ...], Sequence[str], MutableSequence[str],
+    AbstractSet[str], deque[str], list[str] | None, list[int],
+)
+
+
+@functools.cache
+def holder(field_type: Any, kind: str) -> type:
+    """A user input type (attrs or dataclass) with one collection field, ``tags``."""
+    if kind == "attrs":
+        return attrs.make_class("Holder", {"tags": attrs.field(type=field_type)}, frozen=True)
+    return dataclasses.make_dataclass("Holder", [("tags", field_type)], frozen=True)
+
+
+def typed_scorer(cls: Any) -> Any:
+    return create_scorer(
+        id="typed", description="d", input_type=cls, output_type=cls
+    ).generate_score(lambda ctx: 1.0)
+
+
+@given(
+    field_type=st.sampled_from((*COLLECTION_TYPES, tuple[str, int], list[list[str]])),
+    kind=st.sampled_from(["attrs", "dataclass"]),
+    bad=sts.not_collections,
+    which=st.sampled_from(["input", "output"]),
+)
+def test_collection_fields_refuse_text_bytes_and_mappings(
+    field_type: Any, kind: str, bad: Any, which: str
+) -> None:
+    """A str, bytes or mapping for a list/set/tuple field is an InputMismatch naming the field."""
+    cls = holder(field_type, kind)
+    good: dict[str, Any] = {"tags": []} if field_type != tuple[str, int] else {"tags": ["a", 1]}
+    values = {"input": good, "output": good, which: {"tags": bad}}
+    outcome = anyio.run(lambda: typed_scorer(cls).run(input=values["input"],
+                                                      output=values["output"]))
+    assert isinstance(outcome, Failure), outcome
+    cause = outcome.failure().cause
+    assert isinstance(cause, InputMismatch)
+    assert cause.which == which
+    (error,) = cause.errors
+    assert error.endswith(f"@ {which}.tags")
+    assert error.startswith("expected a list")
+    assert f"of type {type(bad).__name__}" in error
+
+
+def test_a_string_is_not_six_tags() -> None:
+    """The issue's example: {"tags": "urgent"} is refused, not scored as six one-letter tags."""
+    cls = holder(list[str], "attrs")
+    outcome = anyio.run(lambda: typed_scorer(cls).run(input={"tags": "urgent"},
+                                                      output={"tags": ["urgent"]}))
+    assert outcome.failure().cause.errors == (
+        "expected a list, got 'urgent' of type str @ input.tags",
+    )
+
+
+def test_nested_collections_are_checked_at_every_level() -> None:
+    """An inner str where a list is declared is named by its full path."""
+    cls = holder(dict[str, list[list[str]]], "attrs")
+    outcome = anyio.run(lambda: typed_scorer(cls).run(
+        input={"tags": {"k": [["ok"], "no", {"a": 1}]}}, output={"tags": {}}))
+    assert set(outcome.failure().cause.errors) == {
+        "expected a list, got 'no' of type str @ input.tags['k'][1]",
+        "expected a list, got {'a': 1} of type dict @ input.tags['k'][2]",
+    }
+
+
+@given(
+    field_type=st.sampled_from(COLLECTION_TYPES),
+    kind=st.sampled_from(["attrs", "dataclass"]),
+    items=st.lists(st.text(max_size=8), max_size=5),
+)
+def test_collection_fields_accept_lists_and_roundtrip(
+    field_type: Any, kind: str, items: list[str]
+) -> None:
+    """A proper list is accepted (as the declared collection) and round-trips."""
+    values: list[Any] = [len(i) for i in items] if field_type == list[int] else list(items)
+    cls = holder(field_type, kind)
+    result = anyio.run(lambda: typed_scorer(cls).run(input={"tags": values},
+                                                     output={"tags": list(values)})).unwrap()
+    value = result.run.input
+    assert isinstance(value, cls)
+    tags = value.tags  # type: ignore[attr-defined]
+    if isinstance(tags, set | frozenset):
+        assert tags == set(values)
+    else:
+        assert list(tags) == values
+    assert converter.structure(converter.unstructure(value), cls) == value
+
+
+@attrs.frozen
+class Ticket:
+    subject: str
+    priority: int
+    level: Literal["low", "high"] = "low"
+    when: datetime | None = None
+    tags: list[str] = attrs.field(factory=list)
+    scores: dict[str, int] = attrs.field(factory=dict)
+
+
+TICKET = typed_scorer(Ticket)
+FEW_KB = 4_000
+
+
+def mismatch(data: dict[str, Any]) -> InputMismatch:
+    outcome = anyio.run(lambda: TICKET.run(input=data, output={"subject": "s", "priority": 1}))
+    cause = outcome.failure().cause
+    assert isinstance(cause, InputMismatch)
+    return cause
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("priority", "x" * 2_000_000),
+        ("subject", ["x" * 2_000_000]),
+        ("tags", "x" * 2_000_000),
+        ("level", "x" * 2_000_000),
+        ("when", "x" * 2_000_000),
+    ],
+)
+def test_a_2mb_value_gives_a_short_message_naming_the_field(field: str, value: Any) -> None:
+    """A 2 MB value is cut in the message; the field path, the type and the length remain."""
+    cause = mismatch({"subject": "s", "priority": 1, field: value})
+    text = str(anyio.run(lambda: TICKET.run(input={"subject": "s", "priority": 1, field: value},
+                                            output={"subject": "s", "priority": 1})).failure())
+    assert len(text) < FEW_KB
+    (error,) = cause.errors
+    assert error.endswith(f"@ input.{field}")
+    assert "2,000,000 chars" in error or "(list of 1 item)" in error
+    assert "xxxxxxxxxx" in error
+
+
+def test_huge_and_odd_keys_are_cut_in_paths_and_extra_field_lists() -> None:
+    """A 2 MB key, non-str keys and thousands of extra keys give a short message."""
+    cause = mismatch({"subject": "s", "priority": 1, "scores": {"k" * 2_000_000: "bad"}})
+    (error,) = cause.errors
+    assert len(error) < 500
+    assert error.startswith("expected int, got 'bad' @ input.scores['kkkk")
+    extra: dict[Any, Any] = {1: "x", None: "y", **{f"e{i}": 0 for i in range(5_000)}}
+    cause = mismatch({"subject": "s", "priority": 1, **extra})
+    (error,) = cause.errors
+    assert error.startswith("extra fields found (")
+    assert "1, None, e0, e1" in error
+    assert "more)" in error
+    assert len(error) < 1_000
+
+
+def test_thousands_of_bad_items_are_counted_not_listed() -> None:
+    """A list of 20,000 wrong items lists the first errors and counts the rest."""
+    cause = mismatch({"subject": "s", "priority": 1, "tags": list(range(20_000))})
+    assert len(cause.errors) == MAX_ERRORS
+    assert cause.errors[0] == "expected str, got 0 @ input.tags[0]"
+    assert cause.errors[-1] == "… and 19,951 more errors @ input"
+
+
+@given(name=sts.huge_values, field=st.sampled_from(
+    ["subject", "priority", "level", "when", "tags", "scores", "extra"]
+))
+def test_huge_values_never_give_huge_messages(name: str, field: str) -> None:
+    """Any huge, deep or odd value in any field: a mismatch of a few KB naming the field."""
+    value = sts.HUGE[name]
+    valid = (field == "subject" and isinstance(value, str)) or (
+        field == "priority" and isinstance(value, int)
+    ) or (field == "scores" and name == "dict with a 2 MB key")
+    assume(not valid)
+    data = {"subject": "s", "priority": 1, field: value}
+    outcome = anyio.run(lambda: TICKET.run(input=data, output={"subject": "s", "priority": 1}))
+    assert isinstance(outcome, Failure), name
+    cause = outcome.failure().cause
+    assert isinstance(cause, InputMismatch)
+    assert len(str(outcome.failure())) < FEW_KB
+    assert len(repr(cause)) < FEW_KB
+    assert any(f"input.{field}" in e or "extra fields found (extra" in e for e in cause.errors)
