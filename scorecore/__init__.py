@@ -83,6 +83,7 @@ from scorecore._judge import (
     ModelSettings,
     OutputProcessor,
     Retry,
+    RetryClassifier,
     StepName,
 )
 from scorecore._live import (
@@ -194,6 +195,7 @@ __all__ = [
     "ReasoningPart",
     "Registry",
     "Retry",
+    "RetryClassifier",
     "RunFailureCause",
     "Runtime",
     "Sampling",

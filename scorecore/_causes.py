@@ -29,7 +29,8 @@ __all__ = [
 ]
 
 JudgeStopReason: TypeAlias = Literal[
-    "not_retryable", "budget_spent", "processor_limit", "no_error_processors",
+    "not_retryable", "budget_spent", "processor_limit", "processor_raised",
+    "no_error_processors",
 ]
 
 
@@ -137,7 +138,12 @@ class JudgeFailed:
     Attributes:
         error: the last error.
         model_calls: calls made to the model for this step, retries included.
-        stop_reason: why retrying stopped.
+        stop_reason: why retrying stopped: ``"not_retryable"`` (no processor retries this
+            error), ``"budget_spent"`` (the judge's ``max_processor_retries`` is used up),
+            ``"processor_limit"`` (a processor would retry it but its own limit is reached),
+            ``"processor_raised"`` (a processor raised, see the execution's
+            ``processor_errors``, and none asked to retry), ``"no_error_processors"`` (a
+            retryable error, but no processors are configured).
     """
 
     error: JudgeError

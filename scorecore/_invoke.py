@@ -30,6 +30,7 @@ from scorecore._judge import (
     JudgeResponse,
     JudgeUsage,
     Retry,
+    RetryClassifier,
     StepName,
 )
 from scorecore._runtime import Runtime
@@ -120,7 +121,9 @@ async def _decide_retry(
     retry_count: int,
     request: JudgeRequest,
     tally: _Tally,
-) -> Retry | None:
+) -> Retry | JudgeStopReason:
+    """The first processor's ``Retry``, or why no processor retries."""
+    raised = False
     for processor in judge.error_processors:
         try:
             decision = await _maybe_await(processor.process_error(error, retry_count, request))
@@ -128,10 +131,32 @@ async def _decide_retry(
             tally.processor_errors.append(
                 f"error processor {_name(processor)} raised {type(exc).__qualname__}: {exc}"
             )
+            raised = True
             continue
         if isinstance(decision, Retry):
             return decision
-    return None
+    if raised:
+        return "processor_raised"
+    return "processor_limit" if _would_retry(judge, error, tally) else "not_retryable"
+
+
+def _would_retry(judge: ResolvedJudge, error: JudgeError, tally: _Tally) -> bool:
+    # Names why retrying stopped, never decides a retry: a processor that retries errors its
+    # ``is_retryable`` flag calls final (retry_unknown_errors) says so through would_retry.
+    for processor in judge.error_processors:
+        if not isinstance(processor, RetryClassifier):
+            if error.is_retryable:
+                return True
+            continue
+        try:
+            if processor.would_retry(error) is True:
+                return True
+        except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
+            tally.processor_errors.append(
+                f"error processor {_name(processor)}.would_retry raised "
+                f"{type(exc).__qualname__}: {exc}"
+            )
+    return False
 
 
 async def _generate(judge: ResolvedJudge, request: JudgeRequest) -> JudgeResponse | JudgeError:
@@ -177,12 +202,13 @@ async def _call_with_retries(
             return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
         if retry_count >= judge.max_processor_retries:
             # An error that would never be retried stops for that reason, not for the budget.
-            stop = "budget_spent" if error.is_retryable else "not_retryable"
+            # The processors are not asked (their hooks and delays would run for a retry that
+            # cannot happen), only whether they would retry it.
+            stop = "budget_spent" if _would_retry(judge, error, tally) else "not_retryable"
             return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
         decision = await _decide_retry(judge, error, retry_count, request, tally)
-        if decision is None:
-            stop = "processor_limit" if error.is_retryable else "not_retryable"
-            return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
+        if not isinstance(decision, Retry):
+            return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=decision)
         tally.waits.append(decision.after)
         await runtime.sleep(decision.after)
         retry_count += 1

@@ -28,6 +28,7 @@ __all__ = [
     "ModelSettings",
     "OutputProcessor",
     "Retry",
+    "RetryClassifier",
     "StepName",
 ]
 
@@ -303,9 +304,29 @@ class ErrorProcessor(Protocol):
     by all processors of the call; 0 before the first retry) and the request, return
     :class:`Retry` (wait ``after`` seconds, then retry) or ``None`` (do not retry). The
     processor must not sleep itself: the core waits through the runtime's ``Sleep`` port.
-    An exception is reported in telemetry and treated as ``None``.
+    An exception is reported in telemetry (the execution's ``processor_errors``) and treated
+    as ``None``; when no processor asks to retry, the failure's stop reason is then
+    ``"processor_raised"``.
+
+    A processor may also offer a pure ``would_retry(error) -> bool`` (see
+    :class:`RetryClassifier`): it tells the core why retrying stopped (``"processor_limit"``
+    or ``"budget_spent"`` rather than ``"not_retryable"``) for errors it retries although
+    their ``is_retryable`` flag is false.
     """
 
     def process_error(
         self, error: JudgeError, retry_count: int, request: JudgeRequest, /
     ) -> Retry | Awaitable[Retry | None] | None: ...
+
+
+@runtime_checkable
+class RetryClassifier(Protocol):
+    """An error processor that can say, without side effects, whether it retries an error.
+
+    Contract: ``would_retry(error)`` is ``True`` when the processor would answer
+    :class:`Retry` for ``error`` had neither its own limit nor the judge's budget been
+    reached. It must not call hooks, delay functions or anything else with effects; the core
+    asks it only to name why retrying stopped. Without it the core reads ``error.is_retryable``.
+    """
+
+    def would_retry(self, error: JudgeError, /) -> bool: ...

@@ -156,7 +156,8 @@ judge_errors: st.SearchStrategy[JudgeError] = st.recursive(
 judge_failures = st.one_of(
     st.builds(JudgeFailed, error=judge_errors, model_calls=st.integers(1, 20),
               stop_reason=st.sampled_from(
-                  ["not_retryable", "budget_spent", "processor_limit", "no_error_processors"])),
+                  ["not_retryable", "budget_spent", "processor_limit", "processor_raised",
+                   "no_error_processors"])),
     st.builds(JudgeOutputInvalid, errors=st.lists(text, max_size=3).map(tuple),
               raw_output=text, attempts=st.integers(1, 2)),
     st.builds(ProcessorAborted, stage=st.sampled_from(["input", "output"]), processor=names,

@@ -555,6 +555,29 @@ class StreamErrorRetryProcessor:
             return _DEFAULT_POLICY
         return None
 
+    def would_retry(self, error: JudgeError, /) -> bool:
+        """Whether some policy retries ``error``, budgets aside (pure).
+
+        This makes the processor a :class:`~scorecore.RetryClassifier`. The core asks it only
+        to name why retrying stopped: an error retried through ``retry_unknown_errors`` or a
+        matcher is reported as ``"processor_limit"`` or ``"budget_spent"`` when the retries
+        run out, never as ``"not_retryable"``.
+
+        Args:
+            error: the judge error.
+
+        Returns:
+            ``True`` when :meth:`find_policy` finds a policy.
+
+        >>> from scorecore import JudgeError
+        >>> StreamErrorRetryProcessor(retry_unknown_errors=True).would_retry(
+        ...     JudgeError(kind="unknown", message="weird"))
+        True
+        >>> StreamErrorRetryProcessor().would_retry(JudgeError(kind="unknown", message="weird"))
+        False
+        """
+        return self.find_policy(error) is not None
+
     async def process_error(
         self, error: JudgeError, retry_count: int, request: JudgeRequest, /
     ) -> Retry | None:

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import scorecore_adapters.retry as mod
-from scorecore import ErrorProcessor, JudgeError, JudgeRequest, Retry
+from scorecore import ErrorProcessor, JudgeError, JudgeRequest, Retry, RetryClassifier
 from scorecore._judge import AUTH_CODES
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
 from scorecore_adapters.retry import (
@@ -28,6 +28,7 @@ from scorecore_adapters.retry import (
     wait_seconds,
 )
 from scorecore_adapters.testing import ScriptedJudge, VirtualClock, judge_error
+from tests import strategies as sts
 from tests.strategies_adapters import (
     REQUEST,
     any_delay,
@@ -635,3 +636,43 @@ def test_all_is_sorted_and_complete() -> None:
     }
     assert public <= set(mod.__all__)
     assert all(hasattr(mod, name) for name in mod.__all__)
+
+
+# --- would_retry: naming why retrying stopped (issue 10) ----------------------------------------
+
+
+@given(
+    error=sts.judge_errors,
+    unknown=st.booleans(),
+    with_matcher=st.booleans(),
+    count=st.integers(0, 3),
+)
+def test_would_retry_is_process_error_without_budgets_or_effects(
+    error: JudgeError, unknown: bool, with_matcher: bool, count: int
+) -> None:
+    """would_retry(e) is True exactly when process_error retries e with budget to spare,
+    and it calls neither the delay function nor on_retry."""
+    calls: list[str] = []
+    proc = StreamErrorRetryProcessor(
+        max_retries=count + 1,
+        retry_unknown_errors=unknown,
+        matchers=[lambda e: e.status == 404] if with_matcher else [],
+        delay=lambda info: calls.append("delay") or 0.0,
+        on_retry=lambda info: calls.append("on_retry"),
+    )
+    answer = proc.would_retry(error)
+    assert calls == []
+    assert answer == (decide(proc, error, count) is not None)
+    exhausted = attrs.evolve(proc, max_retries=count)
+    assert exhausted.would_retry(error) == answer
+    assert decide(exhausted, error, count) is None
+
+
+def test_processor_classifies_retries() -> None:
+    """StreamErrorRetryProcessor is a RetryClassifier, so the core can name its stop reason."""
+    assert isinstance(StreamErrorRetryProcessor(), RetryClassifier)
+    unknown = JudgeError(kind="unknown", message="weird")
+    assert not unknown.is_retryable
+    assert StreamErrorRetryProcessor(retry_unknown_errors=True).would_retry(unknown)
+    assert not StreamErrorRetryProcessor().would_retry(unknown)
+    assert not StreamErrorRetryProcessor(retry_unknown_errors=True).would_retry(judge_error(401))

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from returns.result import Success
 
@@ -292,3 +292,164 @@ async def test_retries_do_not_sleep_for_real(anyio_backend: str) -> None:
     assert outcome.unwrap().score == 0.5
     assert clock.sleeps == (25.0,)
     assert execution_of(outcome).duration == 25.0
+
+
+# --- why retrying stopped (issue 10) -----------------------------------------------------------
+
+# Errors whose is_retryable flag is false, yet which a processor retries: unknown errors
+# (retry_unknown_errors=True) and a 404 named by a user matcher.
+UNKNOWN = JudgeError(kind="unknown", message="weird reply")
+NOT_FOUND = judge_error(404, message="model not found")
+widened = st.sampled_from([
+    (UNKNOWN, "retry_unknown_errors"),
+    (NOT_FOUND, "matcher"),
+])
+
+
+def widening_processor(how: str, limit: int, **options: Any) -> StreamErrorRetryProcessor:
+    if how == "retry_unknown_errors":
+        return StreamErrorRetryProcessor(max_retries=limit, retry_unknown_errors=True, **options)
+    return StreamErrorRetryProcessor(
+        max_retries=limit, matchers=[lambda e: e.status == 404], **options
+    )
+
+
+# The anyio_backend fixture is a plain string: sharing it across examples is what we want.
+fixture_ok = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@fixture_ok
+@given(widen=widened, budget=st.integers(0, 6), limit=st.integers(0, 6),
+       delay=st.floats(min_value=0, max_value=60))
+async def test_retried_errors_that_run_out_say_budget_or_limit(
+    anyio_backend: str, widen: tuple[JudgeError, str], budget: int, limit: int, delay: float
+) -> None:
+    """An error retried by retry_unknown_errors or a matcher stops with budget_spent or
+    processor_limit (whichever ran out first), never not_retryable."""
+    error, how = widen
+    assert not error.is_retryable
+    judge = ScriptedJudge([error] * 20)
+    processor = widening_processor(how, limit, delay=delay)
+    outcome, clock = await run_virtual(scorer_with(judge, [processor], budget))
+    retries = min(budget, limit)
+    assert judge.calls == 1 + retries
+    assert clock.sleeps == (delay,) * retries
+    cause = outcome.failure().cause
+    assert isinstance(cause, JudgeFailed)
+    assert cause.stop_reason == ("budget_spent" if budget <= limit else "processor_limit")
+    assert execution_of(outcome).processor_errors == ()
+    assert f"({cause.stop_reason.replace('_', ' ')})" in str(outcome.failure())
+
+
+async def test_the_issue_example_unknown_errors_until_the_budget(anyio_backend: str) -> None:
+    """retry_unknown_errors with max_processor_retries=2: three calls, then budget_spent."""
+    judge = ScriptedJudge([UNKNOWN] * 5)
+    processor = StreamErrorRetryProcessor(max_retries=5, retry_unknown_errors=True)
+    outcome, _ = await run_virtual(scorer_with(judge, [processor], 2))
+    assert judge.calls == 3
+    assert outcome.failure().cause.stop_reason == "budget_spent"
+
+
+async def test_unknown_errors_without_widening_stay_not_retryable(anyio_backend: str) -> None:
+    """The same unknown error without retry_unknown_errors is not retried: not_retryable."""
+    judge = ScriptedJudge([UNKNOWN] * 5)
+    outcome, _ = await run_virtual(scorer_with(judge, [StreamErrorRetryProcessor()], 0))
+    assert judge.calls == 1
+    assert outcome.failure().cause.stop_reason == "not_retryable"
+
+
+class BoomError(Exception):
+    """An exception raised from a user's retry hook."""
+
+
+@fixture_ok
+@given(
+    good=st.integers(0, 4),
+    hook=st.sampled_from(["delay", "async delay", "on_retry"]),
+    exc=st.sampled_from([BoomError("delay bug"), ValueError("delay bug")]),
+)
+async def test_a_raising_delay_or_hook_is_reported_as_processor_raised(
+    anyio_backend: str, good: int, hook: str, exc: Exception
+) -> None:
+    """A delay function (sync or async) or on_retry hook that raises on retry ``good`` stops
+    retrying as processor_raised, with the exception in processor_errors."""
+    def sync_hook(info: Any) -> float:
+        if info.retry_count == good:
+            raise exc
+        return 1.0
+
+    async def async_hook(info: Any) -> float:
+        await anyio.lowlevel.checkpoint()
+        return sync_hook(info)
+
+    options: dict[str, Any] = {
+        "delay": {"delay": sync_hook, "async delay": async_hook}.get(hook),
+        "on_retry": sync_hook if hook == "on_retry" else None,
+    }
+    judge = ScriptedJudge([judge_error(503)] * 10)
+    processor = StreamErrorRetryProcessor(max_retries=8, **options)
+    outcome, clock = await run_virtual(scorer_with(judge, [processor], 8))
+    assert judge.calls == good + 1
+    assert len(clock.sleeps) == good
+    cause = outcome.failure().cause
+    assert isinstance(cause, JudgeFailed)
+    assert cause.stop_reason == "processor_raised"
+    assert "(processor raised)" in str(outcome.failure())
+    (reported,) = execution_of(outcome).processor_errors
+    prefix = f"error processor StreamErrorRetryProcessor raised {type(exc).__name__}"
+    assert reported.startswith(prefix)
+    assert reported.endswith(": delay bug")
+
+
+async def test_a_raising_processor_before_one_that_declines(anyio_backend: str) -> None:
+    """When a processor raised and no other asked to retry, the stop reason says it raised."""
+    judge = ScriptedJudge([judge_error(503), OK])
+    outcome, _ = await run_virtual(
+        scorer_with(judge, [Raises(), StreamErrorRetryProcessor(max_retries=0)], 3))
+    assert judge.calls == 1
+    assert outcome.failure().cause.stop_reason == "processor_raised"
+    (reported,) = execution_of(outcome).processor_errors
+    assert "processor bug" in reported
+
+
+class Classifies:
+    """A user processor that never retries but claims (or fails) to classify errors."""
+
+    def __init__(self, answer: bool | None) -> None:
+        self.answer = answer
+        self.decisions = 0
+
+    def process_error(self, error: JudgeError, retry_count: int, request: JudgeRequest) -> None:
+        self.decisions += 1
+
+    def would_retry(self, error: JudgeError) -> bool:
+        if self.answer is None:
+            raise RuntimeError("classifier bug")
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "budget", "stop", "decisions"),
+    [
+        (True, 3, "processor_limit", 1),
+        (False, 3, "not_retryable", 1),
+        (True, 0, "budget_spent", 0),
+        (False, 0, "not_retryable", 0),
+        (None, 0, "not_retryable", 0),
+    ],
+)
+async def test_would_retry_names_the_stop_reason_only(
+    anyio_backend: str, answer: bool | None, budget: int, stop: str, decisions: int
+) -> None:
+    """A processor's would_retry names why retrying stopped; it never triggers a retry, and
+    with the budget spent process_error is not called at all."""
+    processor = Classifies(answer)
+    judge = ScriptedJudge([UNKNOWN, OK])
+    outcome, clock = await run_virtual(scorer_with(judge, [processor], budget))
+    assert judge.calls == 1
+    assert clock.sleeps == ()
+    assert processor.decisions == decisions
+    assert outcome.failure().cause.stop_reason == stop
+    errors = execution_of(outcome).processor_errors
+    assert len(errors) == (answer is None)
+    assert all("would_retry raised RuntimeError: classifier bug" in e for e in errors)
