@@ -33,6 +33,32 @@ JudgeStopReason: TypeAlias = Literal[
     "no_error_processors",
 ]
 
+_MESSAGE_LIMIT = 1_000
+_TRACEBACK_LIMIT = 20_000
+
+
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)`` cut to 1,000 characters; never raises (a user's ``__str__`` may)."""
+    try:
+        text = str(exc)
+    except Exception as error:  # noqa: BLE001 - a user's __str__ is a boundary
+        return f"<{type(exc).__qualname__} message; str() raised {type(error).__qualname__}>"
+    if len(text) <= _MESSAGE_LIMIT:
+        return text
+    return f"{text[:_MESSAGE_LIMIT]}… (message of {len(text):,} chars)"
+
+
+def _traceback_text(exc: BaseException) -> str:
+    # traceback already survives a raising __str__ ("<exception str() failed>"); the text is
+    # bounded (head and tail kept) because a 2 MB message would otherwise be kept whole.
+    try:
+        text = "".join(traceback.format_exception(exc))
+    except Exception as error:  # noqa: BLE001 - e.g. a user's __notes__ or __cause__ misbehaves
+        return f"<traceback not formatted: {type(error).__qualname__}>"
+    if len(text) <= _TRACEBACK_LIMIT:
+        return text
+    half = _TRACEBACK_LIMIT // 2
+    return f"{text[:half]}\n… ({len(text) - 2 * half} characters left out) …\n{text[-half:]}"
 
 
 @final
@@ -51,11 +77,14 @@ class StepRaised:
 
     @classmethod
     def from_exception(cls, exc: BaseException, *, where: str = "step") -> StepRaised:
-        """Capture an exception raised by user code."""
+        """Capture an exception raised by user code (even one whose ``__str__`` raises).
+
+        The message is cut to 1,000 characters and the traceback to 20,000.
+        """
         return cls(
             exception_type=type(exc).__qualname__,
-            message=str(exc),
-            traceback="".join(traceback.format_exception(exc)),
+            message=exception_message(exc),
+            traceback=_traceback_text(exc),
             where=where,
             exception=exc,
         )

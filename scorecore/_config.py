@@ -20,6 +20,8 @@ from scorecore._judge import (
     OutputProcessor,
     StepName,
 )
+from scorecore._reprs import short_repr
+from scorecore._structured import schema_problem
 
 __all__ = [
     "DefaultRetryBudgetWarning",
@@ -34,7 +36,9 @@ DEFAULT_MAX_PROCESSOR_RETRIES = 10
 
 def _misuse(owner: object, field: str, value: object, problem: str) -> ScorerDefinitionError:
     name = f"{type(owner).__name__}.{field}"
-    return ScorerDefinitionError(f"{name} {problem}, got {value!r:.200}", field=name, value=value)
+    return ScorerDefinitionError(
+        f"{name} {problem}, got {short_repr(value)}", field=name, value=value
+    )
 
 
 def _check_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
@@ -59,7 +63,7 @@ def _check_model(value: object, owner: str, *, optional: bool = False) -> bool:
     if not isinstance(value, JudgeModel):
         raise ScorerDefinitionError(
             f"{owner}.model must be a JudgeModel (model_id, provider, supports_structured_output "
-            f"and an async generate(request)), got {value!r:.200}",
+            f"and an async generate(request)), got {short_repr(value)}",
             field=f"{owner}.model", value=value,
         )
     return True
@@ -92,7 +96,7 @@ def _processors(value: Iterable[P_], field: str, method: str) -> tuple[P_, ...]:
     for index, item in enumerate(items):
         if not callable(getattr(item, method, None)):
             raise ScorerDefinitionError(
-                f"{field}[{index}] must have a {method}() method, got {item!r:.200}",
+                f"{field}[{index}] must have a {method}() method, got {short_repr(item)}",
                 field=f"{field}[{index}]", value=item,
             )
     return items
@@ -180,13 +184,30 @@ def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> N
         Draft202012Validator.check_schema(dict(value))
     except SchemaError as exc:
         raise _misuse(
-            _inst, attr.name, value, f"is not a valid JSON schema ({exc.message})"
+            _inst, attr.name, value, f"is not a valid JSON schema ({short_repr(exc.message)})"
         ) from exc
+    # check_schema runs the schema's own objects (their ==, hash, repr: a user's value whose
+    # methods raise) and trips on schemas nested too deeply: the schema is user code here.
+    except Exception as exc:  # re-raised as a ScorerDefinitionError: see above
+        raise _misuse(
+            _inst, attr.name, value,
+            f"is not a usable JSON schema (checking it raised {type(exc).__qualname__})",
+        ) from exc
+    # check_schema accepts schemas that fail on first use (a set inside, mixed key types, a
+    # $ref to nowhere): compile and try the schema now, so every run does not fail later.
+    problem = schema_problem(value)
+    if problem is not None:
+        raise _misuse(_inst, attr.name, value, f"is not a usable JSON schema: it {problem}")
 
 
 def _check_callable(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
     if value is not None and not callable(value):
         raise _misuse(_inst, attr.name, value, "must be callable")
+
+
+def _check_required_callable(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if not callable(value):
+        raise _misuse(_inst, attr.name, value, "must be callable (a function of the context)")
 
 
 # The context type a prompt step's functions receive. It defaults to Any, so a PromptStep built
@@ -212,7 +233,7 @@ class PromptStep(Generic[Ctx_contra]):
 
     description: str = attrs.field(validator=_check_str)
     create_prompt: Callable[[Ctx_contra], str | Awaitable[str]] = attrs.field(
-        validator=_check_callable
+        validator=_check_required_callable
     )
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
     judge: StepJudge | None = None
@@ -233,7 +254,7 @@ class ScorePromptStep(Generic[Ctx_contra, Calc_contra]):
 
     description: str = attrs.field(validator=_check_str)
     create_prompt: Callable[[Ctx_contra], str | Awaitable[str]] = attrs.field(
-        validator=_check_callable
+        validator=_check_required_callable
     )
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
     calculate_score: Callable[[Calc_contra], float | Awaitable[float]] | None = attrs.field(
@@ -271,11 +292,14 @@ def resolve_judge(
     model = pick("model")
     instructions = pick("instructions")
     if model is None or not instructions:
-        missing = " and ".join(
-            n for n, v in (("a model", model), ("instructions", instructions)) if not v
-        )
+        if model is None and not instructions:
+            missing = "neither a judge model nor instructions could be resolved"
+        elif model is None:
+            missing = "no judge model could be resolved"
+        else:
+            missing = "no instructions could be resolved (they are missing or empty)"
         return (
-            f"step {step!r} is a prompt step but no {missing} could be resolved: give the "
+            f"step {step!r} is a prompt step but {missing}: give the "
             f"scorer a judge=JudgeConfig(...) or the step a judge=StepJudge(...)"
         )
     error_processors: tuple[ErrorProcessor, ...] = pick("error_processors") or ()

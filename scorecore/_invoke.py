@@ -20,6 +20,7 @@ from scorecore._causes import (
     JudgeStopReason,
     ProcessorAborted,
     StepRaised,
+    exception_message,
 )
 from scorecore._config import ResolvedJudge
 from scorecore._judge import (
@@ -33,6 +34,7 @@ from scorecore._judge import (
     RetryClassifier,
     StepName,
 )
+from scorecore._reprs import short_repr
 from scorecore._runtime import Runtime
 from scorecore._structured import Routing, inject, parse_and_validate, routing_for
 from scorecore._values import JudgeExecution
@@ -90,7 +92,7 @@ async def _apply_input_processors(
         if not isinstance(out, Sequence) or not all(isinstance(m, JudgeMessage) for m in out):
             return StepRaised(
                 exception_type="TypeError",
-                message=f"must return a sequence of JudgeMessage or Abort, got {out!r:.200}",
+                message=f"must return a sequence of JudgeMessage or Abort, got {short_repr(out)}",
                 where=f"input processor {_name(processor)}",
             )
         messages = tuple(out)
@@ -108,7 +110,7 @@ async def _apply_output_processors(judge: ResolvedJudge, text: str) -> str | Jud
         if not isinstance(out, str):
             return StepRaised(
                 exception_type="TypeError",
-                message=f"must return str or Abort, got {out!r:.200}",
+                message=f"must return str or Abort, got {short_repr(out)}",
                 where=f"output processor {_name(processor)}",
             )
         text = out
@@ -129,7 +131,8 @@ async def _decide_retry(
             decision = await _maybe_await(processor.process_error(error, retry_count, request))
         except Exception as exc:  # noqa: BLE001 - a raising processor is reported and ignored
             tally.processor_errors.append(
-                f"error processor {_name(processor)} raised {type(exc).__qualname__}: {exc}"
+                f"error processor {_name(processor)} raised {_name(exc)}: "
+                f"{exception_message(exc)}"
             )
             raised = True
             continue
@@ -153,8 +156,8 @@ def _would_retry(judge: ResolvedJudge, error: JudgeError, tally: _Tally) -> bool
                 return True
         except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
             tally.processor_errors.append(
-                f"error processor {_name(processor)}.would_retry raised "
-                f"{type(exc).__qualname__}: {exc}"
+                f"error processor {_name(processor)}.would_retry raised {_name(exc)}: "
+                f"{exception_message(exc)}"
             )
     return False
 
@@ -166,7 +169,7 @@ async def _generate(judge: ResolvedJudge, request: JudgeRequest) -> JudgeRespons
     except Exception as exc:  # noqa: BLE001 - a user's JudgeModel broke its contract
         return JudgeError(
             kind="unknown",
-            message=f"{_name(model)}.generate raised {type(exc).__qualname__}: {exc}",
+            message=f"{_name(model)}.generate raised {_name(exc)}: {exception_message(exc)}",
             exception_type=type(exc).__qualname__,
             is_retryable=False,
         )
@@ -180,7 +183,7 @@ async def _generate(judge: ResolvedJudge, request: JudgeRequest) -> JudgeRespons
         kind="unknown",
         message=(
             f"{_name(model)}.generate must return Success(JudgeResponse) or "
-            f"Failure(JudgeError), got {result!r:.200}"
+            f"Failure(JudgeError), got {short_repr(result)}"
         ),
         is_retryable=False,
     )
@@ -278,7 +281,8 @@ async def execute_judge(
         response = await _call_with_retries(judge, request, runtime, tally)
         if isinstance(response, JudgeFailed):
             return finish(None, response)
-        tally.add_usage(response.usage)
+        if isinstance(response.usage, JudgeUsage):  # a hand-written model may break this
+            tally.add_usage(response.usage)
         tally.finish_reason = response.finish_reason
         tally.raw_output = response.text
         text = await _apply_output_processors(judge, response.text)

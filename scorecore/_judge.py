@@ -13,6 +13,9 @@ from typing import Any, Literal, Protocol, TypeAlias, final, runtime_checkable
 import attrs
 from returns.result import Result
 
+from scorecore._errors import ScorerDefinitionError
+from scorecore._reprs import short_repr
+
 __all__ = [
     "Abort",
     "ErrorProcessor",
@@ -55,8 +58,18 @@ class JudgeMessage:
 
 def _finite_or_none(name: str) -> Any:
     def check(_inst: object, _attr: object, value: float | None) -> None:
-        if value is not None and (isinstance(value, bool) or not math.isfinite(value)):
-            raise ValueError(f"ModelSettings.{name} must be a finite number, got {value!r}")
+        if value is None:
+            return
+        try:
+            finite = not isinstance(value, bool) and math.isfinite(value)
+        except (TypeError, OverflowError):  # a str, or an int too large for a float
+            finite = False
+        if not finite:
+            field = f"ModelSettings.{name}"
+            raise ScorerDefinitionError(
+                f"{field} must be a finite number, got {short_repr(value)}",
+                field=field, value=value,
+            )
 
     return check
 

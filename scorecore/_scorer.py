@@ -19,12 +19,14 @@ from scorecore._causes import (
     PrepareRunFailed,
     RunFailureCause,
     StepRaised,
+    exception_message,
 )
 from scorecore._config import JudgeConfig, PromptStep, ScorePromptStep, resolve_judge
 from scorecore._convert import structure_run_value
 from scorecore._errors import ScorerDefinitionError, ScorerRunError
 from scorecore._invoke import execute_judge
 from scorecore._judge import StepName
+from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._structured import SCORE_SCHEMA
 from scorecore._values import (
@@ -131,7 +133,7 @@ class _Definition:
             raise ScorerDefinitionError(
                 f"{where} needs a function of one context argument or a "
                 f"{'ScorePromptStep' if name == 'generate_score' else 'PromptStep'}, "
-                f"got {definition!r:.200}",
+                f"got {short_repr(definition)}",
                 scorer_id=self.id, step=name, field="step", value=definition,
             )
         return StepInfo(
@@ -347,17 +349,17 @@ def _type_name(value: object) -> str:
     return type(value).__qualname__
 
 
-def _finite(value: float) -> bool:
-    # A huge int (10**400) overflows float(): it is not a finite real score, not a crash.
+def _as_score(value: object) -> float | None:
+    """The score as a float, or ``None`` when ``value`` is not a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
     try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 200 else text[:199] + "…"
+        score = float(value)
+    # A huge int (10**400) overflows float(): it is not a finite real score, not a crash.
+    # Anything else comes from a user's int/float subclass whose __float__ raised.
+    except Exception:  # noqa: BLE001 - user code boundary
+        return None
+    return score if math.isfinite(score) else None
 
 
 class _RunState:
@@ -395,7 +397,8 @@ def _fail(
         failed_step=step,
         completed_steps=tuple(state.completed),
         cause=cause,
-        partial=state.result(reason=state.results.get("generate_reason")),
+        # A score computed before a later step failed is kept: partial is "the results so far".
+        partial=state.result(score=state.score, reason=state.results.get("generate_reason")),
     ))
 
 
@@ -423,13 +426,13 @@ async def _prepare(
                 prepared = await prepared
         except Exception as exc:  # noqa: BLE001 - user code boundary
             return ("prepare_run", PrepareRunFailed(
-                exception_type=_type_name(exc), message=str(exc),
+                exception_type=_type_name(exc), message=exception_message(exc),
                 traceback=StepRaised.from_exception(exc).traceback, exception=exc,
             ))
         if not isinstance(prepared, ScorerRun):
             return ("prepare_run", PrepareRunFailed(
                 exception_type="TypeError",
-                message=f"prepare_run must return a ScorerRun, got {_short(prepared)}",
+                message=f"prepare_run must return a ScorerRun, got {short_repr(prepared)}",
             ))
         run = prepared
     if run.run_id is None:
@@ -475,13 +478,14 @@ async def _run(
             marker = attrs.evolve(value, step=name)
             return Success(state.result(not_scorable=marker, reason=None))
         if name == "generate_score":
-            if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
-                cause = InvalidScore(value_repr=_short(value), type_name=_type_name(value))
+            score = _as_score(value)
+            if score is None:
+                cause = InvalidScore(value_repr=short_repr(value), type_name=_type_name(value))
                 return _fail(definition, state, name, cause)
-            state.score = float(value)
+            state.score = score
         elif name == "generate_reason" and not isinstance(value, str):
             return _fail(definition, state, name, InvalidStepValue(
-                what="generate_reason", expected="a str", value_repr=_short(value),
+                what="generate_reason", expected="a str", value_repr=short_repr(value),
                 type_name=_type_name(value),
             ))
         state.results[name] = value
@@ -506,8 +510,8 @@ async def _prompt_step(
     except Exception as exc:  # noqa: BLE001 - user code boundary
         return StepRaised.from_exception(exc, where="create_prompt")
     if not isinstance(prompt, str):
-        return InvalidStepValue(what="create_prompt", expected="a str", value_repr=_short(prompt),
-                                type_name=_type_name(prompt))
+        return InvalidStepValue(what="create_prompt", expected="a str",
+                                value_repr=short_repr(prompt), type_name=_type_name(prompt))
     state.prompts[name] = prompt
     schema = step.output_schema
     if isinstance(step, ScorePromptStep) and schema is None:
@@ -630,16 +634,16 @@ def create_scorer(
     """
     if not isinstance(cast(object, id), str) or not id.strip():
         raise ScorerDefinitionError(
-            f"create_scorer needs a non-empty id, got {id!r}", field="id", value=id
+            f"create_scorer needs a non-empty id, got {short_repr(id)}", field="id", value=id
         )
     if not isinstance(description, str):
         raise ScorerDefinitionError(
-            f"scorer {id!r}: description must be a str, got {description!r}",
+            f"scorer {id!r}: description must be a str, got {short_repr(description)}",
             scorer_id=id, field="description", value=description,
         )
     if type not in (None, "agent"):
         raise ScorerDefinitionError(
-            f"scorer {id!r}: type must be 'agent' or None, got {type!r}",
+            f"scorer {id!r}: type must be 'agent' or None, got {short_repr(type)}",
             scorer_id=id, field="type", value=type,
         )
     if type == "agent" and (input_type is not None or output_type is not None):
@@ -649,12 +653,12 @@ def create_scorer(
         )
     if judge is not None and not isinstance(judge, JudgeConfig):
         raise ScorerDefinitionError(
-            f"scorer {id!r}: judge must be a JudgeConfig, got {judge!r:.200}",
+            f"scorer {id!r}: judge must be a JudgeConfig, got {short_repr(judge)}",
             scorer_id=id, field="judge", value=judge,
         )
     if prepare_run is not None and not callable(prepare_run):
         raise ScorerDefinitionError(
-            f"scorer {id!r}: prepare_run must be callable, got {prepare_run!r:.200}",
+            f"scorer {id!r}: prepare_run must be callable, got {short_repr(prepare_run)}",
             scorer_id=id, field="prepare_run", value=prepare_run,
         )
     if type == "agent":

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
 from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
 from returns.result import Failure, Result, Success
 
 from scorecore._judge import JsonPromptInjection, JudgeMessage
+from scorecore._reprs import short_repr
 
 __all__: list[str] = []  # internal: used by the pipeline only
 
@@ -39,6 +44,21 @@ def routing_for(injection: JsonPromptInjection, *, model_supports_native: bool) 
 
 _COMPILED: dict[int, tuple[Mapping[str, Any], str, Draft202012Validator]] = {}
 
+# What validating an arbitrary reply may raise besides reporting errors: RecursionError for a
+# deeply nested reply (or a schema that refers to itself without end), OverflowError for a huge
+# integer against a float ``multipleOf``, ValueError/TypeError from comparisons of odd values,
+# Unresolvable for a $ref (refused at build time; kept here as a guard).
+_VALIDATION_ERRORS = (RecursionError, OverflowError, ValueError, TypeError, Unresolvable)
+_MAX_ERRORS = 50
+_ERROR_LIMIT = 300
+# Samples a schema is tried on when a step is built, so that a schema that cannot validate
+# anything fails then, not on every run.
+_SAMPLES: tuple[Any, ...] = (None, True, 0, 1.5, "", [], {})
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
 
 def _compiled(schema: Mapping[str, Any]) -> tuple[str, Draft202012Validator]:
     # Steps keep their schema objects for the scorer's lifetime, so the schema text and its
@@ -48,10 +68,62 @@ def _compiled(schema: Mapping[str, Any]) -> tuple[str, Draft202012Validator]:
     if entry is None or entry[0] is not schema:
         if len(_COMPILED) >= 256:
             _COMPILED.clear()
-        text = json.dumps(schema, ensure_ascii=False, sort_keys=True)
-        entry = (schema, text, Draft202012Validator(json.loads(text)))
+        text = json.dumps(schema, ensure_ascii=False, sort_keys=True, allow_nan=False)
+        # An empty registry: a $ref is resolved within the schema (and the JSON Schema
+        # meta-schemas), never fetched over the network.
+        validator = Draft202012Validator(json.loads(text), registry=Registry())
+        entry = (schema, text, validator)
         _COMPILED[id(schema)] = entry
     return entry[1], entry[2]
+
+
+def _unresolvable_ref(schema: Mapping[str, Any]) -> str | None:
+    root: Resource[Any] = DRAFT202012.create_resource(schema)
+    resolver = Registry().resolver_with_root(root)
+    pending = [(resolver, root)]
+    while pending:
+        here, resource = pending.pop()
+        contents = resource.contents
+        if isinstance(contents, Mapping):
+            for keyword in ("$ref", "$dynamicRef"):
+                ref = contents.get(keyword)
+                if isinstance(ref, str):
+                    try:
+                        here.lookup(ref)
+                    except Unresolvable:
+                        return ref
+        pending.extend((here.in_subresource(sub), sub) for sub in resource.subresources())
+    return None
+
+
+def schema_problem(schema: Mapping[str, Any]) -> str | None:
+    """Why a schema that passed ``check_schema`` still cannot be used, or ``None``.
+
+    It must be writable as JSON (string keys, no sets, no NaN, no 5,000-digit numbers: it
+    is sent to the judge), every ``$ref`` must resolve within it (it is never fetched), and
+    it must be able to validate a few sample values without raising.
+    """
+    try:
+        _compiled(schema)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return f"cannot be written as JSON ({_cut(str(exc), 120)})"
+    try:
+        ref = _unresolvable_ref(json.loads(_schema_text(schema)))
+    except RecursionError:
+        return "is nested too deeply"
+    if ref is not None:
+        return f"has a $ref that does not resolve within the schema: {short_repr(ref, 120)}"
+    validator = _compiled(schema)[1]
+    for sample in _SAMPLES:
+        try:
+            validator.is_valid(sample)
+        except _VALIDATION_ERRORS as exc:
+            return (
+                f"cannot validate {sample!r} ({type(exc).__qualname__}; a $ref that refers "
+                f"to itself without end?)" if isinstance(exc, RecursionError)
+                else f"cannot validate {sample!r} ({type(exc).__qualname__})"
+            )
+    return None
 
 
 def _schema_text(schema: Mapping[str, Any]) -> str:
@@ -106,12 +178,25 @@ def parse_and_validate(text: str, schema: Mapping[str, Any]) -> Result[Any, tupl
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         return Failure((f"reply is not valid JSON: {exc.msg} at {where}",))
+    except RecursionError:
+        return Failure(("reply is not usable JSON: it is nested too deeply to read",))
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            return Failure(("reply is not usable JSON: it holds an integer of more than 4,300 "
+                            "digits, more than Python reads",))
+        return Failure((f"reply is not usable JSON: {_cut(str(exc), 120)}",))
     validator = _compiled(schema)[1]
-    if validator.is_valid(value):
-        return Success(value)
-    errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
-    if errors:
-        return Failure(tuple(
-            f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors
-        ))
-    return Success(value)
+    try:
+        if validator.is_valid(value):
+            return Success(value)
+        # Bounded: a reply of 100,000 wrong items gives 50 errors, each of bounded length.
+        found = list(itertools.islice(validator.iter_errors(value), _MAX_ERRORS))
+        errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
+        described = tuple(
+            _cut(f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}",
+                 _ERROR_LIMIT)
+            for e in errors
+        )
+    except _VALIDATION_ERRORS as exc:
+        return Failure((f"reply could not be validated ({type(exc).__qualname__})",))
+    return Failure(described) if described else Success(value)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
+import attrs
 from hypothesis import strategies as st
 
 from scorecore import (
@@ -397,35 +398,214 @@ jsonl_lines: st.SearchStrategy[JsonlLine] = st.one_of(
 """One JSONL dataset line (possibly holding newlines): hostile items, deep nesting, long
 integers, arbitrary bytes and odd text."""
 
-not_collections = st.one_of(
-    st.text(max_size=30),
-    st.binary(max_size=30),
-    st.binary(max_size=30).map(bytearray),
-    st.dictionaries(st.text(max_size=8), json_scalars, max_size=4),
-    st.dictionaries(st.text(max_size=8), json_scalars, max_size=4).map(MappingProxyType),
-)
-"""Values a declared list/set/tuple field must refuse: text, bytes and mappings (which iterate
-as characters, byte values and keys)."""
+
+class Unprintable:
+    """A value whose ``repr``, ``str``, ``float``, ``len`` and ``==`` all raise."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("repr refused")
+
+    def __str__(self) -> str:
+        raise RuntimeError("str refused")
+
+    def __float__(self) -> float:
+        raise RuntimeError("float refused")
+
+    def __len__(self) -> int:
+        raise RuntimeError("len refused")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("eq refused")
+
+    __hash__ = object.__hash__
 
 
-def _nested(depth: int) -> list[Any]:
-    value: list[Any] = []
+class UnprintableError(Exception):
+    """An exception whose ``str`` and ``repr`` raise."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("str refused")
+
+    __repr__ = __str__
+
+
+class ShyInt(int):
+    """An int whose ``repr``, ``str`` and ``float`` raise."""
+
+    __repr__ = Unprintable.__repr__
+    __str__ = Unprintable.__str__
+    __float__ = Unprintable.__float__
+
+
+def nested_list(depth: int, leaf: Any = None) -> Any:
+    """``[[[…leaf…]]]``, ``depth`` lists deep (built without recursion)."""
+    value = leaf
     for _ in range(depth):
         value = [value]
     return value
 
 
-HUGE: dict[str, Any] = {
-    "2 MB str": "x" * 2_000_000,
-    "2 MB odd Unicode": "\ud800\u0000\u202e\U0001f642e\u0301" * 400_000,
-    "2 MB bytes": b"\xff" * 2_000_000,
-    "int of 5,001 digits": 10**5000,
-    "list nested 100,000 deep": _nested(100_000),
-    "list of 20,000 ints": list(range(20_000)),
-    "dict with a 2 MB key": {"k" * 2_000_000: 1},
-    "dict with 10,000 int keys": dict.fromkeys(range(10_000), "v"),
-}
+def nested_dict(depth: int, leaf: Any = None) -> Any:
+    """``{"a": {"a": …leaf…}}``, ``depth`` dicts deep."""
+    value = leaf
+    for _ in range(depth):
+        value = {"a": value}
+    return value
 
-huge_values = st.sampled_from(sorted(HUGE))
-"""Names of values (in ``HUGE``) too big or too deep to print whole in a message; a test looks
-the value up, so hypothesis never prints a 2 MB argument."""
+
+odd_text = st.text(
+    st.one_of(
+        st.characters(),
+        st.characters(categories=["Cs"]),  # lone surrogates
+        st.sampled_from("\x00\r\n\u2028\ufeff\u202e\U0001f642"),
+    ),
+    max_size=10,
+)
+"""Short text with lone surrogates, NUL, line separators, BOM, bidi overrides, emoji."""
+
+_DEPTHS = (600, 1_100, 12_000)
+_DIGITS = (4_301, 5_000, 12_000)
+_LENGTHS = (0, 1_000, 200_000)
+
+HOSTILE_KINDS = (
+    "huge_int", "negative_huge_int", "deep_list", "deep_dict", "deep_tuple", "unprintable",
+    "shy_int", "set", "frozenset", "bytes", "nan", "inf", "negative_inf", "bool", "long_text",
+    "surrogate_text", "nul_text", "exception_value",
+)
+
+
+@attrs.frozen
+class Hostile:
+    """A recipe for a value that breaks ``repr``/``str``/JSON; :meth:`build` makes it.
+
+    Tests draw recipes, so a failing example prints a short recipe, never a 12,000-deep list.
+    """
+
+    kind: str
+    size: int
+    text: str
+
+    def build(self) -> Any:
+        """The value this recipe describes."""
+        depth, digits, length = _DEPTHS[self.size], _DIGITS[self.size], _LENGTHS[self.size]
+        builders: dict[str, Any] = {
+            "huge_int": lambda: 10**digits - 1,
+            "negative_huge_int": lambda: -(10**digits),
+            "deep_list": lambda: nested_list(depth, self.text),
+            "deep_dict": lambda: nested_dict(depth, self.text),
+            "deep_tuple": lambda: _nested_tuple(depth),
+            "unprintable": Unprintable,
+            "shy_int": lambda: ShyInt(self.size),
+            "set": lambda: {1, "a", None, self.text, 2.5},
+            "frozenset": lambda: frozenset({self.text, 10**digits}),
+            "bytes": lambda: self.text.encode("utf-8", "surrogatepass") * (length + 1),
+            "nan": lambda: float("nan"),
+            "inf": lambda: float("inf"),
+            "negative_inf": lambda: -float("inf"),
+            "bool": lambda: bool(self.size % 2),
+            "long_text": lambda: (self.text or "x") * length,
+            "surrogate_text": lambda: self.text + "\ud800",
+            "nul_text": lambda: "\x00" + self.text,
+            "exception_value": UnprintableError,
+        }
+        return builders[self.kind]()
+
+
+def _nested_tuple(depth: int) -> Any:
+    value: Any = ()
+    for _ in range(depth):
+        value = (value,)
+    return value
+
+
+hostile = st.builds(
+    Hostile, kind=st.sampled_from(HOSTILE_KINDS), size=st.integers(0, 2), text=odd_text
+)
+"""Recipes of values hostile to printing and serialising (see :class:`Hostile`)."""
+
+run_values: st.SearchStrategy[Any] = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(), odd_text, hostile,
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(odd_text, inner, max_size=3),
+        st.dictionaries(st.integers() | st.none() | st.booleans(), inner, max_size=2),
+    ),
+    max_leaves=6,
+)
+"""Anything a run may be given: JSON-like values (NaN and odd text included), non-str keys,
+tuples and :class:`Hostile` recipes at any position. Pass a drawn value through
+:func:`realize` before use."""
+
+
+def realize(value: Any) -> Any:
+    """Build every :class:`Hostile` recipe inside ``value`` (lists, tuples, dict values)."""
+    if isinstance(value, Hostile):
+        return value.build()
+    if isinstance(value, list):
+        return [realize(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(realize(v) for v in value)
+    if isinstance(value, dict):
+        return {k: realize(v) for k, v in value.items()}
+    return value
+
+
+EXCEPTION_KINDS = (
+    "value_error", "unprintable", "key_error_huge_int", "huge_message", "recursion_error",
+    "exception_group", "odd_notes", "cause_cycle",
+)
+
+
+def build_exception(kind: str, text: str) -> Exception:
+    """An exception of the given kind, some of which cannot be printed plainly."""
+    if kind == "value_error":
+        return ValueError(text)
+    if kind == "unprintable":
+        return UnprintableError()
+    if kind == "key_error_huge_int":
+        return KeyError(10**5000)  # str(KeyError) is repr(key), which raises
+    if kind == "huge_message":
+        return ValueError(text + "x" * 1_000_000)
+    if kind == "recursion_error":
+        return RecursionError("maximum recursion depth exceeded")
+    if kind == "exception_group":
+        return ExceptionGroup(text or "group", [UnprintableError(), ValueError(text)])
+    if kind == "odd_notes":
+        exc = ValueError(text)
+        exc.__notes__ = [Unprintable(), text]  # type: ignore[list-item]
+        return exc
+    first, second = ValueError(text), TypeError(text)
+    first.__cause__, second.__cause__ = second, first
+    return first
+
+
+exception_kinds = st.sampled_from(EXCEPTION_KINDS)
+"""Kinds of exceptions a user's code may raise (see :func:`build_exception`)."""
+
+NUMBER_TEXTS = (
+    "0", "0.5", "-1e-300", "1e308", "1e400", "-1e400", "NaN", "Infinity", "-Infinity",
+    "9" * 400, "9" * 4_300, "9" * 4_301, "-" + "9" * 5_000, "true", "null", '"0.5"', "[0.5]",
+    "{}", "1" + "0" * 20_000,
+)
+"""Texts of a JSON ``score`` value: finite, overflowing, non-finite, too long to read, wrong."""
+
+reply_texts: st.SearchStrategy[str] = st.one_of(
+    st.text(),
+    odd_text,
+    st.sampled_from(NUMBER_TEXTS).map(lambda n: '{"score": ' + n + "}"),
+    st.sampled_from(NUMBER_TEXTS),
+    st.sampled_from((*_DEPTHS, 100_000)).map(lambda d: "[" * d + "]" * d),
+    st.sampled_from(_DEPTHS).map(lambda d: '{"score": ' + "[" * d + "]" * d + "}"),
+    st.sampled_from(_DEPTHS).map(lambda d: '{"a": ' * d + "{}" + "}" * d),
+    json_values.map(lambda v: json.dumps(v, ensure_ascii=False)),
+    st.dictionaries(odd_text, json_values, max_size=3).map(
+        lambda v: json.dumps(v, ensure_ascii=False)
+    ),
+    st.fixed_dictionaries({"claims": st.lists(odd_text, max_size=3)}).map(json.dumps),
+    st.sampled_from(NUMBER_TEXTS).map(lambda n: '```json\n{"score": ' + n + "}\n```"),
+)
+"""What a judge may answer: arbitrary text, JSON of every shape, fenced JSON, scores that are
+not finite or too long to read, replies nested up to 100,000 deep."""

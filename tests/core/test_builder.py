@@ -150,19 +150,21 @@ def test_prompt_step_without_judge_raises(step: str) -> None:
     builder: Any = create_scorer(id="s", description="d")
     if step == "generate_reason":
         builder = builder.generate_score(fn_for("generate_score"))
-    with pytest.raises(ScorerDefinitionError, match="model and instructions") as info:
+    with pytest.raises(ScorerDefinitionError) as info:
         getattr(builder, step)(prompt)
     assert info.value.step == step
+    assert "neither a judge model nor instructions could be resolved" in str(info.value)
 
 
 @pytest.mark.parametrize(
     ("scorer_judge", "step_judge", "missing"),
     [
-        (None, StepJudge(instructions="i"), "a model"),
-        (None, StepJudge(model=ScriptedJudge([])), "instructions"),
-        (JudgeConfig(model=ScriptedJudge([]), instructions=""), None, "instructions"),
+        (None, StepJudge(instructions="i"), "no judge model could be resolved"),
+        (None, StepJudge(model=ScriptedJudge([])), "no instructions could be resolved"),
+        (JudgeConfig(model=ScriptedJudge([]), instructions=""), None,
+         "no instructions could be resolved"),
         (JudgeConfig(model=ScriptedJudge([]), instructions="i"), StepJudge(instructions=""),
-         "instructions"),
+         "no instructions could be resolved"),
     ],
 )
 def test_partially_resolvable_judge_names_what_is_missing(
@@ -170,7 +172,7 @@ def test_partially_resolvable_judge_names_what_is_missing(
 ) -> None:
     """The error says which of the model and the instructions is missing (empty counts)."""
     builder = create_scorer(id="s", description="d", judge=scorer_judge)
-    with pytest.raises(ScorerDefinitionError, match=f"no {missing}"):
+    with pytest.raises(ScorerDefinitionError, match=f"but {missing}"):
         builder.generate_score(
             ScorePromptStep(description="p", create_prompt=lambda ctx: "p", judge=step_judge)
         )

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -115,3 +116,47 @@ def test_misconfigured_values_raise_definition_errors_naming_the_field(
         build()
     assert info.value.field == field
     assert field in str(info.value)
+
+
+@attrs.frozen
+class Labelled:
+    title: str
+    labels: dict[str, str]
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+LABELLED = create_scorer(id="labelled", description="d", input_type=Labelled) \
+    .generate_score(lambda c: 1.0)
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ({1: "x"}, "input"),
+        ({"title": "t", "labels": {}, 1: "x", None: "y"}, "input"),
+        ({"title": "t", "labels": {}, ("t",): "x"}, "input"),
+        ({"title": _nested(100_000), "labels": {}}, "input.title"),
+        ({"title": _nested(900), "labels": {}}, "input.title"),
+        ({"title": 10**5000, "labels": {}}, "input.title"),
+        ({"title": "t", "labels": {1: "x"}}, "input.labels"),
+        ({"title": "t", "labels": {"k": _nested(100_000)}}, "input.labels"),
+    ],
+    ids=["int-key-only", "int-and-none-keys", "tuple-key", "deep-100k", "deep-900", "huge-int",
+         "int-key-in-dict-field", "deep-in-dict-field"],
+)
+@pytest.mark.anyio
+async def test_odd_keys_and_deep_values_are_input_mismatches_naming_the_field(
+    anyio_backend: str, value: Any, path: str
+) -> None:
+    """Non-str keys, deep values and huge ints in typed input are an InputMismatch, never raised."""
+    error = (await LABELLED.run(input=value, output="x")).failure()
+    assert error.failed_step == "input"
+    assert isinstance(error.cause, InputMismatch)
+    assert any(f"@ {path}" in e for e in error.cause.errors), error.cause.errors
+    assert all(len(e) < 600 for e in error.cause.errors)

@@ -27,6 +27,7 @@ from scorecore import (
     PromptStep,
     Runtime,
     ScorePromptStep,
+    ScorerDefinitionError,
     StepJudge,
     StepRaised,
     create_scorer,
@@ -519,3 +520,163 @@ async def test_preprocess_prompt_step_result_and_prompt(anyio_backend: str) -> N
     assert result.score == 1.0
     assert judge.requests[0].step == "preprocess"
     assert list(result.judge) == ["preprocess"]
+
+
+# --- replies and schemas that used to make run() raise ---------------------------------------
+
+DEEP_REPLY = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        (DEEP_REPLY, "nested too deeply"),
+        ('{"score": ' + DEEP_REPLY + "}", "nested too deeply"),
+        ('{"score": ' + "9" * 5_000 + "}", "more than 4,300 digits"),
+        ("[" + "-" + "1" * 4_301 + "]", "more than 4,300 digits"),
+    ],
+    ids=["deep", "deep-field", "5000-digit-int", "4301-digit-negative-int"],
+)
+async def test_unreadable_json_replies_are_format_failures(
+    anyio_backend: str, reply: str, says: str
+) -> None:
+    """A reply nested 100,000 deep or holding a huge integer is a format failure, retried once."""
+    judge = ScriptedJudge([reply, reply])
+    error = (await run(score_scorer(judge))).failure()
+    assert isinstance(error.cause, JudgeOutputInvalid)
+    assert error.cause.attempts == 2
+    assert judge.calls == 2
+    assert any(says in e for e in error.cause.errors)
+
+
+async def test_unreadable_reply_then_a_good_one_scores(anyio_backend: str) -> None:
+    """The one fallback attempt also follows an unreadable reply."""
+    judge = ScriptedJudge([DEEP_REPLY, {"score": 0.5}])
+    assert (await run(score_scorer(judge))).unwrap().score == 0.5
+
+
+@pytest.mark.parametrize(
+    ("schema", "reply"),
+    [
+        # a float multipleOf cannot divide an integer too big for a float
+        ({"type": "object", "properties": {"n": {"multipleOf": 0.5}}}, '{"n": ' + "9" * 400 + "}"),
+        # a recursive schema over a reply nested deeper than the interpreter's stack
+        (
+            {"type": "object", "properties": {"a": {"$ref": "#"}}},
+            '{"a": ' * 900 + "{}" + "}" * 900,
+        ),
+    ],
+    ids=["multipleOf-overflow", "recursive-schema-deep-reply"],
+)
+async def test_replies_that_break_validation_are_format_failures(
+    anyio_backend: str, schema: dict[str, Any], reply: str
+) -> None:
+    """Validation that raises on an odd reply is reported as an invalid reply, not raised."""
+    scorer = (
+        create_scorer(id="s", description="d",
+                      judge=JudgeConfig(model=ScriptedJudge([reply, reply]),
+                                        instructions=INSTRUCTIONS))
+        .analyze(PromptStep(description="a", output_schema=schema, create_prompt=lambda c: "p"))
+        .generate_score(lambda ctx: 1.0)
+    )
+    error = (await run(scorer)).failure()
+    assert isinstance(error.cause, JudgeOutputInvalid)
+    assert error.cause.attempts == 2
+    assert any("could not be validated" in e for e in error.cause.errors)
+
+
+async def test_many_schema_errors_are_bounded(anyio_backend: str) -> None:
+    """A reply with 10,000 wrong items lists at most 50 errors, each of bounded length."""
+    reply = json.dumps({"claims": ["x" * 10_000] + [1] * 10_000})
+    error = (await run(analyze_scorer(ScriptedJudge([reply, reply])))).failure()
+    assert isinstance(error.cause, JudgeOutputInvalid)
+    assert len(error.cause.errors) == 50
+    assert all(len(e) <= 301 for e in error.cause.errors)
+
+
+class _Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+@pytest.mark.parametrize(
+    ("schema", "says"),
+    [
+        ({"type": "object", 1: "x"}, "cannot be written as JSON"),
+        ({"type": "object", "x-tags": {"a", "b"}}, "cannot be written as JSON"),
+        ({"type": "object", "x-max": 10**5000}, "cannot be written as JSON"),
+        ({"type": "object", "x-nan": float("nan")}, "cannot be written as JSON"),
+        ({"$ref": "#/$defs/missing"}, "does not resolve"),
+        ({"properties": {"a": {"$ref": "#/$defs/missing"}}}, "does not resolve"),
+        ({"properties": {"a": {"$ref": "https://example.com/a.json"}}}, "does not resolve"),
+        ({"items": {"$ref": "other.json#/x"}}, "does not resolve"),
+        ({"$ref": "#"}, "cannot validate"),
+        ({"type": "object", "x-odd": _Unprintable()}, "cannot be written as JSON"),
+    ],
+    ids=["int-key", "set", "huge-int", "nan", "missing-ref", "nested-missing-ref", "remote-ref",
+         "relative-ref", "self-ref", "unprintable"],
+)
+def test_unusable_output_schemas_are_refused_at_build_time(
+    schema: dict[Any, Any], says: str
+) -> None:
+    """Schemas that pass check_schema but would fail every run are refused when built."""
+    for build in (
+        lambda: PromptStep(description="d", create_prompt=lambda c: "p", output_schema=schema),
+        lambda: ScorePromptStep(description="d", create_prompt=lambda c: "p",
+                                output_schema=schema),
+    ):
+        with pytest.raises(ScorerDefinitionError) as info:
+            build()
+        assert info.value.field in ("PromptStep.output_schema", "ScorePromptStep.output_schema")
+        assert info.value.field in str(info.value)
+        assert says in str(info.value)
+        assert len(str(info.value)) < 600
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$defs": {"n": {"type": "number"}}, "type": "object",
+         "properties": {"score": {"$ref": "#/$defs/n"}}, "required": ["score"]},
+        {"$defs": {"n": {"$anchor": "num", "type": "number"}}, "type": "object",
+         "properties": {"score": {"$ref": "#num"}}, "required": ["score"]},
+        {"$id": "https://example.com/root.json", "type": "object",
+         "properties": {"score": {"$ref": "defs.json#/n"}}, "required": ["score"],
+         "$defs": {"d": {"$id": "defs.json", "n": {"type": "number"}}}},
+        {"type": "object", "properties": {"score": {"type": "number"},
+                                          "more": {"$ref": "#"}}, "required": ["score"]},
+    ],
+    ids=["defs", "anchor", "embedded-id", "recursive"],
+)
+async def test_schemas_with_local_refs_are_accepted_and_used(
+    anyio_backend: str, schema: dict[str, Any]
+) -> None:
+    """Refs that resolve within the schema (pointers, anchors, embedded ids) work as before."""
+    judge = ScriptedJudge([{"score": "x"}, {"score": 0.25}])
+    step = ScorePromptStep(description="d", create_prompt=lambda c: "p", output_schema=schema)
+    result = (await run(score_scorer(judge, step))).unwrap()
+    assert result.score == 0.25
+    assert judge.calls == 2  # the first reply was invalid against the resolved ref
+
+
+@pytest.mark.parametrize("cls", [PromptStep, ScorePromptStep])
+def test_create_prompt_is_required(cls: Any) -> None:
+    """A prompt step without a create_prompt function is refused, naming create_prompt."""
+    with pytest.raises(ScorerDefinitionError) as info:
+        cls(description="d", create_prompt=None)
+    assert info.value.field == f"{cls.__name__}.create_prompt"
+    assert "create_prompt must be callable" in str(info.value)
+
+
+@given(value=st.one_of(
+    st.integers(min_value=10**309, max_value=10**5000),
+    st.integers(max_value=-(10**309), min_value=-(10**5000)),
+    st.sampled_from([float("nan"), float("inf"), -float("inf"), True, "0.5", [0.5]]),
+))
+def test_model_settings_refuse_non_finite_numbers_naming_the_field(value: Any) -> None:
+    """ModelSettings numbers that are not finite floats are a ScorerDefinitionError, not a crash."""
+    for field in ("temperature", "top_p", "timeout"):
+        with pytest.raises(ScorerDefinitionError) as info:
+            ModelSettings(**{field: value})
+        assert info.value.field == f"ModelSettings.{field}"
+        assert len(str(info.value)) < 400

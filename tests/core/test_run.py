@@ -204,7 +204,10 @@ async def test_prepare_run_returning_non_run_is_a_failure(
 async def test_step_raising_is_a_failure_with_partial_results(
     anyio_backend: str, failing: str
 ) -> None:
-    """A step raising gives Failure(StepRaised) naming it, the completed steps and their results."""
+    """A step raising gives Failure(StepRaised) naming it, the completed steps and their results.
+
+    A score computed before the failing step is kept in ``partial`` (Mastra keeps it too).
+    """
     results = {"preprocess": "P", "analyze": "A", "generate_score": 0.25, "generate_reason": "R"}
 
     def step(name: str) -> Any:
@@ -231,7 +234,7 @@ async def test_step_raising_is_a_failure_with_partial_results(
     assert error.partial.run.run_id == "r"
     assert error.partial.preprocess_step_result == (results["preprocess"] if index > 0 else None)
     assert error.partial.analyze_step_result == (results["analyze"] if index > 1 else None)
-    assert error.partial.score is None
+    assert error.partial.score == (results["generate_score"] if index > 2 else None)
 
 
 @pytest.mark.parametrize(
@@ -269,6 +272,7 @@ async def test_generate_reason_must_be_a_str(anyio_backend: str, bad: Any) -> No
     assert error.completed_steps == ("generate_score",)
     assert isinstance(error.cause, InvalidStepValue)
     assert repr(bad) in error.cause.value_repr
+    assert error.partial.score == 0.5
 
 
 def failing_scorer() -> Any:
@@ -393,3 +397,146 @@ def test_runs_are_deterministic_under_fixed_runtime(
         assert repr((a.failed_step, a.completed_steps, a.cause, a.partial)) == \
             repr((b.failed_step, b.completed_steps, b.cause, b.partial))
         assert str(a) == str(b)
+
+
+# --- values and exceptions that used to make run() raise ------------------------------------
+
+
+class Unprintable:
+    """An object whose repr() and str() both raise."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+    __str__ = __repr__
+
+
+class UnprintableError(Exception):
+    """An exception whose str() and repr() both raise."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+    __repr__ = __str__
+
+
+class FloatRaises(float):
+    """A float whose conversion to float raises (user code)."""
+
+    def __float__(self) -> float:
+        raise RuntimeError("no float")
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("bad", "type_name"),
+    [
+        (10**5000, "int"),
+        (-(10**5000), "int"),
+        (nested(100_000), "list"),
+        ({"score": nested(100_000)}, "dict"),
+        (Unprintable(), "Unprintable"),
+        ("x" * 2_000_000, "str"),
+        (FloatRaises(0.5), "FloatRaises"),
+    ],
+    ids=["huge-int", "huge-negative-int", "deep-list", "deep-dict", "unprintable", "2mb-str",
+         "float-raises"],
+)
+async def test_unprintable_scores_are_invalid_scores(
+    anyio_backend: str, bad: Any, type_name: str
+) -> None:
+    """A score whose repr() raises or is huge is an InvalidScore with a short rendering."""
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: bad)
+    error = (await scorer.run(input=1, output=2)).failure()
+    assert isinstance(error.cause, InvalidScore)
+    assert error.cause.type_name == type_name
+    assert 0 < len(error.cause.value_repr) <= 260
+    assert len(str(error)) < 600
+
+
+@pytest.mark.parametrize(
+    "bad", [nested(100_000), 10**5000, Unprintable(), b"\x00" * 10**6],
+    ids=["deep-list", "huge-int", "unprintable", "1mb-bytes"],
+)
+async def test_unprintable_reasons_are_invalid_step_values(anyio_backend: str, bad: Any) -> None:
+    """A non-str reason that cannot be printed is still an InvalidStepValue; the score is kept."""
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: 0.5) \
+        .generate_reason(lambda ctx: bad)
+    error = (await scorer.run(input=1, output=2)).failure()
+    assert isinstance(error.cause, InvalidStepValue)
+    assert len(error.cause.value_repr) <= 260
+    assert error.partial.score == 0.5
+
+
+@pytest.mark.parametrize("failing", STEPS)
+async def test_exception_whose_str_raises_is_still_step_raised(
+    anyio_backend: str, failing: str
+) -> None:
+    """A step raising an exception whose __str__ and __repr__ raise gives StepRaised."""
+    exc = UnprintableError()
+
+    def step(name: str) -> Any:
+        def run(ctx: Any) -> Any:
+            if name == failing:
+                raise exc
+            return {"generate_score": 0.5, "generate_reason": "r"}.get(name, name)
+        return run
+
+    scorer = (create_scorer(id="s", description="d").preprocess(step("preprocess"))
+              .analyze(step("analyze")).generate_score(step("generate_score"))
+              .generate_reason(step("generate_reason")))
+    error = (await scorer.run(input=1, output=2)).failure()
+    assert error.failed_step == failing
+    assert isinstance(error.cause, StepRaised)
+    assert error.cause.exception is exc
+    assert error.cause.exception_type == "UnprintableError"
+    assert "str() raised RuntimeError" in error.cause.message
+    assert "UnprintableError" in error.cause.traceback
+    assert "UnprintableError" in str(error)
+
+
+async def test_huge_exception_messages_are_cut(anyio_backend: str) -> None:
+    """A 2 MB exception message is kept to about 1,000 characters (and 20,000 of traceback)."""
+    def boom(ctx: Any) -> float:
+        raise ValueError("x" * 2_000_000)
+
+    error = (await create_scorer(id="s", description="d").generate_score(boom)
+             .run(input=1, output=2)).failure()
+    assert isinstance(error.cause, StepRaised)
+    assert error.cause.message.startswith("xxx")
+    assert "2,000,000 chars" in error.cause.message
+    assert len(error.cause.message) < 1_100
+    assert len(error.cause.traceback) < 20_100
+    assert len(str(error)) < 1_300
+
+
+async def test_prepare_run_raising_unprintable_exception_is_prepare_run_failed(
+    anyio_backend: str,
+) -> None:
+    """prepare_run raising an exception whose __str__ raises is PrepareRunFailed."""
+    def prepare(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
+        raise UnprintableError
+
+    scorer = create_scorer(id="s", description="d", prepare_run=prepare) \
+        .generate_score(lambda ctx: 1.0)
+    error = (await scorer.run(input=1, output=2)).failure()
+    assert isinstance(error.cause, PrepareRunFailed)
+    assert error.cause.exception_type == "UnprintableError"
+    assert "str() raised RuntimeError" in error.cause.message
+
+
+async def test_prepare_run_returning_unprintable_value_is_prepare_run_failed(
+    anyio_backend: str,
+) -> None:
+    """prepare_run returning a value whose repr() raises is PrepareRunFailed naming its type."""
+    scorer = create_scorer(id="s", description="d", prepare_run=lambda run: Unprintable()) \
+        .generate_score(lambda ctx: 1.0)
+    error = (await scorer.run(input=1, output=2)).failure()
+    assert isinstance(error.cause, PrepareRunFailed)
+    assert "Unprintable" in error.cause.message
