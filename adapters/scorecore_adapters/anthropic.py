@@ -85,8 +85,9 @@ class AnthropicModel(HttpJudgeBase):
         api_key: sent as ``x-api-key``; defaults to ``ANTHROPIC_API_KEY``. When neither is
             set no key header is sent (a proxy that adds it).
         client: an ``httpx.AsyncClient`` to send requests with; the caller keeps ownership.
-            Without one the model creates its own on first use, closed by :meth:`aclose`
-            or ``async with``.
+            Without one the model creates its own, one per event loop, reused by every call
+            under that loop and closed by :meth:`aclose`, ``async with``, or at the latest
+            when that loop ends.
         max_tokens: the required ``max_tokens`` when ``ModelSettings.max_output_tokens`` is
             not set.
         timeout: seconds allowed per request unless ``ModelSettings.timeout`` says otherwise;

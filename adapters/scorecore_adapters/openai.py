@@ -183,8 +183,9 @@ class OpenAIChatModel(HttpJudgeBase):
         api_key: sent as ``Authorization: Bearer …``; defaults to ``OPENAI_API_KEY``. When
             neither is set (a local server) no ``Authorization`` header is sent.
         client: an ``httpx.AsyncClient`` to send requests with; the caller keeps ownership.
-            Without one the model creates its own on first use, closed by :meth:`aclose`
-            or ``async with``.
+            Without one the model creates its own, one per event loop, reused by every call
+            under that loop and closed by :meth:`aclose`, ``async with``, or at the latest
+            when that loop ends.
         supports_structured_output: whether the model honours ``response_format``
             ``json_schema``; by default guessed from the name (``gpt-4o*``, ``gpt-4.1*``,
             ``gpt-5*``, ``o1*``, ``o3*``, ``o4*``), ``False`` for unknown models.
