@@ -15,6 +15,7 @@ from scorecore._live import (
     LiveCall,
     LiveScorer,
     LiveScoringError,
+    LiveStats,
     RatioSampling,
     live_scoring,
     sample_point,
@@ -264,10 +265,13 @@ async def test_a_closed_task_group_is_reported(anyio_backend: str):
     errors: list[LiveScoringError] = []
     async with anyio.create_task_group() as group:
         pass
-    live = LiveScorer(scorers=[length_scorer()], task_group=group, on_error=errors.append)
+    live = LiveScorer(scorers=[length_scorer()], task_group=group, on_error=errors.append,
+                      max_concurrency=1)
     assert live.submit(input="i", output="o") is False
-    assert [e.kind for e in errors] == ["not_scheduled"]
+    assert live.submit(input="i", output="o") is False  # the slot was given back
+    assert [e.kind for e in errors] == ["not_scheduled"] * 2
     assert errors[0].exception is not None
+    assert live.stats == LiveStats(submitted=2, dropped=2)
 
 
 async def test_a_user_owned_task_group(anyio_backend: str):
