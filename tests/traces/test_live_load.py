@@ -253,6 +253,24 @@ async def test_cancelling_the_scope_drops_the_queue_at_once(anyio_backend: str) 
     assert live.stats.in_flight == live.stats.queued == 0
 
 
+async def test_cancelling_before_any_call_started_frees_everything(anyio_backend: str) -> None:
+    """Cancelled before the loop ran any scoring task: no slot or queue place is left behind."""
+    gate = Gate()
+    live = LiveScorer(scorers=[judged(gate)], max_concurrency=3, max_queue=4)
+    with anyio.CancelScope() as cancel:
+        async with live_scoring():
+            assert sum(submit(live, i) for i in range(10)) == 7
+            cancel.cancel()
+    assert gate.in_flight == 0  # running calls reached at most their first checkpoint
+    assert attrs.evolve(live.stats, started=0) == LiveStats(submitted=10, dropped=3,
+                                                            cancelled=7)
+    async with anyio.create_task_group() as group:
+        async with live_scoring(task_group=group):
+            assert sum(submit(live, i) for i in range(10, 20)) == 7
+        group.cancel_scope.cancel()
+    assert (live.stats.in_flight, live.stats.queued, live.stats.cancelled) == (0, 0, 14)
+
+
 async def test_a_cancelled_user_group_frees_the_slots(anyio_backend: str) -> None:
     """With your own task group, cancelling it stops queued and running calls promptly."""
     gate = Gate()
