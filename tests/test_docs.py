@@ -10,7 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 # docs/agents-and-traces.md builds one program across blocks: tests/traces/test_docs_page.py
-RUNNABLE_DOCS = ["README.md", "docs/scorers.md", "docs/evals.md", "docs/storage.md"]
+RUNNABLE_DOCS = ["README.md", "docs/scorers.md", "docs/evals.md", "docs/storage.md",
+                 "docs/builtin-scorers.md"]
 
 
 def _blocks() -> list[tuple[str, int, str]]:

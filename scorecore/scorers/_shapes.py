@@ -1,0 +1,131 @@
+"""What a built-in scorer reads: an agent run (Mastra's shape) or plain text.
+
+Mastra's code scorers take agent runs only. Here the text scorers also take plain strings
+(``type="text"``), so an LLM completion can be scored without wrapping it in messages. Both
+shapes read the same texts: the agent shape joins the messages as Mastra does.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal, TypeAlias, cast
+
+from scorecore import (
+    AgentInput,
+    NotScorable,
+    ScorerBuilder,
+    ScorerDefinitionError,
+    ScorerRun,
+    create_scorer,
+    not_scorable,
+)
+from scorecore.scorers._messages import joined_text
+from scorecore.scorers._strings import is_blank
+
+Shape: TypeAlias = Literal["agent", "text"]
+"""``"agent"``: Mastra's agent run (:class:`~scorecore.AgentInput` and messages);
+``"text"``: the run's input and output are plain strings."""
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` cut to 200 characters, or the type's name if it has no usable repr."""
+    try:
+        text = repr(value)
+    # A huge int's repr raises ValueError, a user object's __repr__ anything.
+    except Exception:  # noqa: BLE001 - only used to describe a bad value in an error
+        return f"<{type(value).__qualname__}>"
+    return text if len(text) <= 200 else f"{text[:200]}… ({len(text)} chars)"
+
+
+def refuse(scorer_id: str, field: str, wanted: str, value: object) -> ScorerDefinitionError:
+    """The error for a bad factory argument: the scorer, the field, what it needs, the value."""
+    return ScorerDefinitionError(
+        f"scorer {scorer_id!r}: {field} must be {wanted}, got {shown(value)}",
+        scorer_id=scorer_id, field=field, value=value,
+    )
+
+
+def check_count(scorer_id: str, field: str, value: object, *, minimum: int) -> int:
+    """``value`` if it is an ``int`` (not a ``bool``) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise refuse(scorer_id, field, f"an int ≥ {minimum}", value)
+    return value
+
+
+def check_fraction(scorer_id: str, field: str, value: object) -> float:
+    """``value`` as a float if it is a real number (not a ``bool``) from 0 to 1."""
+    number = math.nan
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        try:
+            number = float(value)
+        except OverflowError:  # an int too large for a float is no fraction
+            number = math.nan
+    if not (math.isfinite(number) and 0 <= number <= 1):
+        raise refuse(scorer_id, field, "a number from 0 to 1", value)
+    return number
+
+
+def check_shape(scorer_id: str, shape: object) -> Shape:
+    """``shape`` if it is ``"agent"`` or ``"text"``; otherwise a ScorerDefinitionError."""
+    if shape == "agent" or shape == "text":  # noqa: PLR1714 - "in" would not narrow for mypy
+        return shape
+    raise refuse(scorer_id, "type", "'agent' or 'text'", shape)
+
+
+def check_text(scorer_id: str, field: str, value: object, *, allow_empty: bool = False) -> str:
+    """``value`` if it is a ``str`` (non-empty unless allowed), else a ScorerDefinitionError."""
+    if not isinstance(value, str) or (not allow_empty and not value):
+        raise refuse(scorer_id, field, "a str" if allow_empty else "a non-empty str", value)
+    return value
+
+
+def start(
+    *, id: str, name: str, description: str, shape: Shape, reads_input: bool
+) -> ScorerBuilder[Any, Any, None, None]:
+    """A builder for ``shape``: ``type="agent"``, or ``str`` output (and input if it is read)."""
+    if shape == "agent":
+        return create_scorer(id=id, name=name, description=description, type="agent")
+    if reads_input:
+        return create_scorer(id=id, name=name, description=description,
+                             input_type=str, output_type=str)
+    return create_scorer(id=id, name=name, description=description, output_type=str)
+
+
+def input_text(run: ScorerRun[Any, Any], shape: Shape) -> str | NotScorable:
+    """The input's text (the agent's input messages joined with ``", "``), or not scorable
+    when there is none: a reference that is missing cannot be compared with."""
+    if shape == "text":
+        text = cast(str, run.input)
+        where = "run.input is blank"
+    else:
+        agent_input = cast(AgentInput, run.input)
+        text = joined_text(agent_input.input_messages, ", ")
+        where = ("run.input has no input messages" if not agent_input.input_messages
+                 else "run.input.input_messages hold no text")
+    if is_blank(text):
+        return not_scorable(f"no input text: {where}")
+    return text
+
+
+def no_output_messages(run: ScorerRun[Any, Any], shape: Shape) -> NotScorable | None:
+    """Not scorable when an agent run's output has no messages at all (nothing was answered)."""
+    if shape == "agent" and not run.output:
+        return not_scorable("no output: run.output has no messages")
+    return None
+
+
+def output_text(
+    run: ScorerRun[Any, Any], shape: Shape, *, separator: str = ", ",
+    assistant_only: bool = False,
+) -> str | NotScorable:
+    """The output's text: the string itself, or the messages' texts joined with ``separator``
+    (only ``assistant`` messages if ``assistant_only``); not scorable without any message."""
+    missing = no_output_messages(run, shape)
+    if missing is not None:
+        return missing
+    if shape == "text":
+        return cast(str, run.output)
+    messages = run.output
+    if assistant_only:
+        messages = [m for m in messages if m.role == "assistant"]
+    return joined_text(messages, separator)

@@ -1,0 +1,162 @@
+"""content_similarity (Dice on character pairs) and textual_difference (the LCS ratio)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Literal, TypedDict, overload
+
+from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext
+from scorecore.scorers._shapes import Shape, check_shape, input_text, output_text, start
+from scorecore.scorers._strings import (
+    JS_WHITESPACE_RUN,
+    dice_coefficient,
+    js_trim,
+    lcs_ratio,
+    utf16_units,
+)
+
+__all__ = ["content_similarity", "textual_difference"]
+
+
+class _Processed(TypedDict):
+    processed_input: str
+    processed_output: str
+
+
+@overload
+def content_similarity(
+    *, ignore_case: bool = True, ignore_whitespace: bool = True,
+    type: Literal["agent"] = "agent", id: str = ...,
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def content_similarity(
+    *, ignore_case: bool = True, ignore_whitespace: bool = True,
+    type: Literal["text"], id: str = ...,
+) -> Scorer[str, str]: ...
+def content_similarity(
+    *, ignore_case: bool = True, ignore_whitespace: bool = True, type: Shape = "agent",
+    id: str = "content-similarity-scorer",
+) -> Scorer[Any, Any]:
+    """How alike the output's characters are to the input's (0 to 1): the Dice coefficient.
+
+    The texts are compared as string-similarity's ``compareTwoStrings`` does: all whitespace
+    removed, then ``2·|pairs(a) ∩ pairs(b)| / (|a| + |b| - 2)`` over the multisets of adjacent
+    UTF-16 unit pairs; equal texts score 1, a text shorter than two units 0.
+
+    Args:
+        ignore_case: lowercase both texts first.
+        ignore_whitespace: collapse whitespace runs and trim (kept for Mastra parity: the
+            comparison removes all whitespace anyway, so it never changes the score).
+        type: ``"agent"`` (default): the input messages' texts against the output messages'
+            texts, each joined with ``", "``; ``"text"``: a plain ``str`` input and output.
+        id: the scorer's id (Mastra's ``content-similarity-scorer`` by default).
+
+    Not scorable when the input has no text or an agent run's output has no messages.
+
+    >>> import anyio
+    >>> scorer = content_similarity(type="text")
+    >>> anyio.run(lambda: scorer.run(input="Hello world", output="hello  World!")).unwrap().score
+    0.9473684210526315
+    """
+    shape = check_shape(id, type)
+
+    def process(text: str) -> str:
+        if ignore_case:
+            text = text.lower()
+        if ignore_whitespace:
+            text = js_trim(JS_WHITESPACE_RUN.sub(" ", text))
+        return text
+
+    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Processed | NotScorable:
+        source = input_text(ctx.run, shape)
+        if isinstance(source, NotScorable):
+            return source
+        answer = output_text(ctx.run, shape)
+        if isinstance(answer, NotScorable):
+            return answer
+        return {"processed_input": process(source), "processed_output": process(answer)}
+
+    def score(ctx: StepContext[Any, Any, _Processed, None]) -> float:
+        texts = ctx.results.preprocess_step_result
+        return dice_coefficient(texts["processed_input"], texts["processed_output"])
+
+    return (
+        start(id=id, name="Content Similarity Scorer", shape=shape, reads_input=True,
+              description="Character-pair (Dice) similarity between the input and the output")
+        .preprocess(preprocess)
+        .generate_score(score)
+    )
+
+
+class _Difference(TypedDict):
+    ratio: float
+    confidence: float
+    changes: int
+    length_diff: float
+
+
+def _count_changes(first: str, second: str) -> int:
+    # Mastra's word-level change count: informational, never part of the score.
+    def words(text: str) -> list[str]:
+        return [w for w in JS_WHITESPACE_RUN.split(text) if w]
+
+    if js_trim(JS_WHITESPACE_RUN.sub(" ", first)) == js_trim(JS_WHITESPACE_RUN.sub(" ", second)):
+        return 0 if first == second else (abs(len(words(first)) - len(words(second))) or 1)
+    a, b = words(first), words(second)
+    if not a or not b:
+        return len(a) + len(b)
+    # Mastra pairs each word with the first unused equal word: as many pairs as the two word
+    # multisets share, counted here without its quadratic scan.
+    matched = (Counter(a) & Counter(b)).total()
+    return max(len(a), len(b)) - matched
+
+
+@overload
+def textual_difference(
+    *, type: Literal["agent"] = "agent", id: str = ...
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def textual_difference(*, type: Literal["text"], id: str = ...) -> Scorer[str, str]: ...
+def textual_difference(
+    *, type: Shape = "agent", id: str = "textual-difference-scorer"
+) -> Scorer[Any, Any]:
+    """How little the output differs from the input (0 to 1): ``2·LCS / (|a| + |b|)``.
+
+    LCS is the longest common subsequence of UTF-16 units (computed with rapidfuzz). Equal
+    texts score 1; an empty output 0. The preprocess result also has Mastra's informational
+    ``confidence`` (1 - relative length difference), ``changes`` (a word count heuristic) and
+    ``length_diff``.
+
+    Args:
+        type: ``"agent"`` (default): the input messages' texts against the output messages'
+            texts, each joined with ``", "``; ``"text"``: a plain ``str`` input and output.
+        id: the scorer's id (Mastra's ``textual-difference-scorer`` by default).
+
+    Not scorable when the input has no text or an agent run's output has no messages.
+
+    >>> import anyio
+    >>> scorer = textual_difference(type="text")
+    >>> anyio.run(lambda: scorer.run(input="dormitory", output="dirty room")).unwrap().score
+    0.42105263157894735
+    """
+    shape = check_shape(id, type)
+
+    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Difference | NotScorable:
+        source = input_text(ctx.run, shape)
+        if isinstance(source, NotScorable):
+            return source
+        answer = output_text(ctx.run, shape)
+        if isinstance(answer, NotScorable):
+            return answer
+        shortest, longest = sorted((len(utf16_units(source)), len(utf16_units(answer))))
+        length_diff = (longest - shortest) / longest if longest else 0.0
+        return {"ratio": lcs_ratio(source, answer), "confidence": 1 - length_diff,
+                "changes": _count_changes(source, answer), "length_diff": length_diff}
+
+    return (
+        start(id=id, name="Textual Difference Scorer", shape=shape, reads_input=True,
+              description="Longest-common-subsequence ratio between the input and the output")
+        .preprocess(preprocess)
+        .generate_score(lambda ctx: ctx.results.preprocess_step_result["ratio"])
+    )
+
