@@ -947,7 +947,9 @@ def row_id(run_id: str, scorer_id: str) -> str:
     >>> row_id("b1:#0", "exact") == row_id("b1:#0", "exact") != row_id("b1:#0", "other")
     True
     """
-    digest = hashlib.sha256(f"{run_id}\x00{scorer_id}".encode()).hexdigest()
+    # surrogatepass: defined for any str (UTF-8 otherwise, so ids of valid text are unchanged).
+    key = f"{run_id}\x00{scorer_id}".encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(key).hexdigest()
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
 

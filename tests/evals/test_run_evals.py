@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import anyio
@@ -576,7 +576,7 @@ def test_report_arithmetic(
         assert summary.not_scorable == values.count("not_scorable")
         assert summary.failed == values.count("fail")
         if scores:
-            assert summary.mean == pytest.approx(math.fsum(scores) / len(scores))
+            assert summary.mean == float(sum(map(Fraction, scores), Fraction(0)) / len(scores))
         else:
             assert summary.mean is None
     a_scores = [p["a"] for p in plans if isinstance(p["a"], float)]
@@ -584,3 +584,83 @@ def test_report_arithmetic(
     assert report.passed == (bool(a_scores) and a_mean is not None and a_mean >= threshold)
     assert report.results is not None
     assert [r.index for r in report.results] == list(range(len(plans)))
+
+
+# --------------------------------------------------------------------------- exact means
+
+# Scores whose float sum depends on the order of additions (1e16 + 1.0 == 1e16, 0.1 + 0.2 …).
+order_sensitive_scores = st.one_of(
+    st.sampled_from([1e16, -1e16, 1.0, 0.1, 0.2, 0.3, 1e-300, 2.0**-1074, 1e308, -1e308]),
+    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False),
+)
+
+
+def _exact_mean(scores: Sequence[float]) -> float:
+    return float(sum(map(Fraction, scores), Fraction(0)) / len(scores))
+
+
+def _scores_scorer(scores: Sequence[float]) -> Scorer[Any, Any]:
+    return create_scorer(id="s", description="score from a table").generate_score(
+        lambda ctx: scores[ctx.run.input]
+    )
+
+
+@settings(max_examples=60)
+@given(scores=st.lists(order_sensitive_scores, min_size=1, max_size=10), data=st.data())
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_completion_order_never_changes_the_report(
+    backend: str, scores: list[float], data: st.DataObject
+) -> None:
+    """Items completing in any order give the same report, bit for bit, and its mean is the
+    exact mean of the scores rounded once."""
+    delays = data.draw(st.permutations(range(len(scores))), label="delays")
+
+    async def target(item: EvalItem) -> Any:
+        for _ in range(3 * delays[item.input]):
+            await anyio.lowlevel.checkpoint()
+        return item.input
+
+    async def go() -> tuple[Any, Any, list[int]]:
+        runtime, _ = virtual_runtime()
+        items = [{"input": i} for i in range(len(scores))]
+        scorer = _scores_scorer(scores)
+        order: list[int] = []
+        in_order = await run_evals(items, [scorer], target=lambda item: item.input,
+                                   concurrency=1, batch_id="b", runtime=runtime)
+        shuffled = await run_evals(items, [scorer], target=target, concurrency=len(scores),
+                                   batch_id="b", runtime=runtime,
+                                   on_item_complete=lambda r: order.append(r.index))
+        return in_order, shuffled, order
+
+    in_order, shuffled, order = anyio.run(go, backend=backend)
+    assert sorted(order) == list(range(len(scores)))
+    assert shuffled == in_order
+    assert shuffled.summary("s").mean == _exact_mean(scores)
+
+
+async def test_a_resumed_batch_reports_what_an_uninterrupted_one_does(
+    anyio_backend: str,
+) -> None:
+    """Scores read back on resume and scores computed now sum exactly: the resumed report
+    equals the uninterrupted one, bit for bit."""
+    scores = [1e16, 1.0, -1e16, 1.0, 0.1, 0.2, 0.3, 1.0] * 4
+    broken = {i for i in range(len(scores)) if i % 3 == 0}
+
+    def step(ctx: Any) -> float:
+        if ctx.run.input in broken:
+            raise RuntimeError("down for now")
+        return scores[ctx.run.input]
+
+    flaky = create_scorer(id="s", description="fails first").generate_score(step)
+    items = [{"input": i, "output": i, "id": str(i)} for i in range(len(scores))]
+    store = MemoryStore()
+    runtime, _ = virtual_runtime()
+    first = await run_evals(items, [flaky], store=store, batch_id="b", runtime=runtime,
+                            concurrency=4)
+    assert first.summary("s").failed == len(broken)
+    broken.clear()
+    resumed = await run_evals(reversed(items), [flaky], store=store, batch_id="b",
+                              resume=True, runtime=runtime, concurrency=3)
+    whole = await run_evals(items, [_scores_scorer(scores)], batch_id="b", runtime=runtime)
+    assert resumed.scorers == whole.scorers
+    assert resumed.summary("s").mean == _exact_mean(scores)

@@ -11,16 +11,21 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scorecore import create_scorer, not_scorable
-from scorecore._evals import EvalItem, ScoreRow, StoreError, row_id, run_evals
+from scorecore._evals import EvalItem, ScoreRow, StoreError, row_id, run_evals, storable_row
+from scorecore._storable import MAX_DEPTH
 from scorecore_adapters.storage import (
     PostgresScoreStore,
     SqliteScoreStore,
     open_store,
     redact_url,
 )
+from tests.strategies import realize, run_values
 
 pytestmark = pytest.mark.anyio
 
@@ -219,3 +224,80 @@ def test_open_store_urls(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="plain SQL identifier"):
         SqliteScoreStore(tmp_path / "x.db", table="x; DROP TABLE y")
     assert redact_url("postgresql://h/db") == "postgresql://h/db"
+
+
+def _odd_row(run_id: str = "b:odd", batch_id: str = "b") -> ScoreRow:
+    deep: Any = "leaf"
+    for _ in range(5_000):
+        deep = [deep]
+    return ScoreRow(
+        id=row_id(run_id, "s"), scorer_id="s", run_id=run_id, batch_id=batch_id,
+        status="scored", score=0.5, reason="r\x00", scorer={"id": "s", "name": "\ud83d"},
+        input={"nul": "a\x00b", 7: "int key"}, output=deep,
+        preprocess_step_result={"n": 10**5000}, analyze_step_result=["\udc00"],
+        generate_reason_prompt="p\x00", entity_id="e\x00", trace_id="t\ud800",
+        metadata={"itemIndex": 0, "k\x00": 1},
+    )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_any_row_is_saved_with_what_was_replaced_listed(
+    anyio_backend: str, kind: str, tmp_path: Path
+) -> None:
+    """NUL, lone surrogates, 5,000-deep nesting and a 5,000-digit int in any column are saved
+    replaced (both stores alike), each listed in metadata.sanitized; the row reads back as
+    storable_row made it."""
+    odd = _odd_row()
+    async with make_store(kind, tmp_path) as store:
+        await store.save([odd, row("b:plain", index=1)])
+        stored, plain = await store.list_run("b")
+    kept = storable_row(odd)
+    for name in ("reason", "scorer", "input", "output", "preprocess_step_result",
+                 "analyze_step_result", "generate_reason_prompt", "entity_id", "trace_id",
+                 "metadata"):
+        assert getattr(stored, name) == getattr(kept, name), name
+    assert stored.input == {"nul": "a\ufffdb", "7": "int key"}
+    assert stored.preprocess_step_result == {"n": "<int of 5,001 digits>"}
+    assert stored.metadata is not None
+    assert [note["path"] for note in stored.metadata["sanitized"]] == [
+        "reason", "scorer.name", "input.nul", "output" + "[0]" * MAX_DEPTH,
+        "preprocessStepResult.n", "analyzeStepResult[0]", "generateReasonPrompt", "entityId",
+        "traceId", "metadata.k\ufffd",
+    ]
+    assert plain.metadata == {"itemIndex": 1}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_key_no_store_can_encode_is_a_store_error(
+    anyio_backend: str, kind: str, tmp_path: Path
+) -> None:
+    """A run id with a lone surrogate is refused as StoreError (not UnicodeEncodeError), and
+    the save writes nothing."""
+    async with make_store(kind, tmp_path) as store:
+        with pytest.raises(StoreError, match=r"save failed: ScoreRow.run_id must be a str "
+                                              r"without lone surrogates, got 'b:\\ud800'"):
+            await store.save([row("b:ok"), row("b:\ud800")])
+        assert await store.list_run("b") == []
+
+
+@settings(max_examples=40)
+@given(values=st.lists(run_values, min_size=3, max_size=3))
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_saving_any_values_round_trips_their_storable_form(
+    backend: str, values: list[Any]
+) -> None:
+    """Whatever the values, save() succeeds and list_run() gives back storable_row(row)."""
+    input_, output, context = (realize(v) for v in values)
+    odd = ScoreRow(id="x", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
+                   score=1.0, input=input_, output=output,
+                   additional_context={"groundTruth": context})
+
+    async def check() -> None:
+        async with SqliteScoreStore(":memory:") as store:
+            await store.save([odd])
+            (stored,) = await store.list_run("b")
+        kept = storable_row(odd)
+        assert (stored.input, stored.output, stored.additional_context, stored.metadata) == (
+            kept.input, kept.output, kept.additional_context, kept.metadata)
+
+    anyio.run(check, backend=backend)
