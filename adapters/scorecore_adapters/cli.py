@@ -249,7 +249,7 @@ def _unstorable(value: object, depth: int) -> str | None:
     return None
 
 
-def _parse_line(text: str, *, needs_output: bool) -> ItemLike | str:
+def _parse_line(text: str, *, needs_output: bool, line: int | None = None) -> ItemLike | str:
     """The item a JSONL line holds, or (one line) why it holds none."""
     try:
         value = json.loads(text)
@@ -266,7 +266,8 @@ def _parse_line(text: str, *, needs_output: bool) -> ItemLike | str:
         if problem is not None:
             return f"field {_clip(repr(key), 60)}: {problem}"
     try:
-        return item_from_mapping(value, needs_output=needs_output)
+        # line: run_evals names it when a later line repeats this item's id.
+        return item_from_mapping(value, needs_output=needs_output, line=line)
     except ValueError as exc:
         return _clip(str(exc), 500)
 
@@ -305,7 +306,7 @@ class JsonlReader:
 
     def __iter__(self) -> Iterator[ItemLike]:
         for number, text in self._lines():
-            parsed = _parse_line(text, needs_output=self.needs_output)
+            parsed = _parse_line(text, needs_output=self.needs_output, line=number)
             if not isinstance(parsed, str):
                 yield parsed
                 continue

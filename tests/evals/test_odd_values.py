@@ -440,3 +440,25 @@ def test_any_values_any_ids_postgres(
 ) -> None:
     """The same law against PostgreSQL, which refuses NUL where SQLite keeps it."""
     _check_batch(entries, kind, "asyncio", tmp_path_factory.mktemp("odd"))
+
+
+async def test_cli_reader_duplicate_names_the_first_line(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """Items read by the command line carry their line: a repeated id names the line of the
+    first occurrence, blank lines counted."""
+    import io  # noqa: PLC0415 - only this test reads a file
+
+    from scorecore_adapters.cli import JsonlReader  # noqa: PLC0415
+
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"input": 1, "output": 1, "id": "a"}\n\n'
+                    '{"input": 2, "output": 2, "id": "b"}\n'
+                    '{"input": 3, "output": 3, "id": "a"}\n')
+    reader = JsonlReader(path, needs_output=True, warn=io.StringIO())
+    report = await run_evals(reader, [echo()], keep_results=True)
+    assert report.results is not None
+    assert [r.error for r in report.results] == [
+        None, None, "duplicate id 'a', first seen at line 1"
+    ]
+    assert [r.item.line for r in report.results if r.item is not None] == [1, 3, 4]
