@@ -60,7 +60,6 @@ __all__ = [
     "item_from_mapping",
     "row_id",
     "run_evals",
-    "storable_row",
     "store_sink",
 ]
 
