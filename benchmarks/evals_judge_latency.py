@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from scorecore import JudgeConfig, ScorePromptStep, create_scorer
-from scorecore._evals import run_evals
+from scorecore.evals import run_evals
 from scorecore_adapters.testing import FunctionJudge
 
 ITEMS, CONCURRENCY, LATENCY = 2_000, 50, 0.05

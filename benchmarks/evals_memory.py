@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 
 from scorecore import create_scorer
-from scorecore._evals import run_evals
+from scorecore.evals import run_evals
 from scorecore_adapters.storage import SqliteScoreStore
 
 scorer = create_scorer(id="exact", description="exact").generate_score(

@@ -18,7 +18,7 @@ import tracemalloc
 import anyio
 
 from scorecore import create_scorer
-from scorecore._evals import run_evals
+from scorecore.evals import run_evals
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 scorer = create_scorer(id="exact", description="exact").generate_score(

@@ -37,7 +37,8 @@ from typing import Any
 import anyio
 import httpx
 
-from scorecore import JudgeConfig, ScorePromptStep, create_scorer, run_evals
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore.evals import run_evals
 from scorecore_adapters.openai import OpenAIChatModel
 
 API_KEY = "sk-benchmark-not-a-real-key"

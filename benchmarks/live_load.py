@@ -33,7 +33,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from http_judge import API_KEY, open_fds, provider, rss_mb, scorer_for
 
-from scorecore import LiveScorer, LiveStats, live_scoring
+from scorecore.live import LiveScorer, LiveStats, live_scoring
 from scorecore_adapters.openai import OpenAIChatModel
 
 

@@ -16,14 +16,7 @@ import os
 import re
 from typing import Any
 
-from scorecore import (
-    JudgeConfig,
-    PromptStep,
-    Scorer,
-    StepContext,
-    create_scorer,
-    not_scorable,
-)
+from scorecore import JudgeConfig, PromptStep, Scorer, StepContext, create_scorer, not_scorable
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
 

@@ -14,13 +14,7 @@ import re
 
 import anyio
 
-from scorecore import (
-    JudgeConfig,
-    PromptStep,
-    Scorer,
-    create_scorer,
-    not_scorable,
-)
+from scorecore import JudgeConfig, PromptStep, Scorer, create_scorer, not_scorable
 
 STOPWORDS = {
     "the",

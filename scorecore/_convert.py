@@ -42,7 +42,7 @@ from scorecore._values import (
     ScorerRun,
 )
 
-__all__ = ["converter", "from_mastra_json", "to_mastra_json"]
+__all__ = ["from_mastra_json", "to_mastra_json"]
 
 T = TypeVar("T")
 

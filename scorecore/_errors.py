@@ -5,9 +5,9 @@ The tree is deliberately shallow::
     ScorecoreError                 base of everything scorecore raises
     ├── ScorerDefinitionError      misuse at build time (also ValueError and TypeError)
     ├── ScorerRunError             a failed run: the value inside ``Failure``
-    ├── EvalConfigError            bad ``run_evals`` arguments (also ValueError; scorecore._evals)
-    ├── StoreError                 a score store failed (scorecore._evals)
-    └── ScorerNotFoundError        a registry lookup found nothing (also KeyError; _registry)
+    ├── EvalConfigError            bad ``run_evals`` arguments (also ValueError; scorecore.evals)
+    ├── StoreError                 a score store failed (scorecore.evals)
+    └── ScorerNotFoundError        a registry lookup found nothing (also KeyError; scorecore.live)
 
 Run-time failures are *values*: :meth:`Scorer.run` returns ``Failure(ScorerRunError)`` and
 never raises for anything a step, a judge or the input did. The structured ``cause`` says

@@ -13,29 +13,30 @@ from hypothesis import strategies as st
 
 from scorecore import (
     AgentInput,
-    AgentMessage,
-    GenericPart,
     InputMismatch,
     InvalidScore,
     InvalidStepValue,
-    JudgeError,
     JudgeExecution,
     JudgeFailed,
     JudgeOutputInvalid,
-    JudgeUsage,
-    MessageContent,
     NotScorable,
     PrepareRunFailed,
     ProcessorAborted,
-    ReasoningPart,
     ScoreResult,
     ScorerRun,
     StepRaised,
+)
+from scorecore.agent import (
+    AgentMessage,
+    GenericPart,
+    MessageContent,
+    ReasoningPart,
     SystemMessage,
     TextPart,
     ToolInvocation,
     ToolInvocationPart,
 )
+from scorecore.judge import JudgeError, JudgeUsage
 
 STEPS = ("preprocess", "analyze", "generate_score", "generate_reason")
 

@@ -6,7 +6,7 @@ from email.utils import formatdate
 
 from hypothesis import strategies as st
 
-from scorecore import JudgeError, JudgeMessage, JudgeRequest
+from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest
 from scorecore_adapters.testing import judge_error
 
 REQUEST = JudgeRequest(messages=[JudgeMessage(role="user", content="Rate this answer")])

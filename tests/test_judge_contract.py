@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from scorecore import JudgeConfig, JudgeFailed, JudgeRequest, ScorePromptStep, create_scorer
+from scorecore import JudgeConfig, JudgeFailed, ScorePromptStep, create_scorer
+from scorecore.judge import JudgeRequest
 from scorecore_adapters.testing import FunctionJudge
 
 

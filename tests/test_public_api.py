@@ -1,10 +1,13 @@
-"""The curated public surface: sorted, complete, documented."""
+"""The curated public surface: each namespace sorted, documented, and the kernel kept small."""
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.metadata
 import inspect
 import pkgutil
+import re
 from pathlib import Path
 
 import pytest
@@ -12,15 +15,36 @@ import pytest
 import scorecore
 import scorecore_adapters
 
-PUBLIC_MODULES = ["scorecore"] + [
+ROOT = Path(__file__).resolve().parent.parent
+CORE_NAMESPACES = [
+    "scorecore",
+    "scorecore.agent",
+    "scorecore.evals",
+    "scorecore.judge",
+    "scorecore.live",
+    "scorecore.scorers",
+    "scorecore.scorers.checks",
+    "scorecore.traces",
+]
+ADAPTER_MODULES = [
     f"scorecore_adapters.{m.name}"
     for m in pkgutil.iter_modules(scorecore_adapters.__path__)
     if not m.name.startswith("_") and m.name != "__main__"
 ]
+PUBLIC_MODULES = CORE_NAMESPACES + ADAPTER_MODULES
+
+
+def _private_core_modules() -> list[str]:
+    """Every ``_x`` module of the core, in the kernel and in the application subpackages."""
+    return [
+        info.name
+        for info in pkgutil.walk_packages(scorecore.__path__, "scorecore.")
+        if any(part.startswith("_") for part in info.name.split(".")[1:])
+    ]
 
 
 @pytest.mark.parametrize("module_name", PUBLIC_MODULES)
-def test_all_resolves(module_name: str) -> None:
+def test_all_resolves_once(module_name: str) -> None:
     """Every public module's __all__ (kept sorted by ruff's RUF022) names existing objects once."""
     module = importlib.import_module(module_name)
     names = list(module.__all__)
@@ -29,15 +53,25 @@ def test_all_resolves(module_name: str) -> None:
         assert hasattr(module, name), f"{module_name}.__all__ names missing {name!r}"
 
 
-def test_core_all_is_complete() -> None:
-    """Every public name defined in a private core module is re-exported from scorecore."""
-    exported = set(scorecore.__all__)
-    for info in pkgutil.iter_modules(scorecore.__path__):
-        if info.ispkg:  # a subpackage (scorecore.scorers) is a namespace of its own
-            continue
-        module = importlib.import_module(f"scorecore.{info.name}")
+def test_kernel_surface_is_the_scorer_api() -> None:
+    """The top level exports the scorer API only: at most 50 names (design.md §9.1)."""
+    assert len(scorecore.__all__) <= 50, sorted(scorecore.__all__)
+    for app_name in ("run_evals", "Span", "LiveScorer", "Registry", "JudgeRequest"):
+        assert app_name not in scorecore.__all__
+
+
+def test_version_is_the_installed_distribution() -> None:
+    """``scorecore.__version__`` is the version pip installed."""
+    assert scorecore.__version__ == importlib.metadata.version("scorecore")
+
+
+def test_every_private_public_name_has_a_public_home() -> None:
+    """A name a private core module declares public is exported by some public namespace."""
+    exported = {name for ns in CORE_NAMESPACES for name in importlib.import_module(ns).__all__}
+    for module_name in _private_core_modules():
+        module = importlib.import_module(module_name)
         for name in getattr(module, "__all__", ()):
-            assert name in exported, f"scorecore.{info.name}.{name} is not in scorecore.__all__"
+            assert name in exported, f"{module_name}.{name} is in no public namespace"
 
 
 @pytest.mark.parametrize("module_name", PUBLIC_MODULES)
@@ -50,18 +84,70 @@ def test_public_callables_have_docstrings(module_name: str) -> None:
             assert inspect.getdoc(obj), f"{module_name}.{name} has no docstring"
 
 
-def test_api_reference_lists_every_core_name() -> None:
-    """docs/api.md documents every name in scorecore.__all__."""
-    text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
-    missing = [name for name in scorecore.__all__ if f"`{name}" not in text]
-    assert not missing, f"docs/api.md does not mention {missing}"
+def _section(text: str, heading: str) -> str:
+    """The text of one ``## heading`` section of a docs page."""
+    start = text.index(heading)
+    rest = text[start + len(heading) :]
+    end = re.search(r"^## ", rest, re.MULTILINE)
+    return rest[: end.start()] if end else rest
 
 
-@pytest.mark.parametrize("module_name", [*PUBLIC_MODULES[1:], "scorecore_adapters"])
+@pytest.mark.parametrize("module_name", CORE_NAMESPACES)
+def test_api_reference_matches_each_namespace(module_name: str) -> None:
+    """docs/api.md has a section per namespace listing exactly that namespace's __all__."""
+    text = (ROOT / "docs" / "api.md").read_text()
+    section = _section(text, f"## `{module_name}`")
+    documented = set(re.findall(r"^- \*\*`([A-Za-z_]+)", section, re.MULTILINE))
+    exported = set(importlib.import_module(module_name).__all__)
+    assert documented == exported, (
+        f"undocumented: {sorted(exported - documented)}; "
+        f"not exported: {sorted(documented - exported)}"
+    )
+
+
+@pytest.mark.parametrize("module_name", [*ADAPTER_MODULES, "scorecore_adapters"])
 def test_adapters_reference_lists_every_public_name(module_name: str) -> None:
     """docs/adapters-api.md documents every public name of every adapters module."""
-    text = (Path(__file__).resolve().parent.parent / "docs" / "adapters-api.md").read_text()
+    text = (ROOT / "docs" / "adapters-api.md").read_text()
     assert f"## `{module_name}`" in text
     module = importlib.import_module(module_name)
     missing = [name for name in module.__all__ if f"`{name}" not in text]
     assert not missing, f"docs/adapters-api.md does not mention {module_name}.{missing}"
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+            found.extend(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend(a.name for a in node.names)
+    return found
+
+
+@pytest.mark.parametrize(
+    "folder", ["adapters/scorecore_adapters", "examples", "benchmarks"], ids=lambda f: f
+)
+def test_no_private_core_imports_outside_the_core(folder: str) -> None:
+    """Adapters, examples and benchmarks use the core's public namespaces only (design.md §9.1)."""
+    offenders = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "scorecore" and any(p.startswith("_") for p in parts[1:]):
+                offenders.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not offenders, offenders
+
+
+def test_layers_contract_lists_every_kernel_module() -> None:
+    """The import-linter contract keeping the kernel below its layers names every kernel module."""
+    text = (ROOT / "pyproject.toml").read_text()
+    kernel = [
+        info.name
+        for info in pkgutil.iter_modules(scorecore.__path__, "scorecore.")
+        if not info.ispkg
+    ]
+    missing = [name for name in kernel if f'"{name}"' not in text]
+    assert not missing, f"add {missing} to the kernel contract in pyproject.toml"

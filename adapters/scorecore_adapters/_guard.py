@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from scorecore import JudgeError
+from scorecore.judge import JudgeError
 
 __all__ = [
     "ALLOW_MODEL_REQUESTS_ENV",

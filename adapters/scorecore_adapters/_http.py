@@ -9,7 +9,7 @@ provider code/type and response header value is scrubbed of the adapter's secret
 
 How failures map (``kind`` / retryable / ``code`` of the cause):
 
-- HTTP status >= 400: kind from :func:`scorecore._judge.kind_for` on the status and the
+- HTTP status >= 400: kind from :func:`scorecore.judge.kind_for` on the status and the
   provider's ``error.code``/``error.type``; all response headers kept (``retry-after`` …).
 - ``httpx.TimeoutException``: ``timeout`` / yes / ``ETIMEDOUT``.
 - ``httpx.ConnectError``, ``ReadError``, ``WriteError``, ``RemoteProtocolError`` (a connection
@@ -40,8 +40,7 @@ import attrs
 import httpx
 from returns.result import Failure, Result, Success
 
-from scorecore import JudgeError, JudgeRequest, JudgeResponse
-from scorecore._judge import kind_for
+from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, kind_for
 from scorecore_adapters import _guard
 
 __all__ = [

@@ -18,7 +18,7 @@ from typing import Any, Final, final
 import httpx
 from returns.result import Failure, Result, Success
 
-from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters._http import (
     HttpJudgeBase,
     HttpReply,

@@ -45,7 +45,7 @@ import anyio
 import attrs
 
 from scorecore import Scorer
-from scorecore._evals import (
+from scorecore.evals import (
     EvalConfigError,
     EvalReport,
     InvalidItem,

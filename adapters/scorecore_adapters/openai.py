@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 from returns.result import Failure, Result, Success
 
-from scorecore import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters._http import (
     HttpJudgeBase,
     HttpReply,

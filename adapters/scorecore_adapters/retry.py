@@ -35,8 +35,7 @@ from typing import Any, ClassVar, TypeAlias, TypeVar, final
 
 import attrs
 
-from scorecore import JudgeError, JudgeRequest, Retry
-from scorecore._judge import AUTH_CODES
+from scorecore.judge import AUTH_CODES, JudgeError, JudgeRequest, Retry
 
 __all__ = [
     "BUILTIN_RETRYABLE_CODES",
@@ -492,7 +491,7 @@ class StreamErrorRetryProcessor:
         now: the wall clock used to read ``Retry-After`` HTTP dates (inject it in tests).
 
     >>> import anyio
-    >>> from scorecore import JudgeMessage, JudgeRequest
+    >>> from scorecore.judge import JudgeMessage, JudgeRequest
     >>> from scorecore_adapters.testing import judge_error
     >>> proc = StreamErrorRetryProcessor(max_retries=2, delay=0.5)
     >>> req = JudgeRequest(messages=[JudgeMessage(role="user", content="hi")])
@@ -569,7 +568,7 @@ class StreamErrorRetryProcessor:
         Returns:
             ``True`` when :meth:`find_policy` finds a policy.
 
-        >>> from scorecore import JudgeError
+        >>> from scorecore.judge import JudgeError
         >>> StreamErrorRetryProcessor(retry_unknown_errors=True).would_retry(
         ...     JudgeError(kind="unknown", message="weird"))
         True

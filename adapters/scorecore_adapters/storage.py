@@ -6,7 +6,7 @@ whose columns are Mastra's ``mastra_scorers`` columns, camelCase and quoted, plu
 transaction, so saving is idempotent and a batch killed at any point resumes cleanly.
 
 >>> import anyio
->>> from scorecore._evals import ScoreRow
+>>> from scorecore.evals import ScoreRow
 >>> async def demo() -> list[str]:
 ...     async with SqliteScoreStore(":memory:") as store:
 ...         row = ScoreRow(id="r1/s", scorer_id="s", run_id="r1", batch_id="b", status="scored",
@@ -35,7 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import anyio.to_thread
 
-from scorecore._evals import CompletedScore, ScoreRow, StoreError, storable_row
+from scorecore.evals import CompletedScore, ScoreRow, StoreError, storable_row
 
 __all__ = [
     "DEFAULT_TABLE",

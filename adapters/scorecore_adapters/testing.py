@@ -16,7 +16,7 @@ characters (rounded up): ``input_tokens`` from all message contents, ``output_to
 the reply text, ``total_tokens`` their sum. The finish reason is ``"stop"``.
 
 >>> import anyio
->>> from scorecore import JudgeMessage, JudgeRequest
+>>> from scorecore.judge import JudgeMessage, JudgeRequest
 >>> judge = ScriptedJudge([{"score": 1}, judge_error(429)])
 >>> req = JudgeRequest(messages=[JudgeMessage(role="user", content="Rate this")])
 >>> anyio.run(judge.generate, req).unwrap().text
@@ -40,8 +40,15 @@ from typing import Any, TypeAlias, final
 import anyio.lowlevel
 from returns.result import Failure, Result, Success
 
-from scorecore import JudgeError, JudgeErrorKind, JudgeRequest, JudgeResponse, JudgeUsage, Runtime
-from scorecore._judge import kind_for
+from scorecore import Runtime
+from scorecore.judge import (
+    JudgeError,
+    JudgeErrorKind,
+    JudgeRequest,
+    JudgeResponse,
+    JudgeUsage,
+    kind_for,
+)
 
 __all__ = [
     "FunctionJudge",
@@ -159,7 +166,7 @@ class ScriptedJudge(_FakeJudge):
         TypeError: a reply is not one of the accepted kinds (e.g. a ``set``, or ``nan``).
 
     >>> import anyio
-    >>> from scorecore import JudgeMessage, JudgeRequest
+    >>> from scorecore.judge import JudgeMessage, JudgeRequest
     >>> judge = ScriptedJudge(["plain text", [1, 2]])
     >>> req = JudgeRequest(messages=[JudgeMessage(role="user", content="12345678")])
     >>> reply = anyio.run(judge.generate, req).unwrap()
@@ -242,7 +249,7 @@ class FunctionJudge(_FakeJudge):
         supports_structured_output: whether the core may ask for native structured output.
 
     >>> import anyio
-    >>> from scorecore import JudgeMessage, JudgeRequest
+    >>> from scorecore.judge import JudgeMessage, JudgeRequest
     >>> judge = FunctionJudge(lambda req: {"echo": req.messages[-1].content})
     >>> req = JudgeRequest(messages=[JudgeMessage(role="user", content="hi")])
     >>> anyio.run(judge.generate, req).unwrap().text

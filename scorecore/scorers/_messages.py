@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-from scorecore import AgentMessage, TextPart, ToolInvocation, ToolInvocationPart
+from scorecore.agent import AgentMessage, TextPart, ToolInvocation, ToolInvocationPart
 
 CALL_STATES: Final = frozenset({"result", "call", "output-error"})
 """States of a tool invocation that count as a call: a thrown call ran; a partial one did not."""

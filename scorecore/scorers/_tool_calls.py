@@ -88,7 +88,7 @@ def tool_call_accuracy(
     Not scorable when the output has no messages.
 
     >>> import anyio
-    >>> from scorecore import AgentMessage, MessageContent, ToolInvocation, ToolInvocationPart
+    >>> from scorecore.agent import AgentMessage, MessageContent, ToolInvocation, ToolInvocationPart
     >>> call = ToolInvocation(tool_call_id="c1", tool_name="weather", result="sunny")
     >>> answer = AgentMessage(role="assistant", content=MessageContent(
     ...     parts=(ToolInvocationPart(tool_invocation=call),)))

@@ -9,14 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from scorecore import (
-    JudgeMessage,
-    JudgeModel,
-    JudgeRequest,
-    JudgeResponse,
-    JudgeUsage,
-    ModelSettings,
-)
+from scorecore import JudgeModel, ModelSettings
+from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.anthropic import RESPOND_TOOL, AnthropicModel
 from tests.adapters.loopback import LoopbackServer, Reply, serve

@@ -10,16 +10,8 @@ import httpx
 import pytest
 from returns.result import Failure
 
-from scorecore import (
-    JudgeConfig,
-    JudgeError,
-    JudgeFailed,
-    JudgeMessage,
-    JudgeModel,
-    JudgeRequest,
-    ScorePromptStep,
-    create_scorer,
-)
+from scorecore import JudgeConfig, JudgeFailed, JudgeModel, ScorePromptStep, create_scorer
+from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters._http import split_userinfo
 from scorecore_adapters.anthropic import AnthropicModel

@@ -6,7 +6,8 @@ import httpx
 import pytest
 from returns.result import Failure
 
-from scorecore import JudgeMessage, JudgeModel, JudgeRequest
+from scorecore import JudgeModel
+from scorecore.judge import JudgeMessage, JudgeRequest
 from scorecore_adapters import _guard
 from scorecore_adapters._guard import (
     ALLOW_MODEL_REQUESTS_ENV,

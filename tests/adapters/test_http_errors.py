@@ -15,7 +15,8 @@ import httpx
 import pytest
 from returns.result import Failure, Success
 
-from scorecore import JudgeError, JudgeMessage, JudgeModel, JudgeRequest, ModelSettings
+from scorecore import JudgeModel, ModelSettings
+from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters._http import error_from_exception, redact
 from scorecore_adapters.anthropic import AnthropicModel

@@ -12,15 +12,13 @@ from returns.result import Failure, Success
 
 from scorecore import (
     JudgeConfig,
-    JudgeMessage,
     JudgeModel,
-    JudgeRequest,
-    JudgeResponse,
     ModelSettings,
     PromptStep,
     ScorePromptStep,
     create_scorer,
 )
+from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel, native_schema, strict_schema
 from tests.adapters.loopback import LoopbackServer, Reply, serve

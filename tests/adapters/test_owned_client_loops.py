@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from scorecore import JudgeMessage, JudgeRequest
+from scorecore.judge import JudgeMessage, JudgeRequest
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel
 from tests.adapters.loopback import Reply, serve

@@ -12,7 +12,7 @@ import anyio
 import httpx
 import pytest
 
-from scorecore import JudgeMessage, JudgeRequest
+from scorecore.judge import JudgeMessage, JudgeRequest
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters._http import HttpJudgeBase
 from scorecore_adapters.anthropic import AnthropicModel

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore import JudgeMessage, JudgeRequest, JudgeResponse
+from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters._http import HttpJudgeBase, redact
 from scorecore_adapters.anthropic import AnthropicModel

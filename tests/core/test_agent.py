@@ -11,19 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore import (
-    AgentInput,
+from scorecore import AgentInput, InputMismatch, ScorerRun, create_scorer, filter_run
+from scorecore.agent import (
     AgentMessage,
     GenericPart,
-    InputMismatch,
     MessageContent,
     ReasoningPart,
-    ScorerRun,
     TextPart,
     ToolInvocation,
     ToolInvocationPart,
-    create_scorer,
-    filter_run,
 )
 from tests import strategies as sts
 

@@ -23,20 +23,19 @@ from scorecore import (
     AgentOutput,
     InputMismatch,
     JudgeConfig,
-    JudgeError,
     JudgeExecution,
     PromptStep,
     RunFailureCause,
     ScorePromptStep,
     ScoreResult,
     ScorerRun,
-    converter,
     create_scorer,
     from_mastra_json,
     not_scorable,
     to_mastra_json,
 )
-from scorecore._convert import MAX_ERRORS
+from scorecore._convert import MAX_ERRORS, converter
+from scorecore.judge import JudgeError
 from scorecore_adapters.testing import ScriptedJudge, virtual_runtime
 from tests import strategies as sts
 

@@ -12,16 +12,11 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from scorecore import (
-    Abort,
     InvalidScore,
     InvalidStepValue,
     JudgeConfig,
     JudgeFailed,
-    JudgeMessage,
     JudgeOutputInvalid,
-    JudgeRequest,
-    JudgeResponse,
-    JudgeUsage,
     ModelSettings,
     ProcessorAborted,
     PromptStep,
@@ -32,6 +27,7 @@ from scorecore import (
     StepRaised,
     create_scorer,
 )
+from scorecore.judge import Abort, JudgeMessage, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters.testing import (
     FunctionJudge,
     ScriptedJudge,

@@ -14,16 +14,14 @@ from returns.result import Success
 from scorecore import (
     DefaultRetryBudgetWarning,
     JudgeConfig,
-    JudgeError,
     JudgeFailed,
-    JudgeRequest,
     PromptStep,
-    Retry,
     Runtime,
     ScorePromptStep,
     StepJudge,
     create_scorer,
 )
+from scorecore.judge import JudgeError, JudgeRequest, Retry
 from scorecore_adapters.retry import RetryPolicy, StreamErrorRetryProcessor
 from scorecore_adapters.testing import FunctionJudge, ScriptedJudge, VirtualClock, judge_error
 

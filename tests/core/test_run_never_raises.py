@@ -29,11 +29,8 @@ from scorecore import (
     JudgeConfig,
     JudgeFailed,
     JudgeOutputInvalid,
-    JudgeRequest,
-    JudgeResponse,
     ProcessorAborted,
     PromptStep,
-    Retry,
     ScorePromptStep,
     ScorerDefinitionError,
     ScoreResult,
@@ -42,6 +39,7 @@ from scorecore import (
     create_scorer,
     not_scorable,
 )
+from scorecore.judge import JudgeRequest, JudgeResponse, Retry
 from scorecore_adapters.testing import FunctionJudge, judge_error, virtual_runtime
 from tests import strategies as sts
 from tests.strategies import STEPS

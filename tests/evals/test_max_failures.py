@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from scorecore import EvalConfigError, create_scorer, run_evals
+from scorecore import create_scorer
+from scorecore.evals import EvalConfigError, run_evals
 from scorecore_adapters.cli import main
 
 

@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, PromptStep, Scorer, create_scorer
-from scorecore._evals import EvalItem, InvalidItem, ItemResult, ScoreRow, run_evals
-from scorecore._storable import MAX_DEPTH
+from scorecore.evals._evals import EvalItem, InvalidItem, ItemResult, ScoreRow, run_evals
+from scorecore.evals._storable import MAX_DEPTH
 from scorecore_adapters.testing import FunctionJudge, virtual_runtime
 from tests.evals.test_storage import KINDS, make_store
 from tests.strategies import Unprintable, UnprintableError, nested_list, realize, run_values
@@ -326,7 +326,7 @@ async def test_a_row_that_cannot_be_built_fails_its_pair_only(
     anyio_backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Should building a row raise anyway, the pair fails and a bare failed row is stored."""
-    import scorecore._evals as evals  # noqa: PLC0415 - patched below
+    import scorecore.evals._evals as evals  # noqa: PLC0415 - patched below
 
     real = evals._score_row
 

@@ -13,15 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorecore import (
-    JudgeConfig,
-    PromptStep,
-    ScorePromptStep,
-    Scorer,
-    create_scorer,
-    not_scorable,
-)
-from scorecore._evals import (
+from scorecore import JudgeConfig, PromptStep, ScorePromptStep, Scorer, create_scorer, not_scorable
+from scorecore._redact import redact_secrets
+from scorecore.evals._evals import (
     CompletedScore,
     EvalConfigError,
     EvalItem,
@@ -34,7 +28,6 @@ from scorecore._evals import (
     row_id,
     run_evals,
 )
-from scorecore._redact import redact_secrets
 from scorecore_adapters.testing import FunctionJudge, ScriptedJudge, judge_error, virtual_runtime
 
 pytestmark = pytest.mark.anyio

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore import create_scorer, not_scorable
-from scorecore._evals import EvalItem, ScoreRow, StoreError, row_id, run_evals, storable_row
-from scorecore._storable import MAX_DEPTH
+from scorecore.evals._evals import EvalItem, ScoreRow, StoreError, row_id, run_evals, storable_row
+from scorecore.evals._storable import MAX_DEPTH
 from scorecore_adapters.storage import (
     PostgresScoreStore,
     SqliteScoreStore,

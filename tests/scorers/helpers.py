@@ -6,12 +6,10 @@ from typing import Any
 
 from returns.result import Result
 
-from scorecore import (
-    AgentInput,
+from scorecore import AgentInput, ScoreResult, ScorerRunError
+from scorecore.agent import (
     AgentMessage,
     MessageContent,
-    ScoreResult,
-    ScorerRunError,
     TextPart,
     ToolInvocation,
     ToolInvocationPart,

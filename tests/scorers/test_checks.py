@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from scorecore import (
-    AgentInput,
+from scorecore import AgentInput, ScorerDefinitionError
+from scorecore.agent import (
     AgentMessage,
     MessageContent,
-    ScorerDefinitionError,
     TextPart,
     ToolInvocation,
     ToolInvocationPart,

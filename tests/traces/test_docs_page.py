@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import scorecore
-from scorecore import _live, _registry, _traces
+from scorecore.live import _live, _registry
+from scorecore.traces import _traces
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "agents-and-traces.md"
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)

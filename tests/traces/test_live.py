@@ -9,9 +9,9 @@ import anyio
 import pytest
 from returns.result import Result
 
-import scorecore._live as mod
+import scorecore.live._live as mod
 from scorecore import Scorer, ScoreResult, ScorerRunError, create_scorer
-from scorecore._live import (
+from scorecore.live._live import (
     LiveCall,
     LiveScorer,
     LiveScoringError,
@@ -21,7 +21,7 @@ from scorecore._live import (
     sample_point,
     scored,
 )
-from scorecore._traces import ScoreRecord
+from scorecore.traces._traces import ScoreRecord
 from scorecore_adapters.testing import virtual_runtime
 
 pytestmark = pytest.mark.anyio

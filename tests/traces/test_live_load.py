@@ -18,15 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorecore import JudgeConfig, JudgeRequest, ScorePromptStep, create_scorer
-from scorecore._live import (
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore.judge import JudgeRequest
+from scorecore.live._live import (
     LiveScorer,
     LiveScoringError,
     LiveStats,
     live_scoring,
     scored,
 )
-from scorecore._traces import ScoreRecord
+from scorecore.traces._traces import ScoreRecord
 from scorecore_adapters.testing import FunctionJudge, judge_error
 from tests import strategies as sts
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-import scorecore._registry as mod
+import scorecore.live._registry as mod
 from scorecore import ScorecoreError, create_scorer
-from scorecore._registry import Registry, ScorerNotFoundError
+from scorecore.live._registry import Registry, ScorerNotFoundError
 
 
 def make(id: str, name: str | None = None) -> Any:

@@ -13,20 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-import scorecore._traces as mod
-from scorecore import (
-    AgentInput,
+import scorecore.traces._traces as mod
+from scorecore import AgentInput, ScorerRunError, StepRaised, create_scorer, not_scorable
+from scorecore.agent import (
     AgentMessage,
     MessageContent,
-    ScorerRunError,
-    StepRaised,
     TextPart,
     ToolInvocation,
     ToolInvocationPart,
-    create_scorer,
-    not_scorable,
 )
-from scorecore._traces import (
+from scorecore.traces._traces import (
     ScoreRecord,
     Span,
     Trace,

@@ -6,22 +6,15 @@ from typing import Any, assert_type
 
 from returns.result import Result
 
-from scorecore import (
-    AgentInput,
-    AgentOutput,
-    EvalReport,
-    Registry,
-    Scorer,
-    ScoreResult,
-    Threshold,
+from scorecore import AgentInput, AgentOutput, Scorer, ScoreResult, create_scorer
+from scorecore.evals import EvalReport, Threshold, run_evals
+from scorecore.live import Registry, scored
+from scorecore.traces import (
     TraceBatchResult,
     TraceError,
     TraceScoringError,
-    create_scorer,
-    run_evals,
     score_trace,
     score_traces,
-    scored,
     trace_to_agent_run,
 )
 

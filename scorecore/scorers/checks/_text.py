@@ -6,13 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal, overload
 
-from scorecore import (
-    AgentInput,
-    AgentOutput,
-    NotScorable,
-    Scorer,
-    StepContext,
-)
+from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext
 from scorecore.scorers._shapes import (
     Shape,
     check_fraction,

@@ -5,15 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scorecore import (
-    AgentInput,
-    AgentMessage,
-    AgentOutput,
-    NotScorable,
-    Scorer,
-    StepContext,
-    create_scorer,
-)
+from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext, create_scorer
+from scorecore.agent import AgentMessage
 from scorecore.scorers._messages import all_invocations, is_failed_invocation, tool_names
 from scorecore.scorers._shapes import check_count, check_text, no_output_messages, refuse
 
@@ -55,7 +48,7 @@ def called_tool(
     ran); a ``partial-call`` does not.
 
     >>> import anyio
-    >>> from scorecore import AgentMessage, MessageContent, ToolInvocation, ToolInvocationPart
+    >>> from scorecore.agent import AgentMessage, MessageContent, ToolInvocation, ToolInvocationPart
     >>> call = ToolInvocation(tool_call_id="c1", tool_name="search", state="output-error")
     >>> answer = AgentMessage(role="assistant", content=MessageContent(
     ...     parts=(ToolInvocationPart(tool_invocation=call),)))
@@ -84,7 +77,7 @@ def did_not_call(
     :func:`called_tool`).
 
     >>> import anyio
-    >>> from scorecore import AgentMessage, MessageContent, TextPart
+    >>> from scorecore.agent import AgentMessage, MessageContent, TextPart
     >>> answer = AgentMessage(role="assistant", content=MessageContent(
     ...     parts=(TextPart(text="Done."),)))
     >>> anyio.run(lambda: did_not_call("delete_user").run(input={}, output=[answer])).unwrap().score

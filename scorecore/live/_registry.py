@@ -104,7 +104,7 @@ class Registry:
     >>> registry.get("exact")
     Traceback (most recent call last):
     ...
-    scorecore._registry.ScorerNotFoundError: no scorer registered with key 'exact'; did you mean 'exactness'? (registered: 'exactness')
+    scorecore.live._registry.ScorerNotFoundError: no scorer registered with key 'exact'; did you mean 'exactness'? (registered: 'exactness')
     """  # noqa: E501 - a doctest's expected traceback line cannot be wrapped
 
     __slots__ = ("_scorers",)

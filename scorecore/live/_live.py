@@ -11,7 +11,7 @@ from a workflow step — and every call schedules a background job in an anyio t
 3. the ``sampling`` decides, deterministically from the trace id (else the run id), exactly as
    Mastra does: ``int.from_bytes(sha256(key).digest()[:6]) / 2**48 < rate``;
 4. each scorer runs; each successful result goes to the ``sink`` as a
-   :class:`~scorecore._traces.ScoreRecord`.
+   :class:`~scorecore.traces._traces.ScoreRecord`.
 
 The caller gets its value back unchanged as soon as the job is scheduled. Each
 :class:`LiveScorer` scores at most ``max_concurrency`` calls at once (default 16) and keeps
@@ -54,7 +54,7 @@ from scorecore._errors import ScorerRunError
 from scorecore._redact import redact_secrets
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._scorer import Scorer
-from scorecore._traces import ScoreRecord, ScoreSink, deliver
+from scorecore.traces._traces import ScoreRecord, ScoreSink, deliver
 
 __all__ = [
     "LiveCall",

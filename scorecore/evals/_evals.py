@@ -36,9 +36,9 @@ from scorecore._redact import redact_secrets
 from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._scorer import Scorer
-from scorecore._storable import Sanitizer, clean_text, is_clean_text, is_encodable_text
-from scorecore._traces import ScoreRecord, ScoreSink
 from scorecore._values import ScoreResult
+from scorecore.evals._storable import Sanitizer, clean_text, is_clean_text, is_encodable_text
+from scorecore.traces._traces import ScoreRecord, ScoreSink
 
 __all__ = [
     "CompletedScore",
@@ -919,7 +919,7 @@ def store_sink(
 
     >>> import anyio
     >>> from scorecore import create_scorer
-    >>> from scorecore._traces import score_trace
+    >>> from scorecore.traces._traces import score_trace
     >>> class Rows:
     ...     rows: list[ScoreRow] = []
     ...     async def save(self, rows): self.rows.extend(rows)

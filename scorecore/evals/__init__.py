@@ -1,0 +1,62 @@
+"""Batch evaluation: ``run_evals``, its items and report, thresholds and gates.
+
+Also the ``ScoreStore`` port that stores implement, and the row shape they store.
+
+>>> import anyio
+>>> from scorecore import create_scorer
+>>> from scorecore.evals import run_evals
+>>> exact = create_scorer(id="exact", description="Exact match").generate_score(
+...     lambda ctx: 1.0 if ctx.run.output == ctx.run.ground_truth else 0.0
+... )
+>>> items = [{"input": "2+2?", "output": "4", "ground_truth": "4"}]
+>>> anyio.run(lambda: run_evals(items, [exact])).scorers[0].mean
+1.0
+"""
+
+from scorecore.evals._evals import (
+    CompletedScore,
+    EvalConfigError,
+    EvalItem,
+    EvalReport,
+    GateResult,
+    InvalidItem,
+    ItemLike,
+    ItemResult,
+    OutcomeStatus,
+    ScorerOutcome,
+    ScoreRow,
+    ScorerSummary,
+    ScoreStore,
+    StoreError,
+    Threshold,
+    ThresholdResult,
+    item_from_mapping,
+    row_id,
+    run_evals,
+    storable_row,
+    store_sink,
+)
+
+__all__ = [
+    "CompletedScore",
+    "EvalConfigError",
+    "EvalItem",
+    "EvalReport",
+    "GateResult",
+    "InvalidItem",
+    "ItemLike",
+    "ItemResult",
+    "OutcomeStatus",
+    "ScoreRow",
+    "ScoreStore",
+    "ScorerOutcome",
+    "ScorerSummary",
+    "StoreError",
+    "Threshold",
+    "ThresholdResult",
+    "item_from_mapping",
+    "row_id",
+    "run_evals",
+    "storable_row",
+    "store_sink",
+]
