@@ -1,4 +1,5 @@
-"""Mastra-shaped agent messages: what a ``type="agent"`` scorer's input and output are made of.
+"""Mastra-shaped agent messages and trajectories: what ``type="agent"`` and
+``type="trajectory"`` scorers' inputs and outputs are made of.
 """
 
 from scorecore._agent import (
@@ -14,17 +15,35 @@ from scorecore._agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
+from scorecore._trajectory import (
+    ExpectedStep,
+    Ordering,
+    StepType,
+    Trajectory,
+    TrajectoryExpectation,
+    TrajectoryStep,
+    extract_trajectory,
+    merged_tool_invocations,
+)
 
 __all__ = [
     "AgentInput",
     "AgentMessage",
     "AgentOutput",
+    "ExpectedStep",
     "GenericPart",
     "MessageContent",
     "MessagePart",
+    "Ordering",
     "ReasoningPart",
+    "StepType",
     "SystemMessage",
     "TextPart",
     "ToolInvocation",
     "ToolInvocationPart",
+    "Trajectory",
+    "TrajectoryExpectation",
+    "TrajectoryStep",
+    "extract_trajectory",
+    "merged_tool_invocations",
 ]

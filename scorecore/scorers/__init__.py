@@ -19,8 +19,10 @@ from scorecore.scorers._keywords import keyword_coverage
 from scorecore.scorers._similarity import content_similarity, textual_difference
 from scorecore.scorers._tone import tone
 from scorecore.scorers._tool_calls import tool_call_accuracy
+from scorecore.scorers._trajectory import TrajectoryWeights, trajectory, trajectory_accuracy
 
 __all__ = [
+    "TrajectoryWeights",
     "checks",
     "completeness",
     "content_similarity",
@@ -28,4 +30,6 @@ __all__ = [
     "textual_difference",
     "tone",
     "tool_call_accuracy",
+    "trajectory",
+    "trajectory_accuracy",
 ]

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-from scorecore.agent import AgentMessage, TextPart, ToolInvocation, ToolInvocationPart
+from scorecore.agent import AgentMessage, TextPart, ToolInvocation, merged_tool_invocations
 
 CALL_STATES: Final = frozenset({"result", "call", "output-error"})
 """States of a tool invocation that count as a call: a thrown call ran; a partial one did not."""
@@ -31,34 +31,9 @@ def joined_text(messages: Iterable[AgentMessage], separator: str) -> str:
     return separator.join(message_text(m) for m in messages)
 
 
-def merged_invocations(message: AgentMessage) -> list[ToolInvocation]:
-    """A message's tool invocations from its parts and its legacy list (``mergeToolInvocations``).
-
-    For a call id in both, the part wins; a legacy-only call is placed before the next call
-    both share (if not already passed); the remaining legacy-only calls come last.
-    """
-    content = message.content
-    from_parts = [p.tool_invocation for p in content.parts or ()
-                  if isinstance(p, ToolInvocationPart)]
-    legacy = list(content.tool_invocations or ())
-    part_ids = {call.tool_call_id for call in from_parts if call.tool_call_id}
-    # A JavaScript Map built from pairs keeps the last index of a repeated id; so does dict.
-    legacy_index_of = {call.tool_call_id: index for index, call in enumerate(legacy)}
-    merged: list[ToolInvocation] = []
-    next_legacy = 0
-    for call in from_parts:
-        shared = legacy_index_of.get(call.tool_call_id) if call.tool_call_id else None
-        if shared is not None and shared >= next_legacy:
-            merged.extend(c for c in legacy[next_legacy:shared] if c.tool_call_id not in part_ids)
-            next_legacy = shared + 1
-        merged.append(call)
-    merged.extend(c for c in legacy[next_legacy:] if c.tool_call_id not in part_ids)
-    return merged
-
-
 def _calls(messages: Iterable[AgentMessage]) -> Iterator[ToolInvocation]:
     for message in messages:
-        yield from merged_invocations(message)
+        yield from merged_tool_invocations(message)
 
 
 def tool_names(messages: Iterable[AgentMessage]) -> list[str]:

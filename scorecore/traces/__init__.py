@@ -1,6 +1,16 @@
 """Recorded agent traces: Span and Trace values, trace_to_agent_run, trajectories, score_trace(s).
+
+The trajectory values are defined with the agent messages (:mod:`scorecore.agent`) and
+re-exported here.
 """
 
+from scorecore.agent import (
+    ExpectedStep,
+    Trajectory,
+    TrajectoryExpectation,
+    TrajectoryStep,
+    extract_trajectory,
+)
 from scorecore.traces._traces import (
     ScoreRecord,
     ScoreSink,
@@ -13,15 +23,14 @@ from scorecore.traces._traces import (
     TraceScoringError,
     TraceTarget,
     TraceTargetResult,
-    Trajectory,
-    TrajectoryStep,
-    extract_trajectory,
     score_trace,
     score_traces,
     trace_to_agent_run,
 )
+from scorecore.traces._trajectories import extract_trajectory_from_trace
 
 __all__ = [
+    "ExpectedStep",
     "ScoreRecord",
     "ScoreSink",
     "Span",
@@ -34,8 +43,10 @@ __all__ = [
     "TraceTarget",
     "TraceTargetResult",
     "Trajectory",
+    "TrajectoryExpectation",
     "TrajectoryStep",
     "extract_trajectory",
+    "extract_trajectory_from_trace",
     "score_trace",
     "score_traces",
     "trace_to_agent_run",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias, cast, final, get_args
 
@@ -51,9 +51,6 @@ __all__ = [
     "TraceScoringError",
     "TraceTarget",
     "TraceTargetResult",
-    "Trajectory",
-    "TrajectoryStep",
-    "extract_trajectory",
     "score_trace",
     "score_traces",
     "trace_to_agent_run",
@@ -586,20 +583,31 @@ async def score_trace(
         return Failure(structured.failure())
     valid = structured.unwrap()
     target = _target_span(valid, span_id)
+    scorer_input: Any
+    scorer_output: Any
     if target is None:
         return Failure(TraceError(
             kind="span_not_found", trace_id=valid.trace_id, span_id=span_id,
             message=f"Span not found for scoring, traceId: {valid.trace_id}, spanId: {span_id}",
         ))
-    if scorer.type == "agent":
+    if scorer.type == "trajectory":
+        # The trajectory comes from the spans; the input from the agent run when there is one
+        # (a workflow trace has none: its input is then empty, and a scorer needing it says so).
+        # Imported here: the trajectory module builds on this one's Span and Trace.
+        from scorecore.traces._trajectories import extract_trajectory_from_trace  # noqa: PLC0415
+
+        trajectory = extract_trajectory_from_trace(valid, span_id)
+        agent_run = trace_to_agent_run(valid)
+        scorer_input = agent_run.unwrap()[0] if isinstance(agent_run, Success) else AgentInput()
+        scorer_output = trajectory.unwrap()
+    elif scorer.type == "agent":
         agent_run = trace_to_agent_run(valid)
         if isinstance(agent_run, Failure):
             return Failure(agent_run.failure())
-        scorer_input: Any
         scorer_input, messages = agent_run.unwrap()
         # Handing the core its own JSON shape keeps this independent of whether the
         # scorer's input structuring accepts already-built message values.
-        scorer_output: Any = converter.unstructure(messages, AgentOutput)
+        scorer_output = converter.unstructure(messages, AgentOutput)
     else:
         scorer_input, scorer_output = target.input, target.output
     outcome = await scorer.run(
@@ -745,66 +753,3 @@ async def score_traces(
         scored_count=scored, not_scorable_count=not_scorable, failed_count=failed,
         results=ordered, batch_id=batch_id, dataset_id=dataset_id,
     )
-
-
-@final
-@attrs.frozen(kw_only=True)
-class TrajectoryStep:
-    """One step of an agent's trajectory: a tool call and how it went."""
-
-    name: str
-    tool_args: Any = None
-    tool_result: Any = None
-    success: bool = True
-    tool_call_id: str | None = None
-    step_type: Literal["tool_call"] = "tool_call"
-
-
-@final
-@attrs.frozen(kw_only=True)
-class Trajectory:
-    """The steps an agent took, in order; ``total_duration`` in seconds when known."""
-
-    steps: tuple[TrajectoryStep, ...] = ()
-    total_duration: float | None = None
-
-    @property
-    def tool_names(self) -> tuple[str, ...]:
-        """The names of the steps, in order."""
-        return tuple(s.name for s in self.steps)
-
-
-_TRAJECTORY_STATES = frozenset({"result", "call", "output-error"})
-
-
-def extract_trajectory(messages: Sequence[AgentMessage]) -> Trajectory:
-    """The tool calls made in agent messages, in order (Mastra's ``extractTrajectory``).
-
-    Tool invocations with state ``result``, ``call`` or ``output-error`` become steps;
-    ``success`` is true only for state ``result`` without ``is_error``. A message without
-    tool-invocation parts falls back to its ``content.tool_invocations``.
-
-    >>> call = ToolInvocation(tool_call_id="c1", tool_name="weather", args={"city": "Paris"},
-    ...                       result="sunny")
-    >>> msg = AgentMessage(role="assistant", content=MessageContent(
-    ...     parts=(ToolInvocationPart(tool_invocation=call), TextPart(text="Sunny."))))
-    >>> extract_trajectory([msg]).steps[0]
-    TrajectoryStep(name='weather', tool_args={'city': 'Paris'}, tool_result='sunny', \
-success=True, tool_call_id='c1', step_type='tool_call')
-    """
-    steps: list[TrajectoryStep] = []
-    for message in messages:
-        content = message.content
-        calls = [p.tool_invocation for p in content.parts or ()
-                 if isinstance(p, ToolInvocationPart)]
-        if not calls:
-            calls = list(content.tool_invocations or ())
-        steps.extend(
-            TrajectoryStep(
-                name=call.tool_name, tool_args=call.args, tool_result=call.result,
-                success=call.state == "result" and not call.is_error,
-                tool_call_id=call.tool_call_id,
-            )
-            for call in calls if call.state in _TRAJECTORY_STATES
-        )
-    return Trajectory(steps=tuple(steps))

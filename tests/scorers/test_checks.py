@@ -16,8 +16,9 @@ from scorecore.agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
+from scorecore.agent import merged_tool_invocations as merged_invocations
 from scorecore.scorers import checks, tool_call_accuracy
-from scorecore.scorers._messages import merged_invocations, message_text, tool_names
+from scorecore.scorers._messages import message_text, tool_names
 from scorecore.scorers._tool_calls import in_order
 from tests.scorers.helpers import called, missing_of, said, score_of
 

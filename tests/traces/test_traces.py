@@ -22,13 +22,13 @@ from scorecore.agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
+from scorecore.traces import extract_trajectory
 from scorecore.traces._traces import (
     ScoreRecord,
     Span,
     Trace,
     TraceError,
     TraceTarget,
-    extract_trajectory,
     score_trace,
     score_traces,
     trace_to_agent_run,
