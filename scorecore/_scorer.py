@@ -28,6 +28,7 @@ from scorecore._invoke import execute_judge
 from scorecore._judge import StepName
 from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._sync import call_sync
 from scorecore._structured import SCORE_SCHEMA
 from scorecore._values import (
     STEP_NAMES,
@@ -343,6 +344,38 @@ class Scorer(_Base, Generic[In, Out, P, A]):
             ),
             runtime or DEFAULT_RUNTIME,
         )
+
+    def run_sync(
+        self,
+        *,
+        input: In | Mapping[str, Any],
+        output: Out | Mapping[str, Any] | Sequence[Any],
+        ground_truth: Any = None,
+        run_id: str | None = None,
+        request_context: Mapping[str, Any] | None = None,
+        expected_trajectory: Any = None,
+        runtime: Runtime | None = None,
+        **extra: Any,
+    ) -> Result[ScoreResult[In, Out, P, A], ScorerRunError]:
+        """:meth:`run` for scripts and notebooks: run it in a new event loop and return.
+
+        Raises:
+            RuntimeError: called while an event loop runs in this thread (async code, a
+                Jupyter cell); the message says to ``await scorer.run(...)`` instead.
+
+        >>> scorer = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+        >>> scorer.run_sync(input="q", output="a").unwrap().score
+        1.0
+        """
+        return call_sync(
+            lambda: self.run(
+                input=input, output=output, ground_truth=ground_truth, run_id=run_id,
+                request_context=request_context, expected_trajectory=expected_trajectory,
+                runtime=runtime, **extra,
+            ),
+            what=f"scorer {self.id!r}: run_sync()", instead="await scorer.run(...)",
+        )
+
 
 
 def _type_name(value: object) -> str:

@@ -6,6 +6,14 @@
 - :class:`VirtualClock` is a clock and a ``sleep`` that never waits: pass
   ``Runtime(clock=vc, sleep=vc.sleep)`` to ``Scorer.run`` and retries take no real time.
 - :func:`virtual_runtime` returns such a runtime with ids ``"run-1"``, ``"run-2"`` … as well.
+- :class:`ChaosJudge` wraps any judge and injects provider-like faults from a seeded
+  :class:`FaultPlan` (429s with every ``Retry-After`` form, 5xx, resets, timeouts, bad JSON).
+- :class:`InMemoryScoreStore` is a real :class:`~scorecore.evals.ScoreStore` kept in memory.
+- :func:`assert_scored` and :func:`assert_passes` check a scorer result or an eval report and
+  fail with a readable table (scorer, score, reason, cause).
+
+The pytest plugin (:mod:`scorecore_adapters.pytest_plugin`, loaded automatically) offers these
+as fixtures: ``scripted_judge``, ``virtual_runtime`` and ``memory_store``.
 
 A reply is a ``str`` (the raw reply text), any other JSON value (``dict``, ``list``, number,
 ``bool``, ``None``: sent as its JSON text), a :class:`~scorecore.JudgeError` (returned as
@@ -49,14 +57,31 @@ from scorecore.judge import (
     JudgeUsage,
     kind_for,
 )
+from scorecore_adapters._assertions import assert_passes, assert_scored
+from scorecore_adapters._chaos import (
+    ALL_FAULTS,
+    ChaosJudge,
+    FaultKind,
+    FaultPlan,
+    InjectedFault,
+)
+from scorecore_adapters._memory_store import InMemoryScoreStore
 
 __all__ = [
+    "ALL_FAULTS",
+    "ChaosJudge",
+    "FaultKind",
+    "FaultPlan",
     "FunctionJudge",
+    "InMemoryScoreStore",
+    "InjectedFault",
     "JsonValue",
     "Reply",
     "ScriptedJudge",
     "SequentialIds",
     "VirtualClock",
+    "assert_passes",
+    "assert_scored",
     "judge_error",
     "virtual_runtime",
 ]

@@ -1,0 +1,152 @@
+"""A score store in memory: a real :class:`~scorecore.evals.ScoreStore` for tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self, final
+
+import anyio
+import attrs
+
+from scorecore.evals import CompletedScore, ScoreRow, StoreError, storable_row
+
+__all__ = ["InMemoryScoreStore"]
+
+_SCALARS = (str, int, float, bool, datetime)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _copy(value: Any) -> Any:
+    # What the database stores keep is JSON text: a round trip gives back exactly what they
+    # give back (lists for tuples, str keys) and a copy the caller can no longer mutate.
+    if value is None or isinstance(value, _SCALARS):
+        return value
+    return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+
+
+def _position(row: ScoreRow) -> tuple[int, float]:
+    index = row.metadata.get("itemIndex") if row.metadata is not None else None
+    if isinstance(index, int | float) and not isinstance(index, bool):
+        return (0, index)
+    return (1, 0)
+
+
+@final
+class InMemoryScoreStore:
+    """A :class:`~scorecore.evals.ScoreStore` kept in a dict, for tests and notebooks.
+
+    It keeps the same contract as the SQLite and PostgreSQL stores (the same contract tests
+    run against all three): a save is atomic and idempotent per ``(run_id, scorer_id)``
+    (``created_at`` kept, ``updated_at`` moved), rows pass through
+    :func:`~scorecore.evals.storable_row` and are read back as those stores read them,
+    ``list_run`` orders by dataset position then run and scorer id, and a key column no store
+    can encode is a :class:`~scorecore.evals.StoreError`. Nothing is written anywhere: the
+    rows live as long as the store.
+
+    ``async with`` works (it does nothing), so it can stand in wherever a database store is
+    opened; it needs no opening.
+
+    Args:
+        now: the wall clock for ``created_at``/``updated_at`` (UTC ``datetime.now`` by default).
+
+    >>> import anyio
+    >>> from scorecore.evals import ScoreRow
+    >>> store = InMemoryScoreStore()
+    >>> row = ScoreRow(id="r1/s", scorer_id="s", run_id="r1", batch_id="b", status="scored",
+    ...                score=1.0)
+    >>> anyio.run(store.save, [row, row])
+    >>> [r.run_id for r in anyio.run(store.list_run, "b")], store.saves
+    (['r1'], 1)
+    """
+
+    __slots__ = ("_lock", "_now", "_rows", "_saves")
+
+    def __init__(self, *, now: Callable[[], datetime] = _utc_now) -> None:
+        if not callable(now):
+            raise TypeError(f"InMemoryScoreStore.now must be callable, got {now!r}")
+        self._now = now
+        self._rows: dict[tuple[str, str], ScoreRow] = {}
+        self._saves = 0
+        self._lock = anyio.Lock()
+
+    url = "memory:"
+    """Where the rows live, in the form the other stores report theirs."""
+
+    @property
+    def rows(self) -> tuple[ScoreRow, ...]:
+        """Every stored row, of every batch, in the order the pairs were first saved."""
+        return tuple(self._rows.values())
+
+    @property
+    def saves(self) -> int:
+        """How many non-empty :meth:`save` calls succeeded."""
+        return self._saves
+
+    def __repr__(self) -> str:
+        return f"InMemoryScoreStore(rows={len(self._rows)})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    async def save(self, rows: Sequence[ScoreRow], /) -> None:
+        """Upsert ``rows`` atomically: all of them are kept, or (on :class:`StoreError`) none."""
+        await anyio.lowlevel.checkpoint()
+        if not rows:
+            return
+        try:
+            kept = [storable_row(row) for row in rows]
+        except ValueError as exc:  # a key column no store can keep
+            raise StoreError(
+                f"store {self.url} save failed: {exc}", store=self.url, operation="save"
+            ) from exc
+        async with self._lock:
+            now = self._now()
+            staged = dict(self._rows)
+            for row in kept:
+                key = (row.run_id, row.scorer_id)
+                earlier = staged.get(key)
+                copied: dict[str, Any] = {
+                    field.name: _copy(getattr(row, field.name)) for field in attrs.fields(ScoreRow)
+                }
+                copied["scorer"] = copied["scorer"] or {}
+                # The first save of a pair fixes its row id and created_at, as the SQL upserts.
+                copied["id"] = earlier.id if earlier is not None else row.id
+                copied["created_at"] = earlier.created_at if earlier is not None else now
+                copied["updated_at"] = now
+                staged[key] = ScoreRow(**copied)
+            self._rows = staged
+            self._saves += 1
+
+    async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
+        """The final (scored or not-scorable) outcomes stored for ``batch_id``."""
+        await anyio.lowlevel.checkpoint()
+        return {
+            key: CompletedScore(status=row.status, score=row.score, reason=row.reason)
+            for key, row in self._rows.items()
+            if row.batch_id == batch_id and row.status != "failed"
+        }
+
+    async def has_batch(self, batch_id: str, /) -> bool:
+        """Whether any row (of any status) is stored for ``batch_id``."""
+        await anyio.lowlevel.checkpoint()
+        return any(row.batch_id == batch_id for row in self._rows.values())
+
+    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
+        """Every row of ``batch_id``, by dataset position, then run id and scorer id."""
+        await anyio.lowlevel.checkpoint()
+        rows = [row for row in self._rows.values() if row.batch_id == batch_id]
+        return sorted(rows, key=lambda r: (_position(r), r.run_id, r.scorer_id))
