@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from datetime import datetime
 from enum import Enum
-from typing import Any, Literal, TypeVar, cast, get_args, get_origin
+from typing import Any, Literal, TypeVar, cast, final, get_args, get_origin
 
 import attrs
 import cattrs
@@ -40,6 +40,7 @@ from scorecore._values import (
     NotScorable,
     ScoreResult,
     ScorerRun,
+    StepName,
 )
 
 __all__ = ["from_mastra_json", "to_mastra_json"]
@@ -385,8 +386,104 @@ def _camel_path(error: str) -> str:
 
 _STEP_CAMEL = {name: camel(name) for name in STEP_NAMES}
 _CAMEL_STEP = {v: k for k, v in _STEP_CAMEL.items()}
-_RUN_FIELDS = ("input", "output", "run_id", "ground_truth", "request_context",
-               "expected_trajectory")
+
+
+def _not_scorable_json(marker: NotScorable) -> dict[str, Any]:
+    out = {k: v for k, v in converter.unstructure(marker).items() if v is not None}
+    if "step" in out:
+        out["step"] = camel(out["step"])
+    return out
+
+
+def _not_scorable_from_json(marker: Any) -> NotScorable:
+    return NotScorable(reason=marker.get("reason"), step=_CAMEL_STEP.get(marker.get("step", "")))
+
+
+def _judge_json(judge: Mapping[StepName, tuple[JudgeExecution, ...]]) -> dict[str, Any]:
+    return {
+        _STEP_CAMEL[step]: {"executions": [_execution_json(e) for e in executions]}
+        for step, executions in judge.items()
+    }
+
+
+def _judge_from_json(data: Any) -> dict[StepName, tuple[JudgeExecution, ...]]:
+    return {
+        _CAMEL_STEP[step]: tuple(_execution_from_json(e) for e in body.get("executions", ()))
+        for step, body in (data or {}).items()
+    }
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ResultField:
+    """One field of a :class:`ScoreResult` (or of its run): its Mastra JSON key, where rows keep it.
+
+    The one table of result fields (:data:`RESULT_FIELDS`) drives :func:`to_mastra_json`,
+    :func:`from_mastra_json`, the score rows built from results and the stores' column names.
+    """
+
+    name: str
+    """The attribute: on the result, or on ``result.run`` when ``on_run``."""
+    key: str
+    """Mastra's camelCase key; also the stored column of a row that keeps it as a column."""
+    on_run: bool = False
+    stored: Literal["column", "context", "metadata"] = "column"
+    """Where a score row keeps it: its own column (named ``key``), in ``additionalContext``, or in
+    ``metadata`` (both under ``key``)."""
+    optional: bool = False
+    """Left out of Mastra's JSON when ``None`` or empty."""
+    encode: Callable[[Any], Any] = converter.unstructure
+    """The field's value (not ``None``) as JSON; may raise on user values."""
+    decode: Callable[[Any], Any] = _same
+    """The inverse of ``encode`` (not given ``None``)."""
+
+    def value(self, result: ScoreResult[Any, Any]) -> Any:
+        """The field's value in ``result``."""
+        return getattr(result.run if self.on_run else result, self.name)
+
+    def to_json(self, result: ScoreResult[Any, Any]) -> Any:
+        """The field's value in ``result`` as JSON (``None`` stays ``None``)."""
+        value = self.value(result)
+        return None if value is None else self.encode(value)
+
+
+RESULT_FIELDS: tuple[ResultField, ...] = (
+    # The run's fields: Mastra's JSON has them first, then the run's extra keys.
+    ResultField(name="input", key="input", on_run=True),
+    ResultField(name="output", key="output", on_run=True),
+    ResultField(name="run_id", key="runId", on_run=True),
+    ResultField(name="ground_truth", key="groundTruth", on_run=True, stored="context",
+                optional=True),
+    ResultField(name="request_context", key="requestContext", on_run=True, optional=True),
+    ResultField(name="expected_trajectory", key="expectedTrajectory", on_run=True,
+                stored="context", optional=True),
+    # The result's own fields; ``score`` is left out when the run is not scorable.
+    ResultField(name="score", key="score"),
+    ResultField(name="not_scorable", key="notScorable", stored="metadata", optional=True,
+                encode=_not_scorable_json, decode=_not_scorable_from_json),
+    ResultField(name="generate_score_prompt", key="generateScorePrompt"),
+    ResultField(name="reason", key="reason"),
+    ResultField(name="generate_reason_prompt", key="generateReasonPrompt"),
+    ResultField(name="preprocess_step_result", key="preprocessStepResult"),
+    ResultField(name="preprocess_prompt", key="preprocessPrompt"),
+    ResultField(name="analyze_step_result", key="analyzeStepResult"),
+    ResultField(name="analyze_prompt", key="analyzePrompt"),
+    ResultField(name="judge", key="judge", stored="metadata", optional=True,
+                encode=_judge_json, decode=_judge_from_json),
+)
+"""Every field of a :class:`ScoreResult` and of its :class:`ScorerRun` (except ``extra``), in the
+order of Mastra's JSON."""
+
+RESULT_FIELD: Mapping[str, ResultField] = {f.name: f for f in RESULT_FIELDS}
+""":data:`RESULT_FIELDS` by attribute name."""
+
+_RUN_PART = tuple(f for f in RESULT_FIELDS if f.on_run)
+_RESULT_PART = tuple(f for f in RESULT_FIELDS if not f.on_run)
+_KEYS = frozenset(f.key for f in RESULT_FIELDS)
 
 
 def _execution_json(execution: JudgeExecution) -> dict[str, Any]:
@@ -462,41 +559,20 @@ def to_mastra_json(result: ScoreResult[Any, Any]) -> dict[str, Any]:
     >>> to_mastra_json(result)["runId"], to_mastra_json(result)["score"]
     ('r1', 1.0)
     """
-    run = result.run
     out: dict[str, Any] = {}
-    for name in _RUN_FIELDS:
-        value = getattr(run, name)
-        if name in ("run_id", "input", "output") or value is not None:
-            out[camel(name)] = converter.unstructure(value)
-    for key, value in run.extra.items():
+    for field in _RUN_PART:
+        value = field.value(result)
+        if value is not None or not field.optional:
+            out[field.key] = field.to_json(result)
+    for key, value in result.run.extra.items():
         out[key] = converter.unstructure(value)
-    if result.not_scorable is not None:
-        out["notScorable"] = {
-            k: v for k, v in converter.unstructure(result.not_scorable).items() if v is not None
-        }
-        if "step" in out["notScorable"]:
-            out["notScorable"]["step"] = camel(out["notScorable"]["step"])
-    else:
-        out["score"] = result.score
-    out["generateScorePrompt"] = result.generate_score_prompt
-    out["reason"] = result.reason
-    out["generateReasonPrompt"] = result.generate_reason_prompt
-    out["preprocessStepResult"] = converter.unstructure(result.preprocess_step_result)
-    out["preprocessPrompt"] = result.preprocess_prompt
-    out["analyzeStepResult"] = converter.unstructure(result.analyze_step_result)
-    out["analyzePrompt"] = result.analyze_prompt
-    if result.judge:
-        out["judge"] = {
-            _STEP_CAMEL[step]: {"executions": [_execution_json(e) for e in executions]}
-            for step, executions in result.judge.items()
-        }
+    scorable = result.not_scorable is None
+    for field in _RESULT_PART:
+        value = field.value(result)
+        if (field.optional and not value) or (field.name == "score" and not scorable):
+            continue
+        out[field.key] = field.to_json(result)
     return out
-
-
-_RESULT_KEYS = frozenset({
-    "score", "notScorable", "generateScorePrompt", "reason", "generateReasonPrompt",
-    "preprocessStepResult", "preprocessPrompt", "analyzeStepResult", "analyzePrompt", "judge",
-})
 
 
 def from_mastra_json(
@@ -506,36 +582,14 @@ def from_mastra_json(
 
     Keys that are neither run fields nor result fields are kept as the run's ``extra``.
     """
-    run_keys = {camel(n) for n in _RUN_FIELDS}
-    extra = {k: v for k, v in data.items() if k not in run_keys and k not in _RESULT_KEYS}
-    run = ScorerRun(
-        input=converter.structure(data.get("input"), input_type),
-        output=converter.structure(data.get("output"), output_type),
-        run_id=data.get("runId"),
-        ground_truth=data.get("groundTruth"),
-        request_context=data.get("requestContext"),
-        expected_trajectory=data.get("expectedTrajectory"),
-        extra=extra,
-    )
-    marker = data.get("notScorable")
-    not_scorable = None if marker is None else NotScorable(
-        reason=marker.get("reason"),
-        step=_CAMEL_STEP.get(marker.get("step", "")),
-    )
-    judge = {
-        _CAMEL_STEP[step]: tuple(_execution_from_json(e) for e in body.get("executions", ()))
-        for step, body in (data.get("judge") or {}).items()
-    }
-    return ScoreResult(
-        run=run,
-        score=data.get("score"),
-        not_scorable=not_scorable,
-        reason=data.get("reason"),
-        preprocess_step_result=data.get("preprocessStepResult"),
-        preprocess_prompt=data.get("preprocessPrompt"),
-        analyze_step_result=data.get("analyzeStepResult"),
-        analyze_prompt=data.get("analyzePrompt"),
-        generate_score_prompt=data.get("generateScorePrompt"),
-        generate_reason_prompt=data.get("generateReasonPrompt"),
-        judge=judge,
-    )
+    extra = {k: v for k, v in data.items() if k not in _KEYS}
+    values: dict[str, Any] = {}
+    for field in RESULT_FIELDS:
+        raw = data.get(field.key)
+        values[field.name] = None if raw is None else field.decode(raw)
+    values["input"] = converter.structure(data.get("input"), input_type)
+    values["output"] = converter.structure(data.get("output"), output_type)
+    run = ScorerRun(**{f.name: values.pop(f.name) for f in _RUN_PART}, extra=extra)
+    if values["judge"] is None:
+        values["judge"] = {}
+    return ScoreResult(run=run, **values)

@@ -1,6 +1,6 @@
 """Batch evaluation: ``run_evals``, its items and report, thresholds and gates.
 
-Also the ``ScoreStore`` port that stores implement, and the row shape they store.
+Also the ``ScoreStore`` port that stores implement, and the row shape (and columns) they store.
 
 >>> import anyio
 >>> from scorecore import create_scorer
@@ -13,31 +13,31 @@ Also the ``ScoreStore`` port that stores implement, and the row shape they store
 1.0
 """
 
-from scorecore.evals._evals import (
-    CompletedScore,
-    EvalConfigError,
-    EvalItem,
+from scorecore.evals._items import EvalItem, InvalidItem, ItemLike, item_from_mapping
+from scorecore.evals._options import EvalConfigError
+from scorecore.evals._report import (
     EvalReport,
     GateResult,
-    InvalidItem,
-    ItemLike,
     ItemResult,
     OutcomeStatus,
     ScorerOutcome,
-    ScoreRow,
     ScorerSummary,
-    ScoreStore,
-    StoreError,
     Threshold,
     ThresholdResult,
-    item_from_mapping,
+)
+from scorecore.evals._rows import (
+    SCORE_COLUMNS,
+    ScoreColumn,
+    ScoreRow,
     row_id,
-    run_evals,
     storable_row,
     store_sink,
 )
+from scorecore.evals._run import run_evals
+from scorecore.evals._store import CompletedScore, ScoreStore, StoreError
 
 __all__ = [
+    "SCORE_COLUMNS",
     "CompletedScore",
     "EvalConfigError",
     "EvalItem",
@@ -47,6 +47,7 @@ __all__ = [
     "ItemLike",
     "ItemResult",
     "OutcomeStatus",
+    "ScoreColumn",
     "ScoreRow",
     "ScoreStore",
     "ScorerOutcome",

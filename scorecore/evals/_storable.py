@@ -34,7 +34,7 @@ from typing import Any, Final, TypeAlias, final
 
 from scorecore._reprs import short_repr
 
-__all__: list[str] = []  # internal: used to build stored rows (scorecore.evals._evals.storable_row)
+__all__: list[str] = []  # internal: used to build stored rows (scorecore.evals._rows.storable_row)
 
 MAX_DEPTH: Final = 200
 """The deepest nesting of containers kept; deeper subtrees become a placeholder string.

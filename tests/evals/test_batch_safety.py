@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore import Scorer, create_scorer
-from scorecore.evals._evals import EvalConfigError, ScoreStore, run_evals
+from scorecore.evals import EvalConfigError, ScoreStore, run_evals
 from scorecore_adapters.cli import main
 from scorecore_adapters.storage import SqliteScoreStore
 from tests.evals.test_run_evals import MemoryStore

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.evals._evals import StoreError
+from scorecore.evals import StoreError
 from scorecore_adapters.cli import MAX_NESTING, main
 from scorecore_adapters.storage import PostgresScoreStore, open_store
 from tests.strategies import JsonlLine, jsonl_lines

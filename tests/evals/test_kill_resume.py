@@ -23,7 +23,7 @@ SCRIPT = textwrap.dedent(
     import sys, time
     import anyio
     from scorecore import create_scorer
-    from scorecore.evals._evals import run_evals
+    from scorecore.evals import run_evals
     from scorecore_adapters.storage import SqliteScoreStore
 
     path, mode, calls_file = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -124,7 +124,7 @@ def test_kill_minus_nine_then_resume(tmp_path: Path) -> None:
 async def test_in_process_cancel_then_resume(anyio_backend: str, tmp_path: Path) -> None:
     """A batch cancelled mid-run (the in-process cousin of a kill) resumes without duplicates."""
     from scorecore import create_scorer  # noqa: PLC0415 - kept next to its only use
-    from scorecore.evals._evals import run_evals  # noqa: PLC0415
+    from scorecore.evals import run_evals  # noqa: PLC0415
     from scorecore_adapters.storage import SqliteScoreStore  # noqa: PLC0415
 
     scorer = create_scorer(id="s", description="d").generate_score(lambda _: 1.0)

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, PromptStep, Scorer, create_scorer
-from scorecore.evals._evals import EvalItem, InvalidItem, ItemResult, ScoreRow, run_evals
+from scorecore.evals import EvalItem, InvalidItem, ItemResult, ScoreRow, run_evals
 from scorecore.evals._storable import MAX_DEPTH
 from scorecore_adapters.testing import FunctionJudge, virtual_runtime
 from tests.evals.test_storage import KINDS, make_store
@@ -326,16 +326,16 @@ async def test_a_row_that_cannot_be_built_fails_its_pair_only(
     anyio_backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Should building a row raise anyway, the pair fails and a bare failed row is stored."""
-    import scorecore.evals._evals as evals  # noqa: PLC0415 - patched below
+    import scorecore.evals._rows as rows  # noqa: PLC0415 - patched below
 
-    real = evals._score_row
+    real = rows.score_row
 
     def flaky(**kwargs: Any) -> ScoreRow:
         if kwargs["input"] == "boom":
             raise RecursionError("maximum recursion depth exceeded")
         return real(**kwargs)
 
-    monkeypatch.setattr(evals, "_score_row", flaky)
+    monkeypatch.setattr(rows, "score_row", flaky)
     store = _MemoryStore()
     report = await run_evals([{"input": "boom", "output": 1}, {"input": "ok", "output": 1}],
                              [echo()], store=store, batch_id="b")

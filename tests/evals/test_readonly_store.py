@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import pytest
 
-from scorecore.evals._evals import StoreError
+from scorecore.evals import StoreError
 from scorecore_adapters.cli import main
 from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore, open_store
 from tests.evals.test_storage import DSN, make_store, row

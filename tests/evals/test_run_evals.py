@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, PromptStep, ScorePromptStep, Scorer, create_scorer, not_scorable
 from scorecore._redact import redact_secrets
-from scorecore.evals._evals import (
+from scorecore.evals import (
     CompletedScore,
     EvalConfigError,
     EvalItem,

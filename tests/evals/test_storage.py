@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore import create_scorer, not_scorable
-from scorecore.evals._evals import EvalItem, ScoreRow, StoreError, row_id, run_evals, storable_row
+from scorecore.evals import EvalItem, ScoreRow, StoreError, row_id, run_evals, storable_row
 from scorecore.evals._storable import MAX_DEPTH
 from scorecore_adapters.storage import (
     PostgresScoreStore,

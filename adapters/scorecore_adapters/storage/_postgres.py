@@ -1,0 +1,241 @@
+"""The PostgreSQL store, through psycopg 3 (the ``postgres`` extra)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Self, final
+
+import anyio
+import anyio.to_thread
+
+from scorecore.evals import CompletedScore, ScoreRow, StoreError
+from scorecore_adapters.storage._common import Now, describe, import_psycopg, redact_url, utc_now
+from scorecore_adapters.storage._schema import (
+    BATCH_ID,
+    DEFAULT_TABLE,
+    JSON_COLUMNS,
+    METADATA,
+    WRITTEN,
+    check_table,
+    completed_sql,
+    list_sql,
+    params_of,
+    q,
+    row_from,
+    schema,
+    upsert_sql,
+)
+
+__all__ = ["PostgresScoreStore"]
+
+
+@final
+class PostgresScoreStore:
+    """A :class:`~scorecore.ScoreStore` in PostgreSQL, through psycopg 3.
+
+    JSON columns are ``jsonb``, timestamps ``timestamptz``. Each :meth:`save` is one
+    transaction (an upsert per row, pipelined by ``executemany``). On asyncio the store uses
+    psycopg's ``AsyncConnection``; psycopg's async API supports asyncio only, so on trio it
+    runs a regular connection in a worker thread instead (same SQL, same behaviour).
+
+    Args:
+        dsn: a libpq connection string, e.g. ``"postgresql://user:pass@host:5432/db"``.
+        table: the table name.
+        now: the wall clock for ``createdAt``/``updatedAt`` (UTC ``datetime.now`` by default).
+        connect_timeout: seconds allowed to connect.
+        read_only: create nothing and run every transaction read-only (a role with only
+            ``SELECT`` rights can read); :meth:`save` then fails with :class:`StoreError`.
+    """
+
+    __slots__ = (
+        "_aconn", "_conn", "_dsn", "_limiter", "_lock", "_now", "_read_only", "_table",
+        "_timeout",
+    )
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        table: str = DEFAULT_TABLE,
+        now: Now = utc_now,
+        connect_timeout: float = 10.0,
+        read_only: bool = False,
+    ) -> None:
+        self._dsn = dsn
+        self._table = check_table(table)
+        self._now = now
+        self._timeout = connect_timeout
+        self._read_only = read_only
+        self._aconn: Any = None
+        self._conn: Any = None
+        self._lock = anyio.Lock()
+        self._limiter = anyio.CapacityLimiter(1)
+
+    @property
+    def url(self) -> str:
+        """The DSN without its password."""
+        return redact_url(self._dsn)
+
+    def __repr__(self) -> str:
+        return f"PostgresScoreStore({self.url!r}, table={self._table!r})"
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _setup(self) -> list[str]:
+        """What a new connection runs: the schema, or (read-only) the session's read-only mode."""
+        if self._read_only:
+            return ["SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"]
+        return schema(self._table, "postgres")
+
+    @staticmethod
+    def _asyncio() -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # trio (or no loop): not asyncio
+            return False
+        return True
+
+    async def open(self) -> None:
+        """Connect and create the table if needed.
+
+        Raises:
+            StoreError: psycopg is not installed, the server cannot be reached, or it refuses
+                the login or the schema.
+        """
+        psycopg = import_psycopg(self.url)
+
+        if self._aconn is not None or self._conn is not None:
+            return
+        try:
+            if self._asyncio():
+                aconn = await psycopg.AsyncConnection.connect(
+                    self._dsn, autocommit=True, connect_timeout=max(1, round(self._timeout))
+                )
+                try:
+                    for statement in self._setup():
+                        await aconn.execute(statement)
+                except BaseException:
+                    await aconn.close()
+                    raise
+                self._aconn = aconn
+            else:
+                self._conn = await anyio.to_thread.run_sync(self._connect_sync,
+                                                            limiter=self._limiter)
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot open store {self.url}: {describe(exc)}", store=self.url,
+                operation="open",
+            ) from exc
+
+    def _connect_sync(self) -> Any:
+        import psycopg  # noqa: PLC0415 - optional dependency
+
+        conn = psycopg.Connection.connect(
+            self._dsn, autocommit=True, connect_timeout=max(1, round(self._timeout))
+        )
+        try:
+            for statement in self._setup():
+                conn.execute(statement)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    async def aclose(self) -> None:
+        """Close the connection (idempotent)."""
+        async with self._lock:
+            aconn, self._aconn = self._aconn, None
+            conn, self._conn = self._conn, None
+            if aconn is not None:
+                await aconn.close()
+            if conn is not None:
+                await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
+
+    async def _run(
+        self, operation: str, sql: str, params: Any, *, many: bool = False
+    ) -> list[tuple[Any, ...]]:
+        import psycopg  # noqa: PLC0415 - optional dependency
+
+        async with self._lock:
+            if self._aconn is None and self._conn is None:
+                raise StoreError(
+                    f"store {self.url} is not open (use 'async with' or await open())",
+                    store=self.url, operation=operation,
+                )
+            try:
+                if self._aconn is not None:
+                    records: list[tuple[Any, ...]] = await self._run_async(
+                        self._aconn, sql, params, many=many
+                    )
+                    return records
+                conn = self._conn
+
+                def call() -> list[tuple[Any, ...]]:
+                    found: list[tuple[Any, ...]] = self._run_sync(conn, sql, params, many=many)
+                    return found
+
+                return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"store {self.url}: {operation} failed: {describe(exc)}",
+                    store=self.url, operation=operation,
+                ) from exc
+
+    @staticmethod
+    async def _run_async(aconn: Any, sql: str, params: Any, *, many: bool) -> Any:
+        async with aconn.transaction(), aconn.cursor() as cur:
+            if many:
+                await cur.executemany(sql, params)
+                return []
+            await cur.execute(sql, params)
+            return await cur.fetchall()
+
+    @staticmethod
+    def _run_sync(conn: Any, sql: str, params: Any, *, many: bool) -> Any:
+        with conn.transaction(), conn.cursor() as cur:
+            if many:
+                cur.executemany(sql, params)
+                return []
+            cur.execute(sql, params)
+            return cur.fetchall()
+
+    async def save(self, rows: Sequence[ScoreRow], /) -> None:
+        """Upsert ``rows`` in one transaction; a pair saved again replaces its row."""
+        if not rows:
+            return
+        stamp = self._now()
+        marks = ["%s::jsonb" if c in JSON_COLUMNS else "%s" for c in WRITTEN]
+        await self._run("save", upsert_sql(self._table, marks), params_of(rows, stamp, self.url),
+                        many=True)
+
+    async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
+        """The final (scored or not-scorable) outcomes stored for ``batch_id``."""
+        records = await self._run("completed", completed_sql(self._table, "%s"), (batch_id,))
+        return {
+            (run_id, scorer_id): CompletedScore(status=status, score=score, reason=reason)
+            for run_id, scorer_id, status, score, reason in records
+        }
+
+    async def has_batch(self, batch_id: str, /) -> bool:
+        """Whether any row (of any status) is stored for ``batch_id``."""
+        sql = f"SELECT EXISTS (SELECT 1 FROM {q(self._table)} WHERE {q(BATCH_ID)} = %s)"  # noqa: S608 - checked identifiers only
+        records = await self._run("has_batch", sql, (batch_id,))
+        return bool(records[0][0])
+
+    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
+        """Every row of ``batch_id``, by dataset position, then scorer id."""
+        item_index = f"({q(METADATA)}->>'itemIndex')::bigint NULLS LAST"
+        records = await self._run("list_run", list_sql(self._table, "%s", item_index), (batch_id,))
+        return [row_from(record, json_text=False) for record in records]

@@ -1,0 +1,157 @@
+"""The table both stores share: columns from :data:`scorecore.evals.SCORE_COLUMNS`, rows ↔ records.
+
+Every column of a :class:`~scorecore.evals.ScoreRow` is stored under its Mastra name (quoted,
+camelCase), plus Mastra's other ``mastra_scorers`` columns (always NULL here) so the table has
+Mastra's full shape. ``("runId", "scorerId")`` is unique: saving a pair again replaces its row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from scorecore.evals import SCORE_COLUMNS, ScoreColumn, ScoreRow, StoreError, storable_row
+
+__all__: list[str] = []  # internal: shared by the SQLite and PostgreSQL stores
+
+DEFAULT_TABLE: Final = "scorecore_scores"
+"""The table both stores use unless told otherwise."""
+
+Dialect = Literal["sqlite", "postgres"]
+
+_NAME: Final[Mapping[str, str]] = {c.attr: c.name for c in SCORE_COLUMNS}
+ID: Final = _NAME["id"]
+RUN_ID: Final = _NAME["run_id"]
+SCORER_ID: Final = _NAME["scorer_id"]
+BATCH_ID: Final = _NAME["batch_id"]
+STATUS: Final = _NAME["status"]
+SCORE: Final = _NAME["score"]
+REASON: Final = _NAME["reason"]
+METADATA: Final = _NAME["metadata"]
+CREATED_AT: Final = _NAME["created_at"]
+
+WRITTEN: Final = tuple(c.name for c in SCORE_COLUMNS)
+"""Every column a save writes (and a read returns), in the row's order."""
+JSON_COLUMNS: Final = frozenset(c.name for c in SCORE_COLUMNS if c.kind == "json")
+
+# Mastra's other columns, kept (always NULL here) so the table has Mastra's full shape.
+_MASTRA_ONLY: Final = (
+    "extractStepResult", "extractPrompt", "reasonPrompt", "resourceId",
+    "threadId", "organizationId", "projectId", "datasetId",
+)
+_JSON_MASTRA_ONLY: Final = frozenset({"extractStepResult"})
+
+_TYPES: Final[Mapping[Dialect, Mapping[str, str]]] = {
+    "sqlite": {"key": "TEXT", "text": "TEXT", "number": "REAL", "json": "TEXT", "time": "TEXT"},
+    "postgres": {"key": "TEXT", "text": "TEXT", "number": "DOUBLE PRECISION", "json": "JSONB",
+                 "time": "TIMESTAMPTZ"},
+}
+_CONSTRAINTS: Final[Mapping[str, str]] = {
+    ID: " PRIMARY KEY", SCORER_ID: " NOT NULL", RUN_ID: " NOT NULL", STATUS: " NOT NULL",
+}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+
+def q(name: str) -> str:
+    """A quoted SQL identifier (only checked or fixed names reach here)."""
+    return f'"{name}"'
+
+
+def check_table(table: str) -> str:
+    """``table`` if it is a plain SQL identifier."""
+    if not _IDENTIFIER.fullmatch(table):
+        raise ValueError(f"table must be a plain SQL identifier (letters, digits, _): {table!r}")
+    return table
+
+
+def _definition(column: ScoreColumn, dialect: Dialect) -> str:
+    not_null = " NOT NULL" if column.kind == "time" else ""
+    constraint = _CONSTRAINTS.get(column.name, not_null)
+    return f"{q(column.name)} {_TYPES[dialect][column.kind]}{constraint}"
+
+
+def schema(table: str, dialect: Dialect) -> list[str]:
+    """The statements creating the table and its batch index (when missing)."""
+    json_type = _TYPES[dialect]["json"]
+    columns = [_definition(c, dialect) for c in SCORE_COLUMNS if c.kind != "time"]
+    columns += [f"{q(c)} {json_type if c in _JSON_MASTRA_ONLY else 'TEXT'}" for c in _MASTRA_ONLY]
+    columns += [_definition(c, dialect) for c in SCORE_COLUMNS if c.kind == "time"]
+    columns.append(f"UNIQUE ({q(RUN_ID)}, {q(SCORER_ID)})")
+    t = q(table)
+    return [
+        f"CREATE TABLE IF NOT EXISTS {t} ({', '.join(columns)})",
+        f"CREATE INDEX IF NOT EXISTS {q(table + '_batch')} ON {t} ({q(BATCH_ID)})",
+    ]
+
+
+def upsert_sql(table: str, marks: Sequence[str]) -> str:
+    """Insert a row (``marks``: one placeholder per written column), or replace its pair's row."""
+    names = ", ".join(q(c) for c in WRITTEN)
+    updates = ", ".join(
+        f"{q(c)} = excluded.{q(c)}" for c in WRITTEN if c not in (ID, CREATED_AT)
+    )
+    return (
+        f"INSERT INTO {q(table)} ({names}) VALUES ({', '.join(marks)}) "  # noqa: S608 - checked identifiers only
+        f"ON CONFLICT ({q(RUN_ID)}, {q(SCORER_ID)}) DO UPDATE SET {updates}"
+    )
+
+
+def completed_sql(table: str, mark: str) -> str:
+    """The final pairs of a batch: run id, scorer id, status, score, reason."""
+    return (
+        f"SELECT {q(RUN_ID)}, {q(SCORER_ID)}, {q(STATUS)}, {q(SCORE)}, {q(REASON)} "  # noqa: S608 - checked identifiers only
+        f"FROM {q(table)} "
+        f"WHERE {q(BATCH_ID)} = {mark} AND {q(STATUS)} IN ('scored', 'not_scorable')"
+    )
+
+
+def list_sql(table: str, mark: str, item_index: str) -> str:
+    """A batch's rows by dataset position (``item_index``: the SQL reading it), run, scorer."""
+    return (
+        f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(table)} "  # noqa: S608 - checked identifiers only
+        f"WHERE {q(BATCH_ID)} = {mark} ORDER BY {item_index}, {q(RUN_ID)}, {q(SCORER_ID)}"
+    )
+
+
+def _encode(value: Any) -> str | None:
+    # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
+    return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def _params(row: ScoreRow, now: str | datetime) -> tuple[Any, ...]:
+    # storable_row makes any row storable: what neither store keeps (PostgreSQL refuses NUL,
+    # UTF-8 lone surrogates; deep nesting and huge ints break the JSON codecs) is replaced and
+    # listed in metadata["sanitized"], so one odd value never fails a whole save.
+    row = storable_row(row)
+    return tuple(
+        now if c.kind == "time" else _encode(getattr(row, c.attr)) if c.kind == "json"
+        else getattr(row, c.attr)
+        for c in SCORE_COLUMNS
+    )
+
+
+def params_of(rows: Sequence[ScoreRow], now: str | datetime, store: str) -> list[tuple[Any, ...]]:
+    """The parameters saving ``rows``, stamped ``now``."""
+    try:
+        return [_params(row, now) for row in rows]
+    except ValueError as exc:  # a key column no store can keep (see storable_row)
+        raise StoreError(
+            f"store {store}: save failed: {exc}", store=store, operation="save"
+        ) from exc
+
+
+def row_from(record: Sequence[Any], *, json_text: bool) -> ScoreRow:
+    """A row from a record of :data:`WRITTEN`; ``json_text`` when JSON comes back as text."""
+    fields: dict[str, Any] = {}
+    for column, value in zip(SCORE_COLUMNS, record, strict=True):
+        if column.kind == "json" and json_text and value is not None:
+            value = json.loads(value)  # noqa: PLW2901 - the decoded value
+        elif column.kind == "time" and isinstance(value, str):
+            value = datetime.fromisoformat(value)  # noqa: PLW2901 - the parsed value
+        fields[column.attr] = value
+    if fields["scorer"] is None:
+        fields["scorer"] = {}
+    return ScoreRow(**fields)

@@ -1,0 +1,236 @@
+"""The SQLite store: the embedded default, one file (or ``":memory:"``) in WAL mode."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, final
+
+import anyio
+import anyio.to_thread
+
+from scorecore.evals import CompletedScore, ScoreRow, StoreError
+from scorecore_adapters.storage._common import Now, describe, utc_now
+from scorecore_adapters.storage._schema import (
+    BATCH_ID,
+    DEFAULT_TABLE,
+    METADATA,
+    WRITTEN,
+    check_table,
+    completed_sql,
+    list_sql,
+    params_of,
+    q,
+    row_from,
+    schema,
+    upsert_sql,
+)
+
+__all__ = ["SqliteScoreStore"]
+
+
+@final
+class SqliteScoreStore:
+    """A :class:`~scorecore.ScoreStore` in a SQLite file (or ``":memory:"``).
+
+    The database runs in WAL mode and each :meth:`save` is one transaction, committed before
+    it returns: a process killed at any point (even ``kill -9``) loses at most the rows not
+    yet saved. sqlite3 calls run in a worker thread (``anyio.to_thread``), one at a time, so
+    the event loop never blocks on the disk.
+
+    Use it as an async context manager (``async with SqliteScoreStore(path) as store``), or
+    call :meth:`open` and :meth:`aclose`.
+
+    With ``read_only=True`` the file is opened for reading only (``mode=ro``): nothing is
+    created or written, so a database on a read-only filesystem or owned by another user can
+    be read; :meth:`save` then fails with :class:`StoreError`.
+
+    Args:
+        path: the database file; created (with its table) when missing, unless ``read_only``.
+        table: the table name.
+        now: the wall clock for ``createdAt``/``updatedAt`` (UTC ``datetime.now`` by default).
+        read_only: open an existing database for reading only.
+    """
+
+    __slots__ = ("_conn", "_limiter", "_lock", "_now", "_path", "_read_only", "_table")
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        table: str = DEFAULT_TABLE,
+        now: Now = utc_now,
+        read_only: bool = False,
+    ) -> None:
+        self._path = os.fspath(path)
+        self._table = check_table(table)
+        self._now = now
+        if read_only and self._path == ":memory:":
+            raise ValueError("a read-only SqliteScoreStore needs a database file, not ':memory:'")
+        self._read_only = read_only
+        self._conn: sqlite3.Connection | None = None
+        self._lock = anyio.Lock()
+        self._limiter = anyio.CapacityLimiter(1)
+
+    @property
+    def url(self) -> str:
+        """``sqlite:PATH``."""
+        return f"sqlite:{self._path}"
+
+    def __repr__(self) -> str:
+        return f"SqliteScoreStore({self._path!r}, table={self._table!r})"
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _call(self, operation: str, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        async with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise StoreError(
+                    f"store {self.url} is not open (use 'async with' or await open())",
+                    store=self.url, operation=operation,
+                )
+            try:
+                return await anyio.to_thread.run_sync(fn, conn, limiter=self._limiter)
+            except sqlite3.Error as exc:
+                raise StoreError(
+                    f"store {self.url}: {operation} failed: {describe(exc)}",
+                    store=self.url, operation=operation,
+                ) from exc
+
+    async def open(self) -> None:
+        """Connect, switch to WAL mode and create the table if needed.
+
+        Raises:
+            StoreError: the file cannot be opened or created.
+        """
+        if self._conn is not None:
+            return
+        try:
+            conn = await anyio.to_thread.run_sync(self._connect, limiter=self._limiter)
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot open store {self.url}: {describe(exc)}", store=self.url,
+                operation="open",
+            ) from exc
+        self._conn = conn
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._read_only:
+            return self._connect_read_only()
+        if self._path != ":memory:":
+            parent = Path(self._path).parent
+            if not parent.is_dir():
+                raise sqlite3.OperationalError(f"directory {str(parent)!r} does not exist")
+        # isolation_level=None: explicit BEGIN/COMMIT below; the connection is used from
+        # whichever worker thread anyio picks, one call at a time (hence check_same_thread).
+        conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL under WAL survives a killed process (not a power cut) and is much faster.
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=10000")
+            conn.executescript(";\n".join(schema(self._table, "sqlite")) + ";")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        path = Path(self._path)
+        if not path.is_file():
+            raise sqlite3.OperationalError(f"file {self._path!r} does not exist")
+        # A reader of a WAL database normally creates the -wal and -shm files next to it: a
+        # read-only directory cannot hold them, and left behind owned by us they would stop
+        # another user from writing their own database. While any connection is open the
+        # -wal file exists; when it does not, every commit is in the main file, which is then
+        # read as immutable (no side files). Otherwise mode=ro reads the live WAL.
+        live = any(Path(self._path + suffix).exists() for suffix in ("-wal", "-journal"))
+        uri = path.resolve().as_uri() + ("?mode=ro" if live else "?mode=ro&immutable=1")
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout=10000")
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (self._table,)
+            ).fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        if found is None:
+            conn.close()
+            raise sqlite3.OperationalError(
+                f"no table {self._table!r} in it (not a scorecore store?)"
+            )
+        return conn
+
+    async def aclose(self) -> None:
+        """Close the connection (idempotent)."""
+        async with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
+
+    async def save(self, rows: Sequence[ScoreRow], /) -> None:
+        """Upsert ``rows`` in one transaction; a pair saved again replaces its row."""
+        if not rows:
+            return
+        stamp = self._now().isoformat()
+        params = params_of(rows, stamp, self.url)
+        sql = upsert_sql(self._table, ["?"] * len(WRITTEN))
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(sql, params)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+        await self._call("save", write)
+
+    async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
+        """The final (scored or not-scorable) outcomes stored for ``batch_id``."""
+        sql = completed_sql(self._table, "?")
+
+        def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            return conn.execute(sql, (batch_id,)).fetchall()
+
+        records: list[tuple[Any, ...]] = await self._call("completed", read)
+        return {
+            (run_id, scorer_id): CompletedScore(status=status, score=score, reason=reason)
+            for run_id, scorer_id, status, score, reason in records
+        }
+
+    async def has_batch(self, batch_id: str, /) -> bool:
+        """Whether any row (of any status) is stored for ``batch_id``."""
+        sql = f"SELECT 1 FROM {q(self._table)} WHERE {q(BATCH_ID)} = ? LIMIT 1"  # noqa: S608 - checked identifiers only
+
+        def read(conn: sqlite3.Connection) -> bool:
+            return conn.execute(sql, (batch_id,)).fetchone() is not None
+
+        found: bool = await self._call("has_batch", read)
+        return found
+
+    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
+        """Every row of ``batch_id``, by dataset position, then scorer id."""
+        sql = list_sql(self._table, "?", f"json_extract({q(METADATA)}, '$.itemIndex')")
+
+        def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            return conn.execute(sql, (batch_id,)).fetchall()
+
+        records: list[tuple[Any, ...]] = await self._call("list_run", read)
+        return [row_from(record, json_text=True) for record in records]

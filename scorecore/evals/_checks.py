@@ -1,0 +1,41 @@
+"""The evals layer's checks of plain values: ints that are not bools, numbers, [0, 1] bounds."""
+
+from __future__ import annotations
+
+import math
+from typing import TypeGuard
+
+from scorecore._reprs import short_repr
+
+__all__: list[str] = []  # internal: used by the evals modules
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is an int and not a bool (``True`` is an int to Python, not to us)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    """Whether ``value`` is an int or float and not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_finite_number(value: object) -> TypeGuard[int | float]:
+    """Whether ``value`` is a finite int or float (not a bool, NaN or an infinity)."""
+    return is_number(value) and math.isfinite(value)
+
+
+def unit_interval(owner: str, value: object) -> float | None:
+    """``value`` as a float in [0, 1], ``None`` for ``None``.
+
+    Raises:
+        TypeError: not a number (a bool is not one).
+        ValueError: not finite, or outside [0, 1].
+    """
+    if value is None:
+        return None
+    if not is_number(value):
+        raise TypeError(f"{owner} must be a number in [0, 1] or None, got {short_repr(value)}")
+    if not math.isfinite(value) or not 0 <= value <= 1:
+        raise ValueError(f"{owner} must be a finite number in [0, 1], got {short_repr(value)}")
+    return float(value)

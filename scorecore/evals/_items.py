@@ -1,0 +1,232 @@
+"""Dataset items: :class:`EvalItem`, the :class:`InvalidItem` placeholder, and reading raw items.
+
+Whatever a dataset yields becomes an item or an :class:`ItemFailure` (the one failure value of the
+run path: an item that cannot run, with the reason in one line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeAlias, final
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from scorecore._reprs import short_repr
+from scorecore.evals._checks import is_int
+from scorecore.evals._storable import is_clean_text
+
+__all__ = ["EvalItem", "InvalidItem", "ItemLike", "item_from_mapping"]
+
+_RESERVED_EXTRA = frozenset({
+    "input", "output", "ground_truth", "run_id", "request_context", "expected_trajectory",
+    "runtime",
+})
+_MESSAGE_LIMIT = 120  # characters of a value shown in an item's one-line error
+
+
+def _check_request_context(
+    _instance: object, _attribute: attrs.Attribute[Any], value: object
+) -> None:
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(
+            f"EvalItem.request_context must be a mapping or None, got {short_repr(value)}"
+        )
+
+
+def _id_problem(value: object) -> str | None:
+    """Why ``value`` cannot name an item (its run id and stored rows), or ``None``."""
+    if not isinstance(value, str) or not value:
+        return f"must be a non-empty str or None, got {short_repr(value)}"
+    if not is_clean_text(value):
+        # Run ids are keys of stored rows: replacing the character could merge two items.
+        return (
+            f"must not contain a NUL character or a lone surrogate (no store can keep it), "
+            f"got {short_repr(value)}"
+        )
+    return None
+
+
+def _check_id(instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    problem = None if value is None else _id_problem(value)
+    if problem is not None:
+        raise TypeError(f"{type(instance).__name__}.id {problem}")
+
+
+def _check_line(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not is_int(value) or value < 1):
+        raise TypeError(f"EvalItem.line must be an int >= 1 or None, got {short_repr(value)}")
+
+
+def _check_extra(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"EvalItem.extra must be a mapping, got {short_repr(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(f"EvalItem.extra keys must be str, got {short_repr(key)}")
+        if key in _RESERVED_EXTRA:
+            raise ValueError(
+                f"EvalItem.extra must not contain {short_repr(key)}: it is a field of the run; "
+                f"set it on the item instead"
+            )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class EvalItem:
+    """One dataset item: what the scorers see for it.
+
+    ``output`` is ignored when :func:`run_evals` has a ``target`` (the target's return value
+    is the output). ``id`` names the item in run ids and stored rows; without one the
+    item's position is used. Ids must be unique within a dataset: :func:`run_evals` reports an
+    item repeating an earlier item's id as failed and stores nothing for it. ``extra`` keys
+    reach the scorers as the run's extra keys. ``line`` is where a reader found the item in
+    its file (1-based); messages about the item then name the line.
+
+    >>> EvalItem(input="2+2?", output="4", ground_truth="4", id="sum").id
+    'sum'
+    """
+
+    input: Any
+    output: Any = None
+    ground_truth: Any = None
+    request_context: Mapping[str, Any] | None = attrs.field(
+        default=None, validator=_check_request_context
+    )
+    expected_trajectory: Any = None
+    id: str | None = attrs.field(default=None, validator=_check_id)
+    extra: Mapping[str, Any] = attrs.field(factory=dict, validator=_check_extra)
+    line: int | None = attrs.field(default=None, validator=_check_line)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class InvalidItem:
+    """A placeholder a data source yields for an item it could not read.
+
+    :func:`run_evals` records it as a failed item with ``reason`` (and stores a failed row per
+    scorer), then goes on. The command line yields one for a malformed JSONL line.
+
+    >>> InvalidItem(reason="data.jsonl:3: invalid JSON").reason
+    'data.jsonl:3: invalid JSON'
+    """
+
+    reason: str
+    id: str | None = attrs.field(default=None, validator=_check_id)
+
+
+ItemLike: TypeAlias = EvalItem | Mapping[str, Any] | InvalidItem
+"""What a dataset yields: an :class:`EvalItem`, a mapping with the same keys, or a placeholder."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ItemFailure:
+    """Why an item cannot run (the run path's one failure value).
+
+    Attributes:
+        error: one line saying why (it becomes the item's and each scorer's ``error``).
+        duplicate_of: the index of the earlier item whose run id this item repeats.
+    """
+
+    error: str
+    duplicate_of: int | None = None
+
+
+_KEYS: Mapping[str, str] = {
+    "input": "input",
+    "output": "output",
+    "ground_truth": "ground_truth",
+    "groundTruth": "ground_truth",
+    "request_context": "request_context",
+    "requestContext": "request_context",
+    "expected_trajectory": "expected_trajectory",
+    "expectedTrajectory": "expected_trajectory",
+    "id": "id",
+    "extra": "extra",
+}
+_ACCEPTED = "input, output, ground_truth, request_context, expected_trajectory, id, extra"
+
+
+def _fields_from(raw: Mapping[Any, Any], *, needs_output: bool) -> Result[dict[str, Any], str]:
+    fields: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = _KEYS.get(key) if isinstance(key, str) else None
+        if name is None:
+            return Failure(
+                f"unknown field {short_repr(key, _MESSAGE_LIMIT)} (accepted: {_ACCEPTED}; "
+                f"put anything else under 'extra')"
+            )
+        if name in fields:
+            return Failure(f"field {name!r} given twice (snake_case and camelCase)")
+        fields[name] = value
+    if "input" not in fields:
+        return Failure("missing field 'input'")
+    if needs_output and "output" not in fields:
+        return Failure("missing field 'output' (and no target to produce it)")
+    item_id = _int_id(fields.get("id"))
+    if item_id is not None:
+        fields["id"] = item_id
+    if fields.get("extra") is None:
+        fields.pop("extra", None)
+    return Success(fields)
+
+
+def item_from_mapping(
+    raw: Mapping[str, Any], *, needs_output: bool = False, line: int | None = None
+) -> EvalItem:
+    """Build an :class:`EvalItem` from a mapping with snake_case or Mastra camelCase keys.
+
+    An integer ``id`` becomes a string. ``needs_output`` makes a missing ``output`` an error.
+    ``line`` is the item's line in its file, when a reader knows it (see :class:`EvalItem`).
+
+    Raises:
+        ValueError: an unknown or duplicated key, a missing ``input`` (or ``output``), or a
+            field of the wrong type; the message names the field and value.
+
+    >>> item_from_mapping({"input": "q", "output": "a", "groundTruth": "a", "id": 7}).id
+    '7'
+    """
+    fields = _fields_from(raw, needs_output=needs_output)
+    if isinstance(fields, Failure):
+        raise ValueError(fields.failure())  # noqa: TRY004 - a bad dataset item is a value error
+    try:
+        return EvalItem(**fields.unwrap(), line=line)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def read_item(raw: object, index: int, *, needs_output: bool) -> Result[EvalItem, ItemFailure]:
+    """What the dataset yielded at ``index`` as an item, or why (one line) it cannot be one."""
+    if isinstance(raw, EvalItem):
+        return Success(raw)
+    if isinstance(raw, InvalidItem):
+        return Failure(ItemFailure(error=raw.reason))
+    if not isinstance(raw, Mapping):
+        return Failure(ItemFailure(
+            error=f"item #{index}: expected a mapping or EvalItem, "
+                  f"got {type(raw).__name__} {short_repr(raw, _MESSAGE_LIMIT)}"
+        ))
+    try:
+        return Success(item_from_mapping(raw, needs_output=needs_output))
+    except ValueError as exc:
+        return Failure(ItemFailure(error=f"item #{index}: {exc}"))
+
+
+def _int_id(value: object) -> str | None:
+    """An int id as text (ints too long for ``str()`` are left to be refused as ids)."""
+    if is_int(value) and value.bit_length() <= 64:
+        return str(value)
+    return None
+
+
+def raw_id(raw: object) -> str | None:
+    """The usable id of a dataset entry that is not a valid item, for its run id."""
+    if isinstance(raw, InvalidItem):
+        return raw.id
+    if isinstance(raw, Mapping):
+        value = raw.get("id")
+        value = _int_id(value) or value
+        if isinstance(value, str) and _id_problem(value) is None:
+            return value
+    return None

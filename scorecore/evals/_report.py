@@ -1,0 +1,416 @@
+"""What a batch reports: outcomes per item and scorer, thresholds, gates, and the report fold.
+
+:class:`ReportFold` is pure (no clock, no I/O, no event loop): it folds :class:`ItemResult` values,
+in any order, into the :class:`EvalReport` that :func:`run_evals` returns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypeAlias, final
+
+import attrs
+
+from scorecore._errors import ScorerRunError
+from scorecore._values import ScoreResult
+from scorecore.evals._checks import unit_interval
+from scorecore.evals._items import EvalItem
+
+__all__ = [
+    "EvalReport",
+    "GateResult",
+    "ItemResult",
+    "OutcomeStatus",
+    "ScorerOutcome",
+    "ScorerSummary",
+    "Threshold",
+    "ThresholdResult",
+]
+
+OutcomeStatus: TypeAlias = Literal["scored", "not_scorable", "failed"]
+"""How one scorer fared on one item."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScorerOutcome:
+    """How one scorer fared on one item.
+
+    Attributes:
+        scorer_id: the scorer.
+        status: ``"scored"``, ``"not_scorable"`` or ``"failed"``.
+        score: the score when scored.
+        reason: the scorer's reason (or the not-scorable reason).
+        error: one line saying why it failed, when it failed.
+        result: the full result of a run that succeeded in this call.
+        run_error: the run's error value, when the scorer returned ``Failure``.
+        resumed: ``True`` when the outcome was read from the store (resume), not run again.
+    """
+
+    scorer_id: str
+    status: OutcomeStatus
+    score: float | None = None
+    reason: str | None = None
+    error: str | None = None
+    result: ScoreResult[Any, Any] | None = attrs.field(default=None, eq=False, repr=False)
+    run_error: ScorerRunError | None = attrs.field(default=None, eq=False, repr=False)
+    resumed: bool = False
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ItemResult:
+    """Everything that happened to one item.
+
+    Attributes:
+        index: the item's position in the dataset (0-based).
+        item_id: the item's own id, if it had one.
+        run_id: the deterministic run id, ``f"{batch_id}:{item_id}"`` or
+            ``f"{batch_id}:#{index}"``.
+        item: the item, or ``None`` when it could not be read.
+        output: the output that was scored (the target's, or the item's).
+        error: why the whole item failed (unreadable item, raising target, repeated id),
+            else ``None``.
+        outcomes: one outcome per scorer, in the scorers' order.
+        duplicate_of: the index of the earlier item whose id (hence run id) this item
+            repeats; such an item is failed and nothing is stored for it.
+    """
+
+    index: int
+    item_id: str | None
+    run_id: str
+    item: EvalItem | None
+    output: Any = None
+    error: str | None = None
+    outcomes: tuple[ScorerOutcome, ...] = ()
+    duplicate_of: int | None = None
+
+
+def _check_bound(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    unit_interval(f"Threshold.{attribute.name}", value)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Threshold:
+    """Bounds a scorer's mean score must stay within (inclusive), each in [0, 1].
+
+    A plain number given to ``run_evals(thresholds=...)`` means ``Threshold(min=number)``.
+
+    >>> Threshold(min=0.7).check(0.75), Threshold(min=0.2, max=0.5).check(0.6)
+    (True, False)
+    >>> Threshold(min=0.7).check(None)
+    False
+    """
+
+    min: float | None = attrs.field(default=None, validator=_check_bound)
+    max: float | None = attrs.field(default=None, validator=_check_bound)
+
+    def __attrs_post_init__(self) -> None:
+        if self.min is None and self.max is None:
+            raise ValueError("Threshold needs min, max or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"Threshold.min ({self.min}) must not exceed max ({self.max})")
+
+    def check(self, mean: float | None) -> bool:
+        """Whether ``mean`` is within the bounds; no mean (nothing scored) never passes."""
+        if mean is None or not math.isfinite(mean):
+            return False
+        if self.min is not None and mean < self.min:
+            return False
+        return self.max is None or mean <= self.max
+
+    def describe(self) -> str:
+        """``">= 0.7"``, ``"<= 0.3"`` or ``"0.2..0.5"``."""
+        if self.max is None:
+            return f">= {self.min:g}"
+        if self.min is None:
+            return f"<= {self.max:g}"
+        return f"{self.min:g}..{self.max:g}"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ThresholdResult:
+    """Whether a scorer's mean met its threshold."""
+
+    scorer_id: str
+    threshold: Threshold
+    mean: float | None
+    passed: bool
+
+
+@final
+@attrs.frozen(kw_only=True)
+class GateResult:
+    """Whether a gate scorer averaged 1.0 (every scored item got the full score)."""
+
+    scorer_id: str
+    mean: float | None
+    passed: bool
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScorerSummary:
+    """One scorer's aggregate over the batch.
+
+    ``mean`` is the arithmetic mean of numeric scores; not-scorable and failed runs are
+    excluded and counted separately. ``None`` when nothing was scored. It is computed exactly
+    (the sum is kept without rounding, then divided once), so the same scores give the same
+    mean to the last bit in whatever order the items completed, and a resumed batch reports
+    what an uninterrupted one would.
+    """
+
+    scorer_id: str
+    mean: float | None
+    scored: int
+    not_scorable: int
+    failed: int
+
+    @property
+    def total(self) -> int:
+        """Every item the scorer saw."""
+        return self.scored + self.not_scorable + self.failed
+
+
+@final
+@attrs.frozen(kw_only=True)
+class EvalReport:
+    """The outcome of :func:`run_evals`.
+
+    Attributes:
+        batch_id: the batch's id (stored rows carry it; resume with it).
+        verdict: ``"passed"`` when every threshold and gate passed (or there were none),
+            else ``"failed"``.
+        total_items: items read from the dataset.
+        failed_items: items that failed as a whole (unreadable item or raising target).
+        scorers: per-scorer aggregates, in the scorers' order.
+        thresholds: the threshold checks, in the scorers' order.
+        gates: the gate checks, in the gates' order.
+        results: per-item results in dataset order, only with ``keep_results=True``.
+        duration: seconds, measured with the runtime's clock.
+        max_failures: the failed scorer runs tolerated (``None``: any number).
+    """
+
+    batch_id: str
+    verdict: Literal["passed", "failed"]
+    total_items: int
+    failed_items: int
+    scorers: tuple[ScorerSummary, ...]
+    thresholds: tuple[ThresholdResult, ...] = ()
+    gates: tuple[GateResult, ...] = ()
+    results: tuple[ItemResult, ...] | None = attrs.field(default=None, repr=False)
+    duration: float = 0.0
+    max_failures: int | None = None
+
+    @property
+    def failed_runs(self) -> int:
+        """Scorer runs that failed, over every scorer (an item failed as a whole counts once
+        per scorer)."""
+        return sum(s.failed for s in self.scorers)
+
+    @property
+    def passed(self) -> bool:
+        """``verdict == "passed"``."""
+        return self.verdict == "passed"
+
+    @property
+    def failed_checks(self) -> tuple[str, ...]:
+        """One line per failed check: gates, thresholds, then the failure budget."""
+        failures = []
+        if self.max_failures is not None and self.failed_runs > self.max_failures:
+            failures.append(
+                f"too many failures: {self.failed_runs} failed scorer run(s), "
+                f"at most {self.max_failures} allowed"
+            )
+        gates = [
+            f"gate {gate.scorer_id}: mean {_fmt(gate.mean)}, needs 1.0"
+            for gate in self.gates if not gate.passed
+        ]
+        thresholds = [
+            f"threshold {res.scorer_id}: mean {_fmt(res.mean)}, needs {res.threshold.describe()}"
+            for res in self.thresholds if not res.passed
+        ]
+        return (*gates, *thresholds, *failures)
+
+    def summary(self, scorer_id: str) -> ScorerSummary:
+        """The aggregate of one scorer.
+
+        Raises:
+            KeyError: no scorer has that id.
+        """
+        for summary in self.scorers:
+            if summary.scorer_id == scorer_id:
+                return summary
+        raise KeyError(scorer_id)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data (per-item results summarised, when kept)."""
+        out: dict[str, Any] = {
+            "batchId": self.batch_id,
+            "verdict": self.verdict,
+            "totalItems": self.total_items,
+            "failedItems": self.failed_items,
+            "durationSeconds": self.duration,
+            "scores": {s.scorer_id: s.mean for s in self.scorers},
+            "scorers": [
+                {"id": s.scorer_id, "mean": s.mean, "scored": s.scored,
+                 "notScorable": s.not_scorable, "failed": s.failed}
+                for s in self.scorers
+            ],
+            "thresholdResults": [
+                {"id": t.scorer_id, "passed": t.passed, "averageScore": t.mean,
+                 "threshold": {"min": t.threshold.min, "max": t.threshold.max}}
+                for t in self.thresholds
+            ],
+            "gateResults": [
+                {"id": g.scorer_id, "passed": g.passed, "score": g.mean} for g in self.gates
+            ],
+            "failedRuns": self.failed_runs,
+            "maxFailures": self.max_failures,
+            "failedChecks": list(self.failed_checks),
+        }
+        if self.results is not None:
+            out["results"] = [
+                {
+                    "index": r.index, "itemId": r.item_id, "runId": r.run_id, "error": r.error,
+                    "scores": [
+                        {"scorerId": o.scorer_id, "status": o.status, "score": o.score,
+                         "reason": o.reason, "error": o.error, "resumed": o.resumed}
+                        for o in r.outcomes
+                    ],
+                }
+                for r in self.results
+            ]
+        return out
+
+
+def _fmt(mean: float | None) -> str:
+    return "n/a" if mean is None else f"{mean:.3g}"
+
+
+# Every finite float is an integer multiple of 2**-1074 (the smallest subnormal), so a sum of
+# scores scaled by 2**1074 is an exact integer: adding is exact, hence independent of order.
+_SCALE_BITS = 1074
+
+
+class _Aggregate:
+    """One scorer's counts and exact score sum, folded from outcomes in any order."""
+
+    __slots__ = ("failed", "not_scorable", "scored", "total")
+
+    def __init__(self) -> None:
+        self.scored = 0
+        self.not_scorable = 0
+        self.failed = 0
+        self.total = 0  # the sum of scores times 2**_SCALE_BITS, exactly
+
+    def add(self, outcome: ScorerOutcome) -> None:
+        score = outcome.score
+        if outcome.status == "scored" and score is not None and math.isfinite(score):
+            numerator, denominator = float(score).as_integer_ratio()
+            # denominator is 2**k with k <= 1074: scale to the common 2**1074.
+            self.total += numerator << (_SCALE_BITS + 1 - denominator.bit_length())
+            self.scored += 1
+        elif outcome.status == "not_scorable":
+            self.not_scorable += 1
+        else:
+            self.failed += 1
+
+    def summary(self, scorer_id: str) -> ScorerSummary:
+        # int / int is correctly rounded, so the mean is the exact mean rounded once.
+        mean = self.total / (self.scored << _SCALE_BITS) if self.scored else None
+        return ScorerSummary(scorer_id=scorer_id, mean=mean, scored=self.scored,
+                             not_scorable=self.not_scorable, failed=self.failed)
+
+
+_GATE = Threshold(min=1.0)
+
+
+@final
+class ReportFold:
+    """Folds the results of a batch's items, in any order, into its :class:`EvalReport`.
+
+    Pure: the same results give the same report whatever the order they were added in (means
+    are exact, kept results are sorted by index).
+
+    >>> fold = ReportFold(("exact",), thresholds={"exact": Threshold(min=0.5)})
+    >>> scored = ScorerOutcome(scorer_id="exact", status="scored", score=1.0)
+    >>> fold.add(ItemResult(index=0, item_id=None, run_id="b:#0", item=None, outcomes=(scored,)))
+    >>> report = fold.report(batch_id="b", duration=0.0)
+    >>> report.summary("exact").mean, report.verdict
+    (1.0, 'passed')
+    """
+
+    __slots__ = (
+        "_aggregates", "_failed_items", "_gates", "_items", "_max_failures", "_results",
+        "_scorer_ids", "_thresholds",
+    )
+
+    def __init__(
+        self,
+        scorer_ids: Sequence[str],
+        *,
+        thresholds: Mapping[str, Threshold] | None = None,
+        gates: Sequence[str] = (),
+        max_failures: int | None = None,
+        keep_results: bool = False,
+    ) -> None:
+        self._scorer_ids = tuple(scorer_ids)
+        self._thresholds = dict(thresholds or {})
+        self._gates = tuple(gates)
+        self._max_failures = max_failures
+        self._aggregates = {sid: _Aggregate() for sid in self._scorer_ids}
+        self._items = 0
+        self._failed_items = 0
+        self._results: list[ItemResult] | None = [] if keep_results else None
+
+    def add(self, result: ItemResult) -> None:
+        """Fold one item's result in."""
+        self._items += 1
+        if result.error is not None:
+            self._failed_items += 1
+        aggregates = self._aggregates
+        for outcome in result.outcomes:
+            aggregates[outcome.scorer_id].add(outcome)
+        if self._results is not None:
+            self._results.append(result)
+
+    def report(self, *, batch_id: str, duration: float) -> EvalReport:
+        """The report of everything folded in so far."""
+        summaries = tuple(self._aggregates[sid].summary(sid) for sid in self._scorer_ids)
+        by_id = {s.scorer_id: s for s in summaries}
+        checks = self._thresholds
+        threshold_results = tuple(
+            ThresholdResult(scorer_id=sid, threshold=checks[sid], mean=by_id[sid].mean,
+                            passed=checks[sid].check(by_id[sid].mean))
+            for sid in self._scorer_ids if sid in checks
+        )
+        gate_results = tuple(
+            GateResult(scorer_id=gid, mean=by_id[gid].mean, passed=_GATE.check(by_id[gid].mean))
+            for gid in self._gates
+        )
+        failed_runs = sum(summary.failed for summary in summaries)
+        max_failures = self._max_failures
+        passed = (
+            all(t.passed for t in threshold_results)
+            and all(g.passed for g in gate_results)
+            and (max_failures is None or failed_runs <= max_failures)
+        )
+        results = None
+        if self._results is not None:
+            results = tuple(sorted(self._results, key=lambda r: r.index))
+        return EvalReport(
+            batch_id=batch_id,
+            verdict="passed" if passed else "failed",
+            total_items=self._items,
+            failed_items=self._failed_items,
+            scorers=summaries,
+            thresholds=threshold_results,
+            gates=gate_results,
+            results=results,
+            duration=duration,
+            max_failures=max_failures,
+        )

@@ -1,0 +1,511 @@
+"""Stored score rows: :class:`ScoreRow`, its columns, and the one place rows are built.
+
+Rows follow Mastra's ``mastra_scorers`` columns. A row's result columns are read field by field
+from the result through the kernel's table of result fields (``RESULT_FIELDS``), whose Mastra
+JSON keys are also the column names (:data:`SCORE_COLUMNS`), so no row goes through Mastra's JSON
+and back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, Literal, final
+
+import attrs
+
+from scorecore._convert import RESULT_FIELD, RESULT_FIELDS, camel
+from scorecore._errors import ScorerRunError
+from scorecore._redact import redact_secrets
+from scorecore._reprs import short_repr
+from scorecore._values import ScoreResult
+from scorecore.evals._messages import exception_text
+from scorecore.evals._report import ItemResult, OutcomeStatus, ScorerOutcome
+from scorecore.evals._storable import Sanitizer, is_encodable_text
+from scorecore.traces._traces import ScoreRecord, ScoreSink
+
+if TYPE_CHECKING:
+    from scorecore.evals._store import ScoreStore
+
+__all__ = [
+    "SCORE_COLUMNS",
+    "ScoreColumn",
+    "ScoreRow",
+    "row_id",
+    "storable_row",
+    "store_sink",
+]
+
+_KEY: Final = {"kind": "key"}
+_TEXT: Final = {"kind": "text"}
+_NUMBER: Final = {"kind": "number"}
+_JSON: Final = {"kind": "json"}
+_TIME: Final = {"kind": "time"}
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScoreRow:
+    """One stored score: a row of Mastra's ``mastra_scorers`` table (snake_case here).
+
+    Stores write the columns in camelCase (``scorerId``, ``runId`` …, see
+    :data:`SCORE_COLUMNS`); ``status`` is scorecore's own column (``"scored"``,
+    ``"not_scorable"`` or ``"failed"``), and a row that is not scored has ``score = None`` with
+    the details in ``metadata``. ``created_at`` and ``updated_at`` are set by the store
+    (``None`` on rows not yet saved).
+
+    Rows hold only what every store keeps (see :func:`storable_row`): data that cannot be
+    kept as it is (a NUL character, a lone surrogate, nesting deeper than 200 levels, an int
+    of more than 4,300 digits, an object whose ``str()`` raises) is replaced, and
+    ``metadata["sanitized"]`` lists each replacement as ``{"path": …, "what": …}``.
+    """
+
+    id: str = attrs.field(metadata=_KEY)
+    scorer_id: str = attrs.field(metadata=_KEY)
+    run_id: str = attrs.field(metadata=_KEY)
+    batch_id: str = attrs.field(metadata=_KEY)
+    status: OutcomeStatus = attrs.field(metadata=_TEXT)
+    score: float | None = attrs.field(default=None, metadata=_NUMBER)
+    reason: str | None = attrs.field(default=None, metadata=_TEXT)
+    scorer: Mapping[str, Any] = attrs.field(factory=dict, metadata=_JSON)
+    input: Any = attrs.field(default=None, metadata=_JSON)
+    output: Any = attrs.field(default=None, metadata=_JSON)
+    preprocess_step_result: Any = attrs.field(default=None, metadata=_JSON)
+    analyze_step_result: Any = attrs.field(default=None, metadata=_JSON)
+    preprocess_prompt: str | None = attrs.field(default=None, metadata=_TEXT)
+    analyze_prompt: str | None = attrs.field(default=None, metadata=_TEXT)
+    generate_score_prompt: str | None = attrs.field(default=None, metadata=_TEXT)
+    generate_reason_prompt: str | None = attrs.field(default=None, metadata=_TEXT)
+    additional_context: Mapping[str, Any] | None = attrs.field(default=None, metadata=_JSON)
+    request_context: Mapping[str, Any] | None = attrs.field(default=None, metadata=_JSON)
+    entity_type: str | None = attrs.field(default=None, metadata=_TEXT)
+    entity: Mapping[str, Any] | None = attrs.field(default=None, metadata=_JSON)
+    entity_id: str | None = attrs.field(default=None, metadata=_TEXT)
+    source: Literal["LIVE", "TEST"] = attrs.field(default="TEST", metadata=_TEXT)
+    dataset_item_id: str | None = attrs.field(default=None, metadata=_TEXT)
+    metadata: Mapping[str, Any] | None = attrs.field(default=None, metadata=_JSON)
+    trace_id: str | None = attrs.field(default=None, metadata=_TEXT)
+    span_id: str | None = attrs.field(default=None, metadata=_TEXT)
+    created_at: datetime | None = attrs.field(default=None, metadata=_TIME)
+    updated_at: datetime | None = attrs.field(default=None, metadata=_TIME)
+
+    @classmethod
+    def from_record(
+        cls,
+        record: ScoreRecord,
+        *,
+        source: Literal["LIVE", "TEST"] | None = None,
+        batch_id: str | None = None,
+    ) -> ScoreRow:
+        """The row storing a trace or live score, built as :func:`run_evals` builds its rows.
+
+        ``source`` defaults to Mastra's: ``"LIVE"`` for live scoring, ``"TEST"`` for trace
+        scoring. ``batch_id`` defaults to the record's trace id, else its run id. The entity
+        columns come from the span (``entity_type`` = span type, ``entity_id``,
+        ``entity = {"traceId", "spanId"}``) or the live call (``entity_type="function"``,
+        ``entity = {"id", "name"}``); ``trace_id``/``span_id`` are set when known. The id is
+        :func:`row_id` of (run id, scorer id), so saving the record again replaces its row;
+        ``request_context`` and ``additional_context`` pass through :func:`redact_secrets`.
+
+        >>> from scorecore._values import ScorerRun
+        >>> result = ScoreResult(run=ScorerRun(input="q", output="a", run_id="r1"), score=1.0)
+        >>> row = ScoreRow.from_record(ScoreRecord(
+        ...     scorer_id="s", scorer_name="S", source="live", result=result,
+        ...     entity_type="function", entity_id="app:answer"))
+        >>> row.source, row.batch_id, row.status, row.score, row.entity
+        ('LIVE', 'r1', 'scored', 1.0, {'id': 'app:answer', 'name': 'app:answer'})
+        """
+        result = record.result
+        run = result.run
+        if record.source == "trace":
+            entity: dict[str, Any] = {"traceId": record.trace_id, "spanId": record.span_id}
+        else:
+            entity = {"id": record.entity_id, "name": record.entity_id}
+        not_scorable = result.not_scorable
+        return score_row(
+            run_id=record.run_id, scorer_id=record.scorer_id,
+            batch_id=batch_id or record.trace_id or record.run_id,
+            status="scored" if not_scorable is None else "not_scorable",
+            score=result.score,
+            reason=result.reason if not_scorable is None else not_scorable.reason,
+            scorer={"id": record.scorer_id, "name": record.scorer_name,
+                    "description": record.scorer_description, "hasJudge": record.has_judge},
+            result=result, input=run.input, output=run.output,
+            context=context_of(run, {}),
+            request_context=run.request_context,
+            entity_type=record.entity_type, entity=entity, entity_id=record.entity_id,
+            source=source or ("LIVE" if record.source == "live" else "TEST"),
+            dataset_item_id=None, metadata={"scoreSource": record.source},
+            trace_id=record.trace_id, span_id=record.span_id,
+        )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ScoreColumn:
+    """One stored column of :class:`ScoreRow`.
+
+    Attributes:
+        attr: the row's attribute (``"scorer_id"``).
+        name: the column's name, Mastra's (``"scorerId"``): for a result field, its key in
+            Mastra's JSON (:func:`~scorecore.to_mastra_json`).
+        kind: what it holds; ``"key"`` columns identify the row and are never altered,
+            ``"time"`` columns are set by the store.
+    """
+
+    attr: str
+    name: str
+    kind: Literal["key", "text", "number", "json", "time"]
+
+
+def _column(field: attrs.Attribute[Any]) -> ScoreColumn:
+    result_field = RESULT_FIELD.get(field.name)
+    name = result_field.key if result_field is not None else camel(field.name)
+    return ScoreColumn(attr=field.name, name=name, kind=field.metadata["kind"])
+
+
+SCORE_COLUMNS: tuple[ScoreColumn, ...] = tuple(_column(f) for f in attrs.fields(ScoreRow))
+"""Every column of a stored :class:`ScoreRow`, in the row's order.
+
+>>> [c.name for c in SCORE_COLUMNS[:4]]
+['id', 'scorerId', 'runId', 'batchId']
+"""
+
+
+def row_id(run_id: str, scorer_id: str) -> str:
+    """The stored row's id: a UUID-shaped digest of (run id, scorer id), stable across runs.
+
+    >>> row_id("b1:#0", "exact") == row_id("b1:#0", "exact") != row_id("b1:#0", "other")
+    True
+    """
+    # surrogatepass: defined for any str (UTF-8 otherwise, so ids of valid text are unchanged).
+    key = f"{run_id}\x00{scorer_id}".encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(key).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+# Result fields with a column of their own that a row takes from the result. The run id, score
+# and reason come from the outcome instead (a failed run has neither), and the request context
+# from the item or call, redacted.
+_SET_BY_ROW = frozenset({"run_id", "score", "reason", "request_context"})
+_FROM_RESULT = tuple(f for f in RESULT_FIELDS if f.stored == "column" and f.name not in _SET_BY_ROW)
+_TO_METADATA = tuple(f for f in RESULT_FIELDS if f.stored == "metadata")
+_TO_CONTEXT = tuple(f for f in RESULT_FIELDS if f.stored == "context")
+_PLAIN = (dict, list, tuple, str, int, float, bool)
+
+
+def context_of(source: object, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """A row's ``additionalContext``: the run's context fields set on ``source``, then ``extra``.
+
+    ``source`` is the run (``ScorerRun``) or the dataset item (:class:`EvalItem`): both have the
+    run's attributes.
+    """
+    context: dict[str, Any] = {}
+    for field in _TO_CONTEXT:
+        value = getattr(source, field.name)
+        if value is not None:
+            context[field.key] = value
+    context.update(extra)
+    return context
+
+
+def _result_json(result: ScoreResult[Any, Any], clean: Sanitizer) -> dict[str, Any]:
+    """The JSON of each result field a row keeps, by attribute name.
+
+    Converting walks the user's values (their hooks run, and a value nested thousands deep
+    exhausts the stack): a field that fails keeps its raw value, which the sanitizer then
+    renders as far as it can, and the failure is noted, instead of losing the row.
+    """
+    data: dict[str, Any] = {}
+    for field in (*_FROM_RESULT, *_TO_METADATA):
+        value = field.value(result)
+        if value is None or (field.optional and not value):
+            continue
+        try:
+            data[field.name] = field.encode(value)
+        except Exception as exc:  # noqa: BLE001 - user values (see above)
+            data[field.name] = value
+            if not isinstance(value, _PLAIN):  # plain data loses nothing in the sanitizer
+                clean.note(field.key, f"converting it to JSON raised {type(exc).__name__}; "
+                                      "stored as its text")
+    return data
+
+
+def score_row(
+    *,
+    run_id: str,
+    scorer_id: str,
+    batch_id: str,
+    status: OutcomeStatus,
+    score: float | None,
+    reason: str | None,
+    scorer: Mapping[str, Any],
+    result: ScoreResult[Any, Any] | None,
+    input: Any,
+    output: Any,
+    context: Mapping[str, Any],
+    request_context: Mapping[str, Any] | None,
+    entity_type: str | None,
+    entity: Mapping[str, Any] | None,
+    entity_id: str | None,
+    source: Literal["LIVE", "TEST"],
+    dataset_item_id: str | None,
+    metadata: Mapping[str, Any],
+    error: str | None = None,
+    run_error: ScorerRunError | None = None,
+    trace_id: str | None = None,
+    span_id: str | None = None,
+) -> ScoreRow:
+    """The one place a stored row is built (``run_evals`` and :meth:`ScoreRow.from_record`).
+
+    ``result`` (or the failed run's partial result) gives the run's input and output, the
+    prompts and step results; ``metadata`` gets the status, the error, not-scorable details
+    and judge executions after ``metadata``'s own keys; the contexts are redacted. The row is
+    :func:`storable_row`: what no store can keep is replaced and listed in
+    ``metadata["sanitized"]``.
+    """
+    if result is None and run_error is not None:
+        result = run_error.partial
+    clean = Sanitizer()
+    columns: dict[str, Any]
+    if result is None:
+        columns = {"input": input, "output": output}
+        data: Mapping[str, Any] = {}
+    else:
+        data = _result_json(result, clean)
+        columns = {f.name: data.get(f.name) for f in _FROM_RESULT}
+    meta: dict[str, Any] = {"status": status, **metadata}
+    if error is not None:
+        meta["error"] = error
+    if run_error is not None:
+        meta["failedStep"] = run_error.failed_step
+        meta["completedSteps"] = list(run_error.completed_steps)
+    for field in _TO_METADATA:
+        if field.name in data:
+            meta[field.key] = data[field.name]
+    # Cleaned before redaction: redact_secrets recurses and must not meet a 10,000-deep value.
+    if context:
+        context = redact_secrets(clean.value(context, _COLUMN_NAME["additional_context"]))
+    if request_context is not None:
+        request_context = redact_secrets(
+            clean.value(request_context, _COLUMN_NAME["request_context"])
+        )
+    row = ScoreRow(
+        id=row_id(run_id, scorer_id),
+        scorer_id=scorer_id,
+        run_id=run_id,
+        batch_id=batch_id,
+        status=status,
+        score=score,
+        reason=reason,
+        scorer=scorer,
+        additional_context=context or None,
+        request_context=request_context,
+        entity_type=entity_type,
+        entity=entity,
+        entity_id=entity_id,
+        source=source,
+        dataset_item_id=dataset_item_id,
+        metadata=meta,
+        trace_id=trace_id,
+        span_id=span_id,
+        **columns,
+    )
+    return storable_row(row, clean)
+
+
+_COLUMN_NAME: Final[Mapping[str, str]] = {c.attr: c.name for c in SCORE_COLUMNS}
+_SANITIZED = tuple(c for c in SCORE_COLUMNS if c.kind in ("text", "json") and c.attr != "metadata")
+_KEYS = tuple(c for c in SCORE_COLUMNS if c.kind == "key")
+
+
+def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:
+    """``row`` in a form every store keeps, each piece of data it could not keep noted.
+
+    JSON columns become plain JSON (dicts with str keys, lists, str, finite numbers); in every
+    column, NUL characters and lone surrogates become U+FFFD, subtrees nested deeper than 200
+    levels and ints of more than 4,300 digits become placeholder strings, and objects
+    whose ``str()`` raises a placeholder. Each such replacement is listed, with its path, in
+    ``metadata["sanitized"]`` (after any notes already there). Stores apply it to every row
+    they save; :func:`run_evals` applies it when building rows and reports a pair whose row
+    lost data as failed, so a resume retries it once the data is fixed.
+
+    Key columns (``id``, ``scorer_id``, ``run_id``, ``batch_id``) are left as they are:
+    replacing a character there could merge two rows into one. :func:`run_evals` refuses ids
+    with a NUL character or a lone surrogate before building rows.
+
+    Raises:
+        ValueError: a key column is not a str, or holds a lone surrogate (no store can encode
+            it). A NUL character is left to the store: SQLite keeps it, PostgreSQL refuses it.
+
+    >>> row = ScoreRow(id="r/s", scorer_id="s", run_id="r", batch_id="b", status="scored",
+    ...                score=1.0, output="a\\x00b")
+    >>> kept = storable_row(row)
+    >>> kept.output, kept.metadata
+    ('a�b', {'sanitized': [{'path': 'output', 'what': 'NUL character replaced by U+FFFD'}]})
+    """
+    clean = sanitizer if sanitizer is not None else Sanitizer()
+    for column in _KEYS:
+        value = getattr(row, column.attr)
+        if value is not None and (not isinstance(value, str) or not is_encodable_text(value)):
+            raise ValueError(
+                f"ScoreRow.{column.attr} must be a str without lone surrogates, "
+                f"got {short_repr(value)}"
+            )
+    changes: dict[str, Any] = {}
+    for column in _SANITIZED:
+        value = getattr(row, column.attr)
+        if value is not None:
+            changes[column.attr] = clean.value(value, column.name)
+    metadata = row.metadata
+    if metadata is not None:
+        metadata = clean.value(metadata, "metadata")
+    if clean.changed:
+        kept = dict(metadata) if isinstance(metadata, Mapping) else {}
+        earlier = kept.get("sanitized")
+        kept["sanitized"] = [*(earlier if isinstance(earlier, list) else ()), *clean.report()]
+        metadata = kept
+    return attrs.evolve(row, **changes, metadata=metadata)
+
+
+def store_sink(
+    store: ScoreStore,
+    *,
+    source: Literal["LIVE", "TEST"] | None = None,
+    batch_id: str | None = None,
+) -> ScoreSink:
+    """A sink saving each trace or live score to ``store`` as one :class:`ScoreRow`.
+
+    Pass it as ``sink=`` to :func:`~scorecore.score_trace`, :func:`~scorecore.score_traces`,
+    :func:`~scorecore.scored` or :class:`~scorecore.LiveScorer`. Each record becomes
+    :meth:`ScoreRow.from_record` (``source`` and ``batch_id`` as there: by default ``"LIVE"``
+    for live scoring and ``"TEST"`` for traces, batched by trace id, else run id) and is saved
+    at once, idempotently per (run, scorer). The store must be open while scores arrive (keep
+    ``async with store`` around the ``live_scoring()`` block). A failing save is reported as
+    the sink's failure (``sink_failed`` / ``sink_raised``), never raised to the caller.
+
+    >>> import anyio
+    >>> from scorecore import create_scorer
+    >>> from scorecore.traces._traces import score_trace
+    >>> class Rows:
+    ...     rows: list[ScoreRow] = []
+    ...     async def save(self, rows): self.rows.extend(rows)
+    ...     async def completed(self, batch_id): return {}
+    ...     async def list_run(self, batch_id): return self.rows
+    >>> one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+    >>> span = {"spanId": "s", "spanType": "tool_call", "startedAt": "2025-01-01T00:00:00Z"}
+    >>> store = Rows()
+    >>> _ = anyio.run(lambda: score_trace(one, {"traceId": "t", "spans": [span]},
+    ...                                   sink=store_sink(store)))
+    >>> [(r.scorer_id, r.score, r.source, r.batch_id, r.span_id) for r in store.rows]
+    [('one', 1.0, 'TEST', 't', 's')]
+    """
+
+    async def save(record: ScoreRecord) -> None:
+        await store.save([ScoreRow.from_record(record, source=source, batch_id=batch_id)])
+
+    return save
+
+
+def _scorer_json(scorer: Any) -> dict[str, Any]:
+    return {
+        "id": scorer.id,
+        "name": getattr(scorer, "name", scorer.id),
+        "description": getattr(scorer, "description", ""),
+        "hasJudge": bool(getattr(scorer, "has_judge", False)),
+    }
+
+
+def _failed(outcome: ScorerOutcome, error: str) -> ScorerOutcome:
+    if outcome.status == "failed":
+        return outcome
+    return attrs.evolve(outcome, status="failed", score=None, error=error)
+
+
+def _lost_data_message(notes: Sequence[Any]) -> str:
+    first = notes[0] if isinstance(notes[0], Mapping) else {}
+    more = f"; {len(notes) - 1} more in metadata.sanitized" if len(notes) > 1 else ""
+    return (
+        f"the item's data cannot be stored as it is ({first.get('path')}: {first.get('what')}"
+        f"{more}); fix the data and resume"
+    )
+
+
+@final
+class ItemRows:
+    """Maps an item's result to the rows :func:`run_evals` stores for it (one per scorer run)."""
+
+    __slots__ = ("_batch_id", "_scorer_json", "_target")
+
+    def __init__(self, *, batch_id: str, scorers: Sequence[Any], target_name: str | None) -> None:
+        self._batch_id = batch_id
+        self._scorer_json = {s.id: _scorer_json(s) for s in scorers}
+        self._target = target_name
+
+    def rows(self, result: ItemResult) -> tuple[ItemResult, list[ScoreRow]]:
+        """The item's rows to save, and its result with each pair whose row lost data failed."""
+        if result.duplicate_of is not None:
+            return result, []  # its run id is an earlier item's: never overwrite that item's rows
+        rows: list[ScoreRow] = []
+        outcomes: list[ScorerOutcome] = []
+        for outcome in result.outcomes:
+            if not outcome.resumed:
+                row, outcome = self._row(result, outcome)  # noqa: PLW2901 - possibly failed now
+                rows.append(row)
+            outcomes.append(outcome)
+        if any(a is not b for a, b in zip(outcomes, result.outcomes, strict=True)):
+            result = attrs.evolve(result, outcomes=tuple(outcomes))
+        return result, rows
+
+    def _row(self, result: ItemResult, outcome: ScorerOutcome) -> tuple[ScoreRow, ScorerOutcome]:
+        """The pair's row; a row that lost data (or could not be built) fails the pair.
+
+        Failing it keeps the report honest about what the store holds, and lets a resume run the
+        pair again once the data is fixed (a resume skips only scored and not-scorable rows).
+        """
+        try:
+            row = self._build(result, outcome)
+        except Exception as exc:  # noqa: BLE001 - a safety net: one item never stops a batch
+            error = f"its row could not be built ({exception_text(exc)}); stored without its data"
+            return self._bare(result, outcome, error), _failed(outcome, error)
+        metadata = row.metadata or {}
+        lost = metadata.get("sanitized")
+        if not lost or outcome.status == "failed":
+            return row, outcome
+        error = _lost_data_message(lost)
+        kept = {
+            **metadata, "status": "failed", "error": error,
+            "uncountedOutcome": {"status": outcome.status, "score": outcome.score},
+        }
+        row = attrs.evolve(row, status="failed", score=None, metadata=kept)
+        return row, _failed(outcome, error)
+
+    def _bare(self, result: ItemResult, outcome: ScorerOutcome, error: str) -> ScoreRow:
+        """A failed row with the pair's ids and the error only."""
+        return storable_row(ScoreRow(
+            id=row_id(result.run_id, outcome.scorer_id), scorer_id=outcome.scorer_id,
+            run_id=result.run_id, batch_id=self._batch_id, status="failed",
+            scorer=self._scorer_json[outcome.scorer_id], source="TEST",
+            dataset_item_id=result.item_id,
+            metadata={"status": "failed", "itemIndex": result.index, "error": error,
+                      "sanitized": [{"path": "", "what": "the row could not be built; "
+                                                          "its data is not stored"}]},
+        ))
+
+    def _build(self, result: ItemResult, outcome: ScorerOutcome) -> ScoreRow:
+        item = result.item
+        target = self._target
+        return score_row(
+            run_id=result.run_id, scorer_id=outcome.scorer_id, batch_id=self._batch_id,
+            status=outcome.status, score=outcome.score, reason=outcome.reason,
+            scorer=self._scorer_json[outcome.scorer_id], result=outcome.result,
+            input=item.input if item is not None else None, output=result.output,
+            context=context_of(item, item.extra) if item is not None else {},
+            request_context=item.request_context if item is not None else None,
+            entity_type="EXTERNAL" if target else None,
+            entity={"id": target, "name": target} if target else None,
+            entity_id=target, source="TEST", dataset_item_id=result.item_id,
+            metadata={"itemIndex": result.index},
+            error=outcome.error, run_error=outcome.run_error,
+        )

@@ -1,0 +1,293 @@
+"""``run_evals``: items streamed through an item scorer by workers, rows saved by one writer.
+
+:func:`run_evals` streams items (never materialising the dataset), runs an optional target and
+every scorer per item with a concurrency limit, and folds each item into running totals, so
+memory stays flat however large the dataset is. A failing item, target, scorer or judge is
+recorded for that item and never aborts the batch.
+
+The parts: ``_Source`` numbers the items; the item scorer turns one into an :class:`ItemResult`;
+``_worker`` pulls items and hands each result to ``_Finish`` (its rows, the pure report fold, the
+writer's queue, the caller's hook); ``_writer`` saves queued rows in few, large transactions.
+Run ids are deterministic per (batch, item), so a batch run again with ``resume=True`` skips
+what is already stored and finishes with exactly one row per (item, scorer).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
+from typing import Any, Final, final
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from scorecore._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._scorer import Scorer
+from scorecore.evals._items import EvalItem, ItemFailure, ItemLike
+from scorecore.evals._messages import exception_text
+from scorecore.evals._options import (
+    check_arguments,
+    check_batch,
+    check_concurrency,
+    check_scorers,
+    check_thresholds,
+)
+from scorecore.evals._report import EvalReport, ItemResult, ReportFold, Threshold
+from scorecore.evals._rows import ItemRows, ScoreRow
+from scorecore.evals._scoring import ItemScorer
+from scorecore.evals._store import CompletedScore, ScoreStore
+
+__all__ = ["run_evals"]
+
+_END: Final[Any] = object()
+_QUEUED_ITEMS: Final = 64  # items the workers may run ahead of the store
+_SAVED_TOGETHER: Final = 512  # the most queued row lists the writer commits in one save
+_YIELD_EVERY: Final = 32  # items a worker handles between checkpoints
+
+
+@final
+class _Source:
+    """Pulls items one at a time from a sync or async iterable, numbering them."""
+
+    __slots__ = ("_async", "_index", "_iter", "_lock")
+
+    def __init__(self, data: Iterable[Any] | AsyncIterable[Any]) -> None:
+        self._index = 0
+        self._lock = anyio.Lock()
+        self._async: Any = None
+        self._iter: Iterator[Any] | None = None
+        if isinstance(data, AsyncIterable):
+            self._async = aiter(data)
+        else:
+            self._iter = iter(data)
+
+    async def next(self) -> tuple[int, Any]:
+        if self._iter is not None:
+            value = next(self._iter, _END)
+        else:
+            # Async generators refuse concurrent __anext__ calls; pull one at a time.
+            async with self._lock:
+                try:
+                    value = await anext(self._async)
+                except StopAsyncIteration:
+                    value = _END
+        index = self._index
+        if value is not _END:
+            self._index += 1
+        return index, value
+
+
+@final
+class _Stop:
+    """The first error of a worker or the writer; it cancels the batch (re-raised after)."""
+
+    __slots__ = ("error", "scope")
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.error: BaseException | None = None
+        self.scope = scope
+
+    def fail(self, exc: BaseException) -> None:
+        if self.error is None:
+            self.error = exc
+        self.scope.cancel()
+
+
+@final
+class _Finish:
+    """What happens to each finished item, in order: its rows, the fold, the queue, the hook."""
+
+    __slots__ = ("_fold", "_hook", "_rows", "_send")
+
+    def __init__(
+        self,
+        *,
+        fold: ReportFold,
+        rows: ItemRows | None,
+        send: anyio.abc.ObjectSendStream[list[ScoreRow]] | None,
+        hook: Callable[[ItemResult], Any] | None,
+    ) -> None:
+        self._fold = fold
+        self._rows = rows
+        self._send = send
+        self._hook = hook
+
+    async def __call__(self, result: ItemResult, *, store: bool = True) -> None:
+        rows: list[ScoreRow] = []
+        if store and self._rows is not None:
+            result, rows = self._rows.rows(result)
+        self._fold.add(result)
+        if rows and self._send is not None:
+            await self._send.send(rows)
+        if self._hook is not None:
+            called = self._hook(result)
+            if inspect.isawaitable(called):
+                await called
+
+
+async def _worker(source: _Source, score: ItemScorer, finish: _Finish, stop: _Stop) -> None:
+    """Score items from ``source`` until it ends, finishing each."""
+    try:
+        processed = 0
+        while True:
+            index, raw = await source.next()
+            if raw is _END:
+                return
+            try:
+                result = await score(index, raw)
+            except Exception as exc:  # noqa: BLE001 - a safety net: one item never stops a batch
+                # Not expected (the item scorer guards each call of user code); nothing is
+                # stored for the item, so a resume runs it again.
+                failure = ItemFailure(
+                    error=f"item #{index}: scorecore failed on it: {exception_text(exc)}"
+                )
+                await finish(score.failed(index, None, None, None, failure), store=False)
+            else:
+                await finish(result)
+            processed += 1
+            if processed % _YIELD_EVERY == 0:
+                # Items with only synchronous work never yield; let others run now and then.
+                await anyio.lowlevel.checkpoint()
+    except Exception as exc:  # noqa: BLE001 - re-raised by run_evals, outside the group
+        stop.fail(exc)
+
+
+async def _writer(
+    receive: MemoryObjectReceiveStream[list[ScoreRow]], store: ScoreStore, stop: _Stop
+) -> None:
+    """Save queued rows: whatever else is already queued goes in the same transaction."""
+    try:
+        async with receive:
+            async for rows in receive:
+                batch = list(rows)
+                while len(batch) < _SAVED_TOGETHER:
+                    try:
+                        batch.extend(receive.receive_nowait())
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                await store.save(batch)
+    except Exception as exc:  # noqa: BLE001 - re-raised by run_evals, outside the group
+        stop.fail(exc)
+
+
+def _target_name(target: Callable[..., Any] | None) -> str | None:
+    if target is None:
+        return None
+    module = getattr(target, "__module__", None)
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    return f"{module}:{name}" if module else name
+
+
+async def run_evals(
+    data: Iterable[ItemLike] | AsyncIterable[ItemLike],
+    scorers: Iterable[Scorer[Any, Any]],
+    *,
+    target: Callable[[EvalItem], Any] | None = None,
+    concurrency: int = 8,
+    thresholds: Mapping[str, float | Threshold] | None = None,
+    gates: Iterable[str | Scorer[Any, Any]] | None = None,
+    store: ScoreStore | None = None,
+    on_item_complete: Callable[[ItemResult], Any] | None = None,
+    runtime: Runtime | None = None,
+    batch_id: str | None = None,
+    resume: bool = False,
+    keep_results: bool = False,
+    max_failures: int | None = None,
+) -> EvalReport:
+    """Run every scorer over every item of a dataset and report the aggregate.
+
+    Items are pulled from ``data`` lazily (an iterable or async iterable; never turned into a
+    list), at most ``concurrency`` at a time. For each item the ``target`` (if any) produces
+    the output, then every scorer runs, one after the other, with the run id
+    ``f"{batch_id}:{item id}"`` (or ``f"{batch_id}:#{index}"``). A bad item, a raising target,
+    a raising scorer or a failing judge is recorded for that item; the batch goes on.
+
+    Args:
+        data: the items: :class:`EvalItem` values or mappings with the keys ``input``,
+            ``output``, ``ground_truth`` (or ``groundTruth``), ``request_context`` (or
+            ``requestContext``), ``expected_trajectory``, ``id``, ``extra``.
+        scorers: the scorers to run (ids must be unique).
+        target: an (async) function of the item returning the output to score; its result
+            replaces the item's ``output``.
+        concurrency: the most items in flight at once (>= 1).
+        thresholds: scorer id → minimum mean (a number) or a :class:`Threshold`.
+        gates: scorers (or their ids) that must average 1.0; scorers given here are run
+            even when not in ``scorers``.
+        store: where each item's rows are saved as soon as it completes.
+        on_item_complete: called (sync or async) with each :class:`ItemResult` as it completes,
+            in completion order, after its rows were queued for the store.
+        runtime: clock, sleep and ids for scorers and the duration; the real one by default.
+        batch_id: the batch's id; a fresh id from the runtime by default. With a ``store``,
+            a batch id that already has rows there is refused unless ``resume`` is set, so
+            two datasets never mix in one batch.
+        resume: skip (run id, scorer id) pairs the store already holds as final for
+            ``batch_id`` (needs ``store`` and ``batch_id``, and the batch must have rows in
+            the store); failed pairs run again.
+        keep_results: keep every :class:`ItemResult` in ``report.results`` (memory grows
+            with the dataset; off by default).
+        max_failures: the most failed scorer runs (a raising target, a bad item, a failing
+            judge or step …) the verdict tolerates; ``0`` makes any failure fail the batch,
+            ``None`` (the default) never fails it for failures alone.
+
+    Returns:
+        The :class:`EvalReport`: per-scorer means and counts, threshold and gate results, and
+        the verdict (``"failed"`` if any threshold or gate failed, or more scorer runs failed
+        than ``max_failures``).
+
+    Raises:
+        EvalConfigError: a bad argument, a ``batch_id`` already in the store without
+            ``resume``, or ``resume`` of a batch the store does not hold (before any item
+            runs or any row is written).
+        StoreError: the store failed; rows saved so far stay, resume to finish.
+
+    >>> import anyio
+    >>> from scorecore import create_scorer
+    >>> exact = create_scorer(id="exact", description="Exact match").generate_score(
+    ...     lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+    >>> data = [{"input": "2+2?", "output": "4", "ground_truth": "4"},
+    ...         {"input": "3+3?", "output": "7", "groundTruth": "6"}]
+    >>> report = anyio.run(lambda: run_evals(data, [exact], thresholds={"exact": 0.5}))
+    >>> report.summary("exact").mean, report.verdict
+    (0.5, 'passed')
+    """
+    chosen, gate_ids = check_scorers(scorers, gates)
+    ids = [s.id for s in chosen]
+    checks = check_thresholds(thresholds, ids)
+    check_concurrency("run_evals", concurrency)
+    check_arguments(data=data, target=target, batch_id=batch_id, max_failures=max_failures,
+                    resume=resume, store=store)
+    if store is not None and batch_id is not None:
+        await check_batch(store, batch_id, resume=resume)
+    rt = runtime or DEFAULT_RUNTIME
+    batch_id = batch_id or rt.new_id()
+    started = rt.clock()
+    done: Mapping[tuple[str, str], CompletedScore] = {}
+    if resume and store is not None:
+        done = await store.completed(batch_id)
+    fold = ReportFold(ids, thresholds=checks, gates=gate_ids, max_failures=max_failures,
+                      keep_results=keep_results)
+    score = ItemScorer(scorers=chosen, target=target, runtime=rt, batch_id=batch_id, done=done)
+    source = _Source(data)
+    async with anyio.create_task_group() as group:
+        stop = _Stop(group.cancel_scope)
+        if store is not None:
+            # A bounded queue: workers run ahead of the store by at most this many items, and
+            # the writer commits whatever is queued in one transaction.
+            send, receive = anyio.create_memory_object_stream[list[ScoreRow]](
+                max(concurrency, _QUEUED_ITEMS)
+            )
+            rows = ItemRows(batch_id=batch_id, scorers=chosen, target_name=_target_name(target))
+            finish = _Finish(fold=fold, rows=rows, send=send, hook=on_item_complete)
+            group.start_soon(_writer, receive, store, stop)
+            async with send, anyio.create_task_group() as workers:
+                for _ in range(concurrency):
+                    workers.start_soon(_worker, source, score, finish, stop)
+        else:
+            finish = _Finish(fold=fold, rows=None, send=None, hook=on_item_complete)
+            for _ in range(concurrency):
+                group.start_soon(_worker, source, score, finish, stop)
+    if stop.error is not None:
+        raise stop.error
+    return fold.report(batch_id=batch_id, duration=rt.clock() - started)

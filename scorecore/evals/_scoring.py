@@ -1,0 +1,146 @@
+"""Scoring one item: read it, claim its run id, call the target, run every scorer."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, final
+
+from returns.result import Failure, Result, Success
+
+from scorecore._errors import ScorerRunError
+from scorecore._reprs import short_repr
+from scorecore._runtime import Runtime
+from scorecore._values import ScoreResult
+from scorecore.evals._checks import is_finite_number
+from scorecore.evals._items import EvalItem, ItemFailure, raw_id, read_item
+from scorecore.evals._messages import exception_text, text_of
+from scorecore.evals._report import ItemResult, ScorerOutcome
+from scorecore.evals._run_ids import RunIds
+from scorecore.evals._store import CompletedScore
+
+__all__: list[str] = []  # internal: used by run_evals
+
+
+@final
+class ItemScorer:
+    """Turns one dataset entry into its :class:`ItemResult`; never raises for user code.
+
+    A bad entry, a repeated run id or a raising target fails the item (every scorer ``failed``
+    with the item's error); a raising scorer, a ``Failure`` or an invalid score fails that
+    scorer only. On resume, pairs the store holds as final are taken from it, not run again.
+    """
+
+    __slots__ = ("_done", "_ids", "_runtime", "_scorers", "_target")
+
+    def __init__(
+        self,
+        *,
+        scorers: Sequence[Any],
+        target: Callable[[EvalItem], Any] | None,
+        runtime: Runtime,
+        batch_id: str,
+        done: Mapping[tuple[str, str], CompletedScore],
+    ) -> None:
+        self._scorers = scorers
+        self._target = target
+        self._runtime = runtime
+        self._ids = RunIds(batch_id)
+        self._done = done
+
+    async def __call__(self, index: int, raw: object) -> ItemResult:
+        """The result of the entry at ``index`` of the dataset."""
+        # Up to its first await this runs right after the source numbered the item, with no
+        # await in between: ids are claimed in dataset order, so "first seen" is the earlier item.
+        read = read_item(raw, index, needs_output=self._target is None)
+        item = read.value_or(None)
+        item_id, line = (raw_id(raw), None) if item is None else (item.id, item.line)
+        run_id = self._ids.of(index, item_id)
+        ready = self._ids.claim(index, item_id, line).bind(lambda _: read)
+        if not isinstance(ready, Success):
+            return self.failed(index, item_id, run_id, item, ready.failure())
+        item = ready.unwrap()
+        done = self._done
+        output: Any = item.output
+        if self._target is not None and (
+            not done or any((run_id, s.id) not in done for s in self._scorers)
+        ):
+            produced = await self._output(item)
+            if not isinstance(produced, Success):
+                return self.failed(index, item_id, run_id, item, produced.failure())
+            output = produced.unwrap()
+        outcomes: list[ScorerOutcome] = []
+        for scorer in self._scorers:
+            stored = done.get((run_id, scorer.id)) if done else None
+            if stored is not None:
+                outcomes.append(ScorerOutcome(
+                    scorer_id=scorer.id, status=stored.status, score=stored.score,
+                    reason=stored.reason, resumed=True,
+                ))
+            else:
+                outcomes.append(await self._score(scorer, item, output, run_id))
+        return ItemResult(index=index, item_id=item_id, run_id=run_id, item=item, output=output,
+                          outcomes=tuple(outcomes))
+
+    def failed(
+        self,
+        index: int,
+        item_id: str | None,
+        run_id: str | None,
+        item: EvalItem | None,
+        failure: ItemFailure,
+    ) -> ItemResult:
+        """The result of an item that failed as a whole (``run_id`` defaults to its position's)."""
+        outcomes = tuple(
+            ScorerOutcome(scorer_id=s.id, status="failed", error=failure.error)
+            for s in self._scorers
+        )
+        return ItemResult(
+            index=index, item_id=item_id, run_id=run_id or self._ids.of(index, item_id),
+            item=item, error=failure.error, outcomes=outcomes, duplicate_of=failure.duplicate_of,
+        )
+
+    async def _output(self, item: EvalItem) -> Result[Any, ItemFailure]:
+        assert self._target is not None  # noqa: S101 - only called with a target
+        try:
+            output = self._target(item)
+            if inspect.isawaitable(output):
+                output = await output
+        except Exception as exc:  # noqa: BLE001 - the user's target is the boundary
+            return Failure(ItemFailure(error=f"target raised {exception_text(exc)}"))
+        return Success(output)
+
+    async def _score(self, scorer: Any, item: EvalItem, output: Any, run_id: str) -> ScorerOutcome:
+        try:
+            result = await scorer.run(
+                input=item.input, output=output, ground_truth=item.ground_truth,
+                request_context=item.request_context,
+                expected_trajectory=item.expected_trajectory, run_id=run_id,
+                runtime=self._runtime, **item.extra,
+            )
+        except Exception as exc:  # noqa: BLE001 - a scorer object (user code) is the boundary
+            return ScorerOutcome(
+                scorer_id=scorer.id, status="failed", error=f"scorer raised {exception_text(exc)}",
+            )
+        if isinstance(result, Success) and isinstance(result.unwrap(), ScoreResult):
+            value: ScoreResult[Any, Any] = result.unwrap()
+            if value.not_scorable is not None:
+                return ScorerOutcome(scorer_id=scorer.id, status="not_scorable",
+                                     reason=value.not_scorable.reason, result=value)
+            score: object = value.score  # a scorer object (duck-typed) may give anything
+            if not is_finite_number(score):
+                return ScorerOutcome(
+                    scorer_id=scorer.id, status="failed", result=value,
+                    error=f"scorer gave an invalid score {short_repr(score)} "
+                          f"(a finite number is needed)",
+                )
+            return ScorerOutcome(scorer_id=scorer.id, status="scored", score=float(score),
+                                 reason=value.reason, result=value)
+        if not isinstance(result, Failure):
+            return ScorerOutcome(
+                scorer_id=scorer.id, status="failed",
+                error=f"scorer.run returned {short_repr(result)}, not a Result of a ScoreResult",
+            )
+        error = result.failure()
+        return ScorerOutcome(scorer_id=scorer.id, status="failed", error=text_of(error),
+                             run_error=error if isinstance(error, ScorerRunError) else None)
