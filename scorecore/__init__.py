@@ -22,6 +22,7 @@ from scorecore._causes import (
     PrepareRunFailed,
     ProcessorAborted,
     RunFailureCause,
+    StepFailed,
     StepRaised,
 )
 from scorecore._config import (
@@ -90,6 +91,7 @@ __all__ = [
     "ScorerRunError",
     "Sleep",
     "StepContext",
+    "StepFailed",
     "StepInfo",
     "StepJudge",
     "StepName",

@@ -10,11 +10,13 @@ Each cause is a value with a :meth:`describe` method; match on its class to hand
 from __future__ import annotations
 
 import traceback
-from typing import Literal, TypeAlias, final
+from typing import Any, Generic, Literal, TypeAlias, final
 
 import attrs
+from typing_extensions import TypeVar
 
-from scorecore._judge import JudgeError
+from scorecore._judge import JudgeError, StepName
+from scorecore._reprs import short_repr
 
 __all__ = [
     "InputMismatch",
@@ -25,8 +27,11 @@ __all__ = [
     "PrepareRunFailed",
     "ProcessorAborted",
     "RunFailureCause",
+    "StepFailed",
     "StepRaised",
 ]
+
+E_co = TypeVar("E_co", covariant=True, default=Any)
 
 JudgeStopReason: TypeAlias = Literal[
     "not_retryable", "budget_spent", "processor_limit", "processor_raised",
@@ -92,6 +97,44 @@ class StepRaised:
     def describe(self) -> str:
         """One line saying what raised what."""
         return f"{self.where} raised {self.exception_type}: {self.message}"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class StepFailed(Generic[E_co]):
+    """A function step returned ``Failure(error)``: the run ends, ``error`` kept as it is.
+
+    Distinct from :class:`StepRaised`: the step did not raise, it answered with a failure
+    value (a ``returns`` ``Result``). A ``@safe`` step that caught an exception answers
+    ``Failure(exception)``; its type and message are then shown like a raised one's.
+
+    >>> cause = StepFailed(step="analyze", error="no words")
+    >>> cause.describe()
+    "analyze returned Failure('no words')"
+    >>> StepFailed(step="preprocess", error=ValueError("bad json")).describe()
+    'preprocess returned Failure(ValueError: bad json)'
+    """
+
+    step: StepName
+    error: E_co
+
+    @property
+    def error_type(self) -> str:
+        """The error's type name (``"str"``, ``"ValueError"``, a user's class …)."""
+        return type(self.error).__qualname__
+
+    @property
+    def message(self) -> str:
+        """The error's readable form: an exception's message, else its bounded repr."""
+        if isinstance(self.error, BaseException):
+            return exception_message(self.error)
+        return short_repr(self.error)
+
+    def describe(self) -> str:
+        """One line naming the step and the failure value."""
+        if isinstance(self.error, BaseException):
+            return f"{self.step} returned Failure({self.error_type}: {self.message})"
+        return f"{self.step} returned Failure({self.message})"
 
 
 @final
@@ -221,7 +264,7 @@ class ProcessorAborted:
 
 
 RunFailureCause: TypeAlias = (
-    StepRaised | PrepareRunFailed | InputMismatch | InvalidScore | InvalidStepValue
+    StepRaised | StepFailed | PrepareRunFailed | InputMismatch | InvalidScore | InvalidStepValue
     | JudgeFailed | JudgeOutputInvalid | ProcessorAborted
 )
 

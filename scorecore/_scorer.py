@@ -3,43 +3,35 @@
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, cast, final, overload
 
 import attrs
-from returns.result import Failure, Result, Success
+from returns.result import Result
 from typing_extensions import TypeVar
 
 from scorecore._agent import AgentInput, AgentOutput
-from scorecore._causes import (
-    InputMismatch,
-    InvalidScore,
-    InvalidStepValue,
-    PrepareRunFailed,
-    RunFailureCause,
-    StepRaised,
-    exception_message,
+from scorecore._config import (
+    JudgeConfig,
+    PromptStep,
+    ResolvedJudge,
+    ScorePromptStep,
+    resolve_judge,
 )
-from scorecore._config import JudgeConfig, PromptStep, ScorePromptStep, resolve_judge
-from scorecore._convert import structure_run_value
 from scorecore._errors import ScorerDefinitionError, ScorerRunError
-from scorecore._invoke import execute_judge
 from scorecore._judge import StepName
+from scorecore._pipeline import run_pipeline
 from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
-from scorecore._sync import call_sync
-from scorecore._structured import SCORE_SCHEMA
 from scorecore._values import (
     STEP_NAMES,
     CalculateScoreContext,
-    JudgeExecution,
     NotScorable,
     ReasonContext,
     ScoreResult,
     ScorerRun,
     StepContext,
-    StepResults,
+    make_run,
 )
 
 __all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
@@ -52,6 +44,8 @@ T = TypeVar("T")
 I2 = TypeVar("I2")
 O2 = TypeVar("O2")
 
+StepFunction: TypeAlias = Callable[[Any], object]
+"""A function step as stored: one context argument, any answer (checked when the run settles it)."""
 PrepareRun: TypeAlias = Callable[
     [ScorerRun[Any, Any]], "ScorerRun[Any, Any] | Awaitable[ScorerRun[Any, Any]]"
 ]
@@ -66,9 +60,11 @@ class StepInfo:
     name: StepName
     kind: Literal["function", "prompt"]
     description: str | None
-    definition: Any = attrs.field(eq=False, repr=False)
+    definition: StepFunction | PromptStep[Any] | ScorePromptStep[Any, Any] = attrs.field(
+        eq=False, repr=False
+    )
     is_coroutine: bool = attrs.field(default=False, eq=False, repr=False)
-    judge: Any = attrs.field(default=None, eq=False, repr=False)
+    judge: ResolvedJudge | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @final
@@ -335,13 +331,10 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         ``Failure(ScorerRunError)`` naming the failed step, the steps completed, a structured
         cause and the partial results.
         """
-        return await _run(
+        return await run_pipeline(
             self._definition,
-            ScorerRun(
-                input=input, output=output, run_id=run_id, ground_truth=ground_truth,
-                request_context=request_context, expected_trajectory=expected_trajectory,
-                extra=extra,
-            ),
+            make_run(input, output, run_id, ground_truth, request_context, expected_trajectory,
+                     extra),
             runtime or DEFAULT_RUNTIME,
         )
 
@@ -376,203 +369,6 @@ class Scorer(_Base, Generic[In, Out, P, A]):
             what=f"scorer {self.id!r}: run_sync()", instead="await scorer.run(...)",
         )
 
-
-
-def _type_name(value: object) -> str:
-    return type(value).__qualname__
-
-
-def _as_score(value: object) -> float | None:
-    """The score as a float, or ``None`` when ``value`` is not a finite real number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        score = float(value)
-    # A huge int (10**400) overflows float(): it is not a finite real score, not a crash.
-    # Anything else comes from a user's int/float subclass whose __float__ raised.
-    except Exception:  # noqa: BLE001 - user code boundary
-        return None
-    return score if math.isfinite(score) else None
-
-
-class _RunState:
-    __slots__ = ("completed", "judge", "prompts", "results", "run", "score")
-
-    def __init__(self, run: ScorerRun[Any, Any]) -> None:
-        self.run = run
-        self.results: dict[str, Any] = {}
-        self.prompts: dict[str, str] = {}
-        self.judge: dict[StepName, tuple[JudgeExecution, ...]] = {}
-        self.completed: list[StepName] = []
-        self.score: float | None = None
-
-    def result(self, **kwargs: Any) -> ScoreResult[Any, Any]:
-        prompts = self.prompts
-        results = self.results
-        return ScoreResult(
-            run=self.run,
-            preprocess_step_result=results.get("preprocess"),
-            preprocess_prompt=prompts.get("preprocess"),
-            analyze_step_result=results.get("analyze"),
-            analyze_prompt=prompts.get("analyze"),
-            generate_score_prompt=prompts.get("generate_score"),
-            generate_reason_prompt=prompts.get("generate_reason"),
-            judge=self.judge,
-            **kwargs,
-        )
-
-
-def _fail(
-    definition: _Definition, state: _RunState, step: str, cause: RunFailureCause
-) -> Failure[ScorerRunError]:
-    return Failure(ScorerRunError(
-        scorer_id=definition.id,
-        failed_step=step,
-        completed_steps=tuple(state.completed),
-        cause=cause,
-        # A score computed before a later step failed is kept: partial is "the results so far".
-        partial=state.result(score=state.score, reason=state.results.get("generate_reason")),
-    ))
-
-
-async def _prepare(
-    definition: _Definition, run: ScorerRun[Any, Any], runtime: Runtime
-) -> ScorerRun[Any, Any] | tuple[str, RunFailureCause]:
-    mismatches: list[InputMismatch] = []
-    for which, expected in (("input", definition.input_type), ("output", definition.output_type)):
-        if expected is None:
-            continue
-        structured = structure_run_value(getattr(run, which), expected, which=which)
-        if isinstance(structured, Success):
-            run = attrs.evolve(run, **{which: structured.unwrap()})
-        else:
-            mismatches.append(structured.failure())
-    if mismatches:
-        # Report every bad field of both the input and the output at once.
-        first = mismatches[0]
-        errors = tuple(e for m in mismatches for e in m.errors)
-        return ("input", attrs.evolve(first, errors=errors))
-    if definition.prepare_run is not None:
-        try:
-            prepared: Any = definition.prepare_run(run)
-            if inspect.isawaitable(prepared):
-                prepared = await prepared
-        except Exception as exc:  # noqa: BLE001 - user code boundary
-            return ("prepare_run", PrepareRunFailed(
-                exception_type=_type_name(exc), message=exception_message(exc),
-                traceback=StepRaised.from_exception(exc).traceback, exception=exc,
-            ))
-        if not isinstance(prepared, ScorerRun):
-            return ("prepare_run", PrepareRunFailed(
-                exception_type="TypeError",
-                message=f"prepare_run must return a ScorerRun, got {short_repr(prepared)}",
-            ))
-        run = prepared
-    if run.run_id is None:
-        run = attrs.evolve(run, run_id=runtime.new_id())
-    return run
-
-
-async def _run(
-    definition: _Definition, run: ScorerRun[Any, Any], runtime: Runtime
-) -> Result[ScoreResult[Any, Any], ScorerRunError]:
-    prepared = await _prepare(definition, run, runtime)
-    if isinstance(prepared, tuple):
-        return _fail(definition, _RunState(run), prepared[0], prepared[1])
-    state = _RunState(prepared)
-    for info in definition.steps:
-        name = info.name
-        results = StepResults(
-            preprocess_step_result=state.results.get("preprocess"),
-            analyze_step_result=state.results.get("analyze"),
-        )
-        ctx: Any
-        if name == "generate_reason":
-            ctx = ReasonContext(run=state.run, results=results, score=state.score or 0.0)
-        else:
-            ctx = StepContext(run=state.run, results=results)
-        value: Any
-        if info.kind == "function":
-            try:
-                if info.is_coroutine:
-                    value = await info.definition(ctx)
-                else:
-                    value = info.definition(ctx)
-                    if inspect.isawaitable(value):
-                        value = await value
-            except Exception as exc:  # noqa: BLE001 - a user's step is the boundary
-                return _fail(definition, state, name, StepRaised.from_exception(exc))
-        else:
-            outcome = await _prompt_step(info, ctx, state, runtime)
-            if not isinstance(outcome, _Value):
-                return _fail(definition, state, name, outcome)
-            value = outcome.value
-        if isinstance(value, NotScorable):
-            marker = attrs.evolve(value, step=name)
-            return Success(state.result(not_scorable=marker, reason=None))
-        if name == "generate_score":
-            score = _as_score(value)
-            if score is None:
-                cause = InvalidScore(value_repr=short_repr(value), type_name=_type_name(value))
-                return _fail(definition, state, name, cause)
-            state.score = score
-        elif name == "generate_reason" and not isinstance(value, str):
-            return _fail(definition, state, name, InvalidStepValue(
-                what="generate_reason", expected="a str", value_repr=short_repr(value),
-                type_name=_type_name(value),
-            ))
-        state.results[name] = value
-        state.completed.append(name)
-    return Success(state.result(score=state.score, reason=state.results.get("generate_reason")))
-
-
-@attrs.frozen
-class _Value:
-    value: Any
-
-
-async def _prompt_step(
-    info: StepInfo, ctx: Any, state: _RunState, runtime: Runtime
-) -> _Value | RunFailureCause:
-    step: PromptStep | ScorePromptStep = info.definition
-    name = info.name
-    try:
-        prompt: Any = step.create_prompt(ctx)
-        if inspect.isawaitable(prompt):
-            prompt = await prompt
-    except Exception as exc:  # noqa: BLE001 - user code boundary
-        return StepRaised.from_exception(exc, where="create_prompt")
-    if not isinstance(prompt, str):
-        return InvalidStepValue(what="create_prompt", expected="a str",
-                                value_repr=short_repr(prompt), type_name=_type_name(prompt))
-    state.prompts[name] = prompt
-    schema = step.output_schema
-    if isinstance(step, ScorePromptStep) and schema is None:
-        schema = SCORE_SCHEMA
-    outcome = await execute_judge(
-        judge=info.judge, prompt=prompt, schema=schema if name != "generate_reason" else None,
-        step=name, runtime=runtime,
-    )
-    execution = outcome.execution
-    value = outcome.value
-    if not outcome.failed and isinstance(step, ScorePromptStep):
-        if step.calculate_score is None:
-            value = value.get("score") if isinstance(value, dict) else value
-        else:
-            calc_ctx = CalculateScoreContext(run=ctx.run, results=ctx.results, judge_output=value)
-            try:
-                value = step.calculate_score(calc_ctx)
-                if inspect.isawaitable(value):
-                    value = await value
-            except Exception as exc:  # noqa: BLE001 - user code boundary
-                raised = StepRaised.from_exception(exc, where="calculate_score")
-                state.judge[name] = (attrs.evolve(execution, status="failed", error=raised),)
-                return raised
-        execution = attrs.evolve(execution, output=value)
-    state.judge[name] = (*state.judge.get(name, ()), execution)
-    if execution.error is not None:
-        return execution.error
-    return _Value(value)
 
 
 @overload
