@@ -23,6 +23,7 @@ from scorecore._judge import StepName
 from scorecore._pipeline import run_pipeline
 from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._sync import call_sync
 from scorecore._values import (
     STEP_NAMES,
     CalculateScoreContext,
