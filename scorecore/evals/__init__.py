@@ -13,13 +13,22 @@ Also the ``ScoreStore`` port that stores implement, and the row shape (and colum
 1.0
 """
 
-from scorecore.evals._items import EvalItem, InvalidItem, ItemLike, item_from_mapping
-from scorecore.evals._options import EvalConfigError
+from scorecore.evals._items import (
+    EvalItem,
+    InvalidItem,
+    ItemFailure,
+    ItemLike,
+    item_from_mapping,
+    item_key,
+    read_item,
+)
+from scorecore.evals._options import EvalConfigError, check_scorers, check_thresholds
 from scorecore.evals._report import (
     EvalReport,
     GateResult,
     ItemResult,
     OutcomeStatus,
+    ReportFold,
     ScorerOutcome,
     ScorerSummary,
     Threshold,
@@ -27,6 +36,7 @@ from scorecore.evals._report import (
 )
 from scorecore.evals._rows import (
     SCORE_COLUMNS,
+    ItemRows,
     ScoreColumn,
     ScoreRow,
     row_id,
@@ -34,6 +44,8 @@ from scorecore.evals._rows import (
     store_sink,
 )
 from scorecore.evals._run import run_evals
+from scorecore.evals._run_ids import RunIds
+from scorecore.evals._scoring import ItemScorer
 from scorecore.evals._store import CompletedScore, ScoreStore, StoreError
 
 __all__ = [
@@ -44,9 +56,14 @@ __all__ = [
     "EvalReport",
     "GateResult",
     "InvalidItem",
+    "ItemFailure",
     "ItemLike",
     "ItemResult",
+    "ItemRows",
+    "ItemScorer",
     "OutcomeStatus",
+    "ReportFold",
+    "RunIds",
     "ScoreColumn",
     "ScoreRow",
     "ScoreStore",
@@ -55,7 +72,11 @@ __all__ = [
     "StoreError",
     "Threshold",
     "ThresholdResult",
+    "check_scorers",
+    "check_thresholds",
     "item_from_mapping",
+    "item_key",
+    "read_item",
     "row_id",
     "run_evals",
     "storable_row",

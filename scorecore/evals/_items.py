@@ -16,7 +16,15 @@ from scorecore._reprs import short_repr
 from scorecore.evals._checks import is_int
 from scorecore.evals._storable import is_clean_text
 
-__all__ = ["EvalItem", "InvalidItem", "ItemLike", "item_from_mapping"]
+__all__ = [
+    "EvalItem",
+    "InvalidItem",
+    "ItemFailure",
+    "ItemLike",
+    "item_from_mapping",
+    "item_key",
+    "read_item",
+]
 
 _RESERVED_EXTRA = frozenset({
     "input", "output", "ground_truth", "run_id", "request_context", "expected_trajectory",
@@ -197,7 +205,13 @@ def item_from_mapping(
 
 
 def read_item(raw: object, index: int, *, needs_output: bool) -> Result[EvalItem, ItemFailure]:
-    """What the dataset yielded at ``index`` as an item, or why (one line) it cannot be one."""
+    """What the dataset yielded at ``index`` as an item, or why (one line) it cannot be one.
+
+    ``needs_output`` makes a mapping without ``output`` a failure (no target to produce it).
+
+    >>> read_item({"input": "q"}, 3, needs_output=True).failure().error
+    "item #3: missing field 'output' (and no target to produce it)"
+    """
     if isinstance(raw, EvalItem):
         return Success(raw)
     if isinstance(raw, InvalidItem):
@@ -218,6 +232,21 @@ def _int_id(value: object) -> str | None:
     if is_int(value) and value.bit_length() <= 64:
         return str(value)
     return None
+
+
+def item_key(raw: object, index: int) -> tuple[str | None, int | None]:
+    """The id and line (when known) naming what a dataset yielded at ``index`` in run ids.
+
+    An entry that is not a valid item keeps its id when the id itself is usable.
+
+    >>> item_key({"input": "q", "output": "a", "id": 7}, 0), item_key({"id": "x"}, 1)
+    (('7', None), ('x', None))
+    """
+    read = read_item(raw, index, needs_output=False)
+    if isinstance(read, Success):
+        item = read.unwrap()
+        return item.id, item.line
+    return raw_id(raw), None
 
 
 def raw_id(raw: object) -> str | None:

@@ -12,7 +12,7 @@ from scorecore.evals._checks import is_int, unit_interval
 from scorecore.evals._report import Threshold
 from scorecore.evals._store import ScoreStore
 
-__all__ = ["EvalConfigError"]
+__all__ = ["EvalConfigError", "check_scorers", "check_thresholds"]
 
 
 class EvalConfigError(ScorecoreError, ValueError):
@@ -76,6 +76,12 @@ def check_arguments(
 
 
 def check_scorers(scorers: object, gates: object) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """The scorers to run (gates given as scorers added) and the gate ids, checked as by run_evals.
+
+    Raises:
+        EvalConfigError: not a list of scorers, a gate naming no scorer, two scorers sharing an
+            id, or no scorer at all.
+    """
     if isinstance(scorers, Scorer) or not isinstance(scorers, Iterable) or isinstance(
         scorers, str | bytes | Mapping
     ):
@@ -138,6 +144,11 @@ def check_scorers(scorers: object, gates: object) -> tuple[tuple[Any, ...], tupl
 
 
 def check_thresholds(thresholds: object, ids: Sequence[str]) -> dict[str, Threshold]:
+    """``run_evals``'s ``thresholds`` for the scorers ``ids`` (a number means a minimum).
+
+    Raises:
+        EvalConfigError: not a mapping, an unknown scorer id, or a bound outside [0, 1].
+    """
     if thresholds is None:
         return {}
     if not isinstance(thresholds, Mapping):

@@ -22,6 +22,7 @@ __all__ = [
     "GateResult",
     "ItemResult",
     "OutcomeStatus",
+    "ReportFold",
     "ScorerOutcome",
     "ScorerSummary",
     "Threshold",

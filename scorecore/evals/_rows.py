@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCORE_COLUMNS",
+    "ItemRows",
     "ScoreColumn",
     "ScoreRow",
     "row_id",
@@ -434,7 +435,12 @@ def _lost_data_message(notes: Sequence[Any]) -> str:
 
 @final
 class ItemRows:
-    """Maps an item's result to the rows :func:`run_evals` stores for it (one per scorer run)."""
+    """Maps an item's result to the rows :func:`run_evals` stores for it (one per scorer run).
+
+    Outcomes read from the store (resumed) get no row; an item repeating an earlier item's run
+    id gets none at all. A pair whose row lost data (see :func:`storable_row`) is failed in the
+    returned result, so the report says what the store holds.
+    """
 
     __slots__ = ("_batch_id", "_scorer_json", "_target")
 

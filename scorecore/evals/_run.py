@@ -143,7 +143,7 @@ async def _worker(source: _Source, score: ItemScorer, finish: _Finish, stop: _St
                 failure = ItemFailure(
                     error=f"item #{index}: scorecore failed on it: {exception_text(exc)}"
                 )
-                await finish(score.failed(index, None, None, None, failure), store=False)
+                await finish(score.failed(index, failure), store=False)
             else:
                 await finish(result)
             processed += 1

@@ -10,7 +10,7 @@ from returns.result import Failure, Result, Success
 from scorecore._reprs import short_repr
 from scorecore.evals._items import ItemFailure
 
-__all__: list[str] = []  # internal: used by run_evals
+__all__ = ["RunIds"]
 
 _POSITION_ID = re.compile(r"#(0|[1-9][0-9]{0,17})")
 _CLAIMED: Result[None, ItemFailure] = Success(None)
@@ -20,9 +20,17 @@ _CLAIMED: Result[None, ItemFailure] = Success(None)
 class RunIds:
     """The run ids of one batch: ``f"{batch_id}:{item id}"``, or ``f"{batch_id}:#{index}"``.
 
-    Each id is claimed by the first item using it: ids are kept (flat memory for id-less items:
-    one bit each), and an id spelled ``#<position>`` is checked against the id-less item at that
-    position.
+    Each id is claimed by the first item using it, so no item overwrites another's rows: ids
+    are kept (flat memory for id-less items: one bit each), and an id spelled ``#<position>`` is
+    checked against the id-less item at that position. Claim in dataset order.
+
+    >>> ids = RunIds("b")
+    >>> ids.of(0, "q1"), ids.of(1, None)
+    ('b:q1', 'b:#1')
+    >>> ids.claim(0, "q1", 3)
+    <Success: None>
+    >>> ids.claim(5, "q1", 9).failure().error
+    "duplicate id 'q1', first seen at line 3"
     """
 
     __slots__ = ("_batch_id", "_first", "_idless", "_position_ids")

@@ -19,7 +19,7 @@ from scorecore.evals._report import ItemResult, ScorerOutcome
 from scorecore.evals._run_ids import RunIds
 from scorecore.evals._store import CompletedScore
 
-__all__: list[str] = []  # internal: used by run_evals
+__all__ = ["ItemScorer"]
 
 
 @final
@@ -28,7 +28,20 @@ class ItemScorer:
 
     A bad entry, a repeated run id or a raising target fails the item (every scorer ``failed``
     with the item's error); a raising scorer, a ``Failure`` or an invalid score fails that
-    scorer only. On resume, pairs the store holds as final are taken from it, not run again.
+    scorer only. On resume, pairs the store holds as final (``done``, from
+    :meth:`ScoreStore.completed`) are taken from it, not run again. This is what
+    :func:`run_evals` runs per item; a distributed runner scores its share of items with one.
+
+    Call it with items in dataset order (run ids are claimed by the first item using them).
+
+    >>> import anyio
+    >>> from scorecore import create_scorer
+    >>> from scorecore._runtime import DEFAULT_RUNTIME
+    >>> one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+    >>> score = ItemScorer(scorers=[one], target=None, runtime=DEFAULT_RUNTIME, batch_id="b")
+    >>> result = anyio.run(score, 0, {"input": "q", "output": "a", "id": "q1"})
+    >>> result.run_id, [(o.scorer_id, o.status, o.score) for o in result.outcomes]
+    ('b:q1', [('one', 'scored', 1.0)])
     """
 
     __slots__ = ("_done", "_ids", "_runtime", "_scorers", "_target")
@@ -40,13 +53,13 @@ class ItemScorer:
         target: Callable[[EvalItem], Any] | None,
         runtime: Runtime,
         batch_id: str,
-        done: Mapping[tuple[str, str], CompletedScore],
+        done: Mapping[tuple[str, str], CompletedScore] | None = None,
     ) -> None:
         self._scorers = scorers
         self._target = target
         self._runtime = runtime
         self._ids = RunIds(batch_id)
-        self._done = done
+        self._done = done or {}
 
     async def __call__(self, index: int, raw: object) -> ItemResult:
         """The result of the entry at ``index`` of the dataset."""
@@ -58,7 +71,7 @@ class ItemScorer:
         run_id = self._ids.of(index, item_id)
         ready = self._ids.claim(index, item_id, line).bind(lambda _: read)
         if not isinstance(ready, Success):
-            return self.failed(index, item_id, run_id, item, ready.failure())
+            return self.failed(index, ready.failure(), item_id=item_id, item=item, run_id=run_id)
         item = ready.unwrap()
         done = self._done
         output: Any = item.output
@@ -67,7 +80,8 @@ class ItemScorer:
         ):
             produced = await self._output(item)
             if not isinstance(produced, Success):
-                return self.failed(index, item_id, run_id, item, produced.failure())
+                return self.failed(index, produced.failure(), item_id=item_id, item=item,
+                                   run_id=run_id)
             output = produced.unwrap()
         outcomes: list[ScorerOutcome] = []
         for scorer in self._scorers:
@@ -85,12 +99,16 @@ class ItemScorer:
     def failed(
         self,
         index: int,
-        item_id: str | None,
-        run_id: str | None,
-        item: EvalItem | None,
         failure: ItemFailure,
+        *,
+        item_id: str | None = None,
+        item: EvalItem | None = None,
+        run_id: str | None = None,
     ) -> ItemResult:
-        """The result of an item that failed as a whole (``run_id`` defaults to its position's)."""
+        """The result of item ``index`` failed as a whole: every scorer failed with its error.
+
+        ``run_id`` defaults to the item's (from ``item_id``, else its position).
+        """
         outcomes = tuple(
             ScorerOutcome(scorer_id=s.id, status="failed", error=failure.error)
             for s in self._scorers
