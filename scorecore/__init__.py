@@ -14,6 +14,7 @@ steps are plain functions or prompt objects answered by an LLM judge.
 
 from scorecore._agent import AgentInput, AgentOutput
 from scorecore._causes import (
+    BudgetExhausted,
     InputMismatch,
     InvalidScore,
     InvalidStepValue,
@@ -59,6 +60,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentInput",
     "AgentOutput",
+    "BudgetExhausted",
     "CalculateScoreContext",
     "Clock",
     "DefaultRetryBudgetWarning",

@@ -15,10 +15,12 @@ from typing import Any, Generic, Literal, TypeAlias, final
 import attrs
 from typing_extensions import TypeVar
 
+from scorecore._economics import BudgetExhausted
 from scorecore._judge import JudgeError, StepName
 from scorecore._reprs import short_repr
 
 __all__ = [
+    "BudgetExhausted",
     "InputMismatch",
     "InvalidScore",
     "InvalidStepValue",
@@ -265,7 +267,9 @@ class ProcessorAborted:
 
 RunFailureCause: TypeAlias = (
     StepRaised | StepFailed | PrepareRunFailed | InputMismatch | InvalidScore | InvalidStepValue
-    | JudgeFailed | JudgeOutputInvalid | ProcessorAborted
+    | JudgeFailed | JudgeOutputInvalid | ProcessorAborted | BudgetExhausted
 )
 
-JudgeExecutionError: TypeAlias = JudgeFailed | JudgeOutputInvalid | ProcessorAborted | StepRaised
+JudgeExecutionError: TypeAlias = (
+    JudgeFailed | JudgeOutputInvalid | ProcessorAborted | StepRaised | BudgetExhausted
+)

@@ -6,6 +6,7 @@ port and reads time only from its ``Clock`` port.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -23,6 +24,7 @@ from scorecore._causes import (
     exception_message,
 )
 from scorecore._config import ResolvedJudge
+from scorecore._economics import MeteredExecution
 from scorecore._judge import (
     Abort,
     JudgeError,
@@ -231,6 +233,7 @@ async def execute_judge(
     """
     started = runtime.clock()
     tally = _Tally()
+    meter = MeteredExecution(runtime.meter, judge.model)
     base = (
         JudgeMessage(role="system", content=judge.instructions),
         JudgeMessage(role="user", content=prompt),
@@ -262,7 +265,7 @@ async def execute_judge(
             waits=tuple(tally.waits),
             processor_errors=tuple(tally.processor_errors),
         )
-        return JudgeOutcome(value=value, execution=execution)
+        return JudgeOutcome(value=value, execution=meter.settle(execution))
 
     last_errors: tuple[str, ...] = ()
     for routing in routings:
@@ -278,8 +281,10 @@ async def execute_judge(
             settings=judge.model_settings,
             step=step,
         )
-        response = await _call_with_retries(judge, request, runtime, tally)
-        if isinstance(response, JudgeFailed):
+        response = await meter.call(
+            request, functools.partial(_call_with_retries, judge, request, runtime, tally)
+        )
+        if not isinstance(response, JudgeResponse):
             return finish(None, response)
         if isinstance(response.usage, JudgeUsage):  # a hand-written model may break this
             tally.add_usage(response.usage)
@@ -289,9 +294,11 @@ async def execute_judge(
         if not isinstance(text, str):
             return finish(None, text)
         if schema is None:
+            await meter.store()
             return finish(text, None)
         match parse_and_validate(text, schema):
             case Success(value):
+                await meter.store()
                 return finish(value, None)
             case Failure(errors):
                 last_errors = errors

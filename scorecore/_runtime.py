@@ -14,6 +14,8 @@ from typing import Protocol, final
 import anyio
 import attrs
 
+from scorecore._economics import JudgeMeter
+
 __all__ = ["Clock", "NewId", "Runtime", "Sleep"]
 
 
@@ -75,6 +77,8 @@ class Runtime:
     clock: Clock = attrs.field(default=_monotonic)
     sleep: Sleep = attrs.field(default=_anyio_sleep)
     new_id: NewId = attrs.field(default=_uuid4)
+    # The judge cache, prices, budget and trial index (scorecore._economics); None: none.
+    meter: JudgeMeter | None = None
 
 
 DEFAULT_RUNTIME = Runtime()

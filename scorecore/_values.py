@@ -151,6 +151,11 @@ class JudgeExecution:
         error: why it failed, for a failed execution.
         waits: every retry wait in seconds, in order.
         processor_errors: error processors that raised (they are ignored), in order.
+        cost_usd: what the calls cost under the run's ``Pricing`` (retries and the format
+            fallback included, cache hits free); ``None`` without a price or token counts.
+        saved_usd: what the cache hits would have cost; ``None`` without a price.
+        cache_hits: replies read from the judge cache (or shared with an identical call).
+        cache_misses: cache lookups that asked the judge.
     """
 
     status: Literal["success", "failed"]
@@ -167,6 +172,10 @@ class JudgeExecution:
     error: JudgeExecutionError | None = None
     waits: tuple[float, ...] = ()
     processor_errors: tuple[str, ...] = ()
+    cost_usd: float | None = None
+    saved_usd: float | None = None
+    cache_hits: int = 0
+    cache_misses: int = 0
 
 
 @final

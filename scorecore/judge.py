@@ -4,6 +4,15 @@ The request and response values, judge errors and their classification (``kind_f
 ``AUTH_CODES``), and the processor protocols.
 """
 
+from scorecore._cache import JudgeCache, cache_key
+from scorecore._economics import (
+    Budget,
+    BudgetWarning,
+    JudgeLedger,
+    JudgeMeter,
+    ModelPrice,
+    Pricing,
+)
 from scorecore._judge import (
     AUTH_CODES,
     Abort,
@@ -28,20 +37,28 @@ from scorecore._judge import (
 __all__ = [
     "AUTH_CODES",
     "Abort",
+    "Budget",
+    "BudgetWarning",
     "ErrorProcessor",
     "InputProcessor",
     "JsonPromptInjection",
+    "JudgeCache",
     "JudgeError",
     "JudgeErrorKind",
+    "JudgeLedger",
     "JudgeMessage",
+    "JudgeMeter",
     "JudgeModel",
     "JudgeRequest",
     "JudgeResponse",
     "JudgeUsage",
+    "ModelPrice",
     "ModelSettings",
     "OutputProcessor",
+    "Pricing",
     "Retry",
     "RetryClassifier",
     "StepName",
+    "cache_key",
     "kind_for",
 ]

@@ -66,6 +66,7 @@ from scorecore_adapters._chaos import (
     InjectedFault,
 )
 from scorecore_adapters._memory_store import InMemoryScoreStore
+from scorecore_adapters.cache import MemoryJudgeCache
 
 __all__ = [
     "ALL_FAULTS",
@@ -76,6 +77,7 @@ __all__ = [
     "InMemoryScoreStore",
     "InjectedFault",
     "JsonValue",
+    "MemoryJudgeCache",
     "Reply",
     "ScriptedJudge",
     "SequentialIds",

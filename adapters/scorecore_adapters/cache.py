@@ -1,0 +1,328 @@
+"""Judge caches: a SQLite file, a PostgreSQL table shared by workers, and memory for tests.
+
+Each implements :class:`scorecore.judge.JudgeCache`. Give one to ``run_evals(..., cache=...)``
+or to a single run with ``Runtime(meter=JudgeMeter(cache=...))``; ``open_cache(url)`` builds
+one from a URL (what ``scorecore eval --cache`` does).
+
+A cache never raises for a storage problem: an entry that cannot be read is a miss, one that
+cannot be written is dropped, and both are counted in ``errors`` (the last message in
+``last_error``), so a broken cache costs judge calls, never a batch.
+
+>>> import anyio
+>>> from scorecore.judge import JudgeResponse
+>>> cache = MemoryJudgeCache()
+>>> anyio.run(cache.put, "k", JudgeResponse(text="yes"))
+>>> anyio.run(cache.get, "k").text, len(cache)
+('yes', 1)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeAlias, final
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+import anyio.to_thread
+import attrs
+
+from scorecore.judge import JudgeResponse, JudgeUsage
+
+__all__ = [
+    "DEFAULT_CACHE_PATH",
+    "AnyJudgeCache",
+    "MemoryJudgeCache",
+    "PostgresJudgeCache",
+    "SqliteJudgeCache",
+    "open_cache",
+]
+
+DEFAULT_CACHE_PATH = ".scorecore/cache.db"
+"""Where ``scorecore eval`` keeps its judge cache unless told otherwise."""
+
+_TABLE = "scorecore_judge_cache"
+_USAGE_FIELDS = tuple(f.name for f in attrs.fields(JudgeUsage))
+
+
+def _encode(response: JudgeResponse) -> str:
+    return json.dumps({
+        "text": response.text,
+        "usage": {name: getattr(response.usage, name) for name in _USAGE_FIELDS},
+        "finish_reason": response.finish_reason,
+        "model_id": response.model_id,
+    }, ensure_ascii=False)
+
+
+def _decode(data: Any) -> JudgeResponse | None:
+    """The stored reply, or ``None`` for anything not written by :func:`_encode`."""
+    try:
+        raw = json.loads(data) if isinstance(data, str | bytes) else data
+        usage = raw["usage"]
+        counts = {name: usage.get(name) for name in _USAGE_FIELDS}
+        if not all(v is None or (isinstance(v, int) and not isinstance(v, bool))
+                   for v in counts.values()):
+            return None
+        finish, model_id = raw.get("finish_reason"), raw.get("model_id")
+        if not (finish is None or isinstance(finish, str)) or not (
+            model_id is None or isinstance(model_id, str)
+        ):
+            return None
+        return JudgeResponse(
+            text=raw["text"], usage=JudgeUsage(**counts), finish_reason=finish,
+            model_id=model_id,
+        )
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _describe(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+@final
+class MemoryJudgeCache:
+    """A judge cache in a dict, for tests (and one-process runs that need no file).
+
+    ``entries`` maps each key to its reply; ``gets`` and ``puts`` count the calls.
+    """
+
+    __slots__ = ("entries", "errors", "gets", "last_error", "puts")
+
+    def __init__(self) -> None:
+        self.entries: dict[str, JudgeResponse] = {}
+        self.gets = 0
+        self.puts = 0
+        self.errors = 0
+        self.last_error: str | None = None
+
+    async def get(self, key: str, /) -> JudgeResponse | None:
+        """The reply stored under ``key``, or ``None``."""
+        self.gets += 1
+        return self.entries.get(key)
+
+    async def put(self, key: str, response: JudgeResponse, /) -> None:
+        """Store ``response`` under ``key``."""
+        self.puts += 1
+        self.entries[key] = response
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"MemoryJudgeCache({len(self.entries)} entries)"
+
+
+class _ThreadedCache:
+    """The shared part of the SQL caches: a connection used from one worker thread."""
+
+    _name: str
+
+    def __init__(self) -> None:
+        self._conn: Any = None
+        self._limiter = anyio.CapacityLimiter(1)
+        self._closed = False
+        self.errors = 0
+        self.last_error: str | None = None
+
+    def _connect(self) -> Any:
+        raise NotImplementedError
+
+    def _get_sync(self, conn: Any, key: str) -> Any:
+        raise NotImplementedError
+
+    def _put_sync(self, conn: Any, key: str, text: str) -> None:
+        raise NotImplementedError
+
+    def _failed(self, exc: BaseException) -> None:
+        self.errors += 1
+        self.last_error = f"{self._name}: {_describe(exc)}"
+
+    def _open_sync(self) -> Any:
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+    async def _call(self, fn: Any, *args: Any) -> Any:
+        def run() -> Any:
+            return fn(self._open_sync(), *args)
+
+        return await anyio.to_thread.run_sync(run, limiter=self._limiter)
+
+    async def get(self, key: str, /) -> JudgeResponse | None:
+        """The reply stored under ``key``; ``None`` for a miss or an unreadable entry."""
+        try:
+            data = await self._call(self._get_sync, key)
+        except Exception as exc:  # noqa: BLE001 - a broken cache is a miss (see the module)
+            self._failed(exc)
+            return None
+        return None if data is None else _decode(data)
+
+    async def put(self, key: str, response: JudgeResponse, /) -> None:
+        """Store ``response`` under ``key`` (replacing an older entry)."""
+        try:
+            await self._call(self._put_sync, key, _encode(response))
+        except Exception as exc:  # noqa: BLE001 - a broken cache drops the entry
+            self._failed(exc)
+
+    async def open(self) -> None:
+        """Connect (and create the table) now rather than on first use.
+
+        Raises:
+            OSError, sqlite3.Error, psycopg.Error: the cache cannot be opened — the one place
+                a cache raises, so a command can refuse a bad ``--cache`` before it starts.
+        """
+        await anyio.to_thread.run_sync(self._open_sync, limiter=self._limiter)
+
+    async def aclose(self) -> None:
+        """Close the connection (idempotent); a later use opens it again."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+@final
+class SqliteJudgeCache(_ThreadedCache):
+    """A judge cache in a SQLite file, created (with its directory) on first use.
+
+    Several processes may share the file (WAL mode; a busy file is waited for 30 s).
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_CACHE_PATH) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self._name = f"sqlite:{self.path}"
+
+    def _connect(self) -> Any:
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(
+            str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
+        )
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+                "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created_at REAL NOT NULL)"
+            )
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _get_sync(self, conn: Any, key: str) -> Any:
+        row = conn.execute(
+            f"SELECT response FROM {_TABLE} WHERE key = ?", (key,)  # noqa: S608
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def _put_sync(self, conn: Any, key: str, text: str) -> None:
+        conn.execute(
+            f"INSERT OR REPLACE INTO {_TABLE} (key, response, created_at) "  # noqa: S608
+            "VALUES (?, ?, ?)", (key, text, time.time()),
+        )
+
+    def __repr__(self) -> str:
+        return f"SqliteJudgeCache({str(self.path)!r})"
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+@final
+class PostgresJudgeCache(_ThreadedCache):
+    """A judge cache in a PostgreSQL table, shared by every worker that points at it.
+
+    Needs psycopg (``pip install 'scorecore[postgres]'``). The DSN's password never appears
+    in a repr or an error.
+    """
+
+    def __init__(self, dsn: str, *, connect_timeout: float = 10.0) -> None:
+        super().__init__()
+        self._dsn = dsn
+        self._timeout = connect_timeout
+        self._name = _redact(dsn)
+
+    def _connect(self) -> Any:
+        import psycopg  # noqa: PLC0415 - optional dependency, only needed here
+
+        conn = psycopg.Connection.connect(
+            self._dsn, autocommit=True, connect_timeout=max(1, round(self._timeout))
+        )
+        try:
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+                "(key text PRIMARY KEY, response jsonb NOT NULL, "
+                "created_at timestamptz NOT NULL DEFAULT now())"
+            )
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _get_sync(self, conn: Any, key: str) -> Any:
+        row = conn.execute(
+            f"SELECT response FROM {_TABLE} WHERE key = %s", (key,)  # noqa: S608
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def _put_sync(self, conn: Any, key: str, text: str) -> None:
+        conn.execute(
+            f"INSERT INTO {_TABLE} (key, response) VALUES (%s, %s::jsonb) "  # noqa: S608
+            "ON CONFLICT (key) DO UPDATE SET response = excluded.response, created_at = now()",
+            (key, text),
+        )
+
+    def __repr__(self) -> str:
+        return f"PostgresJudgeCache({self._name!r})"
+
+
+AnyJudgeCache: TypeAlias = SqliteJudgeCache | PostgresJudgeCache | MemoryJudgeCache
+
+
+def open_cache(url: str) -> AnyJudgeCache:
+    """Build the judge cache a URL names (connected on first use).
+
+    ``sqlite:PATH`` (or a bare path) gives a :class:`SqliteJudgeCache`; ``postgresql://…`` or
+    ``postgres://…`` a :class:`PostgresJudgeCache`; ``memory:`` a :class:`MemoryJudgeCache`.
+
+    Raises:
+        ValueError: the URL is empty or names no known cache.
+
+    >>> open_cache("sqlite:.scorecore/cache.db")
+    SqliteJudgeCache('.scorecore/cache.db')
+    >>> open_cache("postgresql://me:pw@localhost/db")
+    PostgresJudgeCache('postgresql://me:***@localhost/db')
+    """
+    if url.startswith(("postgresql://", "postgres://")):
+        return PostgresJudgeCache(url)
+    if url in ("memory:", "memory"):
+        return MemoryJudgeCache()
+    path = url.removeprefix("sqlite:")
+    if url.startswith("sqlite:") and path.startswith("//"):
+        path = path[2:]  # sqlite:///abs/path → /abs/path
+    if not path or "://" in path:
+        raise ValueError(
+            f"unknown cache URL {_redact(url)!r}; use sqlite:PATH, postgresql://USER@HOST/DB "
+            f"or memory:"
+        )
+    return SqliteJudgeCache(path)

@@ -1,0 +1,140 @@
+"""The judge cache port and the key a judge request is cached under.
+
+A :class:`JudgeCache` maps a key to a judge reply. The key (:func:`cache_key`) is a SHA-256 of
+the canonical request — provider, model id, settings, messages, output schema and how the
+schema is conveyed — and a *trial* index, so ``run_evals(..., trials=3)`` asks the judge three
+times instead of reading one reply back twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import struct
+from collections.abc import Mapping
+from typing import Protocol
+
+import attrs
+
+from scorecore._judge import JudgeRequest, JudgeResponse
+
+__all__ = ["JudgeCache", "cache_key"]
+
+_KEY_VERSION = b"scorecore-judge-cache/1\x00"
+
+
+class JudgeCache(Protocol):
+    """Where judge replies are kept between runs (a file, a database, memory).
+
+    Contract: ``get(key)`` returns the reply stored under ``key`` or ``None`` (a miss, or an
+    entry that cannot be read back); ``put(key, response)`` stores it, replacing any earlier
+    entry. Storage problems should not raise: a raising cache is treated by the core as a miss
+    (``get``) or as a dropped entry (``put``), and the run goes on. The core only ``put``\\ s
+    replies that passed the step's output processors and schema, never errors.
+    """
+
+    async def get(self, key: str, /) -> JudgeResponse | None: ...
+
+    async def put(self, key: str, response: JudgeResponse, /) -> None: ...
+
+
+class _Digest(Protocol):
+    def update(self, data: bytes, /) -> None: ...
+
+
+def _feed(digest: _Digest, value: object) -> None:
+    """Feed a canonical, type-tagged encoding of ``value`` (iteratively: any depth)."""
+    # Every token is tagged and length-prefixed, so {"a": "bc"} and {"ab": "c"}, 1 and "1",
+    # 1 and 1.0 and True never collide; mappings are sorted by their keys' encodings, so the
+    # order a dict was built in does not matter.
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Raw):
+            digest.update(item.data)
+        elif item is None:
+            digest.update(b"N")
+        elif isinstance(item, bool):
+            digest.update(b"T" if item else b"F")
+        elif isinstance(item, int):
+            # str() refuses ints past 4,300 digits; hex() does not, and stays one-to-one.
+            text = str(item) if item.bit_length() < 14_000 else hex(item)
+            _token(digest, b"i", text.encode())
+        elif isinstance(item, float):
+            _token(digest, b"f", struct.pack(">d", item) if not math.isnan(item) else b"nan")
+        elif isinstance(item, str):
+            _token(digest, b"s", item.encode("utf-8", "surrogatepass"))
+        elif isinstance(item, bytes):
+            _token(digest, b"y", item)
+        elif isinstance(item, Mapping):
+            entries = sorted(((_encoded(k), v) for k, v in item.items()), key=_first)
+            digest.update(b"m" + len(entries).to_bytes(8, "big"))
+            for key, val in reversed(entries):
+                stack.append(val)
+                stack.append(_Raw(key))
+        elif isinstance(item, list | tuple):
+            digest.update(b"l" + len(item).to_bytes(8, "big"))
+            stack.extend(reversed(item))
+        elif isinstance(item, set | frozenset):
+            members = sorted(_encoded(m) for m in item)
+            digest.update(b"e" + len(members).to_bytes(8, "big"))
+            for member in members:
+                digest.update(member)
+        else:
+            # Something no JSON schema or provider body holds: its type and repr, best effort.
+            _token(digest, b"o", f"{type(item).__qualname__}:{item!r}".encode(errors="replace"))
+
+
+def _first(entry: tuple[bytes, object]) -> bytes:
+    return entry[0]
+
+
+@attrs.frozen
+class _Raw:
+    data: bytes
+
+
+def _token(digest: _Digest, tag: bytes, data: bytes) -> None:
+    digest.update(tag + len(data).to_bytes(8, "big") + data)
+
+
+def _encoded(value: object) -> bytes:
+    digest = hashlib.sha256()
+    _feed(digest, value)
+    return digest.digest()
+
+
+def cache_key(request: JudgeRequest, *, provider: str, model_id: str, trial: int = 0) -> str:
+    """The cache key of a judge request for one model and trial: 64 hex characters.
+
+    Equal requests give equal keys in any process (the order a mapping was built in does not
+    matter); a change to the provider, the model id, the trial, any message, the output
+    schema, how the schema is conveyed (``native_schema``) or any model setting changes it.
+    Two settings are left out on purpose: ``timeout`` (how long to wait does not change the
+    reply) and the asking ``step`` (the same request from two steps has the same answer).
+
+    >>> from scorecore.judge import JudgeMessage, JudgeRequest
+    >>> request = JudgeRequest(messages=[JudgeMessage(role="user", content="Is 2+2=4?")])
+    >>> key = cache_key(request, provider="openai", model_id="gpt-4o-mini")
+    >>> len(key), key == cache_key(request, provider="openai", model_id="gpt-4o-mini", trial=1)
+    (64, False)
+    """
+    settings = request.settings
+    canonical = {
+        "provider": provider,
+        "model_id": model_id,
+        "trial": trial,
+        "messages": [(m.role, m.content) for m in request.messages],
+        "output_schema": request.output_schema,
+        "native_schema": request.native_schema,
+        "settings": {
+            "temperature": settings.temperature,
+            "top_p": settings.top_p,
+            "max_output_tokens": settings.max_output_tokens,
+            "seed": settings.seed,
+            "extra": settings.extra,
+        },
+    }
+    digest = hashlib.sha256(_KEY_VERSION)
+    _feed(digest, canonical)
+    return digest.hexdigest()

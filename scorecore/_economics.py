@@ -1,0 +1,524 @@
+"""Judge economics: prices, a budget, and the meter every judge call of a run goes through.
+
+A :class:`JudgeMeter` (carried by :class:`~scorecore.Runtime`) brings a run its
+:class:`~scorecore.judge.JudgeCache`, its :class:`Pricing`, its :class:`Budget` and the trial
+index. Copies made with :meth:`JudgeMeter.for_trial` share one :class:`JudgeLedger`: what a
+batch spent, what it saved, and the calls in flight.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import warnings
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, final
+
+import anyio
+import attrs
+
+from scorecore._cache import JudgeCache, cache_key
+from scorecore._judge import JudgeModel, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore._reprs import short_repr
+
+if TYPE_CHECKING:
+    from scorecore._values import JudgeExecution
+
+__all__ = [
+    "Budget",
+    "BudgetExhausted",
+    "BudgetWarning",
+    "JudgeLedger",
+    "JudgeMeter",
+    "ModelPrice",
+    "Pricing",
+]
+
+_R = TypeVar("_R")
+_NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+_MILLION = 1_000_000.0
+# Every message costs a few tokens of framing on top of its text (role, separators).
+_MESSAGE_OVERHEAD_TOKENS = 8
+
+
+def _price_field(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None and attribute.name == "cached_input":
+        return
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value < 0:  # type: ignore[arg-type, operator]
+        raise ValueError(
+            f"ModelPrice.{attribute.name} must be a finite number >= 0 (USD per million "
+            f"tokens), got {short_repr(value)}"
+        )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ModelPrice:
+    """One model's prices in USD per million tokens.
+
+    ``cached_input`` prices input tokens the provider served from its prompt cache (the
+    usage's ``cached_input_tokens``); without it they cost ``input``.
+
+    >>> ModelPrice(input=0.15, output=0.60).cost(JudgeUsage(input_tokens=1000, output_tokens=100))
+    0.00021
+    """
+
+    input: float = attrs.field(validator=_price_field)
+    output: float = attrs.field(validator=_price_field)
+    cached_input: float | None = attrs.field(default=None, validator=_price_field)
+
+    def cost(self, usage: JudgeUsage) -> float | None:
+        """The USD cost of ``usage``, or ``None`` when its input or output count is unknown."""
+        if usage.input_tokens is None or usage.output_tokens is None:
+            return None
+        cached = min(usage.cached_input_tokens or 0, usage.input_tokens)
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        total = (
+            (usage.input_tokens - cached) * self.input
+            + cached * cached_price
+            + usage.output_tokens * self.output
+        )
+        return round(total / _MILLION, 12)
+
+
+def _prices(value: Mapping[Any, Any]) -> Mapping[str, ModelPrice]:
+    out: dict[str, ModelPrice] = {}
+    items: dict[object, object] = dict(value)
+    for model_id, price in items.items():
+        if not isinstance(model_id, str) or not isinstance(price, ModelPrice):
+            raise TypeError(
+                f"Pricing.models maps model ids (str) to ModelPrice, got "
+                f"{short_repr(model_id)}: {short_repr(price)}"
+            )
+        out[model_id] = price
+    return out
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Pricing:
+    """What each judge model costs, by model id (the ``JudgeModel.model_id``).
+
+    >>> pricing = Pricing.from_mapping({"gpt-4o-mini": {"input": 0.15, "output": 0.6}})
+    >>> pricing.cost("gpt-4o-mini", JudgeUsage(input_tokens=2_000, output_tokens=500))
+    0.0006
+    >>> pricing.cost("unpriced-model", JudgeUsage(input_tokens=1, output_tokens=1)) is None
+    True
+    """
+
+    models: Mapping[str, ModelPrice] = attrs.field(factory=dict, converter=_prices)
+
+    def price(self, model_id: str) -> ModelPrice | None:
+        """The model's price, or ``None`` when it has none."""
+        return self.models.get(model_id)
+
+    def cost(self, model_id: str, usage: JudgeUsage) -> float | None:
+        """The USD cost of ``usage`` on ``model_id``; ``None`` when unpriced or unknown."""
+        price = self.models.get(model_id)
+        return None if price is None else price.cost(usage)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Pricing:
+        """Read prices from parsed TOML or JSON.
+
+        Either ``{"models": {id: price}}`` or ``{id: price}``, where a price is a mapping with
+        ``input``, ``output`` and optionally ``cached_input`` (USD per million tokens).
+
+        Raises:
+            ValueError: a price is missing a field, has an unknown one, or a bad number; the
+                message names the model and the field.
+        """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"pricing must be a mapping of model ids, got {short_repr(data)}")
+        models = data.get("models", data) if set(data) <= {"models"} else data
+        if not isinstance(models, Mapping):
+            raise TypeError(f"pricing.models must be a mapping, got {short_repr(models)}")
+        out: dict[str, ModelPrice] = {}
+        for model_id, raw in models.items():
+            where = f"pricing.models[{short_repr(model_id)}]"
+            if not isinstance(raw, Mapping):
+                raise TypeError(f"{where} must be a mapping with input and output prices, "
+                                 f"got {short_repr(raw)}")
+            unknown = set(raw) - {"input", "output", "cached_input"}
+            if unknown:
+                raise ValueError(f"{where}: unknown field(s) {sorted(map(str, unknown))}; "
+                                 f"expected input, output, cached_input")
+            missing = {"input", "output"} - set(raw)
+            if missing:
+                raise ValueError(f"{where}: missing {sorted(missing)} (USD per million tokens)")
+            try:
+                out[str(model_id)] = ModelPrice(**{str(k): v for k, v in raw.items()})
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+        return cls(models=out)
+
+
+def _limit(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value < 0:  # type: ignore[arg-type, operator]
+        raise ValueError(
+            f"Budget.{attribute.name} must be a finite number >= 0 or None, "
+            f"got {short_repr(value)}"
+        )
+
+
+def _positive_int(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"Budget.{attribute.name} must be an int >= 1, got {short_repr(value)}")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Budget:
+    """A spending limit for a batch's judge calls.
+
+    In ``"hard"`` mode a judge call starts only if what was spent, plus the worst case of the
+    calls in flight, plus this call's worst case stays within every limit; a refused call
+    fails its run with cause :class:`BudgetExhausted` (never a score). ``"soft"`` mode warns
+    once (:class:`BudgetWarning`) and goes on.
+
+    A call's worst case: one token per byte of its messages (and of a native schema) plus a
+    few per message, and ``ModelSettings.max_output_tokens`` output tokens —
+    ``worst_case_output_tokens`` when the step sets no maximum.
+
+    >>> Budget(max_cost_usd=2.5).mode
+    'hard'
+    """
+
+    max_cost_usd: float | None = attrs.field(default=None, validator=_limit)
+    max_tokens: int | None = attrs.field(default=None, validator=_limit)
+    mode: Literal["hard", "soft"] = attrs.field(
+        default="hard", validator=attrs.validators.in_(("hard", "soft"))
+    )
+    worst_case_output_tokens: int = attrs.field(default=4096, validator=_positive_int)
+
+
+class BudgetWarning(UserWarning):
+    """A soft :class:`Budget` was passed; the batch goes on (warned once per batch)."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class BudgetExhausted:
+    """A hard :class:`Budget` refused to start a judge call.
+
+    Attributes:
+        limit: which limit: ``"max_cost_usd"`` or ``"max_tokens"``.
+        limit_value: its value.
+        spent: what the batch had spent (USD or tokens).
+        in_flight: the worst case of the calls then in flight.
+        needed: this call's worst case; ``None`` when the model has no price.
+        model_id: the judge model asked.
+    """
+
+    limit: Literal["max_cost_usd", "max_tokens"]
+    limit_value: float
+    spent: float
+    in_flight: float
+    needed: float | None
+    model_id: str
+
+    def describe(self) -> str:
+        """One line: the limit, the spend, and what the call would have needed."""
+        if self.needed is None:
+            return (f"judge budget: no price for model {self.model_id!r}, so a call cannot be "
+                    f"kept within {self.limit}={self.limit_value:g}")
+        return (
+            f"judge budget exhausted: {self.limit}={self.limit_value:g}, spent "
+            f"{self.spent:g} + {self.in_flight:g} in flight, the call needs up to "
+            f"{self.needed:g}"
+        )
+
+
+@attrs.define
+class _Flight:
+    done: anyio.Event
+    response: JudgeResponse | None = None
+
+
+@final
+@attrs.define(eq=False)
+class JudgeLedger:
+    """What a batch's judge calls spent and saved so far (shared by a meter's trial copies).
+
+    Attributes:
+        spent_usd: USD charged for priced calls (a reply without token counts is charged at
+            its worst case).
+        spent_tokens: input plus output tokens of the replies (worst case when unknown).
+        saved_usd: what the cache hits would have cost.
+        model_calls: judge calls started through the meter (an attempt with its retries).
+        cache_hits: replies read from the cache or shared with an identical call in flight.
+        cache_misses: lookups that had to ask the judge.
+        refused: calls a hard budget refused.
+    """
+
+    spent_usd: float = 0.0
+    spent_tokens: int = 0
+    saved_usd: float = 0.0
+    model_calls: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    refused: int = 0
+    _reserved_usd: float = 0.0
+    _reserved_tokens: int = 0
+    _warned: bool = False
+    _flights: dict[str, _Flight] = attrs.field(factory=dict)
+
+    @property
+    def in_flight_usd(self) -> float:
+        """The worst-case cost of the calls in flight."""
+        return max(0.0, self._reserved_usd)
+
+    @property
+    def in_flight_tokens(self) -> int:
+        """The worst-case tokens of the calls in flight."""
+        return max(0, self._reserved_tokens)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeMeter:
+    """What a run's judge calls go through: a cache, prices, a budget, the trial index.
+
+    Give it to a run with ``Runtime(meter=...)`` (``run_evals`` builds one from its
+    ``cache``, ``pricing``, ``budget`` and ``trials``). Copies from :meth:`for_trial` share the
+    ledger, so a budget holds across every item and trial of a batch.
+
+    >>> import anyio
+    >>> from scorecore import JudgeConfig, Runtime, ScorePromptStep, create_scorer
+    >>> from scorecore_adapters.cache import MemoryJudgeCache
+    >>> from scorecore_adapters.testing import ScriptedJudge
+    >>> judge = ScriptedJudge([{"score": 1.0}])
+    >>> scorer = create_scorer(
+    ...     id="polite", description="Is it polite?",
+    ...     judge=JudgeConfig(model=judge, instructions="You grade politeness."),
+    ... ).generate_score(ScorePromptStep(description="grade", create_prompt=lambda c: c.run.output))
+    >>> meter = JudgeMeter(cache=MemoryJudgeCache())
+    >>> async def twice():
+    ...     for _ in range(2):
+    ...         runtime = Runtime(meter=meter)
+    ...         result = await scorer.run(input="hi", output="Thank you!", runtime=runtime)
+    ...     return result.unwrap().score, len(judge.requests), meter.ledger.cache_hits
+    >>> anyio.run(twice)
+    (1.0, 1, 1)
+    """
+
+    cache: JudgeCache | None = None
+    pricing: Pricing | None = None
+    budget: Budget | None = None
+    trial: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    ledger: JudgeLedger = attrs.field(factory=JudgeLedger, eq=False)
+
+    def for_trial(self, trial: int) -> JudgeMeter:
+        """The same meter (same cache, prices, budget and ledger) for another trial index."""
+        return attrs.evolve(self, trial=trial)
+
+
+def _worst_tokens(request: JudgeRequest, budget: Budget) -> tuple[int, int]:
+    text_bytes = sum(len(m.content.encode("utf-8", "surrogatepass")) for m in request.messages)
+    if request.native_schema and request.output_schema is not None:
+        text_bytes += len(json.dumps(request.output_schema, default=repr).encode())
+    input_tokens = text_bytes + _MESSAGE_OVERHEAD_TOKENS * (len(request.messages) + 1)
+    output = request.settings.max_output_tokens
+    output_tokens = output if output is not None and output > 0 else (
+        budget.worst_case_output_tokens
+    )
+    return input_tokens, output_tokens
+
+
+@attrs.frozen
+class _Reservation:
+    usd: float
+    tokens: int
+
+
+def _admit(
+    ledger: JudgeLedger, budget: Budget, pricing: Pricing | None, model_id: str,
+    request: JudgeRequest,
+) -> _Reservation | BudgetExhausted:
+    worst_in, worst_out = _worst_tokens(request, budget)
+    price = pricing.price(model_id) if pricing is not None else None
+    worst_usd = (
+        None if price is None
+        else (worst_in * price.input + worst_out * price.output) / _MILLION
+    )
+    refusal: BudgetExhausted | None = None
+    if budget.max_tokens is not None:
+        tokens = worst_in + worst_out
+        if ledger.spent_tokens + ledger.in_flight_tokens + tokens > budget.max_tokens:
+            refusal = BudgetExhausted(
+                limit="max_tokens", limit_value=budget.max_tokens, spent=ledger.spent_tokens,
+                in_flight=ledger.in_flight_tokens, needed=tokens, model_id=model_id,
+            )
+    if refusal is None and budget.max_cost_usd is not None and (
+        worst_usd is None
+        or ledger.spent_usd + ledger.in_flight_usd + worst_usd > budget.max_cost_usd
+    ):
+        refusal = BudgetExhausted(
+            limit="max_cost_usd", limit_value=budget.max_cost_usd, spent=ledger.spent_usd,
+            in_flight=ledger.in_flight_usd, needed=worst_usd, model_id=model_id,
+        )
+    if refusal is not None:
+        if budget.mode == "hard":
+            ledger.refused += 1
+            return refusal
+        if not ledger._warned:
+            ledger._warned = True
+            warnings.warn(
+                f"{refusal.describe()}; the budget is soft, so the batch goes on",
+                BudgetWarning, stacklevel=2,
+            )
+    reservation = _Reservation(usd=worst_usd or 0.0, tokens=worst_in + worst_out)
+    ledger._reserved_usd += reservation.usd
+    ledger._reserved_tokens += reservation.tokens
+    return reservation
+
+
+@final
+class MeteredExecution:
+    """One judge execution's view of the meter (internal; used by the judge loop only).
+
+    ``call`` wraps each attempt's model call (cache, single flight, budget, charging);
+    ``store`` keeps the reply that passed validation; ``settle`` writes cost and cache
+    counts into the execution's telemetry.
+    """
+
+    __slots__ = ("_candidate", "_cost", "_cost_known", "_hits", "_meter", "_misses",
+                 "_model", "_saved")
+
+    def __init__(self, meter: JudgeMeter | None, model: JudgeModel) -> None:
+        self._meter = meter
+        self._model = model
+        self._candidate: tuple[str, JudgeResponse] | None = None
+        self._hits = 0
+        self._misses = 0
+        self._cost = 0.0
+        self._cost_known = True
+        self._saved = 0.0
+
+    def _price_of(self, usage: JudgeUsage) -> float | None:
+        pricing = self._meter.pricing if self._meter is not None else None
+        if pricing is None or not isinstance(usage, JudgeUsage):
+            return None
+        return pricing.cost(self._model.model_id, usage)
+
+    async def _lookup(self, cache: JudgeCache, key: str) -> JudgeResponse | None:
+        try:
+            found = await cache.get(key)
+        except Exception:  # noqa: BLE001 - a user's cache is a boundary: a raising get is a miss
+            return None
+        return found if isinstance(found, JudgeResponse) else None
+
+    def _hit(self, ledger: JudgeLedger, response: JudgeResponse) -> JudgeResponse:
+        self._hits += 1
+        ledger.cache_hits += 1
+        saved = self._price_of(response.usage)
+        if saved is not None:
+            self._saved += saved
+            ledger.saved_usd += saved
+        # A hit spends nothing: the execution's usage counts only tokens paid for now.
+        return attrs.evolve(response, usage=_NOTHING_SPENT)
+
+    async def call(
+        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]]
+    ) -> _R | JudgeResponse | BudgetExhausted:
+        """Answer from the cache, or wait for an identical call in flight, or call."""
+        meter = self._meter
+        if meter is None:
+            return await call()
+        ledger = meter.ledger
+        cache = meter.cache
+        key = ""
+        if cache is not None:
+            model = self._model
+            key = cache_key(request, provider=model.provider, model_id=model.model_id,
+                            trial=meter.trial)
+            while True:
+                found = await self._lookup(cache, key)
+                if found is not None:
+                    return self._hit(ledger, found)
+                flight = ledger._flights.get(key)
+                if flight is None:
+                    break
+                await flight.done.wait()
+                if flight.response is not None:
+                    return self._hit(ledger, flight.response)
+                # The call we waited for failed: look again, then ask the judge ourselves.
+            self._misses += 1
+            ledger.cache_misses += 1
+        reservation: _Reservation | None = None
+        if meter.budget is not None:
+            admitted = _admit(ledger, meter.budget, meter.pricing, self._model.model_id, request)
+            if isinstance(admitted, BudgetExhausted):
+                return admitted
+            reservation = admitted
+        flight = _Flight(done=anyio.Event())
+        if cache is not None:
+            ledger._flights[key] = flight
+        ledger.model_calls += 1
+        try:
+            outcome = await call()
+            if isinstance(outcome, JudgeResponse):
+                flight.response = outcome
+                self._charge(ledger, outcome, reservation)
+                if cache is not None:
+                    self._candidate = (key, outcome)
+        finally:
+            if reservation is not None:
+                ledger._reserved_usd -= reservation.usd
+                ledger._reserved_tokens -= reservation.tokens
+            if cache is not None and ledger._flights.get(key) is flight:
+                del ledger._flights[key]
+            flight.done.set()
+        return outcome
+
+    def _charge(
+        self, ledger: JudgeLedger, response: JudgeResponse, reservation: _Reservation | None
+    ) -> None:
+        # A hand-written model may break the contract and return no JudgeUsage.
+        usage: object = response.usage
+        if not isinstance(usage, JudgeUsage):
+            usage = JudgeUsage()
+        cost = self._price_of(usage)
+        if cost is None:
+            self._cost_known = False
+        else:
+            self._cost += cost
+        known_tokens = usage.input_tokens is not None and usage.output_tokens is not None
+        if known_tokens:
+            ledger.spent_tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0)
+        elif reservation is not None:
+            ledger.spent_tokens += reservation.tokens
+        if cost is not None:
+            ledger.spent_usd += cost
+        elif reservation is not None:
+            ledger.spent_usd += reservation.usd
+
+    async def store(self) -> None:
+        """Keep the last reply the judge gave (it passed validation) in the cache."""
+        meter = self._meter
+        if meter is None or meter.cache is None or self._candidate is None:
+            return
+        key, response = self._candidate
+        self._candidate = None
+        # A user's cache is a boundary: a raising put only loses the entry.
+        with contextlib.suppress(Exception):
+            await meter.cache.put(key, response)
+
+    def settle(self, execution: JudgeExecution) -> JudgeExecution:
+        """The execution with its cost, savings and cache counts."""
+        meter = self._meter
+        if meter is None:
+            return execution
+        priced = meter.pricing is not None and meter.pricing.price(self._model.model_id)
+        return attrs.evolve(
+            execution,
+            cost_usd=round(self._cost, 12) if priced and self._cost_known else None,
+            saved_usd=round(self._saved, 12) if priced else None,
+            cache_hits=self._hits,
+            cache_misses=self._misses,
+        )

@@ -1,0 +1,151 @@
+"""The cache adapters: SQLite, PostgreSQL (when SCORECORE_TEST_POSTGRES_DSN is set), memory."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scorecore.judge import JudgeMeter, JudgeResponse, JudgeUsage
+from scorecore_adapters import testing
+from scorecore_adapters.cache import (
+    MemoryJudgeCache,
+    PostgresJudgeCache,
+    SqliteJudgeCache,
+    open_cache,
+)
+
+from tests.economics._scorers import StepJudge, judged_scorer
+from tests.economics.test_cache_run import _runtime
+
+pytestmark = pytest.mark.anyio
+DSN = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
+
+_responses = st.builds(
+    JudgeResponse,
+    text=st.text(),
+    usage=st.builds(JudgeUsage, **{
+        name: st.none() | st.integers(0, 2**62)
+        for name in ("input_tokens", "output_tokens", "total_tokens", "reasoning_tokens",
+                     "cached_input_tokens")
+    }),
+    finish_reason=st.none() | st.text(max_size=10),
+    model_id=st.none() | st.text(max_size=10),
+)
+
+
+@pytest.fixture(params=["sqlite", "postgres", "memory"])
+async def cache(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    if request.param == "memory":
+        yield MemoryJudgeCache()
+    elif request.param == "sqlite":
+        async with SqliteJudgeCache(tmp_path / "sub" / "cache.db") as c:
+            yield c
+    else:
+        if DSN is None:
+            pytest.skip("SCORECORE_TEST_POSTGRES_DSN unset (start one with .ci/postgres.sh)")
+        async with PostgresJudgeCache(DSN) as c:
+            yield c
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(response=_responses)
+async def test_a_reply_reads_back_equal(cache: Any, response: JudgeResponse) -> None:
+    """Any reply (odd Unicode text, huge counts, missing fields) reads back as it was put."""
+    if "\x00" in response.text and isinstance(cache, PostgresJudgeCache):
+        response = JudgeResponse(text=response.text.replace("\x00", ""), usage=response.usage)
+    key = uuid.uuid4().hex
+    assert await cache.get(key) is None
+    await cache.put(key, response)
+    assert await cache.get(key) == response
+    await cache.put(key, JudgeResponse(text="newer"))
+    got = await cache.get(key)
+    assert got is not None
+    assert got.text == "newer"
+
+
+async def test_a_batch_reuses_a_file_cache_across_processes_lifetimes(tmp_path: Path) -> None:
+    """A cache file closed and opened again still answers: the second run makes no call."""
+    path = tmp_path / "c.db"
+    judge = StepJudge()
+    for _ in range(2):
+        async with SqliteJudgeCache(path) as cache:
+            result = await judged_scorer(judge).run(
+                input="q", output="a", runtime=_runtime(JudgeMeter(cache=cache)))
+            assert result.unwrap().score == 0.75
+    assert sum(judge.calls.values()) == 3
+
+
+async def test_an_unreadable_entry_is_a_miss(tmp_path: Path) -> None:
+    """A row someone else wrote (not our JSON) is a miss, not an exception."""
+    path = tmp_path / "c.db"
+    cache = SqliteJudgeCache(path)
+    await cache.put("k", JudgeResponse(text="ok"))
+    await cache.aclose()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE scorecore_judge_cache SET response = '{\"text\": 3}'")
+    assert await cache.get("k") is None
+    await cache.aclose()
+
+
+async def test_a_broken_file_costs_calls_not_the_run(tmp_path: Path) -> None:
+    """A cache path that cannot be opened: every get misses, errors are counted, runs go on."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    cache = SqliteJudgeCache(blocker / "cache.db")
+    judge = StepJudge()
+    result = await judged_scorer(judge).run(input="q", output="a",
+                                            runtime=_runtime(JudgeMeter(cache=cache)))
+    assert result.unwrap().score == 0.75
+    assert cache.errors >= 3
+    assert cache.last_error is not None
+    assert str(blocker) in cache.last_error
+    with pytest.raises(OSError, match="exists"):
+        await cache.open()
+
+
+def test_open_cache_reads_urls(tmp_path: Path) -> None:
+    """sqlite:PATH, a bare path, sqlite:///abs, postgresql://, memory:; others are refused."""
+    assert isinstance(open_cache("memory:"), MemoryJudgeCache)
+    assert open_cache(f"sqlite:{tmp_path}/a.db").path == tmp_path / "a.db"
+    assert open_cache(f"sqlite://{tmp_path}/a.db").path == tmp_path / "a.db"
+    assert open_cache("rel/a.db").path == Path("rel/a.db")
+    pg = open_cache("postgres://u:secret@h/db")
+    assert isinstance(pg, PostgresJudgeCache)
+    assert "secret" not in repr(pg)
+    for bad in ("", "sqlite:", "redis://u:secret@h"):
+        with pytest.raises(ValueError, match="cache URL") as info:
+            open_cache(bad)
+        assert "secret" not in str(info.value)
+
+
+def test_the_memory_cache_is_in_the_testing_kit() -> None:
+    """The kit exposes MemoryJudgeCache where tests look for fakes."""
+    assert testing.MemoryJudgeCache is MemoryJudgeCache
+
+
+@pytest.mark.skipif(DSN is None, reason="SCORECORE_TEST_POSTGRES_DSN unset")
+async def test_postgres_is_shared_by_workers() -> None:
+    """Two connections (two workers) see each other's entries."""
+    assert DSN is not None
+    key = uuid.uuid4().hex
+    async with PostgresJudgeCache(DSN) as a, PostgresJudgeCache(DSN) as b:
+        await a.put(key, JudgeResponse(text="from a", usage=JudgeUsage(input_tokens=3)))
+        got = await b.get(key)
+    assert got == JudgeResponse(text="from a", usage=JudgeUsage(input_tokens=3))
+
+
+async def test_a_wrong_postgres_password_is_a_counted_miss() -> None:
+    """An unreachable server: misses, counted errors, and the password never shown."""
+    cache = PostgresJudgeCache("postgresql://u:hunter2@127.0.0.1:1/db", connect_timeout=1)
+    assert await cache.get("k") is None
+    assert cache.errors == 1
+    assert cache.last_error is not None
+    assert "hunter2" not in cache.last_error
+    assert "hunter2" not in repr(cache)

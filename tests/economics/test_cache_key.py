@@ -1,0 +1,174 @@
+"""The cache key law: equal requests share a key in any process, any field change changes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import attrs
+from hypothesis import given
+from hypothesis import strategies as st
+from scorecore.judge import JudgeMessage, JudgeRequest, ModelSettings, cache_key
+
+_text = st.text(max_size=40)
+_json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _text
+_json = st.recursive(
+    _json_leaf,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4),
+    max_leaves=20,
+)
+_messages = st.lists(
+    st.builds(JudgeMessage, role=st.sampled_from(["system", "user"]), content=st.text()),
+    max_size=4,
+)
+_settings = st.builds(
+    ModelSettings,
+    temperature=st.none() | st.floats(0, 2),
+    top_p=st.none() | st.floats(0, 1),
+    max_output_tokens=st.none() | st.integers(1, 10_000),
+    seed=st.none() | st.integers(),
+    extra=st.dictionaries(_text, _json, max_size=3),
+)
+_requests = st.builds(
+    JudgeRequest,
+    messages=_messages,
+    output_schema=st.none() | st.dictionaries(_text, _json, max_size=4),
+    native_schema=st.booleans(),
+    settings=_settings,
+)
+
+
+def _reordered(value: Any) -> Any:
+    """The same value with every mapping built in reverse key order."""
+    if isinstance(value, dict):
+        return {k: _reordered(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reordered(v) for v in value]
+    return value
+
+
+def _key(request: JudgeRequest, **kw: Any) -> str:
+    args = {"provider": "p", "model_id": "m", "trial": 0} | kw
+    return cache_key(request, **args)
+
+
+@given(_requests)
+def test_equal_requests_share_a_key_whatever_the_mapping_order(request: JudgeRequest) -> None:
+    """A request rebuilt with every dict in another order has the same key."""
+    rebuilt = attrs.evolve(
+        request,
+        output_schema=_reordered(request.output_schema),
+        settings=attrs.evolve(request.settings, extra=_reordered(dict(request.settings.extra))),
+    )
+    assert _key(rebuilt) == _key(request)
+    assert len(_key(request)) == 64
+
+
+@given(_requests, st.data())
+def test_any_field_change_changes_the_key(request: JudgeRequest, data: st.DataObject) -> None:
+    """Changing the provider, model, trial, a message, the schema, its routing or a setting."""
+    field = data.draw(st.sampled_from([
+        "provider", "model_id", "trial", "messages", "output_schema", "native_schema",
+        "temperature", "top_p", "max_output_tokens", "seed", "extra",
+    ]))
+    base = _key(request)
+    if field in ("provider", "model_id"):
+        assert _key(request, **{field: data.draw(_text.filter(lambda t: t != "p" and t != "m"))}) != base
+        return
+    if field == "trial":
+        assert _key(request, trial=data.draw(st.integers(1, 10**6))) != base
+        return
+    changed: JudgeRequest
+    if field == "messages":
+        extra = data.draw(st.builds(JudgeMessage, role=st.just("user"), content=st.text()))
+        changed = attrs.evolve(request, messages=(*request.messages, extra))
+    elif field == "output_schema":
+        schema = data.draw(st.dictionaries(_text, _json, max_size=4).filter(
+            lambda s: s != request.output_schema))
+        changed = attrs.evolve(request, output_schema=schema)
+    elif field == "native_schema":
+        changed = attrs.evolve(request, native_schema=not request.native_schema)
+    else:
+        old = getattr(request.settings, field)
+        strategy = {
+            "temperature": st.floats(0, 2), "top_p": st.floats(0, 1),
+            "max_output_tokens": st.integers(1, 10_000), "seed": st.integers(),
+            "extra": st.dictionaries(_text, _json, min_size=1, max_size=3),
+        }[field]
+        new = data.draw(strategy.filter(lambda v: v != old))
+        changed = attrs.evolve(request, settings=attrs.evolve(request.settings, **{field: new}))
+    assert _key(changed) != base
+
+
+def test_values_that_look_alike_get_different_keys() -> None:
+    """1, 1.0, True and "1" in a schema, and a split between messages, are all told apart."""
+    def req(schema: Any, *contents: str) -> JudgeRequest:
+        return JudgeRequest(
+            messages=[JudgeMessage(role="user", content=c) for c in contents],
+            output_schema={"x": schema},
+        )
+
+    keys = {_key(req(v, "a")) for v in (1, 1.0, True, "1", [1], {"1": 1}, None)}
+    assert len(keys) == 7
+    assert _key(req(1, "ab", "c")) != _key(req(1, "a", "bc"))
+
+
+def test_timeout_and_step_are_left_out_of_the_key() -> None:
+    """How long to wait and which step asks do not change what the judge answers."""
+    request = JudgeRequest(messages=[JudgeMessage(role="user", content="q")])
+    other = attrs.evolve(request, settings=ModelSettings(timeout=3.0), step="analyze")
+    assert _key(other) == _key(request)
+
+
+def test_huge_deep_and_odd_values_have_a_key() -> None:
+    """A 5,000-digit int, 3,000-deep nesting and lone surrogates are hashed, not refused."""
+    deep: Any = "leaf"
+    for _ in range(3_000):
+        deep = {"k": [deep]}
+    request = JudgeRequest(
+        messages=[JudgeMessage(role="user", content="\ud800 odd \x00")],
+        output_schema={"big": 10**5_000, "deep": deep},
+    )
+    assert _key(request) == _key(attrs.evolve(request))
+    assert _key(request) != _key(attrs.evolve(request, output_schema={"big": 10**5_000 + 1,
+                                                                       "deep": deep}))
+
+
+_SCRIPT = """
+import json, sys
+from scorecore.judge import JudgeMessage, JudgeRequest, ModelSettings, cache_key
+spec = json.loads(sys.argv[1])
+request = JudgeRequest(
+    messages=[JudgeMessage(role=r, content=c) for r, c in spec["messages"]],
+    output_schema=spec["schema"], native_schema=True,
+    settings=ModelSettings(temperature=0.0, extra=spec["extra"]),
+)
+print(cache_key(request, provider="openai", model_id="gpt-4o-mini", trial=2))
+"""
+
+
+def test_the_key_is_the_same_in_other_processes_and_hash_seeds() -> None:
+    """String hashing is randomised per process; the key must not depend on it."""
+    spec = {
+        "messages": [["system", "Grade it."], ["user", "Ünïcode ✓ answer"]],
+        "schema": {"type": "object", "properties": {"score": {"type": "number"}},
+                   "required": ["score"]},
+        "extra": {"b": {"y": 1, "x": [1, 2]}, "a": None},
+    }
+    keys = set()
+    for seed in ("0", "1", "12345", "random"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run(  # noqa: S603 - our own interpreter and script
+            [sys.executable, "-c", _SCRIPT, json.dumps(spec)],
+            capture_output=True, text=True, env=env, check=True, timeout=60,
+        )
+        keys.add(out.stdout.strip())
+    request = JudgeRequest(
+        messages=[JudgeMessage(role=r, content=c) for r, c in spec["messages"]],  # type: ignore[arg-type]
+        output_schema=spec["schema"], native_schema=True,  # type: ignore[arg-type]
+        settings=ModelSettings(temperature=0.0, extra=spec["extra"]),  # type: ignore[arg-type]
+    )
+    assert keys == {cache_key(request, provider="openai", model_id="gpt-4o-mini", trial=2)}
