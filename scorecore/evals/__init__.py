@@ -13,6 +13,15 @@ Also the ``ScoreStore`` port that stores implement, and the row shape (and colum
 1.0
 """
 
+from scorecore.evals._batches import BatchCatalog, BatchSummary
+from scorecore.evals._compare import (
+    Comparison,
+    ItemDelta,
+    ScorerComparison,
+    bootstrap_mean_interval,
+    compare,
+    mcnemar_p_value,
+)
 from scorecore.evals._items import (
     EvalItem,
     InvalidItem,
@@ -50,12 +59,16 @@ from scorecore.evals._store import CompletedScore, ScoreStore, StoreError
 
 __all__ = [
     "SCORE_COLUMNS",
+    "BatchCatalog",
+    "BatchSummary",
+    "Comparison",
     "CompletedScore",
     "EvalConfigError",
     "EvalItem",
     "EvalReport",
     "GateResult",
     "InvalidItem",
+    "ItemDelta",
     "ItemFailure",
     "ItemLike",
     "ItemResult",
@@ -67,6 +80,7 @@ __all__ = [
     "ScoreColumn",
     "ScoreRow",
     "ScoreStore",
+    "ScorerComparison",
     "ScorerOutcome",
     "ScorerSummary",
     "StoreError",
@@ -74,7 +88,10 @@ __all__ = [
     "ThresholdResult",
     "check_scorers",
     "check_thresholds",
+    "bootstrap_mean_interval",
+    "compare",
     "item_from_mapping",
+    "mcnemar_p_value",
     "item_key",
     "read_item",
     "row_id",

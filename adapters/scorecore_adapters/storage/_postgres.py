@@ -10,7 +10,8 @@ from typing import Any, Self, final
 import anyio
 import anyio.to_thread
 
-from scorecore.evals import CompletedScore, ScoreRow, StoreError
+from scorecore.evals import BatchSummary, CompletedScore, ScoreRow, StoreError
+from scorecore_adapters.storage._batches import batches_sql, scorers_sql, summaries
 from scorecore_adapters.storage._common import Now, describe, import_psycopg, redact_url, utc_now
 from scorecore_adapters.storage._schema import (
     BATCH_ID,
@@ -239,3 +240,9 @@ class PostgresScoreStore:
         item_index = f"({q(METADATA)}->>'itemIndex')::bigint NULLS LAST"
         records = await self._run("list_run", list_sql(self._table, "%s", item_index), (batch_id,))
         return [row_from(record, json_text=False) for record in records]
+
+    async def list_batches(self) -> list[BatchSummary]:
+        """Every stored batch, oldest first (``scorecore batches``)."""
+        batches = await self._run("list_batches", batches_sql(self._table), ())
+        scorers = await self._run("list_batches", scorers_sql(self._table), ())
+        return summaries(batches, scorers)

@@ -12,7 +12,8 @@ from typing import Any, Self, final
 import anyio
 import anyio.to_thread
 
-from scorecore.evals import CompletedScore, ScoreRow, StoreError
+from scorecore.evals import BatchSummary, CompletedScore, ScoreRow, StoreError
+from scorecore_adapters.storage._batches import batches_sql, scorers_sql, summaries
 from scorecore_adapters.storage._common import Now, describe, utc_now
 from scorecore_adapters.storage._schema import (
     BATCH_ID,
@@ -234,3 +235,13 @@ class SqliteScoreStore:
 
         records: list[tuple[Any, ...]] = await self._call("list_run", read)
         return [row_from(record, json_text=True) for record in records]
+
+    async def list_batches(self) -> list[BatchSummary]:
+        """Every stored batch, oldest first (``scorecore batches``)."""
+        batches, scorers = batches_sql(self._table), scorers_sql(self._table)
+
+        def read(conn: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
+            return conn.execute(batches).fetchall(), conn.execute(scorers).fetchall()
+
+        records: tuple[list[Any], list[Any]] = await self._call("list_batches", read)
+        return summaries(*records)

@@ -1,0 +1,96 @@
+"""What every command shares: the usage error, exit codes, opening a store, printing tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+import anyio
+
+from scorecore.evals import ScoreRow, StoreError
+from scorecore_adapters.storage import Store, open_store
+
+DEFAULT_STORE: Final = "sqlite:scorecore.db"
+EXIT_PASSED: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+
+
+class UsageError(Exception):
+    """A problem with the command line or its inputs: one line, exit code 2."""
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters (an ellipsis marks the cut)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def open_url(url: str, *, must_exist: bool = False, read_only: bool = False) -> Store:
+    """The store ``url`` names; a bad URL, a missing driver or SQLite file: a usage error."""
+    try:
+        store = open_store(url, read_only=read_only)
+    except (ValueError, StoreError) as exc:
+        raise UsageError(str(exc)) from None
+    if must_exist and url.startswith("sqlite:"):
+        path = Path(store.url.removeprefix("sqlite:"))
+        if not path.is_file():
+            raise UsageError(f"store {store.url} does not exist")
+    return store
+
+
+async def _list_run(store: Store, batch_id: str) -> Sequence[ScoreRow]:
+    try:
+        async with store:
+            return await store.list_run(batch_id)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def read_batch(url: str, batch_id: str) -> tuple[Store, Sequence[ScoreRow]]:
+    """Every stored row of ``batch_id``, read-only; no rows is a usage error."""
+    # Read-only: works on a database on a read-only filesystem or owned by another user.
+    store = open_url(url, must_exist=True, read_only=True)
+    rows = anyio.run(_list_run, store, batch_id)
+    if not rows:
+        raise UsageError(f"no rows for batch {batch_id!r} in {store.url}")
+    return store, rows
+
+
+def console(out: TextIO) -> Any:
+    """A rich console writing to ``out`` (imported only for terminals)."""
+    from rich.console import Console  # noqa: PLC0415 - only for terminals
+
+    return Console(file=out)
+
+
+def print_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    rich_output: bool,
+    out: TextIO,
+    title: str | None = None,
+    styles: Sequence[str | None] | None = None,
+) -> None:
+    """``rows`` under ``headers``: a rich table on a terminal, aligned plain text otherwise."""
+    if rich_output:
+        from rich.table import Table  # noqa: PLC0415 - only for terminals
+
+        table = Table(title=title)
+        for index, header in enumerate(headers):
+            table.add_column(header, justify="left" if index == 0 else "right")
+        for index, row in enumerate(rows):
+            table.add_row(*row, style=styles[index] if styles else None)
+        console(out).print(table)
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(), file=out)
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(), file=out)
+
+
+def print_json(document: Any, out: TextIO) -> None:
+    """``document`` as indented JSON (dates and other values as strings)."""
+    print(json.dumps(document, indent=2, ensure_ascii=False, default=str), file=out)

@@ -1,0 +1,310 @@
+"""``scorecore eval``: run scorers over a JSONL dataset, store the rows, print a summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO, final
+
+import anyio
+import attrs
+
+from scorecore.evals import (
+    EvalConfigError,
+    EvalReport,
+    ItemResult,
+    StoreError,
+    Threshold,
+    run_evals,
+)
+from scorecore_adapters.cli._common import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    EXIT_USAGE,
+    UsageError,
+    clip,
+    console,
+    open_url,
+    print_table,
+)
+from scorecore_adapters.cli._jsonl import JsonlReader
+from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
+from scorecore_adapters.report._causes import FailureGroup, FailureTally, cause_of_outcome
+from scorecore_adapters.report._text import number
+from scorecore_adapters.storage import Store
+
+
+def parse_threshold(text: str) -> tuple[str, Threshold]:
+    """``ID=MIN`` or ``ID=MIN:MAX`` (either bound may be empty) as a scorer id and threshold."""
+    name, sep, bounds = text.partition("=")
+    if not sep or not name:
+        raise UsageError(f"--threshold must look like SCORER_ID=0.7 or ID=MIN:MAX, got {text!r}")
+    low, colon, high = bounds.partition(":")
+    try:
+        lo = float(low) if low.strip() else None
+        hi = float(high) if colon and high.strip() else None
+        return name.strip(), Threshold(min=lo, max=hi)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--threshold {text!r}: {exc}") from None
+
+
+def _summary_rows(
+    report: EvalReport, skipped: Mapping[str, str]
+) -> list[tuple[str, str, str, str, str, str, str]]:
+    checks: dict[str, tuple[str, bool]] = {}
+    for res in report.thresholds:
+        checks[res.scorer_id] = (res.threshold.describe(), res.passed)
+    for gate in report.gates:
+        checks[gate.scorer_id] = ("gate = 1.0", gate.passed)
+    rows = []
+    for s in report.scorers:
+        check, ok = checks.get(s.scorer_id, ("", True))
+        result = ("pass" if ok else "FAIL") if check else ""
+        rows.append((s.scorer_id, number(s.mean), str(s.scored), str(s.not_scorable),
+                     str(s.failed), check, result))
+    rows.extend((sid, "-", "-", "-", "-", "", "skipped") for sid in skipped)
+    return rows
+
+
+_HEADERS = ("scorer", "mean", "scored", "not scorable", "failed", "threshold", "result")
+
+
+def _print_summary(
+    report: EvalReport, skipped: Mapping[str, str], *, rich_output: bool, out: TextIO
+) -> None:
+    rows = _summary_rows(report, skipped)
+    styles = ["red" if r[6] == "FAIL" else ("dim" if r[6] == "skipped" else None) for r in rows]
+    print_table(_HEADERS, rows, rich_output=rich_output, out=out, styles=styles,
+                title=f"batch {report.batch_id}")
+
+
+class _Progress:
+    """Counts completed items and keeps their failures' causes; draws a rich bar on a terminal,
+    plain lines otherwise."""
+
+    def __init__(self, total: int, *, rich_output: bool, out: TextIO) -> None:
+        self.total = total
+        self.done = 0
+        self.failed = 0
+        self.out = out
+        self.step = max(1, -(-total // 10))  # about ten lines
+        self.failures = FailureTally()
+        self._bar: Any = None
+        self._task: Any = None
+        if rich_output:
+            from rich.progress import Progress  # noqa: PLC0415 - only for terminals
+
+            self._bar = Progress(console=console(out), transient=True)
+            self._task = self._bar.add_task("scoring", total=total)
+
+    def __enter__(self) -> _Progress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def __call__(self, result: ItemResult) -> None:
+        self.done += 1
+        if result.error is not None or any(o.status == "failed" for o in result.outcomes):
+            self.failed += 1
+        item = result.item_id if result.item_id is not None else f"#{result.index}"
+        for o in result.outcomes:
+            if o.status == "failed" and not o.resumed:
+                self.failures.add(o.scorer_id, item, cause_of_outcome(o, item_error=result.error))
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done)
+        elif self.done % self.step == 0 or self.done == self.total:
+            print(f"progress: {self.done}/{self.total} items ({self.failed} with failures)",
+                  file=self.out, flush=True)
+
+
+TOP_CAUSES = 5
+"""How many failure groups ``eval`` prints (``show BATCH --failures`` lists every failure)."""
+
+
+def group_json(group: FailureGroup) -> dict[str, Any]:
+    """One failure group as JSON (``--output`` and ``show --json``)."""
+    return {"scorerId": group.scorer_id, "kind": group.cause.kind, "step": group.cause.step,
+            "message": group.cause.message, "count": group.count,
+            "itemIds": list(group.item_ids)}
+
+
+def print_causes(
+    groups: list[FailureGroup], *, out: TextIO, limit: int | None, batch_id: str
+) -> None:
+    """The failure groups, largest first: count, scorer, kind and step, then the full cause."""
+    if not groups:
+        return
+    total = sum(g.count for g in groups)
+    shown = groups if limit is None else groups[:limit]
+    print(f"top failure causes ({total} failed scorer run(s) in {len(groups)} group(s)):",
+          file=out)
+    for group in shown:
+        cause = group.cause
+        where = f" at {cause.step}" if cause.step else ""
+        ids = ", ".join(clip(i, 60) for i in group.item_ids)
+        more = ", …" if group.count > len(group.item_ids) else ""
+        print(f"  {group.count:>5} x {group.scorer_id}: {cause.kind}{where} (items {ids}{more})",
+              file=out)
+        # The cause itself is never cut (the core bounds it to ~1,000 characters).
+        print(f"          {cause.message}", file=out)
+    if len(shown) < len(groups):
+        print(f"  … {len(groups) - len(shown)} more group(s); every failure: "
+              f"scorecore show {shlex.quote(batch_id)} --failures", file=out)
+
+
+def _new_batch_id(data: Path) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in data.stem)
+    return f"{stem}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+
+@final
+@attrs.frozen(kw_only=True)
+class _EvalPlan:
+    loaded: LoadedScorers
+    data_path: Path
+    target: Any
+    thresholds: dict[str, Threshold]
+    gates: list[str]
+    batch_id: str
+    reader: JsonlReader
+    total: int
+    store: Store
+
+
+def _plan_eval(args: argparse.Namespace, err: TextIO) -> _EvalPlan:
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be >= 1, got {args.concurrency}")
+    loaded = load_scorers(args.scorers)
+    data_path = Path(args.data)
+    if not data_path.is_file():
+        raise UsageError(f"data file not found: {args.data}")
+    target = load_target(args.target) if args.target else None
+    thresholds = dict(parse_threshold(t) for t in args.threshold)
+    ids = {s.id for s in loaded.scorers}
+    for name in list(thresholds):
+        if name in loaded.skipped:
+            print(f"scorecore: warning: threshold on skipped scorer {name!r} ignored", file=err)
+            del thresholds[name]
+        elif name not in ids:
+            raise UsageError(
+                f"--threshold for unknown scorer {name!r}; scorers: {', '.join(sorted(ids))}"
+            )
+    gates = [g for g in args.gate if g not in loaded.skipped]
+    for gate in gates:
+        if gate not in ids:
+            raise UsageError(f"--gate for unknown scorer {gate!r}; scorers: "
+                             f"{', '.join(sorted(ids))}")
+    if args.resume and args.batch_id and args.resume != args.batch_id:
+        raise UsageError("--resume RUN already names the batch; drop --batch-id")
+    given = args.resume or args.batch_id
+    if given is not None:
+        _check_batch_id(given, "--resume" if args.resume else "--batch-id")
+    reader = JsonlReader(data_path, needs_output=target is None, warn=err)
+    return _EvalPlan(
+        loaded=loaded, data_path=data_path, target=target, thresholds=thresholds, gates=gates,
+        batch_id=given or _new_batch_id(data_path), reader=reader,
+        total=reader.count(), store=open_url(args.store, must_exist=bool(args.resume)),
+    )
+
+
+def _check_batch_id(batch_id: str, flag: str) -> None:
+    # Undecodable command-line bytes arrive as lone surrogates, which no store can encode.
+    if not batch_id or any(not c.isprintable() for c in batch_id):
+        raise UsageError(f"{flag} must be a non-empty printable id, got {clip(repr(batch_id))}")
+
+
+async def _check_batch(store: Store, batch_id: str, *, resume: bool) -> None:
+    """Refuse, before anything is written, to mix datasets or to resume a missing batch."""
+    exists = await store.has_batch(batch_id)
+    quoted = shlex.quote(batch_id)
+    if exists and not resume:
+        raise UsageError(
+            f"batch {batch_id!r} already has rows in {store.url}; continue it with "
+            f"--resume {quoted}, or choose another --batch-id"
+        )
+    if resume and not exists:
+        raise UsageError(
+            f"cannot resume batch {batch_id!r}: {store.url} holds no rows for it "
+            f"(start it with --batch-id {quoted})"
+        )
+
+
+async def _run_plan(
+    plan: _EvalPlan, args: argparse.Namespace, out: TextIO, progress: _Progress
+) -> EvalReport:
+    try:
+        async with plan.store:
+            await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
+            verb = "resuming" if args.resume else "batch"
+            print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
+                  f"{plan.data_path}, store {plan.store.url}", file=out, flush=True)
+            with progress:
+                return await run_evals(
+                    plan.reader, plan.loaded.scorers, target=plan.target,
+                    concurrency=args.concurrency, thresholds=plan.thresholds, gates=plan.gates,
+                    store=plan.store, on_item_complete=progress, batch_id=plan.batch_id,
+                    resume=bool(args.resume), max_failures=args.max_failures,
+                )
+    except StoreError as exc:
+        hint = f" (resume with --resume {plan.batch_id})" if exc.operation == "save" else ""
+        raise UsageError(f"{exc}{hint}") from None
+    except EvalConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run ``scorecore eval``; returns the exit code."""
+    plan = _plan_eval(args, err)
+    rich_output = out.isatty()
+    for sid, why in plan.loaded.skipped.items():
+        print(f"skipped: {sid} ({why})", file=out)
+    if not plan.loaded.scorers:
+        raise UsageError("every selected scorer was skipped; nothing to run")
+    progress = _Progress(plan.total, rich_output=rich_output, out=out)
+    report = anyio.run(lambda: _run_plan(plan, args, out, progress))
+    _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
+    causes = progress.failures.groups()
+    print_causes(causes, out=out, limit=TOP_CAUSES, batch_id=plan.batch_id)
+    print(f"{report.total_items} items, {report.failed_items} failed as a whole, "
+          f"{report.duration:.2f}s; stored in {plan.store.url} as batch {plan.batch_id}",
+          file=out)
+    for line in report.failed_checks:
+        print(f"failed: {line}", file=out)
+    invalid = plan.reader.invalid
+    code = EXIT_USAGE if invalid else (EXIT_PASSED if report.passed else EXIT_FAILED)
+    # The command's verdict: malformed lines make it "error" (exit 2) whatever the checks said.
+    verdict = "error" if invalid else report.verdict
+    if args.output:
+        document = {
+            **report.to_json(),
+            "verdict": verdict,
+            "checksVerdict": report.verdict,
+            "exitCode": code,
+            "skipped": dict(plan.loaded.skipped),
+            "invalidItems": invalid,
+            "store": plan.store.url,
+            "failureCauses": [group_json(g) for g in causes],
+        }
+        try:
+            Path(args.output).write_text(json.dumps(document, indent=2, default=str) + "\n",
+                                         encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write report {args.output}: {exc.strerror}") from None
+        print(f"report written to {args.output}", file=out)
+    print(f"verdict: {verdict}", file=out)
+    if invalid:
+        print(f"scorecore: error: {invalid} malformed line(s) in {plan.reader.shown} "
+              f"(recorded as failed items)", file=err)
+    return code
+

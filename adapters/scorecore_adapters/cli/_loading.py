@@ -1,0 +1,159 @@
+"""Loading the user's scorers and target from a Python file or module."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any, final
+
+import attrs
+
+from scorecore import Scorer
+from scorecore_adapters.cli._common import UsageError
+
+
+def _where(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" ({last.filename}:{last.lineno})"
+
+
+def _import(spec: str, what: str) -> ModuleType:
+    """Import a module by file path (``x/y.py``) or dotted name."""
+    if spec.endswith(".py") or os.sep in spec or "/" in spec:
+        return _import_file(Path(spec), what)
+    if str(Path.cwd()) not in sys.path and "" not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as exc:
+        if exc.name and spec.startswith(exc.name):
+            raise UsageError(f"{what} module not found: {spec}") from None
+        raise UsageError(
+            f"importing {what} {spec} failed: {type(exc).__name__}: {exc}{_where(exc)}"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - the user's module is the boundary
+        raise UsageError(
+            f"importing {what} {spec} failed: {type(exc).__name__}: {exc}{_where(exc)}"
+        ) from None
+
+
+def _import_file(path: Path, what: str) -> ModuleType:
+    if not path.is_file():
+        raise UsageError(f"{what} file not found: {path}")
+    name = "scorecore_user_" + "".join(c if c.isalnum() else "_" for c in path.stem)
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise UsageError(f"cannot import {what} file {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    # Let the file import its siblings, as `python path/to/file.py` would.
+    parent = str(path.resolve().parent)
+    if parent not in sys.path:
+        sys.path.insert(0, parent)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - the user's module is the boundary
+        del sys.modules[name]
+        raise UsageError(
+            f"importing {what} {path} failed: {type(exc).__name__}: {exc}{_where(exc)}"
+        ) from None
+    return module
+
+
+def _split_spec(spec: str) -> tuple[str, str | None]:
+    head, sep, tail = spec.rpartition(":")
+    if not sep or not head or (len(head) == 1 and head.isalpha()):  # no ':' or a drive letter
+        return spec, None
+    return head, tail
+
+
+@final
+@attrs.frozen(kw_only=True)
+class LoadedScorers:
+    """The scorers picked from a module, and the ones it reported as skipped."""
+
+    scorers: tuple[Scorer[Any, Any], ...]
+    skipped: Mapping[str, str]
+
+
+def load_scorers(spec: str) -> LoadedScorers:
+    """Load the scorers ``SCORERS`` names (see the module docstring).
+
+    Raises:
+        UsageError: the file or module is missing or fails to import, a selected name is
+            unknown (the message lists the available ones), or no scorer is found.
+    """
+    target, selection = _split_spec(spec)
+    module = _import(target, "scorers")
+    namespace = vars(module)
+    skipped_raw = namespace.get("skipped_scorers") or {}
+    skipped = {str(k): str(v) for k, v in dict(skipped_raw).items()}
+    by_name: dict[str, Scorer[Any, Any]] = {}
+    for attr, value in namespace.items():
+        if isinstance(value, Scorer):
+            by_name.setdefault(attr, value)
+            by_name.setdefault(value.id, value)
+    listed = namespace.get("scorers")
+    default: list[Scorer[Any, Any]]
+    if isinstance(listed, list | tuple):
+        default = [s for s in listed if isinstance(s, Scorer)]
+        for scorer in default:
+            by_name.setdefault(scorer.id, scorer)
+    else:
+        default = [v for v in namespace.values() if isinstance(v, Scorer)]
+    if selection is None:
+        chosen = list({id(s): s for s in default}.values())
+        picked_skips = skipped
+    else:
+        chosen = []
+        picked_skips = {}
+        for name in (n.strip() for n in selection.split(",")):
+            if not name:
+                continue
+            if name in skipped:
+                picked_skips[name] = skipped[name]
+                continue
+            found = by_name.get(name)
+            if found is None:
+                available = sorted({s.id for s in by_name.values()} | set(skipped))
+                raise UsageError(
+                    f"unknown scorer {name!r} in {target}; available: "
+                    f"{', '.join(available) or '(none)'}"
+                )
+            if all(found is not s for s in chosen):
+                chosen.append(found)
+    if not chosen and not picked_skips:
+        raise UsageError(
+            f"no scorers found in {target}: define Scorer values at module level "
+            f"or a module-level 'scorers' list"
+        )
+    return LoadedScorers(scorers=tuple(chosen), skipped=picked_skips)
+
+
+def load_target(spec: str) -> Any:
+    """Load ``module:function`` (or ``path/file.py:function``).
+
+    Raises:
+        UsageError: malformed spec, missing module or attribute, or not callable.
+    """
+    module_spec, name = _split_spec(spec)
+    if not name:
+        raise UsageError(f"--target must look like module:function, got {spec!r}")
+    module = _import(module_spec, "target")
+    target = getattr(module, name, None)
+    if target is None:
+        raise UsageError(f"target {name!r} not found in {module_spec}")
+    if not callable(target):
+        raise UsageError(f"target {spec} is not callable")
+    return target
+
+

@@ -1,0 +1,97 @@
+"""The command line's grammar: one subcommand per module of this package."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse's own errors: one line, exit 2
+        raise UsageError(message)
+
+
+def _non_negative_int(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+def _store(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--store", default=DEFAULT_STORE,
+                         help=f"sqlite:PATH or postgresql://... (default {DEFAULT_STORE}: "
+                              f"scorecore.db in the current directory)")
+
+
+def _eval_command(ev: argparse.ArgumentParser) -> None:
+    ev.add_argument("scorers", metavar="SCORERS",
+                    help="path/to/scorers.py or a module, optionally :id1,id2")
+    ev.add_argument("--data", required=True, help="the JSONL dataset (one item per line)")
+    ev.add_argument("--target", help="module:function producing each item's output")
+    ev.add_argument("--concurrency", type=int, default=8, help="items in flight (default 8)")
+    _store(ev)
+    ev.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
+                    help="fail unless the scorer's mean is within bounds (repeatable)")
+    ev.add_argument("--gate", action="append", default=[], metavar="ID",
+                    help="fail unless the scorer averages 1.0 (repeatable)")
+    ev.add_argument("--max-failures", type=_non_negative_int, default=None, metavar="N",
+                    help="fail when more than N scorer runs failed (0: any failure fails)")
+    ev.add_argument("--resume", metavar="RUN", help="resume the batch RUN, skipping stored rows")
+    ev.add_argument("--batch-id", help="the id of a new batch (default: generated)")
+    ev.add_argument("--output", help="write the report as JSON to this file")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The ``scorecore`` argument parser (its errors raise :class:`UsageError`)."""
+    root = _Parser(prog="scorecore", description="Run scorecore scorers over datasets.")
+    sub = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _eval_command(sub.add_parser("eval", help="evaluate a JSONL dataset with scorers"))
+
+    show = sub.add_parser("show", help="list a stored batch's rows and failure causes")
+    show.add_argument("run", metavar="BATCH", help="the batch id")
+    _store(show)
+    show.add_argument("--failures", action="store_true",
+                      help="list every failed scorer run with its full cause")
+    show.add_argument("--json", action="store_true", help="print JSON for machines")
+
+    listing = sub.add_parser("batches", help="list the stored batches")
+    _store(listing)
+    listing.add_argument("--json", action="store_true", help="print JSON for machines")
+
+    cmp = sub.add_parser("compare", help="compare two batches; exit 1 on a significant regression")
+    cmp.add_argument("base", metavar="BASE", help="the baseline batch id")
+    cmp.add_argument("new", metavar="NEW", help="the batch to judge against it")
+    _store(cmp)
+    cmp.add_argument("--tolerance", type=_tolerance, default=0.02,
+                     help="ignore regressions up to this size in score units (default 0.02)")
+    cmp.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
+                     help="an item passes when its score is within bounds (default MIN 0.5)")
+    cmp.add_argument("--allow-changed-scorers", action="store_true",
+                     help="compare even when the batches' scorers differ (they are flagged)")
+    cmp.add_argument("--seed", type=_non_negative_int, default=0,
+                     help="the bootstrap's seed (default 0: the same data, the same interval)")
+    cmp.add_argument("--json", action="store_true", help="print JSON for machines")
+
+    rep = sub.add_parser("report", help="write a self-contained HTML report of a batch")
+    rep.add_argument("batch", metavar="BATCH", help="the batch id")
+    _store(rep)
+    rep.add_argument("--baseline", metavar="OTHER", help="a batch to compare with")
+    rep.add_argument("--tolerance", type=_tolerance, default=0.02,
+                     help="the comparison's tolerance (default 0.02)")
+    rep.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
+                     help="an item passes when its score is within bounds (default MIN 0.5)")
+    rep.add_argument("-o", "--output", default="report.html",
+                     help="the HTML file to write (default report.html)")
+    return root

@@ -1,0 +1,30 @@
+"""``scorecore report BATCH``: one self-contained HTML file with everything about a batch."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, read_batch
+from scorecore_adapters.cli._compare import thresholds_of
+from scorecore_adapters.report import render_report
+
+
+def report(args: argparse.Namespace, out: TextIO) -> int:
+    """Write the HTML report of a stored batch (and its comparison with ``--baseline``)."""
+    thresholds = thresholds_of(args.threshold)
+    store, rows = read_batch(args.store, args.batch)
+    baseline = None
+    if args.baseline is not None:
+        _, baseline = read_batch(args.store, args.baseline)
+    html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
+                         tolerance=args.tolerance, source=store.url)
+    try:
+        Path(args.output).write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write report {args.output}: {exc.strerror}") from None
+    size = len(html.encode("utf-8"))
+    print(f"report of batch {args.batch} ({len(rows)} rows) written to {args.output} "
+          f"({size / 1e6:.2f} MB)", file=out)
+    return EXIT_PASSED

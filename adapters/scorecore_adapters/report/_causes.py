@@ -1,0 +1,201 @@
+"""Why a scorer run failed, as a kind and a full message, and failures grouped by cause.
+
+A run's structured cause (``ScorerRunError.cause``) is at hand while a batch runs; a stored row
+keeps its text only (``metadata["error"]``, ``metadata["failedStep"]``), so :func:`cause_of_row`
+recovers the kind from the message the cause's ``describe()`` wrote. Both give the same
+:class:`FailureCause` for the same failure, so ``scorecore eval`` and ``scorecore show`` group
+alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Final, final
+
+import attrs
+
+from scorecore import (
+    JudgeFailed,
+    RunFailureCause,
+    ScorerRunError,
+    StepRaised,
+)
+from scorecore.evals import ScorerOutcome, ScoreRow
+
+__all__ = [
+    "FailureCause",
+    "FailureGroup",
+    "FailureTally",
+    "cause_of_outcome",
+    "cause_of_row",
+    "group_failures",
+]
+
+
+@final
+@attrs.frozen(kw_only=True)
+class FailureCause:
+    """Why one scorer run (or a whole item) failed.
+
+    Attributes:
+        kind: a short class of failure, e.g. ``"judge network"``, ``"judge output invalid"``,
+            ``"raised KeyError"``, ``"input mismatch"``, ``"step failed"``, ``"target raised"``,
+            ``"item"`` (the item failed before any scorer ran: unreadable line, repeated id),
+            ``"error"``.
+        message: the full cause, without the ``scorer 'x' failed at step 'y' (completed: …):``
+            prefix; never truncated here.
+        step: the step that failed, when known.
+    """
+
+    kind: str
+    message: str
+    step: str | None = None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class FailureGroup:
+    """Failures sharing a scorer, kind, step and message: how many, and the first item ids."""
+
+    scorer_id: str
+    cause: FailureCause
+    count: int
+    item_ids: tuple[str, ...]
+
+
+_PREFIX: Final = re.compile(
+    r"scorer '(?:[^'\\]|\\.)*' failed at step '(?P<step>[^']*)' \(completed: [^)]*\): ", re.DOTALL
+)
+_CAMEL: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_JUDGE_KIND: Final = re.compile(r"judge call failed after \d+ call\(s\) \([^)]*\): (?P<kind>\w+)")
+_RAISED: Final = re.compile(r"^\S+ raised (?P<type>[\w.]+)(?::|$)")
+
+
+def _kind_of(cause: RunFailureCause) -> str:
+    if isinstance(cause, JudgeFailed):
+        return f"judge {cause.error.kind}"
+    if isinstance(cause, StepRaised):
+        return f"raised {cause.exception_type}"
+    # Other causes by class name: JudgeOutputInvalid -> "judge output invalid" (a cause added
+    # later gets a readable kind too).
+    return _CAMEL.sub(" ", type(cause).__name__).lower()
+
+
+def _kind_of_text(text: str) -> str:
+    """The kind :func:`_kind_of` gives, recovered from a cause's ``describe()`` text."""
+    if found := _JUDGE_KIND.match(text):
+        return f"judge {found['kind']}"
+    if text.startswith("judge output invalid"):
+        return "judge output invalid"
+    if found := _RAISED.match(text):
+        return f"raised {found['type']}"
+    if text.startswith("prepare_run failed"):
+        return "prepare run failed"
+    if re.match(r"(input|output) processor \S+ aborted", text):
+        return "processor aborted"
+    if re.match(r"(input|output) does not match ", text):
+        return "input mismatch"
+    if text.startswith("generate_score must return"):
+        return "invalid score"
+    if re.match(r"\w+ returned Failure\(", text):
+        return "step failed"
+    if " must be " in text.split(",", 1)[0]:
+        return "invalid step value"
+    return "error"
+
+
+def cause_of_outcome(outcome: ScorerOutcome, *, item_error: str | None = None) -> FailureCause:
+    """The cause of a failed outcome of a running batch (its structured cause when it has one).
+
+    ``item_error`` is the item's own error (:attr:`ItemResult.error`): the item failed as a whole.
+
+    >>> from scorecore.evals import ScorerOutcome
+    >>> cause_of_outcome(ScorerOutcome(scorer_id="s", status="failed", error="scorer raised X"))
+    FailureCause(kind='error', message='scorer raised X', step=None)
+    """
+    if item_error is not None:
+        kind = "target raised" if item_error.startswith("target raised") else "item"
+        return FailureCause(kind=kind, message=item_error)
+    error = outcome.run_error
+    if isinstance(error, ScorerRunError):
+        return FailureCause(kind=_kind_of(error.cause), message=error.cause.describe(),
+                            step=str(error.failed_step))
+    return _from_text(outcome.error or "failed (no error recorded)", None)
+
+
+def _from_text(text: str, step: str | None) -> FailureCause:
+    prefix = _PREFIX.match(text)
+    if prefix is None:
+        kind = "target raised" if text.startswith("target raised") else "error"
+        return FailureCause(kind=kind, message=text, step=step)
+    message = text[prefix.end():]
+    return FailureCause(kind=_kind_of_text(message), message=message,
+                        step=step or prefix["step"])
+
+
+def cause_of_row(row: ScoreRow) -> FailureCause | None:
+    """The cause a failed stored row records; ``None`` for a row that did not fail.
+
+    >>> from scorecore.evals import ScoreRow
+    >>> row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b", status="failed",
+    ...                metadata={"failedStep": "analyze", "error": "scorer 's' failed at step "
+    ...                          "'analyze' (completed: none): analyze raised KeyError: 'x'"})
+    >>> cause_of_row(row)
+    FailureCause(kind='raised KeyError', message="analyze raised KeyError: 'x'", step='analyze')
+    """
+    if row.status != "failed":
+        return None
+    metadata: Mapping[str, object] = row.metadata or {}
+    text = str(metadata.get("error") or "failed (no error recorded)")
+    step = metadata.get("failedStep")
+    return _from_text(text, str(step) if step is not None else None)
+
+
+@final
+class FailureTally:
+    """Groups failures as they come, keeping counts and the first item ids only (flat memory).
+
+    >>> tally = FailureTally()
+    >>> tally.add("s", "1", FailureCause(kind="judge network", message="network: down"))
+    >>> [(g.scorer_id, g.count) for g in tally.groups()]
+    [('s', 1)]
+    """
+
+    def __init__(self, *, examples: int = 3) -> None:
+        self._examples = examples
+        self._counts: dict[tuple[str, FailureCause], int] = {}
+        self._ids: dict[tuple[str, FailureCause], list[str]] = {}
+
+    def add(self, scorer_id: str, item_id: str, cause: FailureCause) -> None:
+        """Count one failure of ``scorer_id`` on ``item_id``."""
+        key = (scorer_id, cause)
+        self._counts[key] = self._counts.get(key, 0) + 1
+        first = self._ids.setdefault(key, [])
+        if len(first) < self._examples:
+            first.append(item_id)
+
+    def groups(self) -> list[FailureGroup]:
+        """The groups, largest first (then by scorer id, kind and message)."""
+        counts = self._counts
+        ordered = sorted(counts, key=lambda k: (-counts[k], k[0], k[1].kind, k[1].message))
+        return [
+            FailureGroup(scorer_id=key[0], cause=key[1], count=counts[key],
+                         item_ids=tuple(self._ids[key]))
+            for key in ordered
+        ]
+
+
+def group_failures(
+    failures: Iterable[tuple[str, str, FailureCause]], *, examples: int = 3
+) -> list[FailureGroup]:
+    """Group ``(scorer id, item id, cause)`` triples; the largest groups first.
+
+    >>> c = FailureCause(kind="judge network", message="network: down", step="analyze")
+    >>> [(g.count, g.item_ids) for g in group_failures([("s", "1", c), ("s", "2", c)])]
+    [(2, ('1', '2'))]
+    """
+    tally = FailureTally(examples=examples)
+    for scorer_id, item_id, cause in failures:
+        tally.add(scorer_id, item_id, cause)
+    return tally.groups()

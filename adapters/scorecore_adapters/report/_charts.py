@@ -1,0 +1,78 @@
+"""Inline SVG charts: a score histogram and a status bar per scorer (no script, no library)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from scorecore_adapters.report._text import esc
+
+BINS: Final = 20
+_WIDTH: Final = 320
+_HEIGHT: Final = 120
+_PAD: Final = 18
+
+
+def _bounds(scores: Sequence[float]) -> tuple[float, float]:
+    low, high = min(scores, default=0.0), max(scores, default=1.0)
+    # Scores are usually in [0, 1]; show that range unless the scorer leaves it.
+    low, high = min(low, 0.0), max(high, 1.0)
+    return low, high
+
+
+def histogram_counts(scores: Sequence[float], bins: int = BINS) -> tuple[float, float, list[int]]:
+    """The range shown and how many scores fall in each of ``bins`` equal bins (last inclusive)."""
+    low, high = _bounds(scores)
+    counts = [0] * bins
+    span = high - low
+    for score in scores:
+        index = int((score - low) / span * bins) if span > 0 else 0
+        counts[min(max(index, 0), bins - 1)] += 1
+    return low, high, counts
+
+
+def histogram_svg(scorer_id: str, scores: Sequence[float]) -> str:
+    """A histogram of ``scores`` as an inline SVG element (each bar titled with its count)."""
+    low, high, counts = histogram_counts(scores)
+    tallest = max(counts, default=0) or 1
+    plot_w = _WIDTH - 2 * _PAD
+    plot_h = _HEIGHT - 2 * _PAD
+    bar_w = plot_w / len(counts)
+    step = (high - low) / len(counts)
+    bars = []
+    for index, count in enumerate(counts):
+        h = plot_h * count / tallest
+        x = _PAD + index * bar_w
+        y = _PAD + plot_h - h
+        a, b = low + index * step, low + (index + 1) * step
+        bars.append(
+            f'<rect class="bar" x="{x:.1f}" y="{y:.1f}" width="{bar_w - 1:.1f}" '
+            f'height="{h:.1f}"><title>{a:.2f} to {b:.2f}: {count}</title></rect>'
+        )
+    axis_y = _PAD + plot_h
+    return (
+        f'<svg class="chart histogram" role="img" viewBox="0 0 {_WIDTH} {_HEIGHT}" '
+        f'width="{_WIDTH}" height="{_HEIGHT}" data-scorer="{esc(scorer_id)}" '
+        f'aria-label="score distribution of {esc(scorer_id)}">'
+        f"<title>score distribution of {esc(scorer_id)} ({len(scores)} scores)</title>"
+        f'<line class="axis" x1="{_PAD}" y1="{axis_y}" x2="{_WIDTH - _PAD}" y2="{axis_y}"/>'
+        + "".join(bars)
+        + f'<text x="{_PAD}" y="{_HEIGHT - 3}">{low:g}</text>'
+        f'<text x="{_WIDTH - _PAD}" y="{_HEIGHT - 3}" text-anchor="end">{high:g}</text>'
+        f'<text x="{_PAD}" y="12">max {tallest if any(counts) else 0}</text>'
+        "</svg>"
+    )
+
+
+def status_svg(scored: int, not_scorable: int, failed: int) -> str:
+    """One stacked bar: scored, not scorable and failed shares."""
+    total = scored + not_scorable + failed
+    parts = []
+    x = 0.0
+    for name, count in (("scored", scored), ("not-scorable", not_scorable), ("failed", failed)):
+        width = _WIDTH * count / total if total else 0.0
+        parts.append(f'<rect class="st-{name}" x="{x:.1f}" y="0" width="{width:.1f}" '
+                     f'height="14"><title>{name}: {count}</title></rect>')
+        x += width
+    return (f'<svg class="chart status" role="img" viewBox="0 0 {_WIDTH} 14" width="{_WIDTH}" '
+            f'height="14" aria-label="statuses">' + "".join(parts) + "</svg>")

@@ -1,0 +1,220 @@
+"""The HTML page: summary, charts, not-scorable reasons, failures, baseline diff, items."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from scorecore.evals import Comparison, ScorerComparison, ScoreRow, Threshold, compare
+from scorecore_adapters.report._assets import CSS, JS
+from scorecore_adapters.report._charts import histogram_svg, status_svg
+from scorecore_adapters.report._data import (
+    DEFAULT_BUDGET,
+    ScorerStats,
+    failure_groups,
+    item_key,
+    not_scorable_reasons,
+    payload,
+    scorer_stats,
+)
+from scorecore_adapters.report._text import esc, number, percent, script_json
+
+
+def _summary(stats: Sequence[ScorerStats]) -> str:
+    rows = []
+    for s in stats:
+        if s.threshold is None:
+            check, result = "", ""
+        else:
+            check = esc(s.threshold.describe())
+            result = ('<span class="pass">pass</span>' if s.passed
+                      else '<span class="fail">FAIL</span>')
+        rows.append(
+            f"<tr><td>{esc(s.scorer_id)}</td><td class=num>{number(s.mean)}</td>"
+            f"<td class=num>{s.scored}</td><td class=num>{s.not_scorable}</td>"
+            f"<td class=num>{s.failed}</td><td>{check}</td><td>{result}</td></tr>"
+        )
+    return (
+        '<table id="summary"><thead><tr><th>scorer</th><th class=num>mean</th>'
+        "<th class=num>scored</th><th class=num>not scorable</th><th class=num>failed</th>"
+        "<th>threshold</th><th>result</th></tr></thead><tbody>" + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _charts(stats: Sequence[ScorerStats]) -> str:
+    cards = [
+        f'<div class="chart-card"><h3>{esc(s.scorer_id)}</h3>'
+        f"{histogram_svg(s.scorer_id, s.scores)}"
+        f"<div>{status_svg(s.scored, s.not_scorable, s.failed)}</div>"
+        f'<div class="muted">{s.scored} scored, {s.not_scorable} not scorable, '
+        f"{s.failed} failed</div></div>"
+        for s in stats
+    ]
+    return '<div class="charts" id="charts">' + "".join(cards) + "</div>"
+
+
+def _not_scorable(rows: Sequence[ScoreRow]) -> str:
+    reasons = not_scorable_reasons(rows)
+    if not reasons:
+        return '<p class="muted" id="not-scorable">Every run was scorable.</p>'
+    body = "".join(f"<tr><td>{esc(s)}</td><td class=num>{n}</td><td>{esc(r)}</td></tr>"
+                   for s, r, n in reasons[:200])
+    more = (f'<p class="muted">{len(reasons) - 200} more reasons: filter the items by '
+            "status not_scorable.</p>" if len(reasons) > 200 else "")
+    return ('<table id="not-scorable"><thead><tr><th>scorer</th><th class=num>count</th>'
+            f"<th>reason</th></tr></thead><tbody>{body}</tbody></table>{more}")
+
+
+def _failures(rows: Sequence[ScoreRow]) -> str:
+    groups = failure_groups(rows).groups()
+    if not groups:
+        return '<p class="muted" id="failures">No scorer run failed.</p>'
+    body = "".join(
+        f"<tr><td>{esc(g.scorer_id)}</td><td class=num>{g.count}</td><td>{esc(g.cause.kind)}"
+        f"</td><td>{esc(g.cause.step or '')}</td><td class=cause>{esc(g.cause.message)}</td>"
+        f"<td>{esc(', '.join(g.item_ids))}</td></tr>"
+        for g in groups[:500]
+    )
+    return ('<table id="failures"><thead><tr><th>scorer</th><th class=num>count</th>'
+            "<th>kind</th><th>step</th><th>cause (full)</th><th>first items</th></tr></thead>"
+            f"<tbody>{body}</tbody></table>")
+
+
+def _comparison_row(s: ScorerComparison) -> str:
+    interval = ("-" if s.ci_low is None
+                else f"[{number(s.ci_low, sign=True)}, {number(s.ci_high, sign=True)}]")
+    return (
+        f"<tr><td>{esc(s.scorer_id)}</td><td class=num>{s.paired}</td>"
+        f"<td class=num>{number(s.base_mean)}</td><td class=num>{number(s.new_mean)}</td>"
+        f"<td class=num>{number(s.mean_delta, sign=True)}</td><td class=num>{interval}</td>"
+        f"<td class=num>{percent(s.base_pass_rate)} → {percent(s.new_pass_rate)}</td>"
+        f"<td class=num>{s.mcnemar_p:.3g}</td>"
+        f"<td class=num>{s.improved}/{s.regressed}/{s.unchanged}</td>"
+        f'<td><span class="verdict v-{s.verdict}">{s.verdict}</span></td></tr>'
+    )
+
+
+def _baseline(comparison: Comparison | None) -> str:
+    if comparison is None:
+        return ""
+    c = comparison
+    table = (
+        '<table id="comparison"><thead><tr><th>scorer</th><th class=num>pairs</th>'
+        "<th class=num>baseline</th><th class=num>this batch</th><th class=num>delta</th>"
+        "<th class=num>interval</th><th class=num>pass rate</th><th class=num>McNemar p</th>"
+        "<th class=num>+/-/=</th><th>verdict</th></tr></thead><tbody>"
+        + "".join(_comparison_row(s) for s in c.scorers) + "</tbody></table>"
+    )
+    notes = []
+    if c.only_in_base:
+        notes.append(f"{len(c.only_in_base)} item(s) only in the baseline: "
+                     f"{esc(', '.join(c.only_in_base[:20]))}")
+    if c.only_in_new:
+        notes.append(f"{len(c.only_in_new)} item(s) only in this batch: "
+                     f"{esc(', '.join(c.only_in_new[:20]))}")
+    if c.scorers_only_in_base or c.scorers_only_in_new or c.changed_scorers:
+        notes.append("scorers differ: " + esc(", ".join(
+            [*c.scorers_only_in_base, *c.scorers_only_in_new, *c.changed_scorers])))
+    regressed = [
+        f"<tr><td>{esc(s.scorer_id)}</td><td><a href=\"#item={esc(item.item_id)}\">"
+                f"{esc(item.item_id)}</a></td><td>{number(item.base_score)} ({item.base_status})"
+                f"</td><td>{number(item.new_score)} ({item.new_status})</td>"
+        f"<td class=num>{number(item.delta, sign=True)}</td></tr>"
+        for s in c.scorers for item in s.most_regressed
+    ]
+    most = ("<h3>Most regressed items</h3><table id=\"most-regressed\"><thead><tr><th>scorer"
+            "</th><th>item</th><th>baseline</th><th>this batch</th><th class=num>delta</th>"
+            "</tr></thead><tbody>" + "".join(regressed) + "</tbody></table>") if regressed else ""
+    gate = "regressed" if c.regressed else "unchanged"
+    words = "significant regression" if c.regressed else "no significant regression"
+    levels = ", ".join(sorted({f"{100 * s.confidence:g}%" for s in c.scorers})) or "95%"
+    return (
+        f'<section id="baseline"><h2>Compared with baseline {esc(c.base_batch)} '
+        f'<span class="verdict v-{gate}">{words}</span></h2>'
+        f'<p class="muted">Items paired by id; tolerance {c.tolerance:g}; interval: {levels} '
+        f"seeded bootstrap of the mean delta ({c.resamples} resamples, seed {c.seed}); pass "
+        "rate with an exact McNemar test. The Δ column of the items shows per-item deltas.</p>"
+        + table + "".join(f"<p>{n}</p>" for n in notes) + most + "</section>"
+    )
+
+
+def _verdict(stats: Sequence[ScorerStats]) -> str:
+    checked = [s for s in stats if s.threshold is not None]
+    if not checked:
+        return '<span class="verdict none" id="verdict">no thresholds</span>'
+    ok = all(s.passed for s in checked)
+    return (f'<span class="verdict {"passed" if ok else "failed"}" id="verdict">'
+            f'{"passed" if ok else "failed"}</span>')
+
+
+def render_report(
+    rows: Sequence[ScoreRow],
+    *,
+    batch_id: str,
+    baseline: Sequence[ScoreRow] | None = None,
+    thresholds: Mapping[str, Threshold] | None = None,
+    tolerance: float = 0.02,
+    source: str = "",
+    budget: int = DEFAULT_BUDGET,
+) -> str:
+    """One self-contained HTML page about a batch's rows (inline CSS, JS and SVG; no network).
+
+    Args:
+        rows: the batch's stored rows (``store.list_run(batch_id)``).
+        batch_id: the batch's id (the page's title).
+        baseline: another batch's rows: the page then shows ``compare(baseline, rows)`` and
+            each item's delta.
+        thresholds: per scorer id, the bounds its mean must meet (summary and verdict), also
+            the comparison's pass rule.
+        tolerance: the comparison's tolerance.
+        source: where the rows came from (shown under the title).
+        budget: bytes the items' data may take; long values are cut to fit (the store keeps
+            them whole), causes are never cut.
+
+    >>> from scorecore.evals import ScoreRow
+    >>> row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
+    ...                score=0.5, output="<script>alert(1)</script>")
+    >>> page = render_report([row], batch_id="b")
+    >>> "<script>alert" in page, "\\\\u003cscript\\\\u003ealert" in page
+    (False, True)
+    """
+    chosen = thresholds or {}
+    stats = scorer_stats(rows, chosen)
+    comparison = None
+    base_scores: dict[tuple[str, str], float | None] = {}
+    if baseline is not None:
+        comparison = compare(baseline, rows, tolerance=tolerance, thresholds=chosen)
+        base_scores = {(r.scorer_id, item_key(r)): r.score if r.status == "scored" else None
+                       for r in baseline}
+    data, limit = payload(rows, baseline=base_scores, budget=budget)
+    items = len({item_key(r) for r in rows})
+    cut = (f' Values longer than {limit:,} characters are cut here to keep the file small; '
+           "the store keeps them whole.") if limit < 4_000 else ""
+    delta_head = "<th class=num>Δ</th>" if comparison is not None else ""
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>scorecore report: {esc(batch_id)}</title><style>{CSS}</style></head><body>"
+        f"<header><h1>Batch {esc(batch_id)} {_verdict(stats)}</h1>"
+        f'<p class="muted">{items} item(s), {len(rows)} row(s), {len(stats)} scorer(s)'
+        f"{' from ' + esc(source) if source else ''}.{cut}</p></header>"
+        "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"
+        f"<h2>Summary</h2>{_summary(stats)}"
+        f"<h2>Score distributions</h2>{_charts(stats)}"
+        f"{_baseline(comparison)}"
+        f"<h2>Failures</h2>{_failures(rows)}"
+        f"<h2>Not scorable</h2>{_not_scorable(rows)}"
+        '<h2>Items</h2><div id="controls"><label>scorer <select id="f-scorer">'
+        '<option value="">all</option></select></label><label>status <select id="f-status">'
+        '<option value="">all</option><option>scored</option><option>not_scorable</option>'
+        '<option>failed</option></select></label><input id="f-search" type="search" '
+        'placeholder="search ids, reasons, causes, outputs"><button id="prev">previous'
+        '</button><button id="next">next</button><span id="items-info" class="muted"></span>'
+        '</div><table id="items"><thead><tr><th>item</th><th>scorer</th><th>status</th>'
+        f'<th class=num>score</th>{delta_head}<th>reason / cause</th></tr></thead>'
+        '<tbody id="items-body"></tbody></table><section id="drill" hidden></section>'
+        f'<script type="application/json" id="report-data">{script_json(data)}</script>'
+        f"<script>{JS}</script></body></html>\n"
+    )

@@ -1,0 +1,50 @@
+"""Making any value safe to put into the page: escaped, bounded, valid Unicode."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any, Final
+
+_CONTROL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def clean(text: str) -> str:
+    """``text`` without C0 controls (but tab and newlines) or lone surrogates: U+FFFD instead."""
+    return _CONTROL.sub("\ufffd", text)
+
+
+def esc(value: object) -> str:
+    """``value`` as text to place in HTML (element text or a quoted attribute)."""
+    return html.escape(clean(str(value)), quote=True)
+
+
+def script_json(value: Any) -> str:
+    """``value`` as JSON that is safe inside ``<script type="application/json">``.
+
+    ``<``, ``>`` and ``&`` are escaped, so no value can close the script element or open a
+    comment; U+2028/U+2029 too. Lone surrogates become U+FFFD (the file is UTF-8).
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                      default=str)
+    text = clean_json(text)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def clean_json(text: str) -> str:
+    """JSON text with raw lone surrogates replaced (escaped pairs are left alone)."""
+    return re.sub("[\ud800-\udfff]", "\ufffd", text)
+
+
+def number(value: float | None, *, sign: bool = False) -> str:
+    """A score, mean or delta to three decimals (``-`` when there is none)."""
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if sign else f"{value:.3f}"
+
+
+def percent(value: float | None) -> str:
+    """A rate as a percentage to one decimal (``-`` when there is none)."""
+    return "-" if value is None else f"{100 * value:.1f}%"

@@ -1,0 +1,245 @@
+"""The commands that show results: eval's failure causes, show, batches, compare, report."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from scorecore_adapters.cli import main
+
+SCORERS = '''
+from scorecore import create_scorer, not_scorable
+
+def _value(ctx):
+    if ctx.run.extra.get("boom"):
+        raise RuntimeError(ctx.run.extra["boom"])
+    if ctx.run.extra.get("skip"):
+        return not_scorable(ctx.run.extra["skip"])
+    return float(ctx.run.extra["s"])
+
+quality = create_scorer(id="quality", description="d").analyze(_value).generate_score(
+    lambda ctx: ctx.results.analyze_step_result)
+length = create_scorer(id="length", description="d").generate_score(lambda ctx: 1.0)
+'''
+
+LONG = "upstream said: " + "x" * 300 + " END-OF-CAUSE"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def dataset(
+    path: Path, scores: list[float], extra: dict[int, dict[str, str]] | None = None
+) -> Path:
+    lines = []
+    for i, score in enumerate(scores):
+        fields: dict[str, object] = {"s": score, **(extra or {}).get(i, {})}
+        lines.append(json.dumps({"id": f"item-{i}", "input": i, "output": i, "extra": fields}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def scorers(tmp_path: Path) -> Path:
+    path = tmp_path / "results_scorers.py"
+    path.write_text(SCORERS)
+    return path
+
+
+def evaluate(tmp_path: Path, scorers: Path, batch: str, scores: list[float],
+             extra: dict[int, dict[str, str]] | None = None, *more: str) -> tuple[int, str]:
+    data = dataset(tmp_path / f"{batch}.jsonl", scores, extra)
+    code, out, err = run("eval", str(scorers), "--data", str(data), "--store",
+                         f"sqlite:{tmp_path / 'r.db'}", "--batch-id", batch, *more)
+    assert code in (0, 1), err
+    return code, out
+
+
+def store(tmp_path: Path) -> str:
+    return f"sqlite:{tmp_path / 'r.db'}"
+
+
+def test_eval_ends_with_grouped_failure_causes(tmp_path: Path, scorers: Path) -> None:
+    """eval lists the top causes: count, scorer, kind and step, a few item ids, the full cause."""
+    extra = {i: {"boom": LONG} for i in range(5)} | {7: {"boom": "other"}}
+    report = tmp_path / "report.json"
+    _, out = evaluate(tmp_path, scorers, "b1", [1.0] * 10, extra, "--output", str(report))
+    assert "top failure causes (6 failed scorer run(s) in 2 group(s)):" in out
+    assert re.search(r"^ +5 x quality: raised RuntimeError at analyze "
+                     r"\(items item-0, item-1, item-2, …\)$", out, re.MULTILINE), out
+    assert f"step raised RuntimeError: {LONG}\n" in out  # never truncated
+    assert "1 x quality: raised RuntimeError at analyze (items item-7)" in out
+    causes = json.loads(report.read_text())["failureCauses"]
+    assert causes[0] == {"scorerId": "quality", "kind": "raised RuntimeError", "step": "analyze",
+                         "message": f"step raised RuntimeError: {LONG}", "count": 5,
+                         "itemIds": ["item-0", "item-1", "item-2"]}
+
+
+def test_eval_without_failures_prints_no_causes(tmp_path: Path, scorers: Path) -> None:
+    """A batch without failures prints no cause section."""
+    _, out = evaluate(tmp_path, scorers, "b1", [1.0] * 3)
+    assert "failure causes" not in out
+
+
+def test_eval_lists_at_most_five_groups_and_points_to_show(tmp_path: Path, scorers: Path) -> None:
+    """More than five groups: the five largest, then how to see every failure."""
+    extra = {i: {"boom": f"cause {i}"} for i in range(7)}
+    _, out = evaluate(tmp_path, scorers, "b1", [1.0] * 7, extra)
+    assert len(re.findall(r"^ +1 x quality", out, re.MULTILINE)) == 5
+    assert "… 2 more group(s); every failure: scorecore show b1 --failures" in out
+
+
+def test_show_failures_prints_every_full_cause(tmp_path: Path, scorers: Path) -> None:
+    """show --failures prints each failed run with its whole cause; the table cuts only values."""
+    extra = {1: {"boom": LONG}, 2: {"skip": "no reference"}}
+    evaluate(tmp_path, scorers, "b1", [1.0] * 3, extra)
+    code, out, _ = run("show", "b1", "--store", store(tmp_path), "--failures")
+    assert code == 0
+    assert out == (f"item-1  quality  raised RuntimeError at analyze\n"
+                   f"    step raised RuntimeError: {LONG}\n1 failed of 6 rows\n")
+    code, out, _ = run("show", "b1", "--store", store(tmp_path))
+    # The table shows the cause, not the "scorer 'x' failed at step" prefix.
+    assert re.search(r"item-1 +quality +failed +- +step raised RuntimeError: upstream", out)
+    assert "scorer 'quality' failed" not in out
+    assert "no reference" in out
+
+
+def test_show_json_is_complete(tmp_path: Path, scorers: Path) -> None:
+    """show --json gives every row with its cause, the counts and the grouped causes."""
+    evaluate(tmp_path, scorers, "b1", [0.5, 1.0], {0: {"boom": LONG}})
+    code, out, _ = run("show", "b1", "--store", store(tmp_path), "--json")
+    document = json.loads(out)
+    assert code == 0
+    assert document["counts"] == {"failed": 1, "scored": 3}
+    failed = [r for r in document["rows"] if r["status"] == "failed"]
+    assert failed == [{"itemId": "item-0", "runId": "b1:item-0", "scorerId": "quality",
+                       "status": "failed", "score": None, "reason": None,
+                       "cause": {"kind": "raised RuntimeError", "step": "analyze",
+                                 "message": f"step raised RuntimeError: {LONG}"}}]
+    assert document["failureCauses"][0]["count"] == 1
+    code, out, _ = run("show", "b1", "--store", store(tmp_path), "--json", "--failures")
+    assert [r["itemId"] for r in json.loads(out)["rows"]] == ["item-0"]
+
+
+def test_batches_lists_each_batch_with_counts(tmp_path: Path, scorers: Path) -> None:
+    """batches: one line per batch, oldest first, with items, scorers and status counts."""
+    evaluate(tmp_path, scorers, "first", [1.0, 1.0], {1: {"skip": "n/a"}})
+    evaluate(tmp_path, scorers, "second", [1.0, 1.0, 1.0], {2: {"boom": "x"}})
+    code, out, _ = run("batches", "--store", store(tmp_path))
+    assert code == 0
+    lines = out.splitlines()
+    assert re.match(r"first +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +2 +length, quality +3 +1 +0$",
+                    lines[1]), out
+    assert re.match(r"second +\S+ \S+ +3 +length, quality +5 +0 +1$", lines[2]), out
+    assert lines[-1].startswith("2 batch(es) in sqlite:")
+    code, out, _ = run("batches", "--store", store(tmp_path), "--json")
+    listed = json.loads(out)["batches"]
+    assert [(b["batchId"], b["items"], b["scored"], b["notScorable"], b["failed"])
+            for b in listed] == [("first", 2, 3, 1, 0), ("second", 3, 5, 0, 1)]
+    assert listed[0]["scorers"] == ["length", "quality"]
+
+
+def test_batches_of_a_missing_store_is_a_usage_error(tmp_path: Path) -> None:
+    """batches against a SQLite file that does not exist: exit 2, nothing created."""
+    code, _, err = run("batches", "--store", f"sqlite:{tmp_path / 'none.db'}")
+    assert code == 2
+    assert "does not exist" in err
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_compare_exits_one_on_a_significant_regression(tmp_path: Path, scorers: Path) -> None:
+    """compare: a large drop on 40 items exits 1 and names the most regressed items."""
+    evaluate(tmp_path, scorers, "base", [1.0] * 40)
+    evaluate(tmp_path, scorers, "new", [1.0] * 20 + [0.0] * 20)
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
+    assert code == 1, out
+    assert re.search(r"^quality +40 +1\.000 +0\.500 +-0\.500 +\[-0\.\d+, -0\.\d+\] +"
+                     r"100\.0% -> 50\.0% +\S+ +0/20/20 +REGRESSED$", out, re.MULTILINE), out
+    assert re.search(r"^length +40 .* unchanged$", out, re.MULTILINE), out
+    assert "quality: most regressed items:\n  item-20: 1.000 (scored) -> 0.000 (scored)" in out
+    assert out.endswith("verdict: regressed\n")
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path), "--json")
+    document = json.loads(out)
+    assert (code, document["exitCode"], document["regressed"]) == (1, 1, True)
+    quality = next(s for s in document["scorers"] if s["id"] == "quality")
+    assert (quality["newlyFailing"], quality["newlyPassing"]) == (20, 0)
+    assert quality["mcnemarP"] == pytest.approx(2 / 2**20)
+
+
+def test_compare_same_data_exits_zero(tmp_path: Path, scorers: Path) -> None:
+    """The same scores twice: no regression, exit 0; a drop within the tolerance is ignored."""
+    evaluate(tmp_path, scorers, "base", [0.8] * 30)
+    evaluate(tmp_path, scorers, "same", [0.8] * 30)
+    evaluate(tmp_path, scorers, "tiny", [0.79] * 30)
+    code, out, _ = run("compare", "base", "same", "--store", store(tmp_path))
+    assert (code, out.splitlines()[-1]) == (0, "verdict: no significant regression")
+    code, _, _ = run("compare", "base", "tiny", "--store", store(tmp_path))
+    assert code == 0
+    code, _, _ = run("compare", "base", "tiny", "--store", store(tmp_path), "--tolerance", "0")
+    assert code == 1
+
+
+def test_compare_lists_items_in_one_batch_only(tmp_path: Path, scorers: Path) -> None:
+    """Items present in one batch only are listed, not silently dropped."""
+    evaluate(tmp_path, scorers, "base", [1.0] * 3)
+    evaluate(tmp_path, scorers, "new", [1.0] * 5)
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
+    assert code == 0
+    assert "items only in new: item-3, item-4" in out
+
+
+def test_compare_refuses_different_scorers_unless_allowed(tmp_path: Path, scorers: Path) -> None:
+    """Batches that ran different scorers: exit 2 unless --allow-changed-scorers."""
+    evaluate(tmp_path, scorers, "base", [1.0] * 3)
+    data = dataset(tmp_path / "n.jsonl", [1.0] * 3)
+    run("eval", f"{scorers}:quality", "--data", str(data), "--store", store(tmp_path),
+        "--batch-id", "new")
+    code, _, err = run("compare", "base", "new", "--store", store(tmp_path))
+    assert code == 2
+    assert "the batches ran different scorers (only in base: length)" in err
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path),
+                       "--allow-changed-scorers")
+    assert code == 0
+    assert "scorers differ: only in base: length" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compare", "base", "nope"], "no rows for batch 'nope'"),
+        (["compare", "base", "base", "--tolerance", "-1"], "expected a finite number >= 0"),
+        (["compare", "base", "base", "--threshold", "zzz=0.5"], "not in both batches: zzz"),
+        (["report", "nope"], "no rows for batch 'nope'"),
+    ],
+)
+def test_usage_errors(tmp_path: Path, scorers: Path, argv: list[str], message: str) -> None:
+    """Unknown batches and bad options are one-line usage errors (exit 2)."""
+    evaluate(tmp_path, scorers, "base", [1.0])
+    code, _, err = run(*argv, "--store", store(tmp_path))
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_report_writes_one_html_file(tmp_path: Path, scorers: Path) -> None:
+    """report -o writes a self-contained page naming the batch, with the baseline compared."""
+    evaluate(tmp_path, scorers, "base", [1.0] * 10)
+    evaluate(tmp_path, scorers, "new", [0.0] * 10, {0: {"boom": LONG}})
+    target = tmp_path / "out" / "r.html"
+    target.parent.mkdir()
+    code, out, _ = run("report", "new", "--baseline", "base", "--store", store(tmp_path),
+                       "-o", str(target), "--threshold", "quality=0.5")
+    assert code == 0
+    assert f"written to {target}" in out
+    page = target.read_text()
+    assert "<title>scorecore report: new</title>" in page
+    assert 'id="comparison"' in page
+    assert f"step raised RuntimeError: {LONG}" in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
