@@ -10,7 +10,7 @@ from typing import ParamSpec, TypeVar
 import anyio
 import anyio.lowlevel
 
-__all__ = ["call_sync", "synchronous"]
+__all__: list[str] = []  # internal: Scorer.run_sync and run_evals_sync are the entry points
 
 T = TypeVar("T")
 Params = ParamSpec("Params")

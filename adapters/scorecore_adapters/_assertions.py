@@ -14,13 +14,15 @@ from scorecore.evals import EvalReport, Threshold
 
 __all__ = ["assert_passes", "assert_scored", "describe_run_error", "result_table"]
 
+# The cause, last, says what to fix: it gets more room than the other cells.
 _CELL = 60
+_LAST_CELL = 240
 
 
-def _cell(value: object) -> str:
+def _cell(value: object, limit: int = _CELL) -> str:
     text = "-" if value is None else value if isinstance(value, str) else repr(value)
     text = " ".join(text.split())
-    return text if len(text) <= _CELL else text[: _CELL - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _score(value: float | None) -> str:
@@ -28,7 +30,8 @@ def _score(value: float | None) -> str:
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    cells = [[_cell(c) for c in row] for row in rows]
+    cells = [[_cell(c, _LAST_CELL if i == len(row) - 1 else _CELL) for i, c in enumerate(row)]
+             for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str]) -> str:
@@ -202,7 +205,7 @@ def assert_passes(
     Traceback (most recent call last):
     ...
     AssertionError: eval report failed:
-      half: mean 0.5 not >= 0.9
+      threshold half: mean 0.5, needs >= 0.9
     <BLANKLINE>
     scorer | mean | scored | not scorable | failed | pass rate
     -------+------+--------+--------------+--------+----------
@@ -218,10 +221,10 @@ def assert_passes(
         threshold = bound if isinstance(bound, Threshold) else Threshold(min=bound)
         summary = summaries.get(scorer_id)
         if summary is None:
-            problems.append(f"{scorer_id}: no such scorer in the report "
+            problems.append(f"threshold {scorer_id}: no such scorer in the report "
                             f"(it has {', '.join(summaries) or 'none'})")
         elif not threshold.check(summary.mean):
-            problems.append(f"{scorer_id}: mean {_score(summary.mean)} not "
+            problems.append(f"threshold {scorer_id}: mean {_score(summary.mean)}, needs "
                             f"{threshold.describe()}")
     if rate is not None:
         for summary in report.scorers:

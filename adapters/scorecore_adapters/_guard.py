@@ -23,8 +23,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from scorecore.judge import JudgeError
+if TYPE_CHECKING:
+    # Imported when a refusal is built: pytest loads this package for scorecore's plugin, and
+    # a test suite that never uses scorecore should not pay for importing it.
+    from scorecore.judge import JudgeError
 
 __all__ = [
     "ALLOW_MODEL_REQUESTS_ENV",
@@ -97,6 +101,8 @@ def refusal(model_id: str, provider: str) -> JudgeError | None:
     """The error a judge returns when requests are refused, or ``None`` when they are allowed."""
     if model_requests_allowed():
         return None
+    from scorecore.judge import JudgeError  # noqa: PLC0415 - see the import note above
+
     if _override is not None:
         where = "by allow_model_requests(False)"
     elif os.environ.get(ALLOW_MODEL_REQUESTS_ENV, "").strip().lower() in _FALSE:

@@ -54,6 +54,7 @@ from scorecore.evals._rows import (
 )
 from scorecore.evals._run import run_evals
 from scorecore.evals._run_ids import RunIds
+from scorecore.evals._run_sync import run_evals_sync
 from scorecore.evals._scoring import ItemScorer
 from scorecore.evals._store import CompletedScore, ScoreStore, StoreError
 
@@ -86,16 +87,17 @@ __all__ = [
     "StoreError",
     "Threshold",
     "ThresholdResult",
+    "bootstrap_mean_interval",
     "check_scorers",
     "check_thresholds",
-    "bootstrap_mean_interval",
     "compare",
     "item_from_mapping",
-    "mcnemar_p_value",
     "item_key",
+    "mcnemar_p_value",
     "read_item",
     "row_id",
     "run_evals",
+    "run_evals_sync",
     "storable_row",
     "store_sink",
 ]
