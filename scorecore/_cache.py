@@ -104,6 +104,13 @@ def _encoded(value: object) -> bytes:
     return digest.digest()
 
 
+def canonical_digest(label: str, value: object) -> str:
+    """SHA-256 (hex) of ``label`` and a canonical encoding of ``value`` (internal)."""
+    digest = hashlib.sha256(label.encode() + b"\x00")
+    _feed(digest, value)
+    return digest.hexdigest()
+
+
 def cache_key(request: JudgeRequest, *, provider: str, model_id: str, trial: int = 0) -> str:
     """The cache key of a judge request for one model and trial: 64 hex characters.
 
