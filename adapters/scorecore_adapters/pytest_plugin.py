@@ -7,7 +7,9 @@ nothing to tests that do not use it. It offers:
   (``scripted_judge([{"score": 1}], supports_structured_output=True)``);
 - ``virtual_runtime``: ``(runtime, clock)``, a :class:`~scorecore.Runtime` in virtual time
   with ids ``"run-1"``, ``"run-2"`` … and its :class:`~scorecore_adapters.testing.VirtualClock`;
-- ``memory_store``: a fresh :class:`~scorecore_adapters.testing.InMemoryScoreStore`.
+- ``memory_store``: a fresh :class:`~scorecore_adapters.testing.InMemoryScoreStore`;
+- ``memory_cache``: a fresh :class:`~scorecore_adapters.cache.MemoryJudgeCache`, for
+  ``Runtime(meter=JudgeMeter(cache=memory_cache))``.
 
 And it makes failures readable: a test that calls ``.unwrap()`` on a failed scorer run fails
 with ``UnwrapFailedError: scorer 'x' failed at step …`` (the
@@ -16,8 +18,6 @@ with ``UnwrapFailedError: scorer 'x' failed at step …`` (the
 
 Real model requests stay refused inside tests, as without the plugin (see
 :func:`scorecore_adapters.allow_model_requests`).
-
-A ``memory_cache`` fixture will join these once scorecore has a judge cache.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ import pytest
 
 if TYPE_CHECKING:
     from scorecore import Runtime
+    from scorecore_adapters.cache import MemoryJudgeCache
     from scorecore_adapters.testing import InMemoryScoreStore, ScriptedJudge, VirtualClock
 
-__all__ = ["memory_store", "scripted_judge", "virtual_runtime"]
+__all__ = ["memory_cache", "memory_store", "scripted_judge", "virtual_runtime"]
 
 # The scorecore modules are imported inside the fixtures and hooks, never when pytest loads
 # the plugin: a project that has scorecore installed but does not use it pays nothing.
@@ -60,6 +61,14 @@ def memory_store() -> InMemoryScoreStore:
     from scorecore_adapters.testing import InMemoryScoreStore  # noqa: PLC0415 - see module note
 
     return InMemoryScoreStore()
+
+
+@pytest.fixture
+def memory_cache() -> MemoryJudgeCache:
+    """A fresh, empty :class:`~scorecore_adapters.cache.MemoryJudgeCache`."""
+    from scorecore_adapters.cache import MemoryJudgeCache  # noqa: PLC0415 - see module note
+
+    return MemoryJudgeCache()
 
 
 def _run_error_of(value: object) -> Any:

@@ -89,7 +89,7 @@ def test_assert_scored_not_scorable() -> None:
 def test_assert_scored_refuses_what_is_not_a_result() -> None:
     """Passing the ScoreResult (not the Result) is a TypeError saying what it takes."""
     with pytest.raises(TypeError, match=r"takes the Result of scorer\.run"):
-        assert_scored(constant(1).run_sync(input=1, output=1).unwrap())  # type: ignore[arg-type]
+        assert_scored(constant(1).run_sync(input=1, output=1).unwrap())
 
 
 def test_long_and_multiline_cells_stay_one_readable_row() -> None:

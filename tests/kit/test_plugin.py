@@ -27,8 +27,8 @@ def helpfulness(judge):
 
 
 def test_fixtures_work_on_both_backends(pytester: pytest.Pytester) -> None:
-    """scripted_judge, virtual_runtime and memory_store are there without any import or
-    conftest, and a test using them passes on asyncio and trio."""
+    """scripted_judge, virtual_runtime, memory_store and memory_cache are there without any
+    import or conftest, fresh for each test, and tests using them pass on asyncio and trio."""
     pytester.makeconftest(BACKENDS)
     pytester.makepyfile(SCORER + '''
 import pytest
@@ -49,18 +49,33 @@ async def test_score(scripted_judge, virtual_runtime):
 @pytest.mark.anyio
 async def test_store(scripted_judge, memory_store):
     assert isinstance(memory_store, InMemoryScoreStore)
-    report = await run_evals([{"input": 1, "output": 1}], [helpfulness(scripted_judge([{"score": 1}]))],
-                             store=memory_store, batch_id="b")
+    scorer = helpfulness(scripted_judge([{"score": 1}]))
+    report = await run_evals([{"input": 1, "output": 1}], [scorer], store=memory_store,
+                             batch_id="b")
     assert report.passed
     assert [r.score for r in await memory_store.list_run("b")] == [1.0]
 
 
-def test_fresh_per_test(memory_store, virtual_runtime):
+@pytest.mark.anyio
+async def test_cache(scripted_judge, memory_cache):
+    from scorecore import Runtime
+    from scorecore.judge import JudgeMeter
+
+    judge = scripted_judge([{"score": 0.5}])
+    meter = JudgeMeter(cache=memory_cache)
+    for _ in range(3):
+        result = await helpfulness(judge).run(input="q", output="a", runtime=Runtime(meter=meter))
+        assert result.unwrap().score == 0.5
+    assert (judge.calls, len(memory_cache)) == (1, 1)
+
+
+def test_fresh_per_test(memory_store, virtual_runtime, memory_cache):
     assert memory_store.rows == ()
     assert virtual_runtime[1]() == 0.0
+    assert len(memory_cache) == 0
 ''')
     result = pytester.runpytest("-p", "anyio")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=7)
 
 
 FAILING = SCORER + '''

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -11,6 +13,7 @@ import anyio.to_thread
 import pytest
 
 from scorecore import Scorer, create_scorer
+from scorecore.evals import run_evals, run_evals_sync
 from scorecore_adapters.testing import ScriptedJudge, virtual_runtime
 
 INSIDE = r"cannot be called while an event loop is running in this thread"
@@ -99,3 +102,38 @@ def test_run_sync_in_many_threads_at_once() -> None:
     for t in threads:
         t.join()
     assert results == {i: i / 10 for i in range(8)}
+
+
+def test_run_evals_sync_returns_what_run_evals_returns() -> None:
+    """run_evals_sync takes run_evals' arguments and returns the same report."""
+    data = [{"input": i, "output": i / 4, "id": f"i{i}"} for i in range(4)]
+    got = run_evals_sync(data, [echo()], batch_id="b", runtime=virtual_runtime()[0],
+                         keep_results=True, thresholds={"echo": 0.3})
+    expected = anyio.run(lambda: run_evals(data, [echo()], batch_id="b",
+                                           runtime=virtual_runtime()[0], keep_results=True,
+                                           thresholds={"echo": 0.3}))
+    assert got == expected
+    assert got.summary("echo").mean == 0.375
+
+
+@pytest.mark.anyio
+async def test_run_evals_sync_inside_a_running_loop_says_to_await(anyio_backend: str) -> None:
+    """Inside a loop it raises before reading a single item."""
+    pulled: list[int] = []
+
+    def data() -> Iterator[dict[str, int]]:
+        pulled.append(1)
+        yield {"input": 1, "output": 1}
+
+    with pytest.raises(RuntimeError, match=INSIDE) as info:
+        run_evals_sync(data(), [echo()])
+    assert "run_evals_sync() cannot be called" in str(info.value)
+    assert "use `await run_evals(...)` instead" in str(info.value)
+    assert pulled == []
+
+
+def test_run_evals_sync_looks_like_a_function_of_scorecore_evals() -> None:
+    """It has its own name and docstring, and run_evals' signature for help() and IDEs."""
+    assert run_evals_sync.__name__ == "run_evals_sync"
+    assert (run_evals_sync.__doc__ or "").startswith("Run :func:`run_evals` to completion")
+    assert inspect.signature(run_evals_sync) == inspect.signature(run_evals)
