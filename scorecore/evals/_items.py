@@ -156,22 +156,26 @@ _KEYS: Mapping[str, str] = {
 _ACCEPTED = "input, output, ground_truth, request_context, expected_trajectory, id, extra"
 
 
-def _fields_from(raw: Mapping[Any, Any], *, needs_output: bool) -> Result[dict[str, Any], str]:
+def _fields_from(
+    raw: Mapping[Any, Any], *, needs_output: bool
+) -> Result[dict[str, Any], ItemFailure]:
     fields: dict[str, Any] = {}
     for key, value in raw.items():
         name = _KEYS.get(key) if isinstance(key, str) else None
         if name is None:
-            return Failure(
-                f"unknown field {short_repr(key, _MESSAGE_LIMIT)} (accepted: {_ACCEPTED}; "
-                f"put anything else under 'extra')"
-            )
+            return Failure(ItemFailure(
+                error=f"unknown field {short_repr(key, _MESSAGE_LIMIT)} (accepted: {_ACCEPTED}; "
+                      f"put anything else under 'extra')"
+            ))
         if name in fields:
-            return Failure(f"field {name!r} given twice (snake_case and camelCase)")
+            return Failure(ItemFailure(
+                error=f"field {name!r} given twice (snake_case and camelCase)"
+            ))
         fields[name] = value
     if "input" not in fields:
-        return Failure("missing field 'input'")
+        return Failure(ItemFailure(error="missing field 'input'"))
     if needs_output and "output" not in fields:
-        return Failure("missing field 'output' (and no target to produce it)")
+        return Failure(ItemFailure(error="missing field 'output' (and no target to produce it)"))
     item_id = _int_id(fields.get("id"))
     if item_id is not None:
         fields["id"] = item_id
@@ -197,7 +201,7 @@ def item_from_mapping(
     """
     fields = _fields_from(raw, needs_output=needs_output)
     if isinstance(fields, Failure):
-        raise ValueError(fields.failure())  # noqa: TRY004 - a bad dataset item is a value error
+        raise ValueError(fields.failure().error)  # noqa: TRY004 - a bad dataset item is a value error
     try:
         return EvalItem(**fields.unwrap(), line=line)
     except TypeError as exc:

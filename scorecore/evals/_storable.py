@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Final, TypeAlias, final
 
 from scorecore._reprs import short_repr
+from scorecore.evals._checks import is_int
 
 __all__: list[str] = []  # internal: used to build stored rows (scorecore.evals._rows.storable_row)
 
@@ -231,7 +232,7 @@ class Sanitizer:
         return items
 
     def _key(self, key: object, path: Path) -> str:
-        if isinstance(key, int) and not isinstance(key, bool) and key.bit_length() > _INT_BITS:
+        if is_int(key) and key.bit_length() > _INT_BITS:
             kept = self._int(int(key), path)
             return kept if isinstance(kept, str) else str(kept)
         return self._str(key, path)
