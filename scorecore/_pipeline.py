@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import TYPE_CHECKING, Any, Final, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -42,10 +43,6 @@ from scorecore._values import (
     ScorerRun,
     StepContext,
     StepResults,
-    make_context,
-    make_reason_context,
-    make_results,
-    make_score_result,
 )
 
 if TYPE_CHECKING:
@@ -59,6 +56,123 @@ _PLAIN: Final[frozenset[type]] = frozenset({float, int, str, bool, dict, list, t
 _NO_RESULTS: Final[StepResults[None, None]] = StepResults(
     preprocess_step_result=None, analyze_step_result=None
 )
+
+
+# Fast constructors for the run path, which builds about eight of these values per run. The
+# classes have no validators, converters or computed defaults, so setting their slots directly
+# builds exactly what ``__init__`` builds, in half the time (tests/core/test_fast_values.py
+# checks every field is set and the values equal those built by ``__init__``). The run loop
+# below sets the slots inline.
+_new = object.__new__
+
+
+def _slot(cls: type, name: str) -> Any:
+    return cls.__dict__[name].__set__
+
+
+_SET_RUN_INPUT = _slot(ScorerRun, "input")
+_SET_RUN_OUTPUT = _slot(ScorerRun, "output")
+_SET_RUN_ID = _slot(ScorerRun, "run_id")
+_SET_RUN_GROUND_TRUTH = _slot(ScorerRun, "ground_truth")
+_SET_RUN_REQUEST_CONTEXT = _slot(ScorerRun, "request_context")
+_SET_RUN_EXPECTED_TRAJECTORY = _slot(ScorerRun, "expected_trajectory")
+_SET_RUN_EXTRA = _slot(ScorerRun, "extra")
+_SET_RESULTS_P = _slot(StepResults, "preprocess_step_result")
+_SET_RESULTS_A = _slot(StepResults, "analyze_step_result")
+_SET_CTX_RUN = _slot(StepContext, "run")
+_SET_CTX_RESULTS = _slot(StepContext, "results")
+_SET_REASON_RUN = _slot(ReasonContext, "run")
+_SET_REASON_RESULTS = _slot(ReasonContext, "results")
+_SET_REASON_SCORE = _slot(ReasonContext, "score")
+_SET_SR_RUN = _slot(ScoreResult, "run")
+_SET_SR_SCORE = _slot(ScoreResult, "score")
+_SET_SR_NOT_SCORABLE = _slot(ScoreResult, "not_scorable")
+_SET_SR_REASON = _slot(ScoreResult, "reason")
+_SET_SR_P = _slot(ScoreResult, "preprocess_step_result")
+_SET_SR_P_PROMPT = _slot(ScoreResult, "preprocess_prompt")
+_SET_SR_A = _slot(ScoreResult, "analyze_step_result")
+_SET_SR_A_PROMPT = _slot(ScoreResult, "analyze_prompt")
+_SET_SR_SCORE_PROMPT = _slot(ScoreResult, "generate_score_prompt")
+_SET_SR_REASON_PROMPT = _slot(ScoreResult, "generate_reason_prompt")
+_SET_SR_JUDGE = _slot(ScoreResult, "judge")
+
+def make_run(  # noqa: PLR0917 - one argument per field, positional for speed
+    input: Any,
+    output: Any,
+    run_id: str | None,
+    ground_truth: Any,
+    request_context: Mapping[str, Any] | None,
+    expected_trajectory: Any,
+    extra: Mapping[str, Any],
+) -> ScorerRun[Any, Any]:
+    """``ScorerRun(...)`` for ``Scorer.run`` (every field given, positionally)."""
+    run: ScorerRun[Any, Any] = _new(ScorerRun)
+    _SET_RUN_INPUT(run, input)
+    _SET_RUN_OUTPUT(run, output)
+    _SET_RUN_ID(run, run_id)
+    _SET_RUN_GROUND_TRUTH(run, ground_truth)
+    _SET_RUN_REQUEST_CONTEXT(run, request_context)
+    _SET_RUN_EXPECTED_TRAJECTORY(run, expected_trajectory)
+    _SET_RUN_EXTRA(run, extra)
+    return run
+
+
+def make_results(preprocess: Any, analyze: Any) -> StepResults[Any, Any]:
+    """``StepResults(preprocess_step_result=..., analyze_step_result=...)`` for the run path."""
+    results: StepResults[Any, Any] = _new(StepResults)
+    _SET_RESULTS_P(results, preprocess)
+    _SET_RESULTS_A(results, analyze)
+    return results
+
+
+def make_context(
+    run: ScorerRun[Any, Any], results: StepResults[Any, Any]
+) -> StepContext[Any, Any, Any, Any]:
+    """``StepContext(run=..., results=...)`` for the run path."""
+    ctx: StepContext[Any, Any, Any, Any] = _new(StepContext)
+    _SET_CTX_RUN(ctx, run)
+    _SET_CTX_RESULTS(ctx, results)
+    return ctx
+
+
+def make_reason_context(
+    run: ScorerRun[Any, Any], results: StepResults[Any, Any], score: float
+) -> ReasonContext[Any, Any, Any, Any]:
+    """``ReasonContext(run=..., results=..., score=...)`` for the run path."""
+    ctx: ReasonContext[Any, Any, Any, Any] = _new(ReasonContext)
+    _SET_REASON_RUN(ctx, run)
+    _SET_REASON_RESULTS(ctx, results)
+    _SET_REASON_SCORE(ctx, score)
+    return ctx
+
+
+def make_score_result(  # noqa: PLR0917 - one argument per field, positional for speed
+    run: ScorerRun[Any, Any],
+    score: float | None,
+    not_scorable: NotScorable | None,
+    reason: str | None,
+    preprocess_step_result: Any,
+    preprocess_prompt: str | None,
+    analyze_step_result: Any,
+    analyze_prompt: str | None,
+    generate_score_prompt: str | None,
+    generate_reason_prompt: str | None,
+    judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+) -> ScoreResult[Any, Any]:
+    """``ScoreResult`` from every field's value, in field order, for the run path."""
+    result: ScoreResult[Any, Any] = _new(ScoreResult)
+    _SET_SR_RUN(result, run)
+    _SET_SR_SCORE(result, score)
+    _SET_SR_NOT_SCORABLE(result, not_scorable)
+    _SET_SR_REASON(result, reason)
+    _SET_SR_P(result, preprocess_step_result)
+    _SET_SR_P_PROMPT(result, preprocess_prompt)
+    _SET_SR_A(result, analyze_step_result)
+    _SET_SR_A_PROMPT(result, analyze_prompt)
+    _SET_SR_SCORE_PROMPT(result, generate_score_prompt)
+    _SET_SR_REASON_PROMPT(result, generate_reason_prompt)
+    _SET_SR_JUDGE(result, judge)
+    return result
 
 
 def _type_name(value: object) -> str:
@@ -194,6 +308,26 @@ async def _start(
     return Success(started.unwrap())
 
 
+# How a step is called, decided once when it is added (see plan_step).
+_SYNC: Final = 0
+_ASYNC: Final = 1
+_PROMPT: Final = 2
+_SLOTS: Final[dict[StepName, int]] = {
+    "preprocess": 0, "analyze": 1, "generate_score": 2, "generate_reason": 3,
+}
+
+PlannedStep: TypeAlias = tuple[int, int, Any, "StepInfo"]
+"""A step as the run loop calls it: its slot (0-3, pipeline order), how it is called (sync
+function, async function, prompt step), the function (or ``None``) and its :class:`StepInfo`."""
+
+
+def plan_step(info: StepInfo) -> PlannedStep:
+    """Decide once, when the step is added, how the run loop calls it."""
+    if info.kind == "prompt":
+        return (_SLOTS[info.name], _PROMPT, None, info)
+    return (_SLOTS[info.name], _ASYNC if info.is_coroutine else _SYNC, info.definition, info)
+
+
 async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is ~2 % of a run
     definition: _Definition, run: ScorerRun[Any, Any], runtime: Runtime
 ) -> Result[ScoreResult[Any, Any], ScorerRunError]:
@@ -215,72 +349,99 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
     results: StepResults[Any, Any] = _NO_RESULTS
     judged: _Judged | None = None
     cause: RunFailureCause
-    for index, info in enumerate(steps):
-        name = info.name
-        ctx: StepContext[Any, Any, Any, Any] | ReasonContext[Any, Any, Any, Any]
-        if name == "generate_reason":
-            ctx = make_reason_context(run, results, score or 0.0)
+    ctx: Any
+    value: Any
+    # The contexts are built inline (see make_context): this loop is the hot path.
+    for index, (slot, mode, call, info) in enumerate(definition.plan):
+        if slot == 3:  # generate_reason
+            ctx = _new(ReasonContext)
+            _SET_REASON_RUN(ctx, run)
+            _SET_REASON_RESULTS(ctx, results)
+            _SET_REASON_SCORE(ctx, score or 0.0)
         else:
-            ctx = make_context(run, results)
-        value: Any
-        if info.kind == "function":
-            step: Any = info.definition  # a user's function: the boundary of typed code
+            ctx = _new(StepContext)
+            _SET_CTX_RUN(ctx, run)
+            _SET_CTX_RESULTS(ctx, results)
+        if mode == _SYNC:
             try:
-                if info.is_coroutine:
-                    value = await step(ctx)
-                else:
-                    value = step(ctx)
-                    if type(value) not in _PLAIN and inspect.isawaitable(value):
-                        value = await value
+                value = call(ctx)
+                if type(value) not in _PLAIN and inspect.isawaitable(value):
+                    value = await value
             except Exception as exc:  # noqa: BLE001 - a user's step is the boundary
                 cause = StepRaised.from_exception(exc)
-                return _failed(definition, name, steps[:index], cause, _result(
+                return _failed(definition, info.name, steps[:index], cause, _result(
                     run, judged, preprocess=preprocess, analyze=analyze, score=score,
                     reason=reason))
-            if type(value) not in _PLAIN:
-                settled = _settle(name, value)
-                if isinstance(settled, Failure):
-                    return _failed(definition, name, steps[:index], settled.failure(), _result(
-                        run, judged, preprocess=preprocess, analyze=analyze, score=score,
-                        reason=reason))
-                value = settled.unwrap()
+        elif mode == _ASYNC:
+            try:
+                value = await call(ctx)
+            except Exception as exc:  # noqa: BLE001 - a user's step is the boundary
+                cause = StepRaised.from_exception(exc)
+                return _failed(definition, info.name, steps[:index], cause, _result(
+                    run, judged, preprocess=preprocess, analyze=analyze, score=score,
+                    reason=reason))
         else:
             if judged is None:
                 judged = _Judged()
             answered = await _prompt_step(info, ctx, judged, runtime)
             if isinstance(answered, Failure):
-                return _failed(definition, name, steps[:index], answered.failure(), _result(
-                    run, judged, preprocess=preprocess, analyze=analyze, score=score,
-                    reason=reason))
+                return _failed(definition, info.name, steps[:index], answered.failure(),
+                               _result(run, judged, preprocess=preprocess, analyze=analyze,
+                                       score=score, reason=reason))
             value = answered.unwrap()
-        if type(value) is NotScorable:
-            return Success(_result(
-                run, judged, preprocess=preprocess, analyze=analyze, score=None, reason=None,
-                not_scorable=attrs.evolve(value, step=name),
-            ))
-        if name == "generate_score":
-            score = _as_score(value)
+        if type(value) not in _PLAIN:
+            if mode != _PROMPT:
+                settled = _settle(info.name, value)
+                if isinstance(settled, Failure):
+                    return _failed(definition, info.name, steps[:index], settled.failure(),
+                                   _result(run, judged, preprocess=preprocess, analyze=analyze,
+                                           score=score, reason=reason))
+                value = settled.unwrap()
+            if type(value) is NotScorable:
+                return Success(_result(
+                    run, judged, preprocess=preprocess, analyze=analyze, score=None,
+                    reason=None, not_scorable=attrs.evolve(value, step=info.name),
+                ))
+        if slot == 0:
+            preprocess = value
+            results = _new(StepResults)
+            _SET_RESULTS_P(results, value)
+            _SET_RESULTS_A(results, None)
+        elif slot == 1:
+            analyze = value
+            results = _new(StepResults)
+            _SET_RESULTS_P(results, preprocess)
+            _SET_RESULTS_A(results, value)
+        elif slot == 2:  # generate_score
+            score = value if type(value) is float and math.isfinite(value) else _as_score(value)
             if score is None:
                 cause = InvalidScore(value_repr=short_repr(value), type_name=_type_name(value))
-                return _failed(definition, name, steps[:index], cause, _result(
+                return _failed(definition, info.name, steps[:index], cause, _result(
                     run, judged, preprocess=preprocess, analyze=analyze, score=None,
                     reason=None))
-        elif name == "generate_reason":
-            if not isinstance(value, str):
-                cause = InvalidStepValue(
-                    what="generate_reason", expected="a str", value_repr=short_repr(value),
-                    type_name=_type_name(value),
-                )
-                return _failed(definition, name, steps[:index], cause, _result(
-                    run, judged, preprocess=preprocess, analyze=analyze, score=score,
-                    reason=None))
+        elif isinstance(value, str):
             reason = value
-        elif name == "preprocess":
-            preprocess = value
-            results = make_results(value, None)
         else:
-            analyze = value
-            results = make_results(preprocess, value)
+            cause = InvalidStepValue(
+                what="generate_reason", expected="a str", value_repr=short_repr(value),
+                type_name=_type_name(value),
+            )
+            return _failed(definition, info.name, steps[:index], cause, _result(
+                run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=None))
+    if judged is None:
+        result = _new(ScoreResult)
+        _SET_SR_RUN(result, run)
+        _SET_SR_SCORE(result, score)
+        _SET_SR_NOT_SCORABLE(result, None)
+        _SET_SR_REASON(result, reason)
+        _SET_SR_P(result, preprocess)
+        _SET_SR_P_PROMPT(result, None)
+        _SET_SR_A(result, analyze)
+        _SET_SR_A_PROMPT(result, None)
+        _SET_SR_SCORE_PROMPT(result, None)
+        _SET_SR_REASON_PROMPT(result, None)
+        _SET_SR_JUDGE(result, {})
+        return Success(result)
     return Success(_result(
         run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=reason))
 

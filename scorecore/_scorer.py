@@ -21,7 +21,7 @@ from scorecore._config import (
 from scorecore._errors import ScorerDefinitionError, ScorerRunError
 from scorecore._fingerprint import fingerprint
 from scorecore._judge import StepName
-from scorecore._pipeline import run_pipeline
+from scorecore._pipeline import PlannedStep, make_run, plan_step, run_pipeline
 from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._sync import call_sync
@@ -33,7 +33,6 @@ from scorecore._values import (
     ScoreResult,
     ScorerRun,
     StepContext,
-    make_run,
 )
 
 __all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
@@ -82,6 +81,12 @@ class _Definition:
     prepare_run: PrepareRun | None
     version: str | None = None
     steps: tuple[StepInfo, ...] = ()
+    # How the run loop calls each step, decided here once rather than on every run.
+    plan: tuple[PlannedStep, ...] = attrs.field(init=False, eq=False, repr=False)
+
+    @plan.default
+    def _plan(self) -> tuple[PlannedStep, ...]:
+        return tuple(plan_step(info) for info in self.steps)
 
     def with_step(self, name: StepName, definition: object) -> _Definition:
         where = f"scorer {self.id!r}: .{name}()"

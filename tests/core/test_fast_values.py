@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore import ReasonContext, ScoreResult, ScorerRun, StepContext, StepResults
-from scorecore._values import (
+from scorecore._pipeline import (
     make_context,
     make_reason_context,
     make_results,
