@@ -1,10 +1,12 @@
-"""Built-in scorers: Mastra's code-based scorers, typed, and never a silent 0.
+"""Built-in scorers: Mastra's suite, typed, and never a silent 0.
 
 Each factory returns a :class:`~scorecore.Scorer` built with :func:`~scorecore.create_scorer`
-from public API only. Text scorers take an agent run (``type="agent"``, the default, as in
-Mastra) or plain strings (``type="text"``); a missing required input (no input text, no
-keywords, no output messages) gives ``not_scorable`` naming it. Pass/fail checks live in
-:mod:`scorecore.scorers.checks`.
+from public API only. Code-based text scorers take an agent run (``type="agent"``, the
+default, as in Mastra) or plain strings (``type="text"``); LLM-judged scorers take a judge
+(a :class:`~scorecore.JudgeModel` or a :class:`~scorecore.JudgeConfig`) and agent runs;
+trajectory scorers take a :class:`~scorecore.agent.Trajectory`. A missing required input (no
+input text, no context, no ground truth, no tool calls, no expectation …) gives
+``not_scorable`` naming it. Pass/fail checks live in :mod:`scorecore.scorers.checks`.
 
 >>> import anyio
 >>> from scorecore.scorers import textual_difference
@@ -16,20 +18,53 @@ keywords, no output messages) gives ``not_scorable`` naming it. Pass/fail checks
 from scorecore.scorers import checks
 from scorecore.scorers._completeness import completeness
 from scorecore.scorers._keywords import keyword_coverage
+from scorecore.scorers._llm_claims import (
+    answer_relevancy,
+    bias,
+    faithfulness,
+    hallucination,
+    toxicity,
+)
+from scorecore.scorers._llm_context import context_precision, context_recall, context_relevance
+from scorecore.scorers._llm_instructions import (
+    RubricCriterion,
+    multi_turn_judge,
+    prompt_alignment,
+    rubric,
+)
+from scorecore.scorers._llm_reference import answer_similarity, noise_sensitivity, summarization
+from scorecore.scorers._llm_tools import llm_tool_call_accuracy, llm_trajectory_accuracy
 from scorecore.scorers._similarity import content_similarity, textual_difference
 from scorecore.scorers._tone import tone
 from scorecore.scorers._tool_calls import tool_call_accuracy
 from scorecore.scorers._trajectory import TrajectoryWeights, trajectory, trajectory_accuracy
 
 __all__ = [
+    "RubricCriterion",
     "TrajectoryWeights",
+    "answer_relevancy",
+    "answer_similarity",
+    "bias",
     "checks",
     "completeness",
     "content_similarity",
+    "context_precision",
+    "context_recall",
+    "context_relevance",
+    "faithfulness",
+    "hallucination",
     "keyword_coverage",
+    "llm_tool_call_accuracy",
+    "llm_trajectory_accuracy",
+    "multi_turn_judge",
+    "noise_sensitivity",
+    "prompt_alignment",
+    "rubric",
+    "summarization",
     "textual_difference",
     "tone",
     "tool_call_accuracy",
+    "toxicity",
     "trajectory",
     "trajectory_accuracy",
 ]

@@ -38,3 +38,13 @@ def r2_plain(value: float) -> float:
 def clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
     """``value`` limited to ``[low, high]``."""
     return min(high, max(low, value))
+
+
+def at_scale(fraction: float, scale: float) -> float:
+    """``r2(fraction · scale)``, never above ``scale`` (rounding up at a scale with more than
+    two decimals would pass it).
+
+    >>> at_scale(1.0, 0.375), r2(1.0 * 0.375)
+    (0.375, 0.38)
+    """
+    return min(scale, r2(fraction * scale))
