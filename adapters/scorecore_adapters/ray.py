@@ -1,0 +1,502 @@
+"""Scoring past one machine: :func:`score_dataset` runs scorers over a Ray Data dataset.
+
+Each item runs the whole pipeline (function steps and judge calls) inside a ``map_batches``
+actor pool. Every actor builds the scorers once (from a ``"module:attr"`` reference or a
+picklable factory), keeps its own event loop and store connection, scores at most
+``judge_concurrency`` items at a time (so at most that many judge calls are in flight per
+actor), and saves each batch's rows in one transaction before handing the batch back.
+
+Rows are keyed as :func:`~scorecore.evals.run_evals` keys them (run id ``f"{batch_id}:{id}"``
+or ``f"{batch_id}:#{position}"``, row id :func:`~scorecore.evals.row_id` of (run id,
+scorer id)) and every save is an upsert, so a batch retried by Ray after an actor died, or
+resumed after the driver died, ends with exactly one row per (item, scorer). The report is
+:func:`~scorecore.evals.run_evals`'s, folded from the result rows with the same exact means,
+thresholds and gates.
+
+Needs the ``ray`` extra: ``pip install 'scorecore[ray]'``. See ``docs/scale.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
+
+import anyio
+import attrs
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from returns.result import Success
+
+from scorecore import Runtime, Scorer
+from scorecore.evals import (
+    EvalConfigError,
+    EvalReport,
+    InvalidItem,
+    ItemFailure,
+    ItemLike,
+    ItemResult,
+    ItemRows,
+    ItemScorer,
+    ReportFold,
+    RunIds,
+    ScorerOutcome,
+    Threshold,
+    item_key,
+    run_evals,
+)
+from scorecore_adapters.storage import DEFAULT_TABLE, open_store, redact_url
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type hints
+    import ray.data
+
+__all__ = [
+    "INDEX_COLUMN",
+    "ITEM_COLUMN",
+    "RayEvalResult",
+    "ScorersSpec",
+    "items_dataset",
+    "load_scorers",
+    "score_dataset",
+]
+
+ITEM_COLUMN: Final = "scorecore_item"
+"""The column :func:`items_dataset` keeps each item in, pickled (so every value survives)."""
+
+INDEX_COLUMN: Final = "scorecore_index"
+"""The column holding each row's position in the dataset (added by :func:`score_dataset`)."""
+
+ScorersSpec: TypeAlias = "str | Callable[[], Iterable[Scorer[Any, Any]] | Scorer[Any, Any]]"
+"""Where actors get their scorers: ``"module:attr"`` or a picklable zero-argument factory."""
+
+_ITEMS_PER_BLOCK: Final = 1024
+_MAX_BLOCKS: Final = 200
+_RESULT_FIELDS: Final = (
+    ("index", "int64"), ("run_id", "string"), ("item_id", "string"),
+    ("scorer_id", "string"), ("status", "string"), ("score", "float64"),
+    ("reason", "string"), ("error", "string"), ("item_error", "string"),
+    ("resumed", "bool_"), ("duplicate_of", "int64"),
+)
+
+
+def load_scorers(spec: ScorersSpec) -> tuple[Scorer[Any, Any], ...]:
+    """The scorers ``spec`` names: a ``"module:attr"`` reference or a zero-argument factory.
+
+    The attribute (or the factory's return value) may be one scorer, an iterable of
+    scorers, or a zero-argument callable returning either. Actors call this once each.
+
+    Raises:
+        ValueError: the reference is malformed, or its module or attribute is missing.
+        TypeError: it gives something that is not scorers (the message names the spec).
+
+    >>> load_scorers("scorecore.scorers:completeness")[0].id
+    'completeness-scorer'
+    """
+    value: Any
+    if isinstance(spec, str):
+        module_name, sep, attr = spec.partition(":")
+        if not sep or not module_name or not attr:
+            raise ValueError(f"scorers reference must look like 'module:attr', got {spec!r}")
+        try:
+            value = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ValueError(f"scorers reference {spec!r}: cannot import {module_name!r} "
+                             f"({exc})") from None
+        for part in attr.split("."):
+            if not hasattr(value, part):
+                raise ValueError(f"scorers reference {spec!r}: {module_name!r} has no "
+                                 f"attribute {attr!r}")
+            value = getattr(value, part)
+    elif callable(spec):
+        value = spec
+    else:
+        raise TypeError(f"scorers must be a 'module:attr' str or a zero-argument factory, "
+                         f"got {type(spec).__name__}")
+    if callable(value) and not isinstance(value, Scorer):
+        value = value()
+    found = (value,) if isinstance(value, Scorer) else value
+    if isinstance(found, str | bytes | Mapping) or not isinstance(found, Iterable):
+        raise TypeError(f"scorers {_name(spec)} gave {type(value).__name__}, "
+                         f"not a scorer or scorers")
+    scorers = tuple(found)
+    for scorer in scorers:
+        if not isinstance(scorer, Scorer):
+            raise TypeError(f"scorers {_name(spec)} gave {type(scorer).__name__} among the "
+                             f"scorers")
+    return scorers
+
+
+def _name(spec: object) -> str:
+    return repr(spec) if isinstance(spec, str) else getattr(spec, "__qualname__", "factory")
+
+
+def items_dataset(items: Iterable[ItemLike]) -> ray.data.Dataset:
+    """A Ray dataset of items, each kept exactly as given (pickled in :data:`ITEM_COLUMN`).
+
+    Use it for a Python list: Arrow, which Ray Data stores rows in, would otherwise merge
+    the keys of mapping values across rows and refuse values whose types differ.
+    """
+    import ray.data  # noqa: PLC0415 - the ray extra is optional
+
+    rows = [{INDEX_COLUMN: index, ITEM_COLUMN: pickle.dumps(item)}
+            for index, item in enumerate(items)]
+    # Blocks of about a thousand items: Ray schedules a task per block per stage.
+    blocks = max(1, min(_MAX_BLOCKS, -(-len(rows) // _ITEMS_PER_BLOCK)))
+    return ray.data.from_items(rows, override_num_blocks=blocks)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class RayEvalResult:
+    """What :func:`score_dataset` returns.
+
+    Attributes:
+        rows: one row per (item, scorer), materialized: ``index``, ``run_id``, ``item_id``,
+            ``scorer_id``, ``status``, ``score``, ``reason``, ``error``, ``item_error``,
+            ``resumed``, ``duplicate_of``. The full rows are in the store.
+        report: the :class:`~scorecore.evals.EvalReport` ``run_evals`` gives for the same
+            items (exact means, thresholds, gates, verdict).
+    """
+
+    rows: ray.data.Dataset = attrs.field(repr=False)
+    report: EvalReport
+
+
+def _decode(row: dict[str, Any]) -> object:
+    """The item a dataset row holds: pickled by :func:`items_dataset`, or the row itself."""
+    if ITEM_COLUMN in row:
+        try:
+            return pickle.loads(row[ITEM_COLUMN])  # noqa: S301 - written by items_dataset
+        except Exception as exc:  # noqa: BLE001 - one unreadable row never stops a batch
+            return InvalidItem(reason=f"{ITEM_COLUMN} could not be unpickled: "
+                                      f"{type(exc).__name__}")
+    # Arrow gives every row every column: a column another row filled is None here, which
+    # for anything but the item's input and output means "not given".
+    return {k: v for k, v in row.items() if v is not None or k in ("input", "output")}
+
+
+def _ids(batch: pa.Table) -> pa.Table:
+    """``(index, item id, line)`` of each row: what claims its run id (a map task)."""
+    import pyarrow as pa  # noqa: PLC0415 - the ray extra is optional
+
+    indices, ids, lines = [], [], []
+    for row in batch.to_pylist():
+        index = row.pop(INDEX_COLUMN)
+        item_id, line = item_key(_decode(row), index)
+        indices.append(index)
+        ids.append(item_id)
+        lines.append(line)
+    return pa.table({"index": pa.array(indices, pa.int64()), "id": pa.array(ids, pa.string()),
+                     "line": pa.array(lines, pa.int64())})
+
+
+def _result_schema() -> pa.Schema:
+    import pyarrow as pa  # noqa: PLC0415 - the ray extra is optional
+
+    return pa.schema([(name, getattr(pa, kind)()) for name, kind in _RESULT_FIELDS])
+
+
+def _text(value: str | None) -> str | None:
+    # Arrow strings are UTF-8: a lone surrogate in a reason must not fail the whole batch.
+    return None if value is None else value.encode("utf-8", "replace").decode("utf-8")
+
+
+class _ScoringActor:
+    """The class UDF of the actor pool: scorers, an event loop and a store per actor."""
+
+    def __init__(
+        self,
+        *,
+        scorers: ScorersSpec,
+        store_url: str,
+        table: str,
+        batch_id: str,
+        resume: bool,
+        judge_concurrency: int,
+        repeats: Mapping[int, ItemFailure],
+    ) -> None:
+        self._portal_cm = start_blocking_portal("asyncio")
+        self._portal: BlockingPortal = self._portal_cm.__enter__()
+        self._scorers = load_scorers(scorers)
+        self._store = open_store(store_url, table=table)
+        self._portal.call(self._store.open)
+        self._done = self._portal.call(self._store.completed, batch_id) if resume else {}
+        self._rows = ItemRows(batch_id=batch_id, scorers=self._scorers, target_name=None)
+        self._runtime = Runtime()
+        self._batch_id = batch_id
+        self._workers = judge_concurrency
+        self._repeats = repeats
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        import pyarrow as pa  # noqa: PLC0415 - the ray extra is optional
+
+        rows = batch.to_pylist()
+        results = self._portal.call(self._score, rows)
+        out = [
+            {"index": r.index, "run_id": r.run_id, "item_id": _text(r.item_id),
+             "scorer_id": o.scorer_id, "status": o.status, "score": o.score,
+             "reason": _text(o.reason), "error": _text(o.error), "item_error": _text(r.error),
+             "resumed": o.resumed, "duplicate_of": r.duplicate_of}
+            for r in results for o in r.outcomes
+        ]
+        return pa.Table.from_pylist(out, schema=_result_schema())
+
+    async def _score(self, rows: list[dict[str, Any]]) -> list[ItemResult]:
+        # A fresh scorer per batch: a batch Ray runs again must not see its own ids as
+        # repeated (repeats across the dataset were found before scoring began).
+        score = ItemScorer(scorers=self._scorers, target=None, runtime=self._runtime,
+                           batch_id=self._batch_id, done=self._done)
+        results: list[ItemResult | None] = [None] * len(rows)
+        saved: list[Any] = []
+        pending = iter(enumerate(rows))
+
+        async def worker() -> None:
+            for position, row in pending:
+                result = await self._item(score, row)
+                result, item_rows = self._rows.rows(result)
+                results[position] = result
+                saved.extend(item_rows)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(min(self._workers, len(rows))):
+                group.start_soon(worker)
+        if saved:
+            await self._store.save(saved)  # one transaction per batch, an upsert per pair
+        return [r for r in results if r is not None]
+
+    async def _item(self, score: ItemScorer, row: dict[str, Any]) -> ItemResult:
+        index = row.pop(INDEX_COLUMN)
+        raw = _decode(row)
+        repeat = self._repeats.get(index)
+        if repeat is not None:
+            # Not scored and not stored: its run id is an earlier item's (as run_evals does).
+            item_id, _ = item_key(raw, index)
+            return score.failed(index, repeat, item_id=item_id)
+        return await score(index, raw)
+
+
+def _positive(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EvalConfigError(f"score_dataset: {name} must be an int >= 1, got {value!r}",
+                              field=name, value=value)
+    return value
+
+
+def _check_store(store_url: object, concurrency: int) -> str:
+    if not isinstance(store_url, str) or not store_url.startswith(
+        ("sqlite:", "postgresql://", "postgres://")
+    ):
+        shown = redact_url(store_url) if isinstance(store_url, str) else store_url
+        raise EvalConfigError(
+            f"score_dataset: store_url must be postgresql://… (or sqlite:PATH for one local "
+            f"worker), got {shown!r}", field="store_url", value=shown)
+    if store_url.startswith("sqlite:"):
+        import ray  # noqa: PLC0415 - the ray extra is optional
+
+        # Ray leaves these two unannotated.
+        nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+        client = ray.util.client.ray.is_connected()  # type: ignore[no-untyped-call]
+        if concurrency != 1 or len(nodes) != 1 or client:
+            raise EvalConfigError(
+                f"score_dataset: a SQLite store ({store_url}) takes one local worker only "
+                f"(concurrency=1 on a one-node cluster started from this machine); got "
+                f"concurrency={concurrency} on {len(nodes)} node(s)"
+                f"{' through ray://' if client else ''}. Use a PostgreSQL store_url "
+                f"(postgresql://…) that every worker can reach",
+                field="store_url", value=redact_url(store_url))
+    return store_url
+
+
+async def _check(
+    scorers: Sequence[Scorer[Any, Any]],
+    *,
+    store_url: str,
+    table: str,
+    batch_id: str,
+    resume: bool,
+    thresholds: Mapping[str, float | Threshold] | None,
+    gates: Iterable[str] | None,
+    max_failures: int | None,
+) -> EvalReport:
+    """Check the arguments and the batch as ``run_evals`` does: it runs on no items here.
+
+    The empty report gives the normalized thresholds and gates the fold needs; nothing is
+    written to the store.
+    """
+    try:
+        async with open_store(store_url, table=table) as store:
+            return await run_evals((), scorers, thresholds=thresholds, gates=gates, store=store,
+                                   batch_id=batch_id, resume=resume, max_failures=max_failures)
+    except EvalConfigError as exc:
+        message = str(exc).replace("run_evals", "score_dataset", 1)
+        raise EvalConfigError(message, field=exc.field, value=exc.value) from None
+
+
+def _indexed(ds: ray.data.Dataset) -> ray.data.Dataset:
+    """``ds`` with each row's position in :data:`INDEX_COLUMN`, materialized.
+
+    Positions are run ids of items without an id, so they must not change between a run and
+    its resume: the order is preserved while the dataset is numbered.
+    """
+    import ray.data  # noqa: PLC0415 - the ray extra is optional
+
+    if INDEX_COLUMN in (ds.columns() or ()):
+        return cast("ray.data.Dataset", ds.materialize())  # numbered by items_dataset
+    context = ray.data.DataContext.get_current()
+    kept = context.execution_options.preserve_order
+    context.execution_options.preserve_order = True
+    try:
+        ordered = ds.materialize()
+        total = ordered.count()
+        index = ray.data.range(total).rename_columns({"id": INDEX_COLUMN})
+        with warnings.catch_warnings():
+            # Dataset.zip is deprecated (Ray 2.64 drops it) as it relies on a deterministic
+            # order, which is exactly what preserve_order gives here.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            indexed = ordered.zip(index).materialize()
+    finally:
+        context.execution_options.preserve_order = kept
+    return cast("ray.data.Dataset", indexed)
+
+
+def _tables(ds: ray.data.Dataset) -> Iterator[pa.Table]:
+    """The dataset's blocks as Arrow tables, in order."""
+    return cast("Iterator[pa.Table]", ds.iter_batches(batch_format="pyarrow", batch_size=None))
+
+
+def _repeats(indexed: ray.data.Dataset, batch_id: str) -> dict[int, ItemFailure]:
+    """Items whose run id an earlier item already has, each with the failure saying so.
+
+    Claimed in dataset order over the whole dataset, as ``run_evals`` claims them, so the
+    first item keeps its run id and rows wherever the later one is scored.
+    """
+    keys = indexed.map_batches(_ids, batch_format="pyarrow")
+    claimed: list[tuple[int, str | None, int | None]] = []
+    for batch in _tables(keys):
+        claimed.extend(zip(*(batch.column(c).to_pylist() for c in ("index", "id", "line")),
+                           strict=True))
+    claimed.sort(key=lambda key: key[0])
+    run_ids = RunIds(batch_id)
+    repeats: dict[int, ItemFailure] = {}
+    for index, item_id, line in claimed:
+        claim = run_ids.claim(index, item_id, line)
+        if not isinstance(claim, Success):
+            repeats[index] = claim.failure()
+    return repeats
+
+
+def score_dataset(
+    ds: ray.data.Dataset,
+    scorers: ScorersSpec,
+    *,
+    store_url: str,
+    batch_id: str,
+    resume: bool = False,
+    concurrency: int = 1,
+    batch_size: int = 64,
+    judge_concurrency: int = 16,
+    thresholds: Mapping[str, float | Threshold] | None = None,
+    gates: Iterable[str] | None = None,
+    max_failures: int | None = None,
+    table: str = DEFAULT_TABLE,
+) -> RayEvalResult:
+    """Score every item of a Ray dataset in an actor pool, storing rows exactly once.
+
+    Args:
+        ds: the items, one per row, in :func:`~scorecore.evals.run_evals`'s item shape:
+            columns ``input``, ``output``, ``ground_truth`` … (Parquet, JSONL read with
+            ``ray.data.read_json``), or one :data:`ITEM_COLUMN` (:func:`items_dataset`).
+        scorers: ``"module:attr"`` or a picklable zero-argument factory; each actor builds
+            the scorers once from it (see :func:`load_scorers`).
+        store_url: where rows go: ``postgresql://…``, which every worker must reach, or
+            ``sqlite:PATH`` with one local worker only (refused otherwise).
+        batch_id: the batch's id; run ids are ``f"{batch_id}:{item id}"`` (or
+            ``f"{batch_id}:#{position}"``) as in ``run_evals``.
+        resume: continue a stored batch, skipping the (item, scorer) pairs already stored
+            as final, on whichever worker stored them.
+        concurrency: actors in the pool (each on one CPU).
+        batch_size: items per ``map_batches`` call; each call's rows are saved in one
+            transaction.
+        judge_concurrency: items (hence judge calls) in flight at once in each actor.
+        thresholds, gates, max_failures: as in ``run_evals`` (gates by scorer id).
+        table: the store's table.
+
+    Returns:
+        The result rows (materialized) and the report ``run_evals`` gives for these items.
+
+    Raises:
+        EvalConfigError: a bad argument, a SQLite store with more than one worker or a
+            remote cluster, a stored batch id without ``resume``, or ``resume`` of an unknown
+            batch (all before any item is scored).
+        StoreError: the store failed (rows saved so far stay; resume to finish).
+    """
+    import ray.data  # noqa: PLC0415 - the ray extra is optional
+
+    started = time.monotonic()
+    try:
+        chosen = load_scorers(scorers)
+    except (ValueError, TypeError) as exc:
+        raise EvalConfigError(f"score_dataset: {exc}", field="scorers", value=scorers) from None
+    for name, value in (("concurrency", concurrency), ("batch_size", batch_size),
+                        ("judge_concurrency", judge_concurrency)):
+        _positive(name, value)
+    gate_ids = None if gates is None or isinstance(gates, str) else tuple(gates)
+    if gates is not None and (gate_ids is None or any(not isinstance(g, str) for g in gate_ids)):
+        raise EvalConfigError(f"score_dataset: gates must be a list of scorer ids, got "
+                              f"{gates!r}", field="gates", value=gates)
+    _check_store(store_url, concurrency)
+    empty = anyio.run(lambda: _check(chosen, store_url=store_url, table=table,
+                                     batch_id=batch_id, resume=resume, thresholds=thresholds,
+                                     gates=gate_ids, max_failures=max_failures))
+    fold = ReportFold(
+        [s.scorer_id for s in empty.scorers],
+        thresholds={t.scorer_id: t.threshold for t in empty.thresholds},
+        gates=[g.scorer_id for g in empty.gates], max_failures=max_failures,
+    )
+
+    indexed = _indexed(ds)
+    repeats = _repeats(indexed, batch_id)
+    rows = indexed.map_batches(
+        _ScoringActor,
+        fn_constructor_kwargs={
+            "scorers": scorers, "store_url": store_url, "table": table, "batch_id": batch_id,
+            "resume": resume, "judge_concurrency": judge_concurrency, "repeats": repeats,
+        },
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=concurrency),
+        num_cpus=1,
+    ).materialize()
+    report = _report(rows, fold, batch_id=batch_id, duration=time.monotonic() - started)
+    return RayEvalResult(rows=rows, report=report)
+
+
+def _report(rows: ray.data.Dataset, fold: ReportFold, *, batch_id: str,
+            duration: float) -> EvalReport:
+    """Fold the result rows (one per pair, an item's rows together) into the report."""
+    item: list[dict[str, Any]] = []
+    for batch in _tables(rows):
+        for row in batch.to_pylist():
+            if item and item[0]["index"] != row["index"]:
+                fold.add(_item_result(item))
+                item = []
+            item.append(row)
+    if item:
+        fold.add(_item_result(item))
+    return fold.report(batch_id=batch_id, duration=duration)
+
+
+def _item_result(rows: Sequence[Mapping[str, Any]]) -> ItemResult:
+    first = rows[0]
+    return ItemResult(
+        index=first["index"], item_id=first["item_id"], run_id=first["run_id"], item=None,
+        error=first["item_error"], duplicate_of=first["duplicate_of"],
+        outcomes=tuple(
+            ScorerOutcome(scorer_id=r["scorer_id"], status=r["status"], score=r["score"],
+                          reason=r["reason"], error=r["error"], resumed=r["resumed"])
+            for r in rows
+        ),
+    )

@@ -1,0 +1,194 @@
+"""score_dataset on a local Ray runtime gives run_evals's report and rows, exactly once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import pytest
+
+from scorecore.evals import EvalConfigError, EvalReport, ScoreRow, run_evals
+from scorecore_adapters.ray import ITEM_COLUMN, items_dataset, load_scorers, score_dataset
+from scorecore_adapters.storage import open_store
+from tests.ray import _scorers
+from tests.ray.conftest import RAY_WARNINGS
+
+SCORERS = "tests.ray._scorers:make"
+
+pytestmark = [pytest.mark.usefixtures("ray_cluster"), RAY_WARNINGS]
+
+
+def _in_process(items: list[Any], url: str, batch_id: str, **options: Any) -> EvalReport:
+    async def run() -> EvalReport:
+        async with open_store(url) as store:
+            return await run_evals(items, _scorers.make(), store=store, batch_id=batch_id,
+                                   **options)
+
+    return anyio.run(run)
+
+
+def _rows(url: str, batch_id: str) -> list[ScoreRow]:
+    async def read() -> list[ScoreRow]:
+        async with open_store(url) as store:
+            return list(await store.list_run(batch_id))
+
+    return anyio.run(read)
+
+
+def _comparable(row: ScoreRow) -> dict[str, Any]:
+    """A row without what differs between two runs of the same batch: times, durations."""
+    data = attrs.asdict(row)
+    for name in ("created_at", "updated_at"):
+        data.pop(name)
+    for step in (data["metadata"] or {}).get("judge", {}).values():
+        for execution in step["executions"]:
+            execution.pop("durationMs")
+            execution.pop("durationSeconds")
+    return data
+
+
+def _same(report: EvalReport, expected: EvalReport) -> None:
+    assert attrs.evolve(report, duration=0.0) == attrs.evolve(expected, duration=0.0)
+
+
+def test_single_local_worker_equals_run_evals(tmp_path: Path, batch_id: str) -> None:
+    """One actor and a SQLite store: the report and every stored row are run_evals's."""
+    items = _scorers.items(300)
+    expected = _in_process(items, f"sqlite:{tmp_path}/expected.db", batch_id,
+                           thresholds={"exact": 0.1}, gates=["length"], max_failures=10)
+    url = f"sqlite:{tmp_path}/ray.db"
+    result = score_dataset(items_dataset(items), SCORERS, store_url=url, batch_id=batch_id,
+                           batch_size=32, thresholds={"exact": 0.1}, gates=["length"],
+                           max_failures=10)
+    _same(result.report, expected)
+    assert result.report.summary("length").failed >= 1  # the poison item, a failed row
+    got = [_comparable(r) for r in _rows(url, batch_id)]
+    want = [_comparable(r) for r in _rows(f"sqlite:{tmp_path}/expected.db", batch_id)]
+    assert got == want
+    rows = result.rows.take_all()
+    assert len(rows) == len(items) * 3
+    poison = [r for r in rows if r["item_id"] == "poison" and r["scorer_id"] == "length"]
+    assert poison[0]["status"] == "failed"
+    assert "poisoned item" in poison[0]["error"]
+
+
+def test_two_workers_on_postgres_equal_run_evals(
+    tmp_path: Path, pg_url: str, batch_id: str
+) -> None:
+    """Two actors sharing PostgreSQL: run_evals's report, one row per (item, scorer)."""
+    items = _scorers.items(2_000)
+    expected = _in_process(items, f"sqlite:{tmp_path}/expected.db", batch_id)
+    result = score_dataset(items_dataset(items), SCORERS, store_url=pg_url, batch_id=batch_id,
+                           concurrency=2, batch_size=128, judge_concurrency=32)
+    _same(result.report, expected)
+    got = [_comparable(r) for r in _rows(pg_url, batch_id)]
+    want = [_comparable(r) for r in _rows(f"sqlite:{tmp_path}/expected.db", batch_id)]
+    assert sorted(got, key=lambda r: r["id"]) == sorted(want, key=lambda r: r["id"])
+
+
+def test_jsonl_and_parquet_sources(tmp_path: Path, batch_id: str) -> None:
+    """Items read by Ray from JSONL or Parquet score as the same items given in-process."""
+    import ray.data  # noqa: PLC0415 - the Ray tests import it lazily
+
+    items = [{"input": f"q{i}", "output": f"answer {i % 4}", "ground_truth": f"answer {i % 3}",
+              "id": f"i{i}"} for i in range(60)]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in items))
+    ray.data.from_items(items).write_parquet(str(tmp_path / "parquet"))
+    expected = _in_process(items, f"sqlite:{tmp_path}/expected.db", batch_id)
+    for name, ds in (("jsonl", ray.data.read_json(str(path), lines=True)),
+                     ("parquet", ray.data.read_parquet(str(tmp_path / "parquet"))),
+                     ("list", ray.data.from_items(items))):
+        result = score_dataset(ds, SCORERS, store_url=f"sqlite:{tmp_path}/{name}.db",
+                               batch_id=batch_id)
+        _same(result.report, expected)
+
+
+def test_resume_skips_stored_pairs(tmp_path: Path, batch_id: str) -> None:
+    """A resumed batch takes stored pairs from the store and ends with run_evals's rows."""
+    items = _scorers.items(40)
+    url = f"sqlite:{tmp_path}/s.db"
+    first = score_dataset(items_dataset(items[:20]), SCORERS, store_url=url,
+                          batch_id=batch_id)
+    assert first.report.total_items == 20
+    again = score_dataset(items_dataset(items), SCORERS, store_url=url, batch_id=batch_id,
+                          resume=True)
+    expected_url = f"sqlite:{tmp_path}/e.db"
+    _same(again.report, _in_process(items, expected_url, batch_id))
+    resumed = {(r["index"], r["scorer_id"]) for r in again.rows.take_all() if r["resumed"]}
+    final_before = {(r["index"], r["scorer_id"]) for r in first.rows.take_all()
+                    if r["status"] != "failed"}
+    assert resumed == final_before
+    got = [_comparable(r) for r in _rows(url, batch_id)]
+    assert got == [_comparable(r) for r in _rows(expected_url, batch_id)]
+
+
+def test_sqlite_refuses_several_workers(tmp_path: Path, batch_id: str) -> None:
+    """SQLite is for one local worker: two are refused before anything runs."""
+    with pytest.raises(EvalConfigError, match="one local worker") as caught:
+        score_dataset(items_dataset([{"input": 1, "output": 1}]), SCORERS,
+                      store_url=f"sqlite:{tmp_path}/s.db", batch_id=batch_id, concurrency=2)
+    assert caught.value.field == "store_url"
+    assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "field", "match"),
+    [
+        ({"batch_size": 0}, "batch_size", "batch_size must be an int >= 1, got 0"),
+        ({"judge_concurrency": True}, "judge_concurrency", "judge_concurrency must be"),
+        ({"concurrency": "2"}, "concurrency", "concurrency must be an int >= 1"),
+        ({"gates": [object()]}, "gates", "gates must be a list of scorer ids"),
+        ({"thresholds": {"nope": 0.5}}, "thresholds", "score_dataset: threshold for unknown"),
+        ({"resume": True}, "resume", "score_dataset: cannot resume batch"),
+        ({"scorers": "tests.ray._scorers:missing"}, "scorers", "has no attribute 'missing'"),
+        ({"scorers": "no_such_module_x:make"}, "scorers", "cannot import"),
+        ({"scorers": lambda: ["not a scorer"]}, "scorers", "gave str among the scorers"),
+        ({"store_url": "mysql://me:secret@h/db"}, "store_url", r"mysql://me:\*\*\*@h/db"),
+    ],
+)
+def test_bad_arguments_name_the_field(
+    tmp_path: Path, batch_id: str, options: dict[str, Any], field: str, match: str
+) -> None:
+    """Misuse raises EvalConfigError naming the argument, before any item is scored."""
+    arguments: dict[str, Any] = {"scorers": SCORERS, "store_url": f"sqlite:{tmp_path}/s.db",
+                                 "batch_id": batch_id, **options}
+    scorers = arguments.pop("scorers")
+    with pytest.raises(EvalConfigError, match=match) as caught:
+        score_dataset(items_dataset([{"input": 1, "output": 1}]), scorers, **arguments)
+    assert caught.value.field == field
+    assert "secret" not in str(caught.value)
+
+
+def test_a_stored_batch_is_not_reused_without_resume(tmp_path: Path, batch_id: str) -> None:
+    """Starting a batch id the store already holds is refused, as run_evals refuses it."""
+    url = f"sqlite:{tmp_path}/s.db"
+    score_dataset(items_dataset([{"input": 1, "output": 1}]), SCORERS, store_url=url,
+                  batch_id=batch_id)
+    with pytest.raises(EvalConfigError, match="already has rows"):
+        score_dataset(items_dataset([{"input": 2, "output": 2}]), SCORERS, store_url=url,
+                      batch_id=batch_id)
+
+
+def test_items_dataset_keeps_values_arrow_would_merge() -> None:
+    """Items whose values differ in shape reach the scorers exactly as given."""
+    import pickle  # noqa: PLC0415 - only here
+
+    items = [{"input": {"a": 1}, "output": [1.5]}, {"input": {"b": "x"}, "output": "s"}]
+    rows = items_dataset(items).take_all()
+    assert [pickle.loads(r[ITEM_COLUMN]) for r in rows] == items  # noqa: S301
+
+
+def test_load_scorers_accepts_references_and_factories() -> None:
+    """A reference to a list, a factory, or one scorer all give the scorers."""
+    assert [s.id for s in load_scorers(SCORERS)] == ["claims", "exact", "length"]
+    assert [s.id for s in load_scorers(_scorers.make)] == ["claims", "exact", "length"]
+    one = _scorers.make()[1]
+    assert load_scorers(lambda: one) == (one,)
+    with pytest.raises(ValueError, match="'module:attr'"):
+        load_scorers("no-colon")
+    with pytest.raises(TypeError, match="not a scorer"):
+        load_scorers(lambda: 3)
