@@ -8,6 +8,7 @@ from typing import Any, Generic, TypeVar, final
 
 import attrs
 from jsonschema import Draft202012Validator, SchemaError
+from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
 from scorecore._errors import ScorerDefinitionError
@@ -21,7 +22,9 @@ from scorecore._judge import (
     StepName,
 )
 from scorecore._reprs import short_repr
-from scorecore._structured import schema_problem
+from scorecore._schema_gen import schema_for_type
+from scorecore._structured import TypedSchema, schema_problem
+from scorecore._values import CalculateScoreContext, StepContext
 
 __all__ = [
     "DefaultRetryBudgetWarning",
@@ -214,53 +217,116 @@ def _check_required_callable(_inst: object, attr: attrs.Attribute[Any], value: o
 # on its own with a lambda stays easy; built inline in a builder call (or from an annotated
 # function) it is checked against the step's real context type.
 Ctx_contra = TypeVarDefault("Ctx_contra", contravariant=True, default=Any)
-Calc_contra = TypeVarDefault("Calc_contra", contravariant=True, default=Any)
+# A ScorePromptStep's context types: its create_prompt and calculate_score see the same run.
+In = TypeVarDefault("In", default=Any)
+Out = TypeVarDefault("Out", default=Any)
+P = TypeVarDefault("P", default=Any)
+A = TypeVarDefault("A", default=Any)
+# The type of the judge's structured reply: ``output_type``'s type, ``Any`` for a JSON schema
+# (invariant for a ScorePromptStep, whose calculate_score takes it).
+Out_co = TypeVarDefault("Out_co", covariant=True, default=Any)
+J = TypeVarDefault("J", default=Any)
+
+
+def _output_schema(value: Mapping[str, Any] | None, step: Any) -> Mapping[str, Any] | None:
+    # output_type is declared before output_schema, so it is already set (and checked) here.
+    output_type = step.output_type
+    if output_type is None:
+        return value
+    # A TypedSchema is the one generated before (attrs.evolve passes it on): generate anew.
+    if value is not None and not isinstance(value, TypedSchema):
+        raise ScorerDefinitionError(
+            f"{type(step).__name__} takes output_type or output_schema, not both: the schema "
+            f"is generated from output_type {short_repr(output_type)}",
+            field=f"{type(step).__name__}.output_schema", value=value,
+        )
+    return TypedSchema(schema_for_type(output_type), output_type=output_type)
+
+
+def _check_output_type(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        schema_for_type(value)  # raises a ScorerDefinitionError naming what has no schema
+
+
+_NO_TYPE: Any = None
 
 
 @final
 @attrs.frozen(kw_only=True)
-class PromptStep(Generic[Ctx_contra]):
+class PromptStep(Generic[Ctx_contra, Out_co]):
     """A step answered by the judge.
 
     ``create_prompt(ctx)`` (sync or async) builds the prompt from the step's context. For
-    ``preprocess`` and ``analyze`` an ``output_schema`` (JSON schema) is required and the step
-    result is the judge's validated JSON; for ``generate_reason`` the reply is plain text.
+    ``preprocess`` and ``analyze`` the judge answers in JSON: give ``output_type`` (an attrs
+    class, dataclass, TypedDict, ``Literal``, ``Enum``, or lists/tuples/dicts/unions of those)
+    and the step result is the reply structured into that type, or ``output_schema`` (a JSON
+    schema) and the step result is the validated JSON. With ``output_type`` the schema sent to
+    the judge is generated from the type (its docstrings become descriptions) and can be read
+    back as ``output_schema``. For ``generate_reason`` the reply is plain text.
 
-    >>> step = PromptStep(description="Explain", create_prompt=lambda ctx: f"Explain {ctx.score}")
-    >>> step.output_schema is None
-    True
+    >>> import attrs
+    >>> @attrs.frozen
+    ... class Claims:
+    ...     claims: list[str]
+    >>> step = PromptStep(description="Find claims", output_type=Claims,
+    ...                   create_prompt=lambda ctx: f"List the claims in: {ctx.run.output}")
+    >>> step.output_schema["properties"]
+    {'claims': {'type': 'array', 'items': {'type': 'string'}}}
     """
 
     description: str = attrs.field(validator=_check_str)
     create_prompt: Callable[[Ctx_contra], str | Awaitable[str]] = attrs.field(
         validator=_check_required_callable
     )
-    output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
+    output_type: TypeForm[Out_co] = attrs.field(default=_NO_TYPE, validator=_check_output_type)
+    output_schema: Mapping[str, Any] | None = attrs.field(
+        default=None,
+        converter=attrs.Converter(_output_schema, takes_self=True),  # type: ignore[misc]
+        validator=_check_schema,
+    )
     judge: StepJudge | None = None
 
 
 @final
 @attrs.frozen(kw_only=True)
-class ScorePromptStep(Generic[Ctx_contra, Calc_contra]):
+class ScorePromptStep(Generic[In, Out, P, A, J]):
     """A ``generate_score`` step answered by the judge.
 
-    With no ``output_schema`` the judge is asked for ``{"score": number}``. With no
-    ``calculate_score`` the score is the reply's ``score`` field; otherwise
-    ``calculate_score(ctx)`` turns ``ctx.judge_output`` (the validated reply) into the score.
-    Either way the score must be a finite number.
+    With neither ``output_type`` nor ``output_schema`` the judge is asked for
+    ``{"score": number}`` and, with no ``calculate_score``, the score is the reply's ``score``.
+    Otherwise ``calculate_score(ctx)`` turns ``ctx.judge_output`` (the validated reply,
+    structured into ``output_type`` when one is given) into the score; ``output_type`` needs a
+    ``calculate_score``. Either way the score must be a finite number.
 
     >>> ScorePromptStep(description="Rate", create_prompt=lambda ctx: "Rate it").calculate_score
     """
 
     description: str = attrs.field(validator=_check_str)
-    create_prompt: Callable[[Ctx_contra], str | Awaitable[str]] = attrs.field(
+    create_prompt: Callable[[StepContext[In, Out, P, A]], str | Awaitable[str]] = attrs.field(
         validator=_check_required_callable
     )
-    output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_check_schema)
-    calculate_score: Callable[[Calc_contra], float | Awaitable[float]] | None = attrs.field(
+    output_type: TypeForm[J] = attrs.field(default=_NO_TYPE, validator=_check_output_type)
+    output_schema: Mapping[str, Any] | None = attrs.field(
+        default=None,
+        converter=attrs.Converter(_output_schema, takes_self=True),  # type: ignore[misc]
+        validator=_check_schema,
+    )
+    # The context is spelled out with the step's own type parameters (not a separate context
+    # parameter) so that mypy types ``ctx.judge_output`` from ``output_type`` in the same call.
+    calculate_score: (
+        Callable[[CalculateScoreContext[In, Out, P, A, J]], float | Awaitable[float]] | None
+    ) = attrs.field(
         default=None, validator=_check_callable
     )
     judge: StepJudge | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.output_type is not None and self.calculate_score is None:
+            raise ScorerDefinitionError(
+                f"ScorePromptStep with output_type {short_repr(self.output_type)} needs a "
+                f"calculate_score(ctx) that turns ctx.judge_output into the score",
+                field="ScorePromptStep.calculate_score", value=None,
+            )
 
 
 @final

@@ -19,20 +19,19 @@ from scorecore._config import (
     resolve_judge,
 )
 from scorecore._errors import ScorerDefinitionError, ScorerRunError
-from scorecore._fingerprint import fingerprint
 from scorecore._judge import StepName
-from scorecore._pipeline import PlannedStep, make_run, plan_step, run_pipeline
+from scorecore._pipeline import run_pipeline
 from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._sync import call_sync
 from scorecore._values import (
     STEP_NAMES,
-    CalculateScoreContext,
     NotScorable,
     ReasonContext,
     ScoreResult,
     ScorerRun,
     StepContext,
+    make_run,
 )
 
 __all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
@@ -42,11 +41,19 @@ Out = TypeVar("Out", default=Any)
 P = TypeVar("P", default=Any)
 A = TypeVar("A", default=Any)
 T = TypeVar("T")
+E = TypeVar("E")
+J = TypeVar("J")
 I2 = TypeVar("I2")
 O2 = TypeVar("O2")
 
 StepFunction: TypeAlias = Callable[[Any], object]
 """A function step as stored: one context argument, any answer (checked when the run settles it)."""
+# What a step function may answer (design.md §9.2): a value, not_scorable(...), a returns
+# Result, or an awaitable of those. See the comment above ScorerBuilder.preprocess.
+_Async: TypeAlias = "Coroutine[Any, Any, T] | NotScorable"
+_AsyncResult: TypeAlias = "Coroutine[Any, Any, Result[T, E]] | NotScorable"
+_Score: TypeAlias = "float | NotScorable | Result[float | NotScorable, Any]"
+_Reason: TypeAlias = "str | NotScorable | Result[str | NotScorable, Any]"
 PrepareRun: TypeAlias = Callable[
     [ScorerRun[Any, Any]], "ScorerRun[Any, Any] | Awaitable[ScorerRun[Any, Any]]"
 ]
@@ -79,14 +86,7 @@ class _Definition:
     input_type: Any
     output_type: Any
     prepare_run: PrepareRun | None
-    version: str | None = None
     steps: tuple[StepInfo, ...] = ()
-    # How the run loop calls each step, decided here once rather than on every run.
-    plan: tuple[PlannedStep, ...] = attrs.field(init=False, eq=False, repr=False)
-
-    @plan.default
-    def _plan(self) -> tuple[PlannedStep, ...]:
-        return tuple(plan_step(info) for info in self.steps)
 
     def with_step(self, name: StepName, definition: object) -> _Definition:
         where = f"scorer {self.id!r}: .{name}()"
@@ -189,24 +189,6 @@ class _Base:
         """Whether any step asks a judge."""
         return any(s.kind == "prompt" for s in self._definition.steps)
 
-    @property
-    def fingerprint(self) -> str:
-        """A stable hash of the definition: steps, prompts, schemas, judge, code, ``version``.
-
-        Equal in every process for the same definition; any edit of a step, a prompt, a
-        schema, the judge's model or settings, or ``version`` changes it (docs/economics.md).
-
-        >>> a = create_scorer(id="x", description="d").generate_score(lambda ctx: 1.0)
-        >>> b = create_scorer(id="x", description="d").generate_score(lambda ctx: 0.0)
-        >>> len(a.fingerprint), a.fingerprint == b.fingerprint
-        (64, False)
-        """
-        d = self._definition
-        return fingerprint(
-            scorer_id=d.id, version=d.version, scorer_type=d.type, input_type=d.input_type,
-            output_type=d.output_type, prepare_run=d.prepare_run, steps=d.steps,
-        )
-
     if not TYPE_CHECKING:
         # Without mypy, a step method this type lacks (``.preprocess`` after ``.generate_score``,
         # ``.generate_reason`` before it) must still fail with a ScorerDefinitionError naming
@@ -242,11 +224,26 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
 
     __slots__ = ()
 
+    # How these overloads are ordered and shaped (issue 12, design.md §9.2):
+    # - mypy tries every overload when the argument holds an explicit ``Any`` (an untyped
+    #   scorer's context, a ``ctx: Any``) and answers ``Any`` when the matches disagree. A
+    #   coroutine function also matches the sync ``T`` overload (``T`` = the coroutine), so the
+    #   overloads are shaped to agree on the argument type after inference: every callable
+    #   overload returns ``X | NotScorable`` with the awaitable / ``Result`` inside ``X``. mypy
+    #   then takes the first match, and an async step keeps its result type.
+    # - The price: ``NotScorable`` is stripped from a sync step's result type, not from an
+    #   async step's (``async def f(ctx) -> X | NotScorable``: later steps see the union).
     @overload
     def preprocess(
-        self,
-        step: Callable[[StepContext[In, Out, None, None]], Coroutine[Any, Any, T | NotScorable]],
-        /,
+        self, step: Callable[[StepContext[In, Out, None, None]], _AsyncResult[T, E]], /
+    ) -> ScorerBuilder[In, Out, T, A]: ...
+    @overload
+    def preprocess(
+        self, step: Callable[[StepContext[In, Out, None, None]], _Async[T]], /
+    ) -> ScorerBuilder[In, Out, T, A]: ...
+    @overload
+    def preprocess(
+        self, step: Callable[[StepContext[In, Out, None, None]], Result[T, E] | NotScorable], /
     ) -> ScorerBuilder[In, Out, T, A]: ...
     @overload
     def preprocess(
@@ -254,17 +251,23 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
     ) -> ScorerBuilder[In, Out, T, A]: ...
     @overload
     def preprocess(
-        self, step: PromptStep[StepContext[In, Out, None, None]], /
-    ) -> ScorerBuilder[In, Out, Any, A]: ...
+        self, step: PromptStep[StepContext[In, Out, None, None], T], /
+    ) -> ScorerBuilder[In, Out, T, A]: ...
     def preprocess(self, step: Any, /) -> ScorerBuilder[In, Out, Any, A]:
         """Add the preprocess step: a function of the context, or a :class:`PromptStep`."""
         return ScorerBuilder(self._definition.with_step("preprocess", step))
 
     @overload
     def analyze(
-        self,
-        step: Callable[[StepContext[In, Out, P, None]], Coroutine[Any, Any, T | NotScorable]],
-        /,
+        self, step: Callable[[StepContext[In, Out, P, None]], _AsyncResult[T, E]], /
+    ) -> ScorerBuilder[In, Out, P, T]: ...
+    @overload
+    def analyze(
+        self, step: Callable[[StepContext[In, Out, P, None]], _Async[T]], /
+    ) -> ScorerBuilder[In, Out, P, T]: ...
+    @overload
+    def analyze(
+        self, step: Callable[[StepContext[In, Out, P, None]], Result[T, E] | NotScorable], /
     ) -> ScorerBuilder[In, Out, P, T]: ...
     @overload
     def analyze(
@@ -272,26 +275,26 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
     ) -> ScorerBuilder[In, Out, P, T]: ...
     @overload
     def analyze(
-        self, step: PromptStep[StepContext[In, Out, P, None]], /
-    ) -> ScorerBuilder[In, Out, P, Any]: ...
+        self, step: PromptStep[StepContext[In, Out, P, None], T], /
+    ) -> ScorerBuilder[In, Out, P, T]: ...
     def analyze(self, step: Any, /) -> ScorerBuilder[In, Out, P, Any]:
         """Add the analyze step: a function of the context, or a :class:`PromptStep`."""
         return ScorerBuilder(self._definition.with_step("analyze", step))
 
+    # Sync first: a wrong function or lambda is then reported against ``float``, not against
+    # a Coroutine (the return type is not generic, so the order cannot change what is inferred).
     @overload
     def generate_score(
-        self,
-        step: Callable[[StepContext[In, Out, P, A]], Coroutine[Any, Any, float | NotScorable]],
-        /,
+        self, step: Callable[[StepContext[In, Out, P, A]], _Score], /
     ) -> Scorer[In, Out, P, A]: ...
     @overload
     def generate_score(
-        self, step: Callable[[StepContext[In, Out, P, A]], float | NotScorable], /
+        self, step: Callable[[StepContext[In, Out, P, A]], Awaitable[_Score]], /
     ) -> Scorer[In, Out, P, A]: ...
     @overload
     def generate_score(
         self,
-        step: ScorePromptStep[StepContext[In, Out, P, A], CalculateScoreContext[In, Out, P, A]],
+        step: ScorePromptStep[In, Out, P, A, J],
         /,
     ) -> Scorer[In, Out, P, A]: ...
     def generate_score(self, step: Any, /) -> Scorer[In, Out, P, A]:
@@ -323,17 +326,15 @@ class Scorer(_Base, Generic[In, Out, P, A]):
 
     @overload
     def generate_reason(
-        self,
-        step: Callable[[ReasonContext[In, Out, P, A]], Coroutine[Any, Any, str | NotScorable]],
-        /,
+        self, step: Callable[[ReasonContext[In, Out, P, A]], _Reason], /
     ) -> Scorer[In, Out, P, A]: ...
     @overload
     def generate_reason(
-        self, step: Callable[[ReasonContext[In, Out, P, A]], str | NotScorable], /
+        self, step: Callable[[ReasonContext[In, Out, P, A]], Awaitable[_Reason]], /
     ) -> Scorer[In, Out, P, A]: ...
     @overload
     def generate_reason(
-        self, step: PromptStep[ReasonContext[In, Out, P, A]], /
+        self, step: PromptStep[ReasonContext[In, Out, P, A], Any], /
     ) -> Scorer[In, Out, P, A]: ...
     def generate_reason(self, step: Any, /) -> Scorer[In, Out, P, A]:
         """Add the reason step: a function returning a ``str``, or a plain-text PromptStep."""
@@ -406,7 +407,6 @@ def create_scorer(
     judge: JudgeConfig | None = None,
     type: Literal["agent"],
     prepare_run: PrepareRun | None = None,
-    version: str | None = None,
 ) -> ScorerBuilder[AgentInput, AgentOutput, None, None]: ...
 @overload
 def create_scorer(
@@ -419,7 +419,6 @@ def create_scorer(
     input_type: type[I2],
     output_type: type[O2],
     prepare_run: PrepareRun | None = None,
-    version: str | None = None,
 ) -> ScorerBuilder[I2, O2, None, None]: ...
 @overload
 def create_scorer(
@@ -432,7 +431,6 @@ def create_scorer(
     input_type: type[I2],
     output_type: None = None,
     prepare_run: PrepareRun | None = None,
-    version: str | None = None,
 ) -> ScorerBuilder[I2, Any, None, None]: ...
 @overload
 def create_scorer(
@@ -445,7 +443,6 @@ def create_scorer(
     input_type: None = None,
     output_type: type[O2],
     prepare_run: PrepareRun | None = None,
-    version: str | None = None,
 ) -> ScorerBuilder[Any, O2, None, None]: ...
 @overload
 def create_scorer(
@@ -458,7 +455,6 @@ def create_scorer(
     input_type: None = None,
     output_type: None = None,
     prepare_run: PrepareRun | None = None,
-    version: str | None = None,
 ) -> ScorerBuilder[Any, Any, None, None]: ...
 def create_scorer(
     *,
@@ -470,7 +466,6 @@ def create_scorer(
     input_type: Any = None,
     output_type: Any = None,
     prepare_run: PrepareRun | None = None,
-    version: str | None = None,
 ) -> ScorerBuilder[Any, Any, None, None]:
     """Start a scorer definition.
 
@@ -484,8 +479,6 @@ def create_scorer(
         input_type: a class (attrs or dataclass) the run's input is structured into.
         output_type: a class the run's output is structured into.
         prepare_run: transforms the run before any step (see :func:`filter_run`).
-        version: your label for this definition (e.g. ``"2"``), part of
-            :attr:`Scorer.fingerprint`: bump it for a change the code does not show.
 
     Raises:
         ScorerDefinitionError: for an empty id or contradictory options.
@@ -514,11 +507,6 @@ def create_scorer(
             f"scorer {id!r}: type='agent' fixes the input and output types; "
             f"do not also pass input_type/output_type", scorer_id=id, field="type", value=type,
         )
-    if version is not None and not isinstance(version, str):
-        raise ScorerDefinitionError(
-            f"scorer {id!r}: version must be a str or None, got {short_repr(version)}",
-            scorer_id=id, field="version", value=version,
-        )
     if judge is not None and not isinstance(judge, JudgeConfig):
         raise ScorerDefinitionError(
             f"scorer {id!r}: judge must be a JudgeConfig, got {short_repr(judge)}",
@@ -534,5 +522,4 @@ def create_scorer(
     return ScorerBuilder(_Definition(
         id=id, name=name or id, description=description, judge=judge, type=type,
         input_type=input_type, output_type=output_type, prepare_run=prepare_run,
-        version=version,
     ))

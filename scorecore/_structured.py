@@ -14,6 +14,7 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 from returns.result import Failure, Result, Success
 
+from scorecore._convert import structure_run_value
 from scorecore._judge import JsonPromptInjection, JudgeMessage
 from scorecore._reprs import short_repr
 
@@ -27,6 +28,30 @@ SCORE_SCHEMA: Mapping[str, Any] = {
     "required": ["score"],
     "additionalProperties": False,
 }
+
+
+
+class TypedSchema(dict[str, Any]):
+    """A JSON schema generated from a prompt step's ``output_type``, which it carries.
+
+    It is sent like any schema; a reply that validates is then structured into
+    ``output_type`` with the project's converter (see :func:`parse_and_validate`).
+    """
+
+    __slots__ = ("output_type",)
+
+    def __init__(self, schema: Mapping[str, Any], *, output_type: Any) -> None:
+        super().__init__(schema)
+        self.output_type = output_type
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy.deepcopy and pickle rebuild it with its type (a dict subclass with slots).
+        return (_typed_schema, (dict(self), self.output_type))
+
+
+def _typed_schema(schema: dict[str, Any], output_type: Any) -> TypedSchema:
+    return TypedSchema(schema, output_type=output_type)
+
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -168,7 +193,9 @@ def _extract_json_text(text: str) -> str:
 def parse_and_validate(text: str, schema: Mapping[str, Any]) -> Result[Any, tuple[str, ...]]:
     """Parse the judge's text as JSON (a fenced json block is accepted) and validate it.
 
-    Returns every schema error at once (``path: message``), or the parse error.
+    Returns every schema error at once (``path: message``), or the parse error. For a
+    :class:`TypedSchema` the valid reply is then structured into its ``output_type``, and
+    every field that does not fit is an error (``… @ reply.field``).
     """
     body = _extract_json_text(text)
     if not body:
@@ -188,7 +215,7 @@ def parse_and_validate(text: str, schema: Mapping[str, Any]) -> Result[Any, tupl
     validator = _compiled(schema)[1]
     try:
         if validator.is_valid(value):
-            return Success(value)
+            return _structured(value, schema)
         # Bounded: a reply of 100,000 wrong items gives 50 errors, each of bounded length.
         found = list(itertools.islice(validator.iter_errors(value), _MAX_ERRORS))
         errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
@@ -199,4 +226,15 @@ def parse_and_validate(text: str, schema: Mapping[str, Any]) -> Result[Any, tupl
         )
     except _VALIDATION_ERRORS as exc:
         return Failure((f"reply could not be validated ({type(exc).__qualname__})",))
-    return Failure(described) if described else Success(value)
+    if described:
+        return Failure(described)
+    return _structured(value, schema)
+
+
+def _structured(value: Any, schema: Mapping[str, Any]) -> Result[Any, tuple[str, ...]]:
+    if not isinstance(schema, TypedSchema):
+        return Success(value)
+    structured = structure_run_value(value, schema.output_type, which="reply")
+    if isinstance(structured, Success):
+        return structured
+    return Failure(structured.failure().errors)

@@ -31,6 +31,7 @@ In = TypeVar("In", default=Any)
 Out = TypeVar("Out", default=Any)
 P = TypeVar("P", default=Any)
 A = TypeVar("A", default=Any)
+J = TypeVar("J", default=Any)  # a ScorePromptStep's judge output (its output_type)
 
 STEP_NAMES: tuple[StepName, ...] = ("preprocess", "analyze", "generate_score", "generate_reason")
 
@@ -87,15 +88,16 @@ class ReasonContext(Generic[In, Out, P, A]):
 
 @final
 @attrs.frozen(kw_only=True)
-class CalculateScoreContext(Generic[In, Out, P, A]):
+class CalculateScoreContext(Generic[In, Out, P, A, J]):
     """What ``ScorePromptStep.calculate_score`` receives: the context plus ``judge_output``.
 
-    ``judge_output`` is the judge's reply, parsed and validated against the step's schema.
+    ``judge_output`` is the judge's reply, parsed and validated against the step's schema and
+    structured into the step's ``output_type`` (``J``) when it has one.
     """
 
     run: ScorerRun[In, Out]
     results: StepResults[P, A]
-    judge_output: Any
+    judge_output: J
 
 
 @final
@@ -210,3 +212,118 @@ class ScoreResult(Generic[In, Out, P, A]):
 PartialResult: TypeAlias = ScoreResult[Any, Any]
 """What a failed run gathered before it failed (``ScorerRunError.partial``)."""
 
+
+# Fast constructors for the run path, which builds about eight of these values per run. The
+# classes have no validators, converters or computed defaults, so setting their slots directly
+# builds exactly what ``__init__`` builds, in half the time (tests/core/test_fast_values.py
+# checks every field is set and the values equal those built by ``__init__``).
+_new = object.__new__
+
+
+def _slot(cls: type, name: str) -> Any:
+    return cls.__dict__[name].__set__
+
+
+_SET_RUN_INPUT = _slot(ScorerRun, "input")
+_SET_RUN_OUTPUT = _slot(ScorerRun, "output")
+_SET_RUN_ID = _slot(ScorerRun, "run_id")
+_SET_RUN_GROUND_TRUTH = _slot(ScorerRun, "ground_truth")
+_SET_RUN_REQUEST_CONTEXT = _slot(ScorerRun, "request_context")
+_SET_RUN_EXPECTED_TRAJECTORY = _slot(ScorerRun, "expected_trajectory")
+_SET_RUN_EXTRA = _slot(ScorerRun, "extra")
+_SET_RESULTS_P = _slot(StepResults, "preprocess_step_result")
+_SET_RESULTS_A = _slot(StepResults, "analyze_step_result")
+_SET_CTX_RUN = _slot(StepContext, "run")
+_SET_CTX_RESULTS = _slot(StepContext, "results")
+_SET_REASON_RUN = _slot(ReasonContext, "run")
+_SET_REASON_RESULTS = _slot(ReasonContext, "results")
+_SET_REASON_SCORE = _slot(ReasonContext, "score")
+_SET_SR_RUN = _slot(ScoreResult, "run")
+_SET_SR_SCORE = _slot(ScoreResult, "score")
+_SET_SR_NOT_SCORABLE = _slot(ScoreResult, "not_scorable")
+_SET_SR_REASON = _slot(ScoreResult, "reason")
+_SET_SR_P = _slot(ScoreResult, "preprocess_step_result")
+_SET_SR_P_PROMPT = _slot(ScoreResult, "preprocess_prompt")
+_SET_SR_A = _slot(ScoreResult, "analyze_step_result")
+_SET_SR_A_PROMPT = _slot(ScoreResult, "analyze_prompt")
+_SET_SR_SCORE_PROMPT = _slot(ScoreResult, "generate_score_prompt")
+_SET_SR_REASON_PROMPT = _slot(ScoreResult, "generate_reason_prompt")
+_SET_SR_JUDGE = _slot(ScoreResult, "judge")
+
+def make_run(  # noqa: PLR0917 - one argument per field, positional for speed
+    input: Any,
+    output: Any,
+    run_id: str | None,
+    ground_truth: Any,
+    request_context: Mapping[str, Any] | None,
+    expected_trajectory: Any,
+    extra: Mapping[str, Any],
+) -> ScorerRun[Any, Any]:
+    """``ScorerRun(...)`` for the run path (every field given, positionally)."""
+    run: ScorerRun[Any, Any] = _new(ScorerRun)
+    _SET_RUN_INPUT(run, input)
+    _SET_RUN_OUTPUT(run, output)
+    _SET_RUN_ID(run, run_id)
+    _SET_RUN_GROUND_TRUTH(run, ground_truth)
+    _SET_RUN_REQUEST_CONTEXT(run, request_context)
+    _SET_RUN_EXPECTED_TRAJECTORY(run, expected_trajectory)
+    _SET_RUN_EXTRA(run, extra)
+    return run
+
+
+def make_results(preprocess: Any, analyze: Any) -> StepResults[Any, Any]:
+    """``StepResults(preprocess_step_result=..., analyze_step_result=...)`` for the run path."""
+    results: StepResults[Any, Any] = _new(StepResults)
+    _SET_RESULTS_P(results, preprocess)
+    _SET_RESULTS_A(results, analyze)
+    return results
+
+
+def make_context(
+    run: ScorerRun[Any, Any], results: StepResults[Any, Any]
+) -> StepContext[Any, Any, Any, Any]:
+    """``StepContext(run=..., results=...)`` for the run path."""
+    ctx: StepContext[Any, Any, Any, Any] = _new(StepContext)
+    _SET_CTX_RUN(ctx, run)
+    _SET_CTX_RESULTS(ctx, results)
+    return ctx
+
+
+def make_reason_context(
+    run: ScorerRun[Any, Any], results: StepResults[Any, Any], score: float
+) -> ReasonContext[Any, Any, Any, Any]:
+    """``ReasonContext(run=..., results=..., score=...)`` for the run path."""
+    ctx: ReasonContext[Any, Any, Any, Any] = _new(ReasonContext)
+    _SET_REASON_RUN(ctx, run)
+    _SET_REASON_RESULTS(ctx, results)
+    _SET_REASON_SCORE(ctx, score)
+    return ctx
+
+
+def make_score_result(  # noqa: PLR0917 - one argument per field, positional for speed
+    run: ScorerRun[Any, Any],
+    score: float | None,
+    not_scorable: NotScorable | None,
+    reason: str | None,
+    preprocess_step_result: Any,
+    preprocess_prompt: str | None,
+    analyze_step_result: Any,
+    analyze_prompt: str | None,
+    generate_score_prompt: str | None,
+    generate_reason_prompt: str | None,
+    judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+) -> ScoreResult[Any, Any]:
+    """``ScoreResult`` from every field's value, in field order, for the run path."""
+    result: ScoreResult[Any, Any] = _new(ScoreResult)
+    _SET_SR_RUN(result, run)
+    _SET_SR_SCORE(result, score)
+    _SET_SR_NOT_SCORABLE(result, not_scorable)
+    _SET_SR_REASON(result, reason)
+    _SET_SR_P(result, preprocess_step_result)
+    _SET_SR_P_PROMPT(result, preprocess_prompt)
+    _SET_SR_A(result, analyze_step_result)
+    _SET_SR_A_PROMPT(result, analyze_prompt)
+    _SET_SR_SCORE_PROMPT(result, generate_score_prompt)
+    _SET_SR_REASON_PROMPT(result, generate_reason_prompt)
+    _SET_SR_JUDGE(result, judge)
+    return result
