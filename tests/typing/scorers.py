@@ -4,16 +4,38 @@ from __future__ import annotations
 
 from typing import Any, assert_type
 
-from scorecore import AgentInput, AgentOutput, Scorer
+from scorecore import AgentInput, AgentOutput, JudgeConfig, Scorer
+from scorecore.agent import Trajectory, TrajectoryExpectation
 from scorecore.scorers import (
+    RubricCriterion,
+    TrajectoryWeights,
+    answer_relevancy,
+    answer_similarity,
+    bias,
     checks,
     completeness,
     content_similarity,
+    context_precision,
+    context_recall,
+    context_relevance,
+    faithfulness,
+    hallucination,
     keyword_coverage,
+    llm_tool_call_accuracy,
+    llm_trajectory_accuracy,
+    multi_turn_judge,
+    noise_sensitivity,
+    prompt_alignment,
+    rubric,
+    summarization,
     textual_difference,
     tone,
     tool_call_accuracy,
+    toxicity,
+    trajectory,
+    trajectory_accuracy,
 )
+from scorecore_adapters.testing import ScriptedJudge
 
 # --- agent runs by default, plain strings with type="text" ----------------------------------
 
@@ -42,6 +64,47 @@ assert_type(checks.max_tool_calls(3), Scorer[AgentInput, AgentOutput])
 assert_type(checks.used_no_tools(), Scorer[AgentInput, AgentOutput])
 assert_type(checks.no_tool_errors(), Scorer[AgentInput, AgentOutput])
 
+# --- LLM-judged: a judge model or a JudgeConfig, agent runs ----------------------------------
+
+judge = ScriptedJudge([])
+config = JudgeConfig(model=judge, instructions="x")
+assert_type(answer_relevancy(judge), Scorer[AgentInput, AgentOutput])
+assert_type(answer_relevancy(config, uncertainty_weight=0.5, scale=10),
+            Scorer[AgentInput, AgentOutput])
+assert_type(faithfulness(judge, context=["c"]), Scorer[AgentInput, AgentOutput])
+assert_type(hallucination(judge, get_context=lambda ctx: ["c"]), Scorer[AgentInput, AgentOutput])
+assert_type(bias(judge), Scorer[AgentInput, AgentOutput])
+assert_type(toxicity(judge, scale=2), Scorer[AgentInput, AgentOutput])
+assert_type(answer_similarity(judge, contradiction_penalty=0.3), Scorer[AgentInput, AgentOutput])
+assert_type(context_precision(judge, context_extractor=lambda i, o: [o[0].text()]),
+            Scorer[AgentInput, AgentOutput])
+assert_type(context_recall(judge, context=["c"]), Scorer[AgentInput, AgentOutput])
+assert_type(context_relevance(judge, context=["c"]), Scorer[AgentInput, AgentOutput])
+assert_type(noise_sensitivity(judge, baseline_response="a", noisy_query="q"),
+            Scorer[AgentInput, AgentOutput])
+assert_type(prompt_alignment(judge, evaluation_mode="system"), Scorer[AgentInput, AgentOutput])
+assert_type(llm_tool_call_accuracy(judge, available_tools={"a": "b"}),
+            Scorer[AgentInput, AgentOutput])
+assert_type(multi_turn_judge(judge, criterion="polite"), Scorer[AgentInput, AgentOutput])
+assert_type(rubric(judge, criteria=[RubricCriterion(description="d"), "e"]),
+            Scorer[AgentInput, AgentOutput])
+assert_type(summarization(judge, source_extractor=lambda i, o: "s"),
+            Scorer[AgentInput, AgentOutput])
+
+# --- trajectories: the output is a Trajectory ---------------------------------------------------
+
+assert_type(llm_trajectory_accuracy(judge), Scorer[AgentInput, Trajectory])
+assert_type(trajectory_accuracy(["a", "b"], ordering="strict"), Scorer[AgentInput, Trajectory])
+assert_type(trajectory(TrajectoryExpectation(max_steps=3), weights=TrajectoryWeights()),
+            Scorer[AgentInput, Trajectory])
+trajectory_scorers: list[Scorer[AgentInput, Trajectory]] = [trajectory(), trajectory_accuracy()]
+
+
+async def run_trajectory() -> float | None:
+    result = await trajectory_accuracy(["a"]).run(input={}, output=Trajectory())
+    return result.unwrap().score
+
+
 # --- assignable where users keep scorers -------------------------------------------------------
 
 text_scorers: list[Scorer[str, str]] = [completeness(type="text"), keyword_coverage(type="text")]
@@ -65,6 +128,12 @@ checks.includes(3)  # type: ignore[call-overload]
 checks.matches(b"x")  # type: ignore[call-overload]
 checks.tool_order("search", id=1)  # type: ignore[arg-type]
 tool_call_accuracy(expected_tool=["a"])  # type: ignore[arg-type]
+faithfulness("gpt-4o")  # type: ignore[arg-type]
+prompt_alignment(judge, evaluation_mode="all")  # type: ignore[arg-type]
+trajectory_accuracy(["a"], ordering="sorted")  # type: ignore[arg-type]
+noise_sensitivity(judge)  # type: ignore[call-arg]
+on_messages: Scorer[AgentInput, AgentOutput] = trajectory()  # type: ignore[assignment]
+on_trajectory: Scorer[AgentInput, Trajectory] = bias(judge)  # type: ignore[assignment]
 
 
 async def run_wrong_output() -> None:
