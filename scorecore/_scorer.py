@@ -19,8 +19,9 @@ from scorecore._config import (
     resolve_judge,
 )
 from scorecore._errors import ScorerDefinitionError, ScorerRunError
+from scorecore._fingerprint import fingerprint
 from scorecore._judge import StepName
-from scorecore._pipeline import run_pipeline
+from scorecore._pipeline import PlannedStep, make_run, plan_step, run_pipeline
 from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._sync import call_sync
@@ -31,7 +32,6 @@ from scorecore._values import (
     ScoreResult,
     ScorerRun,
     StepContext,
-    make_run,
 )
 
 __all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
@@ -86,7 +86,14 @@ class _Definition:
     input_type: Any
     output_type: Any
     prepare_run: PrepareRun | None
+    version: str | None = None
     steps: tuple[StepInfo, ...] = ()
+    # How the run loop calls each step, decided here once rather than on every run.
+    plan: tuple[PlannedStep, ...] = attrs.field(init=False, eq=False, repr=False)
+
+    @plan.default
+    def _plan(self) -> tuple[PlannedStep, ...]:
+        return tuple(plan_step(info) for info in self.steps)
 
     def with_step(self, name: StepName, definition: object) -> _Definition:
         where = f"scorer {self.id!r}: .{name}()"
@@ -188,6 +195,24 @@ class _Base:
     def has_judge(self) -> bool:
         """Whether any step asks a judge."""
         return any(s.kind == "prompt" for s in self._definition.steps)
+
+    @property
+    def fingerprint(self) -> str:
+        """A stable hash of the definition: steps, prompts, schemas, judge, code, ``version``.
+
+        Equal in every process for the same definition; any edit of a step, a prompt, a
+        schema, the judge's model or settings, or ``version`` changes it (docs/economics.md).
+
+        >>> a = create_scorer(id="x", description="d").generate_score(lambda ctx: 1.0)
+        >>> b = create_scorer(id="x", description="d").generate_score(lambda ctx: 0.0)
+        >>> len(a.fingerprint), a.fingerprint == b.fingerprint
+        (64, False)
+        """
+        d = self._definition
+        return fingerprint(
+            scorer_id=d.id, version=d.version, scorer_type=d.type, input_type=d.input_type,
+            output_type=d.output_type, prepare_run=d.prepare_run, steps=d.steps,
+        )
 
     if not TYPE_CHECKING:
         # Without mypy, a step method this type lacks (``.preprocess`` after ``.generate_score``,
@@ -407,6 +432,7 @@ def create_scorer(
     judge: JudgeConfig | None = None,
     type: Literal["agent"],
     prepare_run: PrepareRun | None = None,
+    version: str | None = None,
 ) -> ScorerBuilder[AgentInput, AgentOutput, None, None]: ...
 @overload
 def create_scorer(
@@ -419,6 +445,7 @@ def create_scorer(
     input_type: type[I2],
     output_type: type[O2],
     prepare_run: PrepareRun | None = None,
+    version: str | None = None,
 ) -> ScorerBuilder[I2, O2, None, None]: ...
 @overload
 def create_scorer(
@@ -431,6 +458,7 @@ def create_scorer(
     input_type: type[I2],
     output_type: None = None,
     prepare_run: PrepareRun | None = None,
+    version: str | None = None,
 ) -> ScorerBuilder[I2, Any, None, None]: ...
 @overload
 def create_scorer(
@@ -443,6 +471,7 @@ def create_scorer(
     input_type: None = None,
     output_type: type[O2],
     prepare_run: PrepareRun | None = None,
+    version: str | None = None,
 ) -> ScorerBuilder[Any, O2, None, None]: ...
 @overload
 def create_scorer(
@@ -455,6 +484,7 @@ def create_scorer(
     input_type: None = None,
     output_type: None = None,
     prepare_run: PrepareRun | None = None,
+    version: str | None = None,
 ) -> ScorerBuilder[Any, Any, None, None]: ...
 def create_scorer(
     *,
@@ -466,6 +496,7 @@ def create_scorer(
     input_type: Any = None,
     output_type: Any = None,
     prepare_run: PrepareRun | None = None,
+    version: str | None = None,
 ) -> ScorerBuilder[Any, Any, None, None]:
     """Start a scorer definition.
 
@@ -479,6 +510,8 @@ def create_scorer(
         input_type: a class (attrs or dataclass) the run's input is structured into.
         output_type: a class the run's output is structured into.
         prepare_run: transforms the run before any step (see :func:`filter_run`).
+        version: your label for this definition (e.g. ``"2"``), part of
+            :attr:`Scorer.fingerprint`: bump it for a change the code does not show.
 
     Raises:
         ScorerDefinitionError: for an empty id or contradictory options.
@@ -507,6 +540,11 @@ def create_scorer(
             f"scorer {id!r}: type='agent' fixes the input and output types; "
             f"do not also pass input_type/output_type", scorer_id=id, field="type", value=type,
         )
+    if version is not None and not isinstance(version, str):
+        raise ScorerDefinitionError(
+            f"scorer {id!r}: version must be a str or None, got {short_repr(version)}",
+            scorer_id=id, field="version", value=version,
+        )
     if judge is not None and not isinstance(judge, JudgeConfig):
         raise ScorerDefinitionError(
             f"scorer {id!r}: judge must be a JudgeConfig, got {short_repr(judge)}",
@@ -522,4 +560,5 @@ def create_scorer(
     return ScorerBuilder(_Definition(
         id=id, name=name or id, description=description, judge=judge, type=type,
         input_type=input_type, output_type=output_type, prepare_run=prepare_run,
+        version=version,
     ))
