@@ -66,7 +66,11 @@ _NOT_SERIALISED = frozenset({"exception"})
 
 
 def _is_own(cls: type) -> bool:
-    return attrs.has(cls) and cls.__module__.startswith("scorecore.")
+    # The built-in scorers' judge-reply classes are structured like a user's (snake_case keys,
+    # as the schema generated from them says), not as Mastra-shaped camelCase values.
+    module = cls.__module__
+    return (attrs.has(cls) and module.startswith("scorecore.")
+            and not module.startswith("scorecore.scorers."))
 
 
 def _is_collection_type(type_: Any) -> bool:

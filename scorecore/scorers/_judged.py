@@ -1,20 +1,18 @@
 """What the LLM-judged scorers share: the judge, the prompt layout, typed replies, texts.
 
 Every prompt has the same layout: the task, numbered principles, one worked example, the
-data to judge fenced as untrusted, and the reply format. Replies are attrs classes; the JSON
-schema the judge must follow is derived from the class, and the validated reply is structured
-into it before the score is computed.
+data to judge fenced as untrusted, and the reply format. Replies are attrs classes given as the
+prompt step's ``output_type``: the JSON schema the judge must follow is generated from the
+class, and the validated reply is structured into it before the score is computed.
 """
 
 from __future__ import annotations
 
 import math
-import types
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeVar
 
 import attrs
-import cattrs
 
 from scorecore import (
     AgentInput,
@@ -110,65 +108,12 @@ def build_prompt(
 
 
 
-_SCALARS: Final[Mapping[Any, dict[str, Any]]] = {
-    str: {"type": "string"}, bool: {"type": "boolean"}, int: {"type": "integer"},
-    float: {"type": "number"},
-}
-
-
-def _schema(tp: Any, owner: str) -> dict[str, Any]:
-    if tp in _SCALARS:
-        return dict(_SCALARS[tp])
-    origin = get_origin(tp)
-    if origin is Literal:
-        return {"enum": list(get_args(tp))}
-    if origin in (tuple, list):
-        return {"type": "array", "items": _schema(get_args(tp)[0], owner)}
-    if origin in (Union, types.UnionType):
-        return {"anyOf": [{"type": "null"} if a is type(None) else _schema(a, owner)
-                          for a in get_args(tp)]}
-    if attrs.has(tp):
-        return schema_of(tp)
-    raise TypeError(f"{owner}: no JSON schema for {tp!r}")  # a bug in a built-in reply class
-
-
-def schema_of(cls: type) -> dict[str, Any]:
-    """The JSON schema of a reply class: every field, those without a default required.
-
-    >>> @attrs.frozen
-    ... class Verdict:
-    ...     verdict: Literal["yes", "no"]
-    ...     reason: str = ""
-    >>> schema_of(Verdict)["required"]
-    ['verdict']
-    """
-    hints = get_type_hints(cls)
-    fields = attrs.fields(cls)
-    return {
-        "type": "object",
-        "properties": {f.name: _schema(hints[f.name], cls.__name__) for f in fields},
-        "required": [f.name for f in fields if f.default is attrs.NOTHING],
-    }
-
-
-_replies = cattrs.Converter()
-
-
-def parse(cls: type[T], value: object) -> T:
-    """The judge's validated JSON reply as ``cls`` (a ``cls`` value is returned as is)."""
-    if isinstance(value, cls):
-        return value
-    return _replies.structure(value, cls)
-
-
 def judged_step(
-    description: str, reply: type[Any], create_prompt: Callable[[Any], str],
-) -> PromptStep[Any]:
-    """A prompt step whose reply must follow ``reply``'s schema; the next step reads it with
-    :func:`parse`."""
-    return PromptStep(description=description, output_schema=schema_of(reply),
-                      create_prompt=create_prompt)
-
+    description: str, reply: type[R], create_prompt: Callable[[Any], str],
+) -> PromptStep[Any, R]:
+    """A prompt step whose reply is structured into ``reply`` (its JSON schema, generated from
+    the class, is what the judge must follow)."""
+    return PromptStep(description=description, output_type=reply, create_prompt=create_prompt)
 
 
 def judged_pipeline(
@@ -180,18 +125,17 @@ def judged_pipeline(
     prompt: Callable[[G], str],
     score: Callable[[G, R], float | NotScorable],
     reason: Callable[[G, R, float], str],
-) -> Scorer[AgentInput, Out, G, Any]:
+) -> Scorer[AgentInput, Out, G, R]:
     """The shape of most built-in LLM scorers: ``gather`` reads what the scorer needs from the
     run (or says what is missing, before any judge call), one judge call answers ``reply``,
     ``score`` turns the reply into the score, ``reason`` explains it without another call."""
 
-    def scored(ctx: StepContext[AgentInput, Out, G, Any]) -> float | NotScorable:
-        answer = parse(reply, ctx.results.analyze_step_result)
-        return score(ctx.results.preprocess_step_result, answer)
+    def scored(ctx: StepContext[AgentInput, Out, G, R]) -> float | NotScorable:
+        return score(ctx.results.preprocess_step_result, ctx.results.analyze_step_result)
 
-    def explained(ctx: ReasonContext[AgentInput, Out, G, Any]) -> str:
-        answer = parse(reply, ctx.results.analyze_step_result)
-        return reason(ctx.results.preprocess_step_result, answer, ctx.score)
+    def explained(ctx: ReasonContext[AgentInput, Out, G, R]) -> str:
+        return reason(ctx.results.preprocess_step_result, ctx.results.analyze_step_result,
+                      ctx.score)
 
     return (
         builder.preprocess(gather)
@@ -248,8 +192,6 @@ __all__ = [
     "judged_pipeline",
     "judged_step",
     "numbered",
-    "parse",
-    "schema_of",
     "system_text",
     "user_text",
 ]

@@ -31,8 +31,6 @@ from scorecore.scorers._judged import (
     judged_pipeline,
     judged_step,
     numbered,
-    parse,
-    schema_of,
     user_text,
 )
 from scorecore.scorers._messages import message_text
@@ -501,8 +499,9 @@ def summarization(
                    '"reason": "..."}], "questions": ["..."]}.'),
         )
 
-    def coverage_prompt(ctx: StepContext[AgentInput, AgentOutput, SummaryTexts, Any]) -> str:
-        questions = parse(Alignment, ctx.results.analyze_step_result).questions[:limit]
+    def coverage_prompt(ctx: StepContext[AgentInput, AgentOutput, SummaryTexts, Alignment]
+                        ) -> str:
+        questions = ctx.results.analyze_step_result.questions[:limit]
         return build_prompt(
             task="Using only the summary, say which questions it answers.",
             principles=[
@@ -521,15 +520,15 @@ def summarization(
                    ' "reason": "..."}]}.'),
         )
 
-    def calculate(ctx: CalculateScoreContext[AgentInput, AgentOutput, SummaryTexts, Any]
-                  ) -> float:
+    def calculate(
+        ctx: CalculateScoreContext[AgentInput, AgentOutput, SummaryTexts, Alignment, Coverage],
+    ) -> float:
         # A NotScorable here ends the run as not scorable, like one from a function step.
         return summary_score(  # type: ignore[return-value]
-            parse(Alignment, ctx.results.analyze_step_result), parse(Coverage, ctx.judge_output),
-            max_questions=limit, scale=scaled)
+            ctx.results.analyze_step_result, ctx.judge_output, max_questions=limit, scale=scaled)
 
     def reason(ctx: Any) -> str:
-        alignment = parse(Alignment, ctx.results.analyze_step_result)
+        alignment: Alignment = ctx.results.analyze_step_result
         lines = [f"Summarization: {ctx.score}"]
         lines += [f"- {'supported' if c.supported else 'unsupported'}: {c.claim}"
                   for c in alignment.alignment]
@@ -543,7 +542,7 @@ def summarization(
                              align_prompt))
         .generate_score(ScorePromptStep(
             description="Which questions the summary answers",
-            create_prompt=coverage_prompt, output_schema=schema_of(Coverage),
+            create_prompt=coverage_prompt, output_type=Coverage,
             calculate_score=calculate, judge=StepJudge(instructions=_PERSONA_COVERAGE),
         ))
         .generate_reason(reason)

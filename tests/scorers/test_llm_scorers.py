@@ -34,7 +34,7 @@ from scorecore.scorers import (
     summarization,
     toxicity,
 )
-from scorecore.scorers._judged import fenced, schema_of
+from scorecore.scorers._judged import fenced, judged_step
 from scorecore.scorers._llm_claims import Judged, Verdicts, relevancy_score, share_of_yes
 from scorecore.scorers._llm_context import (
     PieceRelevance,
@@ -339,9 +339,10 @@ async def test_rubric_from_the_run_and_required_from_the_rubric() -> None:
                                       request_context={"rubric": "1. a"})
     assert score_of(outcome) == 0.0
     assert "[required] a" in judge.requests[0].messages[-1].content
-    ignored = await rubric(ScriptedJudge([reply])).run(input=QUESTION, output=ANSWER,
-                                                       request_context={"rubric": "1. a"})
-    assert score_of(ignored) == 0.0  # the judge's "required": false changes nothing
+    # The reply format has no "required": a judge that sends one is a format failure.
+    refused = await rubric(ScriptedJudge([reply, reply])).run(
+        input=QUESTION, output=ANSWER, request_context={"rubric": "1. a"})
+    assert refused.failure().failed_step == "analyze"
     assert parse_rubric(["x", {"description": "y", "required": False}])[1].required is False
 
 
@@ -480,8 +481,11 @@ def test_noise_within_unit(robustness: float, impacts: list[str], issues: int) -
 
 
 def test_reply_schemas_require_fields() -> None:
-    """The schema a judge must follow lists every field and requires those without default."""
-    schema = schema_of(Verdicts)
+    """The schema a judge must follow is generated from the reply class: every field listed,
+    verdicts limited to their values."""
+    schema = judged_step("d", Verdicts, lambda ctx: "p").output_schema
+    assert schema is not None
     assert schema["required"] == ["verdicts"]
     item = schema["properties"]["verdicts"]["items"]
-    assert item["properties"]["verdict"] == {"enum": ["yes", "no", "unsure"]}
+    item = schema.get("$defs", {}).get("Judged", item) if "$ref" in item else item
+    assert item["properties"]["verdict"]["enum"] == ["yes", "no", "unsure"]
