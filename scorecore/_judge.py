@@ -15,6 +15,7 @@ from returns.result import Result
 
 from scorecore._errors import ScorerDefinitionError
 from scorecore._reprs import short_repr
+from scorecore._retryability import default_retryable
 
 __all__ = [
     "Abort",
@@ -148,45 +149,8 @@ class JudgeResponse:
     model_id: str | None = None
 
 
-_RETRYABLE_CODES = (
-    "rate_limit", "server_error", "internal_error", "timeout", "temporarily_unavailable",
-    "service_unavailable", "overloaded", "econnreset", "etimedout", "econnrefused",
-)
-AUTH_CODES: frozenset[str] = frozenset({
-    "access_denied", "authentication_error", "forbidden", "invalid_api_key", "permission_denied",
-})
-
-
-def kind_for(
-    status: int | None, code: str | None = None, type: str | None = None
-) -> JudgeErrorKind:
-    """Classify a provider error by its HTTP status and provider code/type."""
-    tag = (code or type or "").strip().lower()
-    if status in (401, 403) or tag in AUTH_CODES:
-        return "auth"
-    if "context_length" in tag or "context_window" in tag:
-        return "context_length"
-    if status == 429 or "rate_limit" in tag:
-        return "rate_limit"
-    if status == 408 or "timeout" in tag or tag == "etimedout":
-        return "timeout"
-    if tag in ("econnreset", "econnrefused", "connection_error"):
-        return "network"
-    if (status is not None and status >= 500) or any(t in tag for t in _RETRYABLE_CODES):
-        return "server"
-    if status is not None and 400 <= status < 500:
-        return "bad_request"
-    return "unknown"
-
-
 def _lower_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in dict(headers).items()}
-
-
-def _default_retryable(error: JudgeError) -> bool:
-    if error.kind in ("auth", "bad_request", "context_length", "unknown"):
-        return error.status == 409
-    return True
 
 
 @final
@@ -222,7 +186,7 @@ class JudgeError:
 
     @is_retryable.default
     def _retryable_default(self) -> bool:
-        return _default_retryable(self)
+        return default_retryable(self.kind, self.status)
 
     def chain(self) -> tuple[JudgeError, ...]:
         """This error followed by its causes, outermost first."""

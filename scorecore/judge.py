@@ -1,7 +1,8 @@
 """The judge port: what a JudgeModel adapter receives and returns.
 
 The request and response values, judge errors and their classification (``kind_for``,
-``AUTH_CODES``), and the processor protocols.
+``AUTH_CODES``, and the one home of retryability: ``is_retryable_error`` and friends), and the
+processor protocols.
 """
 
 from scorecore._cache import JudgeCache, cache_key
@@ -14,7 +15,6 @@ from scorecore._economics import (
     Pricing,
 )
 from scorecore._judge import (
-    AUTH_CODES,
     Abort,
     ErrorProcessor,
     InputProcessor,
@@ -31,11 +31,21 @@ from scorecore._judge import (
     Retry,
     RetryClassifier,
     StepName,
+)
+from scorecore._retryability import (
+    AUTH_CODES,
+    BUILTIN_RETRYABLE_CODES,
+    is_auth_error,
+    is_retryable_error,
+    is_retryable_node,
+    is_retryable_provider_error,
+    is_unknown_error,
     kind_for,
 )
 
 __all__ = [
     "AUTH_CODES",
+    "BUILTIN_RETRYABLE_CODES",
     "Abort",
     "Budget",
     "BudgetWarning",
@@ -60,5 +70,10 @@ __all__ = [
     "RetryClassifier",
     "StepName",
     "cache_key",
+    "is_auth_error",
+    "is_retryable_error",
+    "is_retryable_node",
+    "is_retryable_provider_error",
+    "is_unknown_error",
     "kind_for",
 ]

@@ -35,7 +35,17 @@ from typing import Any, ClassVar, TypeAlias, TypeVar, final
 
 import attrs
 
-from scorecore.judge import AUTH_CODES, JudgeError, JudgeRequest, Retry
+from scorecore.judge import (
+    BUILTIN_RETRYABLE_CODES,
+    JudgeError,
+    JudgeRequest,
+    Retry,
+    is_auth_error,
+    is_retryable_error,
+    is_retryable_node,
+    is_retryable_provider_error,
+    is_unknown_error,
+)
 
 __all__ = [
     "BUILTIN_RETRYABLE_CODES",
@@ -57,19 +67,6 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-BUILTIN_RETRYABLE_CODES: tuple[str, ...] = (
-    "rate_limit",
-    "server_error",
-    "internal_error",
-    "timeout",
-    "temporarily_unavailable",
-    "service_unavailable",
-    "overloaded",
-)
-"""Substrings of a provider error code (or type) that the built-in matcher retries."""
-
-_BAD_REQUEST_KINDS: frozenset[str] = frozenset({"bad_request", "context_length"})
-_RETRY_MESSAGE = re.compile(r"you can retry your request", re.IGNORECASE)
 _DIGITS = re.compile(r"[0-9]+")
 # A value that merely looks numeric ("1.5", "1e3", "-2") is ignored rather than parsed as a
 # date: only whole seconds are a valid delta-seconds Retry-After (RFC 9110 §10.2.3).
@@ -189,125 +186,6 @@ def _as_policies(matchers: Iterable[Matcher]) -> tuple[RetryPolicy, ...]:
                 f"got {m!r}"
             )
     return tuple(out)
-
-
-def _tag(node: JudgeError) -> str:
-    raw = node.code if node.code is not None else node.type
-    return (raw or "").strip().lower()
-
-
-def _is_auth_node(node: JudgeError) -> bool:
-    return node.kind == "auth" or node.status in (401, 403) or _tag(node) in AUTH_CODES
-
-
-def is_auth_error(error: JudgeError) -> bool:
-    """Whether the error, or anything in its cause chain, is a known authorization failure.
-
-    Known failures are HTTP 401/403, kind ``"auth"``, and the provider codes (or types)
-    ``access_denied``, ``authentication_error``, ``forbidden``, ``invalid_api_key`` and
-    ``permission_denied``. These are never retried unless a user matcher says so.
-
-    Args:
-        error: the judge error.
-
-    Returns:
-        ``True`` when a known authorization failure is found.
-
-    >>> from scorecore_adapters.testing import judge_error
-    >>> is_auth_error(judge_error(code="invalid_api_key"))
-    True
-    >>> is_auth_error(judge_error(500, cause=judge_error(403)))
-    True
-    """
-    return any(_is_auth_node(node) for node in error.chain())
-
-
-def is_retryable_provider_error(error: JudgeError) -> bool:
-    """The built-in matcher: a provider code/type or message that says "retry me".
-
-    Looks at this one error only (not its causes): the code (or, without a code, the type),
-    lower-cased, contains one of :data:`BUILTIN_RETRYABLE_CODES`, or the message matches
-    ``/you can retry your request/i``. Known authorization failures never match.
-
-    Args:
-        error: one judge error.
-
-    Returns:
-        ``True`` when the error matches.
-
-    >>> from scorecore_adapters.testing import judge_error
-    >>> is_retryable_provider_error(judge_error(code="rate_limit_exceeded"))
-    True
-    >>> is_retryable_provider_error(judge_error(message="Oops. You can retry your request."))
-    True
-    """
-    if _is_auth_node(error):
-        return False
-    tag = _tag(error)
-    if any(code in tag for code in BUILTIN_RETRYABLE_CODES):
-        return True
-    return _RETRY_MESSAGE.search(error.message) is not None
-
-
-def _retryable_by_default(node: JudgeError) -> bool:
-    # Bad requests (400, including context-length errors) and auth failures are never retried
-    # by metadata alone, even when an adapter flagged them retryable: only a matcher can.
-    if node.status == 400 or _is_auth_node(node):
-        return False
-    return is_retryable_provider_error(node) or node.is_retryable
-
-
-def _is_bad_request_node(node: JudgeError) -> bool:
-    return node.status == 400 or node.kind in _BAD_REQUEST_KINDS
-
-
-def is_unknown_error(error: JudgeError) -> bool:
-    """Whether ``retry_unknown_errors`` may retry the error: an error nothing classified.
-
-    True when the error's ``kind`` is ``"unknown"`` and nothing in its cause chain is a known
-    authorization failure or a bad request (HTTP 400, kind ``"bad_request"`` or
-    ``"context_length"``). Those are retried only when a user matcher says so.
-
-    Args:
-        error: the judge error.
-
-    Returns:
-        ``True`` when the error is unknown, not auth and not a bad request.
-
-    >>> from scorecore_adapters.testing import judge_error
-    >>> is_unknown_error(JudgeError(kind="unknown", message="weird"))
-    True
-    >>> [is_unknown_error(judge_error(s)) for s in (400, 401, 404)]
-    [False, False, False]
-    >>> is_unknown_error(judge_error(400, code="context_length_exceeded"))
-    False
-    """
-    if error.kind != "unknown" or is_auth_error(error):
-        return False
-    return not any(_is_bad_request_node(node) for node in error.chain())
-
-
-def is_retryable_error(error: JudgeError) -> bool:
-    """Whether :class:`StreamErrorRetryProcessor` retries the error without any matcher.
-
-    True when, somewhere in the cause chain, the built-in matcher matches or the error is
-    flagged ``is_retryable`` (408, 409, 429, 5xx, timeouts, network resets by default) — except
-    that a known authorization failure anywhere in the chain is never retried, and a 400 node
-    never counts as retryable.
-
-    Args:
-        error: the judge error.
-
-    Returns:
-        ``True`` when the default policy would retry it.
-
-    >>> from scorecore_adapters.testing import judge_error
-    >>> [is_retryable_error(judge_error(s)) for s in (400, 401, 408, 429, 503)]
-    [False, False, True, True, True]
-    """
-    if is_auth_error(error):
-        return False
-    return any(_retryable_by_default(node) for node in error.chain())
 
 
 def _parse_http_date(value: str) -> float | None:
@@ -548,7 +426,7 @@ class StreamErrorRetryProcessor:
             for policy in self.matchers:
                 if policy.match(node):
                     return policy
-            if not auth and _retryable_by_default(node):
+            if not auth and is_retryable_node(node):
                 return _DEFAULT_POLICY
         if self.retry_unknown_errors and is_unknown_error(error):
             return _DEFAULT_POLICY

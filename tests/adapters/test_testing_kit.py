@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import scorecore_adapters.testing as kit
 from scorecore import JudgeConfig, JudgeModel, Runtime, ScorePromptStep, create_scorer
-from scorecore._judge import kind_for
+from scorecore.judge import kind_for
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters.retry import StreamErrorRetryProcessor
 from scorecore_adapters.testing import (
