@@ -59,7 +59,7 @@ def print_comparison(result: Comparison, out: TextIO) -> None:
     if result.scorers:
         print_table(_HEADERS, [_row(s) for s in result.scorers], rich_output=out.isatty(),
                     out=out)
-        levels = sorted({f"{100 * s.confidence:g}%" for s in result.scorers})
+        levels = sorted({f"{100 * s.confidence:.3g}%" for s in result.scorers})
         print(f"interval: {', '.join(levels)} bootstrap interval of the mean delta; pass rate: "
               f"items passing ({', '.join(sorted({s.pass_rule for s in result.scorers}))})",
               file=out)

@@ -35,7 +35,10 @@ margin:2px 0 8px;max-height:320px;overflow:auto;font-size:12px}
 #items td{cursor:pointer}#items tr:hover td{background:var(--soft)}
 #items tr.selected td{background:#e3ecf8}
 .status-scored{color:var(--ok)}.status-not_scorable{color:var(--warn)}.status-failed{color:var(--bad)}
-#drill{border:1px solid var(--line);border-radius:6px;padding:4px 14px;margin-top:12px}
+#drill{position:fixed;top:0;right:0;width:min(46vw,720px);height:100vh;overflow:auto;
+background:var(--bg);border-left:1px solid var(--line);box-shadow:-4px 0 12px rgba(0,0,0,.08);
+padding:4px 16px 24px}
+#drill .close{float:right;margin-top:14px}
 #drill[hidden]{display:none}
 .delta-neg{color:var(--bad)}.delta-pos{color:var(--ok)}
 noscript{color:var(--bad)}
@@ -132,6 +135,9 @@ JS: Final = r"""
     drill.textContent = "";
     drill.hidden = false;
     drill.dataset.item = item[0];
+    const close = el("button", "close", "close");
+    close.addEventListener("click", function () { drill.hidden = true; });
+    drill.appendChild(close);
     drill.appendChild(el("h2", "Item " + item[0]));
     section(drill, "Input", item[1]);
     section(drill, "Output", item[2]);
@@ -148,22 +154,28 @@ JS: Final = r"""
         box.appendChild(el("p", "Cause (" + c[0] + (c[1] ? " at " + c[1] : "") + "):"));
         box.appendChild(el("pre", c[2], "cause"));
       }
-      section(box, "Preprocess step result", d.preprocess);
-      section(box, "Analyze step result", d.analyze);
-      Object.keys(d.prompts || {}).forEach(function (k) {
-        section(box, "Prompt (" + k + ")", d.prompts[k]);
+      section(box, "Preprocess step result", d.pre);
+      section(box, "Analyze step result", d.an);
+      Object.keys(d.pr || {}).forEach(function (k) {
+        section(box, "Prompt (" + k + ")", d.pr[k]);
       });
-      (d.judge || []).forEach(function (j, n) {
-        const head = "Judge call " + (n + 1) + " (" + j.step + ", " + j.status + ", " +
-          (j.model || "model ?") + ", " + (j.calls || "?") + " call(s))";
-        box.appendChild(el("h3", head));
-        section(box, "Judge prompt", j.prompt);
-        section(box, "Judge reply", j.reply);
-        section(box, "Usage", j.usage);
-        section(box, "Judge error", j.error);
+      (d.j || []).forEach(function (j, n) {
+        // [step, status, model, calls, prompt, reply, [in, out, total tokens], error]
+        const head = "Judge call " + (n + 1) + " (" + j[0] + ", " + j[1] + ", " +
+          (j[2] || "model ?") + ", " + (j[3] || "?") + " model call(s))";
+        const call = el("div", null, "judge-call");
+        call.appendChild(el("h3", head));
+        section(call, "Judge prompt", j[4]);
+        section(call, "Judge reply", j[5]);
+        if (j[6]) {
+          section(call, "Usage", "input " + j[6][0] + " tokens, output " + j[6][1] +
+            " tokens, total " + j[6][2]);
+        }
+        section(call, "Judge error", j[7]);
+        box.appendChild(call);
       });
-      section(box, "Not scorable", d.notScorable);
-      section(box, "Replaced before storing", d.sanitized);
+      section(box, "Not scorable", d.ns);
+      section(box, "Replaced before storing", d.sa);
       drill.appendChild(box);
     });
     Array.prototype.forEach.call(body.rows, function (tr) {

@@ -65,7 +65,10 @@ class FailureGroup:
 
 
 _PREFIX: Final = re.compile(
-    r"scorer '(?:[^'\\]|\\.)*' failed at step '(?P<step>[^']*)' \(completed: [^)]*\): ", re.DOTALL
+    # The scorer id is a Python repr: single quotes, or double when the id holds a quote.
+    r"""scorer (?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*") failed at step """
+    r"'(?P<step>[^']*)' \(completed: [^)]*\): ",
+    re.DOTALL
 )
 _CAMEL: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _JUDGE_KIND: Final = re.compile(r"judge call failed after \d+ call\(s\) \([^)]*\): (?P<kind>\w+)")

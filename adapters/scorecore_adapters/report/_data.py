@@ -1,13 +1,13 @@
 """The report's data: per-scorer summaries, and the items with their drill-down, size-bounded.
 
-Every value from the rows passes through :func:`bounded`: text is cleaned (no NUL, no lone
-surrogate) and cut to the current limit, containers are cut too, so a 50 MB output or a deep
-value cannot blow up the page. The limit shrinks until the items fit the size budget.
+Every value from the rows passes through :func:`bounded`: text is cut to a limit (at most
+:data:`MAX_TEXT` characters, less when a batch would not fit the size budget), containers are
+bounded too, so a 50 MB output or a deep value cannot blow up the page. The page's JSON is
+made safe (escaped, lone surrogates replaced) by ``script_json``.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -16,97 +16,130 @@ import attrs
 
 from scorecore.evals import ScoreRow, Threshold
 from scorecore_adapters.report._causes import FailureCause, FailureTally, cause_of_row
-from scorecore_adapters.report._text import clean
+from scorecore_adapters.report._text import script_json
 
 DEFAULT_BUDGET: Final = 4_500_000
 """Bytes the items' data may take: with the page around it the file stays under 5 MB."""
 
 _STATUS: Final = {"scored": 0, "not_scorable": 1, "failed": 2}
-_MAX_DEPTH: Final = 8
+MAX_TEXT: Final = 20_000
+"""The most characters of one value the page shows (the store keeps it whole)."""
+_MAX_DEPTH: Final = 32
 _MAX_ITEMS: Final = 50
 
 
-def _cut(text: str, limit: int) -> str:
-    text = clean(text)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… [{len(text) - limit:,} more characters; the store keeps it all]"
+class Cutter:
+    """Cuts text to ``limit`` characters (noting how many were cut) and records every length.
+
+    The lengths let :func:`payload` compute, from one full build, the limit that fits the
+    budget.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.lengths: list[int] = []
+
+    def __call__(self, text: str) -> str:
+        """``text``, cut when longer than the limit."""
+        size = len(text)
+        self.lengths.append(size)
+        if self.limit is None or size <= self.limit:
+            return text
+        return f"{text[: self.limit]}…(+{size - self.limit:,})"
 
 
-def bounded(value: Any, limit: int, depth: int = 0) -> Any:
-    """``value`` as plain JSON with strings cut to ``limit`` characters and containers bounded."""
+_NOTE: Final = 10
+"""About how many characters the cut note (``…(+1,234)``) adds."""
+
+
+def bounded(value: Any, cut: Cutter, depth: int = 0) -> Any:
+    """``value`` as plain JSON with strings cut and containers bounded (never raises)."""
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
         # Beyond 2**53 a browser's JSON.parse loses digits: show the digits as text.
-        return value if abs(value) <= 2**53 else _cut(str(value), limit)
+        return value if abs(value) <= 2**53 else cut(str(value))
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, str):
-        return _cut(value, limit)
+        return cut(value)
     if depth >= _MAX_DEPTH:
-        return _cut(json.dumps(value, default=str, ensure_ascii=False)[: limit + 1], limit)
+        return f"<{type(value).__name__} nested deeper than {_MAX_DEPTH} levels, not shown>"
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for index, (key, item) in enumerate(value.items()):
             if index == _MAX_ITEMS:
                 out["…"] = f"{len(value) - _MAX_ITEMS} more keys"
                 break
-            out[_cut(str(key), 200)] = bounded(item, limit, depth + 1)
+            out[cut(str(key))] = bounded(item, cut, depth + 1)
         return out
     if isinstance(value, list | tuple):
-        items = [bounded(item, limit, depth + 1) for item in value[:_MAX_ITEMS]]
+        items = [bounded(item, cut, depth + 1) for item in value[:_MAX_ITEMS]]
         if len(value) > _MAX_ITEMS:
             items.append(f"… {len(value) - _MAX_ITEMS} more")
         return items
-    return _cut(str(value), limit)
+    return cut(_text(value))
 
 
-def _executions(row: ScoreRow, limit: int) -> list[dict[str, Any]]:
+def _text(value: object) -> str:
+    try:
+        return str(value)
+    except Exception as exc:  # noqa: BLE001 - a user's __str__ is a boundary
+        return f"<str() raised {type(exc).__name__}>"
+
+
+def _usage(value: object) -> list[Any] | None:
+    if not isinstance(value, Mapping):
+        return None
+    return [value.get(k) if isinstance(value.get(k), int) else None
+            for k in ("inputTokens", "outputTokens", "totalTokens")]
+
+
+def _executions(row: ScoreRow, cut: Cutter) -> list[list[Any]]:
+    """``[step, status, model, calls, prompt, reply, [in, out, total tokens], error]`` each."""
     judge = (row.metadata or {}).get("judge")
     found = []
     if isinstance(judge, Mapping):
         for step, record in judge.items():
             executions = record.get("executions") if isinstance(record, Mapping) else None
-            for execution in executions if isinstance(executions, list) else []:
-                if not isinstance(execution, Mapping):
+            for e in executions if isinstance(executions, list) else []:
+                if not isinstance(e, Mapping):
                     continue
-                found.append({
-                    "step": _cut(str(step), 100),
-                    "status": bounded(execution.get("status"), 100),
-                    "model": bounded(execution.get("judgeModelId"), 200),
-                    "calls": bounded(execution.get("modelCallCount"), 100),
-                    "prompt": bounded(execution.get("prompt"), limit),
-                    "reply": bounded(execution.get("rawOutput", execution.get("output")), limit),
-                    "usage": bounded(execution.get("usage"), 200),
-                    "error": bounded(execution.get("error"), limit),
-                })
+                reply = e.get("rawOutput", e.get("output"))
+                found.append([
+                    cut(str(step)), bounded(e.get("status"), cut),
+                    bounded(e.get("judgeModelId"), cut), bounded(e.get("modelCallCount"), cut),
+                    bounded(e.get("prompt"), cut), bounded(reply, cut), _usage(e.get("usage")),
+                    bounded(e.get("error"), cut),
+                ])
     return found
 
 
-def _detail(row: ScoreRow, limit: int) -> dict[str, Any]:
+def _detail(row: ScoreRow, cut: Cutter) -> dict[str, Any]:
+    executions = _executions(row, cut)
+    judged = {str(e[0]) for e in executions}
+    # A prompt step's prompt is also its judge execution's prompt: shown once, with the call.
     prompts = {
-        name: _cut(text, limit)
+        name: cut(text)
         for name, text in (("preprocess", row.preprocess_prompt), ("analyze", row.analyze_prompt),
                            ("generate_score", row.generate_score_prompt),
                            ("generate_reason", row.generate_reason_prompt))
-        if text
+        if text and name not in judged
     }
     metadata = row.metadata or {}
     detail: dict[str, Any] = {}
     if row.preprocess_step_result is not None:
-        detail["preprocess"] = bounded(row.preprocess_step_result, limit)
+        detail["pre"] = bounded(row.preprocess_step_result, cut)
     if row.analyze_step_result is not None:
-        detail["analyze"] = bounded(row.analyze_step_result, limit)
+        detail["an"] = bounded(row.analyze_step_result, cut)
     if prompts:
-        detail["prompts"] = prompts
-    executions = _executions(row, limit)
+        detail["pr"] = prompts
     if executions:
-        detail["judge"] = executions
+        detail["j"] = executions
     if "notScorable" in metadata:
-        detail["notScorable"] = bounded(metadata["notScorable"], limit)
+        detail["ns"] = bounded(metadata["notScorable"], cut)
     if "sanitized" in metadata:
-        detail["sanitized"] = bounded(metadata["sanitized"], limit)
+        detail["sa"] = bounded(metadata["sanitized"], cut)
     return detail
 
 
@@ -179,30 +212,58 @@ def failure_groups(rows: Sequence[ScoreRow]) -> FailureTally:
     return tally
 
 
+def _size(data: Mapping[str, Any]) -> int:
+    return len(script_json(data).encode("utf-8"))
+
+
+def _fitting_limit(lengths: list[int], overhead: int, budget: int) -> int:
+    """The largest text limit for which the cut texts plus ``overhead`` fit ``budget``."""
+    ordered = sorted(lengths)
+    low, high = 16, min(MAX_TEXT, max(ordered, default=16))
+    while low < high:
+        middle = (low + high + 1) // 2
+        total = overhead + sum(min(n, middle) + (_NOTE if n > middle else 0) for n in ordered)
+        if total <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def payload(
     rows: Sequence[ScoreRow],
     *,
     baseline: Mapping[tuple[str, str], float | None] | None = None,
     budget: int = DEFAULT_BUDGET,
-) -> tuple[dict[str, Any], int]:
-    """The items' data for the page's script, and the text limit it needed to fit ``budget``.
+) -> tuple[dict[str, Any], int | None]:
+    """The items' data for the page's script, and the text limit it needed (``None``: none).
 
-    Shape (short keys keep 10,000 items small): ``scorers`` (ids), ``causes`` (kind, step,
-    message), ``items`` (id, input, output), ``rows`` ``[item, scorer, status, score, reason,
-    cause, base score, detail]``.
+    Shape (short keys keep 10,000 items small): ``scorers`` (ids), ``causes`` ``[kind, step,
+    message]``, ``items`` ``[id, input, output]``, ``rows`` ``[item, scorer, status, score,
+    reason, cause, baseline score, detail]``. One full build measures every text; when it is
+    over ``budget`` the texts are cut to the largest limit that fits (rebuilt smaller if the
+    estimate was short).
     """
-    limit = 4_000
+    causes = [cause_of_row(row) for row in rows]
+    full = Cutter(MAX_TEXT)
+    data = _build(rows, causes, full, baseline or {})
+    size = _size(data)
+    if size <= budget:
+        return data, None if max(full.lengths, default=0) <= MAX_TEXT else MAX_TEXT
+    overhead = size - sum(full.lengths)
+    limit = _fitting_limit(full.lengths, overhead, int(budget * 0.97))
     while True:
-        data = _build(rows, limit, baseline or {})
-        size = len(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-                   .encode("utf-8", "replace"))
-        if size <= budget or limit <= 40:
+        data = _build(rows, causes, Cutter(limit), baseline or {})
+        if limit <= 16 or _size(data) <= budget:
             return data, limit
-        limit = max(40, int(limit * min(0.5, budget / size)))
+        limit = max(16, int(limit * 0.8))
 
 
 def _build(
-    rows: Sequence[ScoreRow], limit: int, baseline: Mapping[tuple[str, str], float | None]
+    rows: Sequence[ScoreRow],
+    row_causes: Sequence[FailureCause | None],
+    cut: Cutter,
+    baseline: Mapping[tuple[str, str], float | None],
 ) -> dict[str, Any]:
     scorer_ids = sorted({row.scorer_id for row in rows})
     scorer_index = {sid: i for i, sid in enumerate(scorer_ids)}
@@ -211,23 +272,22 @@ def _build(
     causes: list[list[Any]] = []
     cause_index: dict[FailureCause, int] = {}
     out_rows: list[list[Any]] = []
-    for row in rows:
+    for row, cause in zip(rows, row_causes, strict=True):
         key = item_key(row)
         position = item_index.get(key)
         if position is None:
             position = item_index[key] = len(items)
-            items.append([_cut(key, 500), bounded(row.input, limit), bounded(row.output, limit)])
-        cause = cause_of_row(row)
+            items.append([key, bounded(row.input, cut), bounded(row.output, cut)])
         cause_at = -1
         if cause is not None:
             cause_at = cause_index.get(cause, -1)
             if cause_at < 0:
                 cause_at = cause_index[cause] = len(causes)
                 # The cause is never cut (the core bounds it to ~1,000 characters).
-                causes.append([clean(cause.kind), clean(cause.step or ""), clean(cause.message)])
+                causes.append([cause.kind, cause.step or "", cause.message])
         base = baseline.get((row.scorer_id, key), "")
         out_rows.append([
             position, scorer_index[row.scorer_id], _STATUS.get(row.status, 2), row.score,
-            _cut(row.reason or "", limit), cause_at, base, _detail(row, limit),
+            cut(row.reason or ""), cause_at, base, _detail(row, cut),
         ])
     return {"scorers": scorer_ids, "causes": causes, "items": items, "rows": out_rows}

@@ -127,7 +127,7 @@ def _baseline(comparison: Comparison | None) -> str:
             "</tr></thead><tbody>" + "".join(regressed) + "</tbody></table>") if regressed else ""
     gate = "regressed" if c.regressed else "unchanged"
     words = "significant regression" if c.regressed else "no significant regression"
-    levels = ", ".join(sorted({f"{100 * s.confidence:g}%" for s in c.scorers})) or "95%"
+    levels = ", ".join(sorted({f"{100 * s.confidence:.3g}%" for s in c.scorers})) or "95%"
     return (
         f'<section id="baseline"><h2>Compared with baseline {esc(c.base_batch)} '
         f'<span class="verdict v-{gate}">{words}</span></h2>'
@@ -188,8 +188,9 @@ def render_report(
                        for r in baseline}
     data, limit = payload(rows, baseline=base_scores, budget=budget)
     items = len({item_key(r) for r in rows})
-    cut = (f' Values longer than {limit:,} characters are cut here to keep the file small; '
-           "the store keeps them whole.") if limit < 4_000 else ""
+    cut = (f" Values longer than {limit:,} characters are cut here (…(+N) says how many "
+           "characters were left out); the store keeps them whole: scorecore show BATCH "
+           "--json." if limit is not None else "")
     delta_head = "<th class=num>Δ</th>" if comparison is not None else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

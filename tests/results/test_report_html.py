@@ -1,0 +1,157 @@
+"""The HTML report: self-contained, every user value escaped, bounded in size."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scorecore.evals import ScoreRow, Threshold
+from scorecore_adapters.report import render_report
+from tests.results.batches import batch_rows
+
+HOSTILE = [
+    "</script><script>document.body.dataset.pwned='1'</script>",
+    "<img src=x onerror=\"document.body.dataset.pwned='1'\">",
+    "\"' onmouseover=alert(1) x='",
+    "<!-- <script> -->",
+    "a\x00b",
+    "line\u2028separator\u2029",
+    "lone \ud800 surrogate",
+    "&amp; &lt;script&gt;",
+]
+
+
+class _Elements(HTMLParser):
+    """Counts start tags and collects attributes, as a browser's tokenizer would see them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+        self.data_script = ""
+        self._in_data = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+        self._in_data = tag == "script" and ("id", "report-data") in attrs
+
+    def handle_data(self, data: str) -> None:
+        if self._in_data:
+            self.data_script += data
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_data = False
+
+
+def hostile_rows(text: str) -> list[ScoreRow]:
+    error = f"scorer {text!r} failed at step 'analyze' (completed: none): analyze raised X: {text}"
+    return [
+        ScoreRow(id="1", scorer_id=text, run_id=f"b:{text}", batch_id="b", status="scored",
+                 score=0.5, reason=text, input={text: [text]}, output=text,
+                 dataset_item_id=text, analyze_prompt=text,
+                 metadata={"judge": {text: {"executions": [{"prompt": text, "rawOutput": text,
+                                                            "judgeModelId": text}]}}}),
+        ScoreRow(id="2", scorer_id=text, run_id="b:2", batch_id="b", status="failed",
+                 dataset_item_id="2", metadata={"error": error, "failedStep": "analyze"}),
+        ScoreRow(id="3", scorer_id=text, run_id="b:3", batch_id="b", status="not_scorable",
+                 dataset_item_id="3", reason=text),
+    ]
+
+
+def parse(page: str) -> _Elements:
+    parser = _Elements()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def data_of(page: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(parse(page).data_script)
+    return found
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_values_stay_text(text: str) -> None:
+    """Scripts, quotes, comments, NUL, separators, surrogates: no new element, no handler."""
+    page = render_report(hostile_rows(text), batch_id=text, baseline=hostile_rows(text),
+                         thresholds={})
+    page.encode("utf-8")  # valid UTF-8 text: no lone surrogate left
+    elements = parse(page)
+    assert elements.tags.count("script") == 2  # the data block and the page's own script
+    assert "img" not in elements.tags
+    assert not [a for a, _ in elements.attrs if a.startswith("on")]
+    assert "\x00" not in page
+    data = data_of(page)
+    expected = text.replace("\ud800", "\ufffd")
+    assert data["scorers"] == [expected]
+    assert data["items"][0][2] == expected  # the output, as the drill-down will show it
+    assert data["causes"][0][2] == f"analyze raised X: {expected}"
+
+
+@given(st.text(max_size=200))
+def test_any_text_round_trips_through_the_page(text: str) -> None:
+    """Whatever a value holds, the page's data gives it back (lone surrogates as U+FFFD)."""
+    row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
+                   score=1.0, output=text, reason=text, dataset_item_id="1")
+    page = render_report([row], batch_id="b")
+    elements = parse(page)
+    assert elements.tags.count("script") == 2
+    clean = re.sub("[\ud800-\udfff]", "\ufffd", text)
+    data = data_of(page)
+    assert (data["items"][0][2], data["rows"][0][4]) == (clean, clean)
+
+
+def test_huge_and_deep_values_are_bounded() -> None:
+    """A 10 MB output is cut (saying how much), a 10,000-deep value is summarised, the cause
+    is kept whole."""
+    deep: Any = "bottom"
+    for _ in range(10_000):
+        deep = [deep]
+    cause = "analyze raised ValueError: " + "c" * 990
+    rows = [
+        ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored", score=1.0,
+                 output="x" * 10_000_000, input=deep, dataset_item_id="1"),
+        ScoreRow(id="2", scorer_id="s", run_id="b:2", batch_id="b", status="failed",
+                 dataset_item_id="2",
+                 metadata={"error": f"scorer 's' failed at step 'analyze' (completed: none): "
+                                    f"{cause}", "failedStep": "analyze"}),
+    ]
+    page = render_report(rows, batch_id="b")
+    assert len(page) < 200_000
+    items = data_of(page)["items"]
+    assert items[0][2] == "x" * 20_000 + "…(+9,980,000)"
+    assert "nested deeper than 32 levels" in json.dumps(items[0][1])
+    assert data_of(page)["causes"] == [["raised ValueError", "analyze", cause]]
+
+
+def test_ten_thousand_items_fit_in_five_megabytes() -> None:
+    """10,000 items with three scorers and a baseline: one file under 5 MB, values cut to fit."""
+    page = render_report(batch_rows("new", 10_000), batch_id="new",
+                         baseline=batch_rows("base", 10_000, shift=0.05))
+    size = len(page.encode("utf-8"))
+    assert size < 5_000_000
+    assert "Values longer than" in page
+    data = data_of(page)
+    assert len(data["items"]) == 10_000
+    assert len(data["rows"]) == 30_000
+
+
+def test_summary_thresholds_verdict_and_sections() -> None:
+    """The summary has each scorer's mean, counts, threshold and result; the verdict follows."""
+    rows = batch_rows("b", 100)
+    page = render_report(rows, batch_id="b", thresholds={"answer-match": Threshold(min=0.9)})
+    assert re.search(r"<td>answer-match</td><td class=num>0\.660</td><td class=num>100</td>"
+                     r"<td class=num>0</td><td class=num>0</td><td>&gt;= 0\.9</td>"
+                     r"<td><span class=\"fail\">FAIL</span></td>", page)
+    assert '<span class="verdict failed" id="verdict">failed</span>' in page
+    assert page.count('<svg class="chart histogram"') == 3
+    assert "the item lists no keywords" in page  # not-scorable reasons
+    assert "network: openai connection failed" in page  # failures with full causes
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
