@@ -217,6 +217,7 @@ class _ScoringActor:
         resume: bool,
         judge_concurrency: int,
         repeats: Mapping[int, ItemFailure],
+        ledger: Any,
     ) -> None:
         self._portal_cm = start_blocking_portal("asyncio")
         self._portal: BlockingPortal = self._portal_cm.__enter__()
@@ -229,12 +230,17 @@ class _ScoringActor:
         self._batch_id = batch_id
         self._workers = judge_concurrency
         self._repeats = repeats
+        self._ledger = ledger  # a handle on the _Ledger actor
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         import pyarrow as pa  # noqa: PLC0415 - the ray extra is optional
+        import ray  # noqa: PLC0415 - the ray extra is optional
 
         rows = batch.to_pylist()
-        results = self._portal.call(self._score, rows)
+        indices = [row[INDEX_COLUMN] for row in rows]
+        suspects = frozenset(ray.get(self._ledger.begin.remote(indices)))
+        results = self._portal.call(self._score, rows, suspects)
+        self._ledger.end.remote(indices)  # no need to wait: only a retry of this batch asks
         out = [
             {"index": r.index, "run_id": r.run_id, "item_id": _text(r.item_id),
              "scorer_id": o.scorer_id, "status": o.status, "score": o.score,
@@ -244,30 +250,47 @@ class _ScoringActor:
         ]
         return pa.Table.from_pylist(out, schema=_result_schema())
 
-    async def _score(self, rows: list[dict[str, Any]]) -> list[ItemResult]:
+    async def _score(
+        self, rows: list[dict[str, Any]], suspects: frozenset[int]
+    ) -> list[ItemResult]:
         # A fresh scorer per batch: a batch Ray runs again must not see its own ids as
         # repeated (repeats across the dataset were found before scoring began).
         score = ItemScorer(scorers=self._scorers, target=None, runtime=self._runtime,
                            batch_id=self._batch_id, done=self._done)
         results: list[ItemResult | None] = [None] * len(rows)
         saved: list[Any] = []
-        pending = iter(enumerate(rows))
+        pending = iter([(p, r) for p, r in enumerate(rows) if r[INDEX_COLUMN] not in suspects])
+
+        async def finish(position: int, result: ItemResult) -> None:
+            result, item_rows = self._rows.rows(result)
+            results[position] = result
+            saved.extend(item_rows)
 
         async def worker() -> None:
             for position, row in pending:
-                result = await self._item(score, row)
-                result, item_rows = self._rows.rows(result)
-                results[position] = result
-                saved.extend(item_rows)
+                await finish(position, await self._item(score, row))
 
         async with anyio.create_task_group() as group:
             for _ in range(min(self._workers, len(rows))):
                 group.start_soon(worker)
+        # The batch's worker died while these items were in flight: score each alone, so that
+        # an item that kills its worker every time is found, and failed instead of retried
+        # for ever.
+        for position, row in enumerate(rows):
+            index = row[INDEX_COLUMN]
+            if index in suspects:
+                if await self._ledger.isolate.remote(index) > 1:
+                    item_id, _ = item_key(_decode(dict(row)), index)
+                    await finish(position, score.failed(index, _CRASHED, item_id=item_id))
+                else:
+                    await finish(position, await self._item(score, row))
+                    await self._ledger.survived.remote(index)
         if saved:
             await self._store.save(saved)  # one transaction per batch, an upsert per pair
         return [r for r in results if r is not None]
 
     async def _item(self, score: ItemScorer, row: dict[str, Any]) -> ItemResult:
+        row = dict(row)
         index = row.pop(INDEX_COLUMN)
         raw = _decode(row)
         repeat = self._repeats.get(index)
@@ -276,6 +299,49 @@ class _ScoringActor:
             item_id, _ = item_key(raw, index)
             return score.failed(index, repeat, item_id=item_id)
         return await score(index, raw)
+
+
+_CRASHED: Final = ItemFailure(
+    error="its worker died while scoring it, alone, after dying with its batch (a crash, "
+          "running out of memory or a kill): not scored; a resume tries it again"
+)
+
+
+class _Ledger:
+    """Which items are in flight, so that an item that kills its worker is found.
+
+    One small actor per :func:`score_dataset` call. A batch marks its items started and, when
+    its rows are saved, ended; a batch Ray retries after its worker died finds them still
+    started (suspects). Each suspect is then scored alone: one that dies alone twice is
+    failed, one that survives is counted as safe again.
+    """
+
+    def __init__(self) -> None:
+        self._started: dict[int, int] = {}
+        self._alone: dict[int, int] = {}
+
+    def begin(self, indices: list[int]) -> list[int]:
+        """Mark ``indices`` started; the ones started before and never ended."""
+        started = self._started
+        suspects = [i for i in indices if i in started]
+        for index in indices:
+            started[index] = started.get(index, 0) + 1
+        return suspects
+
+    def isolate(self, index: int) -> int:
+        """Mark ``index`` about to be scored alone; how many times it was (this one included)."""
+        self._alone[index] = self._alone.get(index, 0) + 1
+        return self._alone[index]
+
+    def survived(self, index: int) -> None:
+        """``index`` was scored alone without its worker dying."""
+        self._alone.pop(index, None)
+
+    def end(self, indices: list[int]) -> None:
+        """The batch of ``indices`` is saved."""
+        for index in indices:
+            self._started.pop(index, None)
+            self._alone.pop(index, None)
 
 
 def _positive(name: str, value: object) -> int:
@@ -360,6 +426,15 @@ def _indexed(ds: ray.data.Dataset) -> ray.data.Dataset:
     finally:
         context.execution_options.preserve_order = kept
     return cast("ray.data.Dataset", indexed)
+
+
+def _spread(ds: ray.data.Dataset, concurrency: int, batch_size: int) -> ray.data.Dataset:
+    """``ds`` in enough blocks to keep every actor busy (Ray hands an actor whole blocks)."""
+    wanted = max(1, min(-(-ds.count() // batch_size), 4 * concurrency))
+    if ds.num_blocks() >= wanted:
+        return ds
+    # Splitting without a shuffle keeps the order (and the numbering is already done).
+    return cast("ray.data.Dataset", ds.repartition(wanted, shuffle=False).materialize())
 
 
 def _tables(ds: ray.data.Dataset) -> Iterator[pa.Table]:
@@ -457,19 +532,24 @@ def score_dataset(
         gates=[g.scorer_id for g in empty.gates], max_failures=max_failures,
     )
 
-    indexed = _indexed(ds)
+    indexed = _spread(_indexed(ds), concurrency, batch_size)
     repeats = _repeats(indexed, batch_id)
-    rows = indexed.map_batches(
-        _ScoringActor,
-        fn_constructor_kwargs={
-            "scorers": scorers, "store_url": store_url, "table": table, "batch_id": batch_id,
-            "resume": resume, "judge_concurrency": judge_concurrency, "repeats": repeats,
-        },
-        batch_size=batch_size,
-        batch_format="pyarrow",
-        compute=ray.data.ActorPoolStrategy(size=concurrency),
-        num_cpus=1,
-    ).materialize()
+    ledger: Any = ray.remote(num_cpus=0)(_Ledger).remote()
+    try:
+        rows = indexed.map_batches(
+            _ScoringActor,
+            fn_constructor_kwargs={
+                "scorers": scorers, "store_url": store_url, "table": table, "batch_id": batch_id,
+                "resume": resume, "judge_concurrency": judge_concurrency, "repeats": repeats,
+                "ledger": ledger,
+            },
+            batch_size=batch_size,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=concurrency),
+            num_cpus=1,
+        ).materialize()
+    finally:
+        ray.kill(ledger)
     report = _report(rows, fold, batch_id=batch_id, duration=time.monotonic() - started)
     return RayEvalResult(rows=rows, report=report)
 

@@ -19,8 +19,12 @@ from scorecore_adapters.testing import FunctionJudge, judge_error
 POISON = "poison"
 """An item input whose scorer raises: one failed row, never a failed job."""
 
-KILL_ENV = "SCORECORE_TEST_RAY_KILL_ONCE"
-"""A path: the first actor to score the input ``"kill-me"`` creates it and kills itself."""
+KILL_ONCE = "kill-me"
+"""An item input whose scorer, in a Ray actor, kills that actor once: the first time, it
+creates the file its ``extra["marker"]`` names, then ``ray.kill``s its own actor."""
+
+CRASH = "crash-me"
+"""An item input whose scorer, in a Ray actor, ends the actor's process every time."""
 
 
 def _judge(request: JudgeRequest) -> Any:
@@ -34,14 +38,21 @@ def _judge(request: JudgeRequest) -> Any:
 def _length(ctx: Any) -> float:
     if ctx.run.input == POISON:
         raise RuntimeError("poisoned item")
-    if ctx.run.input == "kill-me":
-        _kill_once()
+    if ctx.run.input == KILL_ONCE:
+        _kill_once(ctx.run.extra["marker"])
+    if ctx.run.input == CRASH and _in_actor():
+        os._exit(1)
     return (len(str(ctx.run.output)) % 7) / 7
 
 
-def _kill_once() -> None:
-    marker = os.environ.get(KILL_ENV)
-    if not marker:
+def _in_actor() -> bool:
+    import ray  # noqa: PLC0415 - only the Ray tests use it
+
+    return ray.is_initialized() and ray.get_runtime_context().get_actor_id() is not None
+
+
+def _kill_once(marker: str) -> None:
+    if not _in_actor():
         return
     try:
         Path(marker).touch(exist_ok=False)
@@ -91,3 +102,18 @@ def items(n: int) -> list[dict[str, Any]]:
     out.append({"output": "no input"})  # not an item
     return out
 
+
+
+def slow() -> list[Scorer[Any, Any]]:
+    """:func:`make`'s scorers, each item taking a few milliseconds (a driver can be killed
+    mid-run)."""
+    import time  # noqa: PLC0415 - only here
+
+    def pause(ctx: Any) -> Any:
+        time.sleep(0.004)
+        return {}
+
+    return [s if s.id != "length" else
+            create_scorer(id="length", description="Length mod 7").preprocess(pause)
+            .generate_score(_length)
+            for s in make()]
