@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar, final
@@ -16,6 +17,7 @@ from scorecore._judge import (
     ErrorProcessor,
     InputProcessor,
     JsonPromptInjection,
+    JudgeError,
     JudgeModel,
     ModelSettings,
     OutputProcessor,
@@ -35,6 +37,41 @@ __all__ = [
 ]
 
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
+MODEL_RETRY_AFTER_CAP = 30.0
+"""The longest ``Retry-After`` a model-level retry honours, in seconds (Mastra's 30,000 ms)."""
+_WHOLE = re.compile(r"[0-9]{1,12}")
+
+
+def _header_retry_after(error: JudgeError) -> float | None:
+    # The numeric forms only: ``retry-after-ms`` (whole ms) before ``retry-after`` (whole s).
+    # The core has no wall clock to read an HTTP-date form against; the adapters' processors
+    # (scorecore_adapters.retry) read that form.
+    for node in error.chain():
+        ms = node.headers.get("retry-after-ms", "").strip()
+        if _WHOLE.fullmatch(ms):
+            return int(ms) / 1000.0
+        seconds = node.headers.get("retry-after", "").strip()
+        if _WHOLE.fullmatch(seconds):
+            return float(int(seconds))
+    return None
+
+
+def model_retry_wait(retry_index: int, error: JudgeError) -> float:
+    """The wait before model-level retry ``retry_index`` (0-based): Mastra's p-retry rule.
+
+    ``max(backoff, min(retry_after, 30))`` with ``backoff`` 1 s, 2 s, 4 s …
+
+    >>> from scorecore.judge import JudgeError
+    >>> [model_retry_wait(i, JudgeError(kind="rate_limit", status=429)) for i in range(3)]
+    [1.0, 2.0, 4.0]
+    >>> model_retry_wait(0, JudgeError(kind="rate_limit", headers={"retry-after": "5"}))
+    5.0
+    >>> model_retry_wait(1, JudgeError(kind="rate_limit", headers={"retry-after-ms": "600000"}))
+    30.0
+    """
+    backoff = 2.0 ** min(retry_index, 60)
+    asked = _header_retry_after(error)
+    return backoff if asked is None else max(backoff, min(asked, MODEL_RETRY_AFTER_CAP))
 
 
 def _misuse(owner: object, field: str, value: object, problem: str) -> ScorerDefinitionError:

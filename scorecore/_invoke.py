@@ -23,7 +23,7 @@ from scorecore._causes import (
     StepRaised,
     exception_message,
 )
-from scorecore._config import ResolvedJudge
+from scorecore._config import ResolvedJudge, model_retry_wait
 from scorecore._economics import MeteredExecution
 from scorecore._judge import (
     Abort,
@@ -191,13 +191,35 @@ async def _generate(judge: ResolvedJudge, request: JudgeRequest) -> JudgeRespons
     )
 
 
+async def _generate_with_model_retries(
+    judge: ResolvedJudge, request: JudgeRequest, runtime: Runtime, tally: _Tally
+) -> JudgeResponse | JudgeError:
+    """One model call, retried ``ModelSettings.max_retries`` times while its error is retryable.
+
+    Mastra's model-level retries: they happen before any error processor sees the error.
+    """
+    retry_index = 0
+    while True:
+        tally.model_calls += 1
+        outcome = await _generate(judge, request)
+        if (
+            isinstance(outcome, JudgeResponse)
+            or retry_index >= judge.model_settings.max_retries
+            or not outcome.is_retryable
+        ):
+            return outcome
+        wait = model_retry_wait(retry_index, outcome)
+        tally.waits.append(wait)
+        await runtime.sleep(wait)
+        retry_index += 1
+
+
 async def _call_with_retries(
     judge: ResolvedJudge, request: JudgeRequest, runtime: Runtime, tally: _Tally
 ) -> JudgeResponse | JudgeFailed:
     retry_count = 0
     while True:
-        tally.model_calls += 1
-        outcome = await _generate(judge, request)
+        outcome = await _generate_with_model_retries(judge, request, runtime, tally)
         if isinstance(outcome, JudgeResponse):
             return outcome
         error = outcome

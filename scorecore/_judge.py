@@ -57,6 +57,17 @@ class JudgeMessage:
     content: str = attrs.field(validator=attrs.validators.instance_of(str))
 
 
+def _count(name: str) -> Any:
+    def check(_inst: object, _attr: object, value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            field = f"ModelSettings.{name}"
+            raise ScorerDefinitionError(
+                f"{field} must be an int >= 0, got {short_repr(value)}", field=field, value=value,
+            )
+
+    return check
+
+
 def _finite_or_none(name: str) -> Any:
     def check(_inst: object, _attr: object, value: float | None) -> None:
         if value is None:
@@ -85,6 +96,10 @@ class ModelSettings:
     """Sampling and transport settings passed to the judge model.
 
     ``timeout`` is in seconds. ``extra`` holds provider-specific body fields, sent as given.
+    ``max_retries`` (default 0) retries a failed model call whose error is retryable that many
+    times, waiting 1 s, 2 s, 4 s … (at least what the provider's ``Retry-After`` asks, capped
+    at 30 s), before any error processor sees the error, as Mastra's model-level retries do.
+    Every call counts in ``model_call_count`` and every wait in ``waits``.
     """
 
     temperature: float | None = attrs.field(default=None, validator=_finite_or_none("temperature"))
@@ -93,6 +108,9 @@ class ModelSettings:
     seed: int | None = None
     timeout: float | None = attrs.field(default=None, validator=_finite_or_none("timeout"))
     extra: Mapping[str, Any] = attrs.field(factory=dict)
+    # Mastra's modelSettings.maxRetries (design.md §9.2): retries of the model call itself,
+    # before error processors see the error (scorecore._config.model_retry_wait).
+    max_retries: int = attrs.field(default=0, validator=_count("max_retries"))
 
 
 @final

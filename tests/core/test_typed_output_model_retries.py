@@ -1,0 +1,136 @@
+"""ModelSettings(max_retries=N): Mastra's model-level retries, in virtual time under fakes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorecore import (
+    JudgeConfig,
+    JudgeFailed,
+    ModelSettings,
+    ScorePromptStep,
+    ScorerDefinitionError,
+    create_scorer,
+)
+from scorecore._config import MODEL_RETRY_AFTER_CAP, model_retry_wait
+from scorecore.judge import JudgeError
+from scorecore_adapters.retry import StreamErrorRetryProcessor
+from scorecore_adapters.testing import ScriptedJudge, judge_error, virtual_runtime
+
+pytestmark = pytest.mark.anyio
+
+
+def scorer(judge: Any, *, max_retries: int, **config: Any) -> Any:
+    return create_scorer(
+        id="s", description="d",
+        judge=JudgeConfig(model=judge, instructions="Rate.",
+                          model_settings=ModelSettings(max_retries=max_retries), **config),
+    ).generate_score(ScorePromptStep(description="rate", create_prompt=lambda ctx: "Rate"))
+
+
+async def test_two_429s_then_success_make_three_calls_waiting_1s_then_2s() -> None:
+    """Mastra's observed case: maxRetries 2 and two 429s give 3 calls and ~3 s of waiting."""
+    judge = ScriptedJudge([judge_error(429), judge_error(429), {"score": 0.5}])
+    runtime, clock = virtual_runtime()
+    result = (await scorer(judge, max_retries=2).run(input="q", output="a", runtime=runtime))
+    execution = result.unwrap().judge["generate_score"][0]
+    assert result.unwrap().score == 0.5
+    assert execution.model_call_count == 3
+    assert execution.waits == (1.0, 2.0)
+    assert clock.sleeps == (1.0, 2.0)
+    assert clock() == 3.0
+
+
+async def test_retry_after_is_honoured_when_longer_than_the_backoff() -> None:
+    """A Retry-After longer than the backoff is waited (capped at 30 s)."""
+    judge = ScriptedJudge([
+        judge_error(429, headers={"Retry-After": "7"}),
+        judge_error(503, headers={"retry-after-ms": "100000"}),
+        {"score": 1.0},
+    ])
+    runtime, clock = virtual_runtime()
+    result = await scorer(judge, max_retries=5).run(input="q", output="a", runtime=runtime)
+    assert result.unwrap().judge["generate_score"][0].waits == (7.0, MODEL_RETRY_AFTER_CAP)
+    assert clock.sleeps == (7.0, 30.0)
+
+
+async def test_budget_spent_fails_with_every_call_counted() -> None:
+    """After max_retries retries the error ends the step; model_call_count counts them all."""
+    judge = ScriptedJudge([judge_error(500)] * 4)
+    runtime, _ = virtual_runtime()
+    failure = (await scorer(judge, max_retries=3).run(input="q", output="a", runtime=runtime))
+    cause = failure.failure().cause
+    assert isinstance(cause, JudgeFailed)
+    assert cause.model_calls == 4
+    assert judge.calls == 4
+
+
+async def test_non_retryable_errors_are_not_retried() -> None:
+    """A 401 is not retried at the model level."""
+    judge = ScriptedJudge([judge_error(401), {"score": 1.0}])
+    runtime, clock = virtual_runtime()
+    failure = await scorer(judge, max_retries=3).run(input="q", output="a", runtime=runtime)
+    assert isinstance(failure.failure().cause, JudgeFailed)
+    assert judge.calls == 1
+    assert clock.sleeps == ()
+
+
+async def test_model_retries_come_before_error_processors() -> None:
+    """Each processor retry gets its own model-level retries: (1 + processor retries) times
+    (1 + max_retries) calls when every call fails, and processors see only the last error."""
+    judge = ScriptedJudge([judge_error(503)] * 6)
+    runtime, clock = virtual_runtime()
+    failure = await scorer(
+        judge, max_retries=2,
+        error_processors=[StreamErrorRetryProcessor(max_retries=1)], max_processor_retries=1,
+    ).run(input="q", output="a", runtime=runtime)
+    cause = failure.failure().cause
+    assert isinstance(cause, JudgeFailed)
+    assert cause.model_calls == 6
+    assert clock.sleeps[:2] == (1.0, 2.0)  # model level, then the processor's wait, then again
+    assert clock.sleeps[-2:] == (1.0, 2.0)
+
+
+async def test_default_is_no_model_retry() -> None:
+    """Without max_retries a retryable error is not retried by the model layer."""
+    judge = ScriptedJudge([judge_error(429), {"score": 1.0}])
+    runtime, _ = virtual_runtime()
+    failure = await scorer(judge, max_retries=0).run(input="q", output="a", runtime=runtime)
+    assert isinstance(failure.failure().cause, JudgeFailed)
+    assert judge.calls == 1
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "2", None])
+def test_max_retries_must_be_a_count(bad: Any) -> None:
+    """A negative, fractional, bool or str max_retries is refused naming the field."""
+    with pytest.raises(ScorerDefinitionError, match=r"ModelSettings\.max_retries"):
+        ModelSettings(max_retries=bad)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    index=st.integers(min_value=0, max_value=10_000),
+    header=st.one_of(
+        st.none(),
+        st.integers(min_value=0, max_value=10**12).map(str),
+        st.text(max_size=30),
+    ),
+    ms=st.booleans(),
+)
+def test_wait_law(index: int, header: str | None, ms: bool) -> None:
+    """The wait is max(backoff, min(retry_after, 30)), finite, and never below the backoff."""
+    headers = {} if header is None else {("retry-after-ms" if ms else "retry-after"): header}
+    error = JudgeError(kind="rate_limit", status=429, headers=headers)
+    wait = model_retry_wait(index, error)
+    backoff = 2.0 ** min(index, 60)
+    assert wait >= backoff
+    stripped = (header or "").strip()
+    if header is not None and stripped.isascii() and stripped.isdigit() and len(stripped) <= 12:
+        asked = int(stripped) / (1000.0 if ms else 1.0)
+        assert wait == max(backoff, min(asked, 30.0))
+    else:
+        assert wait == backoff
