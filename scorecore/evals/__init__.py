@@ -56,6 +56,12 @@ from scorecore.evals._run import run_evals
 from scorecore.evals._run_ids import RunIds
 from scorecore.evals._run_sync import run_evals_sync
 from scorecore.evals._scoring import ItemScorer
+from scorecore.evals._spending import (
+    EconomicsSummary,
+    ScorerCost,
+    TrialSpread,
+    TrialsSummary,
+)
 from scorecore.evals._store import CompletedScore, ScoreStore, StoreError
 
 __all__ = [
@@ -64,6 +70,7 @@ __all__ = [
     "BatchSummary",
     "Comparison",
     "CompletedScore",
+    "EconomicsSummary",
     "EvalConfigError",
     "EvalItem",
     "EvalReport",
@@ -82,11 +89,14 @@ __all__ = [
     "ScoreRow",
     "ScoreStore",
     "ScorerComparison",
+    "ScorerCost",
     "ScorerOutcome",
     "ScorerSummary",
     "StoreError",
     "Threshold",
     "ThresholdResult",
+    "TrialSpread",
+    "TrialsSummary",
     "bootstrap_mean_interval",
     "check_scorers",
     "check_thresholds",

@@ -16,6 +16,7 @@ from scorecore._errors import ScorerRunError
 from scorecore._values import ScoreResult
 from scorecore.evals._checks import unit_interval
 from scorecore.evals._items import EvalItem
+from scorecore.evals._spending import EconomicsSummary, TrialsSummary
 
 __all__ = [
     "EvalReport",
@@ -193,6 +194,9 @@ class EvalReport:
         results: per-item results in dataset order, only with ``keep_results=True``.
         duration: seconds, measured with the runtime's clock.
         max_failures: the failed scorer runs tolerated (``None``: any number).
+        economics: judge cost, savings, cache hits and budget spend, when the batch ran with
+            a cache, pricing, budget or trials.
+        trials: each scorer's spread across trials, with ``trials > 1``.
     """
 
     batch_id: str
@@ -205,6 +209,8 @@ class EvalReport:
     results: tuple[ItemResult, ...] | None = attrs.field(default=None, repr=False)
     duration: float = 0.0
     max_failures: int | None = None
+    economics: EconomicsSummary | None = None
+    trials: TrialsSummary | None = None
 
     @property
     def failed_runs(self) -> int:
@@ -273,6 +279,10 @@ class EvalReport:
             "maxFailures": self.max_failures,
             "failedChecks": list(self.failed_checks),
         }
+        if self.economics is not None:
+            out["economics"] = self.economics.to_json()
+        if self.trials is not None:
+            out["trials"] = self.trials.to_json()
         if self.results is not None:
             out["results"] = [
                 {

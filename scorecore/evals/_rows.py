@@ -415,6 +415,7 @@ def _scorer_json(scorer: Any) -> dict[str, Any]:
         "name": getattr(scorer, "name", scorer.id),
         "description": getattr(scorer, "description", ""),
         "hasJudge": bool(getattr(scorer, "has_judge", False)),
+        "fingerprint": getattr(scorer, "fingerprint", None),
     }
 
 
@@ -512,6 +513,7 @@ class ItemRows:
             entity_type="EXTERNAL" if target else None,
             entity={"id": target, "name": target} if target else None,
             entity_id=target, source="TEST", dataset_item_id=result.item_id,
-            metadata={"itemIndex": result.index},
+            metadata={"itemIndex": result.index,
+                      "fingerprint": self._scorer_json[outcome.scorer_id]["fingerprint"]},
             error=outcome.error, run_error=outcome.run_error,
         )

@@ -23,8 +23,18 @@ import anyio.abc
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from scorecore._cache import JudgeCache
+from scorecore._economics import Budget, Pricing
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._scorer import Scorer
+from scorecore.evals._economics import (
+    EconomicsFold,
+    TrialScorer,
+    batch_meter,
+    check_economics,
+    each_result,
+    per_trial,
+)
 from scorecore.evals._items import EvalItem, ItemFailure, ItemLike
 from scorecore.evals._messages import exception_text
 from scorecore.evals._options import (
@@ -127,7 +137,9 @@ class _Finish:
                 await called
 
 
-async def _worker(source: _Source, score: ItemScorer, finish: _Finish, stop: _Stop) -> None:
+async def _worker(
+    source: _Source, score: ItemScorer | TrialScorer, finish: _Finish, stop: _Stop
+) -> None:
     """Score items from ``source`` until it ends, finishing each."""
     try:
         processed = 0
@@ -145,7 +157,8 @@ async def _worker(source: _Source, score: ItemScorer, finish: _Finish, stop: _St
                 )
                 await finish(score.failed(index, failure), store=False)
             else:
-                await finish(result)
+                for one in each_result(result):  # one result, or one per trial
+                    await finish(one)
             processed += 1
             if processed % _YIELD_EVERY == 0:
                 # Items with only synchronous work never yield; let others run now and then.
@@ -195,6 +208,10 @@ async def run_evals(
     resume: bool = False,
     keep_results: bool = False,
     max_failures: int | None = None,
+    cache: JudgeCache | None = None,
+    pricing: Pricing | None = None,
+    budget: Budget | None = None,
+    trials: int = 1,
 ) -> EvalReport:
     """Run every scorer over every item of a dataset and report the aggregate.
 
@@ -230,6 +247,15 @@ async def run_evals(
         max_failures: the most failed scorer runs (a raising target, a bad item, a failing
             judge or step …) the verdict tolerates; ``0`` makes any failure fail the batch,
             ``None`` (the default) never fails it for failures alone.
+        cache: a judge cache (``scorecore_adapters.cache``): a judge request already answered
+            (same prompt, schema, model, settings and trial) is read back, not asked again.
+        pricing: judge prices; every judge execution gets ``cost_usd`` and the report's
+            ``economics`` sums them per scorer.
+        budget: a spending limit for the batch's judge calls; in hard mode a refused call
+            fails its run with cause ``BudgetExhausted`` (resume with a larger budget).
+        trials: score every item this many times, each with its own trial index (the cache
+            keeps trials apart) and run ids ``f"{batch_id}/trial-{t}:{item}"`` after the
+            first; the report's ``trials`` gives each scorer's spread. See docs/economics.md.
 
     Returns:
         The :class:`EvalReport`: per-scorer means and counts, threshold and gate results, and
@@ -261,6 +287,9 @@ async def run_evals(
     if store is not None and batch_id is not None:
         await check_batch(store, batch_id, resume=resume)
     rt = runtime or DEFAULT_RUNTIME
+    meter = batch_meter(rt, cache=cache, pricing=pricing, budget=budget, trials=trials)
+    check_economics(trials=trials, cache=cache, pricing=pricing, budget=budget, meter=meter,
+                    scorers=chosen)
     batch_id = batch_id or rt.new_id()
     started = rt.clock()
     done: Mapping[tuple[str, str], CompletedScore] = {}
@@ -268,7 +297,14 @@ async def run_evals(
         done = await store.completed(batch_id)
     fold = ReportFold(ids, thresholds=checks, gates=gate_ids, max_failures=max_failures,
                       keep_results=keep_results)
-    score = ItemScorer(scorers=chosen, target=target, runtime=rt, batch_id=batch_id, done=done)
+    score: ItemScorer | TrialScorer = per_trial(
+        lambda trial_rt, trial_batch: ItemScorer(
+            scorers=chosen, target=target, runtime=trial_rt, batch_id=trial_batch, done=done,
+        ),
+        runtime=rt, meter=meter, batch_id=batch_id, trials=trials,
+    )
+    economics = EconomicsFold(scorer_ids=ids, meter=meter, trials=trials, thresholds=checks)
+    hook = economics.hook(on_item_complete)
     source = _Source(data)
     async with anyio.create_task_group() as group:
         stop = _Stop(group.cancel_scope)
@@ -279,15 +315,15 @@ async def run_evals(
                 max(concurrency, _QUEUED_ITEMS)
             )
             rows = ItemRows(batch_id=batch_id, scorers=chosen, target_name=_target_name(target))
-            finish = _Finish(fold=fold, rows=rows, send=send, hook=on_item_complete)
+            finish = _Finish(fold=fold, rows=rows, send=send, hook=hook)
             group.start_soon(_writer, receive, store, stop)
             async with send, anyio.create_task_group() as workers:
                 for _ in range(concurrency):
                     workers.start_soon(_worker, source, score, finish, stop)
         else:
-            finish = _Finish(fold=fold, rows=None, send=None, hook=on_item_complete)
+            finish = _Finish(fold=fold, rows=None, send=None, hook=hook)
             for _ in range(concurrency):
                 group.start_soon(_worker, source, score, finish, stop)
     if stop.error is not None:
         raise stop.error
-    return fold.report(batch_id=batch_id, duration=rt.clock() - started)
+    return economics.finish(fold.report(batch_id=batch_id, duration=rt.clock() - started))

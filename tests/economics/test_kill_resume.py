@@ -1,0 +1,88 @@
+"""After kill -9 mid-batch, the resume asks the judge nothing it had already answered."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scorecore.evals import run_evals
+from scorecore.judge import JudgeMeter, cache_key
+from scorecore_adapters.cache import SqliteJudgeCache
+from scorecore_adapters.storage import open_store
+
+from tests.economics._scorers import StepJudge, judged_scorer
+
+pytestmark = pytest.mark.anyio
+
+_BATCH = textwrap.dedent('''
+    import os, signal, sys
+    import anyio
+    from scorecore.evals import run_evals
+    from scorecore_adapters.cache import SqliteJudgeCache
+    from scorecore_adapters.storage import open_store
+    from tests.economics._scorers import StepJudge, judged_scorer
+
+    class Killer(StepJudge):
+        async def generate(self, request, /):
+            if sum(self.calls.values()) == int(sys.argv[3]):
+                os.kill(os.getpid(), signal.SIGKILL)  # mid-batch, inside a judge call
+            return await super().generate(request)
+
+    async def main():
+        items = [{"id": f"q{i}", "input": "q", "output": f"answer {i}"} for i in range(40)]
+        async with open_store(f"sqlite:{sys.argv[1]}") as store:
+            await run_evals(items, [judged_scorer(Killer())], store=store, batch_id="b",
+                            cache=SqliteJudgeCache(sys.argv[2]), concurrency=4)
+
+    anyio.run(main)
+''')
+
+
+def _cached_keys(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {k for (k,) in conn.execute("SELECT key FROM scorecore_judge_cache")}
+
+
+async def test_resume_after_kill_makes_no_call_that_already_succeeded(tmp_path: Path) -> None:
+    """Per step: every reply stored before the kill is read back, never asked again."""
+    store_path, cache_path = tmp_path / "scores.db", tmp_path / "cache.db"
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(  # noqa: S603 - our own interpreter and script
+        [sys.executable, "-c", _BATCH, str(store_path), str(cache_path), "53"],
+        cwd=root, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == -9, done.stderr
+    answered = _cached_keys(cache_path)
+    # 53 calls began, the last was killed; a few more may have been answered but not stored.
+    assert 40 <= len(answered) <= 52
+
+    judge = StepJudge()
+    async with open_store(f"sqlite:{store_path}") as store:
+        report = await run_evals(
+            [{"id": f"q{i}", "input": "q", "output": f"answer {i}"} for i in range(40)],
+            [judged_scorer(judge)], store=store, batch_id="b", resume=True,
+            cache=SqliteJudgeCache(cache_path), concurrency=4,
+        )
+    assert report.summary("judged").scored == 40
+    asked = {cache_key(r, provider="test", model_id="step-judge") for r in judge.requests}
+    assert not asked & answered
+    assert len(asked) == len(judge.requests) == 120 - len(answered)
+
+
+async def test_the_meter_reaches_run_evals_through_the_runtime_too(tmp_path: Path) -> None:
+    """A runtime carrying JudgeMeter(cache=...) works like cache=... (the kwargs win)."""
+    from scorecore import Runtime
+
+    cache = SqliteJudgeCache(tmp_path / "c.db")
+    judge = StepJudge()
+    runtime = Runtime(meter=JudgeMeter(cache=cache))
+    items: list[Any] = [{"id": "a", "input": "q", "output": "x"}]
+    await run_evals(items, [judged_scorer(judge)], runtime=runtime)
+    await run_evals(items, [judged_scorer(judge)], runtime=runtime)
+    assert sum(judge.calls.values()) == 3
+    await cache.aclose()
