@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.results.simulation import gate_rate  # noqa: E402 - after the path is set
+from tests.results.simulation import gate_rate
 
 
 def main() -> None:

@@ -155,3 +155,19 @@ def test_summary_thresholds_verdict_and_sections() -> None:
     assert "the item lists no keywords" in page  # not-scorable reasons
     assert "network: openai connection failed" in page  # failures with full causes
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+
+
+def test_over_budget_items_with_failures_keep_their_values() -> None:
+    """Over the budget, scored items' values are cut; items with a failed run keep theirs."""
+    rows = [
+        ScoreRow(id=str(i), scorer_id="s", run_id=f"b:{i}", batch_id="b",
+                 status="failed" if i == 0 else "scored", score=None if i == 0 else 1.0,
+                 output=f"{i} " + "long output " * 50, dataset_item_id=str(i))
+        for i in range(200)
+    ]
+    page = render_report(rows, batch_id="b", budget=40_000)
+    items = data_of(page)["items"]
+    assert items[0][2] == "0 " + "long output " * 50
+    assert items[1][2].endswith(")") and "…(+" in items[1][2]
+    assert len(data_of(page)["rows"]) == 200
+    assert "Values longer than" in page

@@ -202,6 +202,8 @@ JS: Final = r"""
   window.addEventListener("hashchange", fromHash);
   fromHash();
   document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
+  // Milliseconds from navigation start (reading and parsing the file included) to ready.
+  document.body.dataset.loadedMs = performance.now().toFixed(1);
   document.body.dataset.ready = "1";
 })();
 """

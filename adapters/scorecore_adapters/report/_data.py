@@ -242,7 +242,7 @@ def payload(
     message]``, ``items`` ``[id, input, output]``, ``rows`` ``[item, scorer, status, score,
     reason, cause, baseline score, detail]``. One full build measures every text; when it is
     over ``budget`` the texts are cut to the largest limit that fits (rebuilt smaller if the
-    estimate was short).
+    estimate was short) — except those of items with a failed or not-scorable run.
     """
     causes = [cause_of_row(row) for row in rows]
     full = Cutter(MAX_TEXT)
@@ -272,12 +272,17 @@ def _build(
     causes: list[list[Any]] = []
     cause_index: dict[FailureCause, int] = {}
     out_rows: list[list[Any]] = []
+    # What people drill into: the items with a failed or not-scorable run keep their values
+    # whole (up to MAX_TEXT); the limit fitted to the budget cuts the others.
+    whole = Cutter(MAX_TEXT)
+    troubled = {item_key(row) for row in rows if row.status != "scored"}
     for row, cause in zip(rows, row_causes, strict=True):
         key = item_key(row)
+        item_cut = whole if key in troubled else cut
         position = item_index.get(key)
         if position is None:
             position = item_index[key] = len(items)
-            items.append([key, bounded(row.input, cut), bounded(row.output, cut)])
+            items.append([key, bounded(row.input, item_cut), bounded(row.output, item_cut)])
         cause_at = -1
         if cause is not None:
             cause_at = cause_index.get(cause, -1)
@@ -288,6 +293,6 @@ def _build(
         base = baseline.get((row.scorer_id, key), "")
         out_rows.append([
             position, scorer_index[row.scorer_id], _STATUS.get(row.status, 2), row.score,
-            cut(row.reason or ""), cause_at, base, _detail(row, cut),
+            item_cut(row.reason or ""), cause_at, base, _detail(row, item_cut),
         ])
     return {"scorers": scorer_ids, "causes": causes, "items": items, "rows": out_rows}

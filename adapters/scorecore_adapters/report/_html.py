@@ -189,8 +189,9 @@ def render_report(
     data, limit = payload(rows, baseline=base_scores, budget=budget)
     items = len({item_key(r) for r in rows})
     cut = (f" Values longer than {limit:,} characters are cut here (…(+N) says how many "
-           "characters were left out); the store keeps them whole: scorecore show BATCH "
-           "--json." if limit is not None else "")
+           "characters were left out), except for items with a failed or not-scorable run; "
+           "the store keeps them whole (scorecore show BATCH --json)."
+           if limit is not None else "")
     delta_head = "<th class=num>Δ</th>" if comparison is not None else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
