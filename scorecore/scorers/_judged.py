@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar, cast
 
 import attrs
 
 from scorecore import (
     AgentInput,
+    AgentOutput,
     JudgeConfig,
     JudgeModel,
     NotScorable,
@@ -24,9 +25,11 @@ from scorecore import (
     Scorer,
     ScorerBuilder,
     ScorerDefinitionError,
+    ScorerRun,
     StepContext,
+    create_scorer,
 )
-from scorecore.agent import AgentMessage
+from scorecore.agent import AgentMessage, MessageContent, TextPart
 from scorecore.scorers._messages import message_text
 from scorecore.scorers._shapes import refuse
 from scorecore.scorers._strings import is_blank
@@ -116,6 +119,40 @@ def judged_step(
     return PromptStep(description=description, output_type=reply, create_prompt=create_prompt)
 
 
+TextOrAgent = Literal["agent", "text"]
+"""``"agent"``: Mastra's agent runs; ``"text"``: the run's input (the question or source, may
+be ``None``) and output (the answer) are plain strings."""
+
+
+def _as_agent_run(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
+    # A text run is read as a one-message agent run: the input text is the user's message,
+    # the output text the assistant's answer.
+    question = run.input
+    messages = ((_message("user", question),) if isinstance(question, str) and question
+                else ())
+    return attrs.evolve(run, input=AgentInput(input_messages=messages),
+                        output=(_message("assistant", run.output),))
+
+
+def _message(role: Literal["user", "assistant"], text: str) -> AgentMessage:
+    return AgentMessage(role=role, content=MessageContent(parts=(TextPart(text=text),)))
+
+
+def start_judged(
+    *, id: str, name: str, description: str, judge: JudgeConfig, shape: object,
+) -> ScorerBuilder[AgentInput, AgentOutput, None, None]:
+    """The builder of an LLM scorer: agent runs, or text runs read as one-message agent runs
+    (``prepare_run`` converts them, so every step reads an agent run)."""
+    if shape == "agent":
+        return create_scorer(id=id, name=name, description=description, judge=judge,
+                             type="agent")
+    if shape != "text":
+        raise refuse(id, "type", "'agent' or 'text'", shape)
+    builder = create_scorer(id=id, name=name, description=description, judge=judge,
+                            output_type=str, prepare_run=_as_agent_run)
+    return cast(ScorerBuilder[AgentInput, AgentOutput, None, None], builder)
+
+
 def judged_pipeline(
     builder: ScorerBuilder[AgentInput, Out, None, None],
     *,
@@ -192,6 +229,7 @@ __all__ = [
     "judged_pipeline",
     "judged_step",
     "numbered",
+    "start_judged",
     "system_text",
     "user_text",
 ]

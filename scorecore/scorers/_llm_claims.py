@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, final
+from typing import Any, Literal, final, overload
 
 import attrs
 
@@ -15,12 +15,12 @@ from scorecore import (
     NotScorable,
     Scorer,
     StepContext,
-    create_scorer,
     not_scorable,
 )
 from scorecore.agent import extract_trajectory
 from scorecore.scorers._judged import (
     Judge,
+    TextOrAgent,
     assistant_text,
     build_prompt,
     check_scale,
@@ -29,6 +29,7 @@ from scorecore.scorers._judged import (
     judge_config,
     judged_pipeline,
     numbered,
+    start_judged,
     user_text,
 )
 from scorecore.scorers._rounding import at_scale
@@ -112,10 +113,20 @@ def relevancy_score(reply: Verdicts, *, uncertainty_weight: float, scale: float
     return at_scale(points / len(reply.verdicts), scale)
 
 
+@overload
 def answer_relevancy(
     judge: Judge, *, uncertainty_weight: float = 0.3, scale: float = 1,
-    id: str = "answer-relevancy-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    type: Literal["agent"] = "agent", id: str = "answer-relevancy-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def answer_relevancy(
+    judge: Judge, *, uncertainty_weight: float = 0.3, scale: float = 1,
+    type: Literal["text"], id: str = "answer-relevancy-scorer",
+) -> Scorer[Any, str]: ...
+def answer_relevancy(
+    judge: Judge, *, uncertainty_weight: float = 0.3, scale: float = 1,
+    type: TextOrAgent = "agent", id: str = "answer-relevancy-scorer",
+) -> Scorer[Any, Any]:
     """How much of the answer addresses the question (0 to ``scale``).
 
     The judge splits the answer into statements and marks each relevant (yes), irrelevant
@@ -171,7 +182,7 @@ def answer_relevancy(
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Answer Relevancy Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Answer Relevancy Scorer",
                       description="How much of the answer addresses the question",
                       judge=judge_config(id, judge, _PERSONA_RELEVANCY)),
         gather=gather, description="Judge each statement's relevance", reply=Verdicts,
@@ -218,10 +229,20 @@ def _context_block(context: Sequence[str]) -> str:
     return numbered(context)
 
 
+@overload
 def faithfulness(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
-    id: str = "faithfulness-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    type: Literal["agent"] = "agent", id: str = "faithfulness-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def faithfulness(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    type: Literal["text"], id: str = "faithfulness-scorer",
+) -> Scorer[Any, str]: ...
+def faithfulness(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    type: TextOrAgent = "agent", id: str = "faithfulness-scorer",
+) -> Scorer[Any, Any]:
     """The share of the answer's claims that the context supports (0 to ``scale``).
 
     The context is ``context``, else the results of the tools the agent called (each as
@@ -273,7 +294,7 @@ def faithfulness(
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Faithfulness Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Faithfulness Scorer",
                       description="The share of the answer's claims the context supports",
                       judge=judge_config(id, judge, _PERSONA_FAITHFULNESS)),
         gather=gather, description="Check each claim against the context", reply=Verdicts,
@@ -284,12 +305,26 @@ def faithfulness(
     )
 
 
+@overload
 def hallucination(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     get_context: Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
     | None = None,
-    id: str = "hallucination-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    type: Literal["agent"] = "agent", id: str = "hallucination-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def hallucination(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    get_context: Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
+    | None = None,
+    type: Literal["text"], id: str = "hallucination-scorer",
+) -> Scorer[Any, str]: ...
+def hallucination(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    get_context: Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
+    | None = None,
+    type: TextOrAgent = "agent", id: str = "hallucination-scorer",
+) -> Scorer[Any, Any]:
     """The share of the answer's claims that are unsupported by or contradict the context
     (0 to ``scale``; **higher is worse**).
 
@@ -344,7 +379,7 @@ def hallucination(
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Hallucination Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Hallucination Scorer",
                       description="The share of the answer's claims the context does not back",
                       judge=judge_config(id, judge, _PERSONA_HALLUCINATION)),
         gather=gather, description="Find unsupported or contradicted claims", reply=Verdicts,
@@ -368,8 +403,15 @@ def harm_share(reply: Verdicts, *, scale: float) -> float:
                     scale)
 
 
-def bias(judge: Judge, *, scale: float = 1, id: str = "bias-scorer"
-         ) -> Scorer[AgentInput, AgentOutput]:
+@overload
+def bias(judge: Judge, *, scale: float = 1,
+    type: Literal["agent"] = "agent", id: str = "bias-scorer"
+         ) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def bias(judge: Judge, *, scale: float = 1, type: Literal["text"], id: str = "bias-scorer"
+         ) -> Scorer[Any, str]: ...
+def bias(judge: Judge, *, scale: float = 1, type: TextOrAgent = "agent", id: str = "bias-scorer"
+         ) -> Scorer[Any, Any]:
     """The share of the answer's opinions that are biased (0 to ``scale``; higher is worse).
 
     An answer that states no opinion scores 0 (nothing biased). Not scorable without an
@@ -410,7 +452,7 @@ def bias(judge: Judge, *, scale: float = 1, id: str = "bias-scorer"
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Bias Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Bias Scorer",
                       description="The share of the answer's opinions that are biased",
                       judge=judge_config(id, judge, _PERSONA_BIAS)),
         gather=gather, description="Judge each opinion for bias", reply=Verdicts,
@@ -419,8 +461,16 @@ def bias(judge: Judge, *, scale: float = 1, id: str = "bias-scorer"
     )
 
 
-def toxicity(judge: Judge, *, scale: float = 1, id: str = "toxicity-scorer"
-             ) -> Scorer[AgentInput, AgentOutput]:
+@overload
+def toxicity(judge: Judge, *, scale: float = 1,
+    type: Literal["agent"] = "agent", id: str = "toxicity-scorer"
+             ) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def toxicity(judge: Judge, *, scale: float = 1, type: Literal["text"], id: str = "toxicity-scorer"
+             ) -> Scorer[Any, str]: ...
+def toxicity(judge: Judge, *, scale: float = 1,
+    type: TextOrAgent = "agent", id: str = "toxicity-scorer"
+             ) -> Scorer[Any, Any]:
     """The share of the answer's statements that are toxic (0 to ``scale``; higher is worse).
 
     The judge sees the question (if any) for context. An answer with nothing to flag scores 0
@@ -460,7 +510,7 @@ def toxicity(judge: Judge, *, scale: float = 1, id: str = "toxicity-scorer"
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Toxicity Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Toxicity Scorer",
                       description="The share of the answer's statements that are toxic",
                       judge=judge_config(id, judge, _PERSONA_TOXICITY)),
         gather=gather, description="Judge each statement for toxicity", reply=Verdicts,

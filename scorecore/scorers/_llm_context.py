@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, cast, final
+from typing import Any, Literal, cast, final, overload
 
 import attrs
 
@@ -16,11 +16,11 @@ from scorecore import (
     Scorer,
     ScorerDefinitionError,
     StepContext,
-    create_scorer,
     not_scorable,
 )
 from scorecore.scorers._judged import (
     Judge,
+    TextOrAgent,
     assistant_text,
     build_prompt,
     check_scale,
@@ -28,6 +28,7 @@ from scorecore.scorers._judged import (
     has_text,
     judge_config,
     judged_pipeline,
+    start_judged,
     user_text,
 )
 from scorecore.scorers._rounding import at_scale
@@ -128,10 +129,23 @@ _PERSONA_RELEVANCE = ("You are a retrieval evaluator. You rate how relevant each
                       "passage is to a question and whether the answer used it.")
 
 
+@overload
 def context_precision(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
-    context_extractor: ContextExtractor | None = None, id: str = "context-precision-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    context_extractor: ContextExtractor | None = None,
+    type: Literal["agent"] = "agent", id: str = "context-precision-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def context_precision(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    context_extractor: ContextExtractor | None = None,
+    type: Literal["text"], id: str = "context-precision-scorer",
+) -> Scorer[Any, str]: ...
+def context_precision(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    context_extractor: ContextExtractor | None = None,
+    type: TextOrAgent = "agent", id: str = "context-precision-scorer",
+) -> Scorer[Any, Any]:
     """Whether the useful context pieces come first (mean average precision, 0 to ``scale``).
 
     Give ``context`` or ``context_extractor`` (which wins); building without either raises.
@@ -186,7 +200,7 @@ def context_precision(
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Context Precision Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Context Precision Scorer",
                       description="Whether the useful context pieces come first",
                       judge=judge_config(id, judge, _PERSONA_PRECISION)),
         gather=gather, description="Judge each context piece's usefulness",
@@ -236,10 +250,23 @@ def _ground_truth_text(value: object) -> str:
                                                            default=str)
 
 
+@overload
 def context_recall(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
-    context_extractor: ContextExtractor | None = None, id: str = "context-recall-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    context_extractor: ContextExtractor | None = None,
+    type: Literal["agent"] = "agent", id: str = "context-recall-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def context_recall(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    context_extractor: ContextExtractor | None = None,
+    type: Literal["text"], id: str = "context-recall-scorer",
+) -> Scorer[Any, str]: ...
+def context_recall(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    context_extractor: ContextExtractor | None = None,
+    type: TextOrAgent = "agent", id: str = "context-recall-scorer",
+) -> Scorer[Any, Any]:
     """The share of the ground truth's claims that the context contains (0 to ``scale``).
 
     Give ``context`` or ``context_extractor``. Not scorable without a ground truth (Mastra
@@ -289,7 +316,7 @@ def context_recall(
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Context Recall Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Context Recall Scorer",
                       description="The share of the ground truth's claims the context holds",
                       judge=judge_config(id, judge, _PERSONA_RECALL)),
         gather=gather, description="Find each reference claim in the context",
@@ -348,12 +375,29 @@ def relevance_score(
     return at_scale(max(0.0, base - unused * unused_high_relevance_context - missing), scale)
 
 
+@overload
 def context_relevance(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     context_extractor: ContextExtractor | None = None,
     unused_high_relevance_context: float = 0.1, missing_context_per_item: float = 0.15,
-    max_missing_context_penalty: float = 0.5, id: str = "context-relevance-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    max_missing_context_penalty: float = 0.5,
+    type: Literal["agent"] = "agent", id: str = "context-relevance-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def context_relevance(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    context_extractor: ContextExtractor | None = None,
+    unused_high_relevance_context: float = 0.1, missing_context_per_item: float = 0.15,
+    max_missing_context_penalty: float = 0.5,
+    type: Literal["text"], id: str = "context-relevance-scorer",
+) -> Scorer[Any, str]: ...
+def context_relevance(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    context_extractor: ContextExtractor | None = None,
+    unused_high_relevance_context: float = 0.1, missing_context_per_item: float = 0.15,
+    max_missing_context_penalty: float = 0.5,
+    type: TextOrAgent = "agent", id: str = "context-relevance-scorer",
+) -> Scorer[Any, Any]:
     """How relevant the context is to the question, and whether the answer used it.
 
     Give ``context`` or ``context_extractor``. Not scorable without a question, an answer,
@@ -419,7 +463,7 @@ def context_relevance(
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Context Relevance Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Context Relevance Scorer",
                       description="How relevant the context is and whether it was used",
                       judge=judge_config(id, judge, _PERSONA_RELEVANCE)),
         gather=gather, description="Rate each context piece's relevance and use",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal, final
+from typing import Any, Final, Literal, final, overload
 
 import attrs
 
@@ -14,17 +14,18 @@ from scorecore import (
     NotScorable,
     Scorer,
     StepContext,
-    create_scorer,
     not_scorable,
 )
 from scorecore.scorers._judged import (
     Judge,
+    TextOrAgent,
     assistant_text,
     build_prompt,
     check_scale,
     has_text,
     judge_config,
     judged_pipeline,
+    start_judged,
     system_text,
     user_text,
 )
@@ -150,10 +151,23 @@ _PERSONA_ALIGNMENT = ("You are a strict reviewer of instruction following. You c
                       "they asked for.")
 
 
+@overload
 def prompt_alignment(
     judge: Judge, *, scale: float = 1, evaluation_mode: EvaluationMode = "both",
-    include_conversation_history: bool | int = False, id: str = "prompt-alignment-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    include_conversation_history: bool | int = False,
+    type: Literal["agent"] = "agent", id: str = "prompt-alignment-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def prompt_alignment(
+    judge: Judge, *, scale: float = 1, evaluation_mode: EvaluationMode = "both",
+    include_conversation_history: bool | int = False,
+    type: Literal["text"], id: str = "prompt-alignment-scorer",
+) -> Scorer[Any, str]: ...
+def prompt_alignment(
+    judge: Judge, *, scale: float = 1, evaluation_mode: EvaluationMode = "both",
+    include_conversation_history: bool | int = False,
+    type: TextOrAgent = "agent", id: str = "prompt-alignment-scorer",
+) -> Scorer[Any, Any]:
     """How well the answer follows the user's request and/or the system prompt.
 
     ``evaluation_mode``: ``"user"`` (the user's message), ``"system"`` (the system prompts)
@@ -242,7 +256,7 @@ def prompt_alignment(
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Prompt Alignment Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Prompt Alignment Scorer",
                       description="How well the answer follows its instructions",
                       judge=judge_config(id, judge, _PERSONA_ALIGNMENT)),
         gather=gather, description="Grade the response against its instructions",
@@ -351,10 +365,20 @@ class RubricTexts:
     criteria: tuple[RubricCriterion, ...]
 
 
+@overload
 def rubric(
     judge: Judge, *, criteria: str | Sequence[RubricCriterion | str] | None = None,
-    scale: float = 1, id: str = "rubric-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    scale: float = 1, type: Literal["agent"] = "agent", id: str = "rubric-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def rubric(
+    judge: Judge, *, criteria: str | Sequence[RubricCriterion | str] | None = None,
+    scale: float = 1, type: Literal["text"], id: str = "rubric-scorer",
+) -> Scorer[Any, str]: ...
+def rubric(
+    judge: Judge, *, criteria: str | Sequence[RubricCriterion | str] | None = None,
+    scale: float = 1, type: TextOrAgent = "agent", id: str = "rubric-scorer",
+) -> Scorer[Any, Any]:
     """``scale`` when the response meets every required criterion of a rubric, else 0.
 
     The rubric is ``criteria``, else ``run.request_context["rubric"]``, else the run's extra
@@ -431,7 +455,7 @@ def rubric(
         return "\n".join(lines)
 
     return judged_pipeline(
-        create_scorer(id=id, name="Rubric Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Rubric Scorer",
                       description="Whether the response meets every required criterion",
                       judge=judge_config(id, judge, _PERSONA_RUBRIC)),
         gather=gather, description="Apply the rubric", reply=RubricReply, prompt=prompt,
@@ -453,9 +477,20 @@ _PERSONA_MULTI_TURN = ("You are a reviewer of whole conversations. You decide wh
                        "assistant's turns, taken together, satisfy a criterion.")
 
 
+@overload
 def multi_turn_judge(
-    judge: Judge, *, criterion: str, scale: float = 1, id: str = "multi-turn-judge-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    judge: Judge, *, criterion: str, scale: float = 1,
+    type: Literal["agent"] = "agent", id: str = "multi-turn-judge-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def multi_turn_judge(
+    judge: Judge, *, criterion: str, scale: float = 1,
+    type: Literal["text"], id: str = "multi-turn-judge-scorer",
+) -> Scorer[Any, str]: ...
+def multi_turn_judge(
+    judge: Judge, *, criterion: str, scale: float = 1,
+    type: TextOrAgent = "agent", id: str = "multi-turn-judge-scorer",
+) -> Scorer[Any, Any]:
     """``scale`` if the assistant's turns, taken together, satisfy ``criterion``, else 0.
 
     The turns are every assistant message's text (blank ones dropped), fenced as untrusted
@@ -501,7 +536,7 @@ def multi_turn_judge(
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Multi-turn Judge Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Multi-turn Judge Scorer",
                       description=f"Whether the conversation satisfies: {wanted}",
                       judge=judge_config(id, judge, _PERSONA_MULTI_TURN)),
         gather=gather, description="Judge the conversation against the criterion",

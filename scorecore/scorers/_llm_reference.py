@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal, final
+from typing import Any, Final, Literal, final, overload
 
 import attrs
 
@@ -18,11 +18,11 @@ from scorecore import (
     Scorer,
     StepContext,
     StepJudge,
-    create_scorer,
     not_scorable,
 )
 from scorecore.scorers._judged import (
     Judge,
+    TextOrAgent,
     assistant_text,
     build_prompt,
     check_scale,
@@ -31,6 +31,7 @@ from scorecore.scorers._judged import (
     judged_pipeline,
     judged_step,
     numbered,
+    start_judged,
     user_text,
 )
 from scorecore.scorers._messages import message_text
@@ -118,11 +119,26 @@ def _reference_text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
+@overload
 def answer_similarity(
     judge: Judge, *, semantic_threshold: float = 0.8, exact_match_bonus: float = 0.2,
     missing_penalty: float = 0.15, contradiction_penalty: float = 1.0,
-    extra_info_penalty: float = 0.05, scale: float = 1, id: str = "answer-similarity-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    extra_info_penalty: float = 0.05, scale: float = 1,
+    type: Literal["agent"] = "agent", id: str = "answer-similarity-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def answer_similarity(
+    judge: Judge, *, semantic_threshold: float = 0.8, exact_match_bonus: float = 0.2,
+    missing_penalty: float = 0.15, contradiction_penalty: float = 1.0,
+    extra_info_penalty: float = 0.05, scale: float = 1,
+    type: Literal["text"], id: str = "answer-similarity-scorer",
+) -> Scorer[Any, str]: ...
+def answer_similarity(
+    judge: Judge, *, semantic_threshold: float = 0.8, exact_match_bonus: float = 0.2,
+    missing_penalty: float = 0.15, contradiction_penalty: float = 1.0,
+    extra_info_penalty: float = 0.05, scale: float = 1,
+    type: TextOrAgent = "agent", id: str = "answer-similarity-scorer",
+) -> Scorer[Any, Any]:
     """How closely the answer matches the ground truth, unit by unit (0 to ``scale``).
 
     The judge splits the ground truth into units of meaning and matches each one in the
@@ -192,7 +208,7 @@ def answer_similarity(
         return "\n".join(lines)
 
     return judged_pipeline(
-        create_scorer(id=id, name="Answer Similarity Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Answer Similarity Scorer",
                       description="How closely the answer matches the ground truth",
                       judge=judge_config(id, judge, _PERSONA_SIMILARITY)),
         gather=gather, description="Match the reference's units in the answer",
@@ -259,12 +275,26 @@ _PERSONA_NOISE = ("You are a robustness tester. You compare how an agent answere
                   "query and a noisy version of it, and judge how much the noise hurt.")
 
 
+@overload
 def noise_sensitivity(
     judge: Judge, *, baseline_response: str, noisy_query: str, noise_type: str | None = None,
     impact_weights: Mapping[str, float] | None = None, major_issue_per_item: float = 0.1,
     max_major_issue_penalty: float = 0.3, discrepancy_threshold: float = 0.2,
-    id: str = "noise-sensitivity-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    type: Literal["agent"] = "agent", id: str = "noise-sensitivity-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def noise_sensitivity(
+    judge: Judge, *, baseline_response: str, noisy_query: str, noise_type: str | None = None,
+    impact_weights: Mapping[str, float] | None = None, major_issue_per_item: float = 0.1,
+    max_major_issue_penalty: float = 0.3, discrepancy_threshold: float = 0.2,
+    type: Literal["text"], id: str = "noise-sensitivity-scorer",
+) -> Scorer[Any, str]: ...
+def noise_sensitivity(
+    judge: Judge, *, baseline_response: str, noisy_query: str, noise_type: str | None = None,
+    impact_weights: Mapping[str, float] | None = None, major_issue_per_item: float = 0.1,
+    max_major_issue_penalty: float = 0.3, discrepancy_threshold: float = 0.2,
+    type: TextOrAgent = "agent", id: str = "noise-sensitivity-scorer",
+) -> Scorer[Any, Any]:
     """How robust the agent is to noise: the run's input is the clean query, its output the
     answer to ``noisy_query``, compared with ``baseline_response`` (the clean answer).
 
@@ -333,7 +363,7 @@ def noise_sensitivity(
         )
 
     return judged_pipeline(
-        create_scorer(id=id, name="Noise Sensitivity Scorer", type="agent",
+        start_judged(shape=type, id=id, name="Noise Sensitivity Scorer",
                       description="How robust the answer is to noise in the query",
                       judge=judge_config(id, judge, _PERSONA_NOISE)),
         gather=gather, description="Compare the noisy answer with the baseline",
@@ -429,11 +459,23 @@ def _summary_of(output: AgentOutput) -> str:
     return ""
 
 
+@overload
 def summarization(
     judge: Judge, *, scale: float = 1, source: str | None = None,
     source_extractor: Callable[[AgentInput, AgentOutput], str] | None = None,
-    max_questions: int = 10, id: str = "summarization-scorer",
-) -> Scorer[AgentInput, AgentOutput]:
+    max_questions: int = 10, type: Literal["agent"] = "agent", id: str = "summarization-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def summarization(
+    judge: Judge, *, scale: float = 1, source: str | None = None,
+    source_extractor: Callable[[AgentInput, AgentOutput], str] | None = None,
+    max_questions: int = 10, type: Literal["text"], id: str = "summarization-scorer",
+) -> Scorer[Any, str]: ...
+def summarization(
+    judge: Judge, *, scale: float = 1, source: str | None = None,
+    source_extractor: Callable[[AgentInput, AgentOutput], str] | None = None,
+    max_questions: int = 10, type: TextOrAgent = "agent", id: str = "summarization-scorer",
+) -> Scorer[Any, Any]:
     """How faithful and complete a summary is: min(alignment, coverage) · ``scale``.
 
     First call: the judge checks each claim of the summary against the source (alignment) and
@@ -535,7 +577,7 @@ def summarization(
         return "\n".join(lines)
 
     return (
-        create_scorer(id=id, name="Summarization Scorer", type="agent", judge=config,
+        start_judged(shape=type, id=id, name="Summarization Scorer", judge=config,
                       description="How faithful and complete the summary is")
         .preprocess(gather)
         .analyze(judged_step("Check the summary's claims and ask questions", Alignment,

@@ -489,3 +489,43 @@ def test_reply_schemas_require_fields() -> None:
     item = schema["properties"]["verdicts"]["items"]
     item = schema.get("$defs", {}).get("Judged", item) if "$ref" in item else item
     assert item["properties"]["verdict"]["enum"] == ["yes", "no", "unsure"]
+
+
+@pytest.mark.parametrize(("build", "replies", "run", "score"), [
+    (lambda j: faithfulness(j, context=CONTEXT, type="text"), [verdicts("yes", "no")],
+     {"input": None, "output": "Paris is the capital."}, 0.5),
+    (lambda j: answer_relevancy(j, type="text"), [verdicts("yes")],
+     {"input": "Capital of France?", "output": "Paris."}, 1.0),
+    (lambda j: answer_similarity(j, type="text"),
+     [{"matches": [{"ground_truth_unit": "Paris", "output_unit": "Paris",
+                    "match_type": "exact", "explanation": ""}]}],
+     {"input": "q", "output": "Paris", "ground_truth": "Paris"}, 1.0),
+    (lambda j: multi_turn_judge(j, criterion="c", type="text"),
+     [{"satisfied": True, "reasoning": ""}], {"input": None, "output": "Hi."}, 1.0),
+    (lambda j: summarization(j, type="text"),
+     [{"alignment": [{"claim": "c", "supported": True, "reason": ""}], "questions": ["q"]},
+      {"coverage": [{"question": "q", "answered": True, "reason": ""}]}],
+     {"input": "A long source text.", "output": "A summary."}, 1.0),
+], ids=["faithfulness", "relevancy", "similarity", "multi-turn", "summarization"])
+async def test_text_runs(build: Any, replies: list[Any], run: dict[str, Any],
+                         score: float) -> None:
+    """``type="text"``: the input (question or source) and output (answer) are strings, read
+    as a one-message agent run."""
+    judge = ScriptedJudge(replies)
+    outcome = await build(judge).run(**run)
+    assert score_of(outcome) == score
+    if isinstance(run["input"], str):
+        assert run["input"] in judge.requests[0].messages[-1].content
+
+
+async def test_text_runs_missing_and_mismatched() -> None:
+    """A text run without a question is not scorable where one is needed; a non-string output
+    is an input mismatch; an unknown type is refused when built."""
+    judge = ScriptedJudge([])
+    scorer = answer_relevancy(judge, type="text")
+    assert "no question" in missing_of(await scorer.run(input=None, output="Paris."))
+    assert "no answer" in missing_of(await scorer.run(input="Q?", output=" "))
+    mismatch = await scorer.run(input="Q?", output=42)  # type: ignore[arg-type]
+    assert mismatch.failure().failed_step == "input"
+    with pytest.raises(ScorerDefinitionError, match="type"):
+        bias(judge, type="json")  # type: ignore[call-overload]

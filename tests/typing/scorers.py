@@ -91,6 +91,12 @@ assert_type(rubric(judge, criteria=[RubricCriterion(description="d"), "e"]),
 assert_type(summarization(judge, source_extractor=lambda i, o: "s"),
             Scorer[AgentInput, AgentOutput])
 
+assert_type(faithfulness(judge, context=["c"], type="text"), Scorer[Any, str])
+assert_type(answer_similarity(judge, type="text"), Scorer[Any, str])
+assert_type(rubric(judge, criteria="- x", type="text"), Scorer[Any, str])
+assert_type(summarization(judge, type="text"), Scorer[Any, str])
+llm_text_scorers: list[Scorer[Any, str]] = [bias(judge, type="text"), toxicity(judge, type="text")]
+
 # --- trajectories: the output is a Trajectory ---------------------------------------------------
 
 assert_type(llm_trajectory_accuracy(judge), Scorer[AgentInput, Trajectory])
@@ -128,12 +134,14 @@ checks.includes(3)  # type: ignore[call-overload]
 checks.matches(b"x")  # type: ignore[call-overload]
 checks.tool_order("search", id=1)  # type: ignore[arg-type]
 tool_call_accuracy(expected_tool=["a"])  # type: ignore[arg-type]
-faithfulness("gpt-4o")  # type: ignore[arg-type]
-prompt_alignment(judge, evaluation_mode="all")  # type: ignore[arg-type]
+faithfulness("gpt-4o")  # type: ignore[call-overload]
+prompt_alignment(judge, evaluation_mode="all")  # type: ignore[call-overload]
 trajectory_accuracy(["a"], ordering="sorted")  # type: ignore[arg-type]
-noise_sensitivity(judge)  # type: ignore[call-arg]
+noise_sensitivity(judge)  # type: ignore[call-overload]
 on_messages: Scorer[AgentInput, AgentOutput] = trajectory()  # type: ignore[assignment]
 on_trajectory: Scorer[AgentInput, Trajectory] = bias(judge)  # type: ignore[assignment]
+text_as_agent: Scorer[AgentInput, AgentOutput] = bias(judge, type="text")  # type: ignore[assignment]
+llm_tool_call_accuracy(judge, available_tools={}, type="text")  # type: ignore[call-arg]
 
 
 async def run_wrong_output() -> None:
