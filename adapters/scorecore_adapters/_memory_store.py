@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import Any, Self, final
 
 import anyio
@@ -61,11 +61,13 @@ class InMemoryScoreStore:
     >>> row = ScoreRow(id="r1/s", scorer_id="s", run_id="r1", batch_id="b", status="scored",
     ...                score=1.0)
     >>> anyio.run(store.save, [row, row])
-    >>> [r.run_id for r in anyio.run(store.list_run, "b")], store.saves
-    (['r1'], 1)
+    >>> [r.run_id for r in anyio.run(store.list_run, "b")], store.saves, store.writes
+    (['r1'], 1, (('r1', 's'), ('r1', 's')))
+    >>> store.rows[("r1", "s")].score
+    1.0
     """
 
-    __slots__ = ("_lock", "_now", "_rows", "_saves")
+    __slots__ = ("_lock", "_now", "_rows", "_saves", "_writes")
 
     def __init__(self, *, now: Callable[[], datetime] = _utc_now) -> None:
         if not callable(now):
@@ -73,15 +75,23 @@ class InMemoryScoreStore:
         self._now = now
         self._rows: dict[tuple[str, str], ScoreRow] = {}
         self._saves = 0
+        self._writes: list[tuple[str, str]] = []
         self._lock = anyio.Lock()
 
     url = "memory:"
     """Where the rows live, in the form the other stores report theirs."""
 
     @property
-    def rows(self) -> tuple[ScoreRow, ...]:
-        """Every stored row, of every batch, in the order the pairs were first saved."""
-        return tuple(self._rows.values())
+    def rows(self) -> Mapping[tuple[str, str], ScoreRow]:
+        """Every stored row, of every batch, by ``(run_id, scorer_id)``: a read-only snapshot,
+        in the order the pairs were first saved."""
+        return MappingProxyType(dict(self._rows))
+
+    @property
+    def writes(self) -> tuple[tuple[str, str], ...]:
+        """Every ``(run_id, scorer_id)`` saved, in order, repeats included: how often each
+        row was written, not only what it holds now."""
+        return tuple(self._writes)
 
     @property
     def saves(self) -> int:
@@ -130,6 +140,7 @@ class InMemoryScoreStore:
                 staged[key] = ScoreRow(**copied)
             self._rows = staged
             self._saves += 1
+            self._writes.extend((row.run_id, row.scorer_id) for row in kept)
 
     async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
         """The final (scored or not-scorable) outcomes stored for ``batch_id``."""

@@ -388,18 +388,15 @@ def store_sink(
 
     >>> import anyio
     >>> from scorecore import create_scorer
-    >>> from scorecore.traces._traces import score_trace
-    >>> class Rows:
-    ...     rows: list[ScoreRow] = []
-    ...     async def save(self, rows): self.rows.extend(rows)
-    ...     async def completed(self, batch_id): return {}
-    ...     async def list_run(self, batch_id): return self.rows
+    >>> from scorecore.traces import score_trace
+    >>> from scorecore_adapters.testing import InMemoryScoreStore
     >>> one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
     >>> span = {"spanId": "s", "spanType": "tool_call", "startedAt": "2025-01-01T00:00:00Z"}
-    >>> store = Rows()
+    >>> store = InMemoryScoreStore()
     >>> _ = anyio.run(lambda: score_trace(one, {"traceId": "t", "spans": [span]},
     ...                                   sink=store_sink(store)))
-    >>> [(r.scorer_id, r.score, r.source, r.batch_id, r.span_id) for r in store.rows]
+    >>> [(r.scorer_id, r.score, r.source, r.batch_id, r.span_id)
+    ...  for r in anyio.run(store.list_run, "t")]
     [('one', 1.0, 'TEST', 't', 's')]
     """
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import sqlite3
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore import Scorer, create_scorer
-from scorecore.evals import EvalConfigError, ScoreStore, run_evals
+from scorecore.evals import CompletedScore, EvalConfigError, ScoreRow, ScoreStore, run_evals
 from scorecore_adapters.cli import main
 from scorecore_adapters.storage import SqliteScoreStore
-from tests.evals.test_run_evals import MemoryStore
+from scorecore_adapters.testing import InMemoryScoreStore
 from tests.evals.test_storage import KINDS, make_store, row
 
 pytestmark = pytest.mark.anyio
@@ -105,7 +106,7 @@ def test_has_batch_law_sqlite(backend: str, saved: set[str], probe: str) -> None
 
 async def test_resume_of_a_stored_batch_still_works(anyio_backend: str) -> None:
     """The guard lets resume=True continue a stored batch (a batch with only failures too)."""
-    store = MemoryStore()
+    store = InMemoryScoreStore()
     broken = True
 
     def step(ctx: Any) -> float:
@@ -124,7 +125,21 @@ async def test_resume_of_a_stored_batch_still_works(anyio_backend: str) -> None:
 
 async def test_a_generated_batch_id_needs_no_check(anyio_backend: str) -> None:
     """Without batch_id the fresh id is used as before (the store is asked nothing)."""
-    class NoQuery(MemoryStore):
+    class NoQuery:
+        """The memory store, except that has_batch must not be asked."""
+
+        def __init__(self) -> None:
+            self.inner = InMemoryScoreStore()
+
+        async def save(self, rows: Sequence[ScoreRow], /) -> None:
+            await self.inner.save(rows)
+
+        async def completed(self, batch_id: str, /) -> Mapping[tuple[str, str], CompletedScore]:
+            return await self.inner.completed(batch_id)
+
+        async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
+            return await self.inner.list_run(batch_id)
+
         async def has_batch(self, batch_id: str, /) -> bool:
             raise AssertionError("has_batch must not be asked for a generated id")
 
@@ -235,15 +250,5 @@ def test_cli_batch_id_must_be_printable(
 
 def _store(kind: str, tmp_path: Path) -> Any:
     if kind == "memory":
-        return _Memory()
+        return InMemoryScoreStore()
     return make_store(kind, tmp_path)
-
-
-class _Memory:
-    """MemoryStore as an async context manager, to share the tests above."""
-
-    async def __aenter__(self) -> MemoryStore:
-        return MemoryStore()
-
-    async def __aexit__(self, *_: object) -> None:
-        return None

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from scorecore import JudgeConfig, PromptStep, Scorer, create_scorer
 from scorecore.evals import EvalItem, InvalidItem, ItemResult, ScoreRow, run_evals
 from scorecore.evals._storable import MAX_DEPTH
-from scorecore_adapters.testing import FunctionJudge, virtual_runtime
+from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore, virtual_runtime
 from tests.evals.test_storage import KINDS, make_store
 from tests.strategies import Unprintable, UnprintableError, nested_list, realize, run_values
 
@@ -211,26 +211,6 @@ async def test_unusable_ids_are_refused_by_item_values(anyio_backend: str) -> No
         InvalidItem(reason="r", id="\udc80")
 
 
-class _MemoryStore:
-    def __init__(self) -> None:
-        self.rows: dict[tuple[str, str], ScoreRow] = {}
-        self.writes: list[tuple[str, str]] = []
-
-    async def save(self, rows: Sequence[ScoreRow], /) -> None:
-        for row in rows:
-            self.writes.append((row.run_id, row.scorer_id))
-            self.rows[(row.run_id, row.scorer_id)] = row
-
-    async def completed(self, batch_id: str, /) -> dict[Any, Any]:
-        return {}
-
-    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
-        return list(self.rows.values())
-
-    async def has_batch(self, batch_id: str, /) -> bool:
-        return any(row.batch_id == batch_id for row in self.rows.values())
-
-
 @pytest.mark.parametrize("kind", KINDS)
 async def test_duplicate_id_fails_the_later_item_and_never_overwrites(
     anyio_backend: str, kind: str, tmp_path: Path
@@ -262,7 +242,7 @@ async def test_duplicate_id_fails_the_later_item_and_never_overwrites(
 async def test_duplicate_id_names_the_first_line_and_writes_nothing(anyio_backend: str) -> None:
     """Items read from a file name the line of the first occurrence; the duplicate item (valid
     or not) writes no row at all."""
-    store = _MemoryStore()
+    store = InMemoryScoreStore()
     data: list[Any] = [
         EvalItem(input=1, output=1, id="a", line=3),
         EvalItem(input=2, output=2, id="a", line=9),
@@ -285,7 +265,7 @@ async def test_duplicate_id_names_the_first_line_and_writes_nothing(anyio_backen
 async def test_position_ids_collide_with_items_without_id(anyio_backend: str) -> None:
     """An id spelled "#<n>" is the run id of an id-less item at position n: whichever comes
     later fails, so neither overwrites the other."""
-    store = _MemoryStore()
+    store = InMemoryScoreStore()
     data: list[dict[str, Any]] = [
         {"input": 0, "output": 0},  # run id b:#0
         {"input": 1, "output": 1, "id": "#0"},  # later, same run id
@@ -336,7 +316,7 @@ async def test_a_row_that_cannot_be_built_fails_its_pair_only(
         return real(**kwargs)
 
     monkeypatch.setattr(rows, "score_row", flaky)
-    store = _MemoryStore()
+    store = InMemoryScoreStore()
     report = await run_evals([{"input": "boom", "output": 1}, {"input": "ok", "output": 1}],
                              [echo()], store=store, batch_id="b")
     assert (report.summary("echo").scored, report.summary("echo").failed) == (1, 1)

@@ -28,7 +28,13 @@ from scorecore.evals import (
     row_id,
     run_evals,
 )
-from scorecore_adapters.testing import FunctionJudge, ScriptedJudge, judge_error, virtual_runtime
+from scorecore_adapters.testing import (
+    FunctionJudge,
+    InMemoryScoreStore,
+    ScriptedJudge,
+    judge_error,
+    virtual_runtime,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -41,32 +47,6 @@ def exact() -> Scorer[Any, Any]:
 
 def const(scorer_id: str, value: float) -> Scorer[Any, Any]:
     return create_scorer(id=scorer_id, description="constant").generate_score(lambda _: value)
-
-
-class MemoryStore:
-    """A ScoreStore in a dict, for tests of the port's use."""
-
-    def __init__(self) -> None:
-        self.rows: dict[tuple[str, str], ScoreRow] = {}
-        self.saves = 0
-
-    async def save(self, rows: Sequence[ScoreRow], /) -> None:
-        self.saves += 1
-        for row in rows:
-            self.rows[(row.run_id, row.scorer_id)] = row
-
-    async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
-        return {
-            key: CompletedScore(status=row.status, score=row.score, reason=row.reason)
-            for key, row in self.rows.items()
-            if row.batch_id == batch_id and row.status != "failed"
-        }
-
-    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
-        return [row for row in self.rows.values() if row.batch_id == batch_id]
-
-    async def has_batch(self, batch_id: str, /) -> bool:
-        return any(row.batch_id == batch_id for row in self.rows.values())
 
 
 async def test_mean_counts_and_verdict(anyio_backend: str) -> None:
@@ -407,7 +387,7 @@ async def test_extra_keys_reach_the_scorer(anyio_backend: str) -> None:
 
 async def test_async_callback_and_store_rows(anyio_backend: str) -> None:
     """An async on_item_complete is awaited; every (item, scorer) gets one stored row."""
-    store = MemoryStore()
+    store = InMemoryScoreStore()
     seen: list[str] = []
 
     async def on_item(result: ItemResult) -> None:
@@ -436,7 +416,7 @@ async def test_async_callback_and_store_rows(anyio_backend: str) -> None:
 
 async def test_resume_skips_stored_pairs_and_reruns_failures(anyio_backend: str) -> None:
     """Resume skips final pairs (target too), re-runs failed ones, and reports the whole batch."""
-    store = MemoryStore()
+    store = InMemoryScoreStore()
     calls: list[int] = []
     broken = {1}
 
@@ -463,9 +443,20 @@ async def test_resume_skips_stored_pairs_and_reruns_failures(anyio_backend: str)
 
 async def test_store_failure_aborts_with_store_error(anyio_backend: str) -> None:
     """A store that cannot save aborts the batch with its StoreError (not a group)."""
-    class Broken(MemoryStore):
+    class Broken:
+        """A store whose every save fails."""
+
         async def save(self, rows: Sequence[ScoreRow], /) -> None:
             raise StoreError("disk full", store="mem", operation="save")
+
+        async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
+            return {}
+
+        async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
+            return []
+
+        async def has_batch(self, batch_id: str, /) -> bool:
+            return False
 
     with pytest.raises(StoreError, match="disk full"):
         await run_evals(({"input": i, "output": i} for i in range(100)), [exact()],
@@ -498,7 +489,7 @@ async def test_errors_outside_any_item_stop_the_batch_as_themselves(anyio_backen
     with pytest.raises(OSError, match="stream closed") as dataset_info:
         await run_evals(items(), [exact()], concurrency=3)
     assert dataset_info.value is gone
-    store = MemoryStore()
+    store = InMemoryScoreStore()
     with pytest.raises(ValueError, match="hook failed") as hook_info:
         await run_evals(({"input": i, "output": i} for i in range(50)), [exact()],
                         on_item_complete=hook, store=store, batch_id="b")
@@ -646,7 +637,7 @@ async def test_a_resumed_batch_reports_what_an_uninterrupted_one_does(
 
     flaky = create_scorer(id="s", description="fails first").generate_score(step)
     items = [{"input": i, "output": i, "id": str(i)} for i in range(len(scores))]
-    store = MemoryStore()
+    store = InMemoryScoreStore()
     runtime, _ = virtual_runtime()
     first = await run_evals(items, [flaky], store=store, batch_id="b", runtime=runtime,
                             concurrency=4)

@@ -25,6 +25,7 @@ from scorecore_adapters.storage import (
     open_store,
     redact_url,
 )
+from scorecore_adapters.testing import InMemoryScoreStore
 from tests.strategies import realize, run_values
 
 pytestmark = pytest.mark.anyio
@@ -36,6 +37,8 @@ KINDS = [
     "sqlite",
     pytest.param("postgres", marks=pytest.mark.skipif(DSN is None, reason=f"{DSN_ENV} unset")),
 ]
+# The store contract holds for the test kit's in-memory store too (scorecore_adapters.testing).
+STORE_KINDS = [*KINDS, "memory"]
 
 
 class StepClock:
@@ -61,6 +64,10 @@ def _drop_table(table: str) -> None:
 async def make_store(kind: str, tmp_path: Path, clock: Any = None) -> AsyncIterator[Any]:
     """Open a fresh store of the given kind (a unique table for PostgreSQL)."""
     now = clock or StepClock()
+    if kind == "memory":
+        async with InMemoryScoreStore(now=now) as store:
+            yield store
+        return
     if kind == "sqlite":
         async with SqliteScoreStore(tmp_path / "scores.db", now=now) as store:
             yield store
@@ -84,7 +91,7 @@ def row(run_id: str, scorer_id: str = "s", *, status: Any = "scored", score: flo
     )
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_save_is_idempotent_upsert(anyio_backend: str, kind: str, tmp_path: Path) -> None:
     """Saving a (run, scorer) pair twice leaves one row: the newer values, the first createdAt."""
     async with make_store(kind, tmp_path) as store:
@@ -101,7 +108,7 @@ async def test_save_is_idempotent_upsert(anyio_backend: str, kind: str, tmp_path
     assert first.metadata == {"itemIndex": 0}
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_completed_lists_final_rows_only(
     anyio_backend: str, kind: str, tmp_path: Path
 ) -> None:
@@ -119,7 +126,7 @@ async def test_completed_lists_final_rows_only(
     assert done[("b:2", "s")].status == "not_scorable"
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_odd_json_values_are_stored(anyio_backend: str, kind: str, tmp_path: Path) -> None:
     """Non-finite floats and non-JSON objects are stored as strings, not rejected."""
     odd = ScoreRow(id="x", scorer_id="s", run_id="r", batch_id="b", status="scored", score=1.0,
@@ -130,7 +137,7 @@ async def test_odd_json_values_are_stored(anyio_backend: str, kind: str, tmp_pat
     assert stored.input == {"nan": "nan", "set": [1]}
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_run_evals_resume_against_store(
     anyio_backend: str, kind: str, tmp_path: Path
 ) -> None:
@@ -240,7 +247,7 @@ def _odd_row(run_id: str = "b:odd", batch_id: str = "b") -> ScoreRow:
     )
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_any_row_is_saved_with_what_was_replaced_listed(
     anyio_backend: str, kind: str, tmp_path: Path
 ) -> None:
@@ -267,7 +274,7 @@ async def test_any_row_is_saved_with_what_was_replaced_listed(
     assert plain.metadata == {"itemIndex": 1}
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_key_no_store_can_encode_is_a_store_error(
     anyio_backend: str, kind: str, tmp_path: Path
 ) -> None:

@@ -70,7 +70,7 @@ async def test_cache(scripted_judge, memory_cache):
 
 
 def test_fresh_per_test(memory_store, virtual_runtime, memory_cache):
-    assert memory_store.rows == ()
+    assert len(memory_store.rows) == 0
     assert virtual_runtime[1]() == 0.0
     assert len(memory_cache) == 0
 ''')
