@@ -7,7 +7,6 @@ port and reads time only from its ``Clock`` port.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from scorecore._causes import (
     StepRaised,
     exception_message,
 )
+from scorecore._checks import maybe_await
 from scorecore._config import ResolvedJudge, model_retry_wait
 from scorecore._economics import MeteredExecution
 from scorecore._judge import (
@@ -75,18 +75,12 @@ def _name(obj: object) -> str:
     return type(obj).__qualname__
 
 
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
-
-
 async def _apply_input_processors(
     judge: ResolvedJudge, messages: tuple[JudgeMessage, ...]
 ) -> tuple[JudgeMessage, ...] | JudgeExecutionError:
     for processor in judge.input_processors:
         try:
-            out = await _maybe_await(processor.process_input(messages))
+            out = await maybe_await(processor.process_input(messages))
         except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
             return StepRaised.from_exception(exc, where=f"input processor {_name(processor)}")
         if isinstance(out, Abort):
@@ -104,7 +98,7 @@ async def _apply_input_processors(
 async def _apply_output_processors(judge: ResolvedJudge, text: str) -> str | JudgeExecutionError:
     for processor in judge.output_processors:
         try:
-            out = await _maybe_await(processor.process_output(text))
+            out = await maybe_await(processor.process_output(text))
         except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
             return StepRaised.from_exception(exc, where=f"output processor {_name(processor)}")
         if isinstance(out, Abort):
@@ -130,7 +124,7 @@ async def _decide_retry(
     raised = False
     for processor in judge.error_processors:
         try:
-            decision = await _maybe_await(processor.process_error(error, retry_count, request))
+            decision = await maybe_await(processor.process_error(error, retry_count, request))
         except Exception as exc:  # noqa: BLE001 - a raising processor is reported and ignored
             tally.processor_errors.append(
                 f"error processor {_name(processor)} raised {_name(exc)}: "

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, TypeAlias, final, runtime_checkable
 import attrs
 from returns.result import Result
 
+from scorecore._checks import is_number, misuse
 from scorecore._errors import ScorerDefinitionError
 from scorecore._reprs import short_repr
 from scorecore._retryability import default_retryable
@@ -73,15 +74,11 @@ def _finite_or_none(name: str) -> Any:
         if value is None:
             return
         try:
-            finite = not isinstance(value, bool) and math.isfinite(value)
-        except (TypeError, OverflowError):  # a str, or an int too large for a float
+            finite = is_number(value) and math.isfinite(value)
+        except OverflowError:  # an int too large for a float
             finite = False
         if not finite:
-            field = f"ModelSettings.{name}"
-            raise ScorerDefinitionError(
-                f"{field} must be a finite number, got {short_repr(value)}",
-                field=field, value=value,
-            )
+            raise misuse(f"ModelSettings.{name}", value, "must be a finite number")
 
     return check
 
@@ -267,8 +264,12 @@ class Retry:
 
     @after.validator
     def _check(self, _attr: object, value: float) -> None:
-        if isinstance(value, bool) or not math.isfinite(value) or value < 0:
-            raise ValueError(f"Retry.after must be a finite number >= 0, got {value!r}")
+        try:
+            usable = is_number(value) and math.isfinite(value) and value >= 0
+        except OverflowError:  # an int too large for a float
+            usable = False
+        if not usable:
+            raise misuse("Retry.after", value, "must be a finite number >= 0")
 
 
 class InputProcessor(Protocol):

@@ -26,6 +26,7 @@ from scorecore._causes import (
     StepRaised,
     exception_message,
 )
+from scorecore._checks import is_number, maybe_await
 from scorecore._config import PromptStep, ResolvedJudge, ScorePromptStep
 from scorecore._convert import structure_run_value
 from scorecore._errors import ScorerRunError
@@ -181,7 +182,7 @@ def _type_name(value: object) -> str:
 
 def _as_score(value: object) -> float | None:
     """The score as a float, or ``None`` when ``value`` is not a finite real number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         return None
     try:
         score = float(value)
@@ -268,9 +269,7 @@ async def _prepare(
     if definition.prepare_run is None:
         return Success(run)
     try:
-        prepared: Any = definition.prepare_run(run)
-        if inspect.isawaitable(prepared):
-            prepared = await prepared
+        prepared: object = await maybe_await(definition.prepare_run(run))
     except Exception as exc:  # noqa: BLE001 - user code boundary
         return Failure(PrepareRunFailed(
             exception_type=_type_name(exc), message=exception_message(exc),
@@ -454,9 +453,7 @@ async def _prompt_step(
     judge = cast("ResolvedJudge", info.judge)
     name = info.name
     try:
-        prompt: Any = step.create_prompt(ctx)
-        if inspect.isawaitable(prompt):
-            prompt = await prompt
+        prompt: object = await maybe_await(step.create_prompt(ctx))
     except Exception as exc:  # noqa: BLE001 - user code boundary
         return Failure(StepRaised.from_exception(exc, where="create_prompt"))
     if not isinstance(prompt, str):
@@ -480,9 +477,7 @@ async def _prompt_step(
         else:
             calc_ctx = CalculateScoreContext(run=ctx.run, results=ctx.results, judge_output=value)
             try:
-                value = step.calculate_score(calc_ctx)
-                if inspect.isawaitable(value):
-                    value = await value
+                value = await maybe_await(step.calculate_score(calc_ctx))
             except Exception as exc:  # noqa: BLE001 - user code boundary
                 raised = StepRaised.from_exception(exc, where="calculate_score")
                 judged.executions[name] = (

@@ -32,7 +32,7 @@ import threading
 import weakref
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Final, Self, final
+from typing import Any, Final, Self, cast, final
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import anyio.lowlevel
@@ -42,6 +42,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, kind_for
 from scorecore_adapters import _guard
+from scorecore_adapters._checks import is_int, is_number, misuse
 
 __all__ = [
     "HttpReply",
@@ -174,14 +175,14 @@ def as_str(value: object) -> str | None:
     as their decimal form, anything else ``None``."""
     if isinstance(value, str):
         return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if is_number(value):
         return str(value)
     return None
 
 
 def as_int(value: object) -> int | None:
     """A token count: an ``int`` (not ``bool``), otherwise ``None``."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if is_int(value) else None
 
 
 def _snippet(body: bytes | str) -> str:
@@ -567,8 +568,8 @@ class HttpJudgeBase:
         timeout: float,
         default_headers: Mapping[str, str] | None,
     ) -> None:
-        if not model:
-            raise ValueError(f"{type(self).__name__} needs a model name")
+        if not isinstance(cast(object, model), str) or not model:
+            raise misuse(f"{type(self).__name__}.model", model, "must be a non-empty model name")
         self._model = model
         url, userinfo = split_userinfo(base_url.rstrip("/"))
         self._base_url = url

@@ -19,6 +19,7 @@ import httpx
 from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore_adapters._checks import is_int, misuse
 from scorecore_adapters._http import (
     HttpJudgeBase,
     HttpReply,
@@ -124,8 +125,8 @@ class AnthropicModel(HttpJudgeBase):
         supports_structured_output: bool = True,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
-        if max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {max_tokens!r}")
+        if not is_int(max_tokens) or max_tokens < 1:
+            raise misuse("AnthropicModel.max_tokens", max_tokens, "must be an int >= 1")
         super().__init__(
             model=model,
             base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_BASE_URL,

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any, Protocol, final
 
 import attrs
 
+from scorecore_adapters._checks import is_number, misuse
+
 if TYPE_CHECKING:
     from scorecore_adapters.retry import RetryInfo
 
@@ -94,15 +96,8 @@ def exponential_backoff(
 
 def _seconds_field(owner: str, name: str, *, minimum: float = 0.0) -> Any:
     def check(_inst: object, _attr: object, value: object) -> None:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value < minimum
-        ):
-            raise ValueError(
-                f"{owner}.{name} must be a finite number >= {minimum:g}, got {value!r}"
-            )
+        if not is_number(value) or not math.isfinite(value) or value < minimum:
+            raise misuse(f"{owner}.{name}", value, f"must be a finite number >= {minimum:g}")
 
     return check
 
@@ -149,15 +144,15 @@ class DelayPolicy:
 def _as_policy(value: DelayPolicy | float) -> DelayPolicy:
     if isinstance(value, DelayPolicy):
         return value
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"a delay policy or a number of seconds was expected, got {value!r}")
+    if not is_number(value):
+        raise misuse("delay", value, "must be a delay policy or a number of seconds")
     return ConstantDelay(seconds=value)
 
 
 def _parts(value: object) -> tuple[DelayPolicy, ...]:
     parts = tuple(value) if isinstance(value, tuple | list) else ()
     if len(parts) < 1 or not all(isinstance(p, DelayPolicy) for p in parts):
-        raise TypeError(f"parts must be a non-empty sequence of delay policies, got {value!r}")
+        raise misuse("parts", value, "must be a non-empty sequence of delay policies")
     return parts
 
 
@@ -214,9 +209,7 @@ class ExponentialBackoff(DelayPolicy):
     @random.validator
     def _check_random(self, _attr: object, value: object) -> None:
         if not callable(getattr(value, "random", None)):
-            raise TypeError(
-                f"ExponentialBackoff.random must have a random() method, got {value!r}"
-            )
+            raise misuse("ExponentialBackoff.random", value, "must have a random() method")
 
     def wait(self, retry_count: int) -> float:
         """The wait before retry number ``retry_count`` (draws from ``random`` if jittered)."""

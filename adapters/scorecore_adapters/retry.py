@@ -25,7 +25,6 @@ False
 from __future__ import annotations
 
 import email.utils
-import inspect
 import math
 import re
 import time
@@ -46,6 +45,7 @@ from scorecore.judge import (
     is_retryable_provider_error,
     is_unknown_error,
 )
+from scorecore_adapters._checks import is_int, is_number, maybe_await, misuse
 
 __all__ = [
     "BUILTIN_RETRYABLE_CODES",
@@ -95,8 +95,8 @@ class RetryInfo:
 
     @retry_count.validator
     def _check_count(self, _attr: object, value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"RetryInfo.retry_count must be an int >= 0, got {value!r}")
+        if not is_int(value) or value < 0:
+            raise misuse("RetryInfo.retry_count", value, "must be an int >= 0")
 
 
 DelayFunction: TypeAlias = Callable[[RetryInfo], float | Awaitable[float]]
@@ -111,8 +111,8 @@ def _check_max_retries(owner: str) -> Callable[[object, object, int | None], Non
     def check(_inst: object, _attr: object, value: int | None) -> None:
         if value is None and owner == "RetryPolicy":
             return
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{owner}.max_retries must be an int >= 0, got {value!r}")
+        if not is_int(value) or value < 0:
+            raise misuse(f"{owner}.max_retries", value, "must be an int >= 0")
 
     return check
 
@@ -121,10 +121,9 @@ def _check_delay(owner: str) -> Callable[[object, object, Delay | None], None]:
     def check(_inst: object, _attr: object, value: Delay | None) -> None:
         if value is None or callable(value):
             return
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise TypeError(
-                f"{owner}.delay must be a number of seconds or a function of RetryInfo, "
-                f"got {value!r}"
+        if not is_number(value):
+            raise misuse(
+                f"{owner}.delay", value, "must be a number of seconds or a function of RetryInfo"
             )
 
     return check
@@ -133,7 +132,7 @@ def _check_delay(owner: str) -> Callable[[object, object, Delay | None], None]:
 def _check_callable_or_none(owner: str, name: str) -> Callable[[Any, Any, Any], None]:
     def check(_inst: Any, _attr: Any, value: Any) -> None:
         if value is not None and not callable(value):
-            raise TypeError(f"{owner}.{name} must be callable or None, got {value!r}")
+            raise misuse(f"{owner}.{name}", value, "must be callable or None")
 
     return check
 
@@ -166,7 +165,7 @@ class RetryPolicy:
     @match.validator
     def _check_match(self, _attr: object, value: object) -> None:
         if not callable(value):
-            raise TypeError(f"RetryPolicy.match must be callable, got {value!r}")
+            raise misuse("RetryPolicy.match", value, "must be callable")
 
 
 Matcher: TypeAlias = Callable[[JudgeError], bool] | RetryPolicy
@@ -181,9 +180,9 @@ def _as_policies(matchers: Iterable[Matcher]) -> tuple[RetryPolicy, ...]:
         elif callable(m):
             out.append(RetryPolicy(match=m))
         else:
-            raise TypeError(
-                f"StreamErrorRetryProcessor.matchers[{i}] must be a predicate or a RetryPolicy, "
-                f"got {m!r}"
+            raise misuse(
+                f"StreamErrorRetryProcessor.matchers[{i}]", m,
+                "must be a predicate or a RetryPolicy",
             )
     return tuple(out)
 
@@ -265,16 +264,10 @@ def retry_after_seconds(error: JudgeError, *, now: Callable[[], float]) -> float
 
 
 def _clamp(seconds: object, owner: str) -> float:
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-        raise TypeError(f"{owner} must be a number of seconds, got {seconds!r}")
+    if not is_number(seconds):
+        raise misuse(owner, seconds, "must be a number of seconds")
     value = float(seconds)
     return value if math.isfinite(value) and value > 0 else 0.0
-
-
-async def _maybe_await(value: _T | Awaitable[_T]) -> _T:
-    if inspect.isawaitable(value):
-        return await value
-    return value
 
 
 async def resolve_delay(delay: Delay | None, info: RetryInfo) -> float:
@@ -293,15 +286,15 @@ async def resolve_delay(delay: Delay | None, info: RetryInfo) -> float:
     if delay is None:
         return 0.0
     if callable(delay):
-        return _clamp(await _maybe_await(delay(info)), "the delay function's result")
+        return _clamp(await maybe_await(delay(info)), "the delay function's result")
     return _clamp(delay, "delay")
 
 
 def _cap(max_retry_after: float) -> float:
-    if isinstance(max_retry_after, bool) or not isinstance(max_retry_after, int | float):
-        raise TypeError(
-            f"StreamErrorRetryProcessor.max_retry_after must be a number of seconds, "
-            f"got {max_retry_after!r}"
+    if not is_number(max_retry_after):
+        raise misuse(
+            "StreamErrorRetryProcessor.max_retry_after", max_retry_after,
+            "must be a number of seconds",
         )
     value = float(max_retry_after)
     # Mastra's rule: an invalid or negative cap means "ignore Retry-After" (cap 0).
@@ -483,7 +476,7 @@ class StreamErrorRetryProcessor:
         )
         hook = self.on_retry if policy.on_retry is None else policy.on_retry
         if hook is not None:
-            await _maybe_await(hook(attrs.evolve(info, delay=wait)))
+            await maybe_await(hook(attrs.evolve(info, delay=wait)))
         return Retry(after=wait)
 
 

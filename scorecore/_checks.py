@@ -1,0 +1,45 @@
+"""The kernel's small shared checks: numbers that are not bools, awaiting what may be awaited,
+and the misuse error that names a field and its value.
+
+>>> is_int(3), is_int(True), is_number(2.5), is_number("2.5")
+(True, False, True, False)
+>>> misuse("Retry.after", -1, "must be a finite number >= 0")
+ScorerDefinitionError('Retry.after must be a finite number >= 0, got -1')
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable
+from typing import TypeGuard, TypeVar
+
+from scorecore._errors import ScorerDefinitionError
+from scorecore._reprs import short_repr
+
+__all__: list[str] = []  # internal: used across the kernel
+
+T = TypeVar("T")
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """An ``int`` that is not a ``bool`` (``True`` is an ``int`` to Python, never a count)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    """An ``int`` or ``float`` that is not a ``bool`` (finite or not)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def misuse(field: str, value: object, problem: str) -> ScorerDefinitionError:
+    """The error for a wrong option: ``"<field> <problem>, got <value, cut short>"``."""
+    return ScorerDefinitionError(
+        f"{field} {problem}, got {short_repr(value)}", field=field, value=value
+    )
+
+
+async def maybe_await(value: T | Awaitable[T]) -> T:
+    """``value``, awaited first when it is awaitable (user hooks may be sync or async)."""
+    if inspect.isawaitable(value):
+        return await value
+    return value

@@ -1,0 +1,71 @@
+"""Misuse is one family: a wrong option raises ``ScorerDefinitionError`` naming field and value."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scorecore import ModelSettings, ScorerDefinitionError
+from scorecore.judge import Retry
+from scorecore_adapters.anthropic import AnthropicModel
+from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
+from scorecore_adapters.openai import OpenAIChatModel
+from scorecore_adapters.retry import RetryPolicy, StreamErrorRetryProcessor
+
+HUGE = "x" * 100_000
+
+CASES: list[tuple[str, Any, Callable[[Any], object]]] = [
+    ("Retry.after", -1.0, lambda v: Retry(after=v)),
+    ("Retry.after", math.nan, lambda v: Retry(after=v)),
+    ("Retry.after", HUGE, lambda v: Retry(after=v)),
+    ("Retry.after", 10**400, lambda v: Retry(after=v)),
+    ("ModelSettings.temperature", math.inf, lambda v: ModelSettings(temperature=v)),
+    ("RetryPolicy.max_retries", True, lambda v: RetryPolicy(match=bool, max_retries=v)),
+    ("RetryPolicy.match", HUGE, lambda v: RetryPolicy(match=v)),
+    ("StreamErrorRetryProcessor.max_retries", -1, lambda v: StreamErrorRetryProcessor(
+        max_retries=v)),
+    ("StreamErrorRetryProcessor.delay", HUGE, lambda v: StreamErrorRetryProcessor(delay=v)),
+    ("StreamErrorRetryProcessor.matchers[0]", 3, lambda v: StreamErrorRetryProcessor(
+        matchers=[v])),
+    ("StreamErrorRetryProcessor.max_retry_after", "30", lambda v: StreamErrorRetryProcessor(
+        max_retry_after=v)),
+    ("ConstantDelay.seconds", -0.5, lambda v: ConstantDelay(seconds=v)),
+    ("ExponentialBackoff.random", HUGE, lambda v: ExponentialBackoff(random=v)),
+    ("AnthropicModel.max_tokens", 0, lambda v: AnthropicModel(model="m", api_key="k",
+                                                               max_tokens=v)),
+    ("OpenAIChatModel.model", "", lambda v: OpenAIChatModel(v, api_key="k")),
+]
+
+
+@pytest.mark.parametrize(("field", "value", "build"), CASES, ids=[c[0] for c in CASES])
+def test_wrong_options_raise_one_error_family(
+    field: str, value: Any, build: Callable[[Any], object]
+) -> None:
+    """The error is a ScorerDefinitionError with ``field`` and ``value``; its message is short."""
+    with pytest.raises(ScorerDefinitionError) as caught:
+        build(value)
+    error = caught.value
+    assert error.field == field
+    assert error.value is value
+    message = str(error)
+    assert message.startswith(field)
+    assert len(message) < 400
+
+
+@given(st.one_of(st.booleans(), st.floats(), st.text(), st.none(), st.integers(max_value=-1)))
+def test_any_unusable_retry_wait_is_refused(value: Any) -> None:
+    """``Retry(after=...)`` accepts finite numbers >= 0 only (never a bool), as the error says."""
+    usable = (
+        not isinstance(value, bool) and isinstance(value, int | float)
+        and math.isfinite(value) and value >= 0
+    )
+    if usable:
+        assert Retry(after=value).after == value
+    else:
+        with pytest.raises(ScorerDefinitionError, match=r"^Retry\.after must be"):
+            Retry(after=value)
