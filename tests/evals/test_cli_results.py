@@ -72,14 +72,14 @@ def test_eval_ends_with_grouped_failure_causes(tmp_path: Path, scorers: Path) ->
     report = tmp_path / "report.json"
     _, out = evaluate(tmp_path, scorers, "b1", [1.0] * 10, extra, "--output", str(report))
     assert "top failure causes (6 failed scorer run(s) in 2 group(s)):" in out
-    assert re.search(r"^ +5 x quality: raised RuntimeError at analyze "
+    assert re.search(r"^ +5 x raised RuntimeError at analyze in quality "
                      r"\(items item-0, item-1, item-2, …\)$", out, re.MULTILINE), out
     assert f"step raised RuntimeError: {LONG}\n" in out  # never truncated
-    assert "1 x quality: raised RuntimeError at analyze (items item-7)" in out
+    assert "1 x raised RuntimeError at analyze in quality (items item-7)" in out
     causes = json.loads(report.read_text())["failureCauses"]
-    assert causes[0] == {"scorerId": "quality", "kind": "raised RuntimeError", "step": "analyze",
+    assert causes[0] == {"kind": "raised RuntimeError", "step": "analyze",
                          "message": f"step raised RuntimeError: {LONG}", "count": 5,
-                         "itemIds": ["item-0", "item-1", "item-2"]}
+                         "scorerIds": ["quality"], "itemIds": ["item-0", "item-1", "item-2"]}
 
 
 def test_eval_without_failures_prints_no_causes(tmp_path: Path, scorers: Path) -> None:
@@ -92,7 +92,8 @@ def test_eval_lists_at_most_five_groups_and_points_to_show(tmp_path: Path, score
     """More than five groups: the five largest, then how to see every failure."""
     extra = {i: {"boom": f"cause {i}"} for i in range(7)}
     _, out = evaluate(tmp_path, scorers, "b1", [1.0] * 7, extra)
-    assert len(re.findall(r"^ +1 x quality", out, re.MULTILINE)) == 5
+    assert len(re.findall(r"^ +1 x raised RuntimeError at analyze in quality", out,
+                          re.MULTILINE)) == 5
     assert "… 2 more group(s); every failure: scorecore show b1 --failures" in out
 
 
@@ -243,3 +244,22 @@ def test_report_writes_one_html_file(tmp_path: Path, scorers: Path) -> None:
     assert 'id="comparison"' in page
     assert f"step raised RuntimeError: {LONG}" in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+
+
+TARGET = """
+def answer(item):
+    if item.input == 1:
+        raise ConnectionError("model endpoint timed out")
+    return item.output
+"""
+
+
+def test_one_cause_across_scorers_is_one_group(tmp_path: Path, scorers: Path) -> None:
+    """A raising target fails every scorer of its item: one group naming the scorers."""
+    (tmp_path / "agent.py").write_text(TARGET)
+    data = dataset(tmp_path / "d.jsonl", [1.0, 1.0, 1.0])
+    code, out, err = run("eval", str(scorers), "--data", str(data), "--store", store(tmp_path),
+                         "--target", f"{tmp_path / 'agent.py'}:answer")
+    assert code == 0, err
+    assert ("      2 x target raised in length, quality (items item-1)\n"
+            "          target raised ConnectionError: model endpoint timed out\n") in out

@@ -132,15 +132,15 @@ TOP_CAUSES = 5
 
 def group_json(group: FailureGroup) -> dict[str, Any]:
     """One failure group as JSON (``--output`` and ``show --json``)."""
-    return {"scorerId": group.scorer_id, "kind": group.cause.kind, "step": group.cause.step,
+    return {"kind": group.cause.kind, "step": group.cause.step,
             "message": group.cause.message, "count": group.count,
-            "itemIds": list(group.item_ids)}
+            "scorerIds": list(group.scorer_ids), "itemIds": list(group.item_ids)}
 
 
 def print_causes(
     groups: list[FailureGroup], *, out: TextIO, limit: int | None, batch_id: str
 ) -> None:
-    """The failure groups, largest first: count, scorer, kind and step, then the full cause."""
+    """The failure groups, largest first: count, kind, step and scorers, then the full cause."""
     if not groups:
         return
     total = sum(g.count for g in groups)
@@ -151,8 +151,9 @@ def print_causes(
         cause = group.cause
         where = f" at {cause.step}" if cause.step else ""
         ids = ", ".join(clip(i, 60) for i in group.item_ids)
-        more = ", …" if group.count > len(group.item_ids) else ""
-        print(f"  {group.count:>5} x {group.scorer_id}: {cause.kind}{where} (items {ids}{more})",
+        more = ", …" if group.more_items else ""
+        scorers = ", ".join(group.scorer_ids)
+        print(f"  {group.count:>5} x {cause.kind}{where} in {scorers} (items {ids}{more})",
               file=out)
         # The cause itself is never cut (the core bounds it to ~1,000 characters).
         print(f"          {cause.message}", file=out)

@@ -56,12 +56,21 @@ class FailureCause:
 @final
 @attrs.frozen(kw_only=True)
 class FailureGroup:
-    """Failures sharing a scorer, kind, step and message: how many, and the first item ids."""
+    """Failed scorer runs sharing a cause (kind, step and message).
 
-    scorer_id: str
+    Attributes:
+        cause: the shared cause.
+        count: how many scorer runs failed with it.
+        scorer_ids: the scorers among them, sorted.
+        item_ids: the first few items (in the order they came).
+        more_items: whether other items failed with it too.
+    """
+
     cause: FailureCause
     count: int
+    scorer_ids: tuple[str, ...]
     item_ids: tuple[str, ...]
+    more_items: bool = False
 
 
 _PREFIX: Final = re.compile(
@@ -157,42 +166,52 @@ def cause_of_row(row: ScoreRow) -> FailureCause | None:
 
 @final
 class FailureTally:
-    """Groups failures as they come, keeping counts and the first item ids only (flat memory).
+    """Groups failures by cause as they come, keeping counts, scorer ids and the first item ids
+    only (flat memory).
 
     >>> tally = FailureTally()
-    >>> tally.add("s", "1", FailureCause(kind="judge network", message="network: down"))
-    >>> [(g.scorer_id, g.count) for g in tally.groups()]
-    [('s', 1)]
+    >>> cause = FailureCause(kind="judge network", message="network: down")
+    >>> tally.add("s", "1", cause)
+    >>> tally.add("t", "1", cause)
+    >>> [(g.count, g.scorer_ids, g.item_ids) for g in tally.groups()]
+    [(2, ('s', 't'), ('1',))]
     """
 
     def __init__(self, *, examples: int = 3) -> None:
         self._examples = examples
-        self._counts: dict[tuple[str, FailureCause], int] = {}
-        self._ids: dict[tuple[str, FailureCause], list[str]] = {}
+        self._counts: dict[FailureCause, int] = {}
+        self._scorers: dict[FailureCause, set[str]] = {}
+        self._ids: dict[FailureCause, list[str]] = {}
+        self._more: set[FailureCause] = set()
 
     def add(self, scorer_id: str, item_id: str, cause: FailureCause) -> None:
-        """Count one failure of ``scorer_id`` on ``item_id``."""
-        key = (scorer_id, cause)
-        self._counts[key] = self._counts.get(key, 0) + 1
-        first = self._ids.setdefault(key, [])
+        """Count one failed run of ``scorer_id`` on ``item_id``."""
+        self._counts[cause] = self._counts.get(cause, 0) + 1
+        self._scorers.setdefault(cause, set()).add(scorer_id)
+        first = self._ids.setdefault(cause, [])
+        if item_id in first:
+            return
         if len(first) < self._examples:
             first.append(item_id)
+        else:
+            self._more.add(cause)
 
     def groups(self) -> list[FailureGroup]:
-        """The groups, largest first (then by scorer id, kind and message)."""
+        """The groups, largest first (then by kind and message)."""
         counts = self._counts
-        ordered = sorted(counts, key=lambda k: (-counts[k], k[0], k[1].kind, k[1].message))
+        ordered = sorted(counts, key=lambda c: (-counts[c], c.kind, c.step or "", c.message))
         return [
-            FailureGroup(scorer_id=key[0], cause=key[1], count=counts[key],
-                         item_ids=tuple(self._ids[key]))
-            for key in ordered
+            FailureGroup(cause=cause, count=counts[cause],
+                         scorer_ids=tuple(sorted(self._scorers[cause])),
+                         item_ids=tuple(self._ids[cause]), more_items=cause in self._more)
+            for cause in ordered
         ]
 
 
 def group_failures(
     failures: Iterable[tuple[str, str, FailureCause]], *, examples: int = 3
 ) -> list[FailureGroup]:
-    """Group ``(scorer id, item id, cause)`` triples; the largest groups first.
+    """Group ``(scorer id, item id, cause)`` triples by cause; the largest groups first.
 
     >>> c = FailureCause(kind="judge network", message="network: down", step="analyze")
     >>> [(g.count, g.item_ids) for g in group_failures([("s", "1", c), ("s", "2", c)])]

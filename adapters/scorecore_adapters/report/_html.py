@@ -70,12 +70,13 @@ def _failures(rows: Sequence[ScoreRow]) -> str:
     if not groups:
         return '<p class="muted" id="failures">No scorer run failed.</p>'
     body = "".join(
-        f"<tr><td>{esc(g.scorer_id)}</td><td class=num>{g.count}</td><td>{esc(g.cause.kind)}"
+        f"<tr><td>{esc(', '.join(g.scorer_ids))}</td><td class=num>{g.count}</td>"
+        f"<td>{esc(g.cause.kind)}"
         f"</td><td>{esc(g.cause.step or '')}</td><td class=cause>{esc(g.cause.message)}</td>"
         f"<td>{esc(', '.join(g.item_ids))}</td></tr>"
         for g in groups[:500]
     )
-    return ('<table id="failures"><thead><tr><th>scorer</th><th class=num>count</th>'
+    return ('<table id="failures"><thead><tr><th>scorers</th><th class=num>runs</th>'
             "<th>kind</th><th>step</th><th>cause (full)</th><th>first items</th></tr></thead>"
             f"<tbody>{body}</tbody></table>")
 
