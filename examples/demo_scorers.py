@@ -1,13 +1,15 @@
-"""Demo scorers for ``make demo``: three function scorers and one LLM-judge scorer.
+"""Demo scorers for ``make demo``: three function scorers, two built-in code scorers and the
+built-in LLM-judged faithfulness scorer.
 
 Run them over the bundled dataset and keep every score in SQLite::
 
     scorecore eval examples/demo_scorers.py --data examples/data/demo.jsonl \
         --store sqlite:demo.sqlite --threshold keyword-coverage=0.5
 
-``llm-faithfulness`` asks an OpenAI-compatible judge (OpenAI, vLLM, Ollama, llama.cpp …) and
-runs only when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set (``OPENAI_MODEL`` picks the
-model, ``gpt-4o-mini`` by default); otherwise the command reports it as skipped.
+``llm-faithfulness`` (``scorecore.scorers.faithfulness`` against the reference answer) asks an
+OpenAI-compatible judge (OpenAI, vLLM, Ollama, llama.cpp …) and runs only when
+``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set (``OPENAI_MODEL`` picks the model,
+``gpt-4o-mini`` by default); otherwise the command reports it as skipped.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import os
 import re
 from typing import Any
 
-from scorecore import JudgeConfig, PromptStep, Scorer, StepContext, create_scorer, not_scorable
+from scorecore import Scorer, StepContext, create_scorer, not_scorable
+from scorecore import scorers as builtin
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
 
@@ -90,46 +93,30 @@ length_sanity: Scorer[Any, Any] = (
 )
 
 
-# --- LLM faithfulness: only with a configured OpenAI-compatible judge ----------------------
+# --- built-in code scorers: the answer reuses the question's keywords, in a steady tone -------
 
-_CLAIMS_SCHEMA = {
-    "type": "object",
-    "properties": {"unsupported_claims": {"type": "array", "items": {"type": "string"}}},
-    "required": ["unsupported_claims"],
-}
+question_keywords = builtin.keyword_coverage(type="text", id="question-keywords")
+steady_tone = builtin.tone(type="text", id="steady-tone")
+
+
+# --- built-in LLM faithfulness: only with a configured OpenAI-compatible judge --------------
 
 
 def _faithfulness() -> Scorer[Any, Any]:
     # Imported lazily: the HTTP adapter is only needed when a judge is configured.
     from scorecore_adapters.openai import OpenAIChatModel
 
-    judge = JudgeConfig(
-        model=OpenAIChatModel(os.environ.get("OPENAI_MODEL", "gpt-4o-mini")),
-        instructions="You are a strict fact checker. Reply with JSON only.",
-    )
-    return (
-        create_scorer(id="llm-faithfulness", description="No claims beyond the reference",
-                      judge=judge)
-        .analyze(PromptStep(
-            description="List claims the reference does not support",
-            output_schema=_CLAIMS_SCHEMA,
-            create_prompt=lambda ctx: (
-                f"Question: {ctx.run.input}\nReference answer: {ctx.run.ground_truth}\n"
-                f"Answer to check: {ctx.run.output}\n"
-                "List every claim in the answer that is wrong or not supported by the "
-                "reference answer."
-            ),
-        ))
-        .generate_score(lambda ctx: max(
-            0.0, 1.0 - len(ctx.results.analyze_step_result["unsupported_claims"]) / 3))
-        .generate_reason(
-            lambda ctx: "; ".join(ctx.results.analyze_step_result["unsupported_claims"])
-            or "no unsupported claims"
-        )
+    # The reference answer is the context: every claim of the answer must follow from it.
+    return builtin.faithfulness(
+        OpenAIChatModel(os.environ.get("OPENAI_MODEL", "gpt-4o-mini")), type="text",
+        get_context=lambda ctx: [str(ctx.run.ground_truth)] if ctx.run.ground_truth else [],
+        id="llm-faithfulness",
     )
 
 
-scorers: list[Scorer[Any, Any]] = [keyword_coverage, answer_match, length_sanity]
+scorers: list[Scorer[Any, Any]] = [
+    keyword_coverage, answer_match, length_sanity, question_keywords, steady_tone,
+]
 skipped_scorers: dict[str, str] = {}
 
 if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):

@@ -24,7 +24,6 @@ from scorecore import (
     ReasonContext,
     Scorer,
     ScorerBuilder,
-    ScorerDefinitionError,
     ScorerRun,
     StepContext,
     create_scorer,
@@ -216,20 +215,4 @@ def has_text(text: str) -> bool:
     return not is_blank(text)
 
 
-__all__ = [
-    "Judge",
-    "ScorerDefinitionError",
-    "assistant_text",
-    "build_prompt",
-    "check_scale",
-    "check_texts",
-    "fenced",
-    "has_text",
-    "judge_config",
-    "judged_pipeline",
-    "judged_step",
-    "numbered",
-    "start_judged",
-    "system_text",
-    "user_text",
-]
+__all__: list[str] = []  # internal: the building blocks of the built-in LLM scorers

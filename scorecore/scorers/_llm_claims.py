@@ -41,6 +41,9 @@ _Ctx = StepContext[AgentInput, AgentOutput, None, None]
 
 YesNoUnsure = Literal["yes", "no", "unsure"]
 
+GetContext = Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
+"""Reads the context pieces from the step context (the run, with any earlier results)."""
+
 
 @final
 @attrs.frozen(kw_only=True)
@@ -232,21 +235,25 @@ def _context_block(context: Sequence[str]) -> str:
 @overload
 def faithfulness(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    get_context: GetContext | None = None,
     type: Literal["agent"] = "agent", id: str = "faithfulness-scorer",
 ) -> Scorer[AgentInput, AgentOutput]: ...
 @overload
 def faithfulness(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    get_context: GetContext | None = None,
     type: Literal["text"], id: str = "faithfulness-scorer",
 ) -> Scorer[Any, str]: ...
 def faithfulness(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    get_context: GetContext | None = None,
     type: TextOrAgent = "agent", id: str = "faithfulness-scorer",
 ) -> Scorer[Any, Any]:
     """The share of the answer's claims that the context supports (0 to ``scale``).
 
-    The context is ``context``, else the results of the tools the agent called (each as
-    JSON). The judge lists the answer's factual claims and marks each supported (yes),
+    The context is ``get_context(ctx)`` if given (a function of the step context, e.g. reading
+    the run's ground truth), else ``context``, else the results of the tools the agent called
+    (each as JSON). The judge lists the answer's factual claims and marks each supported (yes),
     contradicted (no) or not decidable from the context (unsure); only yes counts.
 
     Not scorable without an answer, without any context, or when the judge finds no claim.
@@ -263,15 +270,18 @@ def faithfulness(
     """
     scaled = check_scale(id, scale)
     given = check_texts(id, "context", context)
+    if get_context is not None and not callable(get_context):
+        raise refuse(id, "get_context", "a function of the step context", get_context)
 
     def gather(ctx: _Ctx) -> Texts | NotScorable:
         answer = _need_answer(ctx)
         if isinstance(answer, NotScorable):
             return answer
-        pieces = given if given is not None else _tool_results(ctx.run.output)
+        pieces = (tuple(get_context(ctx)) if get_context is not None
+                  else given if given is not None else _tool_results(ctx.run.output))
         if not pieces:
-            return not_scorable("no context: pass context= or let the agent call tools whose "
-                                "results are the context")
+            return not_scorable("no context: pass context= or get_context=, or let the agent "
+                                "call tools whose results are the context")
         return Texts(answer=answer, context=pieces)
 
     def prompt(texts: Texts) -> str:
@@ -308,21 +318,18 @@ def faithfulness(
 @overload
 def hallucination(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
-    get_context: Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
-    | None = None,
+    get_context: GetContext | None = None,
     type: Literal["agent"] = "agent", id: str = "hallucination-scorer",
 ) -> Scorer[AgentInput, AgentOutput]: ...
 @overload
 def hallucination(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
-    get_context: Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
-    | None = None,
+    get_context: GetContext | None = None,
     type: Literal["text"], id: str = "hallucination-scorer",
 ) -> Scorer[Any, str]: ...
 def hallucination(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
-    get_context: Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
-    | None = None,
+    get_context: GetContext | None = None,
     type: TextOrAgent = "agent", id: str = "hallucination-scorer",
 ) -> Scorer[Any, Any]:
     """The share of the answer's claims that are unsupported by or contradict the context

@@ -86,11 +86,11 @@ def test_demo_passes_and_reports_skipped_llm(tmp_path: Path) -> None:
     assert (document["verdict"], document["exitCode"], document["invalidItems"]) == ("passed", 0, 0)
     assert document["totalItems"] == 12
     assert document["skipped"] == {"llm-faithfulness": "set OPENAI_API_KEY or OPENAI_BASE_URL"}
-    assert len(rows(db)) == 36
+    assert len(rows(db)) == 60  # 5 scorers (3 of the demo's own, 2 built-in) x 12 items
     code, out, _ = run("show", "demo-1", "--store", f"sqlite:{db}")
     assert code == 0
     assert "http-429" in out
-    assert out.strip().endswith("36 rows (4 not_scorable, 32 scored)")
+    assert out.strip().endswith("60 rows (4 not_scorable, 56 scored)")
 
 
 def test_failed_threshold_exits_one(tmp_path: Path) -> None:

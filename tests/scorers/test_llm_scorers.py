@@ -529,3 +529,15 @@ async def test_text_runs_missing_and_mismatched() -> None:
     assert mismatch.failure().failed_step == "input"
     with pytest.raises(ScorerDefinitionError, match="type"):
         bias(judge, type="json")  # type: ignore[call-overload]
+
+
+async def test_faithfulness_get_context_reads_the_run() -> None:
+    """``get_context`` wins over ``context`` and the tool results: here the ground truth."""
+    judge = ScriptedJudge([verdicts("yes")])
+    scorer = faithfulness(judge, context=["ignored"], type="text",
+                          get_context=lambda ctx: [str(ctx.run.ground_truth)])
+    outcome = await scorer.run(input=None, output="It is 429.", ground_truth="HTTP 429")
+    assert score_of(outcome) == 1.0
+    prompt = judge.requests[0].messages[-1].content
+    assert "HTTP 429" in prompt
+    assert "ignored" not in prompt
