@@ -23,6 +23,7 @@ ADAPTER_DOCS = [
     "docs/testing.md",
     "docs/judges-openai.md",
     "docs/judges-anthropic.md",
+    "docs/reports.md",
 ]
 
 
