@@ -1,0 +1,77 @@
+"""Failure causes: what a running batch knows and what its stored rows say give the same cause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from returns.result import Failure
+
+from scorecore import JudgeConfig, PromptStep, Scorer, create_scorer
+from scorecore.evals import ItemResult, run_evals
+from scorecore_adapters.report import FailureCause, cause_of_outcome, cause_of_row
+from scorecore_adapters.storage import SqliteScoreStore
+from scorecore_adapters.testing import ScriptedJudge, judge_error
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
+
+
+def _raise(message: str) -> Any:
+    def step(ctx: Any) -> Any:
+        raise LookupError(message)
+    return step
+
+
+def failing_scorers(scorer_id: str, message: str) -> list[Scorer[Any, Any]]:
+    """One scorer per way a run can fail, each id prefixed with ``scorer_id``."""
+    judged = JudgeConfig(model=ScriptedJudge([judge_error(503, message=message)] * 20),
+                         instructions="judge", max_processor_retries=0)
+    invalid = JudgeConfig(model=ScriptedJudge(["not json"] * 20), instructions="judge")
+    prompt = PromptStep(description="d", output_schema=SCHEMA, create_prompt=lambda c: "p")
+    return [
+        create_scorer(id=f"{scorer_id}/raise", description="d").analyze(_raise(message))
+        .generate_score(lambda c: 1.0),
+        # Wrong on purpose: a str score and an int reason (type-checked code cannot do this).
+        create_scorer(id=f"{scorer_id}/score", description="d").generate_score(
+            lambda c: message),  # type: ignore[arg-type, return-value]
+        create_scorer(id=f"{scorer_id}/failure", description="d").analyze(
+            lambda c: Failure(message)).generate_score(lambda c: 1.0),
+        create_scorer(id=f"{scorer_id}/judge", description="d", judge=judged).analyze(prompt)
+        .generate_score(lambda c: 1.0),
+        create_scorer(id=f"{scorer_id}/invalid", description="d", judge=invalid)
+        .analyze(prompt).generate_score(lambda c: 1.0),
+        create_scorer(id=f"{scorer_id}/reason", description="d").generate_score(
+            lambda c: 1.0).generate_reason(lambda c: 42),  # type: ignore[arg-type, return-value]
+    ]
+
+
+KINDS = ["raised LookupError", "invalid score", "step failed", "judge server",
+         "judge output invalid", "invalid step value"]
+
+
+async def _both(scorer_id: str, message: str, item: str) -> tuple[list[FailureCause],
+                                                                  list[FailureCause | None]]:
+    live: list[FailureCause] = []
+
+    def seen(result: ItemResult) -> None:
+        live.extend(cause_of_outcome(o, item_error=result.error) for o in result.outcomes
+                    if o.status == "failed")
+
+    async with SqliteScoreStore(":memory:") as store:
+        await run_evals([{"id": item, "input": "q", "output": "a"}],
+                        failing_scorers(scorer_id, message), store=store, batch_id="b",
+                        on_item_complete=seen)
+        stored = [cause_of_row(row) for row in await store.list_run("b")]
+    return live, stored
+
+
+@settings(max_examples=25)
+@given(scorer_id=st.text(min_size=1, max_size=20).filter(str.isprintable),
+       message=st.text(max_size=80), item=st.text(min_size=1, max_size=10).filter(str.isprintable))
+def test_running_and_stored_causes_agree(scorer_id: str, message: str, item: str) -> None:
+    """Any scorer id (quotes, colons), any message: the stored row's cause equals the live one."""
+    live, stored = anyio.run(_both, scorer_id, message, item)
+    assert sorted(c.kind for c in live) == sorted(KINDS)
+    assert sorted(live, key=repr) == sorted(stored, key=repr)
