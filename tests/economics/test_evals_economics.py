@@ -55,7 +55,7 @@ async def test_rows_carry_the_scorer_fingerprint() -> None:
     store = InMemoryScoreStore()
     scorer = judged_scorer(StepJudge())
     await run_evals(_items(3), [scorer], store=store, batch_id="b")
-    rows = list(store.rows)
+    rows = list(store.rows.values())
     assert len(rows) == 3
     for row in rows:
         assert row.scorer["fingerprint"] == scorer.fingerprint
@@ -126,7 +126,7 @@ async def test_trials_store_one_row_per_item_and_trial() -> None:
     store = InMemoryScoreStore()
     await run_evals(_items(2), [judged_scorer(StepJudge())], trials=3, store=store,
                     batch_id="b")
-    run_ids = sorted(row.run_id for row in store.rows)
+    run_ids = sorted(row.run_id for row in store.rows.values())
     assert run_ids == ["b/trial-1:q0", "b/trial-1:q1", "b/trial-2:q0", "b/trial-2:q1",
                        "b:q0", "b:q1"]
 

@@ -32,6 +32,7 @@ from scorecore_adapters.cli._common import (
     open_url,
     print_table,
 )
+from scorecore_adapters.cli._economics import economics_options, print_economics
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
 from scorecore_adapters.report._causes import FailureGroup, FailureTally, cause_of_outcome
@@ -244,6 +245,7 @@ async def _check_batch(store: Store, batch_id: str, *, resume: bool) -> None:
 async def _run_plan(
     plan: _EvalPlan, args: argparse.Namespace, out: TextIO, progress: _Progress
 ) -> EvalReport:
+    economics = economics_options(args)  # a bad --pricing fails before anything runs
     try:
         async with plan.store:
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
@@ -255,7 +257,7 @@ async def _run_plan(
                     plan.reader, plan.loaded.scorers, target=plan.target,
                     concurrency=args.concurrency, thresholds=plan.thresholds, gates=plan.gates,
                     store=plan.store, on_item_complete=progress, batch_id=plan.batch_id,
-                    resume=bool(args.resume), max_failures=args.max_failures,
+                    resume=bool(args.resume), max_failures=args.max_failures, **economics,
                 )
     except StoreError as exc:
         hint = f" (resume with --resume {plan.batch_id})" if exc.operation == "save" else ""
@@ -275,6 +277,7 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = _Progress(plan.total, rich_output=rich_output, out=out)
     report = anyio.run(lambda: _run_plan(plan, args, out, progress))
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
+    print_economics(report, out=out)
     causes = progress.failures.groups()
     print_causes(causes, out=out, limit=TOP_CAUSES, batch_id=plan.batch_id)
     print(f"{report.total_items} items, {report.failed_items} failed as a whole, "
@@ -308,4 +311,3 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"scorecore: error: {invalid} malformed line(s) in {plan.reader.shown} "
               f"(recorded as failed items)", file=err)
     return code
-

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
+from scorecore_adapters.cli._economics import add_economics_flags
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,6 +52,7 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--resume", metavar="RUN", help="resume the batch RUN, skipping stored rows")
     ev.add_argument("--batch-id", help="the id of a new batch (default: generated)")
     ev.add_argument("--output", help="write the report as JSON to this file")
+    add_economics_flags(ev)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,0 +1,111 @@
+"""``scorecore eval``'s judge economics: the cache, prices, a budget and trials (flags, output).
+
+By default judge replies are cached in ``.scorecore/cache.db`` (``--cache URL`` elsewhere,
+``--no-cache`` off), so a re-run after editing one step re-asks only that step's judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any, TextIO
+
+from scorecore.evals import EvalReport
+from scorecore.judge import Budget
+from scorecore_adapters.cache import DEFAULT_CACHE_PATH, open_cache
+from scorecore_adapters.cli._common import UsageError
+from scorecore_adapters.pricing import load_pricing
+
+__all__ = ["add_economics_flags", "economics_options", "print_economics"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _limit(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+def add_economics_flags(command: argparse.ArgumentParser) -> None:
+    """Add --cache, --no-cache, --pricing, --budget-usd, --budget-tokens, --budget-mode,
+    --trials to ``scorecore eval``."""
+    command.add_argument(
+        "--cache", default=f"sqlite:{DEFAULT_CACHE_PATH}", metavar="URL",
+        help=f"judge cache: sqlite:PATH, postgresql://…, memory: "
+             f"(default sqlite:{DEFAULT_CACHE_PATH})",
+    )
+    command.add_argument("--no-cache", action="store_true", help="ask the judge every time")
+    command.add_argument("--pricing", metavar="FILE",
+                         help="judge prices per model (TOML or JSON; USD per million tokens)")
+    command.add_argument("--budget-usd", type=_limit, metavar="USD",
+                         help="stop starting judge calls past this cost (needs --pricing)")
+    command.add_argument("--budget-tokens", type=_positive_int, metavar="N",
+                         help="stop starting judge calls past this many tokens")
+    command.add_argument("--budget-mode", choices=("hard", "soft"), default="hard",
+                         help="hard: stopped runs fail (resume later); soft: warn once, go on")
+    command.add_argument("--trials", type=_positive_int, default=1, metavar="N",
+                         help="score every item N times and report the spread (default 1)")
+
+
+def economics_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``run_evals`` keyword arguments from the flags; a bad flag is a UsageError."""
+    options: dict[str, Any] = {"trials": args.trials}
+    if not args.no_cache:
+        try:
+            options["cache"] = open_cache(args.cache)
+        except ValueError as exc:
+            raise UsageError(f"--cache: {exc}") from None
+    if args.pricing:
+        try:
+            options["pricing"] = load_pricing(args.pricing)
+        except ValueError as exc:
+            raise UsageError(f"--pricing: {exc}") from None
+    if args.budget_usd is not None or args.budget_tokens is not None:
+        if args.budget_usd is not None and not args.pricing:
+            raise UsageError("--budget-usd needs --pricing FILE (the price of each judge model)")
+        options["budget"] = Budget(max_cost_usd=args.budget_usd, max_tokens=args.budget_tokens,
+                                   mode=args.budget_mode)
+    return options
+
+
+def _usd(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:.4f}"
+
+
+def print_economics(report: EvalReport, *, out: TextIO) -> None:
+    """The judge cost per scorer and in total, cache use, the budget line, the trials spread."""
+    economics = report.economics
+    if economics is not None:
+        for cost in economics.scorers:
+            if cost.model_calls or cost.cache_hits or cost.budget_stopped:
+                stopped = f", {cost.budget_stopped} stopped by the budget" \
+                    if cost.budget_stopped else ""
+                print(f"judge {cost.scorer_id}: {_usd(cost.cost_usd)} over {cost.model_calls} "
+                      f"call(s), {cost.cache_hits} cache hit(s) saving "
+                      f"{_usd(cost.saved_usd)}{stopped}", file=out)
+        print(f"judge cost: {_usd(economics.cost_usd)}; cache {economics.cache_hits} hit(s), "
+              f"{economics.cache_misses} miss(es), saved {_usd(economics.saved_usd)}", file=out)
+        line = economics.budget_line()
+        if line is not None:
+            print(f"budget: {line}", file=out)
+    trials = report.trials
+    if trials is not None:
+        for spread in trials.scorers:
+            dev = "-" if spread.mean_std_dev is None else f"{spread.mean_std_dev:.3f}"
+            mean = "-" if spread.mean is None else f"{spread.mean:.3f}"
+            print(f"trials {spread.scorer_id}: mean {mean} over {trials.trials} trials, "
+                  f"per-item std dev {dev}, {spread.changed_items} item(s) changed verdict",
+                  file=out)

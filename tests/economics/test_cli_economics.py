@@ -1,0 +1,115 @@
+"""scorecore eval: the default judge cache, --no-cache, --pricing, budgets and --trials."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from scorecore_adapters.cli import main
+
+SCORERS = '''
+import os
+from returns.result import Success
+from scorecore import JudgeConfig, ModelSettings, ScorePromptStep, create_scorer
+from scorecore.judge import JudgeResponse, JudgeUsage
+
+class LoggingJudge:
+    model_id = "logging-judge"
+    provider = "test"
+    supports_structured_output = False
+
+    async def generate(self, request, /):
+        with open(os.environ["ECON_LOG"], "a") as log:
+            log.write("call\\n")
+        return Success(JudgeResponse(text='{"score": 0.8}',
+                                     usage=JudgeUsage(input_tokens=100, output_tokens=100)))
+
+graded = create_scorer(id="graded", description="d", judge=JudgeConfig(
+    model=LoggingJudge(), instructions="Grade.",
+    model_settings=ModelSettings(max_output_tokens=100),
+)).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: f"Rate {c.run.output}"))
+'''
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ECON_LOG", str(tmp_path / "calls.log"))
+    (tmp_path / "scorers.py").write_text(SCORERS)
+    (tmp_path / "data.jsonl").write_text(
+        "\n".join(json.dumps({"id": f"q{i}", "input": "q", "output": f"a{i}"}) for i in range(4))
+        + "\n"
+    )
+    (tmp_path / "prices.toml").write_text('[models."logging-judge"]\ninput = 1.0\noutput = 10.0\n')
+    return tmp_path
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db",
+                 *argv], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def calls(work: Path) -> int:
+    log = work / "calls.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_the_default_cache_makes_a_rerun_free(work: Path) -> None:
+    """Second eval: no judge call, the savings printed; --no-cache asks again."""
+    code, out, _ = run("--pricing", "prices.toml")
+    assert code == 0, out
+    assert calls(work) == 4
+    assert (work / ".scorecore" / "cache.db").exists()
+    assert "judge cost: $0.0044; cache 0 hit(s), 4 miss(es)" in out
+    code, out, _ = run("--pricing", "prices.toml")
+    assert calls(work) == 4
+    assert "judge cost: $0.0000; cache 4 hit(s), 0 miss(es), saved $0.0044" in out
+    run("--no-cache")
+    assert calls(work) == 8
+
+
+def test_a_hard_budget_stops_and_a_resume_finishes(work: Path) -> None:
+    """--budget-usd stops runs (exit 1, BudgetExhausted); --resume with more finishes them."""
+    code, out, _ = run("--pricing", "prices.toml", "--budget-usd", "0.003",
+                       "--batch-id", "b1", "--max-failures", "0")
+    assert code == 1, out
+    assert "budget: spent $" in out
+    assert "of $0.0030 (hard)" in out
+    assert "BudgetExhausted" in out or "judge budget exhausted" in out
+    first = calls(work)
+    assert first == 2  # a call's worst case is ~$0.0015, each costs $0.0011
+    code, out, _ = run("--pricing", "prices.toml", "--budget-usd", "5", "--resume", "b1",
+                       "--max-failures", "0", "--output", "r.json")
+    assert code == 0, out
+    assert calls(work) == 4
+    report = json.loads((work / "r.json").read_text())
+    assert report["economics"]["budget"]["maxCostUsd"] == 5
+    assert report["economics"]["cacheMisses"] == 4 - first
+
+
+def test_trials_are_printed_and_asked_n_times(work: Path) -> None:
+    """--trials 3 asks the judge three times per item and prints the spread."""
+    code, out, _ = run("--trials", "3", "--no-cache")
+    assert code == 0, out
+    assert calls(work) == 12
+    assert "trials graded: mean 0.800 over 3 trials, per-item std dev 0.000, " \
+           "0 item(s) changed verdict" in out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--budget-usd", "1"], "--budget-usd needs --pricing FILE"),
+    (["--pricing", "missing.toml"], "--pricing: pricing file 'missing.toml'"),
+    (["--cache", "redis://x"], "--cache: unknown cache URL"),
+    (["--trials", "0"], "expected an integer >= 1, got '0'"),
+    (["--budget-usd", "-1", "--pricing", "prices.toml"], "expected a number >= 0"),
+])
+def test_bad_flags_are_usage_errors(work: Path, argv: list[str], message: str) -> None:
+    """Exit 2 with a message naming the flag, before any judge call."""
+    code, out, err = run(*argv)
+    assert code == 2
+    assert message in err + out
+    assert calls(work) == 0
