@@ -104,11 +104,14 @@ def expectation_from(value: object, where: str = "run.expected_trajectory") -> (
 def laid_over(defaults: TrajectoryExpectation | None,
               item: TrajectoryExpectation | None) -> TrajectoryExpectation:
     """``item`` over ``defaults``, field by field: a field the item sets wins (Mastra's
-    ``{...defaults, ...item}``); empty blacklists in the item keep the defaults'."""
+    ``{...defaults, ...item}``); ``steps=[]`` in the item replaces the defaults' steps, empty
+    blacklists in the item keep the defaults'."""
     if defaults is None:
         return item or TrajectoryExpectation()
     if item is None:
         return defaults
+    # Expected steps given as [] are set (they expect no step); an empty blacklist is not.
     changes = {f.name: getattr(item, f.name) for f in attrs.fields(TrajectoryExpectation)
-               if getattr(item, f.name) not in (None, ())}
+               if getattr(item, f.name) is not None
+               and (f.name == "steps" or getattr(item, f.name) != ())}
     return attrs.evolve(defaults, **changes)

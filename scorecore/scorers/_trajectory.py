@@ -257,7 +257,9 @@ def score_level(trajectory: Trajectory, expectation: TrajectoryExpectation,
 
 
 def _has_any(expectation: TrajectoryExpectation) -> bool:
-    return any(getattr(expectation, f.name) not in (None, ())
+    # steps=[] is an expectation (no step at all); an empty blacklist is none.
+    return any(getattr(expectation, f.name) is not None
+               and (f.name == "steps" or getattr(expectation, f.name) != ())
                for f in attrs.fields(TrajectoryExpectation))
 
 

@@ -176,13 +176,13 @@ def total_tokens(trajectory: Trajectory) -> int | None:
 
 
 def total_duration(trajectory: Trajectory) -> float | None:
-    """``total_duration``, else the sum of the top-level steps' durations (``None`` if one
-    lacks a duration)."""
+    """``total_duration``, else the sum of the top-level steps' durations (``None`` if there is
+    no step or one lacks a duration)."""
     if trajectory.total_duration is not None:
         return trajectory.total_duration
     durations = [s.duration for s in trajectory.steps]
-    if any(d is None for d in durations):
-        return None
+    if not durations or any(d is None for d in durations):
+        return None  # no step at all measures nothing (Mastra cannot evaluate it either)
     return sum(d for d in durations if d is not None)
 
 
