@@ -164,6 +164,14 @@ class RayEvalResult:
     rows: ray.data.Dataset = attrs.field(repr=False)
     report: EvalReport
 
+    def item_results(self) -> Iterator[ItemResult]:
+        """Each item's :class:`~scorecore.evals.ItemResult`, in dataset order, from :attr:`rows`.
+
+        The results carry ids, statuses, scores, reasons and errors; the full results (step
+        results, prompts, judge calls) are in the store's rows.
+        """
+        return _item_results(self.rows)
+
 
 def _decode(row: dict[str, Any]) -> object:
     """The item a dataset row holds: pickled by :func:`items_dataset`, or the row itself."""
@@ -556,17 +564,23 @@ def score_dataset(
 
 def _report(rows: ray.data.Dataset, fold: ReportFold, *, batch_id: str,
             duration: float) -> EvalReport:
-    """Fold the result rows (one per pair, an item's rows together) into the report."""
+    """Fold the result rows into the report ``run_evals`` gives (the fold is order-free)."""
+    for result in _item_results(rows):
+        fold.add(result)
+    return fold.report(batch_id=batch_id, duration=duration)
+
+
+def _item_results(rows: ray.data.Dataset) -> Iterator[ItemResult]:
+    """The items' results from the result rows (one per pair, an item's rows together)."""
     item: list[dict[str, Any]] = []
     for batch in _tables(rows):
         for row in batch.to_pylist():
             if item and item[0]["index"] != row["index"]:
-                fold.add(_item_result(item))
+                yield _item_result(item)
                 item = []
             item.append(row)
     if item:
-        fold.add(_item_result(item))
-    return fold.report(batch_id=batch_id, duration=duration)
+        yield _item_result(item)
 
 
 def _item_result(rows: Sequence[Mapping[str, Any]]) -> ItemResult:

@@ -100,8 +100,7 @@ def test_jsonl_and_parquet_sources(tmp_path: Path, batch_id: str) -> None:
     ray.data.from_items(items).write_parquet(str(tmp_path / "parquet"))
     expected = _in_process(items, f"sqlite:{tmp_path}/expected.db", batch_id)
     for name, ds in (("jsonl", ray.data.read_json(str(path), lines=True)),
-                     ("parquet", ray.data.read_parquet(str(tmp_path / "parquet"))),
-                     ("list", ray.data.from_items(items))):
+                     ("parquet", ray.data.read_parquet(str(tmp_path / "parquet")))):
         result = score_dataset(ds, SCORERS, store_url=f"sqlite:{tmp_path}/{name}.db",
                                batch_id=batch_id)
         _same(result.report, expected)
@@ -166,11 +165,12 @@ def test_bad_arguments_name_the_field(
 def test_a_stored_batch_is_not_reused_without_resume(tmp_path: Path, batch_id: str) -> None:
     """Starting a batch id the store already holds is refused, as run_evals refuses it."""
     url = f"sqlite:{tmp_path}/s.db"
-    score_dataset(items_dataset([{"input": 1, "output": 1}]), SCORERS, store_url=url,
-                  batch_id=batch_id)
-    with pytest.raises(EvalConfigError, match="already has rows"):
+    _in_process([{"input": 1, "output": 1}], url, batch_id)
+    with pytest.raises(EvalConfigError, match="already has rows") as caught:
         score_dataset(items_dataset([{"input": 2, "output": 2}]), SCORERS, store_url=url,
                       batch_id=batch_id)
+    assert caught.value.field == "batch_id"
+    assert len(_rows(url, batch_id)) == 3  # untouched
 
 
 def test_items_dataset_keeps_values_arrow_would_merge() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO, final
 
 import anyio
+import anyio.to_thread
 import attrs
 
 from scorecore.evals import (
@@ -35,6 +36,7 @@ from scorecore_adapters.cli._common import (
 from scorecore_adapters.cli._economics import economics_options, print_economics
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
+from scorecore_adapters.cli._ray import run_on_ray, start_ray
 from scorecore_adapters.report._causes import FailureGroup, FailureTally, cause_of_outcome
 from scorecore_adapters.report._text import number
 from scorecore_adapters.storage import Store
@@ -253,6 +255,14 @@ async def _run_plan(
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
                   f"{plan.data_path}, store {plan.store.url}", file=out, flush=True)
             with progress:
+                if args.engine == "ray":
+                    return await anyio.to_thread.run_sync(lambda: run_on_ray(
+                        plan.reader, scorers=args.scorers, store_url=args.store,
+                        batch_id=plan.batch_id, resume=bool(args.resume), workers=args.workers,
+                        concurrency=args.concurrency, thresholds=plan.thresholds,
+                        gates=plan.gates, max_failures=args.max_failures,
+                        on_item_complete=progress,
+                    ))
                 return await run_evals(
                     plan.reader, plan.loaded.scorers, target=plan.target,
                     concurrency=args.concurrency, thresholds=plan.thresholds, gates=plan.gates,
@@ -275,6 +285,8 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not plan.loaded.scorers:
         raise UsageError("every selected scorer was skipped; nothing to run")
     progress = _Progress(plan.total, rich_output=rich_output, out=out)
+    if args.engine == "ray":
+        start_ray(args, out)
     report = anyio.run(lambda: _run_plan(plan, args, out, progress))
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
@@ -311,3 +323,4 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"scorecore: error: {invalid} malformed line(s) in {plan.reader.shown} "
               f"(recorded as failed items)", file=err)
     return code
+

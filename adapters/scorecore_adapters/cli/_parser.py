@@ -53,6 +53,12 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--batch-id", help="the id of a new batch (default: generated)")
     ev.add_argument("--output", help="write the report as JSON to this file")
     add_economics_flags(ev)
+    ev.add_argument("--engine", choices=("local", "ray"), default="local",
+                    help="local: in this process (default); ray: a Ray Data actor pool "
+                         "(RAY_ADDRESS or a local cluster; needs scorecore[ray])")
+    ev.add_argument("--workers", type=int, default=1, metavar="N",
+                    help="--engine ray: scoring actors (default 1; more need a PostgreSQL "
+                         "--store), each with --concurrency items in flight")
 
 
 def parser() -> argparse.ArgumentParser:

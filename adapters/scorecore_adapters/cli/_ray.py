@@ -1,0 +1,90 @@
+"""``scorecore eval --engine ray``: the same batch on a Ray Data actor pool.
+
+Ray is imported only here (the ``ray`` extra is optional). With ``RAY_ADDRESS`` set the command
+joins that cluster; otherwise it starts a local one on 127.0.0.1 (no dashboard, no usage stats).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+from scorecore import Scorer
+from scorecore.evals import EvalReport, ItemLike, ItemResult, Threshold
+from scorecore_adapters.cli._common import UsageError
+from scorecore_adapters.cli._loading import load_scorers
+
+
+def start_ray(args: argparse.Namespace, out: TextIO) -> None:
+    """Check the flags Ray supports, then join ``RAY_ADDRESS`` or start a local Ray with a CPU
+    per worker (main thread only)."""
+    if args.target:
+        raise UsageError("--target is not supported with --engine ray yet")
+    if args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    unsupported = [flag for flag, given in (
+        ("--pricing", args.pricing), ("--budget-usd", args.budget_usd is not None),
+        ("--budget-tokens", args.budget_tokens is not None), ("--trials", args.trials != 1),
+    ) if given]
+    if unsupported:
+        raise UsageError(f"{', '.join(unsupported)}: not supported with --engine ray yet")
+    if not args.no_cache:
+        print("note: --engine ray asks the judges every time (no judge cache on Ray yet)",
+              file=out)
+    try:
+        import ray  # noqa: PLC0415 - the ray extra is optional
+    except ImportError:
+        raise UsageError("--engine ray needs Ray: pip install 'scorecore[ray]'") from None
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init(log_to_driver=False)
+    else:
+        ray.init(num_cpus=args.workers, include_dashboard=False, _node_ip_address="127.0.0.1",
+                 log_to_driver=False)
+
+
+def _scorers(spec: str) -> tuple[Scorer[Any, Any], ...]:
+    return load_scorers(spec).scorers
+
+
+def _absolute(spec: str) -> str:
+    """``spec`` with a file path made absolute: actors may not share the command's directory."""
+    head, sep, tail = spec.rpartition(":")
+    target, selection = (head, sep + tail) if sep and len(head) > 1 else (spec, "")
+    if target.endswith(".py") or "/" in target or os.sep in target:
+        return str(Path(target).resolve()) + selection
+    return spec
+
+
+def run_on_ray(
+    items: Iterable[ItemLike],
+    *,
+    scorers: str,
+    store_url: str,
+    batch_id: str,
+    resume: bool,
+    workers: int,
+    concurrency: int,
+    thresholds: dict[str, Threshold],
+    gates: list[str],
+    max_failures: int | None,
+    on_item_complete: Callable[[ItemResult], Any],
+) -> EvalReport:
+    """Score ``items`` with ``workers`` actors, ``concurrency`` items in flight in each."""
+    from scorecore_adapters.ray import items_dataset, score_dataset  # noqa: PLC0415 - optional
+
+    result = score_dataset(
+        items_dataset(items), functools.partial(_scorers, _absolute(scorers)),
+        store_url=store_url, batch_id=batch_id, resume=resume, concurrency=workers,
+        judge_concurrency=concurrency, thresholds=thresholds, gates=gates,
+        max_failures=max_failures,
+    )
+    for item in result.item_results():
+        on_item_complete(item)
+    return result.report

@@ -1,0 +1,114 @@
+"""``scorecore eval --engine ray`` gives the in-process command's report, exit code and rows."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from scorecore_adapters.cli import main
+from scorecore_adapters.storage import open_store
+from tests.ray import _scorers
+from tests.ray.conftest import RAY_WARNINGS
+
+pytestmark = [pytest.mark.usefixtures("ray_cluster"), RAY_WARNINGS]
+
+_VOLATILE = ("durationSeconds", "store")
+
+
+def _dataset(tmp_path: Path, n: int) -> tuple[Path, Path]:
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text("from tests.ray._scorers import make\n\nscorers = make()\n")
+    data = tmp_path / "data.jsonl"
+    lines = [json.dumps(item) for item in _scorers.items(n)]
+    lines.insert(3, "{not json")  # a malformed line: a failed item and exit 2, both engines
+    data.write_text("\n".join(lines) + "\n")
+    return scorers, data
+
+
+def _eval(*argv: str) -> tuple[int, dict[str, Any], str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    output = Path(argv[argv.index("--output") + 1])
+    # The judge cache is off on Ray: both engines ask every judge.
+    code = main(["eval", *argv, "--no-cache"], out=out, err=err)
+    document = json.loads(output.read_text()) if output.exists() else {}
+    for key in _VOLATILE:
+        document.pop(key, None)
+    return code, document, out.getvalue(), err.getvalue()
+
+
+def test_engine_ray_matches_the_local_engine(tmp_path: Path) -> None:
+    """Same scorers and data: the same JSON report, exit code and malformed-line warning."""
+    scorers, data = _dataset(tmp_path, 120)
+    common = [str(scorers), "--data", str(data), "--batch-id", "b1", "--threshold",
+              "exact=0.5"]
+    local = _eval(*common, "--store", f"sqlite:{tmp_path}/local.db",
+                  "--output", str(tmp_path / "local.json"))
+    ray = _eval(*common, "--store", f"sqlite:{tmp_path}/ray.db", "--engine", "ray",
+                "--output", str(tmp_path / "ray.json"))
+    assert ray[0] == local[0] == 2  # the malformed line
+    assert ray[1] == local[1]
+    assert ray[1]["failedItems"] >= 2
+    assert ray[3] == local[3]  # the same warnings, once each
+    assert "verdict: error" in ray[2]
+
+
+def test_engine_ray_refuses_sqlite_with_several_workers(tmp_path: Path) -> None:
+    """--workers 2 on SQLite is a usage error naming the fix, and nothing is stored."""
+    scorers, data = _dataset(tmp_path, 5)
+    code, _, _, err = _eval(str(scorers), "--data", str(data), "--store",
+                            f"sqlite:{tmp_path}/s.db", "--engine", "ray", "--workers", "2",
+                            "--output", str(tmp_path / "r.json"))
+    assert code == 2
+    assert "one local worker" in err
+    assert "postgresql://" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--target", "tests.ray._scorers:make"], "--target is not supported with --engine ray"),
+        (["--trials", "2", "--budget-tokens", "9"],
+         "--budget-tokens, --trials: not supported with --engine ray"),
+        (["--workers", "0"], "--workers must be >= 1, got 0"),
+    ],
+)
+def test_engine_ray_refuses_what_it_does_not_run(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    """Flags Ray does not honour yet are usage errors, not a silently different batch."""
+    scorers, data = _dataset(tmp_path, 5)
+    code, _, _, err = _eval(str(scorers), "--data", str(data), "--engine", "ray", *flags,
+                            "--store", f"sqlite:{tmp_path}/s.db",
+                            "--output", str(tmp_path / "r.json"))
+    assert (code, message in err) == (2, True), err
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_engine_ray_on_postgres_with_two_workers(tmp_path: Path, pg_url: str,
+                                                 batch_id: str) -> None:
+    """Two workers sharing PostgreSQL: the local engine's report; resume adds no row."""
+    scorers, data = _dataset(tmp_path, 300)  # 300 items, a repeat, a non-item, a bad line
+    local = _eval(str(scorers), "--data", str(data), "--batch-id", batch_id, "--store",
+                  f"sqlite:{tmp_path}/local.db", "--output", str(tmp_path / "local.json"))
+    ray = _eval(str(scorers), "--data", str(data), "--batch-id", batch_id, "--store", pg_url,
+                "--engine", "ray", "--workers", "2", "--output", str(tmp_path / "ray.json"))
+    assert (ray[0], ray[1]) == (local[0], local[1])
+    stored = _count(pg_url, batch_id)
+    assert stored == (300 + 3 - 1) * 3  # every line but the repeated id, three scorers each
+    again = _eval(str(scorers), "--data", str(data), "--resume", batch_id, "--store", pg_url,
+                  "--engine", "ray", "--workers", "2", "--output", str(tmp_path / "again.json"))
+    assert again[1]["scorers"] == local[1]["scorers"]
+    assert _count(pg_url, batch_id) == stored
+
+
+def _count(url: str, batch_id: str) -> int:
+    async def count() -> int:
+        async with open_store(url) as store:
+            return len(await store.list_run(batch_id))
+
+    return anyio.run(count)
