@@ -6,8 +6,9 @@ import itertools
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, final
 
+import attrs
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
@@ -67,8 +68,6 @@ def routing_for(injection: JsonPromptInjection, *, model_supports_native: bool) 
     return "inline"
 
 
-_COMPILED: dict[int, tuple[Mapping[str, Any], str, Draft202012Validator]] = {}
-
 # What validating an arbitrary reply may raise besides reporting errors: RecursionError for a
 # deeply nested reply (or a schema that refers to itself without end), OverflowError for a huge
 # integer against a float ``multipleOf``, ValueError/TypeError from comparisons of odd values,
@@ -85,21 +84,24 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _compiled(schema: Mapping[str, Any]) -> tuple[str, Draft202012Validator]:
-    # Steps keep their schema objects for the scorer's lifetime, so the schema text and its
-    # validator are computed once per schema object, not once per judge call. The schema is
-    # held in the entry so its id cannot be reused by another object while cached.
-    entry = _COMPILED.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        if len(_COMPILED) >= 256:
-            _COMPILED.clear()
-        text = json.dumps(schema, ensure_ascii=False, sort_keys=True, allow_nan=False)
-        # An empty registry: a $ref is resolved within the schema (and the JSON Schema
-        # meta-schemas), never fetched over the network.
-        validator = Draft202012Validator(json.loads(text), registry=Registry())
-        entry = (schema, text, validator)
-        _COMPILED[id(schema)] = entry
-    return entry[1], entry[2]
+@final
+@attrs.frozen(kw_only=True, eq=False)
+class CompiledSchema:
+    """A step's output schema ready for every run: its JSON text (sent to the judge) and its
+    validator, built once when the step is added (see :func:`compile_schema`)."""
+
+    schema: Mapping[str, Any]
+    text: str
+    validator: Draft202012Validator
+
+
+def compile_schema(schema: Mapping[str, Any]) -> CompiledSchema:
+    """Write the schema as JSON and build its validator; raises what ``json.dumps`` raises."""
+    text = json.dumps(schema, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    # An empty registry: a $ref is resolved within the schema (and the JSON Schema
+    # meta-schemas), never fetched over the network.
+    validator = Draft202012Validator(json.loads(text), registry=Registry())
+    return CompiledSchema(schema=schema, text=text, validator=validator)
 
 
 def _unresolvable_ref(schema: Mapping[str, Any]) -> str | None:
@@ -129,16 +131,16 @@ def schema_problem(schema: Mapping[str, Any]) -> str | None:
     it must be able to validate a few sample values without raising.
     """
     try:
-        _compiled(schema)
+        compiled = compile_schema(schema)
     except (TypeError, ValueError, RecursionError) as exc:
         return f"cannot be written as JSON ({_cut(str(exc), 120)})"
     try:
-        ref = _unresolvable_ref(json.loads(_schema_text(schema)))
+        ref = _unresolvable_ref(json.loads(compiled.text))
     except RecursionError:
         return "is nested too deeply"
     if ref is not None:
         return f"has a $ref that does not resolve within the schema: {short_repr(ref, 120)}"
-    validator = _compiled(schema)[1]
+    validator = compiled.validator
     for sample in _SAMPLES:
         try:
             validator.is_valid(sample)
@@ -151,12 +153,8 @@ def schema_problem(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _schema_text(schema: Mapping[str, Any]) -> str:
-    return _compiled(schema)[0]
-
-
 def inject(
-    messages: tuple[JudgeMessage, ...], schema: Mapping[str, Any], routing: Routing
+    messages: tuple[JudgeMessage, ...], schema: CompiledSchema, routing: Routing
 ) -> tuple[JudgeMessage, ...]:
     """Write the schema into the messages for the ``inline`` and ``system`` routings."""
     if routing == "native":
@@ -164,7 +162,7 @@ def inject(
     if routing == "system":
         note = (
             "\n\nYour whole reply must be one JSON value that validates against this JSON "
-            f"schema:\n{_schema_text(schema)}\nReply with the JSON only: no prose, no markdown."
+            f"schema:\n{schema.text}\nReply with the JSON only: no prose, no markdown."
         )
         if messages and messages[0].role == "system":
             first = JudgeMessage(role="system", content=messages[0].content + note)
@@ -172,7 +170,7 @@ def inject(
         return (JudgeMessage(role="system", content=note.lstrip()), *messages)
     note = (
         "\n\nAnswer with a single JSON value that validates against this JSON schema:\n"
-        f"{_schema_text(schema)}\nWrite nothing but the JSON: no explanation, no code fences."
+        f"{schema.text}\nWrite nothing but the JSON: no explanation, no code fences."
     )
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].role == "user":
@@ -190,7 +188,7 @@ def _extract_json_text(text: str) -> str:
     return stripped
 
 
-def parse_and_validate(text: str, schema: Mapping[str, Any]) -> Result[Any, tuple[str, ...]]:
+def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[str, ...]]:
     """Parse the judge's text as JSON (a fenced json block is accepted) and validate it.
 
     Returns every schema error at once (``path: message``), or the parse error. For a
@@ -212,10 +210,10 @@ def parse_and_validate(text: str, schema: Mapping[str, Any]) -> Result[Any, tupl
             return Failure(("reply is not usable JSON: it holds an integer of more than 4,300 "
                             "digits, more than Python reads",))
         return Failure((f"reply is not usable JSON: {_cut(str(exc), 120)}",))
-    validator = _compiled(schema)[1]
+    validator = schema.validator
     try:
         if validator.is_valid(value):
-            return _structured(value, schema)
+            return _structured(value, schema.schema)
         # Bounded: a reply of 100,000 wrong items gives 50 errors, each of bounded length.
         found = list(itertools.islice(validator.iter_errors(value), _MAX_ERRORS))
         errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
@@ -228,7 +226,7 @@ def parse_and_validate(text: str, schema: Mapping[str, Any]) -> Result[Any, tupl
         return Failure((f"reply could not be validated ({type(exc).__qualname__})",))
     if described:
         return Failure(described)
-    return _structured(value, schema)
+    return _structured(value, schema.schema)
 
 
 def _structured(value: Any, schema: Mapping[str, Any]) -> Result[Any, tuple[str, ...]]:

@@ -24,7 +24,7 @@ from scorecore import (
 )
 from scorecore._convert import converter
 from scorecore._schema_gen import schema_for_type
-from scorecore._structured import parse_and_validate
+from scorecore._structured import compile_schema, parse_and_validate
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import native_schema
 from scorecore_adapters.testing import ScriptedJudge, virtual_runtime
@@ -295,8 +295,9 @@ def test_a_valid_reply_that_does_not_structure_names_the_field() -> None:
         n: int
 
     step = PromptStep(description="d", create_prompt=lambda ctx: "p", output_type=Count)
-    assert parse_and_validate('{"n": 2}', step.output_schema) == Success(Count(n=2))
-    outcome = parse_and_validate('{"n": 2.5}', step.output_schema)
+    compiled = compile_schema(step.output_schema)
+    assert parse_and_validate('{"n": 2}', compiled) == Success(Count(n=2))
+    outcome = parse_and_validate('{"n": 2.5}', compiled)
     assert isinstance(outcome, Failure)
     assert any("n" in error for error in outcome.failure())
 
@@ -414,5 +415,5 @@ def test_values_of_any_supported_type_validate_and_round_trip(data: st.DataObjec
     as_json = json.loads(json.dumps(as_json))  # what a judge would send
     assert valid(schema, as_json)
     step = PromptStep(description="d", create_prompt=lambda ctx: "p", output_type=type_)
-    outcome = parse_and_validate(json.dumps(as_json), step.output_schema)
+    outcome = parse_and_validate(json.dumps(as_json), compile_schema(step.output_schema))
     assert outcome == Success(value), outcome
