@@ -13,11 +13,21 @@ from hypothesis import strategies as st
 
 import scorecore_adapters.testing as kit
 from scorecore import JudgeConfig, JudgeModel, Runtime, ScorePromptStep, create_scorer
-from scorecore.judge import kind_for
-from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.evals import ScoreStore
+from scorecore.judge import (
+    JudgeError,
+    JudgeMessage,
+    JudgeRequest,
+    JudgeResponse,
+    JudgeUsage,
+    kind_for,
+)
 from scorecore_adapters.retry import StreamErrorRetryProcessor
 from scorecore_adapters.testing import (
+    ChaosJudge,
+    FaultPlan,
     FunctionJudge,
+    InMemoryScoreStore,
     ScriptedJudge,
     SequentialIds,
     VirtualClock,
@@ -53,11 +63,16 @@ def test_all_is_sorted_and_complete() -> None:
 
 
 def test_fakes_are_judge_models() -> None:
-    """Both fakes satisfy the JudgeModel port (statically, and at run time)."""
+    """The fakes and the chaos wrapper satisfy the JudgeModel port (statically, and at run
+    time), and the kit's store the ScoreStore port."""
     scripted: JudgeModel = ScriptedJudge([])
     function: JudgeModel = FunctionJudge(lambda _r: "x")
+    chaos: JudgeModel = ChaosJudge(scripted, plan=FaultPlan(rate=0.5))
+    store: ScoreStore = InMemoryScoreStore()
     assert isinstance(scripted, JudgeModel)
     assert isinstance(function, JudgeModel)
+    assert isinstance(chaos, JudgeModel)
+    assert all(callable(getattr(store, m)) for m in ("save", "completed", "list_run", "has_batch"))
     assert (scripted.model_id, scripted.provider) == ("scripted-judge", "scripted")
     assert (function.model_id, function.provider) == ("function-judge", "function")
     assert not scripted.supports_structured_output
