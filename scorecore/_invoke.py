@@ -7,7 +7,7 @@ port and reads time only from its ``Clock`` port.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -38,7 +38,13 @@ from scorecore._judge import (
 )
 from scorecore._reprs import short_repr
 from scorecore._runtime import Runtime
-from scorecore._structured import Routing, inject, parse_and_validate, routing_for
+from scorecore._structured import (
+    CompiledSchema,
+    Routing,
+    inject,
+    parse_and_validate,
+    routing_for,
+)
 from scorecore._values import JudgeExecution
 
 __all__: list[str] = []  # internal: used by the pipeline only
@@ -239,7 +245,7 @@ async def execute_judge(
     *,
     judge: ResolvedJudge,
     prompt: str,
-    schema: Mapping[str, Any] | None,
+    schema: CompiledSchema | None,
     step: StepName,
     runtime: Runtime,
 ) -> JudgeOutcome:
@@ -292,7 +298,7 @@ async def execute_judge(
             return finish(None, processed)
         request = JudgeRequest(
             messages=processed,
-            output_schema=schema,
+            output_schema=None if schema is None else schema.schema,
             native_schema=schema is not None and routing == "native",
             settings=judge.model_settings,
             step=step,

@@ -34,7 +34,7 @@ from scorecore._invoke import execute_judge
 from scorecore._judge import StepName
 from scorecore._reprs import short_repr
 from scorecore._runtime import Runtime
-from scorecore._structured import SCORE_SCHEMA
+from scorecore._structured import SCORE_SCHEMA, CompiledSchema, compile_schema
 from scorecore._values import (
     CalculateScoreContext,
     JudgeExecution,
@@ -317,13 +317,31 @@ _SLOTS: Final[dict[StepName, int]] = {
 
 PlannedStep: TypeAlias = tuple[int, int, Any, "StepInfo"]
 """A step as the run loop calls it: its slot (0-3, pipeline order), how it is called (sync
-function, async function, prompt step), the function (or ``None``) and its :class:`StepInfo`."""
+function, async function, prompt step), the function (for a prompt step, its compiled output
+schema or ``None``) and its :class:`StepInfo`."""
+
+
+_SCORE_SCHEMA: Final = compile_schema(SCORE_SCHEMA)
+
+
+def _output_schema(info: StepInfo) -> CompiledSchema | None:
+    """The schema a prompt step's reply is checked against, compiled (``None``: plain text)."""
+    step = cast("PromptStep[Any] | ScorePromptStep[Any, Any]", info.definition)
+    if info.name == "generate_reason":
+        return None
+    if step.output_schema is None:
+        return _SCORE_SCHEMA if isinstance(step, ScorePromptStep) else None
+    return compile_schema(step.output_schema)
 
 
 def plan_step(info: StepInfo) -> PlannedStep:
-    """Decide once, when the step is added, how the run loop calls it."""
+    """Decide once, when the step is added, how the run loop calls it.
+
+    A prompt step's output schema is compiled here (its JSON text and validator), so that no
+    run compiles it again.
+    """
     if info.kind == "prompt":
-        return (_SLOTS[info.name], _PROMPT, None, info)
+        return (_SLOTS[info.name], _PROMPT, _output_schema(info), info)
     return (_SLOTS[info.name], _ASYNC if info.is_coroutine else _SYNC, info.definition, info)
 
 
@@ -382,7 +400,7 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
         else:
             if judged is None:
                 judged = _Judged()
-            answered = await _prompt_step(info, ctx, judged, runtime)
+            answered = await _prompt_step(info, call, ctx, judged, runtime)
             if isinstance(answered, Failure):
                 return _failed(definition, info.name, steps[:index], answered.failure(),
                                _result(run, judged, preprocess=preprocess, analyze=analyze,
@@ -446,7 +464,7 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
 
 
 async def _prompt_step(
-    info: StepInfo, ctx: Any, judged: _Judged, runtime: Runtime
+    info: StepInfo, schema: CompiledSchema | None, ctx: Any, judged: _Judged, runtime: Runtime
 ) -> Result[Any, RunFailureCause]:
     # A prompt step: its definition is a prompt object and its judge was resolved when added.
     step = cast("PromptStep[Any] | ScorePromptStep[Any, Any]", info.definition)
@@ -462,11 +480,8 @@ async def _prompt_step(
             type_name=_type_name(prompt),
         ))
     judged.prompts[name] = prompt
-    schema = step.output_schema
-    if isinstance(step, ScorePromptStep) and schema is None:
-        schema = SCORE_SCHEMA
     outcome = await execute_judge(
-        judge=judge, prompt=prompt, schema=schema if name != "generate_reason" else None,
+        judge=judge, prompt=prompt, schema=schema,
         step=name, runtime=runtime,
     )
     execution = outcome.execution
