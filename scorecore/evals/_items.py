@@ -156,32 +156,38 @@ _KEYS: Mapping[str, str] = {
 _ACCEPTED = "input, output, ground_truth, request_context, expected_trajectory, id, extra"
 
 
-def _fields_from(
-    raw: Mapping[Any, Any], *, needs_output: bool
-) -> Result[dict[str, Any], ItemFailure]:
+def _item_of(
+    raw: Mapping[Any, Any], *, needs_output: bool, line: int | None = None, where: str = ""
+) -> Result[EvalItem, ItemFailure]:
+    """The item a mapping describes, or why not (``where`` prefixes the message)."""
     fields: dict[str, Any] = {}
     for key, value in raw.items():
         name = _KEYS.get(key) if isinstance(key, str) else None
         if name is None:
             return Failure(ItemFailure(
-                error=f"unknown field {short_repr(key, _MESSAGE_LIMIT)} (accepted: {_ACCEPTED}; "
-                      f"put anything else under 'extra')"
+                error=f"{where}unknown field {short_repr(key, _MESSAGE_LIMIT)} "
+                      f"(accepted: {_ACCEPTED}; put anything else under 'extra')"
             ))
         if name in fields:
             return Failure(ItemFailure(
-                error=f"field {name!r} given twice (snake_case and camelCase)"
+                error=f"{where}field {name!r} given twice (snake_case and camelCase)"
             ))
         fields[name] = value
     if "input" not in fields:
-        return Failure(ItemFailure(error="missing field 'input'"))
+        return Failure(ItemFailure(error=f"{where}missing field 'input'"))
     if needs_output and "output" not in fields:
-        return Failure(ItemFailure(error="missing field 'output' (and no target to produce it)"))
+        return Failure(ItemFailure(
+            error=f"{where}missing field 'output' (and no target to produce it)"
+        ))
     item_id = _int_id(fields.get("id"))
     if item_id is not None:
         fields["id"] = item_id
     if fields.get("extra") is None:
         fields.pop("extra", None)
-    return Success(fields)
+    try:
+        return Success(EvalItem(**fields, line=line))
+    except (TypeError, ValueError) as exc:  # a field validator's message names field and value
+        return Failure(ItemFailure(error=f"{where}{exc}"))
 
 
 def item_from_mapping(
@@ -199,13 +205,10 @@ def item_from_mapping(
     >>> item_from_mapping({"input": "q", "output": "a", "groundTruth": "a", "id": 7}).id
     '7'
     """
-    fields = _fields_from(raw, needs_output=needs_output)
-    if isinstance(fields, Failure):
-        raise ValueError(fields.failure().error)  # noqa: TRY004 - a bad dataset item is a value error
-    try:
-        return EvalItem(**fields.unwrap(), line=line)
-    except TypeError as exc:
-        raise ValueError(str(exc)) from None
+    item = _item_of(raw, needs_output=needs_output, line=line)
+    if isinstance(item, Failure):
+        raise ValueError(item.failure().error)  # noqa: TRY004 - a bad dataset item is a value error
+    return item.unwrap()
 
 
 def read_item(raw: object, index: int, *, needs_output: bool) -> Result[EvalItem, ItemFailure]:
@@ -216,19 +219,16 @@ def read_item(raw: object, index: int, *, needs_output: bool) -> Result[EvalItem
     >>> read_item({"input": "q"}, 3, needs_output=True).failure().error
     "item #3: missing field 'output' (and no target to produce it)"
     """
+    if isinstance(raw, Mapping):
+        return _item_of(raw, needs_output=needs_output, where=f"item #{index}: ")
     if isinstance(raw, EvalItem):
         return Success(raw)
     if isinstance(raw, InvalidItem):
         return Failure(ItemFailure(error=raw.reason))
-    if not isinstance(raw, Mapping):
-        return Failure(ItemFailure(
-            error=f"item #{index}: expected a mapping or EvalItem, "
-                  f"got {type(raw).__name__} {short_repr(raw, _MESSAGE_LIMIT)}"
-        ))
-    try:
-        return Success(item_from_mapping(raw, needs_output=needs_output))
-    except ValueError as exc:
-        return Failure(ItemFailure(error=f"item #{index}: {exc}"))
+    return Failure(ItemFailure(
+        error=f"item #{index}: expected a mapping or EvalItem, "
+              f"got {type(raw).__name__} {short_repr(raw, _MESSAGE_LIMIT)}"
+    ))
 
 
 def _int_id(value: object) -> str | None:

@@ -15,7 +15,7 @@ what is already stored and finishes with exactly one row per (item, scorer).
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, final
 
 import anyio
@@ -124,11 +124,21 @@ class _Finish:
         self._send = send
         self._hook = hook
 
-    async def __call__(self, result: ItemResult, *, store: bool = True) -> None:
+    def __call__(self, result: ItemResult, *, store: bool = True) -> Awaitable[None] | None:
+        """Build the item's rows and fold it in; what is left to await (queue, hook), if any.
+
+        Synchronous when nothing waits, so an item of a batch without store or hook costs no
+        coroutine here.
+        """
         rows: list[ScoreRow] = []
         if store and self._rows is not None:
             result, rows = self._rows.rows(result)
         self._fold.add(result)
+        if rows or self._hook is not None:
+            return self._deliver(result, rows)
+        return None
+
+    async def _deliver(self, result: ItemResult, rows: list[ScoreRow]) -> None:
         if rows and self._send is not None:
             await self._send.send(rows)
         if self._hook is not None:
@@ -155,10 +165,14 @@ async def _worker(
                 failure = ItemFailure(
                     error=f"item #{index}: scorecore failed on it: {exception_text(exc)}"
                 )
-                await finish(score.failed(index, failure), store=False)
+                pending = finish(score.failed(index, failure), store=False)
+                if pending is not None:
+                    await pending
             else:
                 for one in each_result(result):  # one result, or one per trial
-                    await finish(one)
+                    pending = finish(one)
+                    if pending is not None:
+                        await pending
             processed += 1
             if processed % _YIELD_EVERY == 0:
                 # Items with only synchronous work never yield; let others run now and then.

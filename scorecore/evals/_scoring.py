@@ -66,13 +66,15 @@ class ItemScorer:
         # Up to its first await this runs right after the source numbered the item, with no
         # await in between: ids are claimed in dataset order, so "first seen" is the earlier item.
         read = read_item(raw, index, needs_output=self._target is None)
-        item = read.value_or(None)
+        item = read.unwrap() if isinstance(read, Success) else None
         item_id, line = (raw_id(raw), None) if item is None else (item.id, item.line)
         run_id = self._ids.of(index, item_id)
-        ready = self._ids.claim(index, item_id, line).bind(lambda _: read)
-        if not isinstance(ready, Success):
-            return self.failed(index, ready.failure(), item_id=item_id, item=item, run_id=run_id)
-        item = ready.unwrap()
+        # A repeated run id is reported first (even for an unreadable entry), then a bad entry.
+        claim = self._ids.claim(index, item_id, line)
+        if isinstance(claim, Failure):
+            return self.failed(index, claim.failure(), item_id=item_id, item=item, run_id=run_id)
+        if item is None:
+            return self.failed(index, read.failure(), item_id=item_id, run_id=run_id)
         done = self._done
         output: Any = item.output
         if self._target is not None and (
