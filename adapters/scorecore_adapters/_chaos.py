@@ -100,8 +100,9 @@ class FaultPlan:
     """Which faults a :class:`ChaosJudge` injects, how often, and from which seed.
 
     Each call is a fault with probability ``rate``; the fault's kind is drawn uniformly from
-    ``kinds``. Both draws come from a random source seeded with ``seed``, so the same plan
-    makes the same calls fail the same way, every run.
+    ``kinds`` (repeat a kind to make it likelier: ``("rate_limit", "rate_limit", "timeout")``).
+    Both draws come from a random source seeded with ``seed``, so the same plan makes the same
+    calls fail the same way, every run.
 
     The kinds:
 

@@ -254,3 +254,12 @@ def test_a_retry_configuration_survives_a_transient_storm(seed: int) -> None:
     assert judge.calls == 300 + len(judge.injected)
     assert len(clock.sleeps) == len(judge.injected)
     assert all(s >= 0.5 for s in clock.sleeps)
+
+
+def test_a_repeated_kind_is_drawn_more_often() -> None:
+    """kinds=("rate_limit", "rate_limit", "timeout") injects about twice as many rate limits
+    as timeouts (within 5 standard errors over 6,000 faults)."""
+    judge = chaos(1, ("rate_limit", "rate_limit", "timeout"), seed=11)
+    drive(judge, 6_000)
+    limits = judge.counts()["rate_limit"]
+    assert abs(limits / 6_000 - 2 / 3) <= 5 * math.sqrt((2 / 3) * (1 / 3) / 6_000)
