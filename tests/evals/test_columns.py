@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,9 @@ from scorecore._values import ScoreResult
 from scorecore.evals import SCORE_COLUMNS, ScoreRow
 from scorecore.evals._storable import Sanitizer
 from scorecore.traces._traces import ScoreRecord
-from scorecore_adapters.storage import DEFAULT_TABLE, SqliteScoreStore
+from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore
 from tests import strategies as sts
+from tests.evals.test_storage import DSN, KINDS
 
 # Mastra's mastra_scorers columns (core:src/storage/constants.ts, see docs/storage.md).
 MASTRA_COLUMNS = {
@@ -59,16 +61,30 @@ def test_result_fields_cover_the_result_and_its_run() -> None:
     )
 
 
-def test_the_stored_table_has_mastras_columns_and_status(tmp_path: Path) -> None:
-    """SQLite's table has exactly Mastra's columns plus scorecore's status column."""
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_stored_table_has_mastras_columns_and_status(kind: str, tmp_path: Path) -> None:
+    """Each store's table has exactly Mastra's columns plus scorecore's status column."""
+    table = f"columns_{uuid.uuid4().hex[:12]}"
 
     async def create() -> None:
-        async with SqliteScoreStore(tmp_path / "s.db"):
+        store = (SqliteScoreStore(tmp_path / "s.db", table=table) if kind == "sqlite"
+                 else PostgresScoreStore(DSN or "", table=table))
+        async with store:
             pass
 
     anyio.run(create)
-    with sqlite3.connect(tmp_path / "s.db") as conn:
-        found = {r[1] for r in conn.execute(f"PRAGMA table_info({DEFAULT_TABLE})")}
+    if kind == "sqlite":
+        with sqlite3.connect(tmp_path / "s.db") as lite:
+            found = {r[1] for r in lite.execute(f"PRAGMA table_info({table})")}
+    else:
+        import psycopg  # noqa: PLC0415 - only when PostgreSQL tests run
+
+        with psycopg.connect(DSN or "", autocommit=True) as conn:
+            found = {r[0] for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s",
+                (table,),
+            )}
+            conn.execute(f'DROP TABLE "{table}"')
     assert found == MASTRA_COLUMNS | {"status"}
     assert {c.name for c in SCORE_COLUMNS} <= found
 
