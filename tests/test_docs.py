@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 # docs/agents-and-traces.md builds one program across blocks: tests/traces/test_docs_page.py
 RUNNABLE_DOCS = ["README.md", "docs/scorers.md", "docs/evals.md", "docs/storage.md",
-                 "docs/builtin-scorers.md", "docs/economics.md"]
+                 "docs/builtin-scorers.md"]
 
 
 # Pages whose blocks share one namespace (a reader's REPL): type-checked as one module.
@@ -75,25 +75,7 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]
     return errors
 
 
-# Pages whose examples do not all pass mypy --strict yet, and why (remove an entry once clean).
-NOT_YET_TYPED = {
-    "builtin_scorers": "docs/builtin-scorers.md is being written by the built-in scorers work; "
-    "its examples still call unannotated helpers and read Optional results unnarrowed",
-    "testing": "docs/testing.md is being rewritten by the testing-kit work; its examples are "
-    "annotated in that rewrite (the committed version's make_scorer(judge) is not)",
-}
-
-
-def _type_check_params() -> list[Any]:
-    params = []
-    for module in sorted(_typed_modules()):
-        reasons = [why for slug, why in NOT_YET_TYPED.items() if module.startswith(f"doc_{slug}")]
-        marks = [pytest.mark.xfail(reason=reasons[0], strict=False)] if reasons else []
-        params.append(pytest.param(module, marks=marks, id=module))
-    return params
-
-
-@pytest.mark.parametrize("module", _type_check_params())
+@pytest.mark.parametrize("module", sorted(_typed_modules()))
 def test_doc_example_type_checks(module: str, mypy_errors: dict[str, list[str]]) -> None:
     """Each ```python example passes mypy --strict as a user's module would."""
     assert not mypy_errors[module], "\n".join(mypy_errors[module])
