@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -442,3 +443,31 @@ async def test_cli_reader_duplicate_names_the_first_line(
         None, None, "duplicate id 'a', first seen at line 1"
     ]
     assert [r.item.line for r in report.results if r.item is not None] == [1, 3, 4]
+
+
+@attrs.frozen
+class Box:
+    """A user value: an attrs instance holding whatever it was given."""
+
+    items: Any
+
+
+async def test_a_field_that_cannot_be_made_json_is_noted_and_the_rest_kept(
+    anyio_backend: str,
+) -> None:
+    """A result field whose conversion raises (a user value nested too deep to unstructure) is
+    noted by its Mastra key; the row keeps every other field and the pair is failed."""
+    store = InMemoryScoreStore()
+    deep = Box(items=nested_list(5_000, "leaf"))
+    report = await run_evals([{"input": deep, "output": "fine"}], [echo()], store=store,
+                             batch_id="b")
+    assert report.summary("echo").failed == 1
+    [row] = await store.list_run("b")
+    notes = (row.metadata or {})["sanitized"]
+    assert {"path": "input", "what": "converting it to JSON raised RecursionError; stored as "
+                                     "its text"} in notes
+    assert {"path": "preprocessStepResult", "what": "converting it to JSON raised "
+                                                    "RecursionError; stored as its text"} in notes
+    assert row.output == "fine"
+    assert row.analyze_step_result == {"output": "fine", "truth": None}
+    assert row.status == "failed"
