@@ -9,6 +9,7 @@ from typing import Any, Generic, TypeVar, final
 
 import attrs
 from jsonschema import Draft202012Validator, SchemaError
+from returns.result import Failure, Result, Success
 from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
@@ -383,8 +384,8 @@ class ResolvedJudge:
 
 def resolve_judge(
     scorer_judge: JudgeConfig | None, step_judge: StepJudge | None, *, step: StepName
-) -> ResolvedJudge | str:
-    """Merge a step's judge over the scorer's, field by field; a ``str`` explains a failure."""
+) -> Result[ResolvedJudge, str]:
+    """Merge a step's judge over the scorer's, field by field; a failure explains what's missing."""
 
     def pick(name: str) -> Any:
         own = getattr(step_judge, name, None) if step_judge is not None else None
@@ -401,7 +402,7 @@ def resolve_judge(
             missing = "no judge model could be resolved"
         else:
             missing = "no instructions could be resolved (they are missing or empty)"
-        return (
+        return Failure(
             f"step {step!r} is a prompt step but {missing}: give the "
             f"scorer a judge=JudgeConfig(...) or the step a judge=StepJudge(...)"
         )
@@ -421,7 +422,7 @@ def resolve_judge(
         else:
             budget = 0
     injection = pick("json_prompt_injection")
-    return ResolvedJudge(
+    return Success(ResolvedJudge(
         model=model,
         instructions=instructions,
         json_prompt_injection="auto" if injection is None else injection,
@@ -430,4 +431,4 @@ def resolve_judge(
         error_processors=error_processors,
         max_processor_retries=budget,
         model_settings=pick("model_settings") or ModelSettings(),
-    )
+    ))

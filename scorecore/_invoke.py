@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from returns.result import Failure, Success
+from returns.result import Failure, Result, Success
 
 from scorecore._causes import (
     JudgeExecutionError,
@@ -83,40 +83,50 @@ def _name(obj: object) -> str:
 
 async def _apply_input_processors(
     judge: ResolvedJudge, messages: tuple[JudgeMessage, ...]
-) -> tuple[JudgeMessage, ...] | JudgeExecutionError:
+) -> Result[tuple[JudgeMessage, ...], JudgeExecutionError]:
     for processor in judge.input_processors:
         try:
             out = await maybe_await(processor.process_input(messages))
         except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
-            return StepRaised.from_exception(exc, where=f"input processor {_name(processor)}")
+            return Failure(
+                StepRaised.from_exception(exc, where=f"input processor {_name(processor)}")
+            )
         if isinstance(out, Abort):
-            return ProcessorAborted(stage="input", processor=_name(processor), reason=out.reason)
+            return Failure(
+                ProcessorAborted(stage="input", processor=_name(processor), reason=out.reason)
+            )
         if not isinstance(out, Sequence) or not all(isinstance(m, JudgeMessage) for m in out):
-            return StepRaised(
+            return Failure(StepRaised(
                 exception_type="TypeError",
                 message=f"must return a sequence of JudgeMessage or Abort, got {short_repr(out)}",
                 where=f"input processor {_name(processor)}",
-            )
+            ))
         messages = tuple(out)
-    return messages
+    return Success(messages)
 
 
-async def _apply_output_processors(judge: ResolvedJudge, text: str) -> str | JudgeExecutionError:
+async def _apply_output_processors(
+    judge: ResolvedJudge, text: str
+) -> Result[str, JudgeExecutionError]:
     for processor in judge.output_processors:
         try:
             out = await maybe_await(processor.process_output(text))
         except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
-            return StepRaised.from_exception(exc, where=f"output processor {_name(processor)}")
+            return Failure(
+                StepRaised.from_exception(exc, where=f"output processor {_name(processor)}")
+            )
         if isinstance(out, Abort):
-            return ProcessorAborted(stage="output", processor=_name(processor), reason=out.reason)
+            return Failure(
+                ProcessorAborted(stage="output", processor=_name(processor), reason=out.reason)
+            )
         if not isinstance(out, str):
-            return StepRaised(
+            return Failure(StepRaised(
                 exception_type="TypeError",
                 message=f"must return str or Abort, got {short_repr(out)}",
                 where=f"output processor {_name(processor)}",
-            )
+            ))
         text = out
-    return text
+    return Success(text)
 
 
 async def _decide_retry(
@@ -125,7 +135,7 @@ async def _decide_retry(
     retry_count: int,
     request: JudgeRequest,
     tally: _Tally,
-) -> Retry | JudgeStopReason:
+) -> Result[Retry, JudgeStopReason]:
     """The first processor's ``Retry``, or why no processor retries."""
     raised = False
     for processor in judge.error_processors:
@@ -139,10 +149,10 @@ async def _decide_retry(
             raised = True
             continue
         if isinstance(decision, Retry):
-            return decision
+            return Success(decision)
     if raised:
-        return "processor_raised"
-    return "processor_limit" if _would_retry(judge, error, tally) else "not_retryable"
+        return Failure("processor_raised")
+    return Failure("processor_limit" if _would_retry(judge, error, tally) else "not_retryable")
 
 
 def _would_retry(judge: ResolvedJudge, error: JudgeError, tally: _Tally) -> bool:
@@ -164,36 +174,37 @@ def _would_retry(judge: ResolvedJudge, error: JudgeError, tally: _Tally) -> bool
     return False
 
 
-async def _generate(judge: ResolvedJudge, request: JudgeRequest) -> JudgeResponse | JudgeError:
+async def _generate(
+    judge: ResolvedJudge, request: JudgeRequest
+) -> Result[JudgeResponse, JudgeError]:
     model = judge.model
     try:
         result = await model.generate(request)
     except Exception as exc:  # noqa: BLE001 - a user's JudgeModel broke its contract
-        return JudgeError(
+        return Failure(JudgeError(
             kind="unknown",
             message=f"{_name(model)}.generate raised {_name(exc)}: {exception_message(exc)}",
             exception_type=type(exc).__qualname__,
             is_retryable=False,
-        )
+        ))
+    # The port's contract, checked: a hand-written model may answer anything.
     if isinstance(result, Success) and isinstance(result.unwrap(), JudgeResponse):
-        response: JudgeResponse = result.unwrap()
-        return response
+        return result
     if isinstance(result, Failure) and isinstance(result.failure(), JudgeError):
-        error: JudgeError = result.failure()
-        return error
-    return JudgeError(
+        return result
+    return Failure(JudgeError(
         kind="unknown",
         message=(
             f"{_name(model)}.generate must return Success(JudgeResponse) or "
             f"Failure(JudgeError), got {short_repr(result)}"
         ),
         is_retryable=False,
-    )
+    ))
 
 
 async def _generate_with_model_retries(
     judge: ResolvedJudge, request: JudgeRequest, runtime: Runtime, tally: _Tally
-) -> JudgeResponse | JudgeError:
+) -> Result[JudgeResponse, JudgeError]:
     """One model call, retried ``ModelSettings.max_retries`` times while its error is retryable.
 
     Mastra's model-level retries: they happen before any error processor sees the error.
@@ -203,12 +214,12 @@ async def _generate_with_model_retries(
         tally.model_calls += 1
         outcome = await _generate(judge, request)
         if (
-            isinstance(outcome, JudgeResponse)
+            isinstance(outcome, Success)
             or retry_index >= judge.model_settings.max_retries
-            or not outcome.is_retryable
+            or not outcome.failure().is_retryable
         ):
             return outcome
-        wait = model_retry_wait(retry_index, outcome)
+        wait = model_retry_wait(retry_index, outcome.failure())
         tally.waits.append(wait)
         await runtime.sleep(wait)
         retry_index += 1
@@ -217,12 +228,15 @@ async def _generate_with_model_retries(
 async def _call_with_retries(
     judge: ResolvedJudge, request: JudgeRequest, runtime: Runtime, tally: _Tally
 ) -> JudgeResponse | JudgeFailed:
+    # Answers in the judge meter's terms (MeteredExecution.call charges and caches a
+    # JudgeResponse); execute_judge turns the meter's answer back into a Result.
     retry_count = 0
     while True:
         outcome = await _generate_with_model_retries(judge, request, runtime, tally)
-        if isinstance(outcome, JudgeResponse):
-            return outcome
-        error = outcome
+        if isinstance(outcome, Success):
+            response: JudgeResponse = outcome.unwrap()
+            return response
+        error = outcome.failure()
         stop: JudgeStopReason
         if not judge.error_processors:
             stop = "no_error_processors" if error.is_retryable else "not_retryable"
@@ -233,9 +247,12 @@ async def _call_with_retries(
             # cannot happen), only whether they would retry it.
             stop = "budget_spent" if _would_retry(judge, error, tally) else "not_retryable"
             return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=stop)
-        decision = await _decide_retry(judge, error, retry_count, request, tally)
-        if not isinstance(decision, Retry):
-            return JudgeFailed(error=error, model_calls=tally.model_calls, stop_reason=decision)
+        decided = await _decide_retry(judge, error, retry_count, request, tally)
+        if isinstance(decided, Failure):
+            return JudgeFailed(
+                error=error, model_calls=tally.model_calls, stop_reason=decided.failure()
+            )
+        decision = decided.unwrap()
         tally.waits.append(decision.after)
         await runtime.sleep(decision.after)
         retry_count += 1
@@ -294,10 +311,10 @@ async def execute_judge(
         tally.attempts += 1
         messages = base if schema is None else inject(base, schema, routing)
         processed = await _apply_input_processors(judge, messages)
-        if not isinstance(processed, tuple):
-            return finish(None, processed)
+        if isinstance(processed, Failure):
+            return finish(None, processed.failure())
         request = JudgeRequest(
-            messages=processed,
+            messages=processed.unwrap(),
             output_schema=None if schema is None else schema.schema,
             native_schema=schema is not None and routing == "native",
             settings=judge.model_settings,
@@ -312,9 +329,10 @@ async def execute_judge(
             tally.add_usage(response.usage)
         tally.finish_reason = response.finish_reason
         tally.raw_output = response.text
-        text = await _apply_output_processors(judge, response.text)
-        if not isinstance(text, str):
-            return finish(None, text)
+        processed_text = await _apply_output_processors(judge, response.text)
+        if isinstance(processed_text, Failure):
+            return finish(None, processed_text.failure())
+        text = processed_text.unwrap()
         if schema is None:
             await meter.store()
             return finish(text, None)

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, cast, final, overload
 
 import attrs
-from returns.result import Result
+from returns.result import Failure, Result
 from typing_extensions import TypeVar
 
 from scorecore._agent import AgentInput, AgentOutput
@@ -135,12 +135,13 @@ class _Definition:
                     scorer_id=self.id, step=name, field="output_schema", value=None,
                 )
             resolved = resolve_judge(self.judge, definition.judge, step=name)
-            if isinstance(resolved, str):
+            if isinstance(resolved, Failure):
                 raise ScorerDefinitionError(
-                    f"scorer {self.id!r}: {resolved}", scorer_id=self.id, step=name, field="judge"
+                    f"scorer {self.id!r}: {resolved.failure()}", scorer_id=self.id, step=name,
+                    field="judge",
                 )
             return StepInfo(name=name, kind="prompt", description=definition.description,
-                            definition=definition, judge=resolved)
+                            definition=definition, judge=resolved.unwrap())
         if not callable(definition):
             raise ScorerDefinitionError(
                 f"{where} needs a function of one context argument or a "
