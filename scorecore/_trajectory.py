@@ -22,6 +22,7 @@ from scorecore._convert import structure_run_value
 from scorecore._reprs import short_repr
 
 __all__ = [
+    "STEP_FIELDS",
     "ExpectedStep",
     "Ordering",
     "StepType",

@@ -16,6 +16,7 @@ from scorecore._agent import (
     ToolInvocationPart,
 )
 from scorecore._trajectory import (
+    STEP_FIELDS,
     ExpectedStep,
     Ordering,
     StepType,
@@ -27,6 +28,7 @@ from scorecore._trajectory import (
 )
 
 __all__ = [
+    "STEP_FIELDS",
     "AgentInput",
     "AgentMessage",
     "AgentOutput",

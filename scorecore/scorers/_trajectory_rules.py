@@ -14,6 +14,7 @@ from typing import Any, Final, final
 import attrs
 
 from scorecore.agent import (
+    STEP_FIELDS,
     ExpectedStep,
     Ordering,
     Trajectory,
@@ -22,21 +23,8 @@ from scorecore.agent import (
 )
 from scorecore.scorers._rounding import clamp, r2
 
-_VARIANT_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
-    "tool_call": ("tool_args", "tool_result", "success"),
-    "provider_tool_call": (),
-    "mcp_tool_call": ("tool_args", "tool_result", "success", "mcp_server"),
-    "model_generation": ("model_id", "prompt_tokens", "completion_tokens", "finish_reason"),
-    "agent_run": ("agent_id",),
-    "workflow_step": ("step_id", "status", "output"),
-    "workflow_run": ("workflow_id", "status"),
-    "workflow_conditional": ("condition_count", "selected_steps"),
-    "workflow_parallel": ("branch_count", "parallel_steps"),
-    "workflow_loop": ("loop_type", "total_iterations"),
-    "workflow_sleep": ("sleep_duration", "sleep_type"),
-    "workflow_wait_event": ("event_name", "event_received"),
-    "processor_run": ("processor_id",),
-}
+# Mastra compares no field of a provider-executed tool call.
+_VARIANT_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {**STEP_FIELDS, "provider_tool_call": ()}
 """The fields compared per step type (``provider_tool_call`` has none, as in Mastra)."""
 
 

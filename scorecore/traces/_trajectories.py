@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from returns.result import Failure, Result, Success
 
@@ -12,11 +12,7 @@ from scorecore.traces._traces import Span, Trace, TraceError, TraceLike, _utc
 
 __all__ = ["extract_trajectory_from_trace"]
 
-_STEP_TYPES: Final[frozenset[str]] = frozenset({
-    "tool_call", "provider_tool_call", "mcp_tool_call", "model_generation", "agent_run",
-    "workflow_step", "workflow_run", "workflow_conditional", "workflow_parallel",
-    "workflow_loop", "workflow_sleep", "workflow_wait_event", "processor_run",
-})
+_STEP_TYPES: Final[frozenset[str]] = frozenset(get_args(StepType))
 """Span types that become steps; any other span (scorer runs, model chunks, generic spans …)
 is skipped and its children move up to its parent."""
 
