@@ -14,8 +14,6 @@ import struct
 from collections.abc import Mapping
 from typing import Protocol
 
-import attrs
-
 from scorecore._judge import JudgeRequest, JudgeResponse
 
 __all__ = ["JudgeCache", "cache_key"]
@@ -38,77 +36,85 @@ class JudgeCache(Protocol):
     async def put(self, key: str, response: JudgeResponse, /) -> None: ...
 
 
-class _Digest(Protocol):
-    def update(self, data: bytes, /) -> None: ...
+class _Raw:
+    """Bytes already encoded (a mapping key), written as they are."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
 
 
-def _feed(digest: _Digest, value: object) -> None:
-    """Feed a canonical, type-tagged encoding of ``value`` (iteratively: any depth)."""
+def _token(tag: bytes, data: bytes) -> bytes:
+    return tag + len(data).to_bytes(8, "big") + data
+
+
+def _feed(out: list[bytes], value: object) -> None:
+    """Append a canonical, type-tagged encoding of ``value`` to ``out`` (iteratively)."""
     # Every token is tagged and length-prefixed, so {"a": "bc"} and {"ab": "c"}, 1 and "1",
     # 1 and 1.0 and True never collide; mappings are sorted by their keys' encodings, so the
     # order a dict was built in does not matter.
     stack: list[object] = [value]
+    push = stack.append
     while stack:
         item = stack.pop()
-        if isinstance(item, _Raw):
-            digest.update(item.data)
+        if isinstance(item, str):
+            out.append(_token(b"s", item.encode("utf-8", "surrogatepass")))
+        elif isinstance(item, _Raw):
+            out.append(item.data)
+        elif isinstance(item, Mapping):
+            entries = sorted(((_key(k), v) for k, v in item.items()), key=_first)
+            out.append(b"m" + len(entries).to_bytes(8, "big"))
+            for key, val in reversed(entries):
+                push(val)
+                push(_Raw(key))
+        elif isinstance(item, list | tuple):
+            out.append(b"l" + len(item).to_bytes(8, "big"))
+            stack.extend(reversed(item))
         elif item is None:
-            digest.update(b"N")
+            out.append(b"N")
         elif isinstance(item, bool):
-            digest.update(b"T" if item else b"F")
+            out.append(b"T" if item else b"F")
         elif isinstance(item, int):
             # str() refuses ints past 4,300 digits; hex() does not, and stays one-to-one.
             text = str(item) if item.bit_length() < 14_000 else hex(item)
-            _token(digest, b"i", text.encode())
+            out.append(_token(b"i", text.encode()))
         elif isinstance(item, float):
-            _token(digest, b"f", struct.pack(">d", item) if not math.isnan(item) else b"nan")
-        elif isinstance(item, str):
-            _token(digest, b"s", item.encode("utf-8", "surrogatepass"))
+            out.append(_token(b"f", struct.pack(">d", item) if not math.isnan(item) else b"nan"))
         elif isinstance(item, bytes):
-            _token(digest, b"y", item)
-        elif isinstance(item, Mapping):
-            entries = sorted(((_encoded(k), v) for k, v in item.items()), key=_first)
-            digest.update(b"m" + len(entries).to_bytes(8, "big"))
-            for key, val in reversed(entries):
-                stack.append(val)
-                stack.append(_Raw(key))
-        elif isinstance(item, list | tuple):
-            digest.update(b"l" + len(item).to_bytes(8, "big"))
-            stack.extend(reversed(item))
+            out.append(_token(b"y", item))
         elif isinstance(item, set | frozenset):
             members = sorted(_encoded(m) for m in item)
-            digest.update(b"e" + len(members).to_bytes(8, "big"))
-            for member in members:
-                digest.update(member)
+            out.append(b"e" + len(members).to_bytes(8, "big"))
+            out.extend(members)
         else:
             # Something no JSON schema or provider body holds: its type and repr, best effort.
-            _token(digest, b"o", f"{type(item).__qualname__}:{item!r}".encode(errors="replace"))
+            out.append(_token(b"o", f"{type(item).__qualname__}:{item!r}".encode(
+                errors="replace")))
+
+
+def _key(key: object) -> bytes:
+    """A mapping key's encoding: a str key as its token, any other as a tagged digest."""
+    if isinstance(key, str):
+        return _token(b"s", key.encode("utf-8", "surrogatepass"))
+    return b"h" + _encoded(key)
 
 
 def _first(entry: tuple[bytes, object]) -> bytes:
     return entry[0]
 
 
-@attrs.frozen
-class _Raw:
-    data: bytes
-
-
-def _token(digest: _Digest, tag: bytes, data: bytes) -> None:
-    digest.update(tag + len(data).to_bytes(8, "big") + data)
-
-
 def _encoded(value: object) -> bytes:
-    digest = hashlib.sha256()
-    _feed(digest, value)
-    return digest.digest()
+    out: list[bytes] = []
+    _feed(out, value)
+    return hashlib.sha256(b"".join(out)).digest()
 
 
 def canonical_digest(label: str, value: object) -> str:
     """SHA-256 (hex) of ``label`` and a canonical encoding of ``value`` (internal)."""
-    digest = hashlib.sha256(label.encode() + b"\x00")
-    _feed(digest, value)
-    return digest.hexdigest()
+    out = [label.encode(), b"\x00"]
+    _feed(out, value)
+    return hashlib.sha256(b"".join(out)).hexdigest()
 
 
 def cache_key(request: JudgeRequest, *, provider: str, model_id: str, trial: int = 0) -> str:
@@ -142,6 +148,6 @@ def cache_key(request: JudgeRequest, *, provider: str, model_id: str, trial: int
             "extra": settings.extra,
         },
     }
-    digest = hashlib.sha256(_KEY_VERSION)
-    _feed(digest, canonical)
-    return digest.hexdigest()
+    out = [_KEY_VERSION]
+    _feed(out, canonical)
+    return hashlib.sha256(b"".join(out)).hexdigest()

@@ -27,6 +27,7 @@ from typing import Any, Self, TypeAlias, final
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import attrs
 
@@ -124,7 +125,9 @@ class _ThreadedCache:
     def __init__(self) -> None:
         self._conn: Any = None
         self._limiter = anyio.CapacityLimiter(1)
-        self._closed = False
+        self._queue: list[tuple[str, str]] = []
+        self._next: anyio.Event | None = None
+        self._writing = False
         self.errors = 0
         self.last_error: str | None = None
 
@@ -132,9 +135,6 @@ class _ThreadedCache:
         raise NotImplementedError
 
     def _get_sync(self, conn: Any, key: str) -> Any:
-        raise NotImplementedError
-
-    def _put_sync(self, conn: Any, key: str, text: str) -> None:
         raise NotImplementedError
 
     def _failed(self, exc: BaseException) -> None:
@@ -162,11 +162,39 @@ class _ThreadedCache:
         return None if data is None else _decode(data)
 
     async def put(self, key: str, response: JudgeResponse, /) -> None:
-        """Store ``response`` under ``key`` (replacing an older entry)."""
+        """Store ``response`` under ``key`` (replacing an older entry); return once committed.
+
+        Concurrent puts are committed together (group commit): one worker-thread hop and one
+        transaction for every entry queued while the previous one was written.
+        """
+        self._queue.append((key, _encode(response)))
+        if self._next is None:
+            self._next = anyio.Event()
+        mine = self._next
+        if self._writing:
+            await mine.wait()
+            return
+        self._writing = True
         try:
-            await self._call(self._put_sync, key, _encode(response))
-        except Exception as exc:  # noqa: BLE001 - a broken cache drops the entry
-            self._failed(exc)
+            while self._queue:
+                batch, self._queue = self._queue, []
+                done, self._next = self._next, None
+                try:
+                    await self._call(self._put_many_sync, batch)
+                except Exception as exc:  # noqa: BLE001 - a broken cache drops the entries
+                    self._failed(exc)
+                finally:
+                    if done is not None:
+                        done.set()
+        finally:
+            self._writing = False
+            if self._next is not None and self._queue:
+                # Cancelled with entries queued: wake their callers; the next put writes them.
+                self._next.set()
+                self._next = None
+
+    def _put_many_sync(self, conn: Any, batch: list[tuple[str, str]]) -> None:
+        raise NotImplementedError
 
     async def open(self) -> None:
         """Connect (and create the table) now rather than on first use.
@@ -205,6 +233,31 @@ class SqliteJudgeCache(_ThreadedCache):
         super().__init__()
         self.path = Path(path)
         self._name = f"sqlite:{self.path}"
+        self._reader: sqlite3.Connection | None = None
+
+    async def get(self, key: str, /) -> JudgeResponse | None:
+        """The reply stored under ``key``; ``None`` for a miss or an unreadable entry.
+
+        Read on the event loop's thread: an indexed read of a local WAL file takes
+        microseconds and never waits for a writer, while a hop to a worker thread costs
+        far more than the read. Writes still go through a worker thread.
+        """
+        try:
+            if self._reader is None:
+                self._reader = self._connect()
+            data = self._get_sync(self._reader, key)
+        except (sqlite3.Error, OSError) as exc:
+            self._failed(exc)
+            data = None
+        await anyio.lowlevel.checkpoint()
+        return None if data is None else _decode(data)
+
+    async def aclose(self) -> None:
+        """Close the connections (idempotent); a later use opens them again."""
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
+        await super().aclose()
 
     def _connect(self) -> Any:
         if str(self.path) != ":memory:":
@@ -230,11 +283,14 @@ class SqliteJudgeCache(_ThreadedCache):
         ).fetchone()
         return None if row is None else row[0]
 
-    def _put_sync(self, conn: Any, key: str, text: str) -> None:
-        conn.execute(
-            f"INSERT OR REPLACE INTO {_TABLE} (key, response, created_at) "  # noqa: S608
-            "VALUES (?, ?, ?)", (key, text, time.time()),
-        )
+    def _put_many_sync(self, conn: Any, batch: list[tuple[str, str]]) -> None:
+        now = time.time()
+        with conn:  # one transaction
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(
+                f"INSERT OR REPLACE INTO {_TABLE} (key, response, created_at) "  # noqa: S608
+                "VALUES (?, ?, ?)", [(key, text, now) for key, text in batch],
+            )
 
     def __repr__(self) -> str:
         return f"SqliteJudgeCache({str(self.path)!r})"
@@ -285,12 +341,14 @@ class PostgresJudgeCache(_ThreadedCache):
         ).fetchone()
         return None if row is None else row[0]
 
-    def _put_sync(self, conn: Any, key: str, text: str) -> None:
-        conn.execute(
-            f"INSERT INTO {_TABLE} (key, response) VALUES (%s, %s::jsonb) "  # noqa: S608
-            "ON CONFLICT (key) DO UPDATE SET response = excluded.response, created_at = now()",
-            (key, text),
-        )
+    def _put_many_sync(self, conn: Any, batch: list[tuple[str, str]]) -> None:
+        with conn.transaction(), conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO {_TABLE} (key, response) VALUES (%s, %s::jsonb) "  # noqa: S608
+                "ON CONFLICT (key) DO UPDATE SET response = excluded.response, "
+                "created_at = now()",
+                batch,
+            )
 
     def __repr__(self) -> str:
         return f"PostgresJudgeCache({self._name!r})"

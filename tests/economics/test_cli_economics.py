@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import json
 from pathlib import Path
 
@@ -113,3 +114,18 @@ def test_bad_flags_are_usage_errors(work: Path, argv: list[str], message: str) -
     assert code == 2
     assert message in err + out
     assert calls(work) == 0
+
+
+def test_show_prints_each_scorers_fingerprint(work: Path) -> None:
+    """scorecore show names the fingerprint its rows recorded (and --json lists it)."""
+    code, _, _ = run("--batch-id", "b1", "--no-cache")
+    assert code == 0
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["show", "b1", "--store", "sqlite:s.db"], out=out, err=err) == 0
+    printed = re.search(r"fingerprint graded: ([0-9a-f]{12}) \(4 rows\)$", out.getvalue(), re.M)
+    assert printed is not None, out.getvalue()
+    out = io.StringIO()
+    assert main(["show", "b1", "--store", "sqlite:s.db", "--json"], out=out, err=err) == 0
+    (fingerprint,) = json.loads(out.getvalue())["fingerprints"]["graded"]
+    assert fingerprint.startswith(printed.group(1))
+    assert len(fingerprint) == 64

@@ -8,15 +8,22 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from scorecore.evals import EvalReport
+from scorecore.evals import EvalReport, ScoreRow
 from scorecore.judge import Budget
 from scorecore_adapters.cache import DEFAULT_CACHE_PATH, open_cache
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.pricing import load_pricing
 
-__all__ = ["add_economics_flags", "economics_options", "print_economics"]
+__all__ = [
+    "add_economics_flags",
+    "economics_options",
+    "fingerprints",
+    "print_economics",
+    "print_fingerprints",
+]
 
 
 def _positive_int(text: str) -> int:
@@ -109,3 +116,28 @@ def print_economics(report: EvalReport, *, out: TextIO) -> None:
             print(f"trials {spread.scorer_id}: mean {mean} over {trials.trials} trials, "
                   f"per-item std dev {dev}, {spread.changed_items} item(s) changed verdict",
                   file=out)
+
+
+def _fingerprint(row: ScoreRow) -> str | None:
+    found = row.scorer.get("fingerprint") if row.scorer else None
+    if found is None and row.metadata:
+        found = row.metadata.get("fingerprint")
+    return found if isinstance(found, str) else None
+
+
+def fingerprints(rows: Iterable[ScoreRow]) -> dict[str, dict[str, int]]:
+    """Per scorer, each fingerprint its rows recorded and how many rows did (``"-"``: none)."""
+    seen: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = seen.setdefault(row.scorer_id, {})
+        key = _fingerprint(row) or "-"
+        counts[key] = counts.get(key, 0) + 1
+    return seen
+
+
+def print_fingerprints(rows: Sequence[ScoreRow], *, out: TextIO) -> None:
+    """One line per scorer: its fingerprint (first 12 hex digits), flagged when mixed."""
+    for scorer_id, counts in fingerprints(rows).items():
+        shown = ", ".join(f"{fp[:12]} ({n} rows)" for fp, n in counts.items())
+        mixed = "  MIXED: rows of different scorer definitions" if len(counts) > 1 else ""
+        print(f"fingerprint {scorer_id}: {shown}{mixed}", file=out)

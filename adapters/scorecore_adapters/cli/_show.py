@@ -14,6 +14,7 @@ from scorecore_adapters.cli._common import (
     print_table,
     read_batch,
 )
+from scorecore_adapters.cli._economics import fingerprints, print_fingerprints
 from scorecore_adapters.cli._eval import TOP_CAUSES, group_json, print_causes
 from scorecore_adapters.report._causes import FailureCause, FailureTally, cause_of_row
 from scorecore_adapters.report._text import number
@@ -73,6 +74,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
             "batchId": args.run, "store": store.url, "counts": _counts(rows),
             "rows": [_row_json(r, c) for r, c in listed],
             "failureCauses": [group_json(g) for g in groups],
+            "fingerprints": fingerprints(rows),
         }, out)
         return EXIT_PASSED
     if args.failures:
@@ -82,6 +84,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     table = [(clip(item_of(r), 60), r.scorer_id, r.status, number(r.score), _detail(r, c))
              for r, c in zip(rows, causes, strict=True)]
     print_table(_HEADERS, table, rich_output=out.isatty(), out=out)
+    print_fingerprints(rows, out=out)
     summary = ", ".join(f"{n} {status}" for status, n in _counts(rows).items())
     print(f"{len(rows)} rows ({summary})", file=out)
     print_causes(groups, out=out, limit=TOP_CAUSES, batch_id=args.run)
