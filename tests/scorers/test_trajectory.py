@@ -338,3 +338,52 @@ def test_run_sync_free_event_loop() -> None:
     """The doctest path: a trajectory scorer runs under anyio.run."""
     scorer = trajectory_accuracy(["a"])
     assert anyio.run(lambda: scorer.run(input={}, output=taken("a"))).unwrap().score == 1.0
+
+
+async def test_score_trace_without_an_agent_run() -> None:
+    """A workflow trace has no agent input: the trajectory scorer still gets the steps."""
+    workflow = {"traceId": "w", "spans": [
+        span("run", "workflow_run", 0, name="flow", entityId="flow-1"),
+        span("s1", "workflow_step", 1, "run", name="fetch", output={"ok": True}),
+        span("s2", "workflow_step", 2, "run", name="store"),
+    ]}
+    outcome = await score_trace(trajectory_accuracy(["fetch", "store"], ordering="strict"),
+                                workflow)
+    result = outcome.unwrap()
+    assert result.score == 1.0
+    assert result.run.input == AgentInput()
+    assert result.run.output.steps[0].output == {"ok": True}
+
+
+step_names = st.sampled_from("abc")
+trajectory_steps = st.builds(
+    TrajectoryStep, name=step_names,
+    step_type=st.sampled_from(["tool_call", "model_generation", "agent_run"]),
+    success=st.none() | st.booleans(), duration=st.none() | st.integers(0, 3),
+    tool_args=st.none() | st.fixed_dictionaries({"q": st.integers(0, 1)}),
+    prompt_tokens=st.none() | st.integers(0, 9), completion_tokens=st.none() | st.integers(0, 9),
+    children=st.lists(st.builds(TrajectoryStep, name=step_names), max_size=2),
+)
+expectations = st.builds(
+    TrajectoryExpectation,
+    steps=st.none() | st.lists(st.builds(ExpectedStep, name=step_names), max_size=3),
+    ordering=st.none() | st.sampled_from(["strict", "relaxed", "unordered"]),
+    allow_repeated_steps=st.none() | st.booleans(),
+    max_steps=st.none() | st.integers(0, 4), max_total_tokens=st.none() | st.integers(0, 20),
+    max_total_duration=st.none() | st.integers(0, 5),
+    no_redundant_calls=st.none() | st.booleans(),
+    blacklisted_tools=st.lists(step_names, max_size=1),
+    max_retries_per_tool=st.none() | st.integers(0, 2),
+)
+
+
+@given(st.lists(trajectory_steps, max_size=5), expectations)
+def test_unified_score_in_unit_interval(taken_steps: list[TrajectoryStep],
+                                        expectation: TrajectoryExpectation) -> None:
+    """The unified score is in [0, 1], or the run is not scorable (no expectation, or a
+    budget the trajectory cannot measure)."""
+    scorer = trajectory(expectation)
+    result = anyio.run(lambda: scorer.run(input={}, output=Trajectory(steps=taken_steps)))
+    value = result.unwrap()
+    assert value.not_scorable is not None or (value.score is not None
+                                              and 0.0 <= value.score <= 1.0)
