@@ -550,7 +550,9 @@ async def score_trace(
     """Score one trace (or one span of it) with a scorer; never raises.
 
     The target span is ``span_id``, or the trace's first root span. A ``type="agent"`` scorer
-    gets the whole trace as an agent run (:func:`trace_to_agent_run`); any other scorer gets
+    gets the whole trace as an agent run (:func:`trace_to_agent_run`); a ``type="trajectory"``
+    scorer gets the trajectory from the target span down (``extract_trajectory_from_trace``)
+    and the agent run's input (empty for a trace without an agent run); any other scorer gets
     the target span's ``input`` and ``output``. The run's extra fields say where it came from:
     ``score_source="trace"``, ``target_scope="span"``, ``target_entity_type``,
     ``target_trace_id``, ``target_span_id``.
