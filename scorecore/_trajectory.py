@@ -368,10 +368,13 @@ def extract_trajectory(messages: Sequence[AgentMessage]) -> Trajectory:
 
 
 def to_trajectory(value: Any) -> Result[Trajectory, InputMismatch]:
-    """A ``type="trajectory"`` run's output: a :class:`Trajectory` as is, agent messages (or
-    their Mastra JSON) through :func:`extract_trajectory`."""
+    """A ``type="trajectory"`` run's output: a :class:`Trajectory` as is, its JSON (an object
+    with ``steps``, as ``to_mastra_json`` writes it) structured, agent messages (or their Mastra
+    JSON) through :func:`extract_trajectory`."""
     if isinstance(value, Trajectory):
         return Success(value)
+    if isinstance(value, Mapping) and "steps" in value:
+        return structure_run_value(value, Trajectory, which="output")
     messages = structure_run_value(value, AgentOutput, which="output")
     if isinstance(messages, Failure):
         mismatch = messages.failure()

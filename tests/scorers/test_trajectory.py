@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore import AgentInput, InputMismatch, ScorerDefinitionError, create_scorer
+from scorecore import (
+    AgentInput,
+    InputMismatch,
+    ScorerDefinitionError,
+    create_scorer,
+    to_mastra_json,
+)
 from scorecore.agent import (
     ExpectedStep,
     ToolInvocation,
@@ -387,3 +393,16 @@ def test_unified_score_in_unit_interval(taken_steps: list[TrajectoryStep],
     value = result.unwrap()
     assert value.not_scorable is not None or (value.score is not None
                                               and 0.0 <= value.score <= 1.0)
+
+
+async def test_trajectory_json_round_trips() -> None:
+    """A stored result's trajectory JSON is a valid output again; a bad step type in it is
+    an input mismatch naming the field."""
+    scorer = trajectory_accuracy(["a", "b"], ordering="strict")
+    first = (await scorer.run(input={}, output=taken("a", "b"))).unwrap()
+    stored = to_mastra_json(first)["output"]
+    assert score_of(await scorer.run(input={}, output=stored)) == 1.0
+    bad = await scorer.run(input={}, output={"steps": [{"name": "a", "stepType": "bogus"}]})
+    cause = bad.failure().cause
+    assert isinstance(cause, InputMismatch)
+    assert "stepType" in cause.errors[0]
