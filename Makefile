@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/evals_judge_latency.py
 	$(BIN)/python benchmarks/evals_memory.py
 	$(BIN)/python benchmarks/http_judge.py
+	$(BIN)/python benchmarks/cache.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .hypothesis demo.sqlite*
