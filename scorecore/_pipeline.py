@@ -118,35 +118,6 @@ def make_run(  # noqa: PLR0917 - one argument per field, positional for speed
     return run
 
 
-def make_results(preprocess: Any, analyze: Any) -> StepResults[Any, Any]:
-    """``StepResults(preprocess_step_result=..., analyze_step_result=...)`` for the run path."""
-    results: StepResults[Any, Any] = _new(StepResults)
-    _SET_RESULTS_P(results, preprocess)
-    _SET_RESULTS_A(results, analyze)
-    return results
-
-
-def make_context(
-    run: ScorerRun[Any, Any], results: StepResults[Any, Any]
-) -> StepContext[Any, Any, Any, Any]:
-    """``StepContext(run=..., results=...)`` for the run path."""
-    ctx: StepContext[Any, Any, Any, Any] = _new(StepContext)
-    _SET_CTX_RUN(ctx, run)
-    _SET_CTX_RESULTS(ctx, results)
-    return ctx
-
-
-def make_reason_context(
-    run: ScorerRun[Any, Any], results: StepResults[Any, Any], score: float
-) -> ReasonContext[Any, Any, Any, Any]:
-    """``ReasonContext(run=..., results=..., score=...)`` for the run path."""
-    ctx: ReasonContext[Any, Any, Any, Any] = _new(ReasonContext)
-    _SET_REASON_RUN(ctx, run)
-    _SET_REASON_RESULTS(ctx, results)
-    _SET_REASON_SCORE(ctx, score)
-    return ctx
-
-
 def make_score_result(  # noqa: PLR0917 - one argument per field, positional for speed
     run: ScorerRun[Any, Any],
     score: float | None,
@@ -368,13 +339,13 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
     cause: RunFailureCause
     ctx: Any
     value: Any
-    # The contexts are built inline (see make_context): this loop is the hot path.
+    # The contexts and results are built inline (as make_run builds a run): the hot path.
     for index, (slot, mode, call, info) in enumerate(definition.plan):
         if slot == 3:  # generate_reason
             ctx = _new(ReasonContext)
             _SET_REASON_RUN(ctx, run)
             _SET_REASON_RESULTS(ctx, results)
-            _SET_REASON_SCORE(ctx, score or 0.0)
+            _SET_REASON_SCORE(ctx, 0.0 if score is None else score)
         else:
             ctx = _new(StepContext)
             _SET_CTX_RUN(ctx, run)
@@ -445,20 +416,6 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
             )
             return _failed(definition, info.name, steps[:index], cause, _result(
                 run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=None))
-    if judged is None:
-        result = _new(ScoreResult)
-        _SET_SR_RUN(result, run)
-        _SET_SR_SCORE(result, score)
-        _SET_SR_NOT_SCORABLE(result, None)
-        _SET_SR_REASON(result, reason)
-        _SET_SR_P(result, preprocess)
-        _SET_SR_P_PROMPT(result, None)
-        _SET_SR_A(result, analyze)
-        _SET_SR_A_PROMPT(result, None)
-        _SET_SR_SCORE_PROMPT(result, None)
-        _SET_SR_REASON_PROMPT(result, None)
-        _SET_SR_JUDGE(result, {})
-        return Success(result)
     return Success(_result(
         run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=reason))
 
