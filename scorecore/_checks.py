@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable
-from typing import TypeGuard, TypeVar
+from typing import Any, TypeGuard, TypeVar
+
+import attrs
 
 from scorecore._errors import ScorerDefinitionError
 from scorecore._reprs import short_repr
@@ -36,6 +38,13 @@ def misuse(field: str, value: object, problem: str) -> ScorerDefinitionError:
     return ScorerDefinitionError(
         f"{field} {problem}, got {short_repr(value)}", field=field, value=value
     )
+
+
+def optional_callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """An attrs validator: the field holds a function (or ``None``)."""
+    if value is not None and not callable(value):
+        raise misuse(f"{type(instance).__name__}.{attribute.name}", value,
+                     "must be callable or None")
 
 
 async def maybe_await(value: T | Awaitable[T]) -> T:

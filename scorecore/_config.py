@@ -13,6 +13,7 @@ from returns.result import Failure, Result, Success
 from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
+from scorecore._checks import optional_callable
 from scorecore._errors import ScorerDefinitionError
 from scorecore._judge import (
     ErrorProcessor,
@@ -241,11 +242,6 @@ def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> N
         raise _misuse(_inst, attr.name, value, f"is not a usable JSON schema: it {problem}")
 
 
-def _check_callable(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and not callable(value):
-        raise _misuse(_inst, attr.name, value, "must be callable")
-
-
 def _check_required_callable(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
     if not callable(value):
         raise _misuse(_inst, attr.name, value, "must be callable (a function of the context)")
@@ -354,7 +350,7 @@ class ScorePromptStep(Generic[In, Out, P, A, J]):
     calculate_score: (
         Callable[[CalculateScoreContext[In, Out, P, A, J]], float | Awaitable[float]] | None
     ) = attrs.field(
-        default=None, validator=_check_callable
+        default=None, validator=optional_callable
     )
     judge: StepJudge | None = None
 

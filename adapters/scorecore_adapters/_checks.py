@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import reprlib
 from collections.abc import Awaitable
-from typing import TypeGuard, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from scorecore import ScorerDefinitionError
 
@@ -44,6 +44,16 @@ def misuse(field: str, value: object, problem: str) -> ScorerDefinitionError:
     except Exception:  # noqa: BLE001 - a value's repr is user code; the message must not fail
         shown = f"<{type(value).__name__} object>"
     return ScorerDefinitionError(f"{field} {problem}, got {shown}", field=field, value=value)
+
+
+def optional_callable(owner: str, name: str) -> Any:
+    """An attrs validator: ``<owner>.<name>`` holds a function (or ``None``)."""
+
+    def check(_instance: object, _attribute: object, value: object) -> None:
+        if value is not None and not callable(value):
+            raise misuse(f"{owner}.{name}", value, "must be callable or None")
+
+    return check
 
 
 async def maybe_await(value: T | Awaitable[T]) -> T:

@@ -30,7 +30,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any, ClassVar, TypeAlias, TypeVar, final
+from typing import ClassVar, TypeAlias, TypeVar, final
 
 import attrs
 
@@ -45,7 +45,13 @@ from scorecore.judge import (
     is_retryable_provider_error,
     is_unknown_error,
 )
-from scorecore_adapters._checks import is_int, is_number, maybe_await, misuse
+from scorecore_adapters._checks import (
+    is_int,
+    is_number,
+    maybe_await,
+    misuse,
+    optional_callable,
+)
 
 __all__ = [
     "BUILTIN_RETRYABLE_CODES",
@@ -129,14 +135,6 @@ def _check_delay(owner: str) -> Callable[[object, object, Delay | None], None]:
     return check
 
 
-def _check_callable_or_none(owner: str, name: str) -> Callable[[Any, Any, Any], None]:
-    def check(_inst: Any, _attr: Any, value: Any) -> None:
-        if value is not None and not callable(value):
-            raise misuse(f"{owner}.{name}", value, "must be callable or None")
-
-    return check
-
-
 @final
 @attrs.frozen(kw_only=True)
 class RetryPolicy:
@@ -159,7 +157,7 @@ class RetryPolicy:
     )
     delay: Delay | None = attrs.field(default=None, validator=_check_delay("RetryPolicy"))
     on_retry: OnRetry | None = attrs.field(
-        default=None, validator=_check_callable_or_none("RetryPolicy", "on_retry")
+        default=None, validator=optional_callable("RetryPolicy", "on_retry")
     )
 
     @match.validator
@@ -391,11 +389,11 @@ class StreamErrorRetryProcessor:
     )
     max_retry_after: float = attrs.field(default=30.0, converter=_cap)
     on_retry: OnRetry | None = attrs.field(
-        default=None, validator=_check_callable_or_none("StreamErrorRetryProcessor", "on_retry")
+        default=None, validator=optional_callable("StreamErrorRetryProcessor", "on_retry")
     )
     now: Callable[[], float] = attrs.field(
         default=_wall_clock,
-        validator=_check_callable_or_none("StreamErrorRetryProcessor", "now"),
+        validator=optional_callable("StreamErrorRetryProcessor", "now"),
     )
 
     def find_policy(self, error: JudgeError) -> RetryPolicy | None:

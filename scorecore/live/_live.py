@@ -50,6 +50,7 @@ import anyio.abc
 import attrs
 from returns.result import Failure
 
+from scorecore._checks import optional_callable
 from scorecore._errors import ScorerRunError
 from scorecore._redact import redact_secrets
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
@@ -465,11 +466,6 @@ def _check_scorers(instance: object, attribute: attrs.Attribute[Any], value: obj
             )
 
 
-def _check_callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and not callable(value):
-        raise TypeError(f"LiveScorer.{attribute.name} must be callable or None, got {value!r}")
-
-
 def _default_input(signature: inspect.Signature | None, args: tuple[Any, ...],
                    kwargs: Mapping[str, Any]) -> Any:
     if len(args) == 1 and not kwargs:
@@ -537,18 +533,18 @@ class LiveScorer:
                                                   validator=_check_scorers)
     sampling: Sampling = attrs.field(default=NoSampling(), converter=_to_sampling)
     filter: Callable[[LiveCall], bool] | None = attrs.field(default=None,
-                                                             validator=_check_callable)
-    sink: ScoreSink | None = attrs.field(default=None, validator=_check_callable)
-    on_error: OnError | None = attrs.field(default=None, validator=_check_callable)
+                                                             validator=optional_callable)
+    sink: ScoreSink | None = attrs.field(default=None, validator=optional_callable)
+    on_error: OnError | None = attrs.field(default=None, validator=optional_callable)
     task_group: anyio.abc.TaskGroup | None = None
     runtime: Runtime | None = None
     name: str | None = None
     input_from: Callable[..., Any] | None = attrs.field(default=None,
-                                                        validator=_check_callable)
+                                                        validator=optional_callable)
     output_from: Callable[[Any], Any] | None = attrs.field(default=None,
-                                                           validator=_check_callable)
+                                                           validator=optional_callable)
     trace_id_from: Callable[..., str | None] | None = attrs.field(
-        default=None, validator=_check_callable
+        default=None, validator=optional_callable
     )
     max_concurrency: int | None = attrs.field(default=None, validator=_check_limit)
     max_queue: int | None = attrs.field(default=None, validator=_check_limit)

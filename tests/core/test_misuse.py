@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore import ModelSettings, ScorerDefinitionError
+from scorecore import ModelSettings, ScorePromptStep, ScorerDefinitionError
 from scorecore.judge import Retry
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
@@ -39,6 +39,10 @@ CASES: list[tuple[str, Any, Callable[[Any], object]]] = [
     ("AnthropicModel.max_tokens", 0, lambda v: AnthropicModel(model="m", api_key="k",
                                                                max_tokens=v)),
     ("OpenAIChatModel.model", "", lambda v: OpenAIChatModel(v, api_key="k")),
+    ("RetryPolicy.on_retry", 3, lambda v: RetryPolicy(match=bool, on_retry=v)),
+    ("StreamErrorRetryProcessor.now", HUGE, lambda v: StreamErrorRetryProcessor(now=v)),
+    ("ScorePromptStep.calculate_score", 3, lambda v: ScorePromptStep(
+        description="d", create_prompt=lambda ctx: "p", calculate_score=v)),
 ]
 
 
