@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 
 import scorecore._structured
 from scorecore import JudgeConfig, PromptStep, ScorePromptStep, create_scorer
+from scorecore._structured import compile_schema
 from scorecore_adapters.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
@@ -16,29 +20,40 @@ pytestmark = pytest.mark.anyio
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
 
-async def test_runs_build_no_validator(anyio_backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@contextmanager
+def counting_compiles() -> Iterator[list[int]]:
+    """Count calls of ``compile_schema`` (a profile hook: nothing is patched)."""
+    calls: list[int] = []
+    code = compile_schema.__code__
+
+    def profile(frame: FrameType, event: str, _arg: Any) -> None:
+        if event == "call" and frame.f_code is code:
+            calls.append(1)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield calls
+    finally:
+        sys.setprofile(previous)
+
+
+async def test_runs_compile_no_schema(anyio_backend: str) -> None:
     """Adding the steps compiles their schemas; six runs (one with the fallback) compile none."""
-    built: list[Any] = []
-    real = Draft202012Validator
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        built.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(scorecore._structured, "Draft202012Validator", counting)
     replies: list[Any] = [{"n": 2}, {"score": 0.5}] * 5 + ["not json", {"n": 1}, {"score": 1}]
     judge = ScriptedJudge(replies)
-    scorer = (
-        create_scorer(id="s", description="d",
-                      judge=JudgeConfig(model=judge, instructions="Be strict."))
-        .analyze(PromptStep(description="count", create_prompt=lambda ctx: "Count",
-                            output_schema=SCHEMA))
-        .generate_score(ScorePromptStep(description="rate", create_prompt=lambda ctx: "Rate"))
-    )
-    at_build = len(built)
-    assert at_build >= 1
-    for _ in range(5):
-        assert (await scorer.run(input="q", output="a")).unwrap().score == 0.5
-    assert (await scorer.run(input="q", output="a")).unwrap().analyze_step_result == {"n": 1}
-    assert len(built) == at_build
+    with counting_compiles() as at_build:
+        scorer = (
+            create_scorer(id="s", description="d",
+                          judge=JudgeConfig(model=judge, instructions="Be strict."))
+            .analyze(PromptStep(description="count", create_prompt=lambda ctx: "Count",
+                                output_schema=SCHEMA))
+            .generate_score(ScorePromptStep(description="rate", create_prompt=lambda ctx: "Rate"))
+        )
+    assert at_build
+    with counting_compiles() as during_runs:
+        for _ in range(5):
+            assert (await scorer.run(input="q", output="a")).unwrap().score == 0.5
+        assert (await scorer.run(input="q", output="a")).unwrap().analyze_step_result == {"n": 1}
+    assert during_runs == []
     assert not hasattr(scorecore._structured, "_COMPILED")
