@@ -7,7 +7,8 @@ from typing import Any
 
 import attrs
 from returns.result import Failure, Result, Success
-from scorecore import JudgeConfig, PromptStep, Scorer, ScorePromptStep, create_scorer
+
+from scorecore import JudgeConfig, PromptStep, ScorePromptStep, Scorer, create_scorer
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 
 ANALYZE_SCHEMA = {
@@ -55,7 +56,10 @@ class StepJudge:
 
 
 def judged_scorer(
-    judge: Any, *, reason_prompt: str = "Explain the score {score} of {output}.", scorer_id: str = "judged"
+    judge: Any,
+    *,
+    reason_prompt: str = "Explain the score {score} of {output}.",
+    scorer_id: str = "judged",
 ) -> Scorer[Any, Any, Any, Any]:
     """analyze (judge) → generate_score (judge) → generate_reason (judge)."""
     return (
@@ -69,6 +73,7 @@ def judged_scorer(
                                         create_prompt=lambda ctx: f"Score: {ctx.run.output}"))
         .generate_reason(PromptStep(
             description="reason",
-            create_prompt=lambda ctx: reason_prompt.format(score=ctx.score, output=ctx.run.output),
+            create_prompt=lambda ctx: reason_prompt.format(score=ctx.score,
+                                                           output=ctx.run.output),
         ))
     )

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from scorecore.judge import JudgeMeter, JudgeResponse, JudgeUsage
 from scorecore_adapters import testing
 from scorecore_adapters.cache import (
@@ -20,7 +21,6 @@ from scorecore_adapters.cache import (
     SqliteJudgeCache,
     open_cache,
 )
-
 from tests.economics._scorers import StepJudge, judged_scorer
 from tests.economics.test_cache_run import _runtime
 
@@ -113,9 +113,12 @@ async def test_a_broken_file_costs_calls_not_the_run(tmp_path: Path) -> None:
 def test_open_cache_reads_urls(tmp_path: Path) -> None:
     """sqlite:PATH, a bare path, sqlite:///abs, postgresql://, memory:; others are refused."""
     assert isinstance(open_cache("memory:"), MemoryJudgeCache)
-    assert open_cache(f"sqlite:{tmp_path}/a.db").path == tmp_path / "a.db"
-    assert open_cache(f"sqlite://{tmp_path}/a.db").path == tmp_path / "a.db"
-    assert open_cache("rel/a.db").path == Path("rel/a.db")
+    for url, path in ((f"sqlite:{tmp_path}/a.db", tmp_path / "a.db"),
+                      (f"sqlite://{tmp_path}/a.db", tmp_path / "a.db"),
+                      ("rel/a.db", Path("rel/a.db"))):
+        opened = open_cache(url)
+        assert isinstance(opened, SqliteJudgeCache)
+        assert opened.path == path
     pg = open_cache("postgres://u:secret@h/db")
     assert isinstance(pg, PostgresJudgeCache)
     assert "secret" not in repr(pg)

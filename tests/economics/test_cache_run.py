@@ -8,11 +8,11 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from scorecore import BudgetExhausted, JudgeOutputInvalid, Runtime
-from scorecore.judge import JudgeMeter, JudgeResponse, Pricing
+from scorecore.judge import Budget, JudgeMeter, JudgeResponse, Pricing
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import judge_error, virtual_runtime
-
 from tests.economics._scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio
@@ -215,8 +215,6 @@ async def test_no_price_means_no_cost() -> None:
 async def test_a_hard_budget_stops_the_run_with_budget_exhausted() -> None:
     """A refused call ends the run with cause BudgetExhausted, never a score."""
     pricing = Pricing.from_mapping({"step-judge": {"input": 1.0, "output": 1.0}})
-    from scorecore.judge import Budget
-
     meter = JudgeMeter(pricing=pricing, budget=Budget(max_tokens=1))
     judge = StepJudge()
     result = await judged_scorer(judge).run(input="q", output="a", runtime=_runtime(meter))

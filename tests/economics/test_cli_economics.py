@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
-import re
 import json
+import re
 from pathlib import Path
 
 import pytest
+
 from scorecore_adapters.cli import main
 
 SCORERS = '''

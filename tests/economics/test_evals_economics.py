@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Success
+
 from scorecore import BudgetExhausted, JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import EvalConfigError, run_evals
 from scorecore.judge import Budget, BudgetWarning, JudgeRequest, JudgeResponse, JudgeUsage, Pricing
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import InMemoryScoreStore, VirtualClock, virtual_runtime
-
 from tests.economics._scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio
@@ -164,6 +164,7 @@ class _PricedJudge:
 )
 @settings(max_examples=60, deadline=None)
 def test_a_hard_budget_never_passes_its_limit_beyond_calls_in_flight(
+    *,
     price_in: float, price_out: float, limit: float, concurrency: int, items: int,
     latency: float, overrun: bool, max_out: int,
 ) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from scorecore import (
     JudgeConfig,
     ModelSettings,
@@ -22,7 +23,6 @@ from scorecore import (
     create_scorer,
 )
 from scorecore_adapters.testing import ScriptedJudge
-
 from tests.economics._scorers import ANALYZE_SCHEMA
 
 # A scorer module written to a file, so other processes build the very same definition.
@@ -130,8 +130,9 @@ def test_code_edits_change_it() -> None:
         _scorer(score=lambda ctx: 0.5),
         _scorer(score=lambda ctx: float(ctx.run.output == "x")),
         _scorer(score=lambda ctx: float(ctx.run.input == "x")),
-        _scorer(score=lambda ctx: (lambda: 1.0)()),
-        _scorer(score=lambda ctx: (lambda: 2.0)()),
+        # a nested function (a code object among the constants) whose body differs
+        _scorer(score=lambda ctx: (lambda: 1.0)()),  # noqa: PLC3002
+        _scorer(score=lambda ctx: (lambda: 2.0)()),  # noqa: PLC3002
         _scorer(id="t"),
         _scorer(model=ScriptedJudge([], model_id="other"), analyze=PromptStep(
             description="a", output_schema=ANALYZE_SCHEMA, create_prompt=lambda ctx: "p")),

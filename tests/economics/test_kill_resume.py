@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+
+from scorecore import Runtime
 from scorecore.evals import run_evals
 from scorecore.judge import JudgeMeter, cache_key
 from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.storage import open_store
-
 from tests.economics._scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
 
 _BATCH = textwrap.dedent('''
     import os, signal, sys
@@ -51,12 +53,12 @@ def _cached_keys(path: Path) -> set[str]:
 async def test_resume_after_kill_makes_no_call_that_already_succeeded(tmp_path: Path) -> None:
     """Per step: every reply stored before the kill is read back, never asked again."""
     store_path, cache_path = tmp_path / "scores.db", tmp_path / "cache.db"
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(  # noqa: S603 - our own interpreter and script
-        [sys.executable, "-c", _BATCH, str(store_path), str(cache_path), "53"],
-        cwd=root, capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert done.returncode == -9, done.stderr
+    with anyio.fail_after(120):
+        done = await anyio.run_process(
+            [sys.executable, "-c", _BATCH, str(store_path), str(cache_path), "53"],
+            cwd=ROOT, check=False,
+        )
+    assert done.returncode == -9, done.stderr.decode()
     answered = _cached_keys(cache_path)
     # 53 calls began, the last was killed; a few more may have been answered but not stored.
     assert 40 <= len(answered) <= 52
@@ -76,8 +78,6 @@ async def test_resume_after_kill_makes_no_call_that_already_succeeded(tmp_path: 
 
 async def test_the_meter_reaches_run_evals_through_the_runtime_too(tmp_path: Path) -> None:
     """A runtime carrying JudgeMeter(cache=...) works like cache=... (the kwargs win)."""
-    from scorecore import Runtime
-
     cache = SqliteJudgeCache(tmp_path / "c.db")
     judge = StepJudge()
     runtime = Runtime(meter=JudgeMeter(cache=cache))
