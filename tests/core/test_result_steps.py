@@ -24,6 +24,8 @@ from scorecore import (
     not_scorable,
     to_mastra_json,
 )
+from scorecore.evals import run_evals
+from scorecore_adapters.testing import InMemoryScoreStore
 from tests import strategies as sts
 from tests.strategies import STEPS
 
@@ -61,11 +63,16 @@ async def test_failure_ends_the_run_with_step_failed(anyio_backend: str) -> None
     """``Failure(e)`` ends the run: cause ``StepFailed`` keeps ``e`` as it is, partial kept."""
     error = Reason("no words")
     reached: list[str] = []
+
+    def score(ctx: Any) -> float:
+        reached.append("score")
+        return 1.0
+
     scorer = (
         create_scorer(id="s", description="d")
         .preprocess(lambda ctx: {"w": 0})
         .analyze(lambda ctx: Failure(error))
-        .generate_score(lambda ctx: reached.append("score") or 1.0)
+        .generate_score(score)
     )
     failure = (await scorer.run(input="q", output="", run_id="r1")).failure()
     assert isinstance(failure, ScorerRunError)
@@ -100,13 +107,16 @@ async def test_success_of_not_scorable_is_not_scorable(anyio_backend: str) -> No
 
 async def test_success_values_are_validated_like_plain_ones(anyio_backend: str) -> None:
     """``Success("0.5")`` is not a score and ``Success(3)`` is not a reason."""
-    bad_score = create_scorer(id="s", description="d").generate_score(lambda ctx: Success("0.5"))
+    # mypy rejects both steps (the point of the typed overloads); at run time they fail cleanly.
+    bad_score = create_scorer(id="s", description="d").generate_score(
+        lambda ctx: Success("0.5")  # type: ignore[arg-type]
+    )
     cause = (await bad_score.run(input=1, output=1)).failure().cause
     assert cause == InvalidScore(value_repr="'0.5'", type_name="str")
     bad_reason = (
         create_scorer(id="s", description="d")
         .generate_score(lambda ctx: 1.0)
-        .generate_reason(lambda ctx: Success(3))
+        .generate_reason(lambda ctx: Success(3))  # type: ignore[arg-type]
     )
     failure = (await bad_reason.run(input=1, output=1)).failure()
     assert isinstance(failure.cause, InvalidStepValue)
@@ -136,6 +146,35 @@ async def test_safe_steps_keep_the_exception(anyio_backend: str) -> None:
     assert "preprocess returned Failure(JSONDecodeError: Expecting property name" in str(failure)
     # The failed run's partial result still converts to Mastra JSON.
     assert to_mastra_json(failure.partial)["runId"] == failure.partial.run_id
+
+
+async def test_stored_rows_show_the_failure_readably(anyio_backend: str) -> None:
+    """A stored row of a run ended by ``Failure`` names the step, the error's type and message."""
+
+    @safe
+    def parse(ctx: Any) -> dict[str, Any]:
+        parsed: dict[str, Any] = json.loads(ctx.run.output)
+        return parsed
+
+    scorer = (
+        create_scorer(id="parse", description="d")
+        .preprocess(parse)
+        .analyze(lambda ctx: Failure(Reason("no words")) if not ctx.results.preprocess_step_result
+                 else ctx.results.preprocess_step_result)
+        .generate_score(lambda ctx: 1.0)
+    )
+    store = InMemoryScoreStore()
+    items = [{"id": "bad", "input": "q", "output": "{oops"}, {"id": "empty", "input": "q",
+                                                             "output": "{}"}]
+    await run_evals(items, [scorer], store=store, batch_id="b")
+    metadata = {row.metadata["failedStep"]: row.metadata for row in store.rows.values()
+                if row.status == "failed" and row.metadata is not None}
+    assert len(metadata) == len(store.rows) == 2
+    bad_error = metadata["preprocess"]["error"]
+    assert "preprocess returned Failure(JSONDecodeError: Expecting property name" in bad_error
+    empty = metadata["analyze"]
+    assert "analyze returned Failure(Reason(text='no words'))" in empty["error"]
+    assert empty["completedSteps"] == ["preprocess"]
 
 
 def test_step_failed_describes_odd_errors_safely() -> None:
@@ -291,9 +330,9 @@ def test_any_mix_of_answers_ends_as_the_rules_say(answers: dict[str, Answer]) ->
             assert failure.failed_step == step
             assert failure.completed_steps == done
             assert type(failure.cause) is cause_type
-            if cause_type is StepFailed and error[0] is BoomError:
+            if isinstance(failure.cause, StepFailed) and error[0] is BoomError:
                 assert isinstance(failure.cause.error, BoomError)
-            elif cause_type is StepFailed:
+            elif isinstance(failure.cause, StepFailed):
                 assert failure.cause.error is error[0]
     if isinstance(outcome, Failure) or outcome.unwrap().not_scorable is not None:
         # Results of the steps that completed are kept, whatever ended the run.
