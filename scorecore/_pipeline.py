@@ -35,6 +35,7 @@ from scorecore._judge import StepName
 from scorecore._reprs import short_repr
 from scorecore._runtime import Runtime
 from scorecore._structured import SCORE_SCHEMA, CompiledSchema, compile_schema
+from scorecore._trajectory import Trajectory, to_trajectory
 from scorecore._values import (
     CalculateScoreContext,
     JudgeExecution,
@@ -222,7 +223,11 @@ def _structure(
     for which, expected in (("input", definition.input_type), ("output", definition.output_type)):
         if expected is None:
             continue
-        structured = structure_run_value(getattr(run, which), expected, which=which)
+        # A Trajectory output (type="trajectory") may be given as the agent's messages.
+        structured = (
+            to_trajectory(run.output) if which == "output" and expected is Trajectory
+            else structure_run_value(getattr(run, which), expected, which=which)
+        )
         if isinstance(structured, Success):
             run = attrs.evolve(run, **{which: structured.unwrap()})
         else:
