@@ -9,6 +9,7 @@ times instead of reading one reply back twice.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import struct
 from collections.abc import Mapping
@@ -100,6 +101,34 @@ def _key(key: object) -> bytes:
     return b"h" + _encoded(key)
 
 
+_JSON_DEPTH = 200  # json.dumps recurses; deeper values take the iterative path
+
+
+def _plain_json(value: object) -> bool:
+    """Whether ``value`` is dicts with str keys, lists, tuples, str, float, None and ints
+    small enough for ``str()`` — what ``json.dumps`` encodes one-to-one."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str | float | None):
+            continue
+        if depth > _JSON_DEPTH:
+            return False
+        if isinstance(item, int):
+            if item.bit_length() >= 14_000:
+                return False
+        elif type(item) is dict:
+            for key, val in item.items():
+                if not isinstance(key, str):
+                    return False
+                stack.append((val, depth + 1))
+        elif type(item) is list or type(item) is tuple:
+            stack.extend((v, depth + 1) for v in item)
+        else:
+            return False
+    return True
+
+
 def _first(entry: tuple[bytes, object]) -> bytes:
     return entry[0]
 
@@ -148,6 +177,11 @@ def cache_key(request: JudgeRequest, *, provider: str, model_id: str, trial: int
             "extra": settings.extra,
         },
     }
+    if _plain_json(canonical):
+        # The common case, at C speed: JSON with sorted keys is canonical when every key is a
+        # str (json.dumps would turn 1 and "1" into the same key, so those take the slow path).
+        text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), allow_nan=True)
+        return hashlib.sha256(_KEY_VERSION + b"J" + text.encode()).hexdigest()
     out = [_KEY_VERSION]
     _feed(out, canonical)
     return hashlib.sha256(b"".join(out)).hexdigest()

@@ -177,3 +177,35 @@ def test_the_key_is_the_same_in_other_processes_and_hash_seeds() -> None:
         settings=ModelSettings(temperature=0.0, extra=spec["extra"]),  # type: ignore[arg-type]
     )
     assert keys == {cache_key(request, provider="openai", model_id="gpt-4o-mini", trial=2)}
+
+
+_mixed = st.recursive(
+    _json_leaf,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.integers(-3, 3) | st.booleans() | _text, inner, max_size=4),
+    max_leaves=15,
+)
+
+
+@given(st.dictionaries(st.integers(-3, 3) | _text, _mixed, min_size=1, max_size=4))
+def test_non_str_keys_hash_canonically_and_apart_from_their_str_form(schema: Any) -> None:
+    """Int or bool keys (no JSON has them) take the exact path: order-free, and never equal
+    to the same mapping with the keys written as strings."""
+    def req(s: Any) -> JudgeRequest:
+        return JudgeRequest(messages=[JudgeMessage(role="user", content="q")], output_schema=s)
+
+    assert _key(req(_reordered(schema))) == _key(req(schema))
+    as_text = {str(k): v for k, v in schema.items()}
+    if as_text != schema:
+        assert _key(req(as_text)) != _key(req(schema))
+
+
+def test_a_json_schema_and_an_int_keyed_one_each_keep_their_key() -> None:
+    """The fast (JSON) path and the exact path are each stable, and never collide."""
+    plain = JudgeRequest(messages=[JudgeMessage(role="user", content="q")],
+                         output_schema={"type": "object"})
+    odd = JudgeRequest(messages=[JudgeMessage(role="user", content="q")],
+                       output_schema={1: "one"})
+    assert _key(plain) == _key(attrs.evolve(plain))
+    assert _key(odd) == _key(attrs.evolve(odd))
+    assert _key(plain) != _key(odd)
