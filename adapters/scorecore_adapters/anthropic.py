@@ -172,10 +172,13 @@ class AnthropicModel(HttpJudgeBase):
         if request.native_schema and request.output_schema is not None:
             schema = dict(request.output_schema)
             if not _is_object_schema(schema):
+                # $defs stay at the root, where the schema's "#/$defs/…" references point.
+                defs = {k: schema.pop(k) for k in ("$defs", "definitions") if k in schema}
                 schema = {
                     "type": "object",
                     "properties": {_WRAP_KEY: schema},
                     "required": [_WRAP_KEY],
+                    **defs,
                 }
             body["tools"] = [
                 {

@@ -360,6 +360,23 @@ def test_anthropic_forced_tool_carries_the_generated_schema() -> None:
     assert body["tool_choice"]["type"] == "tool"
 
 
+def test_anthropic_wrapped_root_keeps_defs_resolvable() -> None:
+    """A non-object root (list of a recursive class) is wrapped; its $defs move to the root."""
+    from scorecore.judge import JudgeMessage, JudgeRequest  # noqa: PLC0415 - local to the test
+
+    model = AnthropicModel(model="claude-test", api_key="k")
+    step = PromptStep(description="d", create_prompt=lambda ctx: "p", output_type=list[Tree])
+    body = model.build_body(JudgeRequest(
+        messages=[JudgeMessage(role="user", content="hi")], output_schema=step.output_schema,
+        native_schema=True,
+    ))
+    tool_schema = body["tools"][0]["input_schema"]
+    assert "Tree" in tool_schema["$defs"]
+    nested = {"name": "a", "children": [{"name": "b", "children": []}]}
+    assert valid(tool_schema, {"value": [nested]})
+    assert not valid(tool_schema, {"value": [{"name": "a", "children": [{"name": 1}]}]})
+
+
 # --- the law: whatever the type, its values validate and come back -------------------------------
 
 _SCALARS: list[tuple[Any, st.SearchStrategy[Any]]] = [
