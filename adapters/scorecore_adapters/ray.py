@@ -430,7 +430,11 @@ def _indexed(ds: ray.data.Dataset) -> ray.data.Dataset:
             # Dataset.zip is deprecated (Ray 2.64 drops it) as it relies on a deterministic
             # order, which is exactly what preserve_order gives here.
             warnings.simplefilter("ignore", DeprecationWarning)
-            indexed = ordered.zip(index).materialize()
+            indexed = ordered.zip(index)
+        # Every block as Arrow: Ray's batcher cannot join a pandas block (zip may make one)
+        # to an Arrow block in one batch.
+        indexed = indexed.map_batches(_as_arrow, batch_format="pyarrow",
+                                      batch_size=None).materialize()
     finally:
         context.execution_options.preserve_order = kept
     return cast("ray.data.Dataset", indexed)
@@ -443,6 +447,10 @@ def _spread(ds: ray.data.Dataset, concurrency: int, batch_size: int) -> ray.data
         return ds
     # Splitting without a shuffle keeps the order (and the numbering is already done).
     return cast("ray.data.Dataset", ds.repartition(wanted, shuffle=False).materialize())
+
+
+def _as_arrow(table: pa.Table) -> pa.Table:
+    return table
 
 
 def _tables(ds: ray.data.Dataset) -> Iterator[pa.Table]:
