@@ -173,7 +173,9 @@ class AnthropicModel(HttpJudgeBase):
             schema = dict(request.output_schema)
             if not _is_object_schema(schema):
                 # $defs stay at the root, where the schema's "#/$defs/…" references point.
-                defs = {k: schema.pop(k) for k in ("$defs", "definitions") if k in schema}
+                defs: dict[str, Any] = {
+                    k: schema.pop(k) for k in ("$defs", "definitions") if k in schema
+                }
                 schema = {
                     "type": "object",
                     "properties": {_WRAP_KEY: schema},

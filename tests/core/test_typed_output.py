@@ -219,7 +219,9 @@ def test_output_type_and_output_schema_are_exclusive() -> None:
 
 def test_evolve_regenerates_the_schema() -> None:
     """attrs.evolve with another output_type sends that type's schema."""
-    step = PromptStep(description="d", create_prompt=lambda ctx: "p", output_type=Claims)
+    step: PromptStep[Any, Any] = PromptStep(
+        description="d", create_prompt=lambda ctx: "p", output_type=Claims
+    )
     other = attrs.evolve(step, output_type=Verdict)
     assert other.output_schema == schema_for_type(Verdict)
 
@@ -295,6 +297,7 @@ def test_a_valid_reply_that_does_not_structure_names_the_field() -> None:
         n: int
 
     step = PromptStep(description="d", create_prompt=lambda ctx: "p", output_type=Count)
+    assert step.output_schema is not None
     compiled = compile_schema(step.output_schema)
     assert parse_and_validate('{"n": 2}', compiled) == Success(Count(n=2))
     outcome = parse_and_validate('{"n": 2.5}', compiled)
@@ -389,6 +392,10 @@ _SCALARS: list[tuple[Any, st.SearchStrategy[Any]]] = [
 ]
 
 
+_LIST: Any = list  # subscripted with types drawn at run time
+_DICT: Any = dict
+
+
 def _types(depth: int) -> st.SearchStrategy[tuple[Any, st.SearchStrategy[Any]]]:
     scalars = st.sampled_from(_SCALARS)
     if depth == 0:
@@ -396,10 +403,10 @@ def _types(depth: int) -> st.SearchStrategy[tuple[Any, st.SearchStrategy[Any]]]:
     inner = _types(depth - 1)
 
     def list_of(pair: tuple[Any, Any]) -> tuple[Any, Any]:
-        return list[pair[0]], st.lists(pair[1], max_size=3)  # type: ignore[name-defined]
+        return _LIST[pair[0]], st.lists(pair[1], max_size=3)
 
     def dict_of(pair: tuple[Any, Any]) -> tuple[Any, Any]:
-        return dict[str, pair[0]], st.dictionaries(st.text(max_size=5), pair[1], max_size=3)  # type: ignore[name-defined]
+        return _DICT[str, pair[0]], st.dictionaries(st.text(max_size=5), pair[1], max_size=3)
 
     def optional(pair: tuple[Any, Any]) -> tuple[Any, Any]:
         return Optional[pair[0]], st.none() | pair[1]  # noqa: UP045
@@ -432,5 +439,6 @@ def test_values_of_any_supported_type_validate_and_round_trip(data: st.DataObjec
     as_json = json.loads(json.dumps(as_json))  # what a judge would send
     assert valid(schema, as_json)
     step = PromptStep(description="d", create_prompt=lambda ctx: "p", output_type=type_)
+    assert step.output_schema is not None
     outcome = parse_and_validate(json.dumps(as_json), compile_schema(step.output_schema))
     assert outcome == Success(value), outcome
