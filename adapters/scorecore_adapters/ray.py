@@ -249,14 +249,7 @@ class _ScoringActor:
         suspects = frozenset(ray.get(self._ledger.begin.remote(indices)))
         results = self._portal.call(self._score, rows, suspects)
         self._ledger.end.remote(indices)  # no need to wait: only a retry of this batch asks
-        out = [
-            {"index": r.index, "run_id": r.run_id, "item_id": _text(r.item_id),
-             "scorer_id": o.scorer_id, "status": o.status, "score": o.score,
-             "reason": _text(o.reason), "error": _text(o.error), "item_error": _text(r.error),
-             "resumed": o.resumed, "duplicate_of": r.duplicate_of}
-            for r in results for o in r.outcomes
-        ]
-        return pa.Table.from_pylist(out, schema=_result_schema())
+        return pa.Table.from_pylist(_result_rows(results), schema=_result_schema())
 
     async def _score(
         self, rows: list[dict[str, Any]], suspects: frozenset[int]
@@ -579,14 +572,29 @@ def _report(rows: ray.data.Dataset, fold: ReportFold, *, batch_id: str,
 
 
 def _item_results(rows: ray.data.Dataset) -> Iterator[ItemResult]:
-    """The items' results from the result rows (one per pair, an item's rows together)."""
-    item: list[dict[str, Any]] = []
-    for batch in _tables(rows):
-        for row in batch.to_pylist():
-            if item and item[0]["index"] != row["index"]:
-                yield _item_result(item)
-                item = []
-            item.append(row)
+    """The items' results from the result dataset, in its order."""
+    return _regroup(row for batch in _tables(rows) for row in batch.to_pylist())
+
+
+def _result_rows(results: Iterable[ItemResult]) -> list[dict[str, Any]]:
+    """One result row per (item, scorer), an item's rows together (see :class:`RayEvalResult`)."""
+    return [
+        {"index": r.index, "run_id": r.run_id, "item_id": _text(r.item_id),
+         "scorer_id": o.scorer_id, "status": o.status, "score": o.score,
+         "reason": _text(o.reason), "error": _text(o.error), "item_error": _text(r.error),
+         "resumed": o.resumed, "duplicate_of": r.duplicate_of}
+        for r in results for o in r.outcomes
+    ]
+
+
+def _regroup(rows: Iterable[Mapping[str, Any]]) -> Iterator[ItemResult]:
+    """The items' results back from :func:`_result_rows`'s rows."""
+    item: list[Mapping[str, Any]] = []
+    for row in rows:
+        if item and item[0]["index"] != row["index"]:
+            yield _item_result(item)
+            item = []
+        item.append(row)
     if item:
         yield _item_result(item)
 

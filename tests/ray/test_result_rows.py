@@ -1,0 +1,67 @@
+"""The law behind score_dataset's exact report: results → Arrow result rows → results folds equal.
+
+The actors turn each item's result into result rows (an Arrow table, as Ray Data carries them);
+the driver regroups them and folds the report. For any results — any finite scores (subnormal,
+huge, negative zero), any text (lone surrogates included), failed items, repeats — the report
+is the one the original results fold to, to the last bit. No Ray runtime needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scorecore.evals import ItemResult, ReportFold, ScorerOutcome, Threshold
+from scorecore_adapters.ray import _regroup, _result_rows, _result_schema
+
+SCORERS = ("a", "b", "c")
+TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too
+SCORES = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@st.composite
+def outcomes(draw: st.DrawFn, scorer_id: str) -> ScorerOutcome:
+    status = draw(st.sampled_from(["scored", "not_scorable", "failed"]))
+    return ScorerOutcome(
+        scorer_id=scorer_id, status=status,
+        score=draw(SCORES) if status == "scored" else None,
+        reason=draw(st.none() | TEXT), error=draw(TEXT) if status == "failed" else None,
+        resumed=draw(st.booleans()),
+    )
+
+
+@st.composite
+def item_results(draw: st.DrawFn) -> list[ItemResult]:
+    results = []
+    for index in range(draw(st.integers(0, 12))):
+        error = draw(st.none() | TEXT)
+        results.append(ItemResult(
+            index=index, item_id=draw(st.none() | TEXT), run_id=f"b:#{index}", item=None,
+            error=error, duplicate_of=draw(st.none() | st.integers(0, index)) if error else None,
+            outcomes=tuple(draw(outcomes(s)) for s in SCORERS),
+        ))
+    return results
+
+
+def _fold(results: list[ItemResult]) -> Any:
+    fold = ReportFold(SCORERS, thresholds={"a": Threshold(min=0.5)}, gates=["b"],
+                      max_failures=3)
+    for result in results:
+        fold.add(result)
+    return fold.report(batch_id="b", duration=0.0)
+
+
+@given(item_results())
+def test_the_report_survives_the_result_rows_exactly(results: list[ItemResult]) -> None:
+    """Folding the regrouped Arrow rows gives the report the results themselves give."""
+    table = pa.Table.from_pylist(_result_rows(results), schema=_result_schema())
+    regrouped = list(_regroup(table.to_pylist()))
+    assert _fold(regrouped) == _fold(results)
+    assert [(r.index, r.run_id, r.duplicate_of) for r in regrouped] == [
+        (r.index, r.run_id, r.duplicate_of) for r in results]
+    assert [[(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes]
+            for r in regrouped] == [
+        [(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes] for r in results]
