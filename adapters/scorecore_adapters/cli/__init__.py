@@ -42,16 +42,19 @@ from scorecore_adapters.cli._batches import batches
 from scorecore_adapters.cli._common import EXIT_USAGE, UsageError
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
-from scorecore_adapters.cli._jsonl import MAX_NESTING, JsonlReader
-from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
+
+# Importable here for tests and embedders (explicit re-exports), not the documented surface.
+from scorecore_adapters.cli._jsonl import MAX_NESTING as MAX_NESTING
+from scorecore_adapters.cli._jsonl import JsonlReader as JsonlReader
+from scorecore_adapters.cli._loading import LoadedScorers as LoadedScorers
+from scorecore_adapters.cli._loading import load_scorers as load_scorers
+from scorecore_adapters.cli._loading import load_target as load_target
 from scorecore_adapters.cli._parser import parser
 from scorecore_adapters.cli._report import report
 from scorecore_adapters.cli._show import show
 
 __all__ = ["main"]
 
-# Importable for tests and embedders, not part of the documented surface.
-_ = (MAX_NESTING, JsonlReader, LoadedScorers, load_scorers, load_target)
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
