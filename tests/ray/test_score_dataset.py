@@ -54,22 +54,32 @@ def _same(report: EvalReport, expected: EvalReport) -> None:
     assert attrs.evolve(report, duration=0.0) == attrs.evolve(expected, duration=0.0)
 
 
-def test_single_local_worker_equals_run_evals(tmp_path: Path, batch_id: str) -> None:
-    """One actor and a SQLite store: the report and every stored row are run_evals's."""
+def test_single_local_worker_equals_run_evals_through_a_resume(
+    tmp_path: Path, batch_id: str
+) -> None:
+    """One actor and a SQLite store, half the items then a resume of all: the report and
+    every stored row are run_evals's; stored pairs are taken from the store, not rescored."""
     items = _scorers.items(300)
-    expected = _in_process(items, f"sqlite:{tmp_path}/expected.db", batch_id,
-                           thresholds={"exact": 0.1}, gates=["length"], max_failures=10)
+    options: dict[str, Any] = {"thresholds": {"exact": 0.1}, "gates": ["length"],
+                               "max_failures": 10}
+    expected_url = f"sqlite:{tmp_path}/expected.db"
+    expected = _in_process(items, expected_url, batch_id, **options)
     url = f"sqlite:{tmp_path}/ray.db"
+    first = score_dataset(items_dataset(items[:150]), SCORERS, store_url=url,
+                          batch_id=batch_id, batch_size=32)
+    assert first.report.total_items == 150
     result = score_dataset(items_dataset(items), SCORERS, store_url=url, batch_id=batch_id,
-                           batch_size=32, thresholds={"exact": 0.1}, gates=["length"],
-                           max_failures=10)
+                           batch_size=32, resume=True, **options)
     _same(result.report, expected)
     assert result.report.summary("length").failed >= 1  # the poison item, a failed row
     got = [_comparable(r) for r in _rows(url, batch_id)]
-    want = [_comparable(r) for r in _rows(f"sqlite:{tmp_path}/expected.db", batch_id)]
-    assert got == want
+    assert got == [_comparable(r) for r in _rows(expected_url, batch_id)]
     rows = result.rows.take_all()
     assert len(rows) == len(items) * 3
+    resumed = {(r["index"], r["scorer_id"]) for r in rows if r["resumed"]}
+    final_before = {(r["index"], r["scorer_id"]) for r in first.rows.take_all()
+                    if r["status"] != "failed"}
+    assert resumed == final_before
     poison = [r for r in rows if r["item_id"] == "poison" and r["scorer_id"] == "length"]
     assert poison[0]["status"] == "failed"
     assert "poisoned item" in poison[0]["error"]
@@ -110,25 +120,6 @@ def test_jsonl_and_parquet_sources(tmp_path: Path, batch_id: str) -> None:
     assert sorted(r["index"] for r in rows[::3]) == list(range(80))
     assert sorted(r["item_id"] for r in rows[::3]) == sorted(
         i["id"] for i in items("j") + items("p"))
-
-
-def test_resume_skips_stored_pairs(tmp_path: Path, batch_id: str) -> None:
-    """A resumed batch takes stored pairs from the store and ends with run_evals's rows."""
-    items = _scorers.items(40)
-    url = f"sqlite:{tmp_path}/s.db"
-    first = score_dataset(items_dataset(items[:20]), SCORERS, store_url=url,
-                          batch_id=batch_id)
-    assert first.report.total_items == 20
-    again = score_dataset(items_dataset(items), SCORERS, store_url=url, batch_id=batch_id,
-                          resume=True)
-    expected_url = f"sqlite:{tmp_path}/e.db"
-    _same(again.report, _in_process(items, expected_url, batch_id))
-    resumed = {(r["index"], r["scorer_id"]) for r in again.rows.take_all() if r["resumed"]}
-    final_before = {(r["index"], r["scorer_id"]) for r in first.rows.take_all()
-                    if r["status"] != "failed"}
-    assert resumed == final_before
-    got = [_comparable(r) for r in _rows(url, batch_id)]
-    assert got == [_comparable(r) for r in _rows(expected_url, batch_id)]
 
 
 def test_sqlite_refuses_several_workers(tmp_path: Path, batch_id: str) -> None:
