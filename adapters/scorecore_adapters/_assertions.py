@@ -11,6 +11,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore import ScoreResult, ScorerRunError
 from scorecore.evals import EvalReport, Threshold
+from scorecore_adapters._checks import is_number, misuse
 
 # describe_run_error also serves the pytest plugin, which imports it from here.
 __all__ = ["assert_passes", "assert_scored"]
@@ -108,6 +109,7 @@ def assert_scored(
 
     Raises:
         AssertionError: the run failed, or its outcome is not the one expected.
+        ScorerDefinitionError: ``result`` is not the ``Result`` of a run.
 
     >>> import anyio
     >>> from scorecore import create_scorer
@@ -129,7 +131,7 @@ def assert_scored(
             raise _fail(f"the scorer run failed: {error}\n{describe_run_error(error)}")
         raise _fail(f"the scorer run failed: {error!r}")
     if not isinstance(result, Success):
-        raise TypeError(f"assert_scored takes the Result of scorer.run(...), got {result!r}")
+        raise misuse("assert_scored(result)", result, "must be the Result of scorer.run(...)")
     value: ScoreResult[Any, Any] = result.unwrap()
     problems = list(_score_problems(value, score, min_score, max_score, not_scorable))
     if reason is not None:
@@ -167,8 +169,8 @@ def _score_problems(
 
 
 def _check_rate(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ValueError(f"assert_passes: min_pass_rate must be a number in [0, 1], got {value!r}")
+    if not is_number(value) or not 0 <= value <= 1:
+        raise misuse("assert_passes(min_pass_rate)", value, "must be a number in [0, 1]")
     return float(value)
 
 
@@ -194,7 +196,9 @@ def assert_passes(
 
     Raises:
         AssertionError: a check failed.
-        ValueError: ``min_pass_rate`` is not in [0, 1], or a threshold is out of range.
+        ScorerDefinitionError: ``report`` is not an ``EvalReport``, or ``min_pass_rate`` not a
+            number in [0, 1].
+        ValueError: a threshold is out of range (as :class:`~scorecore.evals.Threshold` says).
 
     >>> import anyio
     >>> from scorecore import create_scorer
@@ -214,7 +218,7 @@ def assert_passes(
     """
     __tracebackhide__ = True
     if not isinstance(report, EvalReport):
-        raise TypeError(f"assert_passes takes an EvalReport, got {report!r}")
+        raise misuse("assert_passes(report)", report, "must be an EvalReport")
     rate = None if min_pass_rate is None else _check_rate(min_pass_rate)
     problems = list(report.failed_checks)
     summaries = {s.scorer_id: s for s in report.scorers}

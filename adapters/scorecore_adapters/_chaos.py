@@ -18,6 +18,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore import JudgeModel
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, kind_for
+from scorecore_adapters._checks import is_int, is_number, misuse
 
 __all__ = ["ALL_FAULTS", "ChaosJudge", "FaultKind", "FaultPlan", "InjectedFault"]
 
@@ -58,10 +59,8 @@ _SCHEMA_BREAKERS: Final[tuple[Any, ...]] = (
 
 
 def _check_rate(_instance: object, _attribute: object, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"FaultPlan.rate must be a number in [0, 1], got {value!r}")
-    if not math.isfinite(value) or not 0 <= value <= 1:
-        raise ValueError(f"FaultPlan.rate must be a number in [0, 1], got {value!r}")
+    if not is_number(value) or not math.isfinite(value) or not 0 <= value <= 1:
+        raise misuse("FaultPlan.rate", value, "must be a number in [0, 1]")
 
 
 def _to_kinds(value: Iterable[FaultKind]) -> tuple[FaultKind, ...]:
@@ -73,25 +72,21 @@ def _to_kinds(value: Iterable[FaultKind]) -> tuple[FaultKind, ...]:
 
 def _check_kinds(_instance: object, _attribute: object, value: tuple[object, ...]) -> None:
     if not value:
-        raise ValueError("FaultPlan.kinds must name at least one fault kind, got ()")
+        raise misuse("FaultPlan.kinds", value, "must name at least one fault kind")
     for kind in value:
         if kind not in ALL_FAULTS:
-            raise ValueError(
-                f"FaultPlan.kinds: unknown fault kind {kind!r}; known kinds: "
-                f"{', '.join(ALL_FAULTS)}"
-            )
+            raise misuse("FaultPlan.kinds", kind,
+                          f"may only name known fault kinds ({', '.join(ALL_FAULTS)})")
 
 
 def _check_seed(_instance: object, _attribute: object, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"FaultPlan.seed must be an int, got {value!r}")
+    if not is_int(value):
+        raise misuse("FaultPlan.seed", value, "must be an int")
 
 
 def _check_retry_after(_instance: object, _attribute: object, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"FaultPlan.retry_after must be a number of seconds, got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"FaultPlan.retry_after must be a finite number >= 0, got {value!r}")
+    if not is_number(value) or not math.isfinite(value) or value < 0:
+        raise misuse("FaultPlan.retry_after", value, "must be a finite number of seconds >= 0")
 
 
 @final
@@ -134,7 +129,7 @@ class FaultPlan:
     >>> FaultPlan(rate=1.5)
     Traceback (most recent call last):
     ...
-    ValueError: FaultPlan.rate must be a number in [0, 1], got 1.5
+    scorecore._errors.ScorerDefinitionError: FaultPlan.rate must be a number in [0, 1], got 1.5
     """
 
     rate: float = attrs.field(validator=_check_rate)
@@ -219,12 +214,11 @@ class ChaosJudge:
         now: Callable[[], float] = time.time,
     ) -> None:
         if not callable(getattr(inner, "generate", None)):
-            raise TypeError(f"ChaosJudge.inner must be a judge model (with generate), got "
-                            f"{inner!r}")
+            raise misuse("ChaosJudge.inner", inner, "must be a judge model (with generate)")
         if not isinstance(plan, FaultPlan):
-            raise TypeError(f"ChaosJudge.plan must be a FaultPlan, got {plan!r}")
+            raise misuse("ChaosJudge.plan", plan, "must be a FaultPlan")
         if not callable(now):
-            raise TypeError(f"ChaosJudge.now must be callable, got {now!r}")
+            raise misuse("ChaosJudge.now", now, "must be callable")
         self._inner = inner
         self._plan = plan
         self._now = now

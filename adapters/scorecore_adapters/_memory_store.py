@@ -12,6 +12,7 @@ import anyio
 import attrs
 
 from scorecore.evals import CompletedScore, ScoreRow, StoreError, storable_row
+from scorecore_adapters._checks import misuse
 
 __all__ = ["InMemoryScoreStore"]
 
@@ -71,7 +72,7 @@ class InMemoryScoreStore:
 
     def __init__(self, *, now: Callable[[], datetime] = _utc_now) -> None:
         if not callable(now):
-            raise TypeError(f"InMemoryScoreStore.now must be callable, got {now!r}")
+            raise misuse("InMemoryScoreStore.now", now, "must be callable")
         self._now = now
         self._rows: dict[tuple[str, str], ScoreRow] = {}
         self._saves = 0

@@ -46,6 +46,7 @@ from scorecore.agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
+from scorecore_adapters._checks import misuse
 from scorecore_adapters._schema_strategies import values_for_schema
 
 __all__ = [
@@ -219,10 +220,9 @@ def _schema_of(schema_or_step: Any) -> Mapping[str, Any]:
     schema = getattr(schema_or_step, "output_schema", None)
     if isinstance(schema, Mapping):
         return schema
-    raise TypeError(
-        "judge_replies takes a JSON schema (a mapping) or a prompt step with an output_type or "
-        f"output_schema, got {schema_or_step!r}"
-    )
+    raise misuse("judge_replies(schema)", schema_or_step,
+                 "must be a JSON schema (a mapping) or a prompt step with an output_type or "
+                 "output_schema")
 
 
 def _other_types(value: Any) -> Iterator[Any]:
@@ -273,7 +273,7 @@ def judge_replies(schema: Any, *, valid: bool = True) -> st.SearchStrategy[str]:
     and hypothesis reports the strategy as unsatisfiable.
 
     Raises:
-        TypeError: ``schema`` is neither a schema nor a step with one.
+        ScorerDefinitionError: ``schema`` is neither a schema nor a step with one.
 
     >>> import json
     >>> from hypothesis import given

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore import create_scorer, not_scorable
+from scorecore import ScorerDefinitionError, create_scorer, not_scorable
 from scorecore.evals import Threshold, run_evals_sync
 from scorecore_adapters.testing import assert_passes, assert_scored
 
@@ -87,8 +87,9 @@ def test_assert_scored_not_scorable() -> None:
 
 
 def test_assert_scored_refuses_what_is_not_a_result() -> None:
-    """Passing the ScoreResult (not the Result) is a TypeError saying what it takes."""
-    with pytest.raises(TypeError, match=r"takes the Result of scorer\.run"):
+    """Passing the ScoreResult (not the Result) is a misuse error saying what it takes."""
+    with pytest.raises(ScorerDefinitionError,
+                       match=r"assert_scored\(result\) must be the Result of scorer\.run"):
         assert_scored(constant(1).run_sync(input=1, output=1).unwrap())
 
 
@@ -157,5 +158,6 @@ def test_assert_passes_reports_the_reports_own_failures_and_unknown_scorers() ->
         "  threshold typo: no such scorer in the report (it has low, bad)",
     ]
     assert "keep_results=True" in text
-    with pytest.raises(ValueError, match=r"min_pass_rate must be a number in \[0, 1\], got 2"):
+    with pytest.raises(ScorerDefinitionError,
+                       match=r"min_pass_rate\) must be a number in \[0, 1\], got 2"):
         assert_passes(report, min_pass_rate=2)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore import JudgeConfig, ScorePromptStep, ScorerDefinitionError, create_scorer
 from scorecore.judge import JudgeMessage, JudgeRequest
 from scorecore_adapters.retry import StreamErrorRetryProcessor, retry_after_seconds
 from scorecore_adapters.testing import (
@@ -213,20 +213,27 @@ def test_identity_is_the_inner_judges() -> None:
 
 
 def test_bad_plans_and_arguments_name_the_field() -> None:
-    """A bad rate, kind, seed or wait, or a wrong inner judge, is refused naming it."""
-    with pytest.raises(ValueError, match=r"FaultPlan.rate must be a number in \[0, 1\], got nan"):
+    """A bad rate, kind, seed or wait, or a wrong inner judge, is a ScorerDefinitionError (the
+    adapters' misuse error, also a ValueError and a TypeError) naming the field and value."""
+    with pytest.raises(ScorerDefinitionError,
+                       match=r"FaultPlan\.rate must be a number in \[0, 1\], got nan"):
         FaultPlan(rate=float("nan"))
-    with pytest.raises(TypeError, match=r"FaultPlan\.rate"):
+    with pytest.raises(ScorerDefinitionError, match=r"FaultPlan\.rate .*, got True"):
         FaultPlan(rate=True)
-    with pytest.raises(ValueError, match="unknown fault kind 'teapot'"):
+    with pytest.raises(ScorerDefinitionError,
+                       match=r"FaultPlan\.kinds may only name known fault kinds \(rate_limit, "
+                             r".*\), got 'teapot'"):
         FaultPlan(rate=0.1, kinds=("teapot",))  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="at least one fault kind"):
+    with pytest.raises(ScorerDefinitionError,
+                       match=r"FaultPlan\.kinds must name at least one fault kind, got \(\)"):
         FaultPlan(rate=0.1, kinds=())
-    with pytest.raises(TypeError, match=r"FaultPlan\.seed must be an int"):
+    with pytest.raises(ScorerDefinitionError, match=r"FaultPlan\.seed must be an int, got '7'"):
         FaultPlan(rate=0.1, seed="7")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"FaultPlan\.retry_after"):
+    with pytest.raises(ScorerDefinitionError, match=r"FaultPlan\.retry_after .*, got -1"):
         FaultPlan(rate=0.1, retry_after=-1)
-    with pytest.raises(TypeError, match=r"ChaosJudge\.inner must be a judge model"):
+    with pytest.raises(ScorerDefinitionError, match=r"FaultPlan\.rate .*, got 'xxxx.*\.\.\."):
+        FaultPlan(rate="x" * 10_000)  # type: ignore[arg-type]
+    with pytest.raises(ScorerDefinitionError, match=r"ChaosJudge\.inner must be a judge model"):
         ChaosJudge(object(), plan=FaultPlan(rate=0.1))  # type: ignore[arg-type]
     assert FaultPlan(rate=0.1, kinds="timeout").kinds == ("timeout",)  # type: ignore[arg-type]
 

@@ -17,6 +17,7 @@ from scorecore import (
     JudgeConfig,
     JudgeOutputInvalid,
     PromptStep,
+    ScorerDefinitionError,
     ScoreResult,
     ScorerRun,
     create_scorer,
@@ -193,8 +194,8 @@ def test_malformed_replies_fail_as_unreadable(text: str) -> None:
 
 
 def test_judge_replies_refuses_what_has_no_schema() -> None:
-    """A step without a schema (a reason step) or another object is a TypeError."""
-    with pytest.raises(TypeError, match="judge_replies takes a JSON schema"):
+    """A step without a schema (a reason step) or another object is a misuse error."""
+    with pytest.raises(ScorerDefinitionError, match=r"judge_replies\(schema\) must be a JSON"):
         judge_replies(PromptStep(description="d", create_prompt=lambda ctx: "p"))
-    with pytest.raises(TypeError, match="judge_replies takes a JSON schema"):
+    with pytest.raises(ScorerDefinitionError, match=r"judge_replies\(schema\) must be a JSON"):
         judge_replies(42)
