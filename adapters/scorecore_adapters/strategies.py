@@ -31,7 +31,12 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError(
+        "scorecore_adapters.strategies needs hypothesis: pip install 'scorecore[testing]'"
+    ) from exc
 from jsonschema import Draft202012Validator
 
 from scorecore import AgentInput, AgentOutput

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -199,3 +202,15 @@ def test_judge_replies_refuses_what_has_no_schema() -> None:
         judge_replies(PromptStep(description="d", create_prompt=lambda ctx: "p"))
     with pytest.raises(ScorerDefinitionError, match=r"judge_replies\(schema\) must be a JSON"):
         judge_replies(42)
+
+
+def test_without_hypothesis_the_import_says_which_extra(tmp_path: Path) -> None:
+    """Without hypothesis installed, importing the module names the extra to install."""
+    code = ("import sys; sys.modules['hypothesis'] = None\n"
+            "import scorecore_adapters.strategies\n")
+    done = subprocess.run(  # noqa: S603 - this interpreter, our own code
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    assert done.returncode == 1
+    assert ("ImportError: scorecore_adapters.strategies needs hypothesis: "
+            "pip install 'scorecore[testing]'") in done.stderr
