@@ -18,8 +18,12 @@ Needs the ``ray`` extra: ``pip install 'scorecore[ray]'``. See ``docs/scale.md``
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
 import importlib
 import pickle
+import secrets
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -64,7 +68,8 @@ __all__ = [
 ]
 
 ITEM_COLUMN: Final = "scorecore_item"
-"""The column :func:`items_dataset` keeps each item in, pickled (so every value survives)."""
+"""The column :func:`items_dataset` keeps each item in, pickled (so every value survives) and
+signed for this process: a dataset read from elsewhere with such a column is never unpickled."""
 
 INDEX_COLUMN: Final = "scorecore_index"
 """The column holding each row's position in the dataset (added by :func:`score_dataset`)."""
@@ -137,15 +142,27 @@ def items_dataset(items: Iterable[ItemLike]) -> ray.data.Dataset:
     """A Ray dataset of items, each kept exactly as given (pickled in :data:`ITEM_COLUMN`).
 
     Use it for a Python list: Arrow, which Ray Data stores rows in, would otherwise merge
-    the keys of mapping values across rows and refuse values whose types differ.
+    the keys of mapping values across rows and refuse values whose types differ. Each item is
+    signed with a key of this process, and :func:`score_dataset` (in this process) unpickles
+    only what it signed: build the dataset where you score it.
     """
     import ray.data  # noqa: PLC0415 - the ray extra is optional
 
-    rows = [{INDEX_COLUMN: index, ITEM_COLUMN: pickle.dumps(item)}
-            for index, item in enumerate(items)]
+    rows = [{INDEX_COLUMN: index, ITEM_COLUMN: _seal(item)} for index, item in enumerate(items)]
     # Blocks of about a thousand items: Ray schedules a task per block per stage.
     blocks = max(1, min(_MAX_BLOCKS, -(-len(rows) // _ITEMS_PER_BLOCK)))
     return ray.data.from_items(rows, override_num_blocks=blocks)
+
+
+# Unpickling runs code: only items this process pickled are unpickled, so a Parquet file from
+# elsewhere with a scorecore_item column cannot run code on the actors.
+_KEY: Final = secrets.token_bytes(32)
+_SIGNATURE = 32
+
+
+def _seal(item: object) -> bytes:
+    payload = pickle.dumps(item)
+    return hmac.new(_KEY, payload, hashlib.sha256).digest() + payload
 
 
 @final
@@ -173,11 +190,17 @@ class RayEvalResult:
         return _item_results(self.rows)
 
 
-def _decode(row: dict[str, Any]) -> object:
-    """The item a dataset row holds: pickled by :func:`items_dataset`, or the row itself."""
+def _decode(row: dict[str, Any], key: bytes) -> object:
+    """The item a dataset row holds: sealed by :func:`items_dataset`, or the row itself."""
     if ITEM_COLUMN in row:
+        sealed = row[ITEM_COLUMN]
+        if not isinstance(sealed, bytes) or not hmac.compare_digest(
+            sealed[:_SIGNATURE], hmac.new(key, sealed[_SIGNATURE:], hashlib.sha256).digest()
+        ):
+            return InvalidItem(reason=f"{ITEM_COLUMN} was not written by items_dataset in the "
+                                      f"process scoring it; not unpickled")
         try:
-            return pickle.loads(row[ITEM_COLUMN])  # noqa: S301 - written by items_dataset
+            return pickle.loads(sealed[_SIGNATURE:])  # noqa: S301 - signed by items_dataset
         except Exception as exc:  # noqa: BLE001 - one unreadable row never stops a batch
             return InvalidItem(reason=f"{ITEM_COLUMN} could not be unpickled: "
                                       f"{type(exc).__name__}")
@@ -186,14 +209,14 @@ def _decode(row: dict[str, Any]) -> object:
     return {k: v for k, v in row.items() if v is not None or k in ("input", "output")}
 
 
-def _ids(batch: pa.Table) -> pa.Table:
+def _ids(batch: pa.Table, key: bytes) -> pa.Table:
     """``(index, item id, line)`` of each row: what claims its run id (a map task)."""
     import pyarrow as pa  # noqa: PLC0415 - the ray extra is optional
 
     indices, ids, lines = [], [], []
     for row in batch.to_pylist():
         index = row.pop(INDEX_COLUMN)
-        item_id, line = item_key(_decode(row), index)
+        item_id, line = item_key(_decode(row, key), index)
         indices.append(index)
         ids.append(item_id)
         lines.append(line)
@@ -226,6 +249,7 @@ class _ScoringActor:
         judge_concurrency: int,
         repeats: Mapping[int, ItemFailure],
         ledger: Any,
+        key: bytes,
     ) -> None:
         self._portal_cm = start_blocking_portal("asyncio")
         self._portal: BlockingPortal = self._portal_cm.__enter__()
@@ -239,6 +263,7 @@ class _ScoringActor:
         self._workers = judge_concurrency
         self._repeats = repeats
         self._ledger = ledger  # a handle on the _Ledger actor
+        self._key = key
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         import pyarrow as pa  # noqa: PLC0415 - the ray extra is optional
@@ -281,7 +306,7 @@ class _ScoringActor:
             index = row[INDEX_COLUMN]
             if index in suspects:
                 if await self._ledger.isolate.remote(index) > 1:
-                    item_id, _ = item_key(_decode(dict(row)), index)
+                    item_id, _ = item_key(_decode(dict(row), self._key), index)
                     await finish(position, score.failed(index, _CRASHED, item_id=item_id))
                 else:
                     await finish(position, await self._item(score, row))
@@ -293,7 +318,7 @@ class _ScoringActor:
     async def _item(self, score: ItemScorer, row: dict[str, Any]) -> ItemResult:
         row = dict(row)
         index = row.pop(INDEX_COLUMN)
-        raw = _decode(row)
+        raw = _decode(row, self._key)
         repeat = self._repeats.get(index)
         if repeat is not None:
             # Not scored and not stored: its run id is an earlier item's (as run_evals does).
@@ -457,7 +482,7 @@ def _repeats(indexed: ray.data.Dataset, batch_id: str) -> dict[int, ItemFailure]
     Claimed in dataset order over the whole dataset, as ``run_evals`` claims them, so the
     first item keeps its run id and rows wherever the later one is scored.
     """
-    keys = indexed.map_batches(_ids, batch_format="pyarrow")
+    keys = indexed.map_batches(functools.partial(_ids, key=_KEY), batch_format="pyarrow")
     claimed: list[tuple[int, str | None, int | None]] = []
     for batch in _tables(keys):
         claimed.extend(zip(*(batch.column(c).to_pylist() for c in ("index", "id", "line")),
@@ -550,7 +575,7 @@ def score_dataset(
             fn_constructor_kwargs={
                 "scorers": scorers, "store_url": store_url, "table": table, "batch_id": batch_id,
                 "resume": resume, "judge_concurrency": judge_concurrency, "repeats": repeats,
-                "ledger": ledger,
+                "ledger": ledger, "key": _KEY,
             },
             batch_size=batch_size,
             batch_format="pyarrow",

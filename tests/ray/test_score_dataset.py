@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import pickle
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +12,15 @@ import anyio
 import attrs
 import pytest
 
-from scorecore.evals import EvalConfigError, EvalReport, ScoreRow, run_evals
-from scorecore_adapters.ray import ITEM_COLUMN, items_dataset, load_scorers, score_dataset
+from scorecore.evals import EvalConfigError, EvalReport, InvalidItem, ScoreRow, run_evals
+from scorecore_adapters.ray import (
+    _KEY,
+    ITEM_COLUMN,
+    _decode,
+    items_dataset,
+    load_scorers,
+    score_dataset,
+)
 from scorecore_adapters.storage import open_store
 from tests.ray import _scorers
 from tests.ray.conftest import RAY_WARNINGS
@@ -171,12 +180,33 @@ def test_a_stored_batch_is_not_reused_without_resume(tmp_path: Path, batch_id: s
 
 
 def test_items_dataset_keeps_values_arrow_would_merge() -> None:
-    """Items whose values differ in shape reach the scorers exactly as given."""
-    import pickle  # noqa: PLC0415 - only here
-
+    """Items whose values differ in shape come back exactly as given."""
     items = [{"input": {"a": 1}, "output": [1.5]}, {"input": {"b": "x"}, "output": "s"}]
     rows = items_dataset(items).take_all()
-    assert [pickle.loads(r[ITEM_COLUMN]) for r in rows] == items  # noqa: S301
+    assert [_decode(r, _KEY) for r in rows] == items
+
+
+class _Touch:
+    """Unpickling it creates a file: what a forged dataset could make an actor do."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> Any:
+        return (Path.touch, (self.path,))
+
+
+def test_a_forged_item_column_is_never_unpickled(tmp_path: Path) -> None:
+    """A scorecore_item this process did not sign (say, from a Parquet file) is a failed item."""
+    marker = tmp_path / "ran"
+    forged = {ITEM_COLUMN: pickle.dumps(_Touch(marker))}
+    item = _decode(forged, _KEY)
+    assert isinstance(item, InvalidItem)
+    assert "not written by items_dataset" in item.reason
+    assert not marker.exists()
+    signed = items_dataset([{"input": 1, "output": 2}]).take_all()[0]
+    assert _decode(signed, secrets.token_bytes(32)) == InvalidItem(reason=item.reason)
+    assert _decode(signed, _KEY) == {"input": 1, "output": 2}
 
 
 def test_load_scorers_accepts_references_and_factories() -> None:
