@@ -540,7 +540,11 @@ def score_dataset(
         EvalConfigError: a bad argument, a SQLite store with more than one worker or a
             remote cluster, a stored batch id without ``resume``, or ``resume`` of an unknown
             batch (all before any item is scored).
-        StoreError: the store failed (rows saved so far stay; resume to finish).
+        StoreError: the store failed when the batch was checked (rows saved so far stay;
+            resume to finish). A store failing inside an actor fails the batch with Ray's
+            task error, whose cause is the StoreError.
+
+    The example in ``docs/scale.md`` runs on a local Ray runtime (the tests run it).
     """
     import ray.data  # noqa: PLC0415 - the ray extra is optional
 
