@@ -27,6 +27,7 @@ import secrets
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
 
 import anyio
@@ -399,6 +400,15 @@ def _check_store(store_url: object, concurrency: int) -> str:
                 f"{' through ray://' if client else ''}. Use a PostgreSQL store_url "
                 f"(postgresql://…) that every worker can reach",
                 field="store_url", value=redact_url(store_url))
+        store = open_store(store_url)
+        path = store.url.removeprefix("sqlite:")
+        if path == ":memory:":
+            raise EvalConfigError(
+                "score_dataset: sqlite::memory: would keep the rows inside the actor, which "
+                "Ray ends with the batch; give a file (sqlite:PATH) or postgresql://…",
+                field="store_url", value=store_url)
+        # The actor's working directory need not be this one: name the file absolutely.
+        return f"sqlite:{Path(path).resolve()}"
     return store_url
 
 
@@ -560,7 +570,7 @@ def score_dataset(
     if gates is not None and (gate_ids is None or any(not isinstance(g, str) for g in gate_ids)):
         raise EvalConfigError(f"score_dataset: gates must be a list of scorer ids, got "
                               f"{gates!r}", field="gates", value=gates)
-    _check_store(store_url, concurrency)
+    store_url = _check_store(store_url, concurrency)
     empty = anyio.run(lambda: _check(chosen, store_url=store_url, table=table,
                                      batch_id=batch_id, resume=resume, thresholds=thresholds,
                                      gates=gate_ids, max_failures=max_failures))

@@ -23,7 +23,7 @@ from scorecore_adapters.ray import (
 )
 from scorecore_adapters.storage import open_store
 from tests.ray import _scorers
-from tests.ray.conftest import RAY_WARNINGS
+from tests.ray.conftest import RAY_WARNINGS, ROOT
 
 SCORERS = "tests.ray._scorers:make"
 
@@ -153,6 +153,7 @@ def test_sqlite_refuses_several_workers(tmp_path: Path, batch_id: str) -> None:
         ({"scorers": "no_such_module_x:make"}, "scorers", "cannot import"),
         ({"scorers": lambda: ["not a scorer"]}, "scorers", "gave str among the scorers"),
         ({"store_url": "mysql://me:secret@h/db"}, "store_url", r"mysql://me:\*\*\*@h/db"),
+        ({"store_url": "sqlite::memory:"}, "store_url", "keep the rows inside the actor"),
     ],
 )
 def test_bad_arguments_name_the_field(
@@ -166,6 +167,18 @@ def test_bad_arguments_name_the_field(
         score_dataset(items_dataset([{"input": 1, "output": 1}]), scorers, **arguments)
     assert caught.value.field == field
     assert "secret" not in str(caught.value)
+
+
+def test_a_relative_sqlite_path_is_the_drivers(
+    tmp_path: Path, batch_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sqlite:scores.db names the file in the caller's directory, wherever the actor runs."""
+    monkeypatch.chdir(tmp_path)
+    score_dataset(items_dataset([{"input": 1, "output": 1, "id": "one"}]), SCORERS,
+                  store_url="sqlite:relative.db", batch_id=batch_id)
+    assert [r.dataset_item_id for r in _rows(f"sqlite:{tmp_path}/relative.db", batch_id)] == [
+        "one"] * 3
+    assert not (ROOT / "relative.db").exists()  # the actors' own working directory
 
 
 def test_a_stored_batch_is_not_reused_without_resume(tmp_path: Path, batch_id: str) -> None:
