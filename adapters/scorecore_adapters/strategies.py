@@ -39,7 +39,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
     ) from exc
 from jsonschema import Draft202012Validator
 
-from scorecore import AgentInput, AgentOutput
+from scorecore import AgentInput, AgentOutput, PromptStep, ScorePromptStep, ScorerDefinitionError
 from scorecore.agent import (
     AgentMessage,
     GenericPart,
@@ -219,15 +219,22 @@ def mastra_traces(draw: st.DrawFn, *, max_tools: int = 4) -> dict[str, Any]:
     return {"traceId": trace_id, "spans": draw(st.permutations(spans))}
 
 
-def _schema_of(schema_or_step: Any) -> Mapping[str, Any]:
-    if isinstance(schema_or_step, Mapping):
-        return schema_or_step
-    schema = getattr(schema_or_step, "output_schema", None)
+def _schema_of(schema: Any) -> Mapping[str, Any]:
     if isinstance(schema, Mapping):
         return schema
-    raise misuse("judge_replies(schema)", schema_or_step,
-                 "must be a JSON schema (a mapping) or a prompt step with an output_type or "
-                 "output_schema")
+    if isinstance(schema, PromptStep | ScorePromptStep):
+        found = schema.output_schema
+    else:
+        try:  # an output type: the schema a prompt step would send for it
+            found = PromptStep(description="", create_prompt=str, output_type=schema).output_schema
+        except ScorerDefinitionError as exc:
+            raise misuse("judge_replies(schema)", schema,
+                         f"is not an output type scorecore can describe ({exc})") from exc
+    if isinstance(found, Mapping):
+        return found
+    raise misuse("judge_replies(schema)", schema,
+                 "must be a JSON schema (a mapping), an output type (an attrs class, dataclass, "
+                 "TypedDict …) or a prompt step with an output_type or output_schema")
 
 
 def _other_types(value: Any) -> Iterator[Any]:
@@ -268,8 +275,9 @@ def judge_replies(schema: Any, *, valid: bool = True) -> st.SearchStrategy[str]:
     cause.
 
     Args:
-        schema: a JSON schema (draft 2020-12), or a ``PromptStep``/``ScorePromptStep`` with an
-            ``output_type`` or ``output_schema`` (its schema is used).
+        schema: a JSON schema (draft 2020-12); an output type (``judge_replies(Verdict)``: the
+            schema a ``PromptStep(output_type=Verdict)`` sends); or a
+            ``PromptStep``/``ScorePromptStep`` with an ``output_type`` or ``output_schema``.
         valid: whether the replies satisfy the schema.
 
     Invalid replies are near misses (a required key dropped, a value of the wrong type, an
@@ -278,7 +286,8 @@ def judge_replies(schema: Any, *, valid: bool = True) -> st.SearchStrategy[str]:
     and hypothesis reports the strategy as unsatisfiable.
 
     Raises:
-        ScorerDefinitionError: ``schema`` is neither a schema nor a step with one.
+        ScorerDefinitionError: ``schema`` is none of these (or an output type scorecore
+            cannot describe, such as ``datetime``).
 
     >>> import json
     >>> from hypothesis import given

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -172,10 +173,10 @@ def test_valid_replies_pass_a_prompt_step_and_invalid_ones_fail_it(
 @settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_typed_output_replies_structure_into_the_type(data: st.DataObject) -> None:
-    """Given a step with an output_type, valid replies structure into that type (the step's
-    result is a Claims) and invalid ones fail the step."""
+    """Given a step with an output_type, or the type itself, valid replies structure into that
+    type (the step's result is a Claims) and invalid ones fail the step."""
     step = PromptStep(description="d", create_prompt=lambda ctx: "p", output_type=Claims)
-    good = data.draw(judge_replies(step))
+    good = data.draw(judge_replies(data.draw(st.sampled_from([step, Claims]))))
     result = analyze_scorer(step, [good]).run_sync(input=1, output=1).unwrap()
     assert isinstance(result.analyze_step_result, Claims)
     assert len(result.analyze_step_result.claims) == len(json.loads(good)["claims"])
@@ -200,8 +201,13 @@ def test_judge_replies_refuses_what_has_no_schema() -> None:
     """A step without a schema (a reason step) or another object is a misuse error."""
     with pytest.raises(ScorerDefinitionError, match=r"judge_replies\(schema\) must be a JSON"):
         judge_replies(PromptStep(description="d", create_prompt=lambda ctx: "p"))
-    with pytest.raises(ScorerDefinitionError, match=r"judge_replies\(schema\) must be a JSON"):
+    with pytest.raises(ScorerDefinitionError,
+                       match=r"judge_replies\(schema\) is not an output type .*, got 42"):
         judge_replies(42)
+    with pytest.raises(ScorerDefinitionError,
+                       match=r"not an output type scorecore can describe \(output_type datetime "
+                             r"cannot be sent .*\), got <class 'datetime.datetime'>"):
+        judge_replies(datetime)
 
 
 def test_without_hypothesis_the_import_says_which_extra(tmp_path: Path) -> None:
