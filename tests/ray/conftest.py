@@ -1,4 +1,7 @@
-"""One local Ray runtime (2 CPUs, 127.0.0.1, no dashboard, no usage stats) for tests/ray."""
+"""One local Ray runtime (2 CPUs, no dashboard, no usage stats) for tests/ray.
+
+Ray binds the machine's own address (it replaces 127.0.0.1 with it); nothing leaves the machine.
+"""
 
 from __future__ import annotations
 
@@ -26,8 +29,7 @@ def ray_cluster() -> Iterator[str]:
     import ray  # noqa: PLC0415 - only the Ray tests need it
 
     context = ray.init(
-        num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-        log_to_driver=False, logging_level="ERROR",
+        num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
         runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}},
     )
     data_context = ray.data.DataContext.get_current()

@@ -1,7 +1,8 @@
 """``scorecore eval --engine ray``: the same batch on a Ray Data actor pool.
 
 Ray is imported only here (the ``ray`` extra is optional). With ``RAY_ADDRESS`` set the command
-joins that cluster; otherwise it starts a local one on 127.0.0.1 (no dashboard, no usage stats).
+joins that cluster; otherwise it starts a local one on this machine (no dashboard, no usage
+statistics).
 """
 
 from __future__ import annotations
@@ -45,8 +46,7 @@ def start_ray(args: argparse.Namespace, out: TextIO) -> None:
     if os.environ.get("RAY_ADDRESS"):
         ray.init(log_to_driver=False)
     else:
-        ray.init(num_cpus=args.workers, include_dashboard=False, _node_ip_address="127.0.0.1",
-                 log_to_driver=False)
+        ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
 
 
 def _scorers(spec: str) -> tuple[Scorer[Any, Any], ...]:
