@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from scorecore import create_scorer
 from scorecore.agent import Trajectory, TrajectoryStep
 from scorecore.scorers import TrajectoryWeights, trajectory, trajectory_accuracy
 from scorecore.scorers._expectations import expectation_from
@@ -85,3 +86,34 @@ def test_corpus_covers_every_outcome() -> None:
     assert 0 in scores
     assert 1 in scores
     assert None in scores
+
+
+MESSAGE_CASES: list[dict[str, Any]] = json.loads(
+    (Path(__file__).parent / "oracle" / "mastra_messages_1_71_0.json").read_text("utf-8"))
+_TRAJECTORY_OF = create_scorer(id="steps", description="d", type="trajectory").generate_score(
+    lambda ctx: 1.0)
+
+
+def _extracted_json(step: TrajectoryStep) -> dict[str, Any]:
+    out: dict[str, Any] = {"stepType": step.step_type, "name": step.name}
+    for field, key in (("tool_args", "toolArgs"), ("tool_result", "toolResult"),
+                       ("success", "success")):
+        value = getattr(step, field)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+@pytest.mark.parametrize("case", MESSAGE_CASES,
+                         ids=[f"messages-{i}" for i in range(len(MESSAGE_CASES))])
+def test_messages_become_mastras_trajectory(case: dict[str, Any]) -> None:
+    """Agent messages given to a trajectory scorer become the steps Mastra's
+    extractTrajectory gives: parts and legacy calls merged, non-objects wrapped."""
+    outcome = anyio.run(lambda: _TRAJECTORY_OF.run(input={}, output=case["output"]))
+    steps = outcome.unwrap().run.output.steps
+    # A call sent without "args" reads as args {} (ToolInvocation's default): Mastra leaves
+    # toolArgs undefined there, the one difference (listed in docs/builtin-scorers.md).
+    theirs = [{"toolArgs": {}, **step} for step in case["mastra"]["steps"]]
+    assert [_extracted_json(s) for s in steps] == [
+        {k: step[k] for k in ("stepType", "name", "toolArgs", "toolResult", "success")
+         if k in step} for step in theirs]
