@@ -9,8 +9,9 @@ Prints, in one process and on one backend:
 - their ratio (scorer / hand-written); the target is >= 0.40;
 - runs/s of the scorer 100 at a time (anyio task group) and the peak traced memory.
 
-Each figure is the best of ``--repeats`` rounds, and the rounds of the two pipelines are
-interleaved so that a noisy neighbour slows both alike.
+Each figure is the best of ``--repeats`` rounds of ``--runs`` runs, the rounds of the two
+pipelines interleaved: on a shared machine short alternating rounds give both pipelines the
+same chances of a quiet moment, so the ratio stays meaningful when the load is not.
 
 Run: ``.venv/bin/python benchmarks/overhead.py [--runs N] [--backend asyncio|trio]``
 """
@@ -128,8 +129,8 @@ async def main(runs: int, repeats: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=20_000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=5_000)
+    parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
     args = parser.parse_args()
     print(f"backend: {args.backend}")

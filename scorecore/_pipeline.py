@@ -421,6 +421,9 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
             )
             return _failed(definition, info.name, steps[:index], cause, _result(
                 run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=None))
+    if judged is None:  # the common case, without the keyword call of _result
+        return Success(make_score_result(
+            run, score, None, reason, preprocess, None, analyze, None, None, None, {}))
     return Success(_result(
         run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=reason))
 
