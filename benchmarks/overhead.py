@@ -10,8 +10,9 @@ Prints, in one process and on one backend:
 - runs/s of the scorer 100 at a time (anyio task group) and the peak traced memory.
 
 Each figure is the best of ``--repeats`` rounds of ``--runs`` runs, the rounds of the two
-pipelines interleaved: on a shared machine short alternating rounds give both pipelines the
-same chances of a quiet moment, so the ratio stays meaningful when the load is not.
+pipelines interleaved: on a shared machine short alternating rounds (a few milliseconds each)
+give both pipelines the same chances of a quiet moment, so the ratio stays meaningful when the
+load is not (0.45-0.48 on both backends at a load average of 14 on 2 cores).
 
 Run: ``.venv/bin/python benchmarks/overhead.py [--runs N] [--backend asyncio|trio]``
 """
@@ -114,7 +115,8 @@ async def main(runs: int, repeats: int) -> None:
     for _ in range(repeats):
         scorer = await _best(_scorer_runs, runs, scorer)
         hand = await _best(_hand_runs, runs, hand)
-    for _ in range(3):
+    batch_rounds = max(3, repeats // 5)
+    for _ in range(batch_rounds):
         batch = await _best(_batched, runs, batch)
     tracemalloc.start()
     await _scorer_runs(runs // 10)
@@ -123,14 +125,15 @@ async def main(runs: int, repeats: int) -> None:
     print(f"scorer, sequential: {runs / scorer:,.0f} runs/s ({runs} runs, best of {repeats})")
     print(f"hand-written pipeline: {runs / hand:,.0f} runs/s ({runs} runs, best of {repeats})")
     print(f"ratio scorer / hand-written: {hand / scorer:.2f} (target >= 0.40)")
-    print(f"scorer, 100 at a time: {runs / batch:,.0f} runs/s ({runs} runs, best of 3)")
+    print(f"scorer, 100 at a time: {runs / batch:,.0f} runs/s ({runs} runs, "
+          f"best of {batch_rounds})")
     print(f"peak traced memory during {runs // 10} sequential runs: {peak / 1024:,.0f} KiB")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=5_000)
-    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=1_000)
+    parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
     args = parser.parse_args()
     print(f"backend: {args.backend}")
