@@ -94,6 +94,11 @@ class CompiledSchema:
     text: str
     validator: Draft202012Validator
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A validator holds local functions that do not pickle; a scorer sent to another
+        # process (Ray, multiprocessing) compiles its schemas again there, once.
+        return (compile_schema, (self.schema,))
+
 
 def compile_schema(schema: Mapping[str, Any]) -> CompiledSchema:
     """Write the schema as JSON and build its validator; raises what ``json.dumps`` raises."""

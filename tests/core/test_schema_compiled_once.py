@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,3 +58,30 @@ async def test_runs_compile_no_schema(anyio_backend: str) -> None:
         assert (await scorer.run(input="q", output="a")).unwrap().analyze_step_result == {"n": 1}
     assert during_runs == []
     assert not hasattr(scorecore._structured, "_COMPILED")
+
+
+def _count_prompt(ctx: Any) -> str:
+    return f"Count the words of {ctx.run.output}"
+
+
+def _rate_prompt(ctx: Any) -> str:
+    return "Rate"
+
+
+async def test_a_pickled_scorer_compiles_its_schemas_again(anyio_backend: str) -> None:
+    """A scorer sent to another process (pickled) carries its schemas, compiled again there."""
+    judge = ScriptedJudge([{"n": 2}, {"score": 0.5}, {"n": 2}, {"score": 0.5}])
+    scorer = (
+        create_scorer(id="s", description="d",
+                      judge=JudgeConfig(model=judge, instructions="Be strict."))
+        .analyze(PromptStep(description="count", create_prompt=_count_prompt,
+                            output_schema=SCHEMA))
+        .generate_score(ScorePromptStep(description="rate", create_prompt=_rate_prompt))
+    )
+    copy = pickle.loads(pickle.dumps(scorer))  # noqa: S301 - our own bytes
+    with counting_compiles() as during_runs:
+        first = (await scorer.run(input="q", output="a", run_id="r")).unwrap()
+        again = (await copy.run(input="q", output="a", run_id="r")).unwrap()
+    assert during_runs == []
+    assert (again.score, again.analyze_step_result) == (first.score, first.analyze_step_result)
+    assert again.analyze_prompt == first.analyze_prompt
