@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import itertools
+import random
 from typing import Any
 
 from scorecore.evals import ScoreRow
+
+_SYLLABLES = [c + v for c in "bcdfghklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ou", "ai")]
+_VOCABULARY = [
+    "".join(random.Random(n).choices(_SYLLABLES, k=1 + n % 3))  # noqa: S311 - test data
+    for n in range(3_000)
+]
+# Zipf-like weights: a few words are common, most are rare, as in prose.
+_CUMULATIVE = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(_VOCABULARY))))
+
+
+def prose(seed: int, size: int) -> str:
+    """About ``size`` characters of word-like text, different for each seed (compresses about
+    as well as English, unlike a repeated sentence)."""
+    rng = random.Random(seed)  # noqa: S311 - test data
+    text = " ".join(rng.choices(_VOCABULARY, cum_weights=_CUMULATIVE, k=size // 5 + 1))
+    return text[:size]
 
 FAILURE = ("scorer 'faithfulness' failed at step 'analyze' (completed: preprocess): judge call "
            "failed after 3 call(s) (budget spent): network: openai connection failed")
@@ -25,8 +43,8 @@ def batch_rows(batch_id: str, items: int, *, shift: float = 0.0, text: int = 120
     rows = []
     for i in range(items):
         item = f"item-{i:05d}"
-        question = f"Question {i}: " + "what does the retry-after header mean? " * (text // 40)
-        answer = f"Answer {i}: " + "it says how long to wait before retrying. " * (text // 40)
+        question = f"Question {i}: " + prose(i, text)
+        answer = f"Answer {i}: " + prose(-i - 1, text)
         base: dict[str, Any] = {"run_id": f"{batch_id}:{item}", "batch_id": batch_id,
                                 "dataset_item_id": item, "input": question, "output": answer}
         score = max(0.0, min(1.0, ((i * 7919) % 100) / 100 - shift))

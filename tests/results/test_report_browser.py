@@ -1,7 +1,8 @@
 """The HTML report in a real headless Chromium: charts, filters and drill-down render, no errors.
 
 .ci/run installs Debian's ``chromium``. The page is loaded from disk (``file://``) with the
-network of a report: none. ``--dump-dom`` gives the DOM after the page's script ran;
+network of a report: none. ``--dump-dom`` gives the DOM after the page's script ran (the
+script unpacks its data asynchronously: ``--virtual-time-budget`` lets it finish first);
 ``--enable-logging=stderr`` prints every console message (an uncaught error included) as a
 ``CONSOLE`` line, and the page itself logs nothing, so any such line is a failure.
 """
@@ -39,7 +40,7 @@ def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(  # noqa: S603 - the browser found on PATH, fixed arguments
             [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-extensions", f"--user-data-dir={profile}", "--enable-logging=stderr",
-             "--v=0", *args],
+             "--v=0", "--virtual-time-budget=10000", *args],
             capture_output=True, text=True, timeout=120, check=False,
         )
 

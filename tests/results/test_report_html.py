@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 from html.parser import HTMLParser
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 
 from scorecore.evals import ScoreRow, Threshold
 from scorecore_adapters.report import render_report
-from tests.results.batches import batch_rows
+from tests.results.batches import batch_rows, prose
 
 HOSTILE = [
     "</script><script>document.body.dataset.pwned='1'</script>",
@@ -73,7 +75,10 @@ def parse(page: str) -> _Elements:
 
 
 def data_of(page: str) -> dict[str, Any]:
-    found: dict[str, Any] = json.loads(parse(page).data_script)
+    """The items' data as the page's script unpacks it (gzip-compressed JSON in base64)."""
+    packed = parse(page).data_script
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", packed)
+    found: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(packed)))
     return found
 
 
@@ -132,15 +137,15 @@ def test_huge_and_deep_values_are_bounded() -> None:
 
 
 def test_ten_thousand_items_fit_in_five_megabytes() -> None:
-    """10,000 items with three scorers and a baseline: one file under 5 MB, values cut to fit."""
-    page = render_report(batch_rows("new", 10_000), batch_id="new",
-                         baseline=batch_rows("base", 10_000, shift=0.05))
-    size = len(page.encode("utf-8"))
-    assert size < 5_000_000
-    assert "Values longer than" in page
+    """10,000 items with three scorers and a baseline: one file under 5 MB, nothing cut."""
+    rows = batch_rows("new", 10_000)
+    page = render_report(rows, batch_id="new", baseline=batch_rows("base", 10_000, shift=0.05))
+    assert len(page.encode("utf-8")) < 5_000_000
+    assert "Values longer than" not in page
     data = data_of(page)
     assert len(data["items"]) == 10_000
     assert len(data["rows"]) == 30_000
+    assert data["items"][9_999][1:] == [rows[-1].input, rows[-1].output]
 
 
 def test_summary_thresholds_verdict_and_sections() -> None:
@@ -162,12 +167,13 @@ def test_over_budget_items_with_failures_keep_their_values() -> None:
     rows = [
         ScoreRow(id=str(i), scorer_id="s", run_id=f"b:{i}", batch_id="b",
                  status="failed" if i == 0 else "scored", score=None if i == 0 else 1.0,
-                 output=f"{i} " + "long output " * 50, dataset_item_id=str(i))
+                 output=prose(i, 600), dataset_item_id=str(i))
         for i in range(200)
     ]
-    page = render_report(rows, batch_id="b", budget=40_000)
+    page = render_report(rows, batch_id="b", budget=20_000)
+    assert len(page) < 20_000 + 20_000  # the data, and the page around it
     items = data_of(page)["items"]
-    assert items[0][2] == "0 " + "long output " * 50
+    assert items[0][2] == prose(0, 600)
     assert items[1][2].endswith(")")
     assert "…(+" in items[1][2]
     assert len(data_of(page)["rows"]) == 200

@@ -46,9 +46,15 @@ noscript{color:var(--bad)}
 
 JS: Final = r"""
 "use strict";
-(function () {
-  const started = performance.now();
-  const data = JSON.parse(document.getElementById("report-data").textContent);
+async function unpack() {
+  // The items' data: gzip-compressed JSON in base64 (no library: the browser's own gzip).
+  const text = document.getElementById("report-data").textContent.trim();
+  const bytes = Uint8Array.from(atob(text), function (c) { return c.charCodeAt(0); });
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
+}
+
+function explorer(data, started) {
   const STATUS = ["scored", "not_scorable", "failed"];
   const PAGE = 100;
   const rows = data.rows;
@@ -205,5 +211,18 @@ JS: Final = r"""
   // Milliseconds from navigation start (reading and parsing the file included) to ready.
   document.body.dataset.loadedMs = performance.now().toFixed(1);
   document.body.dataset.ready = "1";
+}
+
+(function () {
+  const started = performance.now();
+  if (typeof DecompressionStream === "undefined") {
+    document.getElementById("items-info").textContent = "This browser cannot unpack the " +
+      "item data (it needs DecompressionStream: Chrome 80, Firefox 113, Safari 16.4 or later).";
+    return;
+  }
+  unpack().then(function (data) { explorer(data, started); }, function (error) {
+    document.getElementById("items-info").textContent = "The item data could not be read: " +
+      error;
+  });
 })();
 """

@@ -3,11 +3,12 @@
 Every value from the rows passes through :func:`bounded`: text is cut to a limit (at most
 :data:`MAX_TEXT` characters, less when a batch would not fit the size budget), containers are
 bounded too, so a 50 MB output or a deep value cannot blow up the page. The page's JSON is
-made safe (escaped, lone surrogates replaced) by ``script_json``.
+packed (lone surrogates replaced, compressed, base64) by ``packed_json``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -16,10 +17,10 @@ import attrs
 
 from scorecore.evals import ScoreRow, Threshold
 from scorecore_adapters.report._causes import FailureCause, FailureTally, cause_of_row
-from scorecore_adapters.report._text import script_json
+from scorecore_adapters.report._text import packed_json
 
 DEFAULT_BUDGET: Final = 4_500_000
-"""Bytes the items' data may take: with the page around it the file stays under 5 MB."""
+"""Bytes the packed items' data may take: with the page around it the file stays under 5 MB."""
 
 _STATUS: Final = {"scored": 0, "not_scorable": 1, "failed": 2}
 MAX_TEXT: Final = 20_000
@@ -212,8 +213,6 @@ def failure_groups(rows: Sequence[ScoreRow]) -> FailureTally:
     return tally
 
 
-def _size(data: Mapping[str, Any]) -> int:
-    return len(script_json(data).encode("utf-8"))
 
 
 def _fitting_limit(lengths: list[int], overhead: int, budget: int) -> int:
@@ -235,28 +234,31 @@ def payload(
     *,
     baseline: Mapping[tuple[str, str], float | None] | None = None,
     budget: int = DEFAULT_BUDGET,
-) -> tuple[dict[str, Any], int | None]:
-    """The items' data for the page's script, and the text limit it needed (``None``: none).
+) -> tuple[str, int | None]:
+    """The items' data packed for the page (:func:`packed_json`), and the text limit it needed
+    (``None``: none).
 
     Shape (short keys keep 10,000 items small): ``scorers`` (ids), ``causes`` ``[kind, step,
     message]``, ``items`` ``[id, input, output]``, ``rows`` ``[item, scorer, status, score,
-    reason, cause, baseline score, detail]``. One full build measures every text; when it is
-    over ``budget`` the texts are cut to the largest limit that fits (rebuilt smaller if the
-    estimate was short) — except those of items with a failed or not-scorable run.
+    reason, cause, baseline score, detail]``. One full build measures every text; when its
+    packed size is over ``budget`` the texts are cut to the largest limit that fits at the
+    same compression ratio (cut further if the estimate was short), except those of items with
+    a failed or not-scorable run.
     """
     causes = [cause_of_row(row) for row in rows]
     full = Cutter(MAX_TEXT)
     data = _build(rows, causes, full, baseline or {})
-    size = _size(data)
-    if size <= budget:
-        return data, None if max(full.lengths, default=0) <= MAX_TEXT else MAX_TEXT
-    overhead = size - sum(full.lengths)
-    limit = _fitting_limit(full.lengths, overhead, int(budget * 0.97))
+    packed = packed_json(data)
+    if len(packed) <= budget:
+        return packed, None if max(full.lengths, default=0) <= MAX_TEXT else MAX_TEXT
+    plain = len(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str))
+    ratio = plain / len(packed)
+    limit = _fitting_limit(full.lengths, plain - sum(full.lengths), int(budget * ratio * 0.9))
     while True:
-        data = _build(rows, causes, Cutter(limit), baseline or {})
-        if limit <= 16 or _size(data) <= budget:
-            return data, limit
-        limit = max(16, int(limit * 0.8))
+        packed = packed_json(_build(rows, causes, Cutter(limit), baseline or {}))
+        if limit <= 16 or len(packed) <= budget:
+            return packed, limit
+        limit = max(16, int(limit * 0.7))
 
 
 def _build(
