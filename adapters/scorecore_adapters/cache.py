@@ -243,14 +243,33 @@ class SqliteJudgeCache(_ThreadedCache):
         far more than the read. Writes still go through a worker thread.
         """
         try:
-            if self._reader is None:
-                self._reader = self._connect()
-            data = self._get_sync(self._reader, key)
+            data = self._get_sync(self._inline(), key)
         except (sqlite3.Error, OSError) as exc:
             self._failed(exc)
             data = None
         await anyio.lowlevel.checkpoint()
         return None if data is None else _decode(data)
+
+    async def put(self, key: str, response: JudgeResponse, /) -> None:
+        """Store ``response`` under ``key``; return once committed.
+
+        Written on the event loop's thread when the file is free (a WAL commit takes tens of
+        microseconds); when another process holds the write lock, the write waits for it in
+        a worker thread instead, never blocking the loop.
+        """
+        try:
+            self._put_many_sync(self._inline(), [(key, _encode(response))])
+        except (sqlite3.Error, OSError):
+            await super().put(key, response)  # busy (or broken): wait, or count the error
+            return
+        await anyio.lowlevel.checkpoint()
+
+    def _inline(self) -> sqlite3.Connection:
+        if self._reader is None:
+            reader = self._connect()
+            reader.execute("PRAGMA busy_timeout = 0")  # never wait on the event loop
+            self._reader = reader
+        return self._reader
 
     async def aclose(self) -> None:
         """Close the connections (idempotent); a later use opens them again."""

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -152,3 +153,42 @@ async def test_a_wrong_postgres_password_is_a_counted_miss() -> None:
     assert cache.last_error is not None
     assert "hunter2" not in cache.last_error
     assert "hunter2" not in repr(cache)
+
+
+async def test_a_file_locked_by_another_process_is_waited_for_off_the_event_loop(
+    tmp_path: Path,
+) -> None:
+    """A put that meets another writer's lock waits in a worker thread; the loop keeps going.
+
+    Real time on purpose: the lock is a real SQLite file lock held by another connection.
+    """
+    path = tmp_path / "c.db"
+    async with SqliteJudgeCache(path) as cache:
+        await cache.put("first", JudgeResponse(text="x"))
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        done = anyio.Event()
+        ticks = 0
+
+        async def write() -> None:
+            await cache.put("k", JudgeResponse(text="y"))
+            done.set()
+
+        async def tick() -> None:
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await anyio.sleep(0.01)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(write)
+            group.start_soon(tick)
+            await anyio.sleep(0.2)
+            assert not done.is_set()  # still waiting for the lock
+            other.execute("COMMIT")
+        other.close()
+        assert ticks >= 5  # the event loop ran while the put waited
+        got = await cache.get("k")
+        assert got is not None
+        assert got.text == "y"
+        assert cache.errors == 0
