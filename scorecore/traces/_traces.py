@@ -35,6 +35,7 @@ from scorecore._agent import (
 )
 from scorecore._convert import converter
 from scorecore._errors import ScorerRunError
+from scorecore._reprs import short_repr
 from scorecore._runtime import Runtime
 from scorecore._scorer import Scorer
 from scorecore._values import ScoreResult
@@ -149,18 +150,18 @@ class Span:
         'spanType: required, a non-empty string'
         """
         if not isinstance(data, Mapping):
-            return Failure(f"a span must be an object, got {_short(data)}")
+            return Failure(f"a span must be an object, got {short_repr(data)}")
         values: dict[str, Any] = {}
         for key in ("spanId", "spanType"):
             value = data.get(key)
             if not isinstance(value, str) or not value:
                 return Failure(f"{key}: required, a non-empty string" if value is None
-                               else f"{key}: must be a non-empty string, got {_short(value)}")
+                               else f"{key}: must be a non-empty string, got {short_repr(value)}")
             values[_SPAN_KEYS[key]] = value
         for key in ("parentSpanId", "traceId", "name", "entityType", "entityId", "entityName"):
             value = data.get(key)
             if value is not None and not isinstance(value, str):
-                return Failure(f"{key}: must be a string or null, got {_short(value)}")
+                return Failure(f"{key}: must be a string or null, got {short_repr(value)}")
             values[_SPAN_KEYS[key]] = value
         for key in ("startedAt", "endedAt"):
             value = data.get(key)
@@ -170,12 +171,12 @@ class Span:
                 continue
             parsed = _parse_time(value)
             if parsed is None:
-                return Failure(f"{key}: must be an ISO 8601 timestamp, got {_short(value)}")
+                return Failure(f"{key}: must be an ISO 8601 timestamp, got {short_repr(value)}")
             values[_SPAN_KEYS[key]] = parsed
         for key in ("attributes", "metadata"):
             value = data.get(key)
             if value is not None and not isinstance(value, Mapping):
-                return Failure(f"{key}: must be an object or null, got {_short(value)}")
+                return Failure(f"{key}: must be an object or null, got {short_repr(value)}")
             values[key] = value
         values["input"] = data.get("input")
         values["output"] = data.get("output")
@@ -212,11 +213,6 @@ def _parse_time(value: object) -> datetime | None:
         return None
 
 
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 120 else text[:119] + "…"
-
-
 def _to_spans(value: Iterable[Span]) -> tuple[Span, ...]:
     return tuple(value)
 
@@ -224,7 +220,7 @@ def _to_spans(value: Iterable[Span]) -> tuple[Span, ...]:
 def _spans_are_spans(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     for index, span in enumerate(cast(tuple[object, ...], value)):
         if not isinstance(span, Span):
-            raise TypeError(f"Trace.spans[{index}] must be a Span, got {_short(span)}")
+            raise TypeError(f"Trace.spans[{index}] must be a Span, got {short_repr(span)}")
 
 
 @final
