@@ -2,8 +2,9 @@
 
 :func:`render_report` turns a batch's stored rows (and optionally a baseline batch's) into
 one HTML file with inline CSS, script and SVG charts and no network asset: it opens from disk,
-offline. Every value from the rows is escaped; long values are cut to keep a 10,000-item page
-under 5 MB (the store keeps them whole); failure causes are never cut.
+offline. Every value from the rows is escaped; the items' data is packed (gzip, base64) and
+unpacked by the browser, so a 10,000-item batch keeps its values in a file of a few megabytes;
+past a 4.5 MB budget long values are cut (the store keeps them whole); failure causes never.
 
 >>> from scorecore.evals import ScoreRow
 >>> rows = [ScoreRow(id="1", scorer_id="exact", run_id="b:1", batch_id="b", status="scored",

@@ -22,19 +22,6 @@ def esc(value: object) -> str:
     return html.escape(clean(str(value)), quote=True)
 
 
-def script_json(value: Any) -> str:
-    """``value`` as JSON that is safe inside ``<script type="application/json">``.
-
-    ``<``, ``>`` and ``&`` are escaped, so no value can close the script element or open a
-    comment; U+2028/U+2029 too. Lone surrogates become U+FFFD (the file is UTF-8).
-    """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                      default=str)
-    text = clean_json(text)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-
-
 def packed_json(value: Any) -> str:
     """``value`` as gzip-compressed JSON in base64: what the page's data block holds.
 
