@@ -263,3 +263,21 @@ def test_one_cause_across_scorers_is_one_group(tmp_path: Path, scorers: Path) ->
     assert code == 0, err
     assert ("      2 x target raised in length, quality (items item-1)\n"
             "          target raised ConnectionError: model endpoint timed out\n") in out
+
+
+def test_compare_refuses_a_changed_scorer_definition(tmp_path: Path, scorers: Path) -> None:
+    """The same scorer id with another definition (another fingerprint): refused unless allowed."""
+    evaluate(tmp_path, scorers, "base", [1.0] * 3)
+    changed = tmp_path / "changed_scorers.py"
+    changed.write_text(SCORERS.replace("lambda ctx: 1.0)", "lambda ctx: min(1.0, 2.0))"))
+    data = dataset(tmp_path / "n.jsonl", [1.0] * 3)
+    code, _, err = run("eval", str(changed), "--data", str(data), "--store", store(tmp_path),
+                       "--batch-id", "new")
+    assert code == 0, err
+    code, _, err = run("compare", "base", "new", "--store", store(tmp_path))
+    assert code == 2
+    assert "changed definition: length" in err
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path),
+                       "--allow-changed-scorers")
+    assert code == 0
+    assert "scorers differ: changed definition: length" in out
