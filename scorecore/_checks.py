@@ -40,6 +40,17 @@ def misuse(field: str, value: object, problem: str) -> ScorerDefinitionError:
     )
 
 
+def check_count(field: str, value: object, *, minimum: int) -> int:
+    """``value`` when it is an int (not a bool) ``>= minimum``; else the misuse error.
+
+    >>> check_count("LiveScorer.max_queue", 0, minimum=0)
+    0
+    """
+    if not is_int(value) or value < minimum:
+        raise misuse(field, value, f"must be an int >= {minimum}")
+    return value
+
+
 def optional_callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """An attrs validator: the field holds a function (or ``None``)."""
     if value is not None and not callable(value):

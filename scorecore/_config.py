@@ -13,7 +13,7 @@ from returns.result import Failure, Result, Success
 from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
-from scorecore._checks import optional_callable
+from scorecore._checks import is_int, optional_callable
 from scorecore._errors import ScorerDefinitionError
 from scorecore._judge import (
     ErrorProcessor,
@@ -114,7 +114,7 @@ def _check_model(value: object, owner: str, *, optional: bool = False) -> bool:
 def _check_retries(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_int(value) or value < 0:
         raise _misuse(_inst, attr.name, value, "must be an int >= 0 or None")
 
 

@@ -13,9 +13,7 @@ from typing import Any, Literal, Protocol, TypeAlias, final, runtime_checkable
 import attrs
 from returns.result import Result
 
-from scorecore._checks import is_number, misuse
-from scorecore._errors import ScorerDefinitionError
-from scorecore._reprs import short_repr
+from scorecore._checks import check_count, is_number, misuse
 from scorecore._retryability import default_retryable
 
 __all__ = [
@@ -60,11 +58,7 @@ class JudgeMessage:
 
 def _count(name: str) -> Any:
     def check(_inst: object, _attr: object, value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            field = f"ModelSettings.{name}"
-            raise ScorerDefinitionError(
-                f"{field} must be an int >= 0, got {short_repr(value)}", field=field, value=value,
-            )
+        check_count(f"ModelSettings.{name}", value, minimum=0)
 
     return check
 

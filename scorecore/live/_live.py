@@ -50,7 +50,7 @@ import anyio.abc
 import attrs
 from returns.result import Failure
 
-from scorecore._checks import optional_callable
+from scorecore._checks import check_count, is_number, misuse, optional_callable
 from scorecore._errors import ScorerRunError
 from scorecore._redact import redact_secrets
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
@@ -111,9 +111,8 @@ class NoSampling:
 
 
 def _check_rate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if (isinstance(value, bool) or not isinstance(value, int | float)
-            or not 0.0 <= value <= 1.0):
-        raise ValueError(f"RatioSampling.rate must be a number in [0, 1], got {value!r}")
+    if not is_number(value) or not 0.0 <= value <= 1.0:
+        raise misuse("RatioSampling.rate", value, "must be a number in [0, 1]")
 
 
 @final
@@ -126,7 +125,7 @@ class RatioSampling:
     >>> RatioSampling(rate=1.5)
     Traceback (most recent call last):
     ...
-    ValueError: RatioSampling.rate must be a number in [0, 1], got 1.5
+    scorecore._errors.ScorerDefinitionError: RatioSampling.rate must be a number in [0, 1], got 1.5
     """
 
     rate: float = attrs.field(validator=_check_rate)
@@ -142,15 +141,11 @@ Sampling: TypeAlias = NoSampling | RatioSampling
 
 
 def _checked_concurrency(owner: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{owner}.max_concurrency must be an int >= 1, got {value!r:.100}")
-    return value
+    return check_count(f"{owner}.max_concurrency", value, minimum=1)
 
 
 def _checked_queue(owner: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{owner}.max_queue must be an int >= 0, got {value!r:.100}")
-    return value
+    return check_count(f"{owner}.max_queue", value, minimum=0)
 
 
 def _check_limit(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -33,6 +33,7 @@ from scorecore._agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
+from scorecore._checks import check_count, is_number
 from scorecore._convert import converter
 from scorecore._errors import ScorerRunError
 from scorecore._reprs import short_repr
@@ -329,7 +330,7 @@ def _js_falsy(value: object) -> bool:
     # Mastra tests `!value` and `value || {}`: JavaScript falsiness, where {} and [] are truthy.
     if value is None or value is False or value == "":
         return True
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if is_number(value):
         return value == 0 or (isinstance(value, float) and math.isnan(value))
     return False
 
@@ -677,9 +678,7 @@ class TraceBatchResult:
 
 
 def _check_concurrency(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"score_traces: concurrency must be an int >= 1, got {value!r}")
-    return value
+    return check_count("score_traces: concurrency", value, minimum=1)
 
 
 def _trace_id_of(trace: object) -> str | None:
