@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from scorecore_adapters.cache import SqliteJudgeCache
+from scorecore_adapters.cli import _economics as cli_economics
 from scorecore_adapters.cli import main
 
 SCORERS = '''
@@ -130,3 +132,20 @@ def test_show_prints_each_scorers_fingerprint(work: Path) -> None:
     (fingerprint,) = json.loads(out.getvalue())["fingerprints"]["graded"]
     assert fingerprint.startswith(printed.group(1))
     assert len(fingerprint) == 64
+
+
+def test_the_command_closes_its_cache(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache's connections are closed when eval is done (not left to the GC)."""
+    opened: list[SqliteJudgeCache] = []
+
+    def spy(url: str) -> SqliteJudgeCache:
+        cache = SqliteJudgeCache(url.removeprefix("sqlite:"))
+        opened.append(cache)
+        return cache
+
+    monkeypatch.setattr(cli_economics, "open_cache", spy)
+    code, _, _ = run()
+    assert code == 0
+    (cache,) = opened
+    assert cache._reader is None  # closed (it was opened by the run's judge calls)
+    assert (work / ".scorecore" / "cache.db").exists()

@@ -7,8 +7,9 @@ By default judge replies are cached in ``.scorecore/cache.db`` (``--cache URL`` 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, TextIO
 
 from scorecore.evals import EvalReport, ScoreRow
@@ -19,6 +20,7 @@ from scorecore_adapters.pricing import load_pricing
 
 __all__ = [
     "add_economics_flags",
+    "closing_cache",
     "economics_options",
     "fingerprints",
     "print_economics",
@@ -141,3 +143,14 @@ def print_fingerprints(rows: Sequence[ScoreRow], *, out: TextIO) -> None:
         shown = ", ".join(f"{fp[:12]} ({n} rows)" for fp, n in counts.items())
         mixed = "  MIXED: rows of different scorer definitions" if len(counts) > 1 else ""
         print(f"fingerprint {scorer_id}: {shown}{mixed}", file=out)
+
+
+@contextlib.asynccontextmanager
+async def closing_cache(options: dict[str, Any]) -> AsyncIterator[None]:
+    """Close the run's judge cache (its connections) when the command is done with it."""
+    try:
+        yield
+    finally:
+        close = getattr(options.get("cache"), "aclose", None)
+        if close is not None:
+            await close()

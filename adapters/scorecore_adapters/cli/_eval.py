@@ -33,7 +33,11 @@ from scorecore_adapters.cli._common import (
     open_url,
     print_table,
 )
-from scorecore_adapters.cli._economics import economics_options, print_economics
+from scorecore_adapters.cli._economics import (
+    closing_cache,
+    economics_options,
+    print_economics,
+)
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
 from scorecore_adapters.cli._ray import run_on_ray, start_ray
@@ -249,7 +253,7 @@ async def _run_plan(
 ) -> EvalReport:
     economics = economics_options(args)  # a bad --pricing fails before anything runs
     try:
-        async with plan.store:
+        async with plan.store, closing_cache(economics):
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
             verb = "resuming" if args.resume else "batch"
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
@@ -323,4 +327,3 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"scorecore: error: {invalid} malformed line(s) in {plan.reader.shown} "
               f"(recorded as failed items)", file=err)
     return code
-
