@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from scorecore import ModelSettings, ScorePromptStep, ScorerDefinitionError
 from scorecore.judge import Retry
+from scorecore.live import RatioSampling
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
 from scorecore_adapters.openai import OpenAIChatModel
@@ -43,6 +44,9 @@ CASES: list[tuple[str, Any, Callable[[Any], object]]] = [
     ("StreamErrorRetryProcessor.now", HUGE, lambda v: StreamErrorRetryProcessor(now=v)),
     ("ScorePromptStep.calculate_score", 3, lambda v: ScorePromptStep(
         description="d", create_prompt=lambda ctx: "p", calculate_score=v)),
+    ("ModelSettings.max_retries", True, lambda v: ModelSettings(max_retries=v)),
+    ("RatioSampling.rate", 1.5, lambda v: RatioSampling(rate=v)),
+    ("RatioSampling.rate", HUGE, lambda v: RatioSampling(rate=v)),
 ]
 
 
