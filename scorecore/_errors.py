@@ -3,7 +3,9 @@
 The tree is deliberately shallow::
 
     ScorecoreError                 base of everything scorecore raises
-    ├── ScorerDefinitionError      misuse at build time (also ValueError and TypeError)
+    ├── ScorerDefinitionError      misuse: a wrong option of a scorer, step, judge, processor or
+    │                              adapter, naming the field and the value (also ValueError
+    │                              and TypeError)
     ├── ScorerRunError             a failed run: the value inside ``Failure``
     ├── EvalConfigError            bad ``run_evals`` arguments (also ValueError; scorecore.evals)
     ├── StoreError                 a score store failed (scorecore.evals)
@@ -30,7 +32,7 @@ class ScorecoreError(Exception):
 
 
 class ScorerDefinitionError(ScorecoreError, ValueError, TypeError):
-    """A scorer was defined wrongly (raised at build time, never during a run).
+    """A scorer, or an option it is built from, was defined wrongly (raised when built).
 
     It is also a ``ValueError`` and a ``TypeError``, the errors Python raises for such misuse.
 
