@@ -453,6 +453,8 @@ def _indexed(ds: ray.data.Dataset) -> ray.data.Dataset:
     try:
         ordered = ds.materialize()
         total = ordered.count()
+        if total == 0:
+            return cast("ray.data.Dataset", ordered)  # nothing to number (zip needs rows)
         index = ray.data.range(total).rename_columns({"id": INDEX_COLUMN})
         with warnings.catch_warnings():
             # Dataset.zip is deprecated (Ray 2.64 drops it) as it relies on a deterministic
@@ -581,6 +583,12 @@ def score_dataset(
     )
 
     indexed = _spread(_indexed(ds), concurrency, batch_size)
+    if indexed.count() == 0:
+        import pyarrow as pa  # noqa: PLC0415 - the ray extra is optional
+
+        empty_rows = ray.data.from_arrow(pa.Table.from_pylist([], schema=_result_schema()))
+        return RayEvalResult(rows=empty_rows, report=attrs.evolve(
+            empty, duration=time.monotonic() - started))
     repeats = _repeats(indexed, batch_id)
     ledger: Any = ray.remote(num_cpus=0)(_Ledger).remote()
     try:

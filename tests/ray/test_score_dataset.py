@@ -169,6 +169,19 @@ def test_bad_arguments_name_the_field(
     assert "secret" not in str(caught.value)
 
 
+def test_an_empty_dataset_gives_run_evals_empty_report(tmp_path: Path, batch_id: str) -> None:
+    """No items (an empty list, or a source cut to nothing): run_evals's report for no items."""
+    import ray.data  # noqa: PLC0415 - the Ray tests import it lazily
+
+    expected = _in_process([], f"sqlite:{tmp_path}/e.db", batch_id, thresholds={"exact": 0.5})
+    for name, ds in (("list", items_dataset([])),
+                     ("limited", ray.data.range(3).limit(0))):
+        result = score_dataset(ds, SCORERS, store_url=f"sqlite:{tmp_path}/{name}.db",
+                               batch_id=batch_id, thresholds={"exact": 0.5})
+        _same(result.report, expected)
+        assert result.rows.count() == 0
+
+
 def test_a_relative_sqlite_path_is_the_drivers(
     tmp_path: Path, batch_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
