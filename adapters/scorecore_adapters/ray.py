@@ -38,6 +38,7 @@ from returns.result import Success
 from scorecore import Runtime, Scorer
 from scorecore.evals import (
     EvalConfigError,
+    EvalItem,
     EvalReport,
     InvalidItem,
     ItemFailure,
@@ -63,6 +64,7 @@ __all__ = [
     "ITEM_COLUMN",
     "RayEvalResult",
     "ScorersSpec",
+    "TargetSpec",
     "items_dataset",
     "load_scorers",
     "score_dataset",
@@ -77,6 +79,9 @@ INDEX_COLUMN: Final = "scorecore_index"
 
 ScorersSpec: TypeAlias = "str | Callable[[], Iterable[Scorer[Any, Any]] | Scorer[Any, Any]]"
 """Where actors get their scorers: ``"module:attr"`` or a picklable zero-argument factory."""
+
+TargetSpec: TypeAlias = "str | Callable[[EvalItem], Any]"
+"""The target producing each item's output: ``"module:function"`` or a picklable callable."""
 
 _ITEMS_PER_BLOCK: Final = 1024
 _MAX_BLOCKS: Final = 200
@@ -137,6 +142,38 @@ def load_scorers(spec: ScorersSpec) -> tuple[Scorer[Any, Any], ...]:
 
 def _name(spec: object) -> str:
     return repr(spec) if isinstance(spec, str) else getattr(spec, "__qualname__", "factory")
+
+
+def _load_target(spec: TargetSpec | None) -> Callable[[EvalItem], Any] | None:
+    """The target ``spec`` names: a ``"module:function"`` reference, or the callable itself."""
+    if spec is None or callable(spec):
+        return spec
+    if not isinstance(spec, str):
+        raise ValueError(  # noqa: TRY004 - reported as a bad argument, with the others
+            f"target must be a 'module:function' str or a callable, got {type(spec).__name__}")
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"target reference must look like 'module:function', got {spec!r}")
+    try:
+        value: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"target reference {spec!r}: cannot import {module_name!r} "
+                         f"({exc})") from None
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise ValueError(f"target reference {spec!r}: {module_name!r} has no attribute "
+                             f"{attr!r}")
+        value = getattr(value, part)
+    return cast("Callable[[EvalItem], Any]", value)
+
+
+def _target_name(target: Callable[..., Any] | None) -> str | None:
+    # The entity run_evals stores for a target: "module:qualname".
+    if target is None:
+        return None
+    module = getattr(target, "__module__", None)
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    return f"{module}:{name}" if module else name
 
 
 def items_dataset(items: Iterable[ItemLike]) -> ray.data.Dataset:
@@ -251,6 +288,7 @@ class _ScoringActor:
         repeats: Mapping[int, ItemFailure],
         ledger: Any,
         key: bytes,
+        target: TargetSpec | None,
     ) -> None:
         self._portal_cm = start_blocking_portal("asyncio")
         self._portal: BlockingPortal = self._portal_cm.__enter__()
@@ -258,7 +296,9 @@ class _ScoringActor:
         self._store = open_store(store_url, table=table)
         self._portal.call(self._store.open)
         self._done = self._portal.call(self._store.completed, batch_id) if resume else {}
-        self._rows = ItemRows(batch_id=batch_id, scorers=self._scorers, target_name=None)
+        self._target = _load_target(target)
+        self._rows = ItemRows(batch_id=batch_id, scorers=self._scorers,
+                              target_name=_target_name(self._target))
         self._runtime = Runtime()
         self._batch_id = batch_id
         self._workers = judge_concurrency
@@ -282,7 +322,7 @@ class _ScoringActor:
     ) -> list[ItemResult]:
         # A fresh scorer per batch: a batch Ray runs again must not see its own ids as
         # repeated (repeats across the dataset were found before scoring began).
-        score = ItemScorer(scorers=self._scorers, target=None, runtime=self._runtime,
+        score = ItemScorer(scorers=self._scorers, target=self._target, runtime=self._runtime,
                            batch_id=self._batch_id, done=self._done)
         results: list[ItemResult | None] = [None] * len(rows)
         saved: list[Any] = []
@@ -422,6 +462,7 @@ async def _check(
     thresholds: Mapping[str, float | Threshold] | None,
     gates: Iterable[str] | None,
     max_failures: int | None,
+    target: Callable[[EvalItem], Any] | None,
 ) -> EvalReport:
     """Check the arguments and the batch as ``run_evals`` does: it runs on no items here.
 
@@ -431,7 +472,8 @@ async def _check(
     try:
         async with open_store(store_url, table=table) as store:
             return await run_evals((), scorers, thresholds=thresholds, gates=gates, store=store,
-                                   batch_id=batch_id, resume=resume, max_failures=max_failures)
+                                   batch_id=batch_id, resume=resume, max_failures=max_failures,
+                                   target=target)
     except EvalConfigError as exc:
         message = str(exc).replace("run_evals", "score_dataset", 1)
         raise EvalConfigError(message, field=exc.field, value=exc.value) from None
@@ -523,6 +565,7 @@ def score_dataset(
     gates: Iterable[str] | None = None,
     max_failures: int | None = None,
     table: str = DEFAULT_TABLE,
+    target: TargetSpec | None = None,
 ) -> RayEvalResult:
     """Score every item of a Ray dataset in an actor pool, storing rows exactly once.
 
@@ -544,6 +587,9 @@ def score_dataset(
         judge_concurrency: items (hence judge calls) in flight at once in each actor.
         thresholds, gates, max_failures: as in ``run_evals`` (gates by scorer id).
         table: the store's table.
+        target: an (async) function of the item producing the output to score, as in
+            ``run_evals``: ``"module:function"`` or a picklable callable, loaded once per
+            actor.
 
     Returns:
         The result rows (materialized) and the report ``run_evals`` gives for these items.
@@ -565,6 +611,10 @@ def score_dataset(
         chosen = load_scorers(scorers)
     except (ValueError, TypeError) as exc:
         raise EvalConfigError(f"score_dataset: {exc}", field="scorers", value=scorers) from None
+    try:
+        loaded_target = _load_target(target)
+    except ValueError as exc:
+        raise EvalConfigError(f"score_dataset: {exc}", field="target", value=target) from None
     for name, value in (("concurrency", concurrency), ("batch_size", batch_size),
                         ("judge_concurrency", judge_concurrency)):
         _positive(name, value)
@@ -575,7 +625,8 @@ def score_dataset(
     store_url = _check_store(store_url, concurrency)
     empty = anyio.run(lambda: _check(chosen, store_url=store_url, table=table,
                                      batch_id=batch_id, resume=resume, thresholds=thresholds,
-                                     gates=gate_ids, max_failures=max_failures))
+                                     gates=gate_ids, max_failures=max_failures,
+                                     target=loaded_target))
     fold = ReportFold(
         [s.scorer_id for s in empty.scorers],
         thresholds={t.scorer_id: t.threshold for t in empty.thresholds},
@@ -597,7 +648,7 @@ def score_dataset(
             fn_constructor_kwargs={
                 "scorers": scorers, "store_url": store_url, "table": table, "batch_id": batch_id,
                 "resume": resume, "judge_concurrency": judge_concurrency, "repeats": repeats,
-                "ledger": ledger, "key": _KEY,
+                "ledger": ledger, "key": _KEY, "target": target,
             },
             batch_size=batch_size,
             batch_format="pyarrow",

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 
 from scorecore_adapters.cli import main
@@ -42,10 +43,13 @@ def _eval(*argv: str) -> tuple[int, dict[str, Any], str, str]:
 
 
 def test_engine_ray_matches_the_local_engine(tmp_path: Path) -> None:
-    """Same scorers and data: the same JSON report, exit code and malformed-line warning."""
+    """Same scorers, target and data: the same JSON report, exit code, malformed-line warning
+    and stored rows (the target named the same)."""
     scorers, data = _dataset(tmp_path, 120)
+    target = tmp_path / "target.py"
+    target.write_text("def answer(item):\n    return f'answer {len(item.input) % 11}'\n")
     common = [str(scorers), "--data", str(data), "--batch-id", "b1", "--threshold",
-              "exact=0.5"]
+              "exact=0.5", "--target", f"{target}:answer"]
     local = _eval(*common, "--store", f"sqlite:{tmp_path}/local.db",
                   "--output", str(tmp_path / "local.json"))
     ray = _eval(*common, "--store", f"sqlite:{tmp_path}/ray.db", "--engine", "ray",
@@ -55,6 +59,23 @@ def test_engine_ray_matches_the_local_engine(tmp_path: Path) -> None:
     assert ray[1]["failedItems"] >= 2
     assert ray[3] == local[3]  # the same warnings, once each
     assert "verdict: error" in ray[2]
+    rows = {name: _stored(f"sqlite:{tmp_path}/{name}.db", "b1") for name in ("local", "ray")}
+    assert rows["ray"] == rows["local"]
+    assert {r["entity_id"] for r in rows["ray"]} == {"scorecore_user_target:answer"}
+
+
+def _stored(url: str, batch_id: str) -> list[dict[str, Any]]:
+    async def read() -> list[dict[str, Any]]:
+        async with open_store(url) as store:
+            return [attrs.asdict(r) for r in await store.list_run(batch_id)]
+
+    rows = anyio.run(read)
+    for row in rows:
+        del row["created_at"], row["updated_at"]
+        for step in (row["metadata"] or {}).get("judge", {}).values():
+            for execution in step["executions"]:
+                del execution["durationMs"], execution["durationSeconds"]
+    return rows
 
 
 def test_engine_ray_refuses_sqlite_with_several_workers(tmp_path: Path) -> None:
@@ -71,7 +92,6 @@ def test_engine_ray_refuses_sqlite_with_several_workers(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--target", "tests.ray._scorers:make"], "--target is not supported with --engine ray"),
         (["--trials", "2", "--budget-tokens", "9"],
          "--budget-tokens, --trials: not supported with --engine ray"),
         (["--workers", "0"], "--workers must be >= 1, got 0"),

@@ -154,6 +154,8 @@ def test_sqlite_refuses_several_workers(tmp_path: Path, batch_id: str) -> None:
         ({"scorers": lambda: ["not a scorer"]}, "scorers", "gave str among the scorers"),
         ({"store_url": "mysql://me:secret@h/db"}, "store_url", r"mysql://me:\*\*\*@h/db"),
         ({"store_url": "sqlite::memory:"}, "store_url", "keep the rows inside the actor"),
+        ({"target": "no_such_module_x:f"}, "target", "target reference 'no_such_module_x:f'"),
+        ({"target": 3}, "target", "target must be a 'module:function' str or a callable"),
     ],
 )
 def test_bad_arguments_name_the_field(

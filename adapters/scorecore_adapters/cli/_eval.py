@@ -261,7 +261,8 @@ async def _run_plan(
             with progress:
                 if args.engine == "ray":
                     return await anyio.to_thread.run_sync(lambda: run_on_ray(
-                        plan.reader, scorers=args.scorers, store_url=args.store,
+                        plan.reader, scorers=args.scorers, target=args.target,
+                        loaded_target=plan.target, store_url=args.store,
                         batch_id=plan.batch_id, resume=bool(args.resume), workers=args.workers,
                         concurrency=args.concurrency, thresholds=plan.thresholds,
                         gates=plan.gates, max_failures=args.max_failures,

@@ -17,14 +17,12 @@ from typing import Any, TextIO
 from scorecore import Scorer
 from scorecore.evals import EvalReport, ItemLike, ItemResult, Threshold
 from scorecore_adapters.cli._common import UsageError
-from scorecore_adapters.cli._loading import load_scorers
+from scorecore_adapters.cli._loading import load_scorers, load_target
 
 
 def start_ray(args: argparse.Namespace, out: TextIO) -> None:
     """Check the flags Ray supports, then join ``RAY_ADDRESS`` or start a local Ray with a CPU
     per worker (main thread only)."""
-    if args.target:
-        raise UsageError("--target is not supported with --engine ray yet")
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     unsupported = [flag for flag, given in (
@@ -62,10 +60,31 @@ def _absolute(spec: str) -> str:
     return spec
 
 
+class _Target:
+    """The command's ``--target``, loaded on each actor as the command loads it.
+
+    It carries the loaded function's module and name, so stored rows name the target exactly
+    as the in-process command names it.
+    """
+
+    def __init__(self, spec: str, loaded: Any) -> None:
+        self._spec = _absolute(spec)
+        self._fn: Any = None
+        self.__module__ = getattr(loaded, "__module__", None)  # type: ignore[assignment]
+        self.__qualname__ = getattr(loaded, "__qualname__", type(loaded).__qualname__)
+
+    def __call__(self, item: Any) -> Any:
+        if self._fn is None:
+            self._fn = load_target(self._spec)
+        return self._fn(item)
+
+
 def run_on_ray(
     items: Iterable[ItemLike],
     *,
     scorers: str,
+    target: str | None,
+    loaded_target: Any,
     store_url: str,
     batch_id: str,
     resume: bool,
@@ -84,6 +103,7 @@ def run_on_ray(
         store_url=store_url, batch_id=batch_id, resume=resume, concurrency=workers,
         judge_concurrency=concurrency, thresholds=thresholds, gates=gates,
         max_failures=max_failures,
+        target=_Target(target, loaded_target) if target else None,
     )
     for item in result.item_results():
         on_item_complete(item)
