@@ -195,10 +195,7 @@ async def default_model(url: str) -> AsyncIterator[OpenAIChatModel]:
 
 @contextlib.asynccontextmanager
 async def shared_client_model(url: str) -> AsyncIterator[OpenAIChatModel]:
-    # Sized for the concurrency, as docs/judges-openai.md tells users to (httpx's default pool
-    # keeps only 20 idle connections and reconnects for nearly every request above that).
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    async with httpx.AsyncClient(limits=limits) as client:
+    async with httpx.AsyncClient() as client:
         yield OpenAIChatModel("gpt-4o-mini", base_url=url, api_key=API_KEY, client=client)
 
 

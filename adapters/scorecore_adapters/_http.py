@@ -428,18 +428,6 @@ def _basic_credential(user: str, password: str) -> str:
     return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
-OWNED_CLIENT_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-"""The pool of the client a model owns: every connection is kept alive for reuse.
-
-httpx's default keeps at most 20 idle connections; at a judge concurrency above 20 each
-finished request then closes its connection and the next one opens a new TCP (and TLS)
-connection (measured: 967 connections for 1,000 requests at concurrency 50). The caller
-already bounds concurrency (``run_evals(concurrency=...)``, live scoring's
-``max_concurrency``), so the pool does not bound it again; idle connections still expire
-after httpx's 5 s.
-"""
-
-
 def _loop_has_ended(loop: object) -> bool:
     # asyncio loops say so. A trio run closes every keeper (which forgets its client) before
     # trio.run returns, so a trio token still listed belongs to a live run.
@@ -506,7 +494,7 @@ class _OwnedClients:
                 # Closed without finalising its async generators: nothing can close its
                 # client any more; at least do not keep the dead loop alive.
                 del self._by_loop[ended]
-            client = httpx.AsyncClient(limits=OWNED_CLIENT_LIMITS)
+            client = httpx.AsyncClient()
             keeper = _keeper(client, weakref.ref(self), loop)
             self._by_loop[loop] = _Owned(client=client, keeper=keeper)
         # The first step runs to the ``yield`` without suspending, and registers the keeper

@@ -17,7 +17,7 @@ from scorecore_adapters import allow_model_requests
 from scorecore_adapters._http import HttpJudgeBase
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
-from tests.adapters.loopback import LoopbackServer, Slow, serve
+from tests.adapters.loopback import LoopbackServer, serve
 
 REQUEST = JudgeRequest(messages=(JudgeMessage(role="user", content="hi"),))
 CALLS = 200
@@ -63,15 +63,12 @@ async def test_one_owned_client_serves_every_call(
     server: LoopbackServer,
     created: list[httpx.AsyncClient],
 ) -> None:
-    """200 sequential and 200 concurrent calls (50 at a time) share one client and its pool,
-    which reuses its connections."""
+    """200 sequential and 200 concurrent calls (50 at a time) share one client and its pool."""
     model = FACTORIES[provider](server.url)
     for _ in range(CALLS):
         await ask(model)
     # One client keeps its one connection alive: one TCP connection for 200 sequential calls.
     assert server.connections_accepted == 1
-    # Each reply takes 20 ms, so the 50 calls really are in flight together.
-    server.enqueue(*[Slow(0.02)] * CALLS)
     limiter = anyio.CapacityLimiter(CONCURRENCY)
 
     async def limited() -> None:
@@ -83,9 +80,6 @@ async def test_one_owned_client_serves_every_call(
             tg.start_soon(limited)
     assert len(created) == 1
     assert len(server.requests) == 2 * CALLS
-    # The pool keeps every connection alive: at most one per concurrent call is ever opened
-    # (httpx's default pool keeps 20 idle and reconnects for most calls above that).
-    assert server.connections_accepted <= 1 + CONCURRENCY
     await model.aclose()
     assert created[0].is_closed
     assert server.wait_until_no_connection_is_open()
