@@ -25,6 +25,7 @@ from scorecore._pipeline import PlannedStep, make_run, plan_step, run_pipeline
 from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._sync import call_sync
+from scorecore._trajectory import Trajectory
 from scorecore._values import (
     STEP_NAMES,
     NotScorable,
@@ -82,7 +83,7 @@ class _Definition:
     name: str
     description: str
     judge: JudgeConfig | None
-    type: Literal["agent"] | None
+    type: Literal["agent", "trajectory"] | None
     input_type: Any
     output_type: Any
     prepare_run: PrepareRun | None
@@ -183,8 +184,8 @@ class _Base:
         return self._definition.judge
 
     @property
-    def type(self) -> Literal["agent"] | None:
-        """``"agent"`` for agent scorers, else ``None``."""
+    def type(self) -> Literal["agent", "trajectory"] | None:
+        """``"agent"`` for agent scorers, ``"trajectory"`` for trajectory scorers, else ``None``."""
         return self._definition.type
 
     @property
@@ -423,7 +424,6 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         )
 
 
-
 @overload
 def create_scorer(
     *,
@@ -435,6 +435,17 @@ def create_scorer(
     prepare_run: PrepareRun | None = None,
     version: str | None = None,
 ) -> ScorerBuilder[AgentInput, AgentOutput, None, None]: ...
+@overload
+def create_scorer(
+    *,
+    id: str,
+    description: str,
+    name: str | None = None,
+    judge: JudgeConfig | None = None,
+    type: Literal["trajectory"],
+    prepare_run: PrepareRun | None = None,
+    version: str | None = None,
+) -> ScorerBuilder[AgentInput, Trajectory, None, None]: ...
 @overload
 def create_scorer(
     *,
@@ -493,7 +504,7 @@ def create_scorer(
     description: str,
     name: str | None = None,
     judge: JudgeConfig | None = None,
-    type: Literal["agent"] | None = None,
+    type: Literal["agent", "trajectory"] | None = None,
     input_type: Any = None,
     output_type: Any = None,
     prepare_run: PrepareRun | None = None,
@@ -507,7 +518,8 @@ def create_scorer(
         name: a display name; defaults to ``id``.
         judge: the judge used by prompt-object steps.
         type: ``"agent"`` makes the run's input :class:`AgentInput` and output
-            :data:`AgentOutput`.
+            :data:`AgentOutput`; ``"trajectory"`` makes the input :class:`AgentInput` and the
+            output a ``Trajectory`` (agent messages given as output are turned into one).
         input_type: a class (attrs or dataclass) the run's input is structured into.
         output_type: a class the run's output is structured into.
         prepare_run: transforms the run before any step (see :func:`filter_run`).
@@ -531,14 +543,14 @@ def create_scorer(
             f"scorer {id!r}: description must be a str, got {short_repr(description)}",
             scorer_id=id, field="description", value=description,
         )
-    if type not in (None, "agent"):
+    if type not in (None, "agent", "trajectory"):
         raise ScorerDefinitionError(
-            f"scorer {id!r}: type must be 'agent' or None, got {short_repr(type)}",
+            f"scorer {id!r}: type must be 'agent', 'trajectory' or None, got {short_repr(type)}",
             scorer_id=id, field="type", value=type,
         )
-    if type == "agent" and (input_type is not None or output_type is not None):
+    if type is not None and (input_type is not None or output_type is not None):
         raise ScorerDefinitionError(
-            f"scorer {id!r}: type='agent' fixes the input and output types; "
+            f"scorer {id!r}: type={type!r} fixes the input and output types; "
             f"do not also pass input_type/output_type", scorer_id=id, field="type", value=type,
         )
     if version is not None and not isinstance(version, str):
@@ -558,6 +570,8 @@ def create_scorer(
         )
     if type == "agent":
         input_type, output_type = AgentInput, AgentOutput
+    elif type == "trajectory":
+        input_type, output_type = AgentInput, Trajectory
     return ScorerBuilder(_Definition(
         id=id, name=name or id, description=description, judge=judge, type=type,
         input_type=input_type, output_type=output_type, prepare_run=prepare_run,
