@@ -149,3 +149,17 @@ def test_the_command_closes_its_cache(work: Path, monkeypatch: pytest.MonkeyPatc
     (cache,) = opened
     assert cache._reader is None  # closed (it was opened by the run's judge calls)
     assert (work / ".scorecore" / "cache.db").exists()
+
+
+def test_a_batch_without_judge_calls_prints_no_cost_line(work: Path) -> None:
+    """Code scorers only: no judge was asked, so no cost or cache line clutters the summary."""
+    (work / "scorers.py").write_text(
+        "from scorecore import create_scorer\n"
+        "exact = create_scorer(id='exact', description='d').generate_score(lambda c: 1.0)\n"
+    )
+    code, out, _ = run()
+    assert code == 0, out
+    assert "exact" in out
+    assert "judge cost" not in out
+    code, out, _ = run("--no-cache")
+    assert "judge cost" not in out

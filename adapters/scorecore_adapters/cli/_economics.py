@@ -105,9 +105,13 @@ def print_economics(report: EvalReport, *, out: TextIO) -> None:
                 print(f"judge {cost.scorer_id}: {_usd(cost.cost_usd)} over {cost.model_calls} "
                       f"call(s), {cost.cache_hits} cache hit(s) saving "
                       f"{_usd(cost.saved_usd)}{stopped}", file=out)
-        print(f"judge cost: {_usd(economics.cost_usd)}; cache {economics.cache_hits} hit(s), "
-              f"{economics.cache_misses} miss(es), saved {_usd(economics.saved_usd)}", file=out)
         line = economics.budget_line()
+        asked = sum(cost.model_calls for cost in economics.scorers)
+        if asked or economics.cache_hits or economics.cache_misses or line is not None:
+            # Nothing to say for a batch without judge calls (code scorers only).
+            print(f"judge cost: {_usd(economics.cost_usd)}; cache {economics.cache_hits} hit(s), "
+                  f"{economics.cache_misses} miss(es), saved {_usd(economics.saved_usd)}",
+                  file=out)
         if line is not None:
             print(f"budget: {line}", file=out)
     trials = report.trials
