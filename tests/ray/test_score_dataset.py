@@ -108,6 +108,25 @@ def test_two_workers_on_postgres_equal_run_evals(
     assert sorted(got, key=lambda r: r["id"]) == sorted(want, key=lambda r: r["id"])
 
 
+def test_ten_thousand_items_on_two_workers_equal_run_evals(
+    tmp_path: Path, pg_url: str, batch_id: str
+) -> None:
+    """The issue's size: 10,000 items (fake judges, a poison item, a repeated id) on two
+    actors sharing PostgreSQL give run_evals's report exactly and one row per (item, scorer)."""
+    items = _scorers.items(10_000)
+    expected = _in_process(items, f"sqlite:{tmp_path}/expected.db", batch_id,
+                           thresholds={"exact": 0.1})
+    result = score_dataset(items_dataset(items), SCORERS, store_url=pg_url, batch_id=batch_id,
+                           concurrency=2, batch_size=512, judge_concurrency=64,
+                           thresholds={"exact": 0.1})
+    _same(result.report, expected)
+    stored = _rows(pg_url, batch_id)
+    expected_rows = _rows(f"sqlite:{tmp_path}/expected.db", batch_id)
+    assert len(expected_rows) >= 30_000  # every item but the repeated id, three scorers each
+    assert len(stored) == len({row.id for row in stored}) == len(expected_rows)
+    assert {row.id for row in stored} == {row.id for row in expected_rows}
+
+
 def test_jsonl_and_parquet_sources(tmp_path: Path, batch_id: str) -> None:
     """Items Ray reads from JSONL and Parquet score as the same items given in-process."""
     import ray.data  # noqa: PLC0415 - the Ray tests import it lazily
