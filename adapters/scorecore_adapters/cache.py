@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeAlias, final
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import anyio.lowlevel
@@ -32,6 +31,7 @@ import anyio.to_thread
 import attrs
 
 from scorecore.judge import JudgeResponse, JudgeUsage
+from scorecore_adapters.storage._common import redact_url
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
@@ -315,14 +315,6 @@ class SqliteJudgeCache(_ThreadedCache):
         return f"SqliteJudgeCache({str(self.path)!r})"
 
 
-def _redact(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
-
-
 @final
 class PostgresJudgeCache(_ThreadedCache):
     """A judge cache in a PostgreSQL table, shared by every worker that points at it.
@@ -335,7 +327,7 @@ class PostgresJudgeCache(_ThreadedCache):
         super().__init__()
         self._dsn = dsn
         self._timeout = connect_timeout
-        self._name = _redact(dsn)
+        self._name = redact_url(dsn)
 
     def _connect(self) -> Any:
         import psycopg  # noqa: PLC0415 - optional dependency, only needed here
@@ -399,7 +391,7 @@ def open_cache(url: str) -> AnyJudgeCache:
         path = path[2:]  # sqlite:///abs/path → /abs/path
     if not path or "://" in path:
         raise ValueError(
-            f"unknown cache URL {_redact(url)!r}; use sqlite:PATH, postgresql://USER@HOST/DB "
+            f"unknown cache URL {redact_url(url)!r}; use sqlite:PATH, postgresql://USER@HOST/DB "
             f"or memory:"
         )
     return SqliteJudgeCache(path)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from scorecore import create_scorer, not_scorable
 from scorecore.evals import EvalItem, ScoreRow, StoreError, row_id, run_evals, storable_row
 from scorecore.evals._storable import MAX_DEPTH
+from scorecore_adapters.cache import open_cache
 from scorecore_adapters.storage import (
     PostgresScoreStore,
     SqliteScoreStore,
@@ -217,6 +218,23 @@ async def test_postgres_unreachable_is_store_error(anyio_backend: str) -> None:
     assert "hunter2" not in str(info.value)
     assert info.value.operation == "open"
     assert "postgresql://u:***@127.0.0.1:1/db" in str(info.value)
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://u:hunter2@127.0.0.1:1/db",
+    "postgresql://u@127.0.0.1:1/db?password=hunter2",
+    "postgresql://127.0.0.1:1/db?sslmode=disable&PASSWORD=hunter2&application_name=x",
+])
+async def test_a_password_never_shows_in_either_place_libpq_reads_it(
+    anyio_backend: str, url: str
+) -> None:
+    """Userinfo or a password query parameter: hidden in errors, store and cache reprs."""
+    store = PostgresScoreStore(url, connect_timeout=2)
+    with pytest.raises(StoreError) as info:
+        await store.open()
+    assert "hunter2" not in str(info.value)
+    assert "hunter2" not in repr(store)
+    assert "hunter2" not in repr(open_cache(url))
 
 
 def test_open_store_urls(tmp_path: Path) -> None:

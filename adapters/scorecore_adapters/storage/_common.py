@@ -22,15 +22,27 @@ def utc_now() -> datetime:
 def redact_url(url: str) -> str:
     """The store URL with any password replaced by ``***`` (for messages and logs).
 
+    Both places libpq reads a password from are masked: the userinfo and a ``password``
+    query parameter.
+
     >>> redact_url("postgresql://me:s3cret@db:5432/scores")
     'postgresql://me:***@db:5432/scores'
+    >>> redact_url("postgresql://db/scores?sslmode=require&password=s3cret")
+    'postgresql://db/scores?sslmode=require&password=***'
     """
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+    if parts.password is not None:
+        netloc = parts.netloc.rsplit("@", 1)[1]
+        user = parts.username or ""
+        parts = parts._replace(netloc=f"{user}:***@{netloc}")
+    if parts.query:
+        pairs = [
+            f"{name}=***" if name.strip().lower() == "password" else piece
+            for piece in parts.query.split("&")
+            for name in [piece.split("=", 1)[0]]
+        ]
+        parts = parts._replace(query="&".join(pairs))
+    return urlunsplit(parts)
 
 
 def describe(exc: BaseException) -> str:
