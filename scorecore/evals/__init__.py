@@ -22,6 +22,7 @@ from scorecore.evals._compare import (
     compare,
     mcnemar_p_value,
 )
+from scorecore.evals._failure_kind import failure_kind
 from scorecore.evals._items import (
     EvalItem,
     InvalidItem,
@@ -101,6 +102,7 @@ __all__ = [
     "check_scorers",
     "check_thresholds",
     "compare",
+    "failure_kind",
     "item_from_mapping",
     "item_key",
     "mcnemar_p_value",

@@ -20,6 +20,7 @@ from scorecore._errors import ScorerRunError
 from scorecore._redact import redact_secrets
 from scorecore._reprs import short_repr
 from scorecore._values import ScoreResult
+from scorecore.evals._failure_kind import failure_kind
 from scorecore.evals._messages import exception_text
 from scorecore.evals._report import ItemResult, OutcomeStatus, ScorerOutcome
 from scorecore.evals._storable import Sanitizer, is_encodable_text
@@ -262,8 +263,9 @@ def score_row(
 
     ``result`` (or the failed run's partial result) gives the run's input and output, the
     prompts and step results; ``metadata`` gets the status, the error, not-scorable details
-    and judge executions after ``metadata``'s own keys; the contexts are redacted. The row is
-    :func:`storable_row`: what no store can keep is replaced and listed in
+    and judge executions after ``metadata``'s own keys (a failed run's cause as
+    ``{"kind": failure_kind(cause), "step": ...}`` under ``"cause"``); the contexts are
+    redacted. The row is :func:`storable_row`: what no store can keep is replaced and listed in
     ``metadata["sanitized"]``.
     """
     if result is None and run_error is not None:
@@ -282,6 +284,8 @@ def score_row(
     if run_error is not None:
         meta["failedStep"] = run_error.failed_step
         meta["completedSteps"] = list(run_error.completed_steps)
+        # The structured kind, so readers need not recover it from the error text.
+        meta["cause"] = {"kind": failure_kind(run_error.cause), "step": run_error.failed_step}
     for field in _TO_METADATA:
         if field.name in data:
             meta[field.key] = data[field.name]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from returns.result import Failure
 
 from scorecore import JudgeConfig, PromptStep, Scorer, create_scorer
-from scorecore.evals import ItemResult, run_evals
+from scorecore.evals import ItemResult, ScoreRow, run_evals
 from scorecore.evals._storable import clean_text
 from scorecore_adapters.report import FailureCause, cause_of_outcome, cause_of_row
 from scorecore_adapters.storage import SqliteScoreStore
@@ -53,8 +53,9 @@ KINDS = ["raised LookupError", "invalid score", "step failed", "judge server",
          "judge output invalid", "invalid step value"]
 
 
-async def _both(scorer_id: str, message: str, item: str) -> tuple[list[FailureCause],
-                                                                  list[FailureCause | None]]:
+async def _both(
+    scorer_id: str, message: str, item: str, scorers: list[Scorer[Any, Any]] | None = None
+) -> tuple[list[FailureCause], list[ScoreRow]]:
     live: list[FailureCause] = []
 
     def seen(result: ItemResult) -> None:
@@ -63,10 +64,16 @@ async def _both(scorer_id: str, message: str, item: str) -> tuple[list[FailureCa
 
     async with SqliteScoreStore(":memory:") as store:
         await run_evals([{"id": item, "input": "q", "output": "a"}],
-                        failing_scorers(scorer_id, message), store=store, batch_id="b",
-                        on_item_complete=seen)
-        stored = [cause_of_row(row) for row in await store.list_run("b")]
-    return live, stored
+                        scorers or failing_scorers(scorer_id, message), store=store,
+                        batch_id="b", on_item_complete=seen)
+        rows = await store.list_run("b")
+    return live, rows
+
+
+def _old(row: ScoreRow) -> ScoreRow:
+    """``row`` as stored before rows kept the cause's kind (no ``metadata["cause"]``)."""
+    metadata = {k: v for k, v in (row.metadata or {}).items() if k != "cause"}
+    return attrs.evolve(row, metadata=metadata)
 
 
 @settings(max_examples=25)
@@ -74,9 +81,55 @@ async def _both(scorer_id: str, message: str, item: str) -> tuple[list[FailureCa
        message=st.text(max_size=80), item=st.text(min_size=1, max_size=10).filter(str.isprintable))
 def test_running_and_stored_causes_agree(scorer_id: str, message: str, item: str) -> None:
     """Any scorer id (quotes, colons), any message: the stored row's cause equals the live one
-    (up to the characters no store keeps)."""
-    live, stored = anyio.run(_both, scorer_id, message, item)
+    (up to the characters no store keeps), read from the stored kind and, for rows stored
+    before rows kept it, from the text alone."""
+    live, rows = anyio.run(_both, scorer_id, message, item)
     assert sorted(c.kind for c in live) == sorted(KINDS)
     # Stores keep no NUL or lone surrogate: those become U+FFFD in the stored text (storable_row).
-    kept = [attrs.evolve(c, message=clean_text(c.message)) for c in live]
-    assert sorted(kept, key=repr) == sorted(stored, key=repr)
+    kept = sorted((attrs.evolve(c, message=clean_text(c.message)) for c in live), key=repr)
+    assert sorted((row.metadata or {})["cause"]["kind"] for row in rows) == sorted(KINDS)
+    assert sorted((cause_of_row(row) for row in rows), key=repr) == kept
+    assert sorted((cause_of_row(_old(row)) for row in rows), key=repr) == kept
+
+
+def test_a_stored_kind_is_read_not_parsed() -> None:
+    """A row's metadata["cause"] gives the kind even when the text says something else."""
+    row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b", status="failed",
+                   metadata={"error": "scorer 's' failed at step 'analyze' (completed: none): "
+                                      "analyze raised KeyError: 'x'",
+                             "failedStep": "analyze",
+                             "cause": {"kind": "judge network", "step": "analyze"}})
+    assert cause_of_row(row) == FailureCause(kind="judge network",
+                                             message="analyze raised KeyError: 'x'",
+                                             step="analyze")
+    assert cause_of_row(_old(row)) == FailureCause(kind="raised KeyError",
+                                                   message="analyze raised KeyError: 'x'",
+                                                   step="analyze")
+
+
+def test_an_old_row_without_a_stored_kind_is_parsed() -> None:
+    """Rows written before the kind was stored still group by the kind read from their text."""
+    row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b", status="failed",
+                   metadata={"failedStep": "generate_score",
+                             "error": "scorer 's' failed at step 'generate_score' (completed: "
+                                      "none): generate_score must return a finite real number, "
+                                      "got 'x' of type str"})
+    cause = cause_of_row(row)
+    assert cause is not None
+    assert (cause.kind, cause.step) == ("invalid score", "generate_score")
+
+
+def test_a_kind_the_text_cannot_tell_is_stored() -> None:
+    """An exception class defined in a function ('f.<locals>.OopsError') has a kind no parser of
+    the text recovers; the stored row gives the running kind all the same."""
+    class OopsError(Exception):
+        pass
+
+    def step(ctx: Any) -> Any:
+        raise OopsError("judge output invalid")
+
+    scorer = create_scorer(id="s", description="d").analyze(step).generate_score(lambda c: 1.0)
+    live, rows = anyio.run(_both, "s", "", "1", [scorer])
+    assert [c.kind for c in live] == [f"raised {OopsError.__qualname__}"]
+    assert [cause_of_row(row) for row in rows] == live
+    assert [cause_of_row(_old(row)) for row in rows] != live  # what the text alone gives

@@ -1,10 +1,11 @@
 """Why a scorer run failed, as a kind and a full message, and failures grouped by cause.
 
 A run's structured cause (``ScorerRunError.cause``) is at hand while a batch runs; a stored row
-keeps its text only (``metadata["error"]``, ``metadata["failedStep"]``), so :func:`cause_of_row`
-recovers the kind from the message the cause's ``describe()`` wrote. Both give the same
-:class:`FailureCause` for the same failure, so ``scorecore eval`` and ``scorecore show`` group
-alike.
+keeps its text (``metadata["error"]``) and its kind (``metadata["cause"]``, both from
+:func:`scorecore.evals.failure_kind`). :func:`cause_of_row` reads that kind, and recovers it
+from the message the cause's ``describe()`` wrote for rows stored before rows kept it. Both give
+the same :class:`FailureCause` for the same failure, so ``scorecore eval`` and
+``scorecore show`` group alike.
 """
 
 from __future__ import annotations
@@ -15,13 +16,8 @@ from typing import Final, final
 
 import attrs
 
-from scorecore import (
-    JudgeFailed,
-    RunFailureCause,
-    ScorerRunError,
-    StepRaised,
-)
-from scorecore.evals import ScorerOutcome, ScoreRow
+from scorecore import ScorerRunError
+from scorecore.evals import ScorerOutcome, ScoreRow, failure_kind
 
 __all__ = [
     "FailureCause",
@@ -79,23 +75,13 @@ _PREFIX: Final = re.compile(
     r"'(?P<step>[^']*)' \(completed: [^)]*\): ",
     re.DOTALL
 )
-_CAMEL: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _JUDGE_KIND: Final = re.compile(r"judge call failed after \d+ call\(s\) \([^)]*\): (?P<kind>\w+)")
 _RAISED: Final = re.compile(r"^\S+ raised (?P<type>[\w.]+)(?::|$)")
 
 
-def _kind_of(cause: RunFailureCause) -> str:
-    if isinstance(cause, JudgeFailed):
-        return f"judge {cause.error.kind}"
-    if isinstance(cause, StepRaised):
-        return f"raised {cause.exception_type}"
-    # Other causes by class name: JudgeOutputInvalid -> "judge output invalid" (a cause added
-    # later gets a readable kind too).
-    return _CAMEL.sub(" ", type(cause).__name__).lower()
-
-
 def _kind_of_text(text: str) -> str:
-    """The kind :func:`_kind_of` gives, recovered from a cause's ``describe()`` text."""
+    """The kind :func:`failure_kind` gives, recovered from a cause's ``describe()`` text (rows
+    stored before rows kept the kind)."""
     if found := _JUDGE_KIND.match(text):
         return f"judge {found['kind']}"
     if text.startswith("judge output invalid"):
@@ -131,23 +117,27 @@ def cause_of_outcome(outcome: ScorerOutcome, *, item_error: str | None = None) -
         return FailureCause(kind=kind, message=item_error)
     error = outcome.run_error
     if isinstance(error, ScorerRunError):
-        return FailureCause(kind=_kind_of(error.cause), message=error.cause.describe(),
+        return FailureCause(kind=failure_kind(error.cause), message=error.cause.describe(),
                             step=str(error.failed_step))
     return _from_text(outcome.error or "failed (no error recorded)", None)
 
 
-def _from_text(text: str, step: str | None) -> FailureCause:
+def _from_text(text: str, step: str | None, kind: str | None = None) -> FailureCause:
     prefix = _PREFIX.match(text)
     if prefix is None:
-        kind = "target raised" if text.startswith("target raised") else "error"
+        if kind is None:
+            kind = "target raised" if text.startswith("target raised") else "error"
         return FailureCause(kind=kind, message=text, step=step)
     message = text[prefix.end():]
-    return FailureCause(kind=_kind_of_text(message), message=message,
-                        step=step or prefix["step"])
+    return FailureCause(kind=kind if kind is not None else _kind_of_text(message),
+                        message=message, step=step or prefix["step"])
 
 
 def cause_of_row(row: ScoreRow) -> FailureCause | None:
     """The cause a failed stored row records; ``None`` for a row that did not fail.
+
+    The kind is ``metadata["cause"]["kind"]`` when the row has it; a row stored before rows
+    kept it gets the kind read back from its error text.
 
     >>> from scorecore.evals import ScoreRow
     >>> row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b", status="failed",
@@ -155,13 +145,21 @@ def cause_of_row(row: ScoreRow) -> FailureCause | None:
     ...                          "'analyze' (completed: none): analyze raised KeyError: 'x'"})
     >>> cause_of_row(row)
     FailureCause(kind='raised KeyError', message="analyze raised KeyError: 'x'", step='analyze')
+    >>> cause_of_row(attrs.evolve(row, metadata={**row.metadata,
+    ...                                          "cause": {"kind": "raised a.<locals>.E"}})).kind
+    'raised a.<locals>.E'
     """
     if row.status != "failed":
         return None
     metadata: Mapping[str, object] = row.metadata or {}
     text = str(metadata.get("error") or "failed (no error recorded)")
     step = metadata.get("failedStep")
-    return _from_text(text, str(step) if step is not None else None)
+    stored = metadata.get("cause")
+    kind = stored.get("kind") if isinstance(stored, Mapping) else None
+    if step is None and isinstance(stored, Mapping):
+        step = stored.get("step")
+    return _from_text(text, str(step) if step is not None else None,
+                      kind if isinstance(kind, str) and kind else None)
 
 
 @final
