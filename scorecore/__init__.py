@@ -38,7 +38,7 @@ from scorecore._errors import ScorecoreError, ScorerDefinitionError, ScorerRunEr
 from scorecore._filter import filter_run
 from scorecore._judge import JudgeModel, ModelSettings, StepName
 from scorecore._redact import redact_secrets
-from scorecore._runtime import Clock, NewId, Runtime, Sleep
+from scorecore._runtime import Clock, NewId, Runtime, Sleep, WallClock
 from scorecore._scorer import PrepareRun, Scorer, ScorerBuilder, StepInfo, create_scorer
 from scorecore._values import (
     CalculateScoreContext,
@@ -99,6 +99,7 @@ __all__ = [
     "StepName",
     "StepRaised",
     "StepResults",
+    "WallClock",
     "create_scorer",
     "filter_run",
     "from_mastra_json",

@@ -219,7 +219,7 @@ async def _generate_with_model_retries(
             or not outcome.failure().is_retryable
         ):
             return outcome
-        wait = model_retry_wait(retry_index, outcome.failure())
+        wait = model_retry_wait(retry_index, outcome.failure(), now=runtime.wall_clock())
         tally.waits.append(wait)
         await runtime.sleep(wait)
         retry_index += 1

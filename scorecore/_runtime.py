@@ -16,7 +16,7 @@ import attrs
 
 from scorecore._economics import JudgeMeter
 
-__all__ = ["Clock", "NewId", "Runtime", "Sleep"]
+__all__ = ["Clock", "NewId", "Runtime", "Sleep", "WallClock"]
 
 
 class Clock(Protocol):
@@ -24,6 +24,16 @@ class Clock(Protocol):
 
     Contract: returns the current time in seconds as a float that never decreases between
     calls. Must not raise.
+    """
+
+    def __call__(self) -> float: ...
+
+
+class WallClock(Protocol):
+    """The calendar time, for reading dates such as an HTTP ``Retry-After``.
+
+    Contract: returns the current time in seconds since the Unix epoch (UTC) as a float; it
+    may jump (unlike a :class:`Clock`). Must not raise.
     """
 
     def __call__(self) -> float: ...
@@ -61,12 +71,17 @@ def _monotonic() -> float:
     return time.monotonic()
 
 
+def _epoch() -> float:
+    return time.time()
+
+
 @final
 @attrs.frozen(kw_only=True)
 class Runtime:
     """The effects a scorer run needs: a clock, a way to sleep, and an id source.
 
-    Every field defaults to the real one (``time.monotonic``, ``anyio.sleep``, ``uuid4``).
+    Every field defaults to the real one (``time.monotonic``, ``anyio.sleep``, ``uuid4``,
+    ``time.time`` for ``wall_clock``, which only reads ``Retry-After`` dates).
     Inject fakes to make runs deterministic, e.g. a virtual clock so retries never wait:
 
     >>> rt = Runtime(new_id=lambda: "run-1")
@@ -77,6 +92,7 @@ class Runtime:
     clock: Clock = attrs.field(default=_monotonic)
     sleep: Sleep = attrs.field(default=_anyio_sleep)
     new_id: NewId = attrs.field(default=_uuid4)
+    wall_clock: WallClock = attrs.field(default=_epoch)
     # The judge cache, prices, budget and trial index (scorecore._economics); None: none.
     meter: JudgeMeter | None = None
 

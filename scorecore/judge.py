@@ -1,7 +1,8 @@
 """The judge port: what a JudgeModel adapter receives and returns.
 
 The request and response values, judge errors and their classification (``kind_for``,
-``AUTH_CODES``, and the one home of retryability: ``is_retryable_error`` and friends), and the
+``AUTH_CODES``, and the one home of retryability: ``is_retryable_error`` and friends, and of
+``Retry-After``: ``read_retry_after``), and the
 processor protocols.
 """
 
@@ -41,6 +42,7 @@ from scorecore._retryability import (
     is_retryable_provider_error,
     is_unknown_error,
     kind_for,
+    read_retry_after,
 )
 
 __all__ = [
@@ -76,4 +78,5 @@ __all__ = [
     "is_retryable_provider_error",
     "is_unknown_error",
     "kind_for",
+    "read_retry_after",
 ]

@@ -11,7 +11,8 @@ The wait before a retry is::
 
 where ``delay`` is the configured delay (a number of seconds or a function of :class:`RetryInfo`,
 ``0`` when unset; negative or non-finite values count as ``0``) and ``retry_after`` is what the
-provider asked for in its ``retry-after-ms`` / ``retry-after`` headers (``0`` when absent).
+provider asked for in its ``retry-after-ms`` / ``retry-after`` headers (``0`` when absent), as
+:func:`scorecore.judge.read_retry_after` reads them (also used by ``ModelSettings.max_retries``).
 
 >>> from scorecore_adapters.testing import judge_error
 >>> is_retryable_error(judge_error(429))
@@ -24,12 +25,9 @@ False
 
 from __future__ import annotations
 
-import email.utils
 import math
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from datetime import UTC, datetime
 from typing import ClassVar, TypeAlias, TypeVar, final
 
 import attrs
@@ -44,6 +42,7 @@ from scorecore.judge import (
     is_retryable_node,
     is_retryable_provider_error,
     is_unknown_error,
+    read_retry_after,
 )
 from scorecore_adapters._checks import (
     is_int,
@@ -72,13 +71,6 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
-
-_DIGITS = re.compile(r"[0-9]+")
-# A value that merely looks numeric ("1.5", "1e3", "-2") is ignored rather than parsed as a
-# date: only whole seconds are a valid delta-seconds Retry-After (RFC 9110 §10.2.3).
-_NUMBER_LIKE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-# Longer digit strings overflow a float; they mean "a very long time" and are capped anyway.
-_MAX_DIGITS = 300
 
 
 @final
@@ -185,65 +177,23 @@ def _as_policies(matchers: Iterable[Matcher]) -> tuple[RetryPolicy, ...]:
     return tuple(out)
 
 
-def _parse_http_date(value: str) -> float | None:
-    """Seconds since the epoch for an HTTP date (or ISO 8601 date-time), else ``None``."""
-    parsed: datetime | None
-    try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-    if parsed.tzinfo is None:
-        # HTTP dates are always GMT.
-        parsed = parsed.replace(tzinfo=UTC)
-    try:
-        return parsed.timestamp()
-    except (OverflowError, ValueError, OSError):
-        return None
-
-
-def _whole_number(digits: str, scale: float) -> float:
-    if len(digits) > _MAX_DIGITS:
-        return math.inf
-    return int(digits) / scale
-
-
-def _node_retry_after(node: JudgeError, now: Callable[[], float]) -> float | None:
-    headers = {k.lower(): v for k, v in node.headers.items()}
-    ms = headers.get("retry-after-ms")
-    if isinstance(ms, str) and _DIGITS.fullmatch(ms.strip()):
-        return _whole_number(ms.strip(), 1000.0)
-    raw = headers.get("retry-after")
-    if not isinstance(raw, str):
-        return None
-    value = raw.strip()
-    if _DIGITS.fullmatch(value):
-        return _whole_number(value, 1.0)
-    if not value or _NUMBER_LIKE.fullmatch(value):
-        return None
-    at = _parse_http_date(value)
-    if at is None:
-        return None
-    wait = at - now()
-    return wait if math.isfinite(wait) and wait > 0 else None
-
-
 def retry_after_seconds(error: JudgeError, *, now: Callable[[], float]) -> float | None:
     """How long the provider asked to wait, from ``retry-after-ms`` / ``retry-after`` headers.
 
-    Walks the error and its cause chain; the first node with a usable header wins. At a node,
-    ``retry-after-ms`` (whole milliseconds, ``^[0-9]+$``) takes precedence over ``retry-after``,
-    which is either whole seconds or an HTTP date in the future relative to ``now()``.
-    Decimal-looking values (``1.5``, ``1e3``), past dates and garbage are ignored.
+    :func:`scorecore.judge.read_retry_after` (the one reading, shared with
+    ``ModelSettings.max_retries``) with the wall clock ``now`` called once. Walks the error and
+    its cause chain; the first node with a usable header wins. At a node, ``retry-after-ms``
+    (whole milliseconds) takes precedence over ``retry-after``, which is either whole seconds
+    or an HTTP date relative to ``now()`` (a past date means ``0.0``). Decimal-looking values
+    (``1.5``, ``1e3``) and garbage are ignored.
 
     Args:
         error: the judge error.
         now: the current wall-clock time in seconds since the epoch (e.g. ``time.time``).
 
     Returns:
-        The wait in seconds (may be ``inf`` for absurdly long values), or ``None``.
+        The wait in seconds (finite, ``>= 0``; absurdly long values read as the largest
+        float), or ``None``.
 
     >>> from scorecore_adapters.testing import judge_error
     >>> err = judge_error(429, headers={"retry-after-ms": "250", "retry-after": "3"})
@@ -254,11 +204,7 @@ def retry_after_seconds(error: JudgeError, *, now: Callable[[], float]) -> float
     >>> retry_after_seconds(judge_error(503, headers={"retry-after": date}), now=lambda: 4.0)
     6.0
     """
-    for node in error.chain():
-        found = _node_retry_after(node, now)
-        if found is not None:
-            return found
-    return None
+    return read_retry_after(error, now=now())
 
 
 def _clamp(seconds: object, owner: str) -> float:

@@ -480,7 +480,8 @@ def virtual_runtime(*, start: float = 0.0, id_prefix: str = "run") -> tuple[Runt
     """A :class:`~scorecore.Runtime` in virtual time with deterministic ids, and its clock.
 
     Args:
-        start: the initial virtual time in seconds.
+        start: the initial virtual time in seconds (also the wall clock, read as seconds since
+            the Unix epoch when a ``Retry-After`` date is read).
         id_prefix: run ids are ``f"{id_prefix}-1"``, ``f"{id_prefix}-2"`` …
 
     Returns:
@@ -491,4 +492,7 @@ def virtual_runtime(*, start: float = 0.0, id_prefix: str = "run") -> tuple[Runt
     ('run-1', 0.0)
     """
     clock = VirtualClock(start)
-    return Runtime(clock=clock, sleep=clock.sleep, new_id=SequentialIds(id_prefix)), clock
+    runtime = Runtime(
+        clock=clock, sleep=clock.sleep, new_id=SequentialIds(id_prefix), wall_clock=clock
+    )
+    return runtime, clock

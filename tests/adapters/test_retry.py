@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Awaitable, Callable
 from email.utils import formatdate
 
@@ -181,11 +182,16 @@ def test_garbage_is_ignored(value: str) -> None:
 
 @given(date=http_dates(), now=st.integers(0, 4_000_000_000))
 def test_http_dates_count_only_in_the_future(date: tuple[str, int], now: int) -> None:
-    """An HTTP date gives the seconds until it when in the future, and nothing otherwise."""
+    """An HTTP date gives the seconds until it when in the future, and 0 (retry at once)
+    otherwise; either way the processor waits what it waited before (its delay for a past date)."""
     text, at = date
     err = judge_error(503, headers={"retry-after": text})
     got = retry_after_seconds(err, now=lambda: float(now))
-    assert got == (at - now if at > now else None)
+    assert got == float(max(at - now, 0))
+    expected = min(max(at - now, 0.4), 30.0)
+    assert decide(StreamErrorRetryProcessor(delay=0.4, now=lambda: float(now)), err) == Retry(
+        after=expected
+    )
 
 
 def test_http_date_example() -> None:
@@ -203,9 +209,10 @@ def test_iso_dates_are_accepted() -> None:
 
 
 def test_huge_values_are_capped() -> None:
-    """Absurdly long values do not overflow; the cap applies."""
+    """Absurdly long values do not overflow (they read as the largest finite float); the cap
+    applies."""
     err = judge_error(429, headers={"retry-after": "9" * 400})
-    assert retry_after_seconds(err, now=fixed_now) == math.inf
+    assert retry_after_seconds(err, now=fixed_now) == sys.float_info.max
     assert decide(StreamErrorRetryProcessor(), err) == Retry(after=30.0)
 
 

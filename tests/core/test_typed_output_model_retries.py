@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from email.utils import formatdate
 from typing import Any
 
 import pytest
@@ -12,14 +14,15 @@ from scorecore import (
     JudgeConfig,
     JudgeFailed,
     ModelSettings,
+    Runtime,
     ScorePromptStep,
     ScorerDefinitionError,
     create_scorer,
 )
 from scorecore._config import MODEL_RETRY_AFTER_CAP, model_retry_wait
-from scorecore.judge import JudgeError
+from scorecore.judge import JudgeError, read_retry_after
 from scorecore_adapters.retry import StreamErrorRetryProcessor
-from scorecore_adapters.testing import ScriptedJudge, judge_error, virtual_runtime
+from scorecore_adapters.testing import ScriptedJudge, VirtualClock, judge_error, virtual_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -117,20 +120,56 @@ def test_max_retries_must_be_a_count(bad: Any) -> None:
     header=st.one_of(
         st.none(),
         st.integers(min_value=0, max_value=10**12).map(str),
+        st.integers(min_value=0, max_value=4_000_000_000).map(
+            lambda at: formatdate(at, usegmt=True)
+        ),
         st.text(max_size=30),
     ),
     ms=st.booleans(),
+    now=st.floats(min_value=0, max_value=4e9),
 )
-def test_wait_law(index: int, header: str | None, ms: bool) -> None:
-    """The wait is max(backoff, min(retry_after, 30)), finite, and never below the backoff."""
+def test_wait_law(index: int, header: str | None, ms: bool, now: float) -> None:
+    """The wait is max(backoff, min(retry_after, 30)) with retry_after the kernel's one reading
+    of the headers (read_retry_after), finite, and never below the backoff."""
     headers = {} if header is None else {("retry-after-ms" if ms else "retry-after"): header}
     error = JudgeError(kind="rate_limit", status=429, headers=headers)
-    wait = model_retry_wait(index, error)
+    wait = model_retry_wait(index, error, now=now)
     backoff = 2.0 ** min(index, 60)
+    assert math.isfinite(wait)
     assert wait >= backoff
+    asked = read_retry_after(error, now=now)
+    assert wait == (backoff if asked is None else max(backoff, min(asked, 30.0)))
     stripped = (header or "").strip()
-    if header is not None and stripped.isascii() and stripped.isdigit() and len(stripped) <= 12:
-        asked = int(stripped) / (1000.0 if ms else 1.0)
-        assert wait == max(backoff, min(asked, 30.0))
-    else:
-        assert wait == backoff
+    if header is not None and stripped.isascii() and stripped.isdigit():
+        assert asked == int(stripped) / (1000.0 if ms else 1.0)
+
+
+async def test_an_http_date_retry_after_is_honoured_in_virtual_time() -> None:
+    """RFC 9110's date form: a 429 asking to wait until 7 s after the virtual wall clock's now
+    waits 7 s (not the 1 s backoff); one asking for a past date waits the backoff (2 s)."""
+    start = 1_790_000_000.0
+    judge = ScriptedJudge([
+        judge_error(429, headers={"Retry-After": formatdate(start + 7, usegmt=True)}),
+        judge_error(429, headers={"Retry-After": formatdate(start - 60, usegmt=True)}),
+        {"score": 1.0},
+    ])
+    runtime, clock = virtual_runtime(start=start)
+    result = await scorer(judge, max_retries=2).run(input="q", output="a", runtime=runtime)
+    assert result.unwrap().judge["generate_score"][0].waits == (7.0, 2.0)
+    assert clock.sleeps == (7.0, 2.0)
+
+
+async def test_the_date_is_read_against_the_runtime_wall_clock_not_the_monotonic_one() -> None:
+    """The run's ``Runtime.wall_clock`` (seconds since the epoch) reads the date; its
+    monotonic ``clock`` (here 0, far from any calendar date) does not."""
+    start = 1_790_000_000.0
+    wall = VirtualClock(start)
+    monotonic = VirtualClock()
+    judge = ScriptedJudge([
+        judge_error(429, headers={"Retry-After": formatdate(start + 5, usegmt=True)}),
+        {"score": 1.0},
+    ])
+    runtime = Runtime(clock=monotonic, sleep=monotonic.sleep, wall_clock=wall)
+    result = await scorer(judge, max_retries=1).run(input="q", output="a", runtime=runtime)
+    assert result.unwrap().score == 1.0
+    assert monotonic.sleeps == (5.0,)
