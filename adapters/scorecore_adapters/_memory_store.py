@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Self, final
 import anyio
 import attrs
 
-from scorecore.evals import CompletedScore, ScoreRow, StoreError, storable_row
+from scorecore.evals import BatchSummary, CompletedScore, ScoreRow, StoreError, storable_row
 from scorecore_adapters._checks import misuse
 
 __all__ = ["InMemoryScoreStore"]
@@ -31,6 +31,31 @@ def _copy(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
+def _utc(when: datetime | None) -> datetime | None:
+    # As the SQL stores read their times back: a time without a zone is UTC.
+    if when is None or when.tzinfo is not None:
+        return when
+    return when.replace(tzinfo=UTC)
+
+
+def _summary(batch_id: str, rows: Sequence[ScoreRow]) -> BatchSummary:
+    created = [t for r in rows if (t := _utc(r.created_at)) is not None]
+    updated = [t for r in rows if (t := _utc(r.updated_at)) is not None]
+    statuses = [r.status for r in rows]
+    return BatchSummary(
+        batch_id=batch_id, created_at=min(created, default=None),
+        updated_at=max(updated, default=None), items=len({r.run_id for r in rows}),
+        scorers=tuple(sorted({r.scorer_id for r in rows})), scored=statuses.count("scored"),
+        not_scorable=statuses.count("not_scorable"), failed=statuses.count("failed"),
+    )
+
+
+def _oldest_first(summary: BatchSummary) -> tuple[bool, datetime, str]:
+    # ORDER BY MIN(createdAt), batchId (every row saved here has a createdAt).
+    when = summary.created_at or datetime.min.replace(tzinfo=UTC)
+    return (summary.created_at is not None, when, summary.batch_id)
+
+
 def _position(row: ScoreRow) -> tuple[int, float]:
     index = row.metadata.get("itemIndex") if row.metadata is not None else None
     if isinstance(index, int | float) and not isinstance(index, bool):
@@ -46,9 +71,10 @@ class InMemoryScoreStore:
     run against all three): a save is atomic and idempotent per ``(run_id, scorer_id)``
     (``created_at`` kept, ``updated_at`` moved), rows pass through
     :func:`~scorecore.evals.storable_row` and are read back as those stores read them,
-    ``list_run`` orders by dataset position then run and scorer id, and a key column no store
-    can encode is a :class:`~scorecore.evals.StoreError`. Nothing is written anywhere: the
-    rows live as long as the store.
+    ``list_run`` orders by dataset position then run and scorer id, ``list_batches`` (the
+    :class:`~scorecore.evals.BatchCatalog` port) lists each batch oldest first with its counts,
+    and a key column no store can encode is a :class:`~scorecore.evals.StoreError`. Nothing is
+    written anywhere: the rows live as long as the store.
 
     ``async with`` works (it does nothing), so it can stand in wherever a database store is
     opened; it needs no opening.
@@ -163,10 +189,31 @@ class InMemoryScoreStore:
         rows = [row for row in self._rows.values() if row.batch_id == batch_id]
         return sorted(rows, key=lambda r: (_position(r), r.run_id, r.scorer_id))
 
+    async def list_batches(self) -> list[BatchSummary]:
+        """Every stored batch, oldest first (by first write, then batch id), with its items,
+        scorers and counts by status, as the SQLite and PostgreSQL stores list theirs.
+
+        >>> import anyio
+        >>> from scorecore.evals import ScoreRow
+        >>> store = InMemoryScoreStore()
+        >>> anyio.run(store.save, [ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b",
+        ...                                 status="failed")])
+        >>> [(b.batch_id, b.items, b.scorers, b.failed) for b in anyio.run(store.list_batches)]
+        [('b', 1, ('s',), 1)]
+        """
+        await anyio.lowlevel.checkpoint()
+        by_batch: dict[str, list[ScoreRow]] = {}
+        for row in self._rows.values():
+            by_batch.setdefault(row.batch_id, []).append(row)
+        return sorted((_summary(b, rows) for b, rows in by_batch.items()), key=_oldest_first)
+
 
 if TYPE_CHECKING:
-    from scorecore.evals import ScoreStore
+    from scorecore.evals import BatchCatalog, ScoreStore
 
     def _is_a_score_store(store: InMemoryScoreStore) -> ScoreStore:
         # mypy --strict checks here that the class keeps the ScoreStore port.
+        return store
+
+    def _is_a_batch_catalog(store: InMemoryScoreStore) -> BatchCatalog:
         return store

@@ -1,4 +1,5 @@
-"""Stores list their batches (``scorecore batches``): SQLite always, PostgreSQL when configured."""
+"""Stores list their batches (``scorecore batches``): SQLite and the test kit's memory store
+always, PostgreSQL when configured."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scorecore.evals import BatchCatalog, BatchSummary, ScoreRow
-from tests.evals.test_storage import KINDS, StepClock, make_store
+from tests.evals.test_storage import STORE_KINDS, StepClock, make_store
 
 pytestmark = pytest.mark.anyio
 
@@ -18,7 +19,7 @@ def _row(batch: str, run: str, scorer: str, status: str) -> ScoreRow:
                     score=1.0 if status == "scored" else None)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_list_batches_counts_each_batch(kind: str, tmp_path: Path) -> None:
     """One summary per batch, oldest first: first/last write, items, scorers, status counts."""
     clock = StepClock()
