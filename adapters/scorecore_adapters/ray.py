@@ -13,6 +13,12 @@ resumed after the driver died, ends with exactly one row per (item, scorer). The
 :func:`~scorecore.evals.run_evals`'s, folded from the result rows with the same exact means,
 thresholds and gates.
 
+With a judge cache (``cache_url``) or :class:`~scorecore.judge.Pricing`, each actor runs its
+items through a :class:`~scorecore.judge.JudgeMeter` of its own, over the one cache every actor
+opens (a PostgreSQL cache is shared by all workers; a SQLite one takes a single local worker).
+Each result row carries its pair's cost and cache counts, and the report's ``economics`` is
+summed from them as ``run_evals`` sums its items'.
+
 Needs the ``ray`` extra: ``pip install 'scorecore[ray]'``. See ``docs/scale.md``.
 """
 
@@ -22,6 +28,7 @@ import functools
 import hashlib
 import hmac
 import importlib
+import math
 import pickle
 import secrets
 import time
@@ -35,8 +42,9 @@ import attrs
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from returns.result import Success
 
-from scorecore import Runtime, Scorer
+from scorecore import Runtime, Scorer, ScorerRunError
 from scorecore.evals import (
+    EconomicsSummary,
     EvalConfigError,
     EvalItem,
     EvalReport,
@@ -48,11 +56,14 @@ from scorecore.evals import (
     ItemScorer,
     ReportFold,
     RunIds,
+    ScorerCost,
     ScorerOutcome,
     Threshold,
     item_key,
     run_evals,
 )
+from scorecore.judge import JudgeMeter, Pricing
+from scorecore_adapters.cache import MemoryJudgeCache, SqliteJudgeCache, open_cache
 from scorecore_adapters.storage import DEFAULT_TABLE, open_store, redact_url
 
 if TYPE_CHECKING:
@@ -90,6 +101,9 @@ _RESULT_FIELDS: Final = (
     ("scorer_id", "string"), ("status", "string"), ("score", "float64"),
     ("reason", "string"), ("error", "string"), ("item_error", "string"),
     ("resumed", "bool_"), ("duplicate_of", "int64"),
+    ("cost_usd", "float64"), ("cost_known", "bool_"), ("saved_usd", "float64"),
+    ("cache_hits", "int64"), ("cache_misses", "int64"), ("model_calls", "int64"),
+    ("spent_usd", "float64"), ("spent_tokens", "int64"),
 )
 
 
@@ -211,9 +225,14 @@ class RayEvalResult:
     Attributes:
         rows: one row per (item, scorer), materialized: ``index``, ``run_id``, ``item_id``,
             ``scorer_id``, ``status``, ``score``, ``reason``, ``error``, ``item_error``,
-            ``resumed``, ``duplicate_of``. The full rows are in the store.
+            ``resumed``, ``duplicate_of``, and the pair's judge economics: ``cost_usd``
+            (``cost_known`` false when a call could not be priced), ``saved_usd``,
+            ``cache_hits``, ``cache_misses``, ``model_calls``; ``spent_usd`` and
+            ``spent_tokens`` hold what a whole ``map_batches`` call spent, on its first row
+            (0 on the others). The full rows are in the store.
         report: the :class:`~scorecore.evals.EvalReport` ``run_evals`` gives for the same
-            items (exact means, thresholds, gates, verdict).
+            items (exact means, thresholds, gates, verdict, and ``economics`` with a cache or
+            pricing).
     """
 
     rows: ray.data.Dataset = attrs.field(repr=False)
@@ -289,6 +308,8 @@ class _ScoringActor:
         ledger: Any,
         key: bytes,
         target: TargetSpec | None,
+        cache_url: str | None = None,
+        pricing: Pricing | None = None,
     ) -> None:
         self._portal_cm = start_blocking_portal("asyncio")
         self._portal: BlockingPortal = self._portal_cm.__enter__()
@@ -299,7 +320,13 @@ class _ScoringActor:
         self._target = _load_target(target)
         self._rows = ItemRows(batch_id=batch_id, scorers=self._scorers,
                               target_name=_target_name(self._target))
-        self._runtime = Runtime()
+        self._meter: JudgeMeter | None = None
+        if cache_url is not None or pricing is not None:
+            cache = None if cache_url is None else open_cache(cache_url)
+            if cache is not None and not isinstance(cache, MemoryJudgeCache):
+                self._portal.call(cache.open)  # once per actor; a bad cache fails it now
+            self._meter = JudgeMeter(cache=cache, pricing=pricing)
+        self._runtime = Runtime(meter=self._meter)
         self._batch_id = batch_id
         self._workers = judge_concurrency
         self._repeats = repeats
@@ -313,9 +340,14 @@ class _ScoringActor:
         rows = batch.to_pylist()
         indices = [row[INDEX_COLUMN] for row in rows]
         suspects = frozenset(ray.get(self._ledger.begin.remote(indices)))
+        ledger = None if self._meter is None else self._meter.ledger
+        before = (0.0, 0) if ledger is None else (ledger.spent_usd, ledger.spent_tokens)
         results = self._portal.call(self._score, rows, suspects)
         self._ledger.end.remote(indices)  # no need to wait: only a retry of this batch asks
-        return pa.Table.from_pylist(_result_rows(results), schema=_result_schema())
+        # Batches run one at a time in an actor: the meter's growth over this call is its spend.
+        spent = (0.0, 0) if ledger is None else (ledger.spent_usd - before[0],
+                                                 ledger.spent_tokens - before[1])
+        return pa.Table.from_pylist(_result_rows(results, spent=spent), schema=_result_schema())
 
     async def _score(
         self, rows: list[dict[str, Any]], suspects: frozenset[int]
@@ -427,19 +459,13 @@ def _check_store(store_url: object, concurrency: int) -> str:
             f"score_dataset: store_url must be postgresql://… (or sqlite:PATH for one local "
             f"worker), got {shown!r}", field="store_url", value=shown)
     if store_url.startswith("sqlite:"):
-        import ray  # noqa: PLC0415 - the ray extra is optional
-
-        # Ray leaves these two unannotated.
-        nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
-        client = ray.util.client.ray.is_connected()  # type: ignore[no-untyped-call]
-        if concurrency != 1 or len(nodes) != 1 or client:
+        several = _several_workers(concurrency)
+        if several is not None:
             raise EvalConfigError(
                 f"score_dataset: a SQLite store ({store_url}) takes one local worker only "
                 f"(concurrency=1 on a one-node cluster started from this machine); got "
-                f"concurrency={concurrency} on {len(nodes)} node(s)"
-                f"{' through ray://' if client else ''}. Use a PostgreSQL store_url "
-                f"(postgresql://…) that every worker can reach",
-                field="store_url", value=redact_url(store_url))
+                f"{several}. Use a PostgreSQL store_url (postgresql://…) that every worker "
+                f"can reach", field="store_url", value=redact_url(store_url))
         store = open_store(store_url)
         path = store.url.removeprefix("sqlite:")
         if path == ":memory:":
@@ -450,6 +476,59 @@ def _check_store(store_url: object, concurrency: int) -> str:
         # The actor's working directory need not be this one: name the file absolutely.
         return f"sqlite:{Path(path).resolve()}"
     return store_url
+
+
+def _several_workers(concurrency: int) -> str | None:
+    """Why ``concurrency`` actors on the connected Ray cluster are not one local worker (what a
+    SQLite store or cache needs), or ``None`` when they are."""
+    import ray  # noqa: PLC0415 - the ray extra is optional
+
+    # Ray leaves these two unannotated.
+    nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+    client = ray.util.client.ray.is_connected()  # type: ignore[no-untyped-call]
+    if concurrency == 1 and len(nodes) == 1 and not client:
+        return None
+    return (f"concurrency={concurrency} on {len(nodes)} node(s)"
+            f"{' through ray://' if client else ''}")
+
+
+async def _check_cache(cache_url: object, concurrency: int) -> str:
+    """The cache URL the actors open (a SQLite path made absolute), once it opened here.
+
+    Opening it here refuses a bad URL before any item is scored, and creates the cache's table
+    once rather than from every actor at the same time.
+    """
+    shown = redact_url(cache_url) if isinstance(cache_url, str) else cache_url
+    if not isinstance(cache_url, str):
+        raise EvalConfigError(f"score_dataset: cache_url must be a str (postgresql://…, or "
+                              f"sqlite:PATH for one local worker), got {shown!r}",
+                              field="cache_url", value=shown)
+    try:
+        cache = open_cache(cache_url)
+    except ValueError as exc:
+        raise EvalConfigError(f"score_dataset: cache_url: {exc}", field="cache_url",
+                              value=shown) from None
+    if isinstance(cache, SqliteJudgeCache | MemoryJudgeCache):
+        several = _several_workers(concurrency)
+        if several is not None:
+            kind = "SQLite" if isinstance(cache, SqliteJudgeCache) else "memory"
+            raise EvalConfigError(
+                f"score_dataset: a {kind} judge cache (cache_url={shown!r}) takes one local "
+                f"worker only; got {several}. Use a PostgreSQL cache_url (postgresql://…) "
+                f"that every worker shares, or no cache", field="cache_url", value=shown)
+        if isinstance(cache, SqliteJudgeCache):
+            cache_url = f"sqlite:{cache.path.resolve()}"  # actors may run in another directory
+    opened = open_cache(cache_url)
+    if isinstance(opened, MemoryJudgeCache):
+        return cache_url
+    try:
+        async with opened:
+            pass
+    except Exception as exc:  # noqa: BLE001 - whatever the driver raises, it is unusable
+        raise EvalConfigError(
+            f"score_dataset: cache_url={shown!r} cannot be opened ({type(exc).__name__}); "
+            f"every worker must reach it", field="cache_url", value=shown) from None
+    return cache_url
 
 
 async def _check(
@@ -566,6 +645,8 @@ def score_dataset(
     max_failures: int | None = None,
     table: str = DEFAULT_TABLE,
     target: TargetSpec | None = None,
+    cache_url: str | None = None,
+    pricing: Pricing | None = None,
 ) -> RayEvalResult:
     """Score every item of a Ray dataset in an actor pool, storing rows exactly once.
 
@@ -590,14 +671,20 @@ def score_dataset(
         target: an (async) function of the item producing the output to score, as in
             ``run_evals``: ``"module:function"`` or a picklable callable, loaded once per
             actor.
+        cache_url: the judge cache each actor opens once (:func:`~scorecore_adapters.cache.
+            open_cache`): ``postgresql://…``, shared by every worker, so an identical judge
+            call is asked once across the pool and across runs; ``sqlite:PATH`` or
+            ``memory:`` with one local worker only (refused otherwise). ``None``: no cache.
+        pricing: judge prices; each pair's cost goes in its row and the report's
+            ``economics`` (as ``run_evals(pricing=...)``).
 
     Returns:
         The result rows (materialized) and the report ``run_evals`` gives for these items.
 
     Raises:
-        EvalConfigError: a bad argument, a SQLite store with more than one worker or a
-            remote cluster, a stored batch id without ``resume``, or ``resume`` of an unknown
-            batch (all before any item is scored).
+        EvalConfigError: a bad argument, a SQLite store or cache with more than one worker
+            or a remote cluster, a cache that cannot be opened, a stored batch id without
+            ``resume``, or ``resume`` of an unknown batch (all before any item is scored).
         StoreError: the store failed when the batch was checked (rows saved so far stay;
             resume to finish). A store failing inside an actor fails the batch with Ray's
             task error, whose cause is the StoreError.
@@ -623,12 +710,18 @@ def score_dataset(
         raise EvalConfigError(f"score_dataset: gates must be a list of scorer ids, got "
                               f"{gates!r}", field="gates", value=gates)
     store_url = _check_store(store_url, concurrency)
+    if pricing is not None and not isinstance(pricing, Pricing):
+        raise EvalConfigError(f"score_dataset: pricing must be a Pricing, got "
+                              f"{type(pricing).__name__}", field="pricing", value=pricing)
+    cache_url = None if cache_url is None else anyio.run(_check_cache, cache_url, concurrency)
     empty = anyio.run(lambda: _check(chosen, store_url=store_url, table=table,
                                      batch_id=batch_id, resume=resume, thresholds=thresholds,
                                      gates=gate_ids, max_failures=max_failures,
                                      target=loaded_target))
+    metered = cache_url is not None or pricing is not None
+    fold_ids = [s.scorer_id for s in empty.scorers]
     fold = ReportFold(
-        [s.scorer_id for s in empty.scorers],
+        fold_ids,
         thresholds={t.scorer_id: t.threshold for t in empty.thresholds},
         gates=[g.scorer_id for g in empty.gates], max_failures=max_failures,
     )
@@ -639,7 +732,8 @@ def score_dataset(
 
         empty_rows = ray.data.from_arrow(pa.Table.from_pylist([], schema=_result_schema()))
         return RayEvalResult(rows=empty_rows, report=attrs.evolve(
-            empty, duration=time.monotonic() - started))
+            empty, duration=time.monotonic() - started,
+            economics=_economics(empty_rows, fold_ids) if metered else None))
     repeats = _repeats(indexed, batch_id)
     ledger: Any = ray.remote(num_cpus=0)(_Ledger).remote()
     try:
@@ -648,7 +742,8 @@ def score_dataset(
             fn_constructor_kwargs={
                 "scorers": scorers, "store_url": store_url, "table": table, "batch_id": batch_id,
                 "resume": resume, "judge_concurrency": judge_concurrency, "repeats": repeats,
-                "ledger": ledger, "key": _KEY, "target": target,
+                "ledger": ledger, "key": _KEY, "target": target, "cache_url": cache_url,
+                "pricing": pricing,
             },
             batch_size=batch_size,
             batch_format="pyarrow",
@@ -658,6 +753,8 @@ def score_dataset(
     finally:
         ray.kill(ledger)
     report = _report(rows, fold, batch_id=batch_id, duration=time.monotonic() - started)
+    if metered:
+        report = attrs.evolve(report, economics=_economics(rows, fold_ids))
     return RayEvalResult(rows=rows, report=report)
 
 
@@ -674,15 +771,79 @@ def _item_results(rows: ray.data.Dataset) -> Iterator[ItemResult]:
     return _regroup(row for batch in _tables(rows) for row in batch.to_pylist())
 
 
-def _result_rows(results: Iterable[ItemResult]) -> list[dict[str, Any]]:
-    """One result row per (item, scorer), an item's rows together (see :class:`RayEvalResult`)."""
-    return [
+def _result_rows(
+    results: Iterable[ItemResult], *, spent: tuple[float, int] = (0.0, 0)
+) -> list[dict[str, Any]]:
+    """One result row per (item, scorer), an item's rows together (see :class:`RayEvalResult`).
+
+    ``spent`` (what the meter spent on these items: USD, tokens) goes on the first row.
+    """
+    rows = [
         {"index": r.index, "run_id": r.run_id, "item_id": _text(r.item_id),
          "scorer_id": o.scorer_id, "status": o.status, "score": o.score,
          "reason": _text(o.reason), "error": _text(o.error), "item_error": _text(r.error),
-         "resumed": o.resumed, "duplicate_of": r.duplicate_of}
+         "resumed": o.resumed, "duplicate_of": r.duplicate_of, **_costs(o),
+         "spent_usd": 0.0, "spent_tokens": 0}
         for r in results for o in r.outcomes
     ]
+    if rows:
+        rows[0]["spent_usd"], rows[0]["spent_tokens"] = spent
+    return rows
+
+
+def _costs(outcome: ScorerOutcome) -> dict[str, Any]:
+    """The pair's judge cost and cache counts, from its judge executions as ``run_evals``
+    counts them (a failed run's partial result included)."""
+    result: Any = outcome.result
+    if result is None and isinstance(outcome.run_error, ScorerRunError):
+        result = outcome.run_error.partial
+    executions = [] if result is None else [
+        e for per_step in result.judge.values() for e in per_step
+    ]
+    return {
+        "cost_usd": math.fsum(e.cost_usd or 0.0 for e in executions),
+        "cost_known": all(e.cost_usd is not None or not e.model_call_count
+                          for e in executions),
+        "saved_usd": math.fsum(e.saved_usd or 0.0 for e in executions),
+        "cache_hits": sum(e.cache_hits for e in executions),
+        "cache_misses": sum(e.cache_misses for e in executions),
+        "model_calls": sum(e.model_call_count for e in executions),
+    }
+
+
+def _economics(rows: ray.data.Dataset, scorer_ids: Sequence[str]) -> EconomicsSummary:
+    """The report's economics summed from the result rows, as ``run_evals`` sums its items."""
+    columns = ("scorer_id", "cost_usd", "cost_known", "saved_usd", "cache_hits",
+               "cache_misses", "model_calls", "spent_usd", "spent_tokens")
+    sums: dict[str, dict[str, list[Any]]] = {sid: {c: [] for c in columns} for sid in scorer_ids}
+    spent_usd: list[float] = []
+    spent_tokens = 0
+    for batch in _tables(rows.select_columns(list(columns))):
+        data = batch.to_pydict()
+        spent_usd.extend(data["spent_usd"])
+        spent_tokens += sum(data["spent_tokens"])
+        for position, sid in enumerate(data["scorer_id"]):
+            if sid in sums:
+                for column in columns:
+                    sums[sid][column].append(data[column][position])
+    costs = [
+        ScorerCost(
+            scorer_id=sid,
+            cost_usd=round(math.fsum(s["cost_usd"]), 12) if all(s["cost_known"]) else None,
+            saved_usd=round(math.fsum(s["saved_usd"]), 12), cache_hits=sum(s["cache_hits"]),
+            cache_misses=sum(s["cache_misses"]), model_calls=sum(s["model_calls"]),
+        )
+        for sid, s in sums.items()
+    ]
+    known = all(c.cost_usd is not None for c in costs)
+    return EconomicsSummary(
+        scorers=tuple(costs),
+        cost_usd=round(math.fsum(c.cost_usd or 0.0 for c in costs), 12) if known else None,
+        saved_usd=round(math.fsum(c.saved_usd for c in costs), 12),
+        cache_hits=sum(c.cache_hits for c in costs),
+        cache_misses=sum(c.cache_misses for c in costs),
+        spent_usd=round(math.fsum(spent_usd), 12), spent_tokens=spent_tokens,
+    )
 
 
 def _regroup(rows: Iterable[Mapping[str, Any]]) -> Iterator[ItemResult]:

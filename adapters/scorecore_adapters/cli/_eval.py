@@ -249,7 +249,8 @@ async def _check_batch(store: Store, batch_id: str, *, resume: bool) -> None:
 
 
 async def _run_plan(
-    plan: _EvalPlan, args: argparse.Namespace, out: TextIO, progress: _Progress
+    plan: _EvalPlan, args: argparse.Namespace, out: TextIO, progress: _Progress,
+    ray_cache: str | None = None,
 ) -> EvalReport:
     economics = economics_options(args)  # a bad --pricing fails before anything runs
     try:
@@ -266,7 +267,8 @@ async def _run_plan(
                         batch_id=plan.batch_id, resume=bool(args.resume), workers=args.workers,
                         concurrency=args.concurrency, thresholds=plan.thresholds,
                         gates=plan.gates, max_failures=args.max_failures,
-                        on_item_complete=progress,
+                        on_item_complete=progress, cache_url=ray_cache,
+                        pricing=economics.get("pricing"),
                     ))
                 return await run_evals(
                     plan.reader, plan.loaded.scorers, target=plan.target,
@@ -290,9 +292,8 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not plan.loaded.scorers:
         raise UsageError("every selected scorer was skipped; nothing to run")
     progress = _Progress(plan.total, rich_output=rich_output, out=out)
-    if args.engine == "ray":
-        start_ray(args, out)
-    report = anyio.run(lambda: _run_plan(plan, args, out, progress))
+    ray_cache = start_ray(args, out) if args.engine == "ray" else None
+    report = anyio.run(lambda: _run_plan(plan, args, out, progress, ray_cache))
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
     causes = progress.failures.groups()

@@ -2,7 +2,8 @@
 
 Ray is imported only here (the ``ray`` extra is optional). With ``RAY_ADDRESS`` set the command
 joins that cluster; otherwise it starts a local one on this machine (no dashboard, no usage
-statistics).
+statistics). ``--cache`` and ``--pricing`` work as on the local engine: every actor opens the
+cache; a SQLite cache (the default) is used only by one local worker, a PostgreSQL one by all.
 """
 
 from __future__ import annotations
@@ -16,35 +17,58 @@ from typing import Any, TextIO
 
 from scorecore import Scorer
 from scorecore.evals import EvalReport, ItemLike, ItemResult, Threshold
+from scorecore.judge import Pricing
+from scorecore_adapters.cache import open_cache
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._loading import load_scorers, load_target
 
 
-def start_ray(args: argparse.Namespace, out: TextIO) -> None:
+def start_ray(args: argparse.Namespace, out: TextIO) -> str | None:
     """Check the flags Ray supports, then join ``RAY_ADDRESS`` or start a local Ray with a CPU
-    per worker (main thread only)."""
+    per worker (main thread only). Returns the judge cache URL the actors use, if any."""
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     unsupported = [flag for flag, given in (
-        ("--pricing", args.pricing), ("--budget-usd", args.budget_usd is not None),
+        ("--budget-usd", args.budget_usd is not None),
         ("--budget-tokens", args.budget_tokens is not None), ("--trials", args.trials != 1),
     ) if given]
     if unsupported:
-        raise UsageError(f"{', '.join(unsupported)}: not supported with --engine ray yet")
+        raise UsageError(
+            f"{', '.join(unsupported)}: not supported with --engine ray yet (a budget must "
+            f"count every worker's spend in one shared ledger, which Ray runs do not have; "
+            f"trials are not run on Ray either); use --engine local for these")
     if not args.no_cache:
-        print("note: --engine ray asks the judges every time (no judge cache on Ray yet)",
-              file=out)
+        try:
+            open_cache(args.cache)
+        except ValueError as exc:
+            raise UsageError(f"--cache: {exc}") from None
     try:
         import ray  # noqa: PLC0415 - the ray extra is optional
     except ImportError:
         raise UsageError("--engine ray needs Ray: pip install 'scorecore[ray]'") from None
-    if ray.is_initialized():
-        return
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if os.environ.get("RAY_ADDRESS"):
-        ray.init(log_to_driver=False)
-    else:
-        ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+    if not ray.is_initialized():
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        if os.environ.get("RAY_ADDRESS"):
+            ray.init(log_to_driver=False)
+        else:
+            ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+    return _ray_cache(args, out)
+
+
+def _ray_cache(args: argparse.Namespace, out: TextIO) -> str | None:
+    """``--cache``, unless it is a SQLite (or memory) cache and the run has more than one local
+    worker: then no cache, with a note saying why."""
+    from scorecore_adapters.ray import _several_workers  # noqa: PLC0415 - the ray extra
+
+    url: str = args.cache
+    if args.no_cache or url.startswith(("postgresql://", "postgres://")):
+        return None if args.no_cache else url
+    several = _several_workers(args.workers)
+    if several is None:
+        return url
+    print(f"note: --engine ray runs without the judge cache: {url} cannot be shared by "
+          f"the workers ({several}); give --cache postgresql://… to share one", file=out)
+    return None
 
 
 def _scorers(spec: str) -> tuple[Scorer[Any, Any], ...]:
@@ -94,6 +118,8 @@ def run_on_ray(
     gates: list[str],
     max_failures: int | None,
     on_item_complete: Callable[[ItemResult], Any],
+    cache_url: str | None = None,
+    pricing: Pricing | None = None,
 ) -> EvalReport:
     """Score ``items`` with ``workers`` actors, ``concurrency`` items in flight in each."""
     from scorecore_adapters.ray import items_dataset, score_dataset  # noqa: PLC0415 - optional
@@ -104,6 +130,7 @@ def run_on_ray(
         judge_concurrency=concurrency, thresholds=thresholds, gates=gates,
         max_failures=max_failures,
         target=_Target(target, loaded_target) if target else None,
+        cache_url=cache_url, pricing=pricing,
     )
     for item in result.item_results():
         on_item_complete(item)
