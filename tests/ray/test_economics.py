@@ -142,3 +142,14 @@ def test_a_bad_cache_url_is_refused_before_scoring(tmp_path: Path, cache_url: An
         score_dataset(items_dataset(_judged.items(2, "x")), _factory(tmp_path / "log"),
                       store_url=f"sqlite:{tmp_path}/s.db", batch_id="b", cache_url=cache_url)
     assert not (tmp_path / "log").exists()
+
+
+def test_an_empty_dataset_with_pricing_gives_run_evals_economics(tmp_path: Path) -> None:
+    """No items, prices given: the economics part is there, all zero, as run_evals's."""
+    local = _run_evals([], tmp_path / "log", f"sqlite:{tmp_path}/local.db", "e",
+                       pricing=_judged.PRICING)
+    ray = score_dataset(items_dataset([]), _factory(tmp_path / "log"),
+                        store_url=f"sqlite:{tmp_path}/ray.db", batch_id="e",
+                        pricing=_judged.PRICING)
+    assert local.economics is not None
+    assert ray.report.economics == local.economics
