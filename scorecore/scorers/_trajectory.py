@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Final, TypedDict, final
 
 import attrs
@@ -189,13 +189,14 @@ class TrajectoryLevel:
     efficiency: Efficiency | None = None
     tool_failures: ToolFailures | None = None
     blacklist_violations: tuple[str, ...] = ()
-    nested: Mapping[str, TrajectoryLevel | None] = attrs.field(factory=dict)
+    nested: tuple[tuple[str, TrajectoryLevel | None], ...] = ()
+    """One ``(name, level)`` per expected step with children, in order (``None``: absent)."""
 
     @property
     def violated(self) -> bool:
         """Whether a blacklisted tool or sequence occurred here or in a nested level."""
         return bool(self.blacklist_violations) or any(
-            n is not None and n.violated for n in self.nested.values())
+            n is not None and n.violated for _, n in self.nested)
 
 
 def score_level(trajectory: Trajectory, expectation: TrajectoryExpectation,
@@ -228,7 +229,7 @@ def score_level(trajectory: Trajectory, expectation: TrajectoryExpectation,
         violations = blacklist_violations(steps, expectation.blacklisted_tools,
                                           expectation.blacklisted_sequences)
         values["blacklist"] = 0.0 if violations else 1.0
-    nested: dict[str, TrajectoryLevel | None] = {}
+    nested: list[tuple[str, TrajectoryLevel | None]] = []
     used: set[int] = set()
     for want in expectation.steps or ():
         if want.children is None:
@@ -236,22 +237,22 @@ def score_level(trajectory: Trajectory, expectation: TrajectoryExpectation,
         index = next((i for i, s in enumerate(steps) if i not in used and s.name == want.name
                       and (want.step_type is None or s.step_type == want.step_type)), None)
         if index is None:
-            nested[want.name] = None
+            nested.append((want.name, None))
             continue
         used.add(index)
         parent = steps[index]
         inner = Trajectory(steps=parent.children, total_duration=parent.duration)
-        nested[want.name] = score_level(inner, want.children, weights)
+        nested.append((want.name, score_level(inner, want.children, weights)))
     level = TrajectoryLevel(score=0.0, accuracy=accuracy, efficiency=efficiency,
                             tool_failures=failures, blacklist_violations=violations,
-                            nested=nested)
+                            nested=tuple(nested))
     if level.violated:
         return level
     total = sum(getattr(weights, name) for name in values)
     score = (sum(getattr(weights, n) / total * v for n, v in values.items())
              if values and total > 0 else 1.0)
     if nested:
-        mean = sum(n.score if n is not None else 0.0 for n in nested.values()) / len(nested)
+        mean = sum(n.score if n is not None else 0.0 for _, n in nested) / len(nested)
         score = 0.7 * score + 0.3 * mean
     return attrs.evolve(level, score=r2_plain(score))
 
@@ -322,7 +323,7 @@ def trajectory(
             lines.append(f"tool failures: {level.tool_failures.score} "
                          f"(retries {dict(level.tool_failures.retries)})")
         lines.extend(f"nested {name}: {'not found' if n is None else n.score}"
-                     for name, n in level.nested.items())
+                     for name, n in level.nested)
         return "\n".join(lines)
 
     return (

@@ -406,3 +406,22 @@ async def test_trajectory_json_round_trips() -> None:
     cause = bad.failure().cause
     assert isinstance(cause, InputMismatch)
     assert "stepType" in cause.errors[0]
+
+
+async def test_unified_nested_steps_with_the_same_name_are_each_kept() -> None:
+    """Two expected steps of one name keep one nested entry each: a blacklisted tool in the
+    first nested run still gives 0, and the nested mean covers both (an absent second → 0)."""
+    bad = TrajectoryStep(name="sub", step_type="agent_run", children=steps("rm"))
+    good = TrajectoryStep(name="sub", step_type="agent_run", children=steps("ls"))
+    expectation = TrajectoryExpectation(steps=[
+        ExpectedStep(name="sub", children=TrajectoryExpectation(blacklisted_tools=["rm"])),
+        ExpectedStep(name="sub", children=TrajectoryExpectation(steps=["ls"]))])
+    outcome = await trajectory(expectation).run(input={}, output=Trajectory(steps=[bad, good]))
+    assert score_of(outcome) == 0.0
+    both = TrajectoryExpectation(steps=[
+        ExpectedStep(name="sub", children=TrajectoryExpectation(steps=["ls"])),
+        ExpectedStep(name="sub", children=TrajectoryExpectation(steps=["ls"]))])
+    outcome = await trajectory(both).run(input={}, output=Trajectory(steps=[good]))
+    # accuracy 0.5 (one "sub" missing) · 0.7 + mean(1.0, absent 0) · 0.3 = 0.5
+    assert score_of(outcome) == 0.5
+    assert outcome.unwrap().reason.count("nested sub") == 2
