@@ -463,15 +463,37 @@ def _check_scorers(instance: object, attribute: attrs.Attribute[Any], value: obj
 
 def _default_input(signature: inspect.Signature | None, args: tuple[Any, ...],
                    kwargs: Mapping[str, Any]) -> Any:
+    """The call's arguments as the scorer input, secrets redacted by argument name first.
+
+    A single argument is unwrapped only after its ``{name: value}`` mapping went through
+    :func:`redact_secrets`, so ``call(api_key="…")`` is stored as ``"[REDACTED]"``.
+    """
     if len(args) == 1 and not kwargs:
-        return args[0]
+        name = _single_name(signature, args)
+        if name is None:
+            return redact_secrets(args[0])
+        return redact_secrets({name: args[0]})[name]
     if not args and len(kwargs) == 1:
-        return next(iter(kwargs.values()))
+        name, value = next(iter(kwargs.items()))
+        return redact_secrets({name: value})[name]
     if signature is None:
-        return {"args": list(args), "kwargs": dict(kwargs)}
+        return redact_secrets({"args": list(args), "kwargs": dict(kwargs)})
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
-    return dict(bound.arguments)
+    return redact_secrets(dict(bound.arguments))
+
+
+def _single_name(signature: inspect.Signature | None, args: tuple[Any, ...]) -> str | None:
+    """The parameter name a lone positional argument binds to, when the signature says."""
+    if signature is None:
+        return None
+    try:
+        bound = signature.bind_partial(*args)
+    except TypeError:
+        return None
+    # A ``*args`` parameter binds a tuple, not the value: no name to judge it by then.
+    named = [name for name, value in bound.arguments.items() if value is args[0]]
+    return named[0] if len(named) == 1 else None
 
 
 @final
@@ -702,7 +724,7 @@ class LiveScorer:
                 args, kwargs = call.args, call.kwargs
                 scorer_input = (
                     self.input_from(*args, **kwargs) if self.input_from
-                    else redact_secrets(_default_input(call.signature, args, kwargs))
+                    else _default_input(call.signature, args, kwargs)
                 )
                 trace_id = self.trace_id_from(*args, **kwargs) if self.trace_id_from else None
             else:

@@ -452,3 +452,28 @@ async def test_default_input_and_request_context_are_redacted(anyio_backend: str
     everything = repr([(r.result, c) for r in records for c in calls])
     assert key not in everything
     assert "hunter2" not in everything
+
+
+async def test_a_lone_secret_argument_is_redacted_before_it_is_unwrapped(anyio_backend: str):
+    """``call(api_key="…")`` and ``call("…")`` into an ``api_key`` parameter store no key."""
+    records: list[ScoreRecord] = []
+
+    @scored(length_scorer(), sink=records.append)
+    async def by_name(*, api_key: str) -> str:
+        return "ok"
+
+    @scored(length_scorer(), sink=records.append)
+    async def by_position(api_key: str) -> str:
+        return "ok"
+
+    @scored(length_scorer(), sink=records.append)
+    async def plain(question: str) -> str:
+        return "ok"
+
+    async with live_scoring():
+        await by_name(api_key="hunter2")
+        await by_position("hunter2")
+        await plain("what is 2+2?")
+    inputs = sorted(repr(r.result.run.input) for r in records)
+    assert inputs == sorted(["'[REDACTED]'", "'[REDACTED]'", "'what is 2+2?'"])
+    assert all("hunter2" not in repr(r) for r in records)
