@@ -375,7 +375,7 @@ def open_cache(url: str) -> AnyJudgeCache:
     ``postgres://…`` a :class:`PostgresJudgeCache`; ``memory:`` a :class:`MemoryJudgeCache`.
 
     Raises:
-        ValueError: the URL is empty or names no known cache.
+        ValueError: the URL is empty, names no known cache, or is a key=value DSN.
 
     >>> open_cache("sqlite:.scorecore/cache.db")
     SqliteJudgeCache('.scorecore/cache.db')
@@ -386,6 +386,12 @@ def open_cache(url: str) -> AnyJudgeCache:
         return PostgresJudgeCache(url)
     if url in ("memory:", "memory"):
         return MemoryJudgeCache()
+    if "=" in url and not url.startswith("sqlite:"):
+        # A libpq key=value DSN (``host=db password=…``) is not a file name.
+        raise ValueError(
+            f"cache URL {redact_url(url)!r} looks like a key=value connection string; use "
+            f"postgresql://USER@HOST/DB (or sqlite:PATH for a file whose name has '=')"
+        )
     path = url.removeprefix("sqlite:")
     if url.startswith("sqlite:") and path.startswith("//"):
         path = path[2:]  # sqlite:///abs/path → /abs/path

@@ -237,6 +237,58 @@ async def test_a_password_never_shows_in_either_place_libpq_reads_it(
     assert "hunter2" not in repr(open_cache(url))
 
 
+@pytest.mark.parametrize("dsn", [
+    "host=db password=hunter2",
+    "host=db password = 'hunter2 x' user=me",
+    "host=db password='hun\\'ter2' user=me",
+    "dbname=x PASSWORD=hunter2",
+])
+def test_a_key_value_dsn_password_is_masked(dsn: str) -> None:
+    """libpq's key=value form: the password never shows, the other settings stay readable."""
+    masked = redact_url(dsn)
+    assert "hunter2" not in masked
+    assert masked.startswith(dsn.split(maxsplit=1)[0])
+    assert "password" in masked.lower()
+
+
+def test_a_percent_encoded_password_parameter_is_masked() -> None:
+    """``pass%77ord=`` is the parameter ``password`` once decoded, so it is masked too."""
+    masked = redact_url("postgresql://h/db?sslmode=disable&pass%77ord=hunter2")
+    assert "hunter2" not in masked
+    assert masked.startswith("postgresql://h/db?sslmode=disable&")
+
+
+def test_open_cache_refuses_a_key_value_dsn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No SQLite file named after a DSN, and the refusal does not repeat the password."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="key=value") as info:
+        open_cache("host=db password=hunter2")
+    assert "hunter2" not in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+    assert open_cache("sqlite:a=b.db").path.name == "a=b.db"  # type: ignore[union-attr]
+
+
+def test_eval_with_a_key_value_dsn_store_does_not_echo_the_password(tmp_path: Path) -> None:
+    """``scorecore eval --store "host=db password=…"`` is a usage error without the password."""
+    import io  # noqa: PLC0415
+
+    from scorecore_adapters.cli import main  # noqa: PLC0415
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"input": 1, "output": 1}\n')
+    scorers = tmp_path / "sc.py"
+    scorers.write_text("from scorecore import create_scorer\n"
+                       "s = create_scorer(id='s', description='d').generate_score(lambda c: 1.0)\n")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval", str(scorers), "--data", str(data), "--store", "host=db password=hunter2"],
+                out=out, err=err)
+    assert code == 2
+    assert "hunter2" not in out.getvalue() + err.getvalue()
+    assert "password=***" in err.getvalue()
+
+
 def test_open_store_urls(tmp_path: Path) -> None:
     """open_store parses sqlite: and postgresql:// URLs and refuses others."""
     assert isinstance(open_store("sqlite:x.db"), SqliteScoreStore)

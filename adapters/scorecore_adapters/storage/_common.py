@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 from scorecore.evals import StoreError
 
 __all__ = ["redact_url"]
 
 Now: TypeAlias = Callable[[], datetime]
+
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# libpq's keyword/value form: ``password = 's3 cr\'et'`` (quoted, backslash escapes) or bare.
+_KEYWORD_PASSWORD = re.compile(
+    r"""(\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*(?:'|$)|[^\s]*)""", re.IGNORECASE | re.DOTALL
+)
 
 
 def utc_now() -> datetime:
@@ -22,14 +29,19 @@ def utc_now() -> datetime:
 def redact_url(url: str) -> str:
     """The store URL with any password replaced by ``***`` (for messages and logs).
 
-    Both places libpq reads a password from are masked: the userinfo and a ``password``
-    query parameter.
+    Every place libpq reads a password from is masked: the userinfo, a ``password`` query
+    parameter (its name percent-decoded first), and ``password=…`` in a key=value DSN.
 
     >>> redact_url("postgresql://me:s3cret@db:5432/scores")
     'postgresql://me:***@db:5432/scores'
     >>> redact_url("postgresql://db/scores?sslmode=require&password=s3cret")
     'postgresql://db/scores?sslmode=require&password=***'
+    >>> redact_url("host=db password='s3 cret' user=me")
+    'host=db password=*** user=me'
     """
+    if not _URL_SCHEME.match(url):
+        # A libpq key=value DSN (``host=db password=s3cret``), or a path: mask every password.
+        return _KEYWORD_PASSWORD.sub(r"\g<1>***", url)
     parts = urlsplit(url)
     if parts.password is not None:
         netloc = parts.netloc.rsplit("@", 1)[1]
@@ -37,7 +49,7 @@ def redact_url(url: str) -> str:
         parts = parts._replace(netloc=f"{user}:***@{netloc}")
     if parts.query:
         pairs = [
-            f"{name}=***" if name.strip().lower() == "password" else piece
+            f"{name}=***" if unquote_plus(name).strip().lower() == "password" else piece
             for piece in parts.query.split("&")
             for name in [piece.split("=", 1)[0]]
         ]
