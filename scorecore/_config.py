@@ -81,6 +81,16 @@ def _check_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None
         raise _misuse(owner, attr.name, value, "must be a str")
 
 
+def _check_optional_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, str):
+        raise _misuse(owner, attr.name, value, "must be a str or None")
+
+
+def _check_settings(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, ModelSettings):
+        raise _misuse(owner, attr.name, value, "must be a ModelSettings or None")
+
+
 class DefaultRetryBudgetWarning(UserWarning):
     """Error processors are configured without ``max_processor_retries``: the default 10 applies."""
 
@@ -175,7 +185,7 @@ class JudgeConfig:
         default=(), converter=_error_processors
     )
     max_processor_retries: int | None = attrs.field(default=None, validator=_check_retries)
-    model_settings: ModelSettings | None = None
+    model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_settings)
 
 
 @final
@@ -193,7 +203,7 @@ class StepJudge:
     model: JudgeModel | None = attrs.field(
         default=None, validator=lambda _i, _a, v: _check_model(v, "StepJudge", optional=True)
     )
-    instructions: str | None = None
+    instructions: str | None = attrs.field(default=None, validator=_check_optional_str)
     json_prompt_injection: JsonPromptInjection | None = attrs.field(
         default=None, validator=_check_injection
     )
@@ -207,7 +217,7 @@ class StepJudge:
         default=None, converter=attrs.converters.optional(_error_processors)
     )
     max_processor_retries: int | None = attrs.field(default=None, validator=_check_retries)
-    model_settings: ModelSettings | None = None
+    model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_settings)
 
 
 def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:

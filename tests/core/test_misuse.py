@@ -10,13 +10,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore import ModelSettings, ScorePromptStep, ScorerDefinitionError
+from scorecore import (
+    JudgeConfig,
+    ModelSettings,
+    ScorePromptStep,
+    ScorerDefinitionError,
+    StepJudge,
+    create_scorer,
+)
 from scorecore.judge import Retry
 from scorecore.live import RatioSampling
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
 from scorecore_adapters.openai import OpenAIChatModel
 from scorecore_adapters.retry import RetryPolicy, StreamErrorRetryProcessor
+from scorecore_adapters.testing import ScriptedJudge
 
 HUGE = "x" * 100_000
 
@@ -47,6 +55,10 @@ CASES: list[tuple[str, Any, Callable[[Any], object]]] = [
     ("ModelSettings.max_retries", True, lambda v: ModelSettings(max_retries=v)),
     ("RatioSampling.rate", 1.5, lambda v: RatioSampling(rate=v)),
     ("RatioSampling.rate", HUGE, lambda v: RatioSampling(rate=v)),
+    ("StepJudge.instructions", 123, lambda v: StepJudge(instructions=v)),
+    ("StepJudge.model_settings", {"temperature": 0}, lambda v: StepJudge(model_settings=v)),
+    ("JudgeConfig.model_settings", "x", lambda v: JudgeConfig(
+        model=ScriptedJudge([]), instructions="i", model_settings=v)),
 ]
 
 
@@ -77,3 +89,47 @@ def test_any_unusable_retry_wait_is_refused(value: Any) -> None:
     else:
         with pytest.raises(ScorerDefinitionError, match=r"^Retry\.after must be"):
             Retry(after=value)
+
+
+_ANYTHING = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.builds(ModelSettings, temperature=st.none() | st.floats(0, 1)),
+)
+_JUDGE_FIELDS: list[tuple[str, Callable[[Any], tuple[JudgeConfig, StepJudge | None]]]] = [
+    ("StepJudge.instructions", lambda v: (
+        JudgeConfig(model=ScriptedJudge([{"score": 1.0}]), instructions="i"),
+        StepJudge(instructions=v))),
+    ("StepJudge.model_settings", lambda v: (
+        JudgeConfig(model=ScriptedJudge([{"score": 1.0}]), instructions="i"),
+        StepJudge(model_settings=v))),
+    ("JudgeConfig.model_settings", lambda v: (
+        JudgeConfig(model=ScriptedJudge([{"score": 1.0}]), instructions="i", model_settings=v),
+        None)),
+]
+
+
+@pytest.mark.parametrize(("field", "build"), _JUDGE_FIELDS, ids=[f for f, _ in _JUDGE_FIELDS])
+@given(value=_ANYTHING)
+def test_a_judge_setting_is_refused_at_construction_or_the_run_returns(
+    field: str, build: Callable[[Any], tuple[JudgeConfig, StepJudge | None]], value: Any
+) -> None:
+    """Whatever value a judge setting gets, the scorer is refused when built (naming the field)
+    or its run returns a Result; the run never raises (the reviewer's TypeError and
+    AttributeError at run time)."""
+    try:
+        judge, step_judge = build(value)
+    except ScorerDefinitionError as error:
+        refused: ScorerDefinitionError | None = error
+    else:
+        refused = None
+    if refused is not None:
+        assert refused.field == field
+        assert refused.value is value
+        return
+    try:
+        scorer = create_scorer(id="x", description="d", judge=judge).generate_score(
+            ScorePromptStep(description="s", create_prompt=lambda ctx: "p", judge=step_judge))
+    except ScorerDefinitionError:
+        return  # refused when the scorer is built (e.g. empty instructions): never at run time
+    scorer.run_sync(input="a", output="b")  # returns Success or Failure; must not raise
