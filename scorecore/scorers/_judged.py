@@ -73,6 +73,24 @@ def check_texts(scorer_id: str, field: str, value: object) -> tuple[str, ...] | 
 
 
 
+def unit_interval(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    """An attrs validator for a score the judge gives: a finite number from 0 to 1. A reply
+    breaking it fails structuring, so it is a format failure and the judge is asked again.
+
+    >>> @attrs.frozen
+    ... class Reply:
+    ...     score: float = attrs.field(validator=unit_interval)
+    >>> Reply(score=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: score must be a finite number from 0 to 1, got 7
+    """
+    ok = not isinstance(value, bool) and isinstance(value, int | float)
+    if not ok or not math.isfinite(value) or not 0 <= value <= 1:
+        raise ValueError(
+            f"{attribute.name} must be a finite number from 0 to 1, got {value!r:.60}")
+
+
 _FENCE_OPEN: Final = "<<<UNTRUSTED_"
 _FENCE_CLOSE: Final = "<<<END_UNTRUSTED_"
 

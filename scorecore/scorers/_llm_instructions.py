@@ -27,6 +27,7 @@ from scorecore.scorers._judged import (
     judged_pipeline,
     start_judged,
     system_text,
+    unit_interval,
     user_text,
 )
 from scorecore.scorers._messages import message_text
@@ -45,7 +46,7 @@ EvaluationMode = Literal["user", "system", "both"]
 class Intent:
     """Whether the answer addresses the primary intent."""
 
-    score: float
+    score: float = attrs.field(validator=unit_interval)
     primary_intent: str
     is_addressed: bool
     reasoning: str
@@ -67,7 +68,7 @@ class Requirements:
     """The requirements found and how well they were met overall."""
 
     requirements: tuple[Requirement, ...]
-    overall_score: float
+    overall_score: float = attrs.field(validator=unit_interval)
 
 
 @final
@@ -75,7 +76,7 @@ class Requirements:
 class Completeness:
     """How complete the answer is."""
 
-    score: float
+    score: float = attrs.field(validator=unit_interval)
     missing_elements: tuple[str, ...]
     reasoning: str
 
@@ -85,7 +86,7 @@ class Completeness:
 class Appropriateness:
     """Whether the answer's format and tone fit."""
 
-    score: float
+    score: float = attrs.field(validator=unit_interval)
     format_alignment: bool
     tone_alignment: bool
     reasoning: str
@@ -107,10 +108,6 @@ USER_WEIGHTS: Final = (0.4, 0.3, 0.2, 0.1)
 SYSTEM_WEIGHTS: Final = (0.35, 0.35, 0.15, 0.15)
 
 
-def _clamped(value: float) -> float:
-    return min(1.0, max(0.0, value))
-
-
 def alignment_score(reply: AlignmentReply, *, mode: EvaluationMode, scale: float) -> float:
     """User mode weighs intent, requirements, completeness and appropriateness .4/.3/.2/.1;
     system mode .35/.35/.15/.15; both mode is .7 · user + .3 · system (Mastra computes the
@@ -126,9 +123,8 @@ def alignment_score(reply: AlignmentReply, *, mode: EvaluationMode, scale: float
     >>> [alignment_score(reply, mode=m, scale=1) for m in ("user", "system", "both")]
     [0.75, 0.68, 0.73]
     """
-    raw = (reply.intent_alignment.score, reply.requirements_fulfillment.overall_score,
-           reply.completeness.score, reply.response_appropriateness.score)
-    parts = tuple(_clamped(p) for p in raw)
+    parts = (reply.intent_alignment.score, reply.requirements_fulfillment.overall_score,
+             reply.completeness.score, reply.response_appropriateness.score)
     user = sum(w * p for w, p in zip(USER_WEIGHTS, parts, strict=True))
     system = sum(w * p for w, p in zip(SYSTEM_WEIGHTS, parts, strict=True))
     value = {"user": user, "system": system, "both": 0.7 * user + 0.3 * system}[mode]

@@ -32,6 +32,7 @@ from scorecore.scorers._judged import (
     judged_step,
     numbered,
     start_judged,
+    unit_interval,
     user_text,
 )
 from scorecore.scorers._messages import message_text
@@ -241,7 +242,7 @@ class NoiseReply:
     """The judge's reply: the impact per dimension, major issues and a robustness score."""
 
     dimensions: tuple[DimensionImpact, ...]
-    robustness_score: float
+    robustness_score: float = attrs.field(validator=unit_interval)
     major_issues: tuple[str, ...] = ()
     overall_assessment: str = ""
 
@@ -251,8 +252,9 @@ def noise_score(
     major_issue_per_item: float = 0.1, max_major_issue_penalty: float = 0.3,
     discrepancy_threshold: float = 0.2,
 ) -> float:
-    """The judge's robustness (clamped to [0, 1]), capped by the mean impact weight when the
-    two differ by more than ``discrepancy_threshold``, minus the major-issue penalty.
+    """The judge's robustness (from 0 to 1: the reply type refuses others), capped by the mean
+    impact weight when the two differ by more than ``discrepancy_threshold``, minus the
+    major-issue penalty.
 
     >>> d = lambda level: DimensionImpact(dimension="x", impact_level=level,
     ...                                   specific_changes="", noise_influence="")
@@ -260,7 +262,7 @@ def noise_score(
     ...                        major_issues=("lost the date",)))
     0.5
     """
-    score = clamp(reply.robustness_score)
+    score = reply.robustness_score
     if reply.dimensions:
         mean = sum(impact_weights[d.impact_level] for d in reply.dimensions) / len(
             reply.dimensions)

@@ -3,6 +3,7 @@ missing input (before any judge call), prompt snapshots, scores within [0, scale
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import unicodedata
@@ -531,17 +532,57 @@ def test_similarity_within_scale(kinds: list[str], contradictions: int, extras: 
     assert isinstance(value, NotScorable) or 0 <= value <= scale + 1e-9
 
 
-@given(st.floats(-2, 3), st.lists(st.sampled_from(["none", "minimal", "moderate",
-                                                   "significant", "severe"]), max_size=5),
+@given(st.floats(0, 1), st.lists(st.sampled_from(["none", "minimal", "moderate",
+                                                  "significant", "severe"]), max_size=5),
        st.integers(0, 5))
 def test_noise_within_unit(robustness: float, impacts: list[str], issues: int) -> None:
-    """Noise sensitivity stays within [0, 1] whatever the judge's robustness number."""
+    """Noise sensitivity stays within [0, 1] whatever the judge's robustness and impacts."""
     reply = NoiseReply(
         dimensions=tuple(DimensionImpact(dimension="d", impact_level=i,  # type: ignore[arg-type]
                                          specific_changes="", noise_influence="")
                          for i in impacts),
         robustness_score=robustness, major_issues=("x",) * issues)
     assert 0 <= noise_score(reply) <= 1
+
+
+OUT_OF_RANGE = [7, -3, 1.0001, "NaN", "Infinity"]
+
+
+def _raw_json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+@pytest.mark.parametrize("bad", OUT_OF_RANGE)
+@pytest.mark.parametrize("field", ["intent_alignment.score",
+                                   "requirements_fulfillment.overall_score",
+                                   "completeness.score", "response_appropriateness.score"])
+async def test_alignment_score_out_of_range_is_asked_again(field: str, bad: Any) -> None:
+    """A judge score outside [0, 1] (or NaN, infinite) is a format failure: the judge is asked
+    again and the valid second reply is scored, never a clamped first one."""
+    part, key = field.split(".")
+    wrong = json.dumps(ALIGNMENT).replace(
+        json.dumps({part: ALIGNMENT[part]})[1:-1],
+        json.dumps({part: {**ALIGNMENT[part], key: "@"}})[1:-1]).replace('"@"', _raw_json(bad))
+    assert wrong != json.dumps(ALIGNMENT)
+    judge = ScriptedJudge([wrong, ALIGNMENT])
+    outcome = await prompt_alignment(judge).run(input=FULL_INPUT, output=ANSWER)
+    assert score_of(outcome) == 0.73
+    assert outcome.unwrap().judge["analyze"][0].attempt_count == 2
+
+
+@pytest.mark.parametrize("bad", OUT_OF_RANGE)
+async def test_noise_robustness_out_of_range_is_asked_again(bad: Any) -> None:
+    """A robustness score outside [0, 1] (or NaN) is a format failure and asked again."""
+    good = {"dimensions": [], "robustness_score": 0.9, "major_issues": [],
+            "overall_assessment": ""}
+    wrong = json.dumps(good).replace("0.9", _raw_json(bad))
+    judge = ScriptedJudge([wrong, good])
+    scorer = noise_sensitivity(judge, baseline_response="Paris.", noisy_query="Capital?? pls")
+    outcome = await scorer.run(input=QUESTION, output=ANSWER)
+    assert score_of(outcome) == 0.9
+    assert outcome.unwrap().judge["analyze"][0].attempt_count == 2
+    with pytest.raises(ValueError, match="robustness_score"):
+        NoiseReply(dimensions=(), robustness_score=json.loads(_raw_json(bad)))
 
 
 def test_reply_schemas_require_fields() -> None:
