@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol, TypeAlias, final, runtime_checkable
 import attrs
 from returns.result import Result
 
-from scorecore._checks import check_count, is_number, misuse
+from scorecore._checks import check_count, is_int, is_number, misuse
 from scorecore._retryability import default_retryable
 
 __all__ = [
@@ -63,6 +63,19 @@ def _count(name: str) -> Any:
     return check
 
 
+def _int_or_none(name: str, *, minimum: int | None) -> Any:
+    def check(_inst: object, _attr: object, value: object) -> None:
+        if value is None:
+            return
+        if minimum is None:
+            if not is_int(value):
+                raise misuse(f"ModelSettings.{name}", value, "must be an int or None")
+        elif not is_int(value) or value < minimum:
+            raise misuse(f"ModelSettings.{name}", value, f"must be an int >= {minimum} or None")
+
+    return check
+
+
 def _finite_or_none(name: str) -> Any:
     def check(_inst: object, _attr: object, value: float | None) -> None:
         if value is None:
@@ -95,8 +108,10 @@ class ModelSettings:
 
     temperature: float | None = attrs.field(default=None, validator=_finite_or_none("temperature"))
     top_p: float | None = attrs.field(default=None, validator=_finite_or_none("top_p"))
-    max_output_tokens: int | None = None
-    seed: int | None = None
+    max_output_tokens: int | None = attrs.field(
+        default=None, validator=_int_or_none("max_output_tokens", minimum=1)
+    )
+    seed: int | None = attrs.field(default=None, validator=_int_or_none("seed", minimum=None))
     timeout: float | None = attrs.field(default=None, validator=_finite_or_none("timeout"))
     extra: Mapping[str, Any] = attrs.field(factory=dict)
     # Mastra's modelSettings.maxRetries (design.md §9.2): retries of the model call itself,

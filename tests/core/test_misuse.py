@@ -13,12 +13,13 @@ from hypothesis import strategies as st
 from scorecore import (
     JudgeConfig,
     ModelSettings,
+    Runtime,
     ScorePromptStep,
     ScorerDefinitionError,
     StepJudge,
     create_scorer,
 )
-from scorecore.judge import Retry
+from scorecore.judge import Budget, JudgeMeter, Retry
 from scorecore.live import RatioSampling
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
@@ -55,6 +56,12 @@ CASES: list[tuple[str, Any, Callable[[Any], object]]] = [
     ("ModelSettings.max_retries", True, lambda v: ModelSettings(max_retries=v)),
     ("RatioSampling.rate", 1.5, lambda v: RatioSampling(rate=v)),
     ("RatioSampling.rate", HUGE, lambda v: RatioSampling(rate=v)),
+    ("ModelSettings.max_output_tokens", "100", lambda v: ModelSettings(max_output_tokens=v)),
+    ("ModelSettings.max_output_tokens", 1.5, lambda v: ModelSettings(max_output_tokens=v)),
+    ("ModelSettings.max_output_tokens", 0, lambda v: ModelSettings(max_output_tokens=v)),
+    ("ModelSettings.max_output_tokens", True, lambda v: ModelSettings(max_output_tokens=v)),
+    ("ModelSettings.seed", 1.0, lambda v: ModelSettings(seed=v)),
+    ("ModelSettings.seed", False, lambda v: ModelSettings(seed=v)),
     ("StepJudge.instructions", 123, lambda v: StepJudge(instructions=v)),
     ("StepJudge.model_settings", {"temperature": 0}, lambda v: StepJudge(model_settings=v)),
     ("JudgeConfig.model_settings", "x", lambda v: JudgeConfig(
@@ -103,6 +110,14 @@ _JUDGE_FIELDS: list[tuple[str, Callable[[Any], tuple[JudgeConfig, StepJudge | No
     ("StepJudge.model_settings", lambda v: (
         JudgeConfig(model=ScriptedJudge([{"score": 1.0}]), instructions="i"),
         StepJudge(model_settings=v))),
+    ("ModelSettings.max_output_tokens", lambda v: (
+        JudgeConfig(model=ScriptedJudge([{"score": 1.0}]), instructions="i",
+                    model_settings=ModelSettings(max_output_tokens=v)),
+        None)),
+    ("ModelSettings.seed", lambda v: (
+        JudgeConfig(model=ScriptedJudge([{"score": 1.0}]), instructions="i",
+                    model_settings=ModelSettings(seed=v)),
+        None)),
     ("JudgeConfig.model_settings", lambda v: (
         JudgeConfig(model=ScriptedJudge([{"score": 1.0}]), instructions="i", model_settings=v),
         None)),
@@ -132,4 +147,5 @@ def test_a_judge_setting_is_refused_at_construction_or_the_run_returns(
             ScorePromptStep(description="s", create_prompt=lambda ctx: "p", judge=step_judge))
     except ScorerDefinitionError:
         return  # refused when the scorer is built (e.g. empty instructions): never at run time
-    scorer.run_sync(input="a", output="b")  # returns Success or Failure; must not raise
+    budget = Runtime(meter=JudgeMeter(budget=Budget(max_tokens=10**9)))
+    scorer.run_sync(input="a", output="b", runtime=budget)  # a Result; must never raise
