@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Literal, TypeVar, cast
 
 import attrs
@@ -283,6 +283,24 @@ def system_text(agent_input: AgentInput) -> str:
 def has_text(text: str) -> bool:
     """Whether ``text`` holds more than whitespace."""
     return not is_blank(text)
+
+
+def context_pieces(value: object) -> tuple[str, ...]:
+    """The context pieces a user function returned: a lone ``str`` is one piece (not one per
+    character); from a list, the strings holding text (anything else is dropped rather than
+    sent to the judge).
+
+    >>> context_pieces("Paris is in France.")
+    ('Paris is in France.',)
+    >>> context_pieces(["a", 3, " ", None, "b"])
+    ('a', 'b')
+    """
+    if isinstance(value, str):
+        return (value,) if has_text(value) else ()
+    if isinstance(value, bytes | bytearray) or not isinstance(value, Iterable):
+        return ()
+    return tuple(p for p in cast(Iterable[object], value)
+                 if isinstance(p, str) and has_text(p))
 
 
 __all__: list[str] = []  # internal: the building blocks of the built-in LLM scorers

@@ -25,6 +25,7 @@ from scorecore.scorers._judged import (
     build_prompt,
     check_scale,
     check_texts,
+    context_pieces,
     has_text,
     judge_config,
     judged_pipeline,
@@ -42,7 +43,8 @@ _Ctx = StepContext[AgentInput, AgentOutput, None, None]
 YesNoUnsure = Literal["yes", "no", "unsure"]
 
 GetContext = Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
-"""Reads the context pieces from the step context (the run, with any earlier results)."""
+"""Reads the context pieces from the step context (the run, with any earlier results); a lone
+``str`` is one piece."""
 
 
 @final
@@ -277,7 +279,7 @@ def faithfulness(
         answer = _need_answer(ctx)
         if isinstance(answer, NotScorable):
             return answer
-        pieces = (tuple(get_context(ctx)) if get_context is not None
+        pieces = (context_pieces(get_context(ctx)) if get_context is not None
                   else given if given is not None else _tool_results(ctx.run.output))
         if not pieces:
             return not_scorable("no context: pass context= or get_context=, or let the agent "
@@ -360,7 +362,7 @@ def hallucination(
         answer = _need_answer(ctx)
         if isinstance(answer, NotScorable):
             return answer
-        pieces = tuple(get_context(ctx)) if get_context is not None else (given or ())
+        pieces = context_pieces(get_context(ctx)) if get_context is not None else (given or ())
         if not pieces:
             return not_scorable("no context: pass context= or get_context=")
         return Texts(answer=answer, context=pieces)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, cast, final, overload
+from typing import Any, Literal, final, overload
 
 import attrs
 
@@ -25,6 +25,7 @@ from scorecore.scorers._judged import (
     build_prompt,
     check_scale,
     check_texts,
+    context_pieces,
     has_text,
     judge_config,
     judged_pipeline,
@@ -39,7 +40,8 @@ __all__ = ["context_precision", "context_recall", "context_relevance"]
 _Ctx = StepContext[AgentInput, AgentOutput, None, None]
 
 ContextExtractor = Callable[[AgentInput, AgentOutput], Sequence[str]]
-"""Reads the context from a run: ``(input, output) -> list of pieces``."""
+"""Reads the context from a run: ``(input, output) -> list of pieces`` (a lone ``str`` is one
+piece)."""
 
 
 @final
@@ -70,9 +72,9 @@ def _context_source(scorer_id: str, context: object, extractor: object
 
 def _resolve(ctx: _Ctx, given: tuple[str, ...] | None,
              extractor: ContextExtractor | None) -> tuple[str, ...] | NotScorable:
-    pieces = tuple(extractor(ctx.run.input, ctx.run.output)) if extractor else (given or ())
-    # An extractor is user code: anything but text is dropped rather than sent to the judge.
-    pieces = tuple(p for p in pieces if isinstance(cast(object, p), str) and has_text(p))
+    # An extractor is user code: a lone str is one piece, anything but text is dropped.
+    pieces = (context_pieces(extractor(ctx.run.input, ctx.run.output)) if extractor
+              else (given or ()))
     if not pieces:
         return not_scorable("no context: the context extractor returned no text")
     return pieces

@@ -646,3 +646,41 @@ async def test_faithfulness_get_context_reads_the_run() -> None:
     prompt = judge.requests[0].messages[-1].content
     assert "HTTP 429" in prompt
     assert "ignored" not in prompt
+
+
+ONE_PIECE = "Paris is the capital and largest city of France."
+PIECE_VERDICT = {"verdicts": [{"context_index": 0, "verdict": "yes", "reason": ""}]}
+
+
+@pytest.mark.parametrize(("build", "reply"), [
+    (lambda j: context_precision(j, context_extractor=lambda i, o: ONE_PIECE), PIECE_VERDICT),
+    (lambda j: context_recall(j, context_extractor=lambda i, o: ONE_PIECE),
+     verdicts("yes", key="claim")),
+    (lambda j: context_relevance(j, context_extractor=lambda i, o: ONE_PIECE),
+     {"evaluations": [{"context_index": 0, "relevance_level": "high", "was_used": True,
+                       "reasoning": ""}], "missing_context": [], "overall_assessment": ""}),
+    (lambda j: faithfulness(j, get_context=lambda ctx: ONE_PIECE), verdicts("yes")),
+    (lambda j: hallucination(j, get_context=lambda ctx: ONE_PIECE), verdicts("no")),
+])
+async def test_a_context_function_returning_one_str_gives_one_piece(
+        build: Callable[[ScriptedJudge], Any], reply: dict[str, Any]) -> None:
+    """A context extractor or ``get_context`` returning a lone ``str`` gives one piece, not one
+    piece per character."""
+    judge = ScriptedJudge([reply])
+    outcome = await build(judge).run(input=QUESTION, output=ANSWER,
+                                     ground_truth="Paris is the capital.")
+    assert score_of(outcome) is not None
+    prompt = judge.requests[0].messages[-1].content
+    block = prompt[prompt.index("<<<UNTRUSTED_CONTEXT>>>"):prompt.index("<<<END_UNTRUSTED_CONTEXT")]
+    assert ONE_PIECE in block
+    assert "[1]" not in block
+    assert "2." not in block
+
+
+async def test_get_context_drops_what_is_not_text() -> None:
+    """``get_context`` is user code: pieces that are not text are dropped, like an extractor's."""
+    judge = ScriptedJudge([verdicts("yes")])
+    scorer = faithfulness(judge, get_context=lambda ctx: [ONE_PIECE, 3, None, " "])  # type: ignore[list-item]
+    await scorer.run(input=QUESTION, output=ANSWER)
+    prompt = judge.requests[0].messages[-1].content
+    assert f"1. {ONE_PIECE}\n<<<END_UNTRUSTED_CONTEXT>>>" in prompt
