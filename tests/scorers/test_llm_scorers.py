@@ -684,3 +684,16 @@ async def test_get_context_drops_what_is_not_text() -> None:
     await scorer.run(input=QUESTION, output=ANSWER)
     prompt = judge.requests[0].messages[-1].content
     assert f"1. {ONE_PIECE}\n<<<END_UNTRUSTED_CONTEXT>>>" in prompt
+
+
+@pytest.mark.parametrize("build", [
+    lambda j: hallucination(j, context=CONTEXT), bias, toxicity])
+async def test_yes_no_scorers_refuse_unsure(build: Callable[[ScriptedJudge], Any]) -> None:
+    """hallucination, bias and toxicity ask for yes or no: the schema offers only those, and an
+    "unsure" verdict is a format failure (the judge is asked again), never silently a no."""
+    judge = ScriptedJudge([verdicts("unsure", "unsure"), verdicts("yes", "no")])
+    outcome = await build(judge).run(input=QUESTION, output=ANSWER)
+    assert score_of(outcome) == 0.5
+    assert outcome.unwrap().judge["analyze"][0].attempt_count == 2
+    prompt = judge.requests[0].messages[-1].content
+    assert '"unsure"' not in prompt
