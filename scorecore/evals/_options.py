@@ -62,6 +62,14 @@ def check_arguments(
             f"run_evals: batch_id must be a non-empty str, got {short_repr(batch_id)}",
             field="batch_id", value=batch_id,
         )
+    if isinstance(batch_id, str) and (":" in batch_id or "/" in batch_id):
+        # Run ids are ``{batch}:{item}`` and trials add ``/trial-N``: either character would
+        # let one batch's rows pass for another's.
+        raise EvalConfigError(
+            f"run_evals: batch_id must not contain ':' or '/' (run ids are "
+            f"batch:item, trials batch/trial-N:item), got {short_repr(batch_id)}",
+            field="batch_id", value=batch_id,
+        )
     if max_failures is not None and (not is_int(max_failures) or max_failures < 0):
         raise EvalConfigError(
             f"run_evals: max_failures must be an int >= 0 or None, "

@@ -250,7 +250,8 @@ async def run_evals(
         on_item_complete: called (sync or async) with each :class:`ItemResult` as it completes,
             in completion order, after its rows were queued for the store.
         runtime: clock, sleep and ids for scorers and the duration; the real one by default.
-        batch_id: the batch's id; a fresh id from the runtime by default. With a ``store``,
+        batch_id: the batch's id, without ``:`` or ``/`` (they separate the item and the
+            trial in run ids); a fresh id from the runtime by default. With a ``store``,
             a batch id that already has rows there is refused unless ``resume`` is set, so
             two datasets never mix in one batch.
         resume: skip (run id, scorer id) pairs the store already holds as final for

@@ -248,6 +248,19 @@ def test_cli_batch_id_must_be_printable(
     assert err.count("\n") == 1
 
 
+@pytest.mark.parametrize("bad", ["nightly:v2", "b/trial-1"])
+def test_cli_batch_id_has_no_run_id_separators(
+    tmp_path: Path, files: tuple[Path, Path, Path], bad: str
+) -> None:
+    """A --batch-id with ':' or '/' could take another batch's run ids: a usage error."""
+    scorers, first, _ = files
+    code, _, err = run("eval", str(scorers), "--data", str(first), "--store",
+                       f"sqlite:{tmp_path / 'x.db'}", "--batch-id", bad)
+    assert code == 2
+    assert err.startswith("scorecore: error: --batch-id must not contain ':' or '/'")
+    assert err.count("\n") == 1
+
+
 def _store(kind: str, tmp_path: Path) -> Any:
     if kind == "memory":
         return InMemoryScoreStore()

@@ -299,6 +299,10 @@ async def test_gate_given_as_scorer_is_run(anyio_backend: str) -> None:
         ({"concurrency": 0}, "concurrency", "concurrency must be an int >= 1, got 0"),
         ({"resume": True}, "resume", "resume=True needs the store and the batch_id"),
         ({"batch_id": ""}, "batch_id", "batch_id must be a non-empty str"),
+        # nightly + item v2:q1 would be the run id of batch nightly:v2 + item q1.
+        ({"batch_id": "nightly:v2"}, "batch_id", "batch_id must not contain ':' or '/'"),
+        # b/trial-1 would collide with the second trial of batch b.
+        ({"batch_id": "b/trial-1"}, "batch_id", "batch_id must not contain ':' or '/'"),
     ],
 )
 async def test_bad_arguments_raise_before_running(

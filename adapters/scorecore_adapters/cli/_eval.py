@@ -230,6 +230,11 @@ def _check_batch_id(batch_id: str, flag: str) -> None:
     # Undecodable command-line bytes arrive as lone surrogates, which no store can encode.
     if not batch_id or any(not c.isprintable() for c in batch_id):
         raise UsageError(f"{flag} must be a non-empty printable id, got {clip(repr(batch_id))}")
+    if ":" in batch_id or "/" in batch_id:
+        raise UsageError(
+            f"{flag} must not contain ':' or '/' (run ids are BATCH:ITEM), "
+            f"got {clip(repr(batch_id))}"
+        )
 
 
 async def _check_batch(store: Store, batch_id: str, *, resume: bool) -> None:
