@@ -254,6 +254,8 @@ class JudgeLedger:
         cache_hits: replies read from the cache or shared with an identical call in flight.
         cache_misses: lookups that had to ask the judge.
         refused: calls a hard budget refused.
+        soft_limit_passed: how a soft budget was first passed (the line its
+            :class:`BudgetWarning` carries); ``None`` while the batch is within it.
     """
 
     spent_usd: float = 0.0
@@ -263,9 +265,9 @@ class JudgeLedger:
     cache_hits: int = 0
     cache_misses: int = 0
     refused: int = 0
+    soft_limit_passed: str | None = None
     _reserved_usd: float = 0.0
     _reserved_tokens: int = 0
-    _warned: bool = False
     _flights: dict[str, _Flight] = attrs.field(factory=dict)
 
     @property
@@ -366,12 +368,13 @@ def _admit(
         if budget.mode == "hard":
             ledger.refused += 1
             return refusal
-        if not ledger._warned:
-            ledger._warned = True
-            warnings.warn(
-                f"{refusal.describe()}; the budget is soft, so the batch goes on",
-                BudgetWarning, stacklevel=2,
+        if ledger.soft_limit_passed is None:
+            ledger.soft_limit_passed = (
+                f"{refusal.describe()}; the budget is soft, so the batch goes on"
             )
+            # Warnings turned into errors must not make the run raise; the ledger keeps the line.
+            with contextlib.suppress(BudgetWarning):
+                warnings.warn(ledger.soft_limit_passed, BudgetWarning, stacklevel=2)
     reservation = _Reservation(usd=worst_usd or 0.0, tokens=worst_in + worst_out)
     ledger._reserved_usd += reservation.usd
     ledger._reserved_tokens += reservation.tokens

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import anyio
@@ -224,3 +225,20 @@ async def test_a_hard_budget_stops_the_run_with_budget_exhausted() -> None:
     assert "max_tokens=1" in cause.describe()
     assert result.failure().partial.score is None
     assert judge.calls == {}
+
+
+async def test_a_soft_budget_never_makes_a_run_raise_even_with_warnings_as_errors() -> None:
+    """With warnings turned into errors, passing a soft budget still returns the run's Result;
+    the ledger keeps the warning's line (soft_limit_passed)."""
+    judge = StepJudge()
+    meter = JudgeMeter(budget=Budget(max_tokens=10, mode="soft"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for output in ("a", "b"):
+            result = await judged_scorer(judge).run(
+                input="q", output=output, runtime=_runtime(meter))
+            assert result.unwrap().score == 0.75
+    line = meter.ledger.soft_limit_passed
+    assert line is not None
+    assert "max_tokens=10" in line
+    assert line.endswith("the budget is soft, so the batch goes on")
