@@ -327,24 +327,61 @@ class RubricReply:
     overall_assessment: str = ""
 
 
+def _key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def matched_verdicts(criteria: Sequence[RubricCriterion], reply: RubricReply
+                     ) -> tuple[CriterionVerdict, ...] | NotScorable:
+    """The judge's verdicts in the rubric's order: one per criterion, else not scorable. A
+    verdict whose echoed criterion equals a description (spacing and case aside) goes to that
+    criterion; the others fill the remaining criteria in order.
+
+    >>> rubric_ = parse_rubric(["a", "b"])
+    >>> v = lambda text, ok: CriterionVerdict(criterion=text, satisfied=ok, reasoning="")
+    >>> [x.criterion for x in matched_verdicts(rubric_, RubricReply(criteria=(
+    ...     v("B", True), v("a", False))))]
+    ['a', 'B']
+    >>> matched_verdicts(rubric_, RubricReply(criteria=(v("a", True),))).reason
+    "the judge's reply has 1 verdict(s) for 2 criteria"
+    """
+    if len(reply.criteria) != len(criteria):
+        return not_scorable(f"the judge's reply has {len(reply.criteria)} verdict(s) for "
+                            f"{len(criteria)} criteria")
+    slots: list[CriterionVerdict | None] = [None] * len(criteria)
+    by_text: dict[str, list[int]] = {}
+    for i, criterion in enumerate(criteria):
+        by_text.setdefault(_key(criterion.description), []).append(i)
+    rest: list[CriterionVerdict] = []
+    for verdict in reply.criteria:
+        free = [i for i in by_text.get(_key(verdict.criterion), ()) if slots[i] is None]
+        if free:
+            slots[free[0]] = verdict
+        else:
+            rest.append(verdict)
+    leftovers = iter(rest)
+    return tuple(slot if slot is not None else next(leftovers) for slot in slots)
+
+
 def rubric_score(criteria: Sequence[RubricCriterion], reply: RubricReply, *,
-                 scale: float) -> float:
+                 scale: float) -> float | NotScorable:
     """``scale`` if every gating criterion is satisfied, else 0. The gate is the rubric's
-    required criteria (all of them when none is required); verdicts are matched by position
-    and a criterion without a verdict is unsatisfied.
+    required criteria (all of them when none is required); verdicts are matched to criteria by
+    :func:`matched_verdicts` (not scorable unless there is one per criterion).
 
     >>> rubric_ = parse_rubric([{"description": "a", "required": False}, "b"])
     >>> verdicts = lambda *ok: RubricReply(criteria=tuple(
     ...     CriterionVerdict(criterion="", satisfied=s, reasoning="") for s in ok))
     >>> rubric_score(rubric_, verdicts(False, True), scale=1.0)
     1.0
-    >>> rubric_score(rubric_, verdicts(True), scale=1.0)
+    >>> rubric_score(rubric_, verdicts(True, False), scale=1.0)
     0.0
     """
-    satisfied = [i < len(reply.criteria) and reply.criteria[i].satisfied
-                 for i in range(len(criteria))]
+    matched = matched_verdicts(criteria, reply)
+    if isinstance(matched, NotScorable):
+        return matched
     gate = [i for i, c in enumerate(criteria) if c.required] or list(range(len(criteria)))
-    return float(scale) if all(satisfied[i] for i in gate) else 0.0
+    return float(scale) if all(matched[i].satisfied for i in gate) else 0.0
 
 
 _PERSONA_RUBRIC = ("You are a grader who applies a rubric literally: a criterion is met only "
@@ -443,8 +480,9 @@ def rubric(
 
     def reason(texts: RubricTexts, reply: RubricReply, score: float) -> str:
         lines = [f"Rubric: {score}"]
+        matched = matched_verdicts(texts.criteria, reply)
         for i, criterion in enumerate(texts.criteria):
-            verdict = reply.criteria[i] if i < len(reply.criteria) else None
+            verdict = None if isinstance(matched, NotScorable) else matched[i]
             mark = "met" if verdict is not None and verdict.satisfied else "not met"
             lines.append(f"- {mark}{'' if criterion.required else ' (optional)'}: "
                          f"{criterion.description}")

@@ -697,3 +697,43 @@ async def test_yes_no_scorers_refuse_unsure(build: Callable[[ScriptedJudge], Any
     assert outcome.unwrap().judge["analyze"][0].attempt_count == 2
     prompt = judge.requests[0].messages[-1].content
     assert '"unsure"' not in prompt
+
+
+RUBRIC3 = [RubricCriterion(description="greets the user"),
+           RubricCriterion(description="under 20 words", required=False),
+           RubricCriterion(description="mentions price")]
+
+
+def _rubric_reply(*verdicts_: tuple[str, bool]) -> dict[str, Any]:
+    return {"criteria": [{"criterion": c, "satisfied": ok, "reasoning": ""}
+                         for c, ok in verdicts_], "overall_assessment": ""}
+
+
+async def test_rubric_needs_one_verdict_per_criterion() -> None:
+    """A reply with fewer (or more) verdicts than criteria is not scorable, naming the counts,
+    rather than reading the missing ones as unmet."""
+    judge = ScriptedJudge([_rubric_reply(("greets the user", True))])
+    outcome = await rubric(judge, criteria=RUBRIC3).run(input=QUESTION, output=ANSWER)
+    assert "1 verdict(s) for 3 criteria" in missing_of(outcome)
+    judge = ScriptedJudge([_rubric_reply(*[("x", True)] * 4)])
+    outcome = await rubric(judge, criteria=RUBRIC3).run(input=QUESTION, output=ANSWER)
+    assert "4 verdict(s) for 3 criteria" in missing_of(outcome)
+
+
+async def test_rubric_matches_verdicts_by_their_criterion_text() -> None:
+    """Verdicts echoing a criterion's text go to that criterion whatever their order (case and
+    spacing aside); the others are matched by position."""
+    reordered = _rubric_reply(("greets the user", True), ("Mentions  price", True),
+                              ("under 20 words", False))
+    outcome = await rubric(ScriptedJudge([reordered]), criteria=RUBRIC3).run(
+        input=QUESTION, output=ANSWER)
+    assert score_of(outcome) == 1.0
+    assert "- met: mentions price" in outcome.unwrap().reason
+    unnamed = _rubric_reply(("1", True), ("2", False), ("3", True))
+    outcome = await rubric(ScriptedJudge([unnamed]), criteria=RUBRIC3).run(
+        input=QUESTION, output=ANSWER)
+    assert score_of(outcome) == 1.0
+    wrong = _rubric_reply(("1", True), ("2", True), ("3", False))
+    outcome = await rubric(ScriptedJudge([wrong]), criteria=RUBRIC3).run(
+        input=QUESTION, output=ANSWER)
+    assert score_of(outcome) == 0.0
