@@ -231,7 +231,11 @@ class TrialScorer:
 
     async def __call__(self, index: int, raw: object) -> tuple[ItemResult, ...]:
         """The item's result in each trial, in trial order."""
-        return tuple([await scorer(index, raw) for scorer in self._scorers])
+        # Every trial claims its run id before any awaits: a later item with a duplicate id
+        # cannot take trial t's id while trial t-1 of this item is still running.
+        claimed = [scorer.prepare(index, raw) for scorer in self._scorers]
+        return tuple([await scorer.run(c) for scorer, c in zip(self._scorers, claimed,
+                                                                 strict=True)])
 
     def failed(self, index: int, failure: Any) -> ItemResult:
         """The item failed as a whole (reported once, under the first trial)."""

@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, final
 
+import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._errors import ScorerRunError
@@ -20,6 +21,16 @@ from scorecore.evals._run_ids import RunIds
 from scorecore.evals._store import CompletedScore
 
 __all__ = ["ItemScorer"]
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ClaimedItem:
+    """A readable item whose run id :meth:`ItemScorer.prepare` claimed, ready to score."""
+
+    index: int
+    item: EvalItem
+    run_id: str
 
 
 @final
@@ -63,8 +74,16 @@ class ItemScorer:
 
     async def __call__(self, index: int, raw: object) -> ItemResult:
         """The result of the entry at ``index`` of the dataset."""
-        # Up to its first await this runs right after the source numbered the item, with no
-        # await in between: ids are claimed in dataset order, so "first seen" is the earlier item.
+        # prepare runs right after the source numbered the item, with no await in between:
+        # ids are claimed in dataset order, so "first seen" is the earlier item.
+        return await self.run(self.prepare(index, raw))
+
+    def prepare(self, index: int, raw: object) -> ItemResult | ClaimedItem:
+        """Read the entry and claim its run id (no await): the failed result, or what to run.
+
+        Whoever scores an item several times (one scorer per trial) prepares it for every
+        scorer before awaiting any, so a later duplicate id can never claim a run id first.
+        """
         read = read_item(raw, index, needs_output=self._target is None)
         item = read.unwrap() if isinstance(read, Success) else None
         item_id, line = (raw_id(raw), None) if item is None else (item.id, item.line)
@@ -75,6 +94,14 @@ class ItemScorer:
             return self.failed(index, claim.failure(), item_id=item_id, item=item, run_id=run_id)
         if item is None:
             return self.failed(index, read.failure(), item_id=item_id, run_id=run_id)
+        return ClaimedItem(index=index, item=item, run_id=run_id)
+
+    async def run(self, claimed: ItemResult | ClaimedItem) -> ItemResult:
+        """Score what :meth:`prepare` claimed (a failed result is returned as it is)."""
+        if isinstance(claimed, ItemResult):
+            return claimed
+        index, item, run_id = claimed.index, claimed.item, claimed.run_id
+        item_id = item.id
         done = self._done
         output: Any = item.output
         if self._target is not None and (

@@ -652,3 +652,33 @@ async def test_a_resumed_batch_reports_what_an_uninterrupted_one_does(
     whole = await run_evals(items, [_scores_scorer(scores)], batch_id="b", runtime=runtime)
     assert resumed.scorers == whole.scorers
     assert resumed.summary("s").mean == _exact_mean(scores)
+
+
+@pytest.mark.parametrize("later_id", ["#0", "x"])
+async def test_a_later_duplicate_id_never_takes_a_trial_run_id(
+    anyio_backend: str, later_id: str
+) -> None:
+    """With trials, every trial of the first item keeps its run id, however slow it is.
+
+    The second item's id repeats the first's run id (``#0`` is the position id of an id-less
+    first item); it fails as a duplicate in every trial, never storing its rows under the
+    first item's trial run ids.
+    """
+    async def slow(ctx: Any) -> float:
+        if ctx.run.input == "slow":
+            for _ in range(20):
+                await anyio.lowlevel.checkpoint()
+        return 1.0
+
+    scorer = create_scorer(id="s", description="d").generate_score(slow)
+    first: dict[str, Any] = {"input": "slow", "output": "a"}
+    if later_id == "x":
+        first["id"] = "x"
+    store = InMemoryScoreStore()
+    report = await run_evals([first, {"input": "fast", "output": "b", "id": later_id}],
+                             [scorer], store=store, batch_id="b", trials=2, concurrency=4)
+    rows = await store.list_run("b")
+    assert sorted((r.run_id, r.input) for r in rows) == [
+        (f"b/trial-1:{later_id}", "slow"), (f"b:{later_id}", "slow"),
+    ]
+    assert report.failed_items == 2
