@@ -257,6 +257,16 @@ def score_level(trajectory: Trajectory, expectation: TrajectoryExpectation,
     return attrs.evolve(level, score=r2_plain(score))
 
 
+_CHECKS: Final = ("steps", "max_steps", "max_total_tokens", "max_total_duration",
+                   "no_redundant_calls", "blacklisted_tools", "blacklisted_sequences")
+
+
+def _checks_something(expectation: TrajectoryExpectation) -> bool:
+    # ordering, allow_repeated_steps and max_retries_per_tool only qualify other checks.
+    return any(getattr(expectation, name) not in (None, ()) or
+               (name == "steps" and expectation.steps is not None) for name in _CHECKS)
+
+
 def _has_any(expectation: TrajectoryExpectation) -> bool:
     # steps=[] is an expectation (no step at all); an empty blacklist is none.
     return any(getattr(expectation, f.name) is not None
@@ -281,8 +291,10 @@ def trajectory(
     sequence at any depth gives 0. An expected step with ``children`` is matched to the first
     step of that name and its children scored the same way, mixed in 70/30.
 
-    Not scorable when there is no expectation at all, or a token or duration budget is set but
-    the trajectory does not record tokens or durations.
+    Not scorable when there is no expectation at all, when it sets no steps, budgets or
+    blacklists (only ``ordering``, ``allow_repeated_steps`` or ``max_retries_per_tool``), or
+    when a token or duration budget is set but the trajectory does not record tokens or
+    durations.
 
     >>> import anyio
     >>> from scorecore.agent import TrajectoryStep
@@ -302,6 +314,8 @@ def trajectory(
         if not _has_any(expectation):
             return not_scorable("no expectation: give the factory defaults or the run an "
                                 "expected_trajectory (steps, budgets or blacklists)")
+        if not _checks_something(expectation):
+            return not_scorable("the expectation sets no steps, budgets or blacklists")
         try:
             return score_level(ctx.run.output, expectation, chosen)
         except MissingMeasureError as exc:

@@ -255,6 +255,19 @@ async def test_unified_not_scorable() -> None:
     assert "max_total_duration" in missing_of(await duration.run(input={}, output=taken("a")))
 
 
+@pytest.mark.parametrize("vacuous", [
+    TrajectoryExpectation(ordering="strict"), {"maxRetriesPerTool": 1},
+    {"allowRepeatedSteps": False}, {"ordering": "unordered", "blacklistedTools": []}])
+async def test_unified_expectation_that_checks_nothing_is_not_scorable(vacuous: Any) -> None:
+    """An expectation setting only ordering, allow_repeated_steps or max_retries_per_tool
+    checks nothing: not scorable rather than a free 1.0."""
+    outcome = await trajectory().run(input={}, output=taken("x"), expected_trajectory=vacuous)
+    assert missing_of(outcome) == "the expectation sets no steps, budgets or blacklists"
+    checked = await trajectory().run(input={}, output=taken("x"),
+                                     expected_trajectory={"ordering": "strict", "steps": []})
+    assert score_of(checked) == 0.0
+
+
 def test_expectation_from_mastra_json() -> None:
     """Mastra's camelCase expectation is read, milliseconds become seconds, unknown keys are
     refused; a Trajectory becomes expected steps with its fields."""

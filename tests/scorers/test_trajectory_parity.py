@@ -71,8 +71,8 @@ def test_trajectory_scores_equal_mastra(case: dict[str, Any]) -> None:
             assert "max_total_" in reason
         elif reason.startswith("no expected trajectory"):
             assert mastra["score"] == 0
-        else:
-            assert reason.startswith("no expectation")
+        else:  # a deliberate difference: Mastra gives 1 to an expectation checking nothing
+            assert reason.startswith(("no expectation", "the expectation sets no steps"))
             assert mastra["score"] == 1
         return
     assert "error" not in mastra, mastra
