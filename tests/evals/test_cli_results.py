@@ -281,3 +281,29 @@ def test_compare_refuses_a_changed_scorer_definition(tmp_path: Path, scorers: Pa
                        "--allow-changed-scorers")
     assert code == 0
     assert "scorers differ: changed definition: length" in out
+
+
+class _Terminal(io.StringIO):
+    """An output that says it is a terminal, so the commands print rich tables."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_show_on_a_terminal_prints_markup_like_text_as_it_is(
+    tmp_path: Path, scorers: Path
+) -> None:
+    """A reason or item id holding "[/INST]" or "[bold]" is text, not rich markup."""
+    extra = {0: {"skip": "prompt ended with [/INST] and [bold]x"}}
+    data = tmp_path / "m.jsonl"
+    data.write_text(json.dumps({"id": "[red]q[/]", "input": 0, "output": 0,
+                                "extra": {"s": 1.0, **extra[0]}}) + "\n")
+    code, _, err = run("eval", str(scorers), "--data", str(data), "--store", store(tmp_path),
+                       "--batch-id", "m")
+    assert code in (0, 1), err
+    out, errors = _Terminal(), io.StringIO()
+    code = main(["show", "m", "--store", store(tmp_path)], out=out, err=errors)
+    assert code == 0, errors.getvalue()
+    text = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()))
+    assert "[/INST]" in text
+    assert "[red]q[/]" in text

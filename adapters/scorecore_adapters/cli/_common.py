@@ -76,13 +76,15 @@ def print_table(
 ) -> None:
     """``rows`` under ``headers``: a rich table on a terminal, aligned plain text otherwise."""
     if rich_output:
+        from rich.markup import escape  # noqa: PLC0415 - only for terminals
         from rich.table import Table  # noqa: PLC0415 - only for terminals
 
-        table = Table(title=title)
+        # Cells are data (a reason may hold "[/INST]"), never rich markup.
+        table = Table(title=None if title is None else escape(title))
         for index, header in enumerate(headers):
-            table.add_column(header, justify="left" if index == 0 else "right")
+            table.add_column(escape(header), justify="left" if index == 0 else "right")
         for index, row in enumerate(rows):
-            table.add_row(*row, style=styles[index] if styles else None)
+            table.add_row(*map(escape, row), style=styles[index] if styles else None)
         console(out).print(table)
         return
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
