@@ -225,3 +225,13 @@ def test_cli_without_psycopg_is_one_line_exit_two(
     assert err.endswith(": pip install 'scorecore[postgres]'\n")
     assert err.count("\n") == 1
     assert "hunter2" not in out + err
+
+
+def test_a_utf8_bom_before_the_first_line_is_ignored(tmp_path: Path) -> None:
+    """A dataset saved by an editor that writes a UTF-8 BOM scores its first line too."""
+    lines = ['{"input": 1, "output": 1, "ground_truth": 1}', '{"input": 2, "output": 2}']
+    code, _, err, document = evaluate(tmp_path, b"\xef\xbb\xbf" + "\n".join(lines).encode())
+    assert "warning" not in err, err
+    assert code in (0, 1)
+    assert [s for s, _, _ in stored(tmp_path / "x.db")].count("half") == 2
+    assert document

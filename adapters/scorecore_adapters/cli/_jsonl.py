@@ -86,8 +86,9 @@ class JsonlReader:
 
     def _lines(self) -> Iterator[tuple[int, str]]:
         # newline="\n": line numbers are what editors and `wc -l` count (a stray "\r" stays
-        # inside its line); bytes that are not UTF-8 become U+FFFD.
-        with self.path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
+        # inside its line); bytes that are not UTF-8 become U+FFFD; a leading UTF-8 BOM
+        # (Windows editors write one) is dropped.
+        with self.path.open(encoding="utf-8-sig", errors="replace", newline="\n") as handle:
             for number, line in enumerate(handle, start=1):
                 text = line.strip()
                 if text:
