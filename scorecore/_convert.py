@@ -513,6 +513,14 @@ def _execution_json(execution: JudgeExecution) -> dict[str, Any]:
         out["waits"] = list(execution.waits)
     if execution.processor_errors:
         out["processorErrors"] = list(execution.processor_errors)
+    if execution.cost_usd is not None:
+        out["costUsd"] = execution.cost_usd
+    if execution.saved_usd is not None:
+        out["savedUsd"] = execution.saved_usd
+    if execution.cache_hits:
+        out["cacheHits"] = execution.cache_hits
+    if execution.cache_misses:
+        out["cacheMisses"] = execution.cache_misses
     if execution.error is not None:
         out["error"] = {
             "name": type(execution.error).__name__,
@@ -548,6 +556,10 @@ def _execution_from_json(data: Mapping[str, Any]) -> JudgeExecution:
         raw_output=data.get("rawOutput"),
         waits=tuple(data.get("waits", ())),
         processor_errors=tuple(data.get("processorErrors", ())),
+        cost_usd=data.get("costUsd"),
+        saved_usd=data.get("savedUsd"),
+        cache_hits=data.get("cacheHits", 0),
+        cache_misses=data.get("cacheMisses", 0),
         error=None if error is None or "cause" not in error
         else converter.structure(error["cause"], RunFailureCause),  # type: ignore[arg-type]
     )

@@ -206,6 +206,10 @@ def judge_executions(draw: st.DrawFn) -> JudgeExecution:
         raw_output=draw(st.none() | text),
         error=draw(judge_failures) if failed else None,
         waits=tuple(draw(st.lists(st.floats(min_value=0, max_value=100), max_size=3))),
+        cost_usd=draw(st.none() | st.floats(min_value=0, max_value=1e6)),
+        saved_usd=draw(st.none() | st.floats(min_value=0, max_value=1e6)),
+        cache_hits=draw(st.integers(0, 50)),
+        cache_misses=draw(st.integers(0, 50)),
     )
 
 
