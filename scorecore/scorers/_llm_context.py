@@ -102,17 +102,27 @@ class PieceVerdicts:
     verdicts: tuple[PieceVerdict, ...]
 
 
-def precision_score(reply: PieceVerdicts, *, scale: float) -> float | NotScorable:
+def precision_score(reply: PieceVerdicts, *, pieces: int, scale: float
+                    ) -> float | NotScorable:
     """Mean average precision: sort the verdicts by ``context_index``; at each position i
-    (1-based) holding a yes, add (yeses so far) / i; divide by the number of yeses.
+    (1-based) holding a yes, add (yeses so far) / i; divide by the number of yeses. The reply
+    must hold exactly one verdict per piece (indices 0 to ``pieces`` - 1, each once), else
+    not scorable.
 
     >>> v = lambda i, x: PieceVerdict(context_index=i, verdict=x, reason="")
     >>> precision_score(PieceVerdicts(verdicts=(v(2, "yes"), v(0, "no"), v(1, "yes"),
-    ...                                         v(3, "no"))), scale=1)
+    ...                                         v(3, "no"))), pieces=4, scale=1)
     0.58
+    >>> precision_score(PieceVerdicts(verdicts=(v(1, "yes"), v(1, "yes"), v(7, "yes"))),
+    ...                 pieces=3, scale=1).reason
+    "the judge's reply covers 1 of 3 context pieces (3 verdicts)"
     """
     if not reply.verdicts:
         return not_scorable("the judge gave no verdict on the context")
+    covered = {v.context_index for v in reply.verdicts} & set(range(pieces))
+    if len(covered) != pieces or len(reply.verdicts) != pieces:
+        return not_scorable(f"the judge's reply covers {len(covered)} of {pieces} context "
+                            f"pieces ({len(reply.verdicts)} verdicts)")
     ordered = sorted(reply.verdicts, key=lambda v: v.context_index)
     relevant = 0
     total = 0.0
@@ -207,7 +217,8 @@ def context_precision(
                       judge=judge_config(id, judge, _PERSONA_PRECISION)),
         gather=gather, description="Judge each context piece's usefulness",
         reply=PieceVerdicts, prompt=prompt,
-        score=lambda _t, reply: precision_score(reply, scale=scaled),
+        score=lambda texts, reply: precision_score(reply, pieces=len(texts.context),
+                                                   scale=scaled),
         reason=lambda _t, reply, score: "\n".join(
             [f"Context precision: {score}"]
             + [f"- [{v.context_index}] {v.verdict}: {v.reason}" for v in reply.verdicts]),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any, cast, final
 
 import attrs
@@ -54,15 +55,23 @@ class ToolReply:
     missing_tools: tuple[str, ...] = ()
 
 
-def tool_score(reply: ToolReply) -> float | NotScorable:
-    """The share of appropriate calls, two decimals.
+def tool_score(reply: ToolReply, calls: Sequence[str]) -> float | NotScorable:
+    """The share of appropriate calls, two decimals. The reply must evaluate each of the
+    ``calls`` once (by tool name, as many times as it was called), else not scorable.
 
     >>> e = lambda ok: ToolEvaluation(tool_called="t", was_appropriate=ok, reasoning="")
-    >>> tool_score(ToolReply(evaluations=(e(True), e(True), e(False))))
+    >>> tool_score(ToolReply(evaluations=(e(True), e(True), e(False))), ["t", "t", "t"])
     0.67
+    >>> tool_score(ToolReply(evaluations=(e(True),)), ["t", "u"]).reason
+    "the judge's reply covers 1 of 2 tool calls (1 evaluations)"
     """
     if not reply.evaluations:
         return not_scorable("the judge evaluated no tool call")
+    wanted = Counter(c.strip() for c in calls)
+    covered = sum((wanted & Counter(e.tool_called.strip() for e in reply.evaluations)).values())
+    if covered != len(calls) or len(reply.evaluations) != len(calls):
+        return not_scorable(f"the judge's reply covers {covered} of {len(calls)} tool calls "
+                            f"({len(reply.evaluations)} evaluations)")
     return r2(sum(1 for e in reply.evaluations if e.was_appropriate) / len(reply.evaluations))
 
 
@@ -145,7 +154,7 @@ def llm_tool_call_accuracy(
                       description="The share of tool calls appropriate for the request",
                       judge=judge_config(id, judge, _PERSONA_TOOLS)),
         gather=gather, description="Judge each tool call", reply=ToolReply, prompt=prompt,
-        score=lambda _t, reply: tool_score(reply),
+        score=lambda texts, reply: tool_score(reply, texts.calls),
         reason=lambda _t, reply, score: "\n".join(
             [f"Tool call accuracy: {score}"]
             + [f"- {e.tool_called}: {'appropriate' if e.was_appropriate else 'inappropriate'}"

@@ -468,10 +468,10 @@ def test_pure_formulas_edge_cases() -> None:
     example = PieceVerdicts(verdicts=tuple(PieceVerdict(context_index=i, verdict=v, reason="")
                                            for i, v in ((2, "yes"), (0, "no"), (1, "yes"),
                                                         (3, "no"))))
-    assert precision_score(example, scale=1) == 0.58
+    assert precision_score(example, pieces=4, scale=1) == 0.58
     none_relevant = PieceVerdicts(verdicts=(PieceVerdict(context_index=0, verdict="no",
                                                          reason=""),))
-    assert precision_score(none_relevant, scale=1) == 0.0
+    assert precision_score(none_relevant, pieces=1, scale=1) == 0.0
     assert llm_trajectory_score(TrajectoryReply(step_evaluations=(StepEvaluation(
         step_name="s", was_necessary=True, was_in_order=True, reasoning=""),))) == 1.0
     exact = SimilarityReply(matches=(UnitMatch(ground_truth_unit="u", output_unit="u",
@@ -501,7 +501,7 @@ def test_precision_within_scale(pieces: list[tuple[int, bool]], scale: float) ->
     reply = PieceVerdicts(verdicts=tuple(
         PieceVerdict(context_index=i, verdict="yes" if ok else "no", reason="")
         for i, ok in pieces))
-    value = precision_score(reply, scale=scale)
+    value = precision_score(reply, pieces=len(pieces), scale=scale)
     assert isinstance(value, NotScorable) or 0 <= value <= scale + 1e-9
 
 
@@ -737,3 +737,53 @@ async def test_rubric_matches_verdicts_by_their_criterion_text() -> None:
     outcome = await rubric(ScriptedJudge([wrong]), criteria=RUBRIC3).run(
         input=QUESTION, output=ANSWER)
     assert score_of(outcome) == 0.0
+
+
+def _piece_reply(*indices: int) -> dict[str, Any]:
+    return {"verdicts": [{"context_index": i, "verdict": "yes", "reason": ""} for i in indices]}
+
+
+@pytest.mark.parametrize(("indices", "covered"), [
+    ((7,), 0), ((1, 1), 1), ((0, 1), 2), ((0, 1, 2, 2), 3), ((-1, 0, 1), 2)])
+async def test_context_precision_needs_one_verdict_per_piece(
+        indices: tuple[int, ...], covered: int) -> None:
+    """Out-of-range or repeated indices, or fewer or more verdicts than pieces, are not
+    scorable (naming how many pieces the reply covers) instead of a perfect score."""
+    pieces = ["Cats purr.", "Paris is in France.", "Dogs bark."]
+    judge = ScriptedJudge([_piece_reply(*indices)])
+    outcome = await context_precision(judge, context=pieces).run(input=QUESTION, output=ANSWER)
+    assert f"the judge's reply covers {covered} of 3 context pieces" in missing_of(outcome)
+
+
+@given(st.permutations(range(6)).flatmap(
+    lambda order: st.tuples(st.just(order), st.lists(st.booleans(), min_size=6, max_size=6))))
+def test_precision_scores_every_complete_reply(case: tuple[list[int], list[bool]]) -> None:
+    """A reply with one verdict per piece, in any order, is always scored within [0, 1]."""
+    order, oks = case
+    reply = PieceVerdicts(verdicts=tuple(
+        PieceVerdict(context_index=i, verdict="yes" if ok else "no", reason="")
+        for i, ok in zip(order, oks, strict=True)))
+    value = precision_score(reply, pieces=6, scale=1)
+    assert not isinstance(value, NotScorable)
+    assert 0 <= value <= 1
+
+
+def _tool_reply(*names: str) -> dict[str, Any]:
+    return {"evaluations": [{"tool_called": n, "was_appropriate": True, "reasoning": ""}
+                            for n in names], "missing_tools": []}
+
+
+@pytest.mark.parametrize(("names", "covered"), [
+    (("search",), 1), (("search", "search"), 1), (("search", "weather", "weather"), 2),
+    (("other", "thing"), 0)])
+async def test_llm_tool_call_accuracy_needs_one_evaluation_per_call(
+        names: tuple[str, ...], covered: int) -> None:
+    """The judge must evaluate each call once: a partial reply (or one naming other tools, or
+    too many) is not scorable instead of scoring only what it covered."""
+    judge = ScriptedJudge([_tool_reply(*names)])
+    scorer = llm_tool_call_accuracy(judge, available_tools={"search": "s", "weather": "w"})
+    outcome = await scorer.run(input=QUESTION, output=called("search", "weather"))
+    assert f"the judge's reply covers {covered} of 2 tool calls" in missing_of(outcome)
+    judge = ScriptedJudge([_tool_reply("weather", "search")])
+    scorer = llm_tool_call_accuracy(judge, available_tools={"search": "s", "weather": "w"})
+    assert score_of(await scorer.run(input=QUESTION, output=called("search", "weather"))) == 1.0
