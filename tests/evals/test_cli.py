@@ -218,6 +218,45 @@ def test_broken_scorers_module_is_one_line(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("value", ["['exact']", "'not ready'", "3"])
+def test_skipped_scorers_that_is_not_a_mapping_is_a_usage_error(
+    tmp_path: Path, value: str
+) -> None:
+    """``skipped_scorers`` must map ids to reasons; anything else is one line, exit 2."""
+    path = tmp_path / "skips.py"
+    path.write_text(SCORERS + f"skipped_scorers = {value}\n")
+    data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1}'])
+    code, _, err = run("eval", str(path), "--data", str(data), "--store",
+                       f"sqlite:{tmp_path / 'x.db'}")
+    assert code == 2
+    assert err.startswith(f"scorecore: error: skipped_scorers in {path} must be a mapping"), err
+    assert err.count("\n") == 1
+
+
+def test_a_module_importing_a_missing_module_names_the_missing_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's module exists; the one it imports does not: say which, not "not found"."""
+    package = tmp_path / "evalpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "scorers_mod.py").write_text("import evalpkg_missing_dependency\n")
+    # The missing name is a prefix of the user's module name: still the user's import fails.
+    (tmp_path / "evalpkg_missing_dependency_scorers.py").write_text(
+        "import evalpkg_missing_dependency\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1}'])
+    for spec in ("evalpkg.scorers_mod", "evalpkg_missing_dependency_scorers"):
+        code, _, err = run("eval", spec, "--data", str(data))
+        assert code == 2
+        assert err.startswith(f"scorecore: error: importing scorers {spec} failed: "
+                              f"ModuleNotFoundError: No module named "
+                              f"'evalpkg_missing_dependency'"), err
+    code, _, err = run("eval", "evalpkg.absent", "--data", str(data))
+    assert err == "scorecore: error: scorers module not found: evalpkg.absent\n"
+
+
 def test_console_script_subprocess(tmp_path: Path) -> None:
     """The installed `scorecore` script runs the demo end to end in a real process."""
     script = Path(sys.executable).parent / "scorecore"

@@ -15,7 +15,7 @@ from typing import Any, final
 import attrs
 
 from scorecore import Scorer
-from scorecore_adapters.cli._common import UsageError
+from scorecore_adapters.cli._common import UsageError, clip
 
 
 def _where(exc: BaseException) -> str:
@@ -35,7 +35,9 @@ def _import(spec: str, what: str) -> ModuleType:
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as exc:
-        if exc.name and spec.startswith(exc.name):
+        # Only the module asked for (or a parent package) is "not found"; a module it imports
+        # that is missing is an import failure of the user's module, named as such.
+        if exc.name and (exc.name == spec or spec.startswith(exc.name + ".")):
             raise UsageError(f"{what} module not found: {spec}") from None
         raise UsageError(
             f"importing {what} {spec} failed: {type(exc).__name__}: {exc}{_where(exc)}"
@@ -96,7 +98,12 @@ def load_scorers(spec: str) -> LoadedScorers:
     module = _import(target, "scorers")
     namespace = vars(module)
     skipped_raw = namespace.get("skipped_scorers") or {}
-    skipped = {str(k): str(v) for k, v in dict(skipped_raw).items()}
+    if not isinstance(skipped_raw, Mapping):
+        raise UsageError(
+            f"skipped_scorers in {target} must be a mapping of scorer id to reason, "
+            f"got {type(skipped_raw).__name__} {clip(repr(skipped_raw))}"
+        )
+    skipped = {str(k): str(v) for k, v in skipped_raw.items()}
     by_name: dict[str, Scorer[Any, Any]] = {}
     for attr, value in namespace.items():
         if isinstance(value, Scorer):
