@@ -178,3 +178,23 @@ def test_over_budget_items_with_failures_keep_their_values() -> None:
     assert "…(+" in items[1][2]
     assert len(data_of(page)["rows"]) == 200
     assert "Values longer than" in page
+
+
+@pytest.mark.parametrize("item_id", ["a&b=c", "q#1 + x", "é/ü?", "lone \ud800"])
+def test_most_regressed_links_percent_encode_the_item_id(item_id: str) -> None:
+    """``#item=`` links carry the whole id: ``&``, ``#``, ``+`` never end or change it."""
+    from urllib.parse import parse_qs  # noqa: PLC0415
+
+    def rows(batch: str, score: float) -> list[ScoreRow]:
+        return [ScoreRow(id=f"{batch}{i}", scorer_id="s", run_id=f"{batch}:{item}",
+                         batch_id=batch, status="scored", score=score,
+                         dataset_item_id=item)
+                for i, item in enumerate([item_id, "other"])]
+
+    page = render_report(rows("new", 0.0), batch_id="new", baseline=rows("base", 1.0))
+    links = [value for name, value in parse(page).attrs
+             if name == "href" and value and value.startswith("#item=")]
+    assert links
+    expected = item_id.encode("utf-8", "replace").decode()
+    decoded = {parse_qs(link[1:], keep_blank_values=True)["item"][0] for link in links}
+    assert expected in decoded

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from urllib.parse import quote
 
 from scorecore.evals import Comparison, ScorerComparison, ScoreRow, Threshold, compare
 from scorecore_adapters.report._assets import CSS, JS
@@ -95,6 +96,12 @@ def _comparison_row(s: ScorerComparison) -> str:
     )
 
 
+def _fragment(item_id: str) -> str:
+    """``item_id`` for a ``#item=`` link: percent-encoded (the page's script decodes it, so
+    ``&``, ``#``, ``+`` and ``=`` stay part of the id), then HTML-escaped."""
+    return esc(quote(item_id, safe="", errors="replace"))
+
+
 def _baseline(comparison: Comparison | None) -> str:
     if comparison is None:
         return ""
@@ -117,7 +124,7 @@ def _baseline(comparison: Comparison | None) -> str:
         notes.append("scorers differ: " + esc(", ".join(
             [*c.scorers_only_in_base, *c.scorers_only_in_new, *c.changed_scorers])))
     regressed = [
-        f"<tr><td>{esc(s.scorer_id)}</td><td><a href=\"#item={esc(item.item_id)}\">"
+        f"<tr><td>{esc(s.scorer_id)}</td><td><a href=\"#item={_fragment(item.item_id)}\">"
                 f"{esc(item.item_id)}</a></td><td>{number(item.base_score)} ({item.base_status})"
                 f"</td><td>{number(item.new_score)} ({item.new_status})</td>"
         f"<td class=num>{number(item.delta, sign=True)}</td></tr>"
