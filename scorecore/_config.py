@@ -299,7 +299,8 @@ class PromptStep(Generic[Ctx_contra, Out_co]):
     and the step result is the reply structured into that type, or ``output_schema`` (a JSON
     schema) and the step result is the validated JSON. With ``output_type`` the schema sent to
     the judge is generated from the type (its docstrings become descriptions) and can be read
-    back as ``output_schema``. For ``generate_reason`` the reply is plain text.
+    back as ``output_schema``. For ``generate_reason`` the reply is plain text (a reason step with
+    ``output_type`` or ``output_schema`` is refused when added).
 
     >>> import attrs
     >>> @attrs.frozen

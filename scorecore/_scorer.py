@@ -135,6 +135,13 @@ class _Definition:
                     f"prompt steps need a JSON schema for the judge's reply",
                     scorer_id=self.id, step=name, field="output_schema", value=None,
                 )
+            if name == "generate_reason" and definition.output_schema is not None:
+                raise ScorerDefinitionError(
+                    f"{where} is a PromptStep with output_type/output_schema; generate_reason "
+                    f"asks the judge for plain text, so give it neither",
+                    scorer_id=self.id, step=name, field="output_schema",
+                    value=definition.output_schema,
+                )
             resolved = resolve_judge(self.judge, definition.judge, step=name)
             if isinstance(resolved, Failure):
                 raise ScorerDefinitionError(

@@ -6,6 +6,7 @@ import itertools
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -145,6 +146,8 @@ def test_prompt_step_without_judge_raises(step: str) -> None:
     prompt: Any = (
         ScorePromptStep(description="p", create_prompt=lambda ctx: "p")
         if step == "generate_score"
+        else PromptStep(description="p", create_prompt=lambda ctx: "p")
+        if step == "generate_reason"
         else PromptStep(description="p", create_prompt=lambda ctx: "p", output_schema=SCHEMA)
     )
     builder: Any = create_scorer(id="s", description="d")
@@ -193,6 +196,26 @@ def test_preprocess_and_analyze_prompt_steps_need_a_schema(step: str) -> None:
     builder: Any = create_scorer(id="s", description="d", judge=judge())
     with pytest.raises(ScorerDefinitionError, match="output_schema") as info:
         getattr(builder, step)(PromptStep(description="p", create_prompt=lambda ctx: "p"))
+    assert info.value.field == "output_schema"
+
+
+@attrs.frozen
+class _Why:
+    text: str
+
+
+@pytest.mark.parametrize("typed", [
+    {"output_schema": SCHEMA}, {"output_type": _Why},
+], ids=["output_schema", "output_type"])
+def test_a_reason_prompt_step_with_a_reply_type_is_refused(typed: dict[str, Any]) -> None:
+    """generate_reason asks for plain text: a PromptStep with output_type or output_schema is
+    refused when added instead of silently asking for (and returning) plain text."""
+    builder = create_scorer(id="s", description="d", judge=judge()).generate_score(
+        fn_for("generate_score"))
+    step: Any = PromptStep(description="p", create_prompt=lambda ctx: "p", **typed)
+    with pytest.raises(ScorerDefinitionError, match="generate_reason asks the judge for plain"
+                       ) as info:
+        builder.generate_reason(step)
     assert info.value.field == "output_schema"
 
 
