@@ -196,9 +196,8 @@ be ``None``) and output (the answer) are plain strings."""
 def _as_agent_run(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
     # A text run is read as a one-message agent run: the input text is the user's message,
     # the output text the assistant's answer.
-    question = run.input
-    messages = ((_message("user", question),) if isinstance(question, str) and question
-                else ())
+    question: str | None = run.input
+    messages = (_message("user", question),) if question else ()
     return attrs.evolve(run, input=AgentInput(input_messages=messages),
                         output=(_message("assistant", run.output),))
 
@@ -217,8 +216,11 @@ def start_judged(
                              type="agent")
     if shape != "text":
         raise refuse(id, "type", "'agent' or 'text'", shape)
+    # The input is a str (or None) too: anything else is an InputMismatch, never dropped.
+    text_or_none: Any = str | None
     builder = create_scorer(id=id, name=name, description=description, judge=judge,
-                            output_type=str, prepare_run=_as_agent_run)
+                            input_type=text_or_none, output_type=str,
+                            prepare_run=_as_agent_run)
     return cast(ScorerBuilder[AgentInput, AgentOutput, None, None], builder)
 
 

@@ -632,6 +632,13 @@ async def test_text_runs_missing_and_mismatched() -> None:
     assert "no answer" in missing_of(await scorer.run(input="Q?", output=" "))
     mismatch = await scorer.run(input="Q?", output=42)  # type: ignore[arg-type]
     assert mismatch.failure().failed_step == "input"
+    # A non-string input is refused too, never silently read as "no question".
+    for wrong in ({"question": "Q?"}, ["Q?"], 3):
+        refused = await context_recall(judge, context=CONTEXT, type="text").run(
+            input=wrong, output="Paris.", ground_truth="Paris.")
+        assert refused.failure().failed_step == "input"
+        assert "input does not match" in str(refused.failure())
+    assert judge.calls == 0
     with pytest.raises(ScorerDefinitionError, match="type"):
         bias(judge, type="json")  # type: ignore[call-overload]
 
