@@ -438,3 +438,15 @@ async def test_unified_nested_steps_with_the_same_name_are_each_kept() -> None:
     # accuracy 0.5 (one "sub" missing) · 0.7 + mean(1.0, absent 0) · 0.3 = 0.5
     assert score_of(outcome) == 0.5
     assert outcome.unwrap().reason.count("nested sub") == 2
+
+
+async def test_unified_item_empty_blacklist_keeps_the_defaults() -> None:
+    """A documented difference from Mastra's spread: an empty blacklist in the run's
+    expectation means "not set", so the factory's blacklist still applies."""
+    scorer = trajectory(TrajectoryExpectation(steps=["rm"], blacklisted_tools=["rm"]))
+    outcome = await scorer.run(input={}, output=taken("rm"),
+                               expected_trajectory={"blacklistedTools": []})
+    assert score_of(outcome) == 0.0
+    free = await trajectory(TrajectoryExpectation(steps=["rm"])).run(
+        input={}, output=taken("rm"), expected_trajectory={"blacklistedTools": []})
+    assert score_of(free) == 1.0
