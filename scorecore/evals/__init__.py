@@ -50,6 +50,7 @@ from scorecore.evals._rows import (
     ScoreColumn,
     ScoreRow,
     row_id,
+    row_item_id,
     storable_row,
     store_sink,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "mcnemar_p_value",
     "read_item",
     "row_id",
+    "row_item_id",
     "run_evals",
     "run_evals_sync",
     "storable_row",

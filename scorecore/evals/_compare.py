@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
 import attrs
 
+from scorecore.evals._rows import row_item_id
+
 if TYPE_CHECKING:
     from scorecore.evals import OutcomeStatus, ScoreRow, Threshold
 
@@ -295,14 +297,6 @@ def bootstrap_mean_interval(
     return (_quantile(means, tail), _quantile(means, 1 - tail))
 
 
-def _item_key(row: ScoreRow) -> str:
-    if row.dataset_item_id is not None:
-        return row.dataset_item_id
-    # run ids are f"{batch_id}:{item id}" or f"{batch_id}:#{index}": the part after the batch.
-    prefix = f"{row.batch_id}:"
-    return row.run_id.removeprefix(prefix)
-
-
 def _fingerprint(row: ScoreRow) -> str | None:
     # Hook for scorer fingerprints (design.md §9.4): compared once rows record them.
     found = row.scorer.get("fingerprint") if row.scorer else None
@@ -310,10 +304,26 @@ def _fingerprint(row: ScoreRow) -> str | None:
 
 
 def _index(rows: Iterable[ScoreRow]) -> dict[str, dict[str, ScoreRow]]:
-    by_scorer: dict[str, dict[str, ScoreRow]] = {}
+    """Each scorer's row per item; an item's trials become one row (see :func:`_one_row`)."""
+    grouped: dict[str, dict[str, list[ScoreRow]]] = {}
     for row in rows:
-        by_scorer.setdefault(row.scorer_id, {})[_item_key(row)] = row
-    return by_scorer
+        grouped.setdefault(row.scorer_id, {}).setdefault(row_item_id(row), []).append(row)
+    return {sid: {key: _one_row(trials) for key, trials in items.items()}
+            for sid, items in grouped.items()}
+
+
+def _one_row(trials: Sequence[ScoreRow]) -> ScoreRow:
+    """An item's rows over its trials as one: scored with the mean of the scored trials if
+    any trial scored, else the first trial's row (one trial: that row)."""
+    if len(trials) == 1:
+        return trials[0]
+    ordered = sorted(trials, key=lambda r: (r.run_id != f"{r.batch_id}:{row_item_id(r)}",
+                                            r.run_id))
+    scores = [r.score for r in ordered if r.status == "scored" and r.score is not None]
+    if not scores:
+        return ordered[0]
+    first_scored = next(r for r in ordered if r.status == "scored")
+    return attrs.evolve(first_scored, score=_mean(scores))
 
 
 def _passes(row: ScoreRow, threshold: Threshold | None) -> bool:
@@ -432,8 +442,10 @@ def compare(
     bootstrap interval; the pass-rate delta (an item passes when scored within
     ``thresholds[scorer_id]``, else at least 0.5) with an exact McNemar p-value; counts of
     improved, regressed and unchanged items and the most regressed ones. Items and scorers
-    present in one batch only are listed in the result, never silently dropped. See the module
-    docstring for the gate, :attr:`Comparison.regressed`.
+    present in one batch only are listed in the result, never silently dropped. A batch run
+    with ``trials`` has one row per trial: an item's trials are one item
+    (:func:`~scorecore.evals.row_item_id`), scored with the mean of its scored trials. See the
+    module docstring for the gate, :attr:`Comparison.regressed`.
 
     Args:
         base: the baseline batch's rows (one batch).

@@ -35,6 +35,7 @@ __all__ = [
     "ScoreColumn",
     "ScoreRow",
     "row_id",
+    "row_item_id",
     "storable_row",
     "store_sink",
 ]
@@ -185,6 +186,31 @@ def row_id(run_id: str, scorer_id: str) -> str:
     key = f"{run_id}\x00{scorer_id}".encode("utf-8", "surrogatepass")
     digest = hashlib.sha256(key).hexdigest()
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def row_item_id(row: ScoreRow) -> str:
+    """The dataset item a stored row scored, the same in every trial of its batch.
+
+    Its ``dataset_item_id``, else its run id without the ``{batch}:`` or
+    ``{batch}/trial-N:`` prefix (``#3`` for the fourth entry of an id-less dataset).
+
+    >>> row = ScoreRow(id="r", scorer_id="s", run_id="b/trial-2:#3", batch_id="b",
+    ...                status="scored", score=1.0)
+    >>> row_item_id(row), row_item_id(attrs.evolve(row, run_id="b:#3"))
+    ('#3', '#3')
+    """
+    if row.dataset_item_id is not None:
+        return row.dataset_item_id
+    run_id = row.run_id
+    first = f"{row.batch_id}:"
+    if run_id.startswith(first):
+        return run_id[len(first):]
+    trial = f"{row.batch_id}/trial-"
+    if run_id.startswith(trial):
+        number, colon, rest = run_id[len(trial):].partition(":")
+        if colon and number.isdigit():
+            return rest
+    return run_id
 
 
 # Result fields with a column of their own that a row takes from the result. The run id, score

@@ -16,6 +16,7 @@ from scorecore.evals import (
     bootstrap_mean_interval,
     compare,
     mcnemar_p_value,
+    row_item_id,
 )
 from tests.results.simulation import gate_rate
 
@@ -217,3 +218,43 @@ def test_simulated_rows_are_seeded() -> None:
     """The simulation itself is deterministic (so the two tests above cannot flake)."""
     assert gate_rate(runs=20, items=20, shift=0.05, seed=1, resamples=50) == gate_rate(
         runs=20, items=20, shift=0.05, seed=1, resamples=50)
+
+
+def trial_rows(batch: str, scores_by_trial: list[list[float]], *,
+               with_item_ids: bool) -> list[ScoreRow]:
+    """Rows as run_evals(trials=N) stores them: run ids ``batch:#i``, ``batch/trial-t:#i``."""
+    found = []
+    for t, scores in enumerate(scores_by_trial):
+        prefix = batch if t == 0 else f"{batch}/trial-{t}"
+        for i, score in enumerate(scores):
+            found.append(ScoreRow(
+                id=f"{prefix}/{i}", scorer_id="s", run_id=f"{prefix}:#{i}", batch_id=batch,
+                status="scored", score=score,
+                dataset_item_id=f"#{i}" if with_item_ids else None,
+            ))
+    return found
+
+
+@pytest.mark.parametrize("with_item_ids", [False, True])
+def test_compare_pairs_an_items_trials_and_averages_them(with_item_ids: bool) -> None:
+    """Trials of one item are one paired item, scored with the mean over its trials."""
+    base = trial_rows("A", [[1.0, 1.0], [0.0, 1.0]], with_item_ids=with_item_ids)
+    new = trial_rows("B", [[1.0, 0.0], [1.0, 0.0]], with_item_ids=with_item_ids)
+    result = compare(base, new)
+    assert result.only_in_base == result.only_in_new == ()
+    (scorer,) = result.scorers
+    assert scorer.paired == 2
+    assert scorer.base_mean == pytest.approx(0.75)
+    assert scorer.new_mean == pytest.approx(0.5)
+    assert sorted((d.item_id, d.base_score, d.new_score) for d in scorer.most_regressed) == [
+        ("#1", 1.0, 0.0)]
+
+
+@given(batch=st.text(min_size=1).filter(lambda b: ":" not in b and "/" not in b),
+       item=st.text(), trial=st.integers(min_value=0, max_value=10_000))
+def test_row_item_id_is_the_item_in_every_trial(batch: str, item: str, trial: int) -> None:
+    """Whatever the batch (no ':' or '/') and item id, every trial's run id gives the item."""
+    prefix = batch if trial == 0 else f"{batch}/trial-{trial}"
+    stored = ScoreRow(id="r", scorer_id="s", run_id=f"{prefix}:{item}", batch_id=batch,
+                      status="scored", score=1.0)
+    assert row_item_id(stored) == item

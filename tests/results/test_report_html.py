@@ -198,3 +198,12 @@ def test_most_regressed_links_percent_encode_the_item_id(item_id: str) -> None:
     expected = item_id.encode("utf-8", "replace").decode()
     decoded = {parse_qs(link[1:], keep_blank_values=True)["item"][0] for link in links}
     assert expected in decoded
+
+
+def test_an_items_trials_count_as_one_item() -> None:
+    """A batch run with trials=3 over two id-less items reports 2 items and 6 rows."""
+    rows = [ScoreRow(id=f"{t}{i}", scorer_id="s", batch_id="b", status="scored", score=1.0,
+                     run_id=f"{'b' if t == 0 else f'b/trial-{t}'}:#{i}")
+            for t in range(3) for i in range(2)]
+    page = render_report(rows, batch_id="b")
+    assert "2 item(s), 6 row(s), 1 scorer(s)" in page

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import attrs
 
-from scorecore.evals import ScoreRow, Threshold
+from scorecore.evals import ScoreRow, Threshold, row_item_id
 from scorecore_adapters.report._causes import FailureCause, FailureTally, cause_of_row
 from scorecore_adapters.report._text import packed_json
 
@@ -144,13 +144,6 @@ def _detail(row: ScoreRow, cut: Cutter) -> dict[str, Any]:
     return detail
 
 
-def item_key(row: ScoreRow) -> str:
-    """The item a row scored: its dataset item id, else the run id without the batch prefix."""
-    if row.dataset_item_id is not None:
-        return row.dataset_item_id
-    return row.run_id.removeprefix(f"{row.batch_id}:")
-
-
 @attrs.frozen(kw_only=True)
 class ScorerStats:
     """One scorer's numbers for the summary table and its charts."""
@@ -209,7 +202,7 @@ def failure_groups(rows: Sequence[ScoreRow]) -> FailureTally:
     for row in rows:
         cause = cause_of_row(row)
         if cause is not None:
-            tally.add(row.scorer_id, item_key(row), cause)
+            tally.add(row.scorer_id, row_item_id(row), cause)
     return tally
 
 
@@ -277,9 +270,9 @@ def _build(
     # What people drill into: the items with a failed or not-scorable run keep their values
     # whole (up to MAX_TEXT); the limit fitted to the budget cuts the others.
     whole = Cutter(MAX_TEXT)
-    troubled = {item_key(row) for row in rows if row.status != "scored"}
+    troubled = {row_item_id(row) for row in rows if row.status != "scored"}
     for row, cause in zip(rows, row_causes, strict=True):
-        key = item_key(row)
+        key = row_item_id(row)
         item_cut = whole if key in troubled else cut
         position = item_index.get(key)
         if position is None:

@@ -5,14 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
-from scorecore.evals import Comparison, ScorerComparison, ScoreRow, Threshold, compare
+from scorecore.evals import (
+    Comparison,
+    ScorerComparison,
+    ScoreRow,
+    Threshold,
+    compare,
+    row_item_id,
+)
 from scorecore_adapters.report._assets import CSS, JS
 from scorecore_adapters.report._charts import histogram_svg, status_svg
 from scorecore_adapters.report._data import (
     DEFAULT_BUDGET,
     ScorerStats,
     failure_groups,
-    item_key,
     not_scorable_reasons,
     payload,
     scorer_stats,
@@ -192,10 +198,10 @@ def render_report(
     base_scores: dict[tuple[str, str], float | None] = {}
     if baseline is not None:
         comparison = compare(baseline, rows, tolerance=tolerance, thresholds=chosen)
-        base_scores = {(r.scorer_id, item_key(r)): r.score if r.status == "scored" else None
+        base_scores = {(r.scorer_id, row_item_id(r)): r.score if r.status == "scored" else None
                        for r in baseline}
     data, limit = payload(rows, baseline=base_scores, budget=budget)
-    items = len({item_key(r) for r in rows})
+    items = len({row_item_id(r) for r in rows})
     cut = (f" Values longer than {limit:,} characters are cut here (…(+N) says how many "
            "characters were left out), except for items with a failed or not-scorable run; "
            "the store keeps them whole (scorecore show BATCH --json)."
