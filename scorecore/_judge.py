@@ -14,6 +14,7 @@ import attrs
 from returns.result import Result
 
 from scorecore._checks import check_count, is_int, is_number, misuse
+from scorecore._redact import redacted_repr
 from scorecore._retryability import default_retryable
 
 __all__ = [
@@ -113,7 +114,8 @@ class ModelSettings:
     )
     seed: int | None = attrs.field(default=None, validator=_int_or_none("seed", minimum=None))
     timeout: float | None = attrs.field(default=None, validator=_finite_or_none("timeout"))
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    # Provider body fields may carry credentials: never show them in a repr.
+    extra: Mapping[str, Any] = attrs.field(factory=dict, repr=redacted_repr)
     # Mastra's modelSettings.maxRetries (design.md §9.2): retries of the model call itself,
     # before error processors see the error (scorecore._config.model_retry_wait).
     max_retries: int = attrs.field(default=0, validator=_count("max_retries"))

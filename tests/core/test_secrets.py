@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import anyio
 
-from scorecore import create_scorer
+from scorecore import JudgeConfig, ModelSettings, create_scorer
+from scorecore.judge import JudgeMessage, JudgeRequest
+from scorecore_adapters.testing import ScriptedJudge
 
 TOKEN = "sk-proj-abc123def456ghi789jkl0"
 
@@ -26,3 +28,16 @@ def test_request_context_and_extra_are_redacted_in_result_and_error_reprs() -> N
         assert TOKEN not in text
     assert "u1" in repr(result.run)  # ordinary values stay readable
     assert result.run.extra["api_key"] == TOKEN  # the values themselves are untouched
+
+
+def test_model_settings_extra_is_redacted_in_reprs() -> None:
+    """A credential in ModelSettings.extra never shows in the repr of the settings, of a
+    JudgeConfig or of a JudgeRequest; the values sent to the provider are untouched."""
+    settings = ModelSettings(extra={"api_key": TOKEN, "body": {"note": f"key {TOKEN}"},
+                                    "user": "u1"})
+    config = JudgeConfig(model=ScriptedJudge([]), instructions="i", model_settings=settings)
+    request = JudgeRequest(messages=[JudgeMessage(role="user", content="p")], settings=settings)
+    for text in (repr(settings), repr(config), repr(request)):
+        assert TOKEN not in text
+        assert "u1" in text  # ordinary values stay readable
+    assert settings.extra["api_key"] == TOKEN
