@@ -287,3 +287,15 @@ def test_eval_without_store_writes_scorecore_db_in_the_current_directory(
     code, out, err = run("show", "b1")
     assert code == 0, err
     assert "exact" in out
+
+
+def test_progress_counts_every_trial(tmp_path: Path, scorers_file: Path) -> None:
+    """With --trials 3 over 2 items the progress lines count 6 runs and end at 6/6."""
+    data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1}',
+                                              '{"input": 2, "output": 2}'])
+    code, out, err = run("eval", str(scorers_file), "--data", str(data), "--store",
+                         f"sqlite:{tmp_path / 'x.db'}", "--trials", "3", "--no-cache")
+    assert code in (0, 1), err
+    progress = [line for line in out.splitlines() if line.startswith("progress:")]
+    assert progress[-1] == "progress: 6/6 items (0 with failures)"
+    assert all(int(p.split()[1].split("/")[1]) == 6 for p in progress)

@@ -296,7 +296,8 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"skipped: {sid} ({why})", file=out)
     if not plan.loaded.scorers:
         raise UsageError("every selected scorer was skipped; nothing to run")
-    progress = _Progress(plan.total, rich_output=rich_output, out=out)
+    # With --trials N every item completes N times (once per trial).
+    progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out)
     ray_cache = start_ray(args, out) if args.engine == "ray" else None
     report = anyio.run(lambda: _run_plan(plan, args, out, progress, ray_cache))
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
