@@ -137,6 +137,12 @@ P_ = TypeVar("P_")
 
 
 def _processors(value: Iterable[P_], field: str, method: str) -> tuple[P_, ...]:
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise ScorerDefinitionError(
+            f"{field} must be a list of processors (each with a {method}() method), "
+            f"got {short_repr(value)}",
+            field=field, value=value,
+        )
     items = tuple(value)
     for index, item in enumerate(items):
         if not callable(getattr(item, method, None)):

@@ -19,6 +19,7 @@ import anyio
 import attrs
 
 from scorecore._cache import JudgeCache, cache_key
+from scorecore._checks import check_count, is_int, is_number, misuse
 from scorecore._judge import JudgeModel, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore._reprs import short_repr
 
@@ -158,17 +159,26 @@ class Pricing:
 def _limit(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value < 0:  # type: ignore[arg-type, operator]
-        raise ValueError(
-            f"Budget.{attribute.name} must be a finite number >= 0 or None, "
-            f"got {short_repr(value)}"
-        )
+    field = f"Budget.{attribute.name}"
+    if attribute.name == "max_tokens":
+        if not is_int(value) or value < 0:
+            raise misuse(field, value, "must be an int >= 0 or None")
+        return
+    try:
+        ok = is_number(value) and math.isfinite(value) and value >= 0
+    except OverflowError:  # an int too large for a float
+        ok = False
+    if not ok:
+        raise misuse(field, value, "must be a finite number >= 0 or None")
 
 
 def _positive_int(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"Budget.{attribute.name} must be an int >= 1, got {short_repr(value)}")
+    check_count(f"Budget.{attribute.name}", value, minimum=1)
+
+
+def _mode(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if value not in ("hard", "soft"):
+        raise misuse("Budget.mode", value, "must be 'hard' or 'soft'")
 
 
 @final
@@ -191,9 +201,7 @@ class Budget:
 
     max_cost_usd: float | None = attrs.field(default=None, validator=_limit)
     max_tokens: int | None = attrs.field(default=None, validator=_limit)
-    mode: Literal["hard", "soft"] = attrs.field(
-        default="hard", validator=attrs.validators.in_(("hard", "soft"))
-    )
+    mode: Literal["hard", "soft"] = attrs.field(default="hard", validator=_mode)
     worst_case_output_tokens: int = attrs.field(default=4096, validator=_positive_int)
 
 

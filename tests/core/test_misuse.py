@@ -19,6 +19,7 @@ from scorecore import (
     StepJudge,
     create_scorer,
 )
+from scorecore._checks import is_int
 from scorecore.judge import Budget, JudgeMeter, Retry
 from scorecore.live import RatioSampling
 from scorecore_adapters.anthropic import AnthropicModel
@@ -62,6 +63,15 @@ CASES: list[tuple[str, Any, Callable[[Any], object]]] = [
     ("ModelSettings.max_output_tokens", True, lambda v: ModelSettings(max_output_tokens=v)),
     ("ModelSettings.seed", 1.0, lambda v: ModelSettings(seed=v)),
     ("ModelSettings.seed", False, lambda v: ModelSettings(seed=v)),
+    ("Budget.max_tokens", -1, lambda v: Budget(max_tokens=v)),
+    ("Budget.max_tokens", 1.5, lambda v: Budget(max_tokens=v)),
+    ("Budget.max_cost_usd", math.nan, lambda v: Budget(max_cost_usd=v)),
+    ("Budget.max_cost_usd", 10**400, lambda v: Budget(max_cost_usd=v)),
+    ("Budget.worst_case_output_tokens", 0, lambda v: Budget(worst_case_output_tokens=v)),
+    ("Budget.mode", "medium", lambda v: Budget(mode=v)),
+    ("error_processors", StreamErrorRetryProcessor(max_retries=2), lambda v: JudgeConfig(
+        model=ScriptedJudge([]), instructions="i", error_processors=v)),
+    ("input_processors", "abc", lambda v: StepJudge(input_processors=v)),
     ("StepJudge.instructions", 123, lambda v: StepJudge(instructions=v)),
     ("StepJudge.model_settings", {"temperature": 0}, lambda v: StepJudge(model_settings=v)),
     ("JudgeConfig.model_settings", "x", lambda v: JudgeConfig(
@@ -149,3 +159,13 @@ def test_a_judge_setting_is_refused_at_construction_or_the_run_returns(
         return  # refused when the scorer is built (e.g. empty instructions): never at run time
     budget = Runtime(meter=JudgeMeter(budget=Budget(max_tokens=10**9)))
     scorer.run_sync(input="a", output="b", runtime=budget)  # a Result; must never raise
+
+
+@given(st.one_of(st.booleans(), st.floats(), st.text(max_size=5), st.none(), st.integers()))
+def test_any_unusable_token_budget_is_refused(value: Any) -> None:
+    """``Budget(max_tokens=...)`` accepts ints >= 0 (never a bool or a float) or None."""
+    if value is None or (is_int(value) and value >= 0):
+        assert Budget(max_tokens=value).max_tokens == value
+    else:
+        with pytest.raises(ScorerDefinitionError, match=r"^Budget\.max_tokens must be an int"):
+            Budget(max_tokens=value)
