@@ -88,12 +88,20 @@ def _is_plain_literal(type_: Any) -> bool:
     return get_origin(type_) is Literal and not any(isinstance(a, Enum) for a in get_args(type_))
 
 
+_JSON_NUMBER_INTS: ContextVar[bool] = ContextVar("json_number_ints", default=False)
+"""While set (a judge's reply is being structured), an ``int`` field takes a JSON number with
+no fractional part: JSON has one number type, and a schema's ``integer`` admits ``1.0``."""
+
+
 def _register_strict_hooks(conv: cattrs.Converter) -> None:
     # cattrs' defaults coerce (str(1) == "1", int("3") == 3, bool("no") is True); a scorer's
     # declared input type is a contract, so a value of the wrong kind is a reported mismatch.
     def strict(kind: type, accepts: tuple[type, ...]) -> None:
         def hook(value: Any, _: Any) -> Any:
             ok = isinstance(value, accepts) and not (kind is not bool and isinstance(value, bool))
+            if (not ok and kind is int and isinstance(value, float) and value.is_integer()
+                    and _JSON_NUMBER_INTS.get()):
+                return int(value)
             if not ok:
                 raise TypeError(f"expected {kind.__name__}, got {short_repr(value)}")
             return float(value) if kind is float else value
@@ -363,6 +371,8 @@ def structure_run_value(value: Any, expected: Any, *, which: str) -> Result[Any,
     name = getattr(expected, "__name__", None) or short_repr(expected)
     if isinstance(expected, type) and isinstance(value, expected):
         return Success(value)
+    # A judge's reply is JSON: 1.0 is an integer there; a run's typed input stays strict.
+    token = _JSON_NUMBER_INTS.set(which == "reply")
     try:
         return Success(converter.structure(value, expected))
     # The user's declared type is user code (validators, __post_init__), and structuring
@@ -376,6 +386,8 @@ def structure_run_value(value: Any, expected: Any, *, which: str) -> Result[Any,
             # scorecore's own values are read from camelCase JSON: name fields as they were sent.
             errors = tuple(_camel_path(e) for e in errors)
         return Failure(InputMismatch(which=cast(Any, which), expected_type=name, errors=errors))
+    finally:
+        _JSON_NUMBER_INTS.reset(token)
 
 
 _PATH_SEGMENT = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")

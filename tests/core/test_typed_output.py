@@ -22,7 +22,7 @@ from scorecore import (
     ScorerDefinitionError,
     create_scorer,
 )
-from scorecore._convert import converter
+from scorecore._convert import converter, structure_run_value
 from scorecore._schema_gen import schema_for_type
 from scorecore._structured import compile_schema, parse_and_validate
 from scorecore_adapters.anthropic import AnthropicModel
@@ -303,6 +303,36 @@ def test_a_valid_reply_that_does_not_structure_names_the_field() -> None:
     outcome = parse_and_validate('{"n": 2.5}', compiled)
     assert isinstance(outcome, Failure)
     assert any("n" in error for error in outcome.failure())
+
+
+@attrs.frozen
+class _Counts:
+    n: int
+    many: list[int]
+    maybe: int | None = None
+
+
+@given(n=st.integers(-(2**53), 2**53), many=st.lists(st.integers(-1000, 1000), max_size=3),
+       maybe=st.none() | st.integers(-(2**53), 2**53))
+def test_a_reply_may_write_an_int_field_as_a_whole_json_number(
+    n: int, many: list[int], maybe: int | None
+) -> None:
+    """JSON has one number type and a schema's "integer" admits 1.0: a reply writing an int
+    field as ``n.0`` (at any depth) is structured into the int; a run's typed input stays strict.
+    """
+    step = PromptStep(description="d", create_prompt=lambda ctx: "p", output_type=_Counts)
+    assert step.output_schema is not None
+    compiled = compile_schema(step.output_schema)
+    reply = {"n": float(n), "many": [float(m) for m in many],
+             "maybe": None if maybe is None else float(maybe)}
+    outcome = parse_and_validate(json.dumps(reply), compiled)
+    assert outcome == Success(_Counts(n=n, many=many, maybe=maybe))
+    structured = outcome.unwrap()
+    assert type(structured.n) is int
+    assert all(type(m) is int for m in structured.many)
+    as_input = structure_run_value(reply, _Counts, which="input")
+    assert isinstance(as_input, Failure)
+    assert any("expected int" in error for error in as_input.failure().errors)
 
 
 @pytest.mark.anyio
