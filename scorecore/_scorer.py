@@ -158,10 +158,17 @@ class _Definition:
                 scorer_id=self.id, step=name, field="step", value=definition,
             )
         return StepInfo(
-            name=name, kind="function", description=getattr(definition, "__doc__", None),
+            name=name, kind="function",
+            # Only a function's own docstring describes the step; a partial's or a callable
+            # object's __doc__ is its class's (functools.partial's own documentation).
+            description=_own_doc(definition),
             definition=definition,
             is_coroutine=inspect.iscoroutinefunction(definition),
         )
+
+
+def _own_doc(step: Any) -> str | None:
+    return step.__doc__ if inspect.isfunction(step) or inspect.ismethod(step) else None
 
 
 class _Base:

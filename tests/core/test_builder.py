@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
@@ -257,3 +258,35 @@ def test_steps_describe_kind_and_description() -> None:
     assert [(s.name, s.kind, s.description) for s in scorer.steps] == [
         ("analyze", "prompt", "find claims"), ("generate_score", "function", None),
     ]
+
+
+class _Scores:
+    """A callable class: its docstring describes the class, not a step."""
+
+    def __call__(self, ctx: Any) -> float:
+        return 0.5
+
+    def method(self, ctx: Any) -> float:
+        """Score by method."""
+        return 0.5
+
+
+def _scores(ctx: Any, weight: float) -> float:
+    """Score by function."""
+    return weight
+
+
+@pytest.mark.parametrize(("step", "description"), [
+    (_scores, "Score by function."),
+    (_Scores().method, "Score by method."),
+    (functools.partial(_scores, weight=0.5), None),
+    (_Scores(), None),
+    (lambda ctx: 0.5, None),
+], ids=["function", "method", "partial", "callable-object", "lambda"])
+def test_a_function_steps_description_is_its_own_docstring_only(
+    step: Any, description: str | None
+) -> None:
+    """StepInfo.description is a function's or method's docstring; a partial or a callable
+    object has none (their __doc__ documents functools.partial or the class)."""
+    scorer = create_scorer(id="s", description="d").generate_score(step)
+    assert scorer.steps[0].description == description
