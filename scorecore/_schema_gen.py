@@ -170,11 +170,12 @@ class _Generator:
         return {"enum": list(values)}
 
     def tuple_(self, type_: Any, args: tuple[Any, ...], where: str) -> dict[str, Any]:
-        if not args or (len(args) == 2 and args[1] is Ellipsis):  # tuple[X, ...]
+        # tuple[()]: its args are ((),) before Python 3.11 and () since (a bare tuple has none).
+        if args == ((),) or (not args and getattr(type_, "__args__", None) == ()):
+            return {"type": "array", "maxItems": 0}
+        if not args or (len(args) == 2 and args[1] is Ellipsis):  # tuple, tuple[X, ...]
             item = self.schema(args[0], f"{where}[]") if args else {}
             return {"type": "array", "items": item}
-        if args == ((),):  # tuple[()]
-            return {"type": "array", "maxItems": 0}
         return {
             "type": "array",
             "prefixItems": [self.schema(a, f"{where}[{i}]") for i, a in enumerate(args)],

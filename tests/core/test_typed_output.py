@@ -144,6 +144,9 @@ def test_dataclass_and_typeddict_schemas() -> None:
         (tuple[int, str], {"type": "array", "prefixItems": [{"type": "integer"},
                                                              {"type": "string"}],
                            "minItems": 2, "maxItems": 2, "items": False}),
+        (tuple[()], {"type": "array", "maxItems": 0}),
+        (tuple[int, ...], {"type": "array", "items": {"type": "integer"}}),
+        (tuple, {"type": "array", "items": {}}),
         (dict[str, bool], {"type": "object", "additionalProperties": {"type": "boolean"}}),
         (Optional[int], {"anyOf": [{"type": "integer"}, {"type": "null"}]}),  # noqa: UP045
         (int | str, {"anyOf": [{"type": "integer"}, {"type": "string"}]}),
