@@ -54,12 +54,6 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-_SNAKE = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def snake(name: str) -> str:
-    """``preprocessStepResult`` → ``preprocess_step_result``."""
-    return _SNAKE.sub("_", name).lower()
 
 
 _NOT_SERIALISED = frozenset({"exception"})

@@ -78,11 +78,19 @@ def _epoch() -> float:
 @final
 @attrs.frozen(kw_only=True)
 class Runtime:
-    """The effects a scorer run needs: a clock, a way to sleep, and an id source.
+    """The effects a scorer run needs: a clock, a way to sleep, an id source, and a meter.
 
-    Every field defaults to the real one (``time.monotonic``, ``anyio.sleep``, ``uuid4``,
-    ``time.time`` for ``wall_clock``, which only reads ``Retry-After`` dates).
-    Inject fakes to make runs deterministic, e.g. a virtual clock so retries never wait:
+    Attributes:
+        clock: monotonic seconds, for durations and retry waits (``time.monotonic``).
+        sleep: waits that many seconds (``anyio.sleep``).
+        new_id: a fresh run id (``uuid4``).
+        wall_clock: seconds since the epoch (``time.time``); only read to turn an HTTP-date
+            ``Retry-After`` into a wait.
+        meter: what the judge calls go through — cache, prices, budget, trial index
+            (:class:`~scorecore.judge.JudgeMeter`); ``None`` for none.
+
+    Every field defaults to the real one. Inject fakes to make runs deterministic, e.g. a
+    virtual clock so retries never wait:
 
     >>> rt = Runtime(new_id=lambda: "run-1")
     >>> rt.new_id()
@@ -93,7 +101,6 @@ class Runtime:
     sleep: Sleep = attrs.field(default=_anyio_sleep)
     new_id: NewId = attrs.field(default=_uuid4)
     wall_clock: WallClock = attrs.field(default=_epoch)
-    # The judge cache, prices, budget and trial index (scorecore._economics); None: none.
     meter: JudgeMeter | None = None
 
 

@@ -1,9 +1,13 @@
-"""The judge port: what a JudgeModel adapter receives and returns.
+"""The judge port: what a JudgeModel adapter receives and returns, and what judge calls cost.
 
-The request and response values, judge errors and their classification (``kind_for``,
-``AUTH_CODES``, and the one home of retryability: ``is_retryable_error`` and friends, and of
-``Retry-After``: ``read_retry_after``), and the
-processor protocols.
+- the request and response values (``JudgeRequest``, ``JudgeResponse``, ``ModelSettings`` …)
+  and the processor protocols;
+- judge errors and their classification: ``kind_for``, ``AUTH_CODES``, the one home of
+  retryability (``is_retryable_error`` and friends) and of ``Retry-After``
+  (``read_retry_after``);
+- economics: the cache port (``JudgeCache``, ``cache_key``), prices (``Pricing``,
+  ``ModelPrice``), spending limits (``Budget``, ``BudgetWarning``) and the ``JudgeMeter`` a
+  run's calls go through, with its shared ``JudgeLedger``.
 """
 
 from scorecore._cache import JudgeCache, cache_key
