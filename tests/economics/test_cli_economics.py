@@ -163,3 +163,13 @@ def test_a_batch_without_judge_calls_prints_no_cost_line(work: Path) -> None:
     assert "judge cost" not in out
     code, out, _ = run("--no-cache")
     assert "judge cost" not in out
+
+
+def test_a_cache_that_cannot_be_opened_is_a_usage_error(work: Path) -> None:
+    """--cache in a directory that cannot exist: exit 2 naming the cache, no judge asked."""
+    (work / "blocker").write_text("a file, so blocker/cache.db cannot be created")
+    code, out, err = run("--cache", "sqlite:blocker/cache.db")
+    assert code == 2, out
+    assert "cannot open the judge cache" in err
+    assert "blocker/cache.db" in err
+    assert calls(work) == 0

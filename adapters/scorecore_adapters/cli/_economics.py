@@ -151,7 +151,22 @@ def print_fingerprints(rows: Sequence[ScoreRow], *, out: TextIO) -> None:
 
 @contextlib.asynccontextmanager
 async def closing_cache(options: dict[str, Any]) -> AsyncIterator[None]:
-    """Close the run's judge cache (its connections) when the command is done with it."""
+    """Open the run's judge cache before anything runs, close it when the command is done.
+
+    A cache that cannot be opened (a directory that does not exist or cannot be written, an
+    unreachable database) is a usage error naming it, rather than a batch that silently runs
+    without its cache.
+    """
+    cache = options.get("cache")
+    opener = getattr(cache, "open", None)
+    if opener is not None:
+        try:
+            await opener()
+        except Exception as exc:  # noqa: BLE001 - OSError, sqlite3.Error, psycopg.Error: open()'s
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            raise UsageError(
+                f"cannot open the judge cache {cache!r}: {text} (pass --cache URL or --no-cache)"
+            ) from None
     try:
         yield
     finally:

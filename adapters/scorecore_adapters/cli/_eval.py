@@ -259,7 +259,9 @@ async def _run_plan(
 ) -> EvalReport:
     economics = economics_options(args)  # a bad --pricing fails before anything runs
     try:
-        async with plan.store, closing_cache(economics):
+        # On Ray the actors open the cache themselves (cache_url); the local one is unused.
+        local = economics if args.engine != "ray" else {}
+        async with plan.store, closing_cache(local):
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
             verb = "resuming" if args.resume else "batch"
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
