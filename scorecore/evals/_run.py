@@ -221,11 +221,12 @@ async def run_evals(
     batch_id: str | None = None,
     resume: bool = False,
     keep_results: bool = False,
-    max_failures: int | None = None,
+    max_failures: int | None = 0,
     cache: JudgeCache | None = None,
     pricing: Pricing | None = None,
     budget: Budget | None = None,
     trials: int = 1,
+    max_failure_rate: float | None = None,
 ) -> EvalReport:
     """Run every scorer over every item of a dataset and report the aggregate.
 
@@ -260,8 +261,9 @@ async def run_evals(
         keep_results: keep every :class:`ItemResult` in ``report.results`` (memory grows
             with the dataset; off by default).
         max_failures: the most failed scorer runs (a raising target, a bad item, a failing
-            judge or step …) the verdict tolerates; ``0`` makes any failure fail the batch,
-            ``None`` (the default) never fails it for failures alone.
+            judge or step …) the verdict tolerates: by default 0, so any failed run fails
+            the batch; ``None`` never fails it for failures alone. Not-scorable runs never
+            count as failed.
         cache: a judge cache (``scorecore_adapters.cache``): a judge request already answered
             (same prompt, schema, model, settings and trial) is read back, not asked again.
         pricing: judge prices; every judge execution gets ``cost_usd`` and the report's
@@ -271,11 +273,16 @@ async def run_evals(
         trials: score every item this many times, each with its own trial index (the cache
             keeps trials apart) and run ids ``f"{batch_id}/trial-{t}:{item}"`` after the
             first; the report's ``trials`` gives each scorer's spread. See docs/economics.md.
+        max_failure_rate: the share of scorer runs (over every scorer) that may fail, e.g.
+            ``0.05``; it relaxes ``max_failures``: failures fail the verdict only when beyond
+            both.
 
     Returns:
         The :class:`EvalReport`: per-scorer means and counts, threshold and gate results, and
-        the verdict (``"failed"`` if any threshold or gate failed, or more scorer runs failed
-        than ``max_failures``).
+        the verdict: ``"failed"`` when the batch has no items, a scorer scored none of the
+        items it applies to (every run failed, not-scorable ones aside), a threshold or gate
+        failed, or more scorer runs failed than ``max_failures`` / ``max_failure_rate``
+        allow; ``report.verdict_reason`` says why in one line.
 
     Raises:
         EvalConfigError: a bad argument, a ``batch_id`` already in the store without
@@ -298,7 +305,7 @@ async def run_evals(
     checks = check_thresholds(thresholds, ids)
     check_concurrency("run_evals", concurrency)
     check_arguments(data=data, target=target, batch_id=batch_id, max_failures=max_failures,
-                    resume=resume, store=store)
+                    max_failure_rate=max_failure_rate, resume=resume, store=store)
     if store is not None and batch_id is not None:
         await check_batch(store, batch_id, resume=resume)
     rt = runtime or DEFAULT_RUNTIME
@@ -311,7 +318,7 @@ async def run_evals(
     if resume and store is not None:
         done = await store.completed(batch_id)
     fold = ReportFold(ids, thresholds=checks, gates=gate_ids, max_failures=max_failures,
-                      keep_results=keep_results)
+                      max_failure_rate=max_failure_rate, keep_results=keep_results)
     score: ItemScorer | TrialScorer = per_trial(
         lambda trial_rt, trial_batch: ItemScorer(
             scorers=chosen, target=target, runtime=trial_rt, batch_id=trial_batch, done=done,

@@ -113,7 +113,8 @@ def test_gate_and_module_selection(tmp_path: Path, scorers_file: Path) -> None:
 
 
 def test_target_produces_outputs(tmp_path: Path, scorers_file: Path) -> None:
-    """--target module:function produces each output; a raising target fails its items."""
+    """--target module:function produces each output; a raising target fails its items (and,
+    nothing being scored, the verdict: exit 1)."""
     (tmp_path / "agent.py").write_text(TARGET)
     data = write_jsonl(tmp_path / "d.jsonl", [
         '{"input": "a", "ground_truth": "A"}', '{"input": "b", "ground_truth": "x"}',
@@ -125,8 +126,9 @@ def test_target_produces_outputs(tmp_path: Path, scorers_file: Path) -> None:
     assert re.search(r"^exact +0\.500 +2 +0 +0 +>= 0\.5 +pass$", out, re.MULTILINE), out
     code, out, _ = run("eval", str(scorers_file), "--data", str(data), "--store", f"sqlite:{db}",
                        "--target", f"{tmp_path / 'agent.py'}:broken")
-    assert code == 0
+    assert code == 1
     assert "2 items, 2 failed as a whole" in out
+    assert "verdict: failed — scorer 'exact' has no scored run (2 failed)" in out
 
 
 def test_malformed_lines_are_recorded_and_exit_two(tmp_path: Path, scorers_file: Path) -> None:

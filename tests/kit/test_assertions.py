@@ -115,8 +115,13 @@ def test_assert_passes_pass_rate_law(values: list[Any], rate: float) -> None:
 
     scorer = create_scorer(id="s", description="d").generate_score(step)
     data = [{"input": i, "output": v, "id": f"item-{i}"} for i, v in enumerate(values)]
-    report = run_evals_sync(data, [scorer], keep_results=True)
+    # Failures allowed, so that only min_pass_rate (and a scorer that scored nothing) decides.
+    report = run_evals_sync(data, [scorer], keep_results=True, max_failures=None)
     failed = values.count("boom")
+    if failed == len(values):  # nothing scored: the report failed its own check
+        with pytest.raises(AssertionError, match=r"scorer 's' has no scored run"):
+            assert_passes(report, min_pass_rate=rate)
+        return
     if (len(values) - failed) / len(values) >= rate:
         assert_passes(report, min_pass_rate=rate)
         return
@@ -153,8 +158,10 @@ def test_assert_passes_reports_the_reports_own_failures_and_unknown_scorers() ->
     with pytest.raises(AssertionError) as info:
         assert_passes(report, thresholds={"typo": 0.1})
     text = str(info.value)
-    assert text.splitlines()[1:3] == [
+    assert text.splitlines()[1:5] == [
+        "  scorer 'bad' has no scored run (1 failed)",
         "  threshold low: mean 0.2, needs >= 0.5",
+        "  too many failures: 1 failed scorer run(s), at most 0 allowed",
         "  threshold typo: no such scorer in the report (it has low, bad)",
     ]
     assert "keep_results=True" in text

@@ -169,6 +169,25 @@ def print_causes(
               f"scorecore show {shlex.quote(batch_id)} --failures", file=out)
 
 
+def _malformed(invalid: int, data: str) -> str:
+    return f"{invalid} malformed line(s) in {data}"
+
+
+def verdict_line(
+    verdict: str, report: EvalReport, *, invalid: int, data: str, skipped: Mapping[str, str]
+) -> str:
+    """The command's last line: the verdict and, when it did not pass, why (one line);
+    a pass names the scorers that were skipped (they were not checked)."""
+    if invalid:
+        return f"verdict: {verdict} — {_malformed(invalid, data)}"
+    reason = report.verdict_reason
+    if reason is not None:
+        return f"verdict: {verdict} — {reason}"
+    if skipped:
+        return f"verdict: {verdict} (skipped, not checked: {', '.join(skipped)})"
+    return f"verdict: {verdict}"
+
+
 def _new_batch_id(data: Path) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in data.stem)
@@ -274,6 +293,7 @@ async def _run_plan(
                         batch_id=plan.batch_id, resume=bool(args.resume), workers=args.workers,
                         concurrency=args.concurrency, thresholds=plan.thresholds,
                         gates=plan.gates, max_failures=args.max_failures,
+                        max_failure_rate=args.max_failure_rate,
                         on_item_complete=progress, cache_url=ray_cache,
                         pricing=economics.get("pricing"),
                     ))
@@ -281,7 +301,8 @@ async def _run_plan(
                     plan.reader, plan.loaded.scorers, target=plan.target,
                     concurrency=args.concurrency, thresholds=plan.thresholds, gates=plan.gates,
                     store=plan.store, on_item_complete=progress, batch_id=plan.batch_id,
-                    resume=bool(args.resume), max_failures=args.max_failures, **economics,
+                    resume=bool(args.resume), max_failures=args.max_failures,
+                    max_failure_rate=args.max_failure_rate, **economics,
                 )
     except StoreError as exc:
         hint = f" (resume with --resume {plan.batch_id})" if exc.operation == "save" else ""
@@ -319,6 +340,8 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         document = {
             **report.to_json(),
             "verdict": verdict,
+            "verdictReason": _malformed(invalid, plan.reader.shown) if invalid
+            else report.verdict_reason,
             "checksVerdict": report.verdict,
             "exitCode": code,
             "skipped": dict(plan.loaded.skipped),
@@ -332,7 +355,8 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write report {args.output}: {exc.strerror}") from None
         print(f"report written to {args.output}", file=out)
-    print(f"verdict: {verdict}", file=out)
+    print(verdict_line(verdict, report, invalid=invalid, data=plan.reader.shown,
+                       skipped=plan.loaded.skipped), file=out)
     if invalid:
         print(f"scorecore: error: {invalid} malformed line(s) in {plan.reader.shown} "
               f"(recorded as failed items)", file=err)

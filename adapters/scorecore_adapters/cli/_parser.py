@@ -20,6 +20,16 @@ def _non_negative_int(text: str) -> int:
     return int(text)
 
 
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 1:  # NaN too
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
 def _tolerance(text: str) -> float:
     try:
         value = float(text)
@@ -47,8 +57,10 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
                     help="fail unless the scorer's mean is within bounds (repeatable)")
     ev.add_argument("--gate", action="append", default=[], metavar="ID",
                     help="fail unless the scorer averages 1.0 (repeatable)")
-    ev.add_argument("--max-failures", type=_non_negative_int, default=None, metavar="N",
-                    help="fail when more than N scorer runs failed (0: any failure fails)")
+    ev.add_argument("--max-failures", type=_non_negative_int, default=0, metavar="N",
+                    help="tolerate N failed scorer runs (default 0: any failed run fails)")
+    ev.add_argument("--max-failure-rate", type=_rate, default=None, metavar="RATE",
+                    help="tolerate failed scorer runs up to this share of all runs, e.g. 0.05")
     ev.add_argument("--resume", metavar="RUN", help="resume the batch RUN, skipping stored rows")
     ev.add_argument("--batch-id", help="the id of a new batch (default: generated)")
     ev.add_argument("--output", help="write the report as JSON to this file")

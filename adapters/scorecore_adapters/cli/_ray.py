@@ -118,6 +118,7 @@ def run_on_ray(
     gates: list[str],
     max_failures: int | None,
     on_item_complete: Callable[[ItemResult], Any],
+    max_failure_rate: float | None = None,
     cache_url: str | None = None,
     pricing: Pricing | None = None,
 ) -> EvalReport:
@@ -128,7 +129,7 @@ def run_on_ray(
         items_dataset(items), functools.partial(_scorers, _absolute(scorers)),
         store_url=store_url, batch_id=batch_id, resume=resume, concurrency=workers,
         judge_concurrency=concurrency, thresholds=thresholds, gates=gates,
-        max_failures=max_failures,
+        max_failures=max_failures, max_failure_rate=max_failure_rate,
         target=_Target(target, loaded_target) if target else None,
         cache_url=cache_url, pricing=pricing,
     )
