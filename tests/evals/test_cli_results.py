@@ -189,17 +189,17 @@ def test_compare_same_data_exits_zero(tmp_path: Path, scorers: Path) -> None:
 
 def test_compare_lists_items_in_one_batch_only(tmp_path: Path, scorers: Path) -> None:
     """Items present in one batch only are listed, not silently dropped."""
-    evaluate(tmp_path, scorers, "base", [1.0] * 3)
-    evaluate(tmp_path, scorers, "new", [1.0] * 5)
+    evaluate(tmp_path, scorers, "base", [1.0] * 10)  # 10 pairs: enough for a verdict
+    evaluate(tmp_path, scorers, "new", [1.0] * 12)
     code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
     assert code == 0
-    assert "items only in new: item-3, item-4" in out
+    assert "items only in new: item-10, item-11" in out
 
 
 def test_compare_refuses_different_scorers_unless_allowed(tmp_path: Path, scorers: Path) -> None:
     """Batches that ran different scorers: exit 2 unless --allow-changed-scorers."""
-    evaluate(tmp_path, scorers, "base", [1.0] * 3)
-    data = dataset(tmp_path / "n.jsonl", [1.0] * 3)
+    evaluate(tmp_path, scorers, "base", [1.0] * 10)
+    data = dataset(tmp_path / "n.jsonl", [1.0] * 10)
     run("eval", f"{scorers}:quality", "--data", str(data), "--store", store(tmp_path),
         "--batch-id", "new")
     code, _, err = run("compare", "base", "new", "--store", store(tmp_path))
@@ -267,10 +267,10 @@ def test_one_cause_across_scorers_is_one_group(tmp_path: Path, scorers: Path) ->
 
 def test_compare_refuses_a_changed_scorer_definition(tmp_path: Path, scorers: Path) -> None:
     """The same scorer id with another definition (another fingerprint): refused unless allowed."""
-    evaluate(tmp_path, scorers, "base", [1.0] * 3)
+    evaluate(tmp_path, scorers, "base", [1.0] * 10)
     changed = tmp_path / "changed_scorers.py"
     changed.write_text(SCORERS.replace("lambda ctx: 1.0)", "lambda ctx: min(1.0, 2.0))"))
-    data = dataset(tmp_path / "n.jsonl", [1.0] * 3)
+    data = dataset(tmp_path / "n.jsonl", [1.0] * 10)
     code, _, err = run("eval", str(changed), "--data", str(data), "--store", store(tmp_path),
                        "--batch-id", "new")
     assert code == 0, err
@@ -307,3 +307,37 @@ def test_show_on_a_terminal_prints_markup_like_text_as_it_is(
     text = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()))
     assert "[/INST]" in text
     assert "[red]q[/]" in text
+
+
+def test_compare_of_too_few_paired_items_has_no_verdict(tmp_path: Path, scorers: Path) -> None:
+    """1 paired item (or 0) gives no verdict: its own exit code 3 and one line saying why,
+    never "no significant regression"; --min-paired N sets the minimum."""
+    evaluate(tmp_path, scorers, "base", [1.0])
+    evaluate(tmp_path, scorers, "new", [0.5])
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
+    assert code == 3, out
+    assert out.splitlines()[-1] == ("verdict: not enough paired items: n=1 for length, "
+                                    "n=1 for quality (at least 10 needed; --min-paired N)")
+    assert re.search(r"^quality +1 +1\.000 +0\.500 +-0\.500 +- +.* too few pairs$", out,
+                     re.MULTILINE), out
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path), "--json")
+    document = json.loads(out)
+    assert (code, document["exitCode"], document["verdict"]) == (3, 3, "not_enough_pairs")
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path), "--min-paired", "1")
+    assert code == 1, out  # one item that lost half its score, if you insist
+    lines = [json.dumps({"id": f"other-{i}", "input": i, "output": i, "extra": {"s": 1.0}})
+             for i in range(12)]
+    (tmp_path / "other.jsonl").write_text("\n".join(lines) + "\n")
+    run("eval", str(scorers), "--data", str(tmp_path / "other.jsonl"), "--store",
+        store(tmp_path), "--batch-id", "other")
+    code, out, _ = run("compare", "base", "other", "--store", store(tmp_path))
+    assert code == 3
+    assert "verdict: not enough paired items: n=0 for length" in out
+
+
+def test_compare_min_paired_must_be_positive(tmp_path: Path, scorers: Path) -> None:
+    """--min-paired 0 is a usage error naming the value."""
+    evaluate(tmp_path, scorers, "base", [1.0])
+    code, _, err = run("compare", "base", "base", "--store", store(tmp_path), "--min-paired", "0")
+    assert code == 2
+    assert "--min-paired: expected an integer >= 1, got '0'" in err

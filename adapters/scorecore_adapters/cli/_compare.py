@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Final, TextIO
 
 from scorecore.evals import Comparison, ScorerComparison, Threshold
 from scorecore.evals import compare as compare_rows
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
+    EXIT_NO_VERDICT,
     EXIT_PASSED,
     UsageError,
     clip,
@@ -25,14 +26,34 @@ _HEADERS = ("scorer", "pairs", "base", "new", "delta", "interval", "pass rate", 
 _LISTED = 10
 
 
+_VERDICT_WORDS: Final = {"regressed": "REGRESSED", "improved": "improved",
+                         "unchanged": "unchanged", "not_enough_pairs": "too few pairs"}
+
+
 def _row(s: ScorerComparison) -> tuple[str, ...]:
     interval = ("-" if s.ci_low is None
                 else f"[{number(s.ci_low, sign=True)}, {number(s.ci_high, sign=True)}]")
     return (s.scorer_id, str(s.paired), number(s.base_mean), number(s.new_mean),
             number(s.mean_delta, sign=True), interval,
             f"{percent(s.base_pass_rate)} -> {percent(s.new_pass_rate)}", f"{s.mcnemar_p:.3g}",
-            f"{s.improved}/{s.regressed}/{s.unchanged}",
-            s.verdict.upper() if s.verdict == "regressed" else s.verdict)
+            f"{s.improved}/{s.regressed}/{s.unchanged}", _VERDICT_WORDS[s.verdict])
+
+
+def verdict_line(result: Comparison) -> str:
+    """The comparison's last line: ``verdict: regressed``, ``verdict: no significant
+    regression`` or, without a verdict, why (``not enough paired items: n=1 for s …``)."""
+    if result.verdict == "regressed":
+        return "verdict: regressed"
+    if result.verdict == "no_regression":
+        return "verdict: no significant regression"
+    reason = (result.verdict_reason or "").removesuffix(")")
+    more = "; --min-paired N)" if result.scorers else ""
+    return f"verdict: {reason}{more}"
+
+
+EXIT_CODES: Final = {"regressed": EXIT_FAILED, "no_regression": EXIT_PASSED,
+                     "not_enough_pairs": EXIT_NO_VERDICT}
+"""The command's exit code per :attr:`Comparison.verdict`."""
 
 
 def _ids(ids: Sequence[str]) -> str:
@@ -90,8 +111,9 @@ def compare(args: argparse.Namespace, out: TextIO) -> int:
     thresholds = thresholds_of(args.threshold)
     _, base_rows = read_batch(args.store, args.base)
     _, new_rows = read_batch(args.store, args.new)
+    options = {} if args.min_paired is None else {"min_paired": args.min_paired}
     result = compare_rows(base_rows, new_rows, tolerance=args.tolerance, thresholds=thresholds,
-                          seed=args.seed)
+                          seed=args.seed, **options)
     unknown = sorted(set(thresholds) - {s.scorer_id for s in result.scorers})
     if unknown:
         raise UsageError(f"--threshold for scorer(s) not in both batches: {', '.join(unknown)}")
@@ -100,11 +122,10 @@ def compare(args: argparse.Namespace, out: TextIO) -> int:
             f"the batches ran different scorers ({scorers_differ_message(result)}); "
             f"compare the common ones with --allow-changed-scorers"
         )
-    code = EXIT_FAILED if result.regressed else EXIT_PASSED
+    code = EXIT_CODES[result.verdict]
     if args.json:
         print_json({**result.to_json(), "exitCode": code}, out)
         return code
     print_comparison(result, out)
-    print(f"verdict: {'regressed' if result.regressed else 'no significant regression'}",
-          file=out)
+    print(verdict_line(result), file=out)
     return code

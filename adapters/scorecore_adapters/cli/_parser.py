@@ -20,6 +20,12 @@ def _non_negative_int(text: str) -> int:
     return int(text)
 
 
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
 def _rate(text: str) -> float:
     try:
         value = float(text)
@@ -100,6 +106,9 @@ def parser() -> argparse.ArgumentParser:
                      help="an item passes when its score is within bounds (default MIN 0.5)")
     cmp.add_argument("--allow-changed-scorers", action="store_true",
                      help="compare even when the batches' scorers differ (they are flagged)")
+    cmp.add_argument("--min-paired", type=_positive_int, default=None, metavar="N",
+                     help="a scorer with fewer paired items gives no verdict: exit 3 "
+                          "(default: compare()'s, 10)")
     cmp.add_argument("--seed", type=_non_negative_int, default=0,
                      help="the bootstrap's seed (default 0: the same data, the same interval)")
     cmp.add_argument("--json", action="store_true", help="print JSON for machines")
