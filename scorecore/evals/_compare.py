@@ -112,6 +112,9 @@ class ScorerComparison:
         significant_improvement: the same test the other way.
         enough_pairs: whether ``paired`` reached the comparison's ``min_paired``; when not,
             neither test ran and the verdict is ``"not_enough_pairs"``.
+        definition_changed: the scorer's recorded fingerprints differ between the batches
+            (its code, prompt or judge changed): it is compared all the same, and its delta
+            measures the scorer's change as well as the agent's.
     """
 
     scorer_id: str
@@ -137,6 +140,7 @@ class ScorerComparison:
     significant_regression: bool
     significant_improvement: bool
     enough_pairs: bool = True
+    definition_changed: bool = False
 
     @property
     def pass_rate_delta(self) -> float | None:
@@ -172,7 +176,8 @@ class Comparison:
         only_in_new: item ids with rows in the new batch only.
         scorers_only_in_base: scorer ids the new batch lacks.
         scorers_only_in_new: scorer ids the base batch lacks.
-        changed_scorers: scorers whose recorded fingerprints differ between the batches.
+        changed_scorers: scorers whose recorded fingerprints differ between the batches;
+            they are compared too, each marked ``definition_changed``.
         min_paired: the fewest paired items a scorer needs for a verdict.
     """
 
@@ -230,6 +235,20 @@ class Comparison:
         return bool(self.scorers_only_in_base or self.scorers_only_in_new
                     or self.changed_scorers)
 
+    def scorer_differences(self) -> str:
+        """How the batches' scorers differ, in one line (``""`` when they do not).
+
+        ``"only in base: length; definition changed: quality"``
+        """
+        parts = []
+        if self.scorers_only_in_base:
+            parts.append(f"only in {self.base_batch}: {', '.join(self.scorers_only_in_base)}")
+        if self.scorers_only_in_new:
+            parts.append(f"only in {self.new_batch}: {', '.join(self.scorers_only_in_new)}")
+        if self.changed_scorers:
+            parts.append(f"definition changed: {', '.join(self.changed_scorers)}")
+        return "; ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
         """The comparison as JSON-ready data (camelCase keys, like the eval report)."""
         return {
@@ -272,6 +291,7 @@ def _scorer_json(s: ScorerComparison) -> dict[str, Any]:
         "significantRegression": s.significant_regression,
         "significantImprovement": s.significant_improvement,
         "enoughPairs": s.enough_pairs,
+        "definitionChanged": s.definition_changed,
     }
 
 
@@ -503,7 +523,9 @@ def compare(
     bootstrap interval; the pass-rate delta (an item passes when scored within
     ``thresholds[scorer_id]``, else at least 0.5) with an exact McNemar p-value; counts of
     improved, regressed and unchanged items and the most regressed ones. Items and scorers
-    present in one batch only are listed in the result, never silently dropped. A batch run
+    present in one batch only are listed in the result, never silently dropped; a scorer whose
+    definition changed (another fingerprint) is compared and marked ``definition_changed``
+    (refuse such pairs yourself when :attr:`Comparison.scorers_differ`). A batch run
     with ``trials`` has one row per trial: an item's trials are one item
     (:func:`~scorecore.evals.row_item_id`), scored with the mean of its scored trials. See the
     module docstring for the gate, :attr:`Comparison.regressed`.
@@ -547,17 +569,20 @@ def compare(
                          resamples=resamples, most_regressed=most_regressed,
                          min_paired=min_paired)
     chosen = thresholds or {}
-    scorers = tuple(
-        _compare_scorer(sid, base_index[sid], new_index[sid], chosen.get(sid), settings)
-        for sid in common
-    )
-    base_items = {k for rows in base_index.values() for k in rows}
-    new_items = {k for rows in new_index.values() for k in rows}
     changed = tuple(
         sid for sid in common
         if {_fingerprint(r) for r in base_index[sid].values()}
         != {_fingerprint(r) for r in new_index[sid].values()}
     )
+    scorers = tuple(
+        attrs.evolve(
+            _compare_scorer(sid, base_index[sid], new_index[sid], chosen.get(sid), settings),
+            definition_changed=sid in changed,
+        )
+        for sid in common
+    )
+    base_items = {k for rows in base_index.values() for k in rows}
+    new_items = {k for rows in new_index.values() for k in rows}
     return Comparison(
         base_batch=base_rows[0].batch_id if base_rows else "",
         new_batch=new_rows[0].batch_id if new_rows else "",

@@ -196,19 +196,23 @@ def test_compare_lists_items_in_one_batch_only(tmp_path: Path, scorers: Path) ->
     assert "items only in new: item-10, item-11" in out
 
 
-def test_compare_refuses_different_scorers_unless_allowed(tmp_path: Path, scorers: Path) -> None:
-    """Batches that ran different scorers: exit 2 unless --allow-changed-scorers."""
+def test_compare_lists_scorers_of_one_batch_and_refuses_them_only_when_required(
+    tmp_path: Path, scorers: Path
+) -> None:
+    """A scorer only one batch ran is listed and the common ones compared (exit 0);
+    --require-same-scorers refuses instead (exit 2)."""
     evaluate(tmp_path, scorers, "base", [1.0] * 10)
     data = dataset(tmp_path / "n.jsonl", [1.0] * 10)
     run("eval", f"{scorers}:quality", "--data", str(data), "--store", store(tmp_path),
         "--batch-id", "new")
-    code, _, err = run("compare", "base", "new", "--store", store(tmp_path))
-    assert code == 2
-    assert "the batches ran different scorers (only in base: length)" in err
-    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path),
-                       "--allow-changed-scorers")
-    assert code == 0
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
+    assert code == 0, out
     assert "scorers differ: only in base: length" in out
+    code, _, err = run("compare", "base", "new", "--store", store(tmp_path),
+                       "--require-same-scorers")
+    assert code == 2
+    assert ("the batches ran different scorers (only in base: length) and "
+            "--require-same-scorers was given") in err
 
 
 @pytest.mark.parametrize(
@@ -265,8 +269,8 @@ def test_one_cause_across_scorers_is_one_group(tmp_path: Path, scorers: Path) ->
             "          target raised ConnectionError: model endpoint timed out\n") in out
 
 
-def test_compare_refuses_a_changed_scorer_definition(tmp_path: Path, scorers: Path) -> None:
-    """The same scorer id with another definition (another fingerprint): refused unless allowed."""
+def _changed_batches(tmp_path: Path, scorers: Path) -> None:
+    """Batches base and new of 10 items; new ran another definition of the scorer length."""
     evaluate(tmp_path, scorers, "base", [1.0] * 10)
     changed = tmp_path / "changed_scorers.py"
     changed.write_text(SCORERS.replace("lambda ctx: 1.0)", "lambda ctx: min(1.0, 2.0))"))
@@ -274,13 +278,56 @@ def test_compare_refuses_a_changed_scorer_definition(tmp_path: Path, scorers: Pa
     code, _, err = run("eval", str(changed), "--data", str(data), "--store", store(tmp_path),
                        "--batch-id", "new")
     assert code == 0, err
-    code, _, err = run("compare", "base", "new", "--store", store(tmp_path))
+
+
+def test_compare_compares_a_changed_scorer_and_marks_it(tmp_path: Path, scorers: Path) -> None:
+    """"I changed my scorer": compared by default and marked "definition changed" in the table,
+    the text and the JSON; --require-same-scorers is the strict form (exit 2)."""
+    _changed_batches(tmp_path, scorers)
+    code, out, err = run("compare", "base", "new", "--store", store(tmp_path))
+    assert (code, err) == (0, ""), out
+    assert re.search(r"^length \(definition changed\) +10 +1\.000 +1\.000 .* unchanged$", out,
+                     re.MULTILINE), out
+    assert re.search(r"^quality +10 ", out, re.MULTILINE), out
+    assert "scorers differ: definition changed: length" in out
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path), "--json")
+    document = json.loads(out)
+    assert (code, document["changedScorers"]) == (0, ["length"])
+    assert {s["id"]: s["definitionChanged"] for s in document["scorers"]} == {
+        "length": True, "quality": False}
+    code, _, err = run("compare", "base", "new", "--store", store(tmp_path),
+                       "--require-same-scorers")
     assert code == 2
-    assert "changed definition: length" in err
-    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path),
-                       "--allow-changed-scorers")
+    assert "(definition changed: length)" in err
+    assert err.count("\n") == 1
+
+
+def test_allow_changed_scorers_is_a_deprecated_no_op(tmp_path: Path, scorers: Path) -> None:
+    """The old flag still works (scripts keep running) and says it is the default now."""
+    _changed_batches(tmp_path, scorers)
+    code, out, err = run("compare", "base", "new", "--store", store(tmp_path),
+                         "--allow-changed-scorers")
     assert code == 0
-    assert "scorers differ: changed definition: length" in out
+    assert "length (definition changed)" in out
+    assert err == ("scorecore: warning: --allow-changed-scorers is deprecated and does nothing: "
+                   "changed scorers are compared (and marked) by default\n")
+
+
+def test_report_baseline_follows_the_same_rule(tmp_path: Path, scorers: Path) -> None:
+    """report --baseline marks the changed scorer in its comparison; --require-same-scorers
+    refuses the pair there too."""
+    _changed_batches(tmp_path, scorers)
+    target = tmp_path / "r.html"
+    code, _, _ = run("report", "new", "--baseline", "base", "--store", store(tmp_path),
+                     "-o", str(target))
+    assert code == 0
+    page = target.read_text()
+    assert re.search(r"<td>length <span class=\"changed\">definition changed</span></td>", page)
+    assert "definition changed: length" in page
+    code, _, err = run("report", "new", "--baseline", "base", "--store", store(tmp_path),
+                       "-o", str(target), "--require-same-scorers")
+    assert code == 2
+    assert "(definition changed: length)" in err
 
 
 class _Terminal(io.StringIO):

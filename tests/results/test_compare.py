@@ -157,6 +157,21 @@ def test_changed_fingerprints_are_flagged() -> None:
                    rows("b", [1.0], fingerprint="f1")).changed_scorers == ()
 
 
+def test_a_changed_scorer_is_compared_and_marked() -> None:
+    """A scorer whose definition changed is compared like any other and carries the mark,
+    in the value, its JSON and the one-line description of the differences."""
+    base = rows("a", [1.0] * 20, fingerprint="f1") + rows("a", [1.0] * 20, scorer="t")
+    new = rows("b", [0.0] * 20, fingerprint="f2") + rows("b", [1.0] * 20, scorer="t")
+    result = compare(base, new)
+    changed, same = result.scorers
+    assert (changed.definition_changed, changed.verdict) == (True, "regressed")
+    assert (same.definition_changed, same.verdict) == (False, "unchanged")
+    assert [s["definitionChanged"] for s in result.to_json()["scorers"]] == [True, False]
+    assert result.scorer_differences() == "definition changed: s"
+    only = compare(rows("a", [1.0], scorer="old") + rows("a", [1.0]), rows("b", [1.0]))
+    assert only.scorer_differences() == "only in a: old"
+
+
 def test_several_scorers_share_alpha() -> None:
     """With k scorers each interval has confidence 1 - 0.05 / k (Bonferroni)."""
     base = rows("a", [0.5] * 5) + rows("a", [0.5] * 5, scorer="t")

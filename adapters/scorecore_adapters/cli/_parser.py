@@ -52,6 +52,15 @@ def _store(command: argparse.ArgumentParser) -> None:
                               f"scorecore.db in the current directory)")
 
 
+def _comparison_rules(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--min-paired", type=_positive_int, default=None, metavar="N",
+                         help="a scorer with fewer paired items gives no verdict (default: "
+                              "compare()'s, 10)")
+    command.add_argument("--require-same-scorers", action="store_true",
+                         help="refuse (exit 2) batches whose scorers differ, by id or "
+                              "definition; by default changed scorers are compared and marked")
+
+
 def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
@@ -104,11 +113,9 @@ def parser() -> argparse.ArgumentParser:
                      help="ignore regressions up to this size in score units (default 0.02)")
     cmp.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
                      help="an item passes when its score is within bounds (default MIN 0.5)")
+    _comparison_rules(cmp)
     cmp.add_argument("--allow-changed-scorers", action="store_true",
-                     help="compare even when the batches' scorers differ (they are flagged)")
-    cmp.add_argument("--min-paired", type=_positive_int, default=None, metavar="N",
-                     help="a scorer with fewer paired items gives no verdict: exit 3 "
-                          "(default: compare()'s, 10)")
+                     help="deprecated, does nothing (the default now)")
     cmp.add_argument("--seed", type=_non_negative_int, default=0,
                      help="the bootstrap's seed (default 0: the same data, the same interval)")
     cmp.add_argument("--json", action="store_true", help="print JSON for machines")
@@ -121,6 +128,7 @@ def parser() -> argparse.ArgumentParser:
                      help="the comparison's tolerance (default 0.02)")
     rep.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
                      help="an item passes when its score is within bounds (default MIN 0.5)")
+    _comparison_rules(rep)
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default report.html)")
     return root

@@ -7,19 +7,22 @@ from pathlib import Path
 from typing import TextIO
 
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, read_batch
-from scorecore_adapters.cli._compare import thresholds_of
+from scorecore_adapters.cli._compare import compare_batches, thresholds_of
 from scorecore_adapters.report import render_report
 
 
 def report(args: argparse.Namespace, out: TextIO) -> int:
-    """Write the HTML report of a stored batch (and its comparison with ``--baseline``)."""
+    """Write the HTML report of a stored batch (and its comparison with ``--baseline``, under
+    ``compare``'s rules: changed scorers compared and marked unless
+    ``--require-same-scorers``)."""
     thresholds = thresholds_of(args.threshold)
     store, rows = read_batch(args.store, args.batch)
-    baseline = None
+    baseline = comparison = None
     if args.baseline is not None:
         _, baseline = read_batch(args.store, args.baseline)
+        comparison = compare_batches(baseline, rows, args, thresholds)
     html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
-                         tolerance=args.tolerance, source=store.url)
+                         tolerance=args.tolerance, source=store.url, comparison=comparison)
     try:
         Path(args.output).write_text(html, encoding="utf-8")
     except OSError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 from urllib.parse import quote
 
 from scorecore.evals import (
@@ -91,15 +92,23 @@ def _failures(rows: Sequence[ScoreRow]) -> str:
 def _comparison_row(s: ScorerComparison) -> str:
     interval = ("-" if s.ci_low is None
                 else f"[{number(s.ci_low, sign=True)}, {number(s.ci_high, sign=True)}]")
+    changed = ' <span class="changed">definition changed</span>' if s.definition_changed else ""
     return (
-        f"<tr><td>{esc(s.scorer_id)}</td><td class=num>{s.paired}</td>"
+        f"<tr><td>{esc(s.scorer_id)}{changed}</td><td class=num>{s.paired}</td>"
         f"<td class=num>{number(s.base_mean)}</td><td class=num>{number(s.new_mean)}</td>"
         f"<td class=num>{number(s.mean_delta, sign=True)}</td><td class=num>{interval}</td>"
         f"<td class=num>{percent(s.base_pass_rate)} → {percent(s.new_pass_rate)}</td>"
         f"<td class=num>{s.mcnemar_p:.3g}</td>"
         f"<td class=num>{s.improved}/{s.regressed}/{s.unchanged}</td>"
-        f'<td><span class="verdict v-{s.verdict}">{s.verdict}</span></td></tr>'
+        f'<td><span class="verdict v-{s.verdict}">{_SCORER_VERDICTS[s.verdict]}</span></td></tr>'
     )
+
+
+_SCORER_VERDICTS: Final = {"regressed": "regressed", "improved": "improved",
+                           "unchanged": "unchanged", "not_enough_pairs": "too few pairs"}
+_BADGES: Final = {"regressed": ("regressed", "significant regression"),
+                  "no_regression": ("unchanged", "no significant regression"),
+                  "not_enough_pairs": ("none", "no verdict: not enough paired items")}
 
 
 def _fragment(item_id: str) -> str:
@@ -126,9 +135,10 @@ def _baseline(comparison: Comparison | None) -> str:
     if c.only_in_new:
         notes.append(f"{len(c.only_in_new)} item(s) only in this batch: "
                      f"{esc(', '.join(c.only_in_new[:20]))}")
-    if c.scorers_only_in_base or c.scorers_only_in_new or c.changed_scorers:
-        notes.append("scorers differ: " + esc(", ".join(
-            [*c.scorers_only_in_base, *c.scorers_only_in_new, *c.changed_scorers])))
+    if c.scorers_differ:
+        notes.append("scorers differ: " + esc(c.scorer_differences()))
+    if c.verdict == "not_enough_pairs":
+        notes.append(esc(c.verdict_reason or ""))
     regressed = [
         f"<tr><td>{esc(s.scorer_id)}</td><td><a href=\"#item={_fragment(item.item_id)}\">"
                 f"{esc(item.item_id)}</a></td><td>{number(item.base_score)} ({item.base_status})"
@@ -139,8 +149,7 @@ def _baseline(comparison: Comparison | None) -> str:
     most = ("<h3>Most regressed items</h3><table id=\"most-regressed\"><thead><tr><th>scorer"
             "</th><th>item</th><th>baseline</th><th>this batch</th><th class=num>delta</th>"
             "</tr></thead><tbody>" + "".join(regressed) + "</tbody></table>") if regressed else ""
-    gate = "regressed" if c.regressed else "unchanged"
-    words = "significant regression" if c.regressed else "no significant regression"
+    gate, words = _BADGES[c.verdict]
     levels = ", ".join(sorted({f"{100 * s.confidence:.3g}%" for s in c.scorers})) or "95%"
     return (
         f'<section id="baseline"><h2>Compared with baseline {esc(c.base_batch)} '
@@ -170,6 +179,7 @@ def render_report(
     tolerance: float = 0.02,
     source: str = "",
     budget: int = DEFAULT_BUDGET,
+    comparison: Comparison | None = None,
 ) -> str:
     """One self-contained HTML page about a batch's rows (inline CSS, JS and SVG; no network).
 
@@ -184,6 +194,10 @@ def render_report(
         source: where the rows came from (shown under the title).
         budget: bytes the items' data may take; long values are cut to fit (the store keeps
             them whole), causes are never cut.
+        comparison: ``compare(baseline, rows, ...)`` when the caller already computed it
+            (``scorecore report`` does, to apply ``--min-paired`` and
+            ``--require-same-scorers`` first); by default it is computed here. A scorer whose
+            definition changed is compared and marked "definition changed".
 
     >>> from scorecore.evals import ScoreRow
     >>> row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
@@ -194,10 +208,12 @@ def render_report(
     """
     chosen = thresholds or {}
     stats = scorer_stats(rows, chosen)
-    comparison = None
     base_scores: dict[tuple[str, str], float | None] = {}
-    if baseline is not None:
-        comparison = compare(baseline, rows, tolerance=tolerance, thresholds=chosen)
+    if baseline is None:
+        comparison = None
+    else:
+        if comparison is None:
+            comparison = compare(baseline, rows, tolerance=tolerance, thresholds=chosen)
         base_scores = {(r.scorer_id, row_item_id(r)): r.score if r.status == "scored" else None
                        for r in baseline}
     data, limit = payload(rows, baseline=base_scores, budget=budget)
