@@ -388,3 +388,23 @@ def test_compare_min_paired_must_be_positive(tmp_path: Path, scorers: Path) -> N
     code, _, err = run("compare", "base", "base", "--store", store(tmp_path), "--min-paired", "0")
     assert code == 2
     assert "--min-paired: expected an integer >= 1, got '0'" in err
+
+
+def test_report_threshold_for_an_unknown_scorer_is_a_usage_error(
+    tmp_path: Path, scorers: Path
+) -> None:
+    """report --threshold UNKNOWN=0.5 used to exit 0 silently: exit 2, naming it and listing
+    the batch's scorer ids; compare's message lists them too."""
+    evaluate(tmp_path, scorers, "base", [1.0] * 10)
+    target = tmp_path / "r.html"
+    code, _, err = run("report", "base", "--store", store(tmp_path), "-o", str(target),
+                       "--threshold", "UNKNOWN=0.5")
+    assert code == 2
+    assert err == ("scorecore: error: --threshold for scorer 'UNKNOWN', which batch 'base' "
+                   "did not run; its scorers: length, quality\n")
+    assert not target.exists()
+    code, _, err = run("compare", "base", "base", "--store", store(tmp_path),
+                       "--threshold", "UNKNOWN=0.5")
+    assert code == 2
+    assert err == ("scorecore: error: --threshold for scorer(s) not in both batches: UNKNOWN; "
+                   "scorers in both: length, quality\n")

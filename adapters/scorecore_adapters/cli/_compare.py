@@ -128,9 +128,11 @@ def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _, base_rows = read_batch(args.store, args.base)
     _, new_rows = read_batch(args.store, args.new)
     result = compare_batches(base_rows, new_rows, args, thresholds, seed=args.seed)
-    unknown = sorted(set(thresholds) - {s.scorer_id for s in result.scorers})
+    common = [s.scorer_id for s in result.scorers]
+    unknown = sorted(set(thresholds) - set(common))
     if unknown:
-        raise UsageError(f"--threshold for scorer(s) not in both batches: {', '.join(unknown)}")
+        raise UsageError(f"--threshold for scorer(s) not in both batches: {', '.join(unknown)}; "
+                         f"scorers in both: {', '.join(common) or 'none'}")
     code = EXIT_CODES[result.verdict]
     if args.json:
         print_json({**result.to_json(), "exitCode": code}, out)

@@ -17,6 +17,11 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
     ``--require-same-scorers``)."""
     thresholds = thresholds_of(args.threshold)
     store, rows = read_batch(args.store, args.batch)
+    known = sorted({row.scorer_id for row in rows})
+    for name in thresholds:
+        if name not in known:
+            raise UsageError(f"--threshold for scorer {name!r}, which batch {args.batch!r} did "
+                             f"not run; its scorers: {', '.join(known)}")
     baseline = comparison = None
     if args.baseline is not None:
         _, baseline = read_batch(args.store, args.baseline)
