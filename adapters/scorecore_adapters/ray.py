@@ -808,7 +808,7 @@ def _costs(outcome: ScorerOutcome) -> dict[str, Any]:
     ]
     return {
         "cost_usd": math.fsum(e.cost_usd or 0.0 for e in executions),
-        "cost_known": all(e.cost_usd is not None or not e.model_call_count
+        "cost_known": all(e.cost_usd is not None or not (e.model_call_count or e.cache_hits)
                           for e in executions),
         "saved_usd": math.fsum(e.saved_usd or 0.0 for e in executions),
         "cache_hits": sum(e.cache_hits for e in executions),

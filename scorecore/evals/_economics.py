@@ -144,7 +144,9 @@ class EconomicsFold:
                 continue
             for execution in _executions(outcome):
                 if execution.cost_usd is None:
-                    if execution.model_call_count:
+                    # A cache hit costs nothing only when priced: unpriced, its cost (and what
+                    # it saved) is unknown, as a call's is.
+                    if execution.model_call_count or execution.cache_hits:
                         costs.cost_known = False
                 else:
                     costs.cost += execution.cost_usd

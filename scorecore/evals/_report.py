@@ -191,8 +191,10 @@ class EvalReport:
             scored nothing); every gate and threshold passed; and the failed scorer runs stay
             within ``max_failures`` or ``max_failure_rate``. Not-scorable runs never count as
             failed.
-        total_items: items read from the dataset.
-        failed_items: items that failed as a whole (unreadable item or raising target).
+        total_items: items read from the dataset; with ``trials=N``, each trial of an item
+            counts (N times the dataset's items).
+        failed_items: items that failed as a whole (unreadable item or raising target), each
+            trial counted as ``total_items`` counts.
         scorers: per-scorer aggregates, in the scorers' order.
         thresholds: the threshold checks, in the scorers' order.
         gates: the gate checks, in the gates' order.

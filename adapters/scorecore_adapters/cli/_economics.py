@@ -90,8 +90,9 @@ def economics_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _usd(value: float | None) -> str:
-    return "unpriced" if value is None else f"${value:.4f}"
+def _usd(value: float | None, *, priced: bool = True) -> str:
+    """``$0.1234``, or ``unpriced`` when the value (or the cost it goes with) is unknown."""
+    return "unpriced" if value is None or not priced else f"${value:.4f}"
 
 
 def print_economics(report: EvalReport, *, out: TextIO) -> None:
@@ -104,13 +105,15 @@ def print_economics(report: EvalReport, *, out: TextIO) -> None:
                     if cost.budget_stopped else ""
                 print(f"judge {cost.scorer_id}: {_usd(cost.cost_usd)} over {cost.model_calls} "
                       f"call(s), {cost.cache_hits} cache hit(s) saving "
-                      f"{_usd(cost.saved_usd)}{stopped}", file=out)
+                      f"{_usd(cost.saved_usd, priced=cost.cost_usd is not None)}{stopped}",
+                      file=out)
         line = economics.budget_line()
         asked = sum(cost.model_calls for cost in economics.scorers)
         if asked or economics.cache_hits or economics.cache_misses or line is not None:
             # Nothing to say for a batch without judge calls (code scorers only).
             print(f"judge cost: {_usd(economics.cost_usd)}; cache {economics.cache_hits} hit(s), "
-                  f"{economics.cache_misses} miss(es), saved {_usd(economics.saved_usd)}",
+                  f"{economics.cache_misses} miss(es), saved "
+                  f"{_usd(economics.saved_usd, priced=economics.cost_usd is not None)}",
                   file=out)
         if line is not None:
             print(f"budget: {line}", file=out)

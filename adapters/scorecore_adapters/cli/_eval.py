@@ -94,8 +94,11 @@ class _Progress:
     """Counts completed items and keeps their failures' causes; draws a rich bar on a terminal,
     plain lines otherwise."""
 
-    def __init__(self, total: int, *, rich_output: bool, out: TextIO) -> None:
+    def __init__(
+        self, total: int, *, rich_output: bool, out: TextIO, unit: str = "items"
+    ) -> None:
         self.total = total
+        self.unit = unit
         self.done = 0
         self.failed = 0
         self.out = out
@@ -129,8 +132,8 @@ class _Progress:
         if self._bar is not None:
             self._bar.update(self._task, completed=self.done)
         elif self.done % self.step == 0 or self.done == self.total:
-            print(f"progress: {self.done}/{self.total} items ({self.failed} with failures)",
-                  file=self.out, flush=True)
+            print(f"progress: {self.done}/{self.total} {self.unit} ({self.failed} with "
+                  f"failures)", file=self.out, flush=True)
 
 
 TOP_CAUSES = 5
@@ -167,6 +170,15 @@ def print_causes(
     if len(shown) < len(groups):
         print(f"  … {len(groups) - len(shown)} more group(s); every failure: "
               f"scorecore show {shlex.quote(batch_id)} --failures", file=out)
+
+
+def _counted(report: EvalReport, trials: int) -> str:
+    """``"20 items, 0 failed as a whole"``; with trials, items and trials apart (the report
+    counts each trial of an item)."""
+    if trials == 1:
+        return f"{report.total_items} items, {report.failed_items} failed as a whole"
+    return (f"{report.total_items // trials} items x {trials} trials, "
+            f"{report.failed_items} item trial(s) failed as a whole")
 
 
 def _malformed(invalid: int, data: str) -> str:
@@ -320,16 +332,16 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not plan.loaded.scorers:
         raise UsageError("every selected scorer was skipped; nothing to run")
     # With --trials N every item completes N times (once per trial).
-    progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out)
+    progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out,
+                         unit="item trials" if args.trials > 1 else "items")
     ray_cache = start_ray(args, out) if args.engine == "ray" else None
     report = anyio.run(lambda: _run_plan(plan, args, out, progress, ray_cache))
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
     causes = progress.failures.groups()
     print_causes(causes, out=out, limit=TOP_CAUSES, batch_id=plan.batch_id)
-    print(f"{report.total_items} items, {report.failed_items} failed as a whole, "
-          f"{report.duration:.2f}s; stored in {plan.store.url} as batch {plan.batch_id}",
-          file=out)
+    print(f"{_counted(report, args.trials)}, {report.duration:.2f}s; stored in "
+          f"{plan.store.url} as batch {plan.batch_id}", file=out)
     for line in report.failed_checks:
         print(f"failed: {line}", file=out)
     invalid = plan.reader.invalid
