@@ -408,3 +408,25 @@ def test_report_threshold_for_an_unknown_scorer_is_a_usage_error(
     assert code == 2
     assert err == ("scorecore: error: --threshold for scorer(s) not in both batches: UNKNOWN; "
                    "scorers in both: length, quality\n")
+
+
+def test_report_carries_the_stored_batchs_verdict_and_reason(
+    tmp_path: Path, scorers: Path
+) -> None:
+    """The page of a stored batch whose scorer failed on every item says why it failed, as
+    eval did; report's --max-failures relaxes the budget as eval's does."""
+    code, out = evaluate(tmp_path, scorers, "b1", [1.0] * 3,
+                         {i: {"boom": "down"} for i in range(3)})
+    assert code == 1
+    target = tmp_path / "r.html"
+    code, _, _ = run("report", "b1", "--store", store(tmp_path), "-o", str(target))
+    assert code == 0
+    page = target.read_text()
+    reason = out.splitlines()[-1].removeprefix("verdict: failed — ").replace("'", "&#x27;")
+    assert f'<p id="verdict-reason">verdict: failed — {reason}</p>' in page
+    assert "scorer &#x27;quality&#x27; has no scored run (3 failed)" in page
+    code, _, _ = run("report", "b1", "--store", store(tmp_path), "-o", str(target),
+                     "--max-failures", "3")
+    assert code == 0
+    assert ('id="verdict-reason">verdict: failed — scorer &#x27;quality&#x27; has no scored run '
+            '(3 failed)</p>') in target.read_text()

@@ -52,6 +52,14 @@ def _store(command: argparse.ArgumentParser) -> None:
                               f"scorecore.db in the current directory)")
 
 
+def _failure_budget(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--max-failures", type=_non_negative_int, default=0, metavar="N",
+                         help="tolerate N failed scorer runs (default 0: any failed run fails)")
+    command.add_argument("--max-failure-rate", type=_rate, default=None, metavar="RATE",
+                         help="tolerate failed scorer runs up to this share of all runs, "
+                              "e.g. 0.05")
+
+
 def _comparison_rules(command: argparse.ArgumentParser) -> None:
     command.add_argument("--min-paired", type=_positive_int, default=None, metavar="N",
                          help="a scorer with fewer paired items gives no verdict (default: "
@@ -72,10 +80,7 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
                     help="fail unless the scorer's mean is within bounds (repeatable)")
     ev.add_argument("--gate", action="append", default=[], metavar="ID",
                     help="fail unless the scorer averages 1.0 (repeatable)")
-    ev.add_argument("--max-failures", type=_non_negative_int, default=0, metavar="N",
-                    help="tolerate N failed scorer runs (default 0: any failed run fails)")
-    ev.add_argument("--max-failure-rate", type=_rate, default=None, metavar="RATE",
-                    help="tolerate failed scorer runs up to this share of all runs, e.g. 0.05")
+    _failure_budget(ev)
     ev.add_argument("--resume", metavar="RUN", help="resume the batch RUN, skipping stored rows")
     ev.add_argument("--batch-id", help="the id of a new batch (default: generated)")
     ev.add_argument("--output", help="write the report as JSON to this file")
@@ -129,6 +134,7 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
                      help="an item passes when its score is within bounds (default MIN 0.5)")
     _comparison_rules(rep)
+    _failure_budget(rep)
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default report.html)")
     return root

@@ -27,7 +27,9 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
         _, baseline = read_batch(args.store, args.baseline)
         comparison = compare_batches(baseline, rows, args, thresholds)
     html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
-                         tolerance=args.tolerance, source=store.url, comparison=comparison)
+                         tolerance=args.tolerance, source=store.url, comparison=comparison,
+                         max_failures=args.max_failures,
+                         max_failure_rate=args.max_failure_rate)
     try:
         Path(args.output).write_text(html, encoding="utf-8")
     except OSError as exc:

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from scorecore.evals import (
     Comparison,
+    EvalReport,
     ScorerComparison,
     ScoreRow,
     Threshold,
@@ -19,6 +20,7 @@ from scorecore_adapters.report._charts import histogram_svg, status_svg
 from scorecore_adapters.report._data import (
     DEFAULT_BUDGET,
     ScorerStats,
+    batch_verdict,
     failure_groups,
     not_scorable_reasons,
     payload,
@@ -161,13 +163,14 @@ def _baseline(comparison: Comparison | None) -> str:
     )
 
 
-def _verdict(stats: Sequence[ScorerStats]) -> str:
-    checked = [s for s in stats if s.threshold is not None]
-    if not checked:
-        return '<span class="verdict none" id="verdict">no thresholds</span>'
-    ok = all(s.passed for s in checked)
-    return (f'<span class="verdict {"passed" if ok else "failed"}" id="verdict">'
-            f'{"passed" if ok else "failed"}</span>')
+def _verdict(report: EvalReport) -> str:
+    return f'<span class="verdict {report.verdict}" id="verdict">{report.verdict}</span>'
+
+
+def _verdict_reason(report: EvalReport) -> str:
+    if report.verdict_reason is None:
+        return ""
+    return f'<p id="verdict-reason">verdict: failed — {esc(report.verdict_reason)}</p>'
 
 
 def render_report(
@@ -180,6 +183,8 @@ def render_report(
     source: str = "",
     budget: int = DEFAULT_BUDGET,
     comparison: Comparison | None = None,
+    max_failures: int | None = 0,
+    max_failure_rate: float | None = None,
 ) -> str:
     """One self-contained HTML page about a batch's rows (inline CSS, JS and SVG; no network).
 
@@ -198,6 +203,9 @@ def render_report(
             (``scorecore report`` does, to apply ``--min-paired`` and
             ``--require-same-scorers`` first); by default it is computed here. A scorer whose
             definition changed is compared and marked "definition changed".
+        max_failures, max_failure_rate: the failure budget of the page's verdict, which is
+            ``run_evals``'s rule applied to the rows (``EvalReport.verdict``), with its
+            reason in one line under the title.
 
     >>> from scorecore.evals import ScoreRow
     >>> row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
@@ -208,6 +216,8 @@ def render_report(
     """
     chosen = thresholds or {}
     stats = scorer_stats(rows, chosen)
+    verdict = batch_verdict(rows, chosen, max_failures=max_failures,
+                            max_failure_rate=max_failure_rate)
     base_scores: dict[tuple[str, str], float | None] = {}
     if baseline is None:
         comparison = None
@@ -229,7 +239,7 @@ def render_report(
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
         f"<title>scorecore report: {esc(batch_id)}</title><style>{CSS}</style></head><body>"
-        f"<header><h1>Batch {esc(batch_id)} {_verdict(stats)}</h1>"
+        f"<header><h1>Batch {esc(batch_id)} {_verdict(verdict)}</h1>{_verdict_reason(verdict)}"
         f'<p class="muted">{items} item(s), {len(rows)} row(s), {len(stats)} scorer(s)'
         f"{' from ' + esc(source) if source else ''}.{cut}</p></header>"
         "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"
