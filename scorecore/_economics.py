@@ -38,6 +38,10 @@ __all__ = [
 
 _R = TypeVar("_R")
 _NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+_UNKNOWN_USAGE = JudgeUsage()
+_USAGE_FIELDS = tuple(f.name for f in attrs.fields(JudgeUsage))
+# No judge reply has a billion tokens: a count past this is a broken report, not a cost.
+MAX_CREDIBLE_TOKENS = 1_000_000_000
 _MILLION = 1_000_000.0
 # Every message costs a few tokens of framing on top of its text (role, separators).
 _MESSAGE_OVERHEAD_TOKENS = 8
@@ -52,6 +56,29 @@ def _price_field(_inst: object, attribute: attrs.Attribute[Any], value: object) 
             f"ModelPrice.{attribute.name} must be a finite number >= 0 (USD per million "
             f"tokens), got {short_repr(value)}"
         )
+
+
+def usage_problem(usage: object) -> str | None:
+    """Why a reply's token counts cannot be charged, or ``None`` when they can.
+
+    Every count must be ``None`` (unknown) or a whole number (an ``int``, not a ``bool``) from 0
+    to a billion. A reply that breaks this is a *usage error*: the meter charges it at its
+    worst case and never credits anything for it.
+
+    >>> usage_problem(JudgeUsage(input_tokens=10, output_tokens=2)) is None
+    True
+    >>> usage_problem(JudgeUsage(input_tokens=-5, output_tokens=2))
+    'input_tokens=-5'
+    """
+    if not isinstance(usage, JudgeUsage):
+        return None  # no counts at all: unknown, charged at the worst case like None counts
+    for name in _USAGE_FIELDS:
+        value = getattr(usage, name)
+        if value is None:
+            continue
+        if not is_int(value) or not 0 <= value <= MAX_CREDIBLE_TOKENS:
+            return f"{name}={short_repr(value)}"
+    return None
 
 
 @final
@@ -262,6 +289,9 @@ class JudgeLedger:
         cache_hits: replies read from the cache or shared with an identical call in flight.
         cache_misses: lookups that had to ask the judge.
         refused: calls a hard budget refused.
+        usage_errors: replies (or cache entries) whose token counts were negative, not whole
+            numbers or absurd (see :func:`usage_problem`): charged at their worst case, never
+            credited.
         soft_limit_passed: how a soft budget was first passed (the line its
             :class:`BudgetWarning` carries); ``None`` while the batch is within it.
     """
@@ -273,6 +303,7 @@ class JudgeLedger:
     cache_hits: int = 0
     cache_misses: int = 0
     refused: int = 0
+    usage_errors: int = 0
     soft_limit_passed: str | None = None
     _reserved_usd: float = 0.0
     _reserved_tokens: int = 0
@@ -342,35 +373,48 @@ def _worst_tokens(request: JudgeRequest, budget: Budget) -> tuple[int, int]:
 
 @attrs.frozen
 class _Reservation:
+    """A call's worst case: USD (0 without a price), tokens, and its output cap."""
+
     usd: float
     tokens: int
+    output_tokens: int
+    priced: bool
+
+
+_DEFAULT_BUDGET = Budget()
+
+
+def _worst_case(
+    budget: Budget, pricing: Pricing | None, model_id: str, request: JudgeRequest
+) -> _Reservation:
+    worst_in, worst_out = _worst_tokens(request, budget)
+    price = pricing.price(model_id) if pricing is not None else None
+    usd = 0.0 if price is None else (worst_in * price.input + worst_out * price.output) / _MILLION
+    return _Reservation(usd=usd, tokens=worst_in + worst_out, output_tokens=worst_out,
+                        priced=price is not None)
 
 
 def _admit(
     ledger: JudgeLedger, budget: Budget, pricing: Pricing | None, model_id: str,
     request: JudgeRequest,
 ) -> _Reservation | BudgetExhausted:
-    worst_in, worst_out = _worst_tokens(request, budget)
-    price = pricing.price(model_id) if pricing is not None else None
-    worst_usd = (
-        None if price is None
-        else (worst_in * price.input + worst_out * price.output) / _MILLION
-    )
+    worst = _worst_case(budget, pricing, model_id, request)
     refusal: BudgetExhausted | None = None
-    if budget.max_tokens is not None:
-        tokens = worst_in + worst_out
-        if ledger.spent_tokens + ledger.in_flight_tokens + tokens > budget.max_tokens:
-            refusal = BudgetExhausted(
-                limit="max_tokens", limit_value=budget.max_tokens, spent=ledger.spent_tokens,
-                in_flight=ledger.in_flight_tokens, needed=tokens, model_id=model_id,
-            )
+    if budget.max_tokens is not None and (
+        ledger.spent_tokens + ledger.in_flight_tokens + worst.tokens > budget.max_tokens
+    ):
+        refusal = BudgetExhausted(
+            limit="max_tokens", limit_value=budget.max_tokens, spent=ledger.spent_tokens,
+            in_flight=ledger.in_flight_tokens, needed=worst.tokens, model_id=model_id,
+        )
     if refusal is None and budget.max_cost_usd is not None and (
-        worst_usd is None
-        or ledger.spent_usd + ledger.in_flight_usd + worst_usd > budget.max_cost_usd
+        not worst.priced
+        or ledger.spent_usd + ledger.in_flight_usd + worst.usd > budget.max_cost_usd
     ):
         refusal = BudgetExhausted(
             limit="max_cost_usd", limit_value=budget.max_cost_usd, spent=ledger.spent_usd,
-            in_flight=ledger.in_flight_usd, needed=worst_usd, model_id=model_id,
+            in_flight=ledger.in_flight_usd, needed=worst.usd if worst.priced else None,
+            model_id=model_id,
         )
     if refusal is not None:
         if budget.mode == "hard":
@@ -383,10 +427,9 @@ def _admit(
             # Warnings turned into errors must not make the run raise; the ledger keeps the line.
             with contextlib.suppress(BudgetWarning):
                 warnings.warn(ledger.soft_limit_passed, BudgetWarning, stacklevel=2)
-    reservation = _Reservation(usd=worst_usd or 0.0, tokens=worst_in + worst_out)
-    ledger._reserved_usd += reservation.usd
-    ledger._reserved_tokens += reservation.tokens
-    return reservation
+    ledger._reserved_usd += worst.usd
+    ledger._reserved_tokens += worst.tokens
+    return worst
 
 
 @final
@@ -427,6 +470,10 @@ class MeteredExecution:
     def _hit(self, ledger: JudgeLedger, response: JudgeResponse) -> JudgeResponse:
         self._hits += 1
         ledger.cache_hits += 1
+        if usage_problem(response.usage) is not None:
+            # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
+            ledger.usage_errors += 1
+            return attrs.evolve(response, usage=_NOTHING_SPENT)
         saved = self._price_of(response.usage)
         if saved is not None:
             self._saved += saved
@@ -472,12 +519,21 @@ class MeteredExecution:
             ledger._flights[key] = flight
         ledger.model_calls += 1
         try:
-            outcome = await call()
+            outcome: _R | JudgeResponse = await call()
             if isinstance(outcome, JudgeResponse):
-                flight.response = outcome
-                self._charge(ledger, outcome, reservation)
+                response: JudgeResponse = outcome
+                if usage_problem(response.usage) is not None:
+                    # A usage error of this reply: its counts are unknown, so it is charged at
+                    # its worst case (below) and nothing downstream sums the bad numbers.
+                    ledger.usage_errors += 1
+                    response = attrs.evolve(response, usage=_UNKNOWN_USAGE)
+                    outcome = response
+                flight.response = response
+                self._charge(ledger, response, reservation or _worst_case(
+                    meter.budget or _DEFAULT_BUDGET, meter.pricing, self._model.model_id,
+                    request))
                 if cache is not None:
-                    self._candidate = (key, outcome)
+                    self._candidate = (key, response)
         finally:
             if reservation is not None:
                 ledger._reserved_usd -= reservation.usd

@@ -188,6 +188,7 @@ class EconomicsFold:
                 cache_misses=sum(c.cache_misses for c in costs),
                 spent_usd=round(ledger.spent_usd, 12), spent_tokens=ledger.spent_tokens,
                 budget=meter.budget, budget_refused=ledger.refused,
+                usage_errors=ledger.usage_errors,
             )
         trials = self._trials_summary() if self._trials > 1 else None
         return attrs.evolve(report, economics=economics, trials=trials)
