@@ -20,7 +20,14 @@ import attrs
 
 from scorecore._cache import JudgeCache, cache_key
 from scorecore._checks import check_count, is_int, is_number, misuse
-from scorecore._judge import JudgeModel, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore._judge import (
+    DEFAULT_OUTPUT_CAP,
+    JudgeModel,
+    JudgeRequest,
+    JudgeResponse,
+    JudgeUsage,
+    model_default_cap,
+)
 from scorecore._reprs import short_repr
 
 if TYPE_CHECKING:
@@ -219,8 +226,10 @@ class Budget:
     once (:class:`BudgetWarning`) and goes on.
 
     A call's worst case: one token per byte of its messages (and of a native schema) plus a
-    few per message, and ``ModelSettings.max_output_tokens`` output tokens —
-    ``worst_case_output_tokens`` when the step sets no maximum.
+    few per message, and its output cap (``ModelSettings.output_cap``, exactly what the
+    adapter sends: the step's cap, else the run's ``max_output_tokens``, else the model's
+    default, else 1,024) — ``worst_case_output_tokens`` only when ``extra`` sets a cap that is
+    not a whole number.
 
     >>> Budget(max_cost_usd=2.5).mode
     'hard'
@@ -320,10 +329,26 @@ class JudgeLedger:
         return max(0, self._reserved_tokens)
 
 
+def _cap(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not is_int(value) or value < 1):
+        raise misuse("JudgeMeter.max_output_tokens", value, "must be an int >= 1 or None")
+
+
+def default_cap(meter: JudgeMeter | None, model: object) -> int:
+    """The output cap of a step that sets none: the run's, else the model's, else 1,024."""
+    if meter is not None and meter.max_output_tokens is not None:
+        return meter.max_output_tokens
+    own = model_default_cap(model)
+    return DEFAULT_OUTPUT_CAP if own is None else own
+
+
 @final
 @attrs.frozen(kw_only=True)
 class JudgeMeter:
     """What a run's judge calls go through: a cache, prices, a budget, the trial index.
+
+    ``max_output_tokens`` is the output cap of the run's steps that set none (instead of the
+    judge model's default, or 1,024).
 
     Give it to a run with ``Runtime(meter=...)`` (``run_evals`` builds one from its
     ``cache``, ``pricing``, ``budget`` and ``trials``). Copies from :meth:`for_trial` share the
@@ -352,6 +377,7 @@ class JudgeMeter:
     pricing: Pricing | None = None
     budget: Budget | None = None
     trial: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    max_output_tokens: int | None = attrs.field(default=None, validator=_cap)
     ledger: JudgeLedger = attrs.field(factory=JudgeLedger, eq=False)
 
     def for_trial(self, trial: int) -> JudgeMeter:
@@ -364,11 +390,8 @@ def _worst_tokens(request: JudgeRequest, budget: Budget) -> tuple[int, int]:
     if request.native_schema and request.output_schema is not None:
         text_bytes += len(json.dumps(request.output_schema, default=repr).encode())
     input_tokens = text_bytes + _MESSAGE_OVERHEAD_TOKENS * (len(request.messages) + 1)
-    output = request.settings.max_output_tokens
-    output_tokens = output if output is not None and output > 0 else (
-        budget.worst_case_output_tokens
-    )
-    return input_tokens, output_tokens
+    cap = request.settings.output_cap  # what the adapters send
+    return input_tokens, budget.worst_case_output_tokens if cap is None else cap
 
 
 @attrs.frozen
