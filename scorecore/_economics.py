@@ -255,8 +255,12 @@ class BudgetExhausted:
         limit_value: its value.
         spent: what the batch had spent (USD or tokens).
         in_flight: the worst case of the calls then in flight.
-        needed: this call's worst case; ``None`` when the model has no price.
+        needed: this call's worst case (what it would have reserved); ``None`` when the model
+            has no price.
         model_id: the judge model asked.
+        output_tokens: the output cap the call would have been sent with (part of ``needed``).
+        overrun: set when the budget stopped because an earlier reply reported more output
+            tokens than its cap allowed (:attr:`JudgeLedger.overrun`): no call starts after.
     """
 
     limit: Literal["max_cost_usd", "max_tokens"]
@@ -265,16 +269,25 @@ class BudgetExhausted:
     in_flight: float
     needed: float | None
     model_id: str
+    output_tokens: int | None = None
+    overrun: str | None = None
 
     def describe(self) -> str:
-        """One line: the limit, the spend, and what the call would have needed."""
+        """One line: why, then the amounts; the part before the first ``"; "`` is the same for
+        every call the same limit refused (failures are grouped by it)."""
+        flag = "--budget-usd" if self.limit == "max_cost_usd" else "--budget-tokens"
+        if self.overrun is not None:
+            return (f"judge budget stopped: {self.overrun} (a hard budget starts no judge call "
+                    f"after that); {self.limit}={self.limit_value:g}, spent {self.spent:g}")
         if self.needed is None:
             return (f"judge budget: no price for model {self.model_id!r}, so a call cannot be "
-                    f"kept within {self.limit}={self.limit_value:g}")
+                    f"kept within {self.limit}={self.limit_value:g} (add its price)")
+        cap = "" if self.output_tokens is None else f" with {self.output_tokens:,} output tokens"
         return (
-            f"judge budget exhausted: {self.limit}={self.limit_value:g}, spent "
-            f"{self.spent:g} + {self.in_flight:g} in flight, the call needs up to "
-            f"{self.needed:g}"
+            f"judge budget exhausted: {self.limit}={self.limit_value:g} (raise it, {flag}, or "
+            f"lower the output cap, --max-output-tokens or ModelSettings.max_output_tokens); "
+            f"spent {self.spent:g} + {self.in_flight:g} in flight, the call reserves up to "
+            f"{self.needed:g}{cap}"
         )
 
 
@@ -303,6 +316,9 @@ class JudgeLedger:
             credited.
         soft_limit_passed: how a soft budget was first passed (the line its
             :class:`BudgetWarning` carries); ``None`` while the batch is within it.
+        overrun: how a reply first reported more output tokens than its cap allowed (it is
+            charged what it reports, and a hard budget starts no call after it); ``None``
+            while every reply kept to its cap.
     """
 
     spent_usd: float = 0.0
@@ -314,6 +330,7 @@ class JudgeLedger:
     refused: int = 0
     usage_errors: int = 0
     soft_limit_passed: str | None = None
+    overrun: str | None = None
     _reserved_usd: float = 0.0
     _reserved_tokens: int = 0
     _flights: dict[str, _Flight] = attrs.field(factory=dict)
@@ -417,11 +434,45 @@ def _worst_case(
                         priced=price is not None)
 
 
+def _soft_pass(ledger: JudgeLedger, line: str) -> None:
+    if ledger.soft_limit_passed is None:
+        ledger.soft_limit_passed = f"{line}; the budget is soft, so the batch goes on"
+        # Warnings turned into errors must not make the run raise; the ledger keeps the line.
+        with contextlib.suppress(BudgetWarning):
+            warnings.warn(ledger.soft_limit_passed, BudgetWarning, stacklevel=3)
+
+
+def _note_overrun(
+    ledger: JudgeLedger, budget: Budget, model_id: str, usage: object, reservation: _Reservation,
+) -> None:
+    """A reply past its cap: a hard budget stops at once, a soft one warns (once)."""
+    output = usage.output_tokens if isinstance(usage, JudgeUsage) else None
+    if output is None or output <= reservation.output_tokens:
+        return
+    line = (f"judge model {model_id!r} answered {output:,} output tokens, past its cap of "
+            f"{reservation.output_tokens:,}")
+    if budget.mode == "soft":
+        _soft_pass(ledger, line)
+    elif ledger.overrun is None:
+        ledger.overrun = line
+
+
 def _admit(
     ledger: JudgeLedger, budget: Budget, pricing: Pricing | None, model_id: str,
     request: JudgeRequest,
 ) -> _Reservation | BudgetExhausted:
     worst = _worst_case(budget, pricing, model_id, request)
+    if budget.mode == "hard" and ledger.overrun is not None:
+        ledger.refused += 1
+        by_cost = budget.max_cost_usd is not None
+        return BudgetExhausted(
+            limit="max_cost_usd" if by_cost else "max_tokens",
+            limit_value=(budget.max_cost_usd if by_cost else budget.max_tokens) or 0,
+            spent=ledger.spent_usd if by_cost else ledger.spent_tokens,
+            in_flight=ledger.in_flight_usd if by_cost else ledger.in_flight_tokens,
+            needed=worst.usd if worst.priced or not by_cost else None, model_id=model_id,
+            output_tokens=worst.output_tokens, overrun=ledger.overrun,
+        )
     refusal: BudgetExhausted | None = None
     if budget.max_tokens is not None and (
         ledger.spent_tokens + ledger.in_flight_tokens + worst.tokens > budget.max_tokens
@@ -429,6 +480,7 @@ def _admit(
         refusal = BudgetExhausted(
             limit="max_tokens", limit_value=budget.max_tokens, spent=ledger.spent_tokens,
             in_flight=ledger.in_flight_tokens, needed=worst.tokens, model_id=model_id,
+            output_tokens=worst.output_tokens,
         )
     if refusal is None and budget.max_cost_usd is not None and (
         not worst.priced
@@ -437,19 +489,13 @@ def _admit(
         refusal = BudgetExhausted(
             limit="max_cost_usd", limit_value=budget.max_cost_usd, spent=ledger.spent_usd,
             in_flight=ledger.in_flight_usd, needed=worst.usd if worst.priced else None,
-            model_id=model_id,
+            model_id=model_id, output_tokens=worst.output_tokens,
         )
     if refusal is not None:
         if budget.mode == "hard":
             ledger.refused += 1
             return refusal
-        if ledger.soft_limit_passed is None:
-            ledger.soft_limit_passed = (
-                f"{refusal.describe()}; the budget is soft, so the batch goes on"
-            )
-            # Warnings turned into errors must not make the run raise; the ledger keeps the line.
-            with contextlib.suppress(BudgetWarning):
-                warnings.warn(ledger.soft_limit_passed, BudgetWarning, stacklevel=2)
+        _soft_pass(ledger, refusal.describe())
     ledger._reserved_usd += worst.usd
     ledger._reserved_tokens += worst.tokens
     return worst
@@ -555,6 +601,9 @@ class MeteredExecution:
                 self._charge(ledger, response, reservation or _worst_case(
                     meter.budget or _DEFAULT_BUDGET, meter.pricing, self._model.model_id,
                     request))
+                if reservation is not None and meter.budget is not None:
+                    _note_overrun(ledger, meter.budget, self._model.model_id, response.usage,
+                                  reservation)
                 if cache is not None:
                     self._candidate = (key, response)
         finally:
