@@ -501,6 +501,21 @@ def _admit(
     return worst
 
 
+# A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
+# equals by accident (the meter compares it by identity, and never puts it in a key).
+_UNREADABLE = "\x00unreadable cache identity"
+
+
+def _cache_identity(model: object) -> str | None:
+    try:
+        identity = getattr(model, "cache_identity", None)
+    except Exception:  # noqa: BLE001 - a user's model is a boundary: unreadable, not a crash
+        return _UNREADABLE
+    if identity is None or isinstance(identity, str):
+        return identity
+    return _UNREADABLE
+
+
 @final
 class MeteredExecution:
     """One judge execution's view of the meter (internal; used by the judge loop only).
@@ -510,12 +525,15 @@ class MeteredExecution:
     counts into the execution's telemetry.
     """
 
-    __slots__ = ("_candidate", "_cost", "_cost_known", "_hits", "_meter", "_misses",
-                 "_model", "_saved")
+    __slots__ = ("_candidate", "_cost", "_cost_known", "_hits", "_identity", "_meter",
+                 "_misses", "_model", "_saved")
 
     def __init__(self, meter: JudgeMeter | None, model: JudgeModel) -> None:
         self._meter = meter
         self._model = model
+        self._identity = (
+            _cache_identity(model) if meter is not None and meter.cache is not None else None
+        )
         self._candidate: tuple[str, JudgeResponse] | None = None
         self._hits = 0
         self._misses = 0
@@ -558,12 +576,14 @@ class MeteredExecution:
         if meter is None:
             return await call()
         ledger = meter.ledger
-        cache = meter.cache
+        identity = self._identity
+        # A model whose cache identity cannot be read never shares (or fills) the cache.
+        cache = None if identity is _UNREADABLE else meter.cache
         key = ""
         if cache is not None:
             model = self._model
             key = cache_key(request, provider=model.provider, model_id=model.model_id,
-                            trial=meter.trial)
+                            trial=meter.trial, identity=identity)
             while True:
                 found = await self._lookup(cache, key)
                 if found is not None:
@@ -590,22 +610,9 @@ class MeteredExecution:
         try:
             outcome: _R | JudgeResponse = await call()
             if isinstance(outcome, JudgeResponse):
-                response: JudgeResponse = outcome
-                if usage_problem(response.usage) is not None:
-                    # A usage error of this reply: its counts are unknown, so it is charged at
-                    # its worst case (below) and nothing downstream sums the bad numbers.
-                    ledger.usage_errors += 1
-                    response = attrs.evolve(response, usage=_UNKNOWN_USAGE)
-                    outcome = response
-                flight.response = response
-                self._charge(ledger, response, reservation or _worst_case(
-                    meter.budget or _DEFAULT_BUDGET, meter.pricing, self._model.model_id,
-                    request))
-                if reservation is not None and meter.budget is not None:
-                    _note_overrun(ledger, meter.budget, self._model.model_id, response.usage,
-                                  reservation)
+                outcome = flight.response = self._received(meter, request, outcome, reservation)
                 if cache is not None:
-                    self._candidate = (key, response)
+                    self._candidate = (key, outcome)
         finally:
             if reservation is not None:
                 ledger._reserved_usd -= reservation.usd
@@ -615,8 +622,26 @@ class MeteredExecution:
             flight.done.set()
         return outcome
 
+    def _received(
+        self, meter: JudgeMeter, request: JudgeRequest, response: JudgeResponse,
+        reservation: _Reservation | None,
+    ) -> JudgeResponse:
+        """Charge a reply; a reply with a usage error comes back with unknown counts."""
+        ledger = meter.ledger
+        if usage_problem(response.usage) is not None:
+            # A usage error of this reply: its counts are unknown, so it is charged at its
+            # worst case and nothing downstream sums the bad numbers.
+            ledger.usage_errors += 1
+            response = attrs.evolve(response, usage=_UNKNOWN_USAGE)
+        model_id = self._model.model_id
+        self._charge(ledger, response, reservation or _worst_case(
+            meter.budget or _DEFAULT_BUDGET, meter.pricing, model_id, request))
+        if reservation is not None and meter.budget is not None:
+            _note_overrun(ledger, meter.budget, model_id, response.usage, reservation)
+        return response
+
     def _charge(
-        self, ledger: JudgeLedger, response: JudgeResponse, reservation: _Reservation | None
+        self, ledger: JudgeLedger, response: JudgeResponse, reservation: _Reservation
     ) -> None:
         # A hand-written model may break the contract and return no JudgeUsage.
         usage: object = response.usage
@@ -630,12 +655,9 @@ class MeteredExecution:
         known_tokens = usage.input_tokens is not None and usage.output_tokens is not None
         if known_tokens:
             ledger.spent_tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0)
-        elif reservation is not None:
+        else:
             ledger.spent_tokens += reservation.tokens
-        if cost is not None:
-            ledger.spent_usd += cost
-        elif reservation is not None:
-            ledger.spent_usd += reservation.usd
+        ledger.spent_usd += reservation.usd if cost is None else cost
 
     async def store(self) -> None:
         """Keep the last reply the judge gave (it passed validation) in the cache."""

@@ -291,10 +291,18 @@ class JudgeModel(Protocol):
     ``model_id`` and ``provider`` are reported in telemetry; ``supports_structured_output``
     says whether the model honours a native JSON schema (``JudgeRequest.native_schema``).
 
-    A model may also offer ``default_output_cap`` (an ``int`` >= 1): the output cap of steps
-    that set none and run without a run-wide cap (``AnthropicModel(max_tokens=...)`` does);
-    without it they get 1,024. Either way the request arrives with the cap in
-    ``settings.max_output_tokens``, and the model must send it (:attr:`ModelSettings.output_cap`).
+    A model may also offer two optional properties the core reads:
+
+    - ``default_output_cap`` (an ``int`` >= 1): the output cap of steps that set none and run
+      without a run-wide cap (``AnthropicModel(max_tokens=...)`` does); without it they get
+      1,024. Either way the request arrives with the cap in ``settings.max_output_tokens``,
+      and the model must send it (:attr:`ModelSettings.output_cap`).
+    - ``cache_identity`` (a ``str``): where the answers come from besides ``provider`` and
+      ``model_id`` — the HTTP judges give their base URL and a digest of the headers that
+      change the reply (never a credential); a local model would give its model file. It is
+      part of the judge cache key, so two endpoints serving one model id never share
+      entries. A ``cache_identity`` that raises or is not a ``str`` keeps the model's calls
+      out of the cache altogether (asked every time, never stored).
     """
 
     @property

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import hashlib
 import json
 import threading
 import weakref
@@ -40,6 +41,7 @@ import attrs
 import httpx
 from returns.result import Failure, Result, Success
 
+from scorecore import redact_secrets
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, kind_for
 from scorecore_adapters import _guard
 from scorecore_adapters._checks import is_int, is_number, misuse
@@ -428,6 +430,15 @@ def _basic_credential(user: str, password: str) -> str:
     return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
+def _is_credential(name: str, value: str, secrets: Iterable[str] = ()) -> bool:
+    """Whether a header carries a credential: its name or value looks like one (the rules of
+    :func:`scorecore.redact_secrets`: ``Authorization``, ``api-key``, ``X-…-Token``,
+    ``Bearer …`` …), or it holds one of the model's own secrets."""
+    if redact_secrets({name: value}) != {name: value}:
+        return True
+    return any(secret and secret in value for secret in secrets)
+
+
 def _loop_has_ended(loop: object) -> bool:
     # asyncio loops say so. A trio run closes every keeper (which forgets its client) before
     # trio.run returns, so a trio token still listed belongs to a live run.
@@ -601,6 +612,28 @@ class HttpJudgeBase:
     def base_url(self) -> str:
         """The API root requests go to."""
         return self._base_url
+
+    @property
+    def cache_identity(self) -> str:
+        """Where the answers come from, for the judge cache key: the base URL, and a digest of
+        the request headers that are not credentials (``default_headers``, the organization
+        or API version), so two endpoints (or two routing headers) serving one model id never
+        share cache entries. Credentials never take part: a rotated key reads the same
+        entries.
+
+        >>> from scorecore_adapters.openai import OpenAIChatModel
+        >>> OpenAIChatModel("m", base_url="http://localhost:8000/v1").cache_identity
+        'http://localhost:8000/v1'
+        """
+        secrets = self._secrets()
+        kept = sorted(
+            (name.lower(), value) for name, value in self._headers().items()
+            if name.lower() != "accept" and not _is_credential(name, value, secrets)
+        )
+        if not kept:
+            return self._base_url
+        digest = hashlib.sha256(json.dumps(kept, ensure_ascii=False).encode()).hexdigest()
+        return f"{self._base_url} headers:{digest[:16]}"
 
     def __repr__(self) -> str:
         key = "***" if self._api_key else None
