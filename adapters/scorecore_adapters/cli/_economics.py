@@ -49,14 +49,17 @@ def _limit(text: str) -> float:
 
 
 def add_economics_flags(command: argparse.ArgumentParser) -> None:
-    """Add --cache, --no-cache, --pricing, --budget-usd, --budget-tokens, --budget-mode,
-    --max-output-tokens, --trials to ``scorecore eval``."""
+    """Add --cache, --no-cache, --strict-cache, --pricing, --budget-usd, --budget-tokens,
+    --budget-mode, --max-output-tokens, --trials to ``scorecore eval``."""
     command.add_argument(
         "--cache", default=f"sqlite:{DEFAULT_CACHE_PATH}", metavar="URL",
         help=f"judge cache: sqlite:PATH, postgresql://…, memory: "
              f"(default sqlite:{DEFAULT_CACHE_PATH})",
     )
     command.add_argument("--no-cache", action="store_true", help="ask the judge every time")
+    command.add_argument("--strict-cache", action="store_true",
+                         help="a damaged judge cache is an error (checked before the batch "
+                              "runs), not a warning")
     command.add_argument("--pricing", metavar="FILE",
                          help="judge prices per model (TOML or JSON; USD per million tokens)")
     command.add_argument("--budget-usd", type=_limit, metavar="USD",
@@ -160,12 +163,18 @@ def print_fingerprints(rows: Sequence[ScoreRow], *, out: TextIO) -> None:
 
 
 @contextlib.asynccontextmanager
-async def closing_cache(options: dict[str, Any]) -> AsyncIterator[None]:
+async def closing_cache(
+    options: dict[str, Any], *, strict: bool = False, out: TextIO | None = None,
+) -> AsyncIterator[None]:
     """Open the run's judge cache before anything runs, close it when the command is done.
 
     A cache that cannot be opened (a directory that does not exist or cannot be written, an
     unreachable database) is a usage error naming it, rather than a batch that silently runs
-    without its cache.
+    without its cache. A cache that opens but is damaged (another table, unreadable pages or
+    entries) is said once on ``out`` — when it is opened, or after the batch for damage found
+    on the way — and the batch goes on asking the judge; with ``strict`` it is a usage error
+    instead: checked thoroughly (every entry read back) before anything runs, and any cache
+    error during the batch fails the command after it.
     """
     cache = options.get("cache")
     opener = getattr(cache, "open", None)
@@ -177,9 +186,31 @@ async def closing_cache(options: dict[str, Any]) -> AsyncIterator[None]:
             raise UsageError(
                 f"cannot open the judge cache {cache!r}: {text} (pass --cache URL or --no-cache)"
             ) from None
+    name = getattr(cache, "name", repr(cache))
+    checker = getattr(cache, "check", None)
+    problem = None if checker is None else await checker(thorough=strict)
     try:
+        if problem is not None:
+            if strict:
+                raise UsageError(f"judge cache {name}: {problem} (--strict-cache: fix or delete "
+                                 f"it, or pass another --cache, or --no-cache)")
+            _warn(out, f"judge cache {name}: {problem}; the batch goes on, asking the judge")
         yield
+        errors = getattr(cache, "errors", 0)
+        if errors and problem is None:
+            last = getattr(cache, "last_error", None) or name
+            line = (f"judge cache {last} ({errors} error(s) during the batch: those replies "
+                    f"were asked again, or not stored)")
+            if strict:
+                raise UsageError(f"{line}; --strict-cache makes this an error (the batch's "
+                                 f"rows are stored)")
+            _warn(out, line)
     finally:
         close = getattr(options.get("cache"), "aclose", None)
         if close is not None:
             await close()
+
+
+def _warn(out: TextIO | None, line: str) -> None:
+    if out is not None:
+        print(f"warning: {line}", file=out, flush=True)

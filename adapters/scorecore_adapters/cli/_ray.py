@@ -42,6 +42,9 @@ def start_ray(args: argparse.Namespace, out: TextIO) -> str | None:
             "--max-output-tokens: not supported with --engine ray yet (the actors send each "
             "step's own cap, else 1,024); use --engine local, or set "
             "ModelSettings(max_output_tokens=...) in the scorers")
+    if args.strict_cache:
+        raise UsageError("--strict-cache: not supported with --engine ray yet (each actor "
+                         "opens its own cache); use --engine local")
     if not args.no_cache:
         try:
             open_cache(args.cache)
