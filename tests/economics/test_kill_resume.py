@@ -93,7 +93,7 @@ async def test_resume_after_kill_makes_no_call_that_already_succeeded(tmp_path: 
     # 54 calls started, the 54th was killed. A step goes on only once its reply is committed,
     # and an item makes one judge call at a time, so the replies lost are those of the items
     # in flight at the kill: at most concurrency (4) calls are asked again, the killed one
-    # included (docs/economics.md, "Exact resume", states this bound).
+    # included (docs/economics.md, "Resume after a kill", states this bound).
     assert 54 - CONCURRENCY <= len(answered) <= 53
 
     judge = StepJudge()
