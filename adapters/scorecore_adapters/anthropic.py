@@ -202,7 +202,7 @@ class AnthropicModel(HttpJudgeBase):
 
     def _parse(self, reply: HttpReply, request: JudgeRequest) -> Result[JudgeResponse, JudgeError]:
         body = reply.body
-        secrets = self._secrets()
+        secrets = self._secrets(request)
 
         def bad(what: str) -> Result[JudgeResponse, JudgeError]:
             return Failure(

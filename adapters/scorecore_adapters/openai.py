@@ -296,7 +296,7 @@ class OpenAIChatModel(HttpJudgeBase):
     ) -> Result[JudgeResponse, JudgeError]:
         body = reply.body
         response = reply.response
-        secrets = self._secrets()
+        secrets = self._secrets(request)
 
         def bad(what: str) -> Result[JudgeResponse, JudgeError]:
             return Failure(malformed(what, provider=_PROVIDER, response=response, secrets=secrets))
