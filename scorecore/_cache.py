@@ -1,9 +1,10 @@
 """The judge cache port and the key a judge request is cached under.
 
 A :class:`JudgeCache` maps a key to a judge reply. The key (:func:`cache_key`) is a SHA-256 of
-the canonical request — provider, model id, settings, messages, output schema and how the
-schema is conveyed — and a *trial* index, so ``run_evals(..., trials=3)`` asks the judge three
-times instead of reading one reply back twice.
+the canonical request — provider, model id, the model's cache identity (its endpoint), settings
+(with the output cap the call is sent with), messages, output schema and how the schema is
+conveyed — and a *trial* index, so ``run_evals(..., trials=3)`` asks the judge three times
+instead of reading one reply back twice.
 """
 
 from __future__ import annotations
