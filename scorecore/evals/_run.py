@@ -227,6 +227,7 @@ async def run_evals(
     budget: Budget | None = None,
     trials: int = 1,
     max_failure_rate: float | None = None,
+    max_output_tokens: int | None = None,
 ) -> EvalReport:
     """Run every scorer over every item of a dataset and report the aggregate.
 
@@ -276,6 +277,8 @@ async def run_evals(
         max_failure_rate: the share of scorer runs (over every scorer) that may fail, e.g.
             ``0.05``; it relaxes ``max_failures``: failures fail the verdict only when beyond
             both.
+        max_output_tokens: the output cap of judge replies whose step sets none (instead of
+            the judge model's default, or 1,024): sent to the provider, reserved by the budget.
 
     Returns:
         The :class:`EvalReport`: per-scorer means and counts, threshold and gate results, and
@@ -309,7 +312,8 @@ async def run_evals(
     if store is not None and batch_id is not None:
         await check_batch(store, batch_id, resume=resume)
     rt = runtime or DEFAULT_RUNTIME
-    meter = batch_meter(rt, cache=cache, pricing=pricing, budget=budget, trials=trials)
+    meter = batch_meter(rt, cache=cache, pricing=pricing, budget=budget, trials=trials,
+                        max_output_tokens=max_output_tokens)
     check_economics(trials=trials, cache=cache, pricing=pricing, budget=budget, meter=meter,
                     scorers=chosen)
     batch_id = batch_id or rt.new_id()

@@ -292,7 +292,7 @@ async def _run_plan(
     try:
         # On Ray the actors open the cache themselves (cache_url); the local one is unused.
         local = economics if args.engine != "ray" else {}
-        async with plan.store, closing_cache(local):
+        async with plan.store, closing_cache(local, strict=args.strict_cache, out=out):
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
             verb = "resuming" if args.resume else "batch"
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
