@@ -327,8 +327,8 @@ def test_engine_ray_refuses_a_store_it_cannot_use_before_starting_ray(
     monkeypatch.setattr(ray, "init", no_start)
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1}'])
-    code, out, err = run("eval", str(scorers_file), "--data", str(data), "--engine", "ray",
-                         "--workers", "2", "--store", store.format(tmp=tmp_path), "--no-cache")
+    code, _, err = run("eval", str(scorers_file), "--data", str(data), "--engine", "ray",
+                       "--workers", "2", "--store", store.format(tmp=tmp_path), "--no-cache")
     assert code == 2
     assert err.startswith("scorecore: error: " + message.format(tmp=tmp_path)), err
     assert "store_url" not in err

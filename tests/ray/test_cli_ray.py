@@ -91,8 +91,11 @@ def test_engine_ray_refuses_sqlite_with_several_workers(tmp_path: Path) -> None:
     assert code == 2
     assert "one local worker" in err
     assert "postgresql://" in err
-    assert "--workers" in err and "--store" in err  # the command's flags, not the API's
-    assert "store_url" not in err and "concurrency" not in err
+    # the command's flags, not the API's
+    assert "--workers" in err
+    assert "--store" in err
+    assert "store_url" not in err
+    assert "concurrency" not in err
 
 
 STANDALONE_SCORERS = """
@@ -111,7 +114,7 @@ def test_rays_info_lines_stay_out_of_the_output(tmp_path: Path, ray_cluster: str
     (tmp_path / "data.jsonl").write_text(
         "".join(json.dumps({"input": f"q{i}", "output": "a" * i}) + "\n" for i in range(4)))
     env = {**os.environ, "RAY_ADDRESS": ray_cluster, "RAY_USAGE_STATS_ENABLED": "0"}
-    done = subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
+    done = subprocess.run(
         [sys.executable, "-m", "scorecore_adapters", "eval", "scorers.py", "--data",
          "data.jsonl", "--store", "sqlite:s.db", "--engine", "ray", "--no-cache"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
