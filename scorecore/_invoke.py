@@ -38,6 +38,7 @@ from scorecore._judge import (
     with_default_cap,
 )
 from scorecore._reprs import short_repr
+from scorecore._retryability import is_model_retryable
 from scorecore._runtime import Runtime
 from scorecore._structured import (
     CompiledSchema,
@@ -206,7 +207,8 @@ async def _generate(
 async def _generate_with_model_retries(
     judge: ResolvedJudge, request: JudgeRequest, runtime: Runtime, tally: _Tally
 ) -> Result[JudgeResponse, JudgeError]:
-    """One model call, retried ``ModelSettings.max_retries`` times while its error is retryable.
+    """One model call, retried ``ModelSettings.max_retries`` times while its error is retryable
+    or unclassified (:func:`~scorecore._retryability.is_model_retryable`).
 
     Mastra's model-level retries: they happen before any error processor sees the error.
     """
@@ -217,7 +219,7 @@ async def _generate_with_model_retries(
         if (
             isinstance(outcome, Success)
             or retry_index >= judge.model_settings.max_retries
-            or not outcome.failure().is_retryable
+            or not is_model_retryable(outcome.failure())
         ):
             return outcome
         wait = model_retry_wait(retry_index, outcome.failure(), now=runtime.wall_clock())

@@ -109,9 +109,10 @@ class ModelSettings:
     """Sampling and transport settings passed to the judge model.
 
     ``timeout`` is in seconds. ``extra`` holds provider-specific body fields, sent as given.
-    ``max_retries`` (default 0) retries a failed model call whose error is retryable that many
-    times, waiting 1 s, 2 s, 4 s … (at least what the provider's ``Retry-After`` asks, capped
-    at 30 s), before any error processor sees the error, as Mastra's model-level retries do.
+    ``max_retries`` (default 0) retries a failed model call whose error is retryable, or
+    unclassified (kind ``"unknown"`` without an HTTP status), that many times, waiting 1 s,
+    2 s, 4 s … (at least what the provider's ``Retry-After`` asks, capped at 30 s), before
+    any error processor sees the error, as Mastra's model-level retries do.
     Every call counts in ``model_call_count`` and every wait in ``waits``.
 
     ``max_output_tokens`` caps the reply's output tokens. A step that sets no cap (neither it

@@ -35,6 +35,7 @@ __all__ = [
     "AUTH_CODES",
     "BUILTIN_RETRYABLE_CODES",
     "is_auth_error",
+    "is_model_retryable",
     "is_retryable_error",
     "is_retryable_node",
     "is_retryable_provider_error",
@@ -206,6 +207,29 @@ def is_unknown_error(error: JudgeError) -> bool:
     if error.kind != "unknown" or is_auth_error(error):
         return False
     return not any(_is_bad_request_node(node) for node in error.chain())
+
+
+def is_model_retryable(error: JudgeError) -> bool:
+    """Whether ``ModelSettings.max_retries`` retries the error: anything but a provider's answer
+    that retrying cannot change.
+
+    Mastra's model-level retry retries every error except an API error flagged not retryable
+    (a thrown "socket hang up" is retried). Here: an error flagged ``is_retryable``, or one
+    nothing classified — kind ``"unknown"``, no HTTP status anywhere in its cause chain, and
+    no known authorization failure or bad request in it (:func:`is_unknown_error`), such as
+    the error a ``JudgeModel`` that raised becomes.
+
+    >>> from scorecore.judge import JudgeError
+    >>> is_model_retryable(JudgeError(kind="unknown", message="socket hang up"))
+    True
+    >>> is_model_retryable(JudgeError(kind="unknown", status=418))
+    False
+    >>> is_model_retryable(JudgeError(kind="auth", status=401))
+    False
+    """
+    if error.is_retryable:
+        return True
+    return is_unknown_error(error) and all(node.status is None for node in error.chain())
 
 
 def is_retryable_error(error: JudgeError) -> bool:

@@ -33,6 +33,7 @@ from scorecore._values import (
     ScoreResult,
     ScorerRun,
     StepContext,
+    run_extra,
 )
 
 __all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
@@ -391,18 +392,26 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         request_context: Mapping[str, Any] | None = None,
         expected_trajectory: Any = None,
         runtime: Runtime | None = None,
-        **extra: Any,
+        extra: Mapping[str, Any] | None = None,
     ) -> Result[ScoreResult[In, Out, P, A], ScorerRunError]:
         """Run the pipeline once; never raises for what a step, a judge or the input did.
 
         Returns ``Success(ScoreResult)`` (with ``score`` or ``not_scorable``) or
         ``Failure(ScorerRunError)`` naming the failed step, the steps completed, a structured
         cause and the partial results.
+
+        ``extra`` holds any other keys of the run (Mastra carries a run's unknown keys
+        through): steps read them as ``ctx.run.extra``. Any other keyword argument is a
+        ``TypeError`` (a misspelt ``grund_truth=`` is not silently kept).
+
+        Raises:
+            TypeError: an unknown keyword argument, or an ``extra`` that is not a mapping of
+                ``str`` keys or repeats an argument of ``run`` (``{"ground_truth": ...}``).
         """
         return await run_pipeline(
             self._definition,
             make_run(input, output, run_id, ground_truth, request_context, expected_trajectory,
-                     extra),
+                     {} if extra is None else run_extra(extra, "Scorer.run")),
             runtime or DEFAULT_RUNTIME,
         )
 
@@ -416,7 +425,7 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         request_context: Mapping[str, Any] | None = None,
         expected_trajectory: Any = None,
         runtime: Runtime | None = None,
-        **extra: Any,
+        extra: Mapping[str, Any] | None = None,
     ) -> Result[ScoreResult[In, Out, P, A], ScorerRunError]:
         """:meth:`run` for scripts and notebooks: run it in a new event loop and return.
 
@@ -432,7 +441,7 @@ class Scorer(_Base, Generic[In, Out, P, A]):
             lambda: self.run(
                 input=input, output=output, ground_truth=ground_truth, run_id=run_id,
                 request_context=request_context, expected_trajectory=expected_trajectory,
-                runtime=runtime, **extra,
+                runtime=runtime, extra=extra,
             ),
             what=f"scorer {self.id!r}: run_sync()", instead="await scorer.run(...)",
         )

@@ -18,7 +18,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore._agent import AgentMessage, AgentOutput, ToolInvocation, ToolInvocationPart
 from scorecore._causes import InputMismatch
-from scorecore._convert import structure_run_value
+from scorecore._convert import MILLISECONDS, structure_run_value
 from scorecore._reprs import short_repr
 
 __all__ = [
@@ -127,7 +127,8 @@ class TrajectoryStep:
 
     name: str = attrs.field(validator=_name)
     step_type: StepType = attrs.field(default="tool_call", validator=_step_type)
-    duration: float | None = attrs.field(default=None, validator=_seconds)
+    duration: float | None = attrs.field(default=None, validator=_seconds,
+                                         metadata={MILLISECONDS: "durationMs"})
     metadata: Mapping[str, Any] | None = None
     children: tuple[TrajectoryStep, ...] = attrs.field(default=(), converter=_steps)
     tool_call_id: str | None = None
@@ -150,7 +151,8 @@ class TrajectoryStep:
     parallel_steps: tuple[str, ...] | None = None
     loop_type: str | None = None
     total_iterations: int | None = None
-    sleep_duration: float | None = None
+    sleep_duration: float | None = attrs.field(default=None,
+                                               metadata={MILLISECONDS: "sleepDurationMs"})
     sleep_type: str | None = None
     event_name: str | None = None
     event_received: bool | None = None
@@ -179,7 +181,8 @@ class Trajectory:
 
     steps: tuple[TrajectoryStep, ...] = attrs.field(
         default=(), converter=_steps, validator=_are(TrajectoryStep, "a TrajectoryStep"))
-    total_duration: float | None = attrs.field(default=None, validator=_seconds)
+    total_duration: float | None = attrs.field(default=None, validator=_seconds,
+                                               metadata={MILLISECONDS: "totalDurationMs"})
     raw_output: AgentOutput | None = attrs.field(default=None, repr=False)
 
     @property
@@ -282,7 +285,8 @@ class TrajectoryExpectation:
     allow_repeated_steps: bool | None = attrs.field(default=None, validator=_optional_bool)
     max_steps: int | None = attrs.field(default=None, validator=_count)
     max_total_tokens: int | None = attrs.field(default=None, validator=_count)
-    max_total_duration: float | None = attrs.field(default=None, validator=_seconds)
+    max_total_duration: float | None = attrs.field(
+        default=None, validator=_seconds, metadata={MILLISECONDS: "maxTotalDurationMs"})
     no_redundant_calls: bool | None = attrs.field(default=None, validator=_optional_bool)
     blacklisted_tools: tuple[str, ...] = attrs.field(default=(), converter=_names)
     blacklisted_sequences: tuple[tuple[str, ...], ...] = attrs.field(

@@ -11,6 +11,7 @@ from typing_extensions import TypeVar
 from scorecore._causes import JudgeExecutionError
 from scorecore._judge import JudgeUsage, StepName
 from scorecore._redact import redacted_repr
+from scorecore._reprs import short_repr
 
 __all__ = [
     "CalculateScoreContext",
@@ -41,8 +42,8 @@ STEP_NAMES: tuple[StepName, ...] = ("preprocess", "analyze", "generate_score", "
 class ScorerRun(Generic[In, Out]):
     """One thing to score: ``input``, ``output`` and what came with them.
 
-    ``run_id`` is ``None`` only before ``prepare_run``; steps always see it set. Extra keyword
-    arguments given to ``Scorer.run`` are kept in ``extra``.
+    ``run_id`` is ``None`` only before ``prepare_run``; steps always see it set. The ``extra``
+    mapping given to ``Scorer.run`` (any other keys of the run) is kept in ``extra``.
 
     >>> ScorerRun(input="q", output="a", run_id="r1").output
     'a'
@@ -56,6 +57,33 @@ class ScorerRun(Generic[In, Out]):
     request_context: Mapping[str, Any] | None = attrs.field(default=None, repr=redacted_repr)
     expected_trajectory: Any = None
     extra: Mapping[str, Any] = attrs.field(factory=dict, repr=redacted_repr)
+
+
+RUN_ARGUMENTS: frozenset[str] = frozenset(
+    {f.name for f in attrs.fields(ScorerRun) if f.name != "extra"} | {"runtime"})
+"""The arguments ``Scorer.run`` takes by name besides ``extra``: no extra key may repeat one."""
+
+
+def run_extra(extra: object, where: str) -> dict[str, Any]:
+    """A copy of the ``extra`` mapping given to ``where`` (``"Scorer.run"``), checked.
+
+    Raises:
+        TypeError: ``extra`` is not a mapping, a key is not a ``str``, or a key is one of
+            :data:`RUN_ARGUMENTS` (give that argument itself).
+
+    >>> run_extra({"source": "ci"}, "Scorer.run")
+    {'source': 'ci'}
+    """
+    if not isinstance(extra, Mapping):
+        raise TypeError(f"{where}: extra must be a mapping of str keys, got {short_repr(extra)}")
+    copied = dict(extra)
+    for key in copied:
+        if not isinstance(key, str):
+            raise TypeError(f"{where}: extra keys must be str, got {short_repr(key)}")
+        if key in RUN_ARGUMENTS:
+            raise TypeError(f"{where}: extra must not contain {key!r}: give {key}= to "
+                            f"{where}() itself")
+    return copied
 
 
 @final

@@ -67,14 +67,15 @@ def describe_run_error(error: ScorerRunError) -> str:
 
 
 def result_table(result: Result[ScoreResult[Any, Any], ScorerRunError]) -> str:
-    """One scorer result as a table (scorer, score, reason, cause), for failure messages."""
+    """One scorer result as a table, for failure messages: a failed run's scorer, score, reason
+    and cause; a successful run's score, reason and not-scorable cause (a ``ScoreResult`` does
+    not know which scorer made it, so there is no scorer column to leave blank)."""
     if isinstance(result, Failure):
         return describe_run_error(result.failure())
     value = result.unwrap()
     marker = value.not_scorable
     cause = "-" if marker is None else f"not scorable at {marker.step}: {marker.reason}"
-    return _table(("scorer", "score", "reason", "cause"),
-                  [("-", _score(value.score), value.reason, cause)])
+    return _table(("score", "reason", "cause"), [(_score(value.score), value.reason, cause)])
 
 
 def _fail(message: str) -> AssertionError:
@@ -92,9 +93,9 @@ def assert_scored(
 ) -> ScoreResult[Any, Any]:
     """Assert a scorer run succeeded (and, optionally, how); return its :class:`ScoreResult`.
 
-    On failure the ``AssertionError`` shows what went wrong and the run as a table (scorer,
-    score, reason, cause) instead of a bare exception, so the failed step and its cause are
-    on screen.
+    On failure the ``AssertionError`` shows what went wrong and the run as a table instead of
+    a bare exception: for a failed run its scorer, score, reason and cause (the failed step
+    and why), for a result not as expected its score, reason and not-scorable cause.
 
     Args:
         result: what ``scorer.run(...)`` returned.
@@ -121,9 +122,9 @@ def assert_scored(
     Traceback (most recent call last):
     ...
     AssertionError: score 0.5 is below min_score 0.9
-    scorer | score | reason | cause
-    -------+-------+--------+------
-    -      | 0.5   | -      | -
+    score | reason | cause
+    ------+--------+------
+    0.5   | -      | -
     """
     __tracebackhide__ = True
     if isinstance(result, Failure):

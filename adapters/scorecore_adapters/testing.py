@@ -265,9 +265,10 @@ class FunctionJudge(_FakeJudge):
     """A judge model that answers with a function of the request.
 
     ``fn(request)`` may be sync or async and returns a reply of the same kinds as
-    :class:`ScriptedJudge` takes. An exception raised by ``fn`` propagates (it is a bug in the
-    test, not a judge failure; a scorer run reports it as an ``unknown`` judge error); return
-    :func:`judge_error` to simulate a provider failure.
+    :class:`ScriptedJudge` takes. An exception raised by ``fn`` propagates out of
+    :meth:`generate`; a scorer run, like for any judge model that raises, turns it into a
+    judge failure (a ``JudgeError`` of kind ``unknown`` naming it, retried by
+    ``ModelSettings.max_retries``). Return :func:`judge_error` to simulate a provider failure.
 
     Args:
         fn: the function answering each request.

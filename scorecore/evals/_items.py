@@ -13,6 +13,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._reprs import short_repr
+from scorecore._values import RUN_ARGUMENTS
 from scorecore.evals._checks import is_int
 from scorecore.evals._storable import is_clean_text
 
@@ -26,10 +27,6 @@ __all__ = [
     "read_item",
 ]
 
-_RESERVED_EXTRA = frozenset({
-    "input", "output", "ground_truth", "run_id", "request_context", "expected_trajectory",
-    "runtime",
-})
 _MESSAGE_LIMIT = 120  # characters of a value shown in an item's one-line error
 
 
@@ -72,7 +69,7 @@ def _check_extra(_instance: object, _attribute: attrs.Attribute[Any], value: obj
     for key in value:
         if not isinstance(key, str):
             raise TypeError(f"EvalItem.extra keys must be str, got {short_repr(key)}")
-        if key in _RESERVED_EXTRA:
+        if key in RUN_ARGUMENTS:
             raise ValueError(
                 f"EvalItem.extra must not contain {short_repr(key)}: it is a field of the run; "
                 f"set it on the item instead"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 import attrs
 
-from scorecore._convert import RESULT_FIELD, RESULT_FIELDS, camel
+from scorecore._convert import RESULT_FIELD, RESULT_FIELDS, camel, converter
 from scorecore._errors import ScorerRunError
 from scorecore._redact import redact_secrets
 from scorecore._reprs import short_repr
@@ -260,6 +260,22 @@ def _result_json(result: ScoreResult[Any, Any], clean: Sanitizer) -> dict[str, A
     return data
 
 
+_SAME: Final = object()
+
+
+def _given_input(given: Any, stored: Any) -> Any:
+    """``given`` as JSON when it is not what the row's ``input`` column stores, else ``_SAME``."""
+    if given is None:
+        return _SAME
+    try:
+        as_json = converter.unstructure(given)
+        same = bool(as_json == stored)
+    # The item's input is user data: its hooks or __eq__ may fail; the column then stands.
+    except Exception:  # noqa: BLE001 - see above
+        return _SAME
+    return _SAME if same else as_json
+
+
 def score_row(
     *,
     run_id: str,
@@ -293,18 +309,26 @@ def score_row(
     ``{"kind": failure_kind(cause), "step": ...}`` under ``"cause"``); the contexts are
     redacted. The row is :func:`storable_row`: what no store can keep is replaced and listed in
     ``metadata["sanitized"]``.
+
+    The ``input`` column is the scorer run's input (Mastra's): converted to the scorer's input
+    type (an agent run's ``AgentInput``) and changed by ``prepare_run``. When that differs from
+    the ``input`` given (the dataset item's), the given one is kept too, as
+    ``metadata["itemInput"]``, so readers can show the input as it was written.
     """
     if result is None and run_error is not None:
         result = run_error.partial
     clean = Sanitizer()
     columns: dict[str, Any]
+    meta: dict[str, Any] = {"status": status, **metadata}
     if result is None:
         columns = {"input": input, "output": output}
         data: Mapping[str, Any] = {}
     else:
         data = _result_json(result, clean)
         columns = {f.name: data.get(f.name) for f in _FROM_RESULT}
-    meta: dict[str, Any] = {"status": status, **metadata}
+        given = _given_input(input, columns.get("input"))
+        if given is not _SAME:
+            meta["itemInput"] = given
     if error is not None:
         meta["error"] = error
     if run_error is not None:

@@ -163,7 +163,7 @@ class ItemScorer:
                 input=item.input, output=output, ground_truth=item.ground_truth,
                 request_context=item.request_context,
                 expected_trajectory=item.expected_trajectory, run_id=run_id,
-                runtime=self._runtime, **item.extra,
+                runtime=self._runtime, extra=item.extra,
             )
         except Exception as exc:  # noqa: BLE001 - a scorer object (user code) is the boundary
             return ScorerOutcome(

@@ -788,7 +788,8 @@ class LiveScorer:
             outcome = await scorer.run(
                 input=job.input, output=job.output, run_id=job.run_id,
                 request_context=job.request_context, runtime=self.runtime,
-                score_source="live", entity=entity, target_trace_id=job.trace_id,
+                extra={"score_source": "live", "entity": entity,
+                       "target_trace_id": job.trace_id},
             )
         except Exception as exc:  # noqa: BLE001 - Scorer.run must not raise; if it does, report
             self._report(job.scope, error(

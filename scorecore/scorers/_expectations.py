@@ -8,15 +8,25 @@ from typing import Any, Final, cast
 
 import attrs
 
+from scorecore._convert import millisecond_keys, read_milliseconds
 from scorecore.agent import ExpectedStep, Trajectory, TrajectoryExpectation, TrajectoryStep
 from scorecore.scorers._trajectory_rules import _VARIANT_FIELDS
 
-_SECONDS: Final = {"maxTotalDurationMs": "max_total_duration", "sleepDurationMs": "sleep_duration"}
 _CAMEL: Final = re.compile(r"(?<!^)(?=[A-Z])")
+# Mastra's millisecond keys (durationMs …) → ours in seconds, read before keys are snake-cased.
+_STEP_MS: Final = millisecond_keys(TrajectoryStep)
+_EXPECTATION_MS: Final = millisecond_keys(TrajectoryExpectation)
 
 
 def _snake(key: str) -> str:
-    return _SECONDS.get(key) or _CAMEL.sub("_", key).lower()
+    return _CAMEL.sub("_", key).lower()
+
+
+def _seconds(value: Mapping[Any, Any], keys: Mapping[str, str], where: str) -> Mapping[Any, Any]:
+    try:
+        return read_milliseconds(value, keys)
+    except TypeError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def expected_from_step(step: TrajectoryStep) -> ExpectedStep:
@@ -40,14 +50,12 @@ def _step(value: object, where: str) -> ExpectedStep:
     if not isinstance(value, Mapping):
         raise TypeError(f"{where} must be a step name, an ExpectedStep or an object, "
                          f"got {type(value).__name__}")
-    data = {_snake(str(k)): v for k, v in value.items()}
+    data = {_snake(str(k)): v for k, v in _seconds(value, _STEP_MS, where).items()}
     name = data.pop("name", None)
     step_type = data.pop("step_type", None)
     children = data.pop("children", None)
-    for unused in ("duration_ms", "duration", "metadata"):
+    for unused in ("duration", "metadata"):
         data.pop(unused, None)
-    if "sleep_duration" in data and isinstance(data["sleep_duration"], int | float):
-        data["sleep_duration"] = data["sleep_duration"] / 1000
     try:
         return ExpectedStep(
             name=cast(str, name), step_type=step_type, fields=data,
@@ -78,11 +86,8 @@ def expectation_from(value: object, where: str = "run.expected_trajectory") -> (
     if not isinstance(value, Mapping):
         raise TypeError(f"{where} must be a TrajectoryExpectation, a Trajectory, a list of "
                          f"steps or an object, got {type(value).__name__}")
-    data: dict[str, Any] = {_snake(str(k)): v for k, v in value.items()}
-    if "maxTotalDurationMs" in value:
-        duration = data["max_total_duration"]
-        if isinstance(duration, int | float) and not isinstance(duration, bool):
-            data["max_total_duration"] = duration / 1000
+    data: dict[str, Any] = {
+        _snake(str(k)): v for k, v in _seconds(value, _EXPECTATION_MS, where).items()}
     steps = data.get("steps")
     if steps is not None:
         if isinstance(steps, str | bytes) or not isinstance(steps, Sequence):

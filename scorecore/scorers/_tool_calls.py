@@ -83,7 +83,8 @@ def tool_call_accuracy(
         id: the scorer's id (Mastra's ``code-tool-call-accuracy-scorer`` by default).
 
     Raises:
-        ScorerDefinitionError: neither expectation given, an empty tool name, or an empty order.
+        ScorerDefinitionError: neither expectation given, an empty tool name, or an empty
+            order without ``expected_tool`` (with it, an empty order is ignored, as in Mastra).
 
     Not scorable when the output has no messages.
 
@@ -105,10 +106,13 @@ def tool_call_accuracy(
         check_text(id, "expected_tool", expected_tool)
     order: list[str] | None = None
     if expected_tool_order is not None:
-        if isinstance(expected_tool_order, str) or not expected_tool_order:
+        if isinstance(expected_tool_order, str) or (
+                not expected_tool_order and expected_tool is None):
             raise refuse(id, "expected_tool_order", "a non-empty list of tool names",
                          expected_tool_order)
-        order = [check_text(id, "expected_tool_order[]", name) for name in expected_tool_order]
+        # An empty order next to expected_tool is ignored, as Mastra ignores it.
+        order = [check_text(id, "expected_tool_order[]", name)
+                 for name in expected_tool_order] or None
     strict = bool(strict_mode)
 
     def preprocess(ctx: StepContext[AgentInput, AgentOutput, None, None]) -> _Calls | NotScorable:

@@ -288,8 +288,10 @@ def trajectory(
     ``no_redundant_calls`` is set; *tool_failures* when some call was retried after failing
     (``max_retries_per_tool``, default 2); *blacklist* when tools or sequences are
     blacklisted. Score = the weighted mean of the active dimensions; a blacklisted tool or
-    sequence at any depth gives 0. An expected step with ``children`` is matched to the first
-    step of that name and its children scored the same way, mixed in 70/30.
+    sequence among the steps of the level whose expectation lists it gives 0. An expected
+    step with ``children`` is matched to the first step of that name and its children scored
+    the same way with the children's expectation (its own blacklist, checked against those
+    children), mixed in 70/30; a violation there gives 0 too.
 
     Not scorable when there is no expectation at all, when it sets no steps, budgets or
     blacklists (only ``ordering``, ``allow_repeated_steps`` or ``max_retries_per_tool``), or

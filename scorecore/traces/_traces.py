@@ -611,8 +611,9 @@ async def score_trace(
         scorer_input, scorer_output = target.input, target.output
     outcome = await scorer.run(
         input=scorer_input, output=scorer_output, runtime=runtime,
-        score_source="trace", target_scope="span", target_entity_type=target.span_type,
-        target_trace_id=valid.trace_id, target_span_id=target.span_id,
+        extra={"score_source": "trace", "target_scope": "span",
+               "target_entity_type": target.span_type, "target_trace_id": valid.trace_id,
+               "target_span_id": target.span_id},
     )
     if sink is None or isinstance(outcome, Failure):
         return outcome

@@ -87,7 +87,7 @@ async def test_lambda_returning_awaitable_is_awaited(anyio_backend: str) -> None
 
 
 async def test_run_fields_and_extra_keys_reach_steps_and_result(anyio_backend: str) -> None:
-    """Every run field and any extra keyword is in ``ctx.run`` and in the result's run."""
+    """Every run field and the extra keys are in ``ctx.run`` and in the result's run."""
     seen: list[ScorerRun[Any, Any]] = []
 
     def score(ctx: Any) -> float:
@@ -97,7 +97,7 @@ async def test_run_fields_and_extra_keys_reach_steps_and_result(anyio_backend: s
     scorer = create_scorer(id="s", description="d").generate_score(score)
     result = (await scorer.run(
         input="i", output="o", ground_truth="g", run_id="r", request_context={"u": 1},
-        expected_trajectory=["t"], source="ci", batch=7,
+        expected_trajectory=["t"], extra={"source": "ci", "batch": 7},
     )).unwrap()
     assert seen[0] == result.run
     assert result.run == ScorerRun(
@@ -106,6 +106,44 @@ async def test_run_fields_and_extra_keys_reach_steps_and_result(anyio_backend: s
     )
     assert result.score == 1.0
     assert isinstance(result.score, float)
+
+
+async def test_a_misspelt_run_argument_is_a_type_error(anyio_backend: str) -> None:
+    """``grund_truth=`` is refused naming it, instead of landing silently in ``extra``."""
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: 1.0)
+    with pytest.raises(TypeError, match="grund_truth"):
+        await scorer.run(input="i", output="o", grund_truth="g")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="grund_truth"):
+        scorer.run_sync(input="i", output="o", grund_truth="g")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["source"], r"Scorer\.run: extra must be a mapping of str keys, got \['source'\]"),
+        ({1: "x"}, r"Scorer\.run: extra keys must be str, got 1"),
+        ({"ground_truth": "g"},
+         r"Scorer\.run: extra must not contain 'ground_truth': give ground_truth= to "
+         r"Scorer\.run\(\) itself"),
+        ({"runtime": None}, r"extra must not contain 'runtime'"),
+    ],
+)
+async def test_extra_must_be_a_mapping_of_other_keys(
+    anyio_backend: str, extra: Any, message: str
+) -> None:
+    """``extra`` is a mapping of str keys that are not ``run``'s own arguments."""
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: 1.0)
+    with pytest.raises(TypeError, match=message):
+        await scorer.run(input="i", output="o", extra=extra)
+
+
+async def test_extra_is_copied(anyio_backend: str) -> None:
+    """The run keeps its own copy: changing the caller's dict later changes nothing."""
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: 1.0)
+    given = {"source": "ci"}
+    result = (await scorer.run(input="i", output="o", extra=given)).unwrap()
+    given["source"] = "changed"
+    assert result.run.extra == {"source": "ci"}
 
 
 @pytest.mark.parametrize("is_async", [False, True])

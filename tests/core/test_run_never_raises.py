@@ -79,7 +79,7 @@ run_kwargs = st.fixed_dictionaries(
         "ground_truth": sts.run_values,
         "run_id": sts.odd_text,
         "request_context": st.dictionaries(sts.odd_text, sts.hostile, max_size=1),
-        "extra_key": sts.hostile,
+        "extra": st.fixed_dictionaries({"extra_key": sts.hostile}),
     },
 )
 

@@ -19,8 +19,7 @@ def test_request_context_and_extra_are_redacted_in_result_and_error_reprs() -> N
         "input": "q",
         "output": "a",
         "request_context": {"headers": {"Authorization": f"Bearer {TOKEN}"}, "user": "u1"},
-        "api_key": TOKEN,
-        "note": f"key is {TOKEN}",
+        "extra": {"api_key": TOKEN, "note": f"key is {TOKEN}"},
     }
     result = anyio.run(lambda: ok.run(**kwargs)).unwrap()
     error = anyio.run(lambda: bad.run(**kwargs)).failure()

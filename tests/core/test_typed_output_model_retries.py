@@ -22,7 +22,13 @@ from scorecore import (
 from scorecore._config import MODEL_RETRY_AFTER_CAP, model_retry_wait
 from scorecore.judge import JudgeError, read_retry_after
 from scorecore_adapters.retry import StreamErrorRetryProcessor
-from scorecore_adapters.testing import ScriptedJudge, VirtualClock, judge_error, virtual_runtime
+from scorecore_adapters.testing import (
+    FunctionJudge,
+    ScriptedJudge,
+    VirtualClock,
+    judge_error,
+    virtual_runtime,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -75,6 +81,58 @@ async def test_budget_spent_fails_with_every_call_counted() -> None:
 async def test_non_retryable_errors_are_not_retried() -> None:
     """A 401 is not retried at the model level."""
     judge = ScriptedJudge([judge_error(401), {"score": 1.0}])
+    runtime, clock = virtual_runtime()
+    failure = await scorer(judge, max_retries=3).run(input="q", output="a", runtime=runtime)
+    assert isinstance(failure.failure().cause, JudgeFailed)
+    assert judge.calls == 1
+    assert clock.sleeps == ()
+
+
+async def test_an_unclassified_error_is_retried_as_mastra_does() -> None:
+    """Mastra's recorded case: "socket hang up" (no status, nothing classified it) is retried
+    by the model-level retry, and the next call answers."""
+    judge = ScriptedJudge([JudgeError(kind="unknown", message="socket hang up"), {"score": 0.5}])
+    runtime, clock = virtual_runtime()
+    result = await scorer(judge, max_retries=1).run(input="q", output="a", runtime=runtime)
+    assert result.unwrap().score == 0.5
+    assert result.unwrap().judge["generate_score"][0].model_call_count == 2
+    assert clock.sleeps == (1.0,)
+
+
+async def test_a_judge_model_that_raises_is_retried_at_the_model_level() -> None:
+    """A ``JudgeModel`` raising (here a ``FunctionJudge``'s function) is an unclassified
+    failure: retried like Mastra retries a thrown error."""
+    calls: list[int] = []
+
+    def flaky(request: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionResetError("socket hang up")
+        return {"score": 1.0}
+
+    runtime, _ = virtual_runtime()
+    result = await scorer(FunctionJudge(flaky), max_retries=2).run(
+        input="q", output="a", runtime=runtime)
+    assert result.unwrap().score == 1.0
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        judge_error(400, message="bad request"),
+        judge_error(404),
+        JudgeError(kind="unknown", status=418, message="teapot"),
+        JudgeError(kind="unknown", code="invalid_api_key"),
+        JudgeError(kind="unknown", cause=JudgeError(kind="bad_request", status=400)),
+    ],
+    ids=["400", "404", "unknown-with-status", "auth-code", "bad-request-cause"],
+)
+async def test_a_provider_answer_that_is_not_retryable_is_not_retried(error: JudgeError) -> None:
+    """An error carrying an HTTP status flagged not retryable, or a known auth failure or bad
+    request anywhere in its chain, is not retried by the model level (Mastra: a non-retryable
+    API error)."""
+    judge = ScriptedJudge([error, {"score": 1.0}])
     runtime, clock = virtual_runtime()
     failure = await scorer(judge, max_retries=3).run(input="q", output="a", runtime=runtime)
     assert isinstance(failure.failure().cause, JudgeFailed)

@@ -314,3 +314,38 @@ def test_the_summary_counts_items_and_trials_apart(tmp_path: Path, scorers_file:
     assert re.search(r"^20 items x 3 trials, 0 item trial\(s\) failed as a whole, ", out,
                      re.MULTILINE), out
     assert "60 items" not in out
+
+
+@pytest.mark.parametrize(
+    ("store", "message"),
+    [
+        ("sqlite:{tmp}/s.db",
+         "--store sqlite:{tmp}/s.db is a SQLite file, which one local worker only can write: "
+         "give --workers 1, or --store postgresql://… (which every worker can reach) with "
+         "--workers 2"),
+        ("sqlite::memory:",
+         "--store sqlite::memory: would keep the rows inside a Ray actor, which ends with the "
+         "batch"),
+    ],
+)
+def test_engine_ray_refuses_a_store_it_cannot_use_before_starting_ray(
+    tmp_path: Path, scorers_file: Path, monkeypatch: pytest.MonkeyPatch, store: str,
+    message: str,
+) -> None:
+    """A SQLite store with --workers 2 (or in memory) is a usage error naming the command's
+    flags, given before Ray starts (which takes seconds), with nothing stored."""
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+
+    def no_start(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Ray was started")
+
+    monkeypatch.setattr(ray, "init", no_start)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1}'])
+    code, _, err = run("eval", str(scorers_file), "--data", str(data), "--engine", "ray",
+                       "--workers", "2", "--store", store.format(tmp=tmp_path), "--no-cache")
+    assert code == 2
+    assert err.startswith("scorecore: error: " + message.format(tmp=tmp_path)), err
+    assert "store_url" not in err
+    assert "concurrency" not in err
+    assert not (tmp_path / "s.db").exists()

@@ -30,9 +30,9 @@ def test_run_sync_returns_what_run_returns() -> None:
     argument (runtime, run id, extra keys)."""
     runtime, _ = virtual_runtime()
     expected_runtime, _ = virtual_runtime()
-    got = echo().run_sync(input="q", output=0.25, runtime=runtime, topic="x")
+    got = echo().run_sync(input="q", output=0.25, runtime=runtime, extra={"topic": "x"})
     expected = anyio.run(lambda: echo().run(input="q", output=0.25, runtime=expected_runtime,
-                                            topic="x"))
+                                            extra={"topic": "x"}))
     assert got == expected
     assert got.unwrap().reason == "run run-1"
     assert got.unwrap().run.extra == {"topic": "x"}

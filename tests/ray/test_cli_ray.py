@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +91,38 @@ def test_engine_ray_refuses_sqlite_with_several_workers(tmp_path: Path) -> None:
     assert code == 2
     assert "one local worker" in err
     assert "postgresql://" in err
+    # the command's flags, not the API's
+    assert "--workers" in err
+    assert "--store" in err
+    assert "store_url" not in err
+    assert "concurrency" not in err
+
+
+STANDALONE_SCORERS = """
+from scorecore import create_scorer
+
+scorers = [create_scorer(id="length", description="d").generate_score(
+    lambda ctx: min(1.0, len(str(ctx.run.output)) / 10))]
+"""
+
+
+def test_rays_info_lines_stay_out_of_the_output(tmp_path: Path, ray_cluster: str) -> None:
+    """The command run as a user runs it (a process of its own, here joining the tests'
+    cluster through RAY_ADDRESS) prints its own lines only: none of Ray's INFO log lines
+    (connecting, dataset plans, progress) on stdout or stderr."""
+    (tmp_path / "scorers.py").write_text(STANDALONE_SCORERS)
+    (tmp_path / "data.jsonl").write_text(
+        "".join(json.dumps({"input": f"q{i}", "output": "a" * i}) + "\n" for i in range(4)))
+    env = {**os.environ, "RAY_ADDRESS": ray_cluster, "RAY_USAGE_STATS_ENABLED": "0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "scorecore_adapters", "eval", "scorers.py", "--data",
+         "data.jsonl", "--store", "sqlite:s.db", "--engine", "ray", "--no-cache"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "verdict: passed" in done.stdout
+    noise = [line for line in (done.stdout + done.stderr).splitlines()
+             if re.search(r"\bINFO\b", line)]
+    assert not noise, noise
 
 
 @pytest.mark.parametrize(

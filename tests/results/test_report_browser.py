@@ -60,6 +60,13 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rows.append(ScoreRow(id="h", scorer_id="answer-match", run_id="new:hostile", batch_id="new",
                          status="scored", score=1.0, dataset_item_id="hostile", output=HOSTILE,
                          reason=HOSTILE, input=HOSTILE))
+    # a cache hit: the judge answered from the cache, with 0 model calls
+    rows.append(ScoreRow(
+        id="c", scorer_id="faithfulness", run_id="new:cached", batch_id="new", status="scored",
+        score=1.0, dataset_item_id="cached", input={"question": "as given"}, output="answer",
+        metadata={"itemInput": "What is the weather?", "judge": {"analyze": {"executions": [{
+            "status": "success", "prompt": "p", "output": {"claims": []},
+            "judgeModelId": "gpt-4o-mini", "modelCallCount": 0, "cacheHits": 1}]}}}))
     page = tmp_path_factory.mktemp("report") / "report.html"
     page.write_text(render_report(rows, batch_id="new", baseline=batch_rows("base", 300,
                                                                               shift=0.1)))
@@ -76,7 +83,7 @@ def test_charts_summary_and_items_render(report: Path) -> None:
     body = re.search(r'<tbody id="items-body">(.*?)</tbody>', dom, re.DOTALL)
     assert body is not None
     assert body.group(1).count("<tr") == 100
-    assert "1\u2013100 of 901 rows" in dom
+    assert "1\u2013100 of 902 rows" in dom  # 900 + the hostile and the cached item
 
 
 def test_drill_down_opens_from_the_address(report: Path) -> None:
@@ -92,6 +99,18 @@ def test_drill_down_opens_from_the_address(report: Path) -> None:
     assert text.count('class="scorer-run"') == 3
     assert "input 120 tokens, output 14 tokens, total 134" in text
     assert "(baseline " in text
+
+
+def test_a_cache_hit_shows_zero_model_calls_and_the_input_as_given(report: Path) -> None:
+    """A judge answered from the cache made 0 model calls, and the page says 0 (not "?");
+    the Input box shows the item's input as given (``metadata.itemInput``)."""
+    dom = load(report, "#item=cached")
+    drill = re.search(r'<section id="drill" data-item="cached">(.*?)</section>', dom, re.DOTALL)
+    assert drill is not None, "drill-down not open"
+    text = drill.group(1)
+    assert "gpt-4o-mini, 0 model call(s))" in text
+    assert "? model call(s)" not in text
+    assert "<h3>Input</h3><pre>What is the weather?</pre>" in text
 
 
 def test_filters_by_status_and_search(report: Path) -> None:

@@ -9,12 +9,15 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.evals import ScoreRow, Threshold
+from scorecore import create_scorer
+from scorecore.evals import ScoreRow, Threshold, run_evals
 from scorecore_adapters.report import render_report
+from scorecore_adapters.testing import InMemoryScoreStore
 from tests.results.batches import batch_rows, prose
 
 HOSTILE = [
@@ -229,3 +232,31 @@ def test_the_header_gives_the_verdict_of_the_stored_batch_with_its_reason() -> N
     assert '<span class="verdict passed" id="verdict">passed</span>' in fine
     tolerated = render_report(_runs(["scored", "failed"]), batch_id="b", max_failures=1)
     assert '<span class="verdict passed" id="verdict">passed</span>' in tolerated
+
+
+def test_the_input_box_shows_the_input_as_the_item_gave_it() -> None:
+    """An agent scorer's row stores the converted run input (Mastra's column) and keeps the
+    item's input as given in ``metadata["itemInput"]``; the page shows the latter. A plain
+    scorer's row, whose input is the one given, keeps nothing twice."""
+    item_input = {"inputMessages": [{"role": "user", "content": {
+        "parts": [{"type": "text", "text": "What is the weather?"}]}}]}
+    answer = [{"role": "assistant", "content": {"parts": [{"type": "text", "text": "Sunny"}]}}]
+    agent = create_scorer(id="agent", description="d", type="agent").generate_score(
+        lambda ctx: 1.0)
+    plain = create_scorer(id="plain", description="d").generate_score(lambda ctx: 1.0)
+
+    async def stored(scorers: list[Any]) -> list[ScoreRow]:
+        store = InMemoryScoreStore()
+        async with store:
+            await run_evals([{"id": "q1", "input": item_input, "output": answer}], scorers,
+                            store=store, batch_id="b")
+            return list(await store.list_run("b"))
+
+    rows = anyio.run(stored, [agent])
+    assert rows[0].input != item_input  # converted: defaults filled in
+    assert rows[0].input["inputMessages"][0]["content"]["format"] == 2
+    assert (rows[0].metadata or {})["itemInput"] == item_input
+    assert data_of(render_report(rows, batch_id="b"))["items"][0][1] == item_input
+    plain_rows = anyio.run(stored, [plain])
+    assert plain_rows[0].input == item_input
+    assert "itemInput" not in (plain_rows[0].metadata or {})

@@ -206,6 +206,9 @@ def test_misuse_is_refused_when_built(build: Any, field: str) -> None:
         ({"expected_tool_order": ["a", "a"]}, ["a", "a"], 1.0),  # Mastra: 0
         ({"expected_tool_order": ["a", "a"]}, ["a"], 0.0),
         ({"expected_tool": "x", "expected_tool_order": ["a"]}, ["a"], 1.0),  # order decides
+        ({"expected_tool": "weather", "expected_tool_order": []}, ["weather"], 1.0),  # ignored
+        ({"expected_tool": "weather", "expected_tool_order": [], "strict_mode": True},
+         ["weather", "search"], 0.0),  # the tool alone decides
         ({"expected_tool": "weather"}, [], 0.0),  # no call: the expectation failed
     ],
 )

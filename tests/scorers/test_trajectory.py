@@ -288,6 +288,71 @@ def test_expectation_from_mastra_json() -> None:
     assert (merged.max_steps, merged.steps) == (1, (ExpectedStep(name="a"),))
 
 
+MASTRA_TRAJECTORY = {
+    "steps": [
+        {"name": "search", "stepType": "tool_call", "toolArgs": {"q": "paris"}, "success": True,
+         "durationMs": 1200},
+        {"name": "nap", "stepType": "workflow_sleep", "sleepDurationMs": 500, "durationMs": 600,
+         "children": [{"name": "inner", "stepType": "tool_call", "durationMs": 50}]},
+    ],
+    "totalDurationMs": 2500,
+}
+
+
+async def test_a_trajectory_in_mastras_json_is_read_in_seconds() -> None:
+    """Mastra's own trajectory JSON scores: ``durationMs``, ``totalDurationMs`` and
+    ``sleepDurationMs`` are milliseconds, read as seconds at every depth."""
+    seen: list[Trajectory] = []
+
+    def total(ctx: Any) -> float:
+        seen.append(ctx.run.output)
+        return 1.0
+
+    scorer = create_scorer(id="t", description="d", type="trajectory").generate_score(total)
+    assert score_of(await scorer.run(input={}, output=MASTRA_TRAJECTORY)) == 1.0
+    taken = seen[0]
+    assert taken.total_duration == 2.5
+    assert [s.duration for s in taken.steps] == [1.2, 0.6]
+    assert taken.steps[1].sleep_duration == 0.5
+    assert taken.steps[1].children[0].duration == 0.05
+    # a duration budget reads them: 2.5 s against 2 s is an overrun of a quarter
+    budget = await trajectory(TrajectoryExpectation(
+        max_total_duration=2.0, no_redundant_calls=False)).run(input={}, output=MASTRA_TRAJECTORY)
+    assert score_of(budget) == 0.75
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [
+        ({"name": "a", "durationMs": "slow"},
+         "expected durationMs to be a finite number of milliseconds ≥ 0, got 'slow' @ "
+         "output.steps[0]"),
+        ({"name": "a", "durationMs": -5}, "got -5 @ output.steps[0]"),
+        ({"name": "a", "durationMs": 5, "duration": 0.005},
+         "expected durationMs (milliseconds) or duration (seconds), not both @ output.steps[0]"),
+    ],
+)
+async def test_a_bad_millisecond_value_is_a_mismatch_naming_it(
+        step: dict[str, Any], message: str) -> None:
+    """A millisecond key that is not a finite number ≥ 0, or given next to the seconds key, is
+    an input mismatch naming the key, the value and where it is."""
+    scorer = create_scorer(id="t", description="d", type="trajectory").generate_score(
+        lambda ctx: 1.0)
+    failure = (await scorer.run(input={}, output={"steps": [step]})).failure()
+    assert isinstance(failure.cause, InputMismatch)
+    assert any(message in error for error in failure.cause.errors), failure.cause.errors
+
+
+def test_an_expected_sleep_in_seconds_stays_in_seconds() -> None:
+    """Only Mastra's ``sleepDurationMs`` is divided by 1000; ``sleep_duration`` is seconds."""
+    steps = expectation_from({"steps": [
+        {"name": "a", "stepType": "workflow_sleep", "sleep_duration": 2},
+        {"name": "b", "stepType": "workflow_sleep", "sleepDurationMs": 2000},
+    ]}).steps
+    assert steps is not None
+    assert [s.fields for s in steps] == [{"sleep_duration": 2}, {"sleep_duration": 2.0}]
+
+
 def span(span_id: str, kind: str, second: int, parent: str | None = None,
          **extra: Any) -> dict[str, Any]:
     return {"spanId": span_id, "spanType": kind, "parentSpanId": parent,

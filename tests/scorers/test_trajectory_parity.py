@@ -55,12 +55,23 @@ def _scorer(case: dict[str, Any]) -> Any:
             tool_failures=weights["toolFailures"], blacklist=weights["blacklist"]))
 
 
+def test_mastras_trajectory_json_reads_as_the_values_it_describes() -> None:
+    """Each of the 300 recorded trajectories, in Mastra's JSON, structures into the values
+    built from it by hand (milliseconds as seconds)."""
+    scorer = create_scorer(id="t", description="d", type="trajectory").generate_score(
+        lambda ctx: 1.0)
+    for case in CASES:
+        outcome = anyio.run(lambda: scorer.run(input={}, output=case["output"]))  # noqa: B023
+        assert outcome.unwrap().run.output == _trajectory(case["output"])
+
+
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['scorer']}-{i}" for i, c in enumerate(CASES)])
 def test_trajectory_scores_equal_mastra(case: dict[str, Any]) -> None:
     """The same score as Mastra, or not scorable exactly where Mastra throws or scores a
     missing expectation (pure computation: one event loop is enough)."""
     scorer = _scorer(case)
-    outcome = anyio.run(lambda: scorer.run(input={}, output=_trajectory(case["output"]),
+    # Mastra's trajectory JSON as it is (durations in milliseconds).
+    outcome = anyio.run(lambda: scorer.run(input={}, output=case["output"],
                                            expected_trajectory=case["expectedTrajectory"]))
     result = outcome.unwrap()
     mastra = case["mastra"]

@@ -136,6 +136,18 @@ async def no_score_step() -> None:
     await untyped.preprocess(lambda ctx: 1).run(input="q", output="a")  # type: ignore[attr-defined]
 
 
+async def misspelt_argument(scorer: Scorer[CustomInput, CustomOutput]) -> None:
+    # an unknown keyword is rejected; the run's other keys go in ``extra``
+    await scorer.run(input=CustomInput(question="q"), output={"answer": "a"},
+                     grund_truth="g")  # type: ignore[call-arg]
+    scorer.run_sync(input=CustomInput(question="q"), output={"answer": "a"},
+                    grund_truth="g")  # type: ignore[call-arg]
+    await scorer.run(input=CustomInput(question="q"), output={"answer": "a"},
+                     extra={"source": "ci"})
+    await scorer.run(input=CustomInput(question="q"), output={"answer": "a"},
+                     extra=["source"])  # type: ignore[arg-type]
+
+
 def int_reason(ctx: ReasonContext[Any, Any, None, None]) -> int:
     return 1
 

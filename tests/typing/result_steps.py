@@ -112,6 +112,25 @@ def maybe(ctx: StepContext[Question, str, int, bool]) -> Result[float, Reason] |
 
 
 mixed.generate_score(maybe)
+
+# --- not scorable next to a Result: the form docs/scorers.md recommends --------------------------
+
+
+def parse_or_skip(ctx: StepContext[Question, str, None, None]) -> Result[int, Reason] | NotScorable:
+    return not_scorable("empty") if not ctx.run.output else Success(len(ctx.run.output))
+
+
+assert_type(typed.preprocess(parse_or_skip), ScorerBuilder[Question, str, int, None])
+
+
+def wrapped_marker(
+    ctx: StepContext[Question, str, None, None],
+) -> Result[int | NotScorable, Reason]:
+    return Success(not_scorable("empty")) if not ctx.run.output else Success(1)
+
+
+# Known limit (documented in docs/scorers.md): the marker inside the Result stays in the type.
+assert_type(typed.preprocess(wrapped_marker), ScorerBuilder[Question, str, int | NotScorable, None])
 mixed.generate_score(lambda ctx: Success(0.5))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import logging
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,11 +24,38 @@ from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._loading import load_scorers, load_target
 
 
+def _check_store(args: argparse.Namespace) -> None:
+    """What ``score_dataset`` would refuse about ``--store``, said in the command's flags and
+    before Ray starts (it takes seconds)."""
+    store: str = args.store
+    if not store.startswith("sqlite:"):
+        return
+    if store.removeprefix("sqlite:") == ":memory:":
+        raise UsageError(f"--store {store} would keep the rows inside a Ray actor, which ends "
+                         f"with the batch; give a file (--store sqlite:PATH) or "
+                         f"--store postgresql://… with --engine ray")
+    if args.workers > 1:
+        raise UsageError(f"--store {store} is a SQLite file, which one local worker only can "
+                         f"write: give --workers 1, or --store postgresql://… (which every "
+                         f"worker can reach) with --workers {args.workers}")
+
+
+def _quiet_ray(ray: Any) -> None:
+    """Ray's own INFO lines (cluster start, dataset plans, progress) stay out of the command's
+    output; they are in Ray's session logs. Errors still show."""
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+
+
 def start_ray(args: argparse.Namespace, out: TextIO) -> str | None:
     """Check the flags Ray supports, then join ``RAY_ADDRESS`` or start a local Ray with a CPU
     per worker (main thread only). Returns the judge cache URL the actors use, if any."""
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    _check_store(args)
     unsupported = [flag for flag, given in (
         ("--budget-usd", args.budget_usd is not None),
         ("--budget-tokens", args.budget_tokens is not None), ("--trials", args.trials != 1),
@@ -52,15 +80,31 @@ def start_ray(args: argparse.Namespace, out: TextIO) -> str | None:
             raise UsageError(f"--cache: {exc}") from None
     try:
         import ray  # noqa: PLC0415 - the ray extra is optional
+        import ray.data  # noqa: PLC0415
     except ImportError:
         raise UsageError("--engine ray needs Ray: pip install 'scorecore[ray]'") from None
     if not ray.is_initialized():
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         if os.environ.get("RAY_ADDRESS"):
-            ray.init(log_to_driver=False)
+            ray.init(log_to_driver=False, logging_level=logging.ERROR)
         else:
-            ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+            ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.ERROR)
+    _quiet_ray(ray)
+    _check_cluster(args)
     return _ray_cache(args, out)
+
+
+def _check_cluster(args: argparse.Namespace) -> None:
+    """A SQLite ``--store`` on a cluster that is not this one machine (``RAY_ADDRESS``)."""
+    from scorecore_adapters.ray import _several_workers  # noqa: PLC0415 - the ray extra
+
+    if not args.store.startswith("sqlite:"):
+        return
+    if _several_workers(args.workers) is not None:
+        raise UsageError(f"--store {args.store} is a SQLite file, which one local worker only "
+                         f"can write, but the Ray cluster (RAY_ADDRESS) is not this one "
+                         f"machine: give --store postgresql://… that every worker can reach")
 
 
 def _ray_cache(args: argparse.Namespace, out: TextIO) -> str | None:

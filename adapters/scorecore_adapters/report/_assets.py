@@ -169,7 +169,8 @@ function explorer(data, started) {
       (d.j || []).forEach(function (j, n) {
         // [step, status, model, calls, prompt, reply, [in, out, total tokens], error]
         const head = "Judge call " + (n + 1) + " (" + j[0] + ", " + j[1] + ", " +
-          (j[2] || "model ?") + ", " + (j[3] || "?") + " model call(s))";
+          (j[2] || "model ?") + ", " +
+          (typeof j[3] === "number" ? j[3] : "?") + " model call(s))";
         const call = el("div", null, "judge-call");
         call.appendChild(el("h3", head));
         section(call, "Judge prompt", j[4]);

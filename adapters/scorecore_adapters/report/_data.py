@@ -313,7 +313,11 @@ def _build(
         position = item_index.get(key)
         if position is None:
             position = item_index[key] = len(items)
-            items.append([key, bounded(row.input, item_cut), bounded(row.output, item_cut)])
+            # The input as the item gave it, not as the scorer saw it (an agent run's
+            # converted messages), when the row kept both.
+            metadata = row.metadata or {}
+            given = metadata.get("itemInput", row.input)
+            items.append([key, bounded(given, item_cut), bounded(row.output, item_cut)])
         cause_at = -1
         if cause is not None:
             cause_at = cause_index.get(cause, -1)
