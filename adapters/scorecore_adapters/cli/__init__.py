@@ -9,7 +9,9 @@
     scorecore batches [--store ...] [--json]
     scorecore compare BASE NEW [--store ...] [--tolerance 0.02] [--threshold ID=MIN[:MAX] ...]
                       [--allow-changed-scorers] [--json]
-    scorecore report BATCH [--store ...] [--baseline OTHER] [-o report.html]
+    scorecore report BATCH [--store ...] [--baseline OTHER] [-o report.html] [--labels FILE]
+    scorecore calibrate BATCH --labels FILE [--store ...] [--scorer ID ...] [--kind KIND]
+                        [--threshold X] [--min-kappa K] [--seed N] [--json]
 
 Without ``--store``, rows go to ``scorecore.db`` (SQLite) in the current directory, which
 ``scorecore show`` reads by default too.
@@ -25,10 +27,11 @@ of a stored batch, ``--resume`` of an unknown one, malformed dataset lines: thos
 recorded as failed items, the rest still runs, then the command exits 2). The ``--output``
 report's ``verdict`` and ``exitCode`` agree with the exit code. ``show``, ``batches``,
 ``compare`` and ``report`` open the store read-only. ``compare`` exits 1 when a scorer's
-regression beyond the tolerance is significant (a CI gate), 0 otherwise.
+regression beyond the tolerance is significant (a CI gate), 0 otherwise. ``calibrate`` exits 1
+with ``--min-kappa K`` when a scorer's kappa interval reaches below K or kappa is undefined.
 
-One module per command (``_eval``, ``_show``, ``_batches``, ``_compare``, ``_report``); the
-parser in ``_parser``.
+One module per command (``_eval``, ``_show``, ``_batches``, ``_compare``, ``_report``,
+``_calibrate``); the parser in ``_parser``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from scorecore_adapters.cli._batches import batches
+from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._common import EXIT_USAGE, UsageError
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
@@ -73,6 +77,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
                 return batches(args, stdout)
             case "compare":
                 return compare(args, stdout)
+            case "calibrate":
+                return calibrate_command(args, stdout)
             case _:
                 return report(args, stdout)
     except UsageError as exc:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
+from scorecore_adapters.cli._calibrate import calibration_of, report_thresholds
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, read_batch
 from scorecore_adapters.cli._compare import thresholds_of
 from scorecore_adapters.report import render_report
@@ -18,8 +19,12 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
     baseline = None
     if args.baseline is not None:
         _, baseline = read_batch(args.store, args.baseline)
+    calibration = None
+    if args.labels is not None:
+        calibration = calibration_of(args, rows,
+                                     threshold=report_thresholds(thresholds, rows))
     html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
-                         tolerance=args.tolerance, source=store.url)
+                         tolerance=args.tolerance, source=store.url, calibration=calibration)
     try:
         Path(args.output).write_text(html, encoding="utf-8")
     except OSError as exc:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
 from scorecore.evals import (
+    Calibration,
     Comparison,
     ScorerComparison,
     ScoreRow,
@@ -14,6 +15,7 @@ from scorecore.evals import (
     row_item_id,
 )
 from scorecore_adapters.report._assets import CSS, JS
+from scorecore_adapters.report._calibration import calibration_section
 from scorecore_adapters.report._charts import histogram_svg, status_svg
 from scorecore_adapters.report._data import (
     DEFAULT_BUDGET,
@@ -170,6 +172,7 @@ def render_report(
     tolerance: float = 0.02,
     source: str = "",
     budget: int = DEFAULT_BUDGET,
+    calibration: Calibration | None = None,
 ) -> str:
     """One self-contained HTML page about a batch's rows (inline CSS, JS and SVG; no network).
 
@@ -184,6 +187,8 @@ def render_report(
         source: where the rows came from (shown under the title).
         budget: bytes the items' data may take; long values are cut to fit (the store keeps
             them whole), causes are never cut.
+        calibration: the batch's scorers against human labels
+            (:func:`~scorecore.evals.calibrate`): the page then has a calibration section.
 
     >>> from scorecore.evals import ScoreRow
     >>> row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
@@ -219,7 +224,7 @@ def render_report(
         "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"
         f"<h2>Summary</h2>{_summary(stats)}"
         f"<h2>Score distributions</h2>{_charts(stats)}"
-        f"{_baseline(comparison)}"
+        f"{_baseline(comparison)}{calibration_section(calibration)}"
         f"<h2>Failures</h2>{_failures(rows)}"
         f"<h2>Not scorable</h2>{_not_scorable(rows)}"
         '<h2>Items</h2><div id="controls"><label>scorer <select id="f-scorer">'
