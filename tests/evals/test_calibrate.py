@@ -253,6 +253,9 @@ def test_degenerate_data_is_none_with_a_reason_never_nan() -> None:
     assert flat.kendall.reason == "the scores are all equal"
     for result in (empty, one_class, judge, flat):
         json.dumps(result.to_json(), allow_nan=False)
+    nothing = calibrate([], {"a": True})
+    assert (nothing.scorers, nothing.labels_without_rows) == ((), ("a",))
+    assert nothing.failed_checks(0.5) == ("no scorer to calibrate",)
 
 
 def test_intervals_are_seeded_and_undefined_resamples_counted() -> None:
@@ -276,6 +279,10 @@ def test_intervals_are_seeded_and_undefined_resamples_counted() -> None:
     assert few.kappa.undefined_resamples > 25
     assert few.kappa.reason is not None
     assert few.kappa.reason.startswith("kappa is undefined in ")
+    assert calibrate(rows_of({"a": 0.9, "b": 0.1, "c": 0.2, "d": 0.7}),
+                     {"a": True, "b": False, "c": False, "d": False}).failed_checks(0.1) == (
+        f"judge: kappa {few.kappa.value:.3f} has no interval ({few.kappa.reason}), so it "
+        "cannot be shown to reach 0.1",)
 
 
 def test_the_kappa_gate_reads_the_intervals_lower_end() -> None:

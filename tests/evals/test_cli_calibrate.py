@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from scorecore.evals import ScoreRow, calibrate
 from scorecore_adapters.cli import main
+from scorecore_adapters.report import render_report
 
 SCORERS = '''
 from scorecore import create_scorer
@@ -232,3 +234,18 @@ def test_report_with_labels_has_a_calibration_section(tmp_path: Path,
     code, _, _ = run("report", "b", "--store", store(tmp_path), "-o", str(target))
     assert code == 0
     assert 'id="calibration"' not in target.read_text()
+
+
+def test_the_calibration_section_escapes_ids_and_reasons() -> None:
+    """Scorer and item ids in the section are data, never markup."""
+    rows = [ScoreRow(id=f"r{i}", scorer_id="<b>judge</b>", run_id=f"b:{item}", batch_id="b",
+                     status="scored", score=0.9, dataset_item_id=item)
+            for i, item in enumerate(["<script>x()</script>", "ok"])]
+    result = calibrate(rows, {"ok": True, "<img src=x>": False})
+    page = render_report(rows, batch_id="b", calibration=result)
+    section = page[page.index('<section id="calibration">'):]
+    assert "<script>x()" not in section
+    assert "<img src=x>" not in section
+    assert "&lt;b&gt;judge&lt;/b&gt;" in section
+    assert "&lt;script&gt;x()&lt;/script&gt;" in section
+    assert "the labels hold one class only (pass)" in section
