@@ -234,6 +234,9 @@ def test_report_with_labels_has_a_calibration_section(tmp_path: Path,
     code, _, _ = run("report", "b", "--store", store(tmp_path), "-o", str(target))
     assert code == 0
     assert 'id="calibration"' not in target.read_text()
+    code, _, err = run("report", "b", "--store", store(tmp_path), "--kind", "ordinal")
+    assert code == 2
+    assert "--kind, --scale and --label-value describe --labels: give --labels FILE" in err
 
 
 def test_the_calibration_section_escapes_ids_and_reasons() -> None:

@@ -20,6 +20,8 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
     if args.baseline is not None:
         _, baseline = read_batch(args.store, args.baseline)
     calibration = None
+    if args.labels is None and (args.kind != "binary" or args.scale or args.label_value):
+        raise UsageError("--kind, --scale and --label-value describe --labels: give --labels FILE")
     if args.labels is not None:
         calibration = calibration_of(args, rows,
                                      threshold=report_thresholds(thresholds, rows))
