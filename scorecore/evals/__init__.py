@@ -14,6 +14,16 @@ Also the ``ScoreStore`` port that stores implement, and the row shape (and colum
 """
 
 from scorecore.evals._batches import BatchCatalog, BatchSummary
+from scorecore.evals._calibrate import calibrate
+from scorecore.evals._calibration import (
+    Calibration,
+    CalibrationKind,
+    ConfusionMatrix,
+    Estimate,
+    FittedThreshold,
+    LabelValue,
+    ScorerCalibration,
+)
 from scorecore.evals._compare import (
     Comparison,
     ItemDelta,
@@ -70,12 +80,17 @@ __all__ = [
     "SCORE_COLUMNS",
     "BatchCatalog",
     "BatchSummary",
+    "Calibration",
+    "CalibrationKind",
     "Comparison",
     "CompletedScore",
+    "ConfusionMatrix",
     "EconomicsSummary",
+    "Estimate",
     "EvalConfigError",
     "EvalItem",
     "EvalReport",
+    "FittedThreshold",
     "GateResult",
     "InvalidItem",
     "ItemDelta",
@@ -84,12 +99,14 @@ __all__ = [
     "ItemResult",
     "ItemRows",
     "ItemScorer",
+    "LabelValue",
     "OutcomeStatus",
     "ReportFold",
     "RunIds",
     "ScoreColumn",
     "ScoreRow",
     "ScoreStore",
+    "ScorerCalibration",
     "ScorerComparison",
     "ScorerCost",
     "ScorerOutcome",
@@ -100,6 +117,7 @@ __all__ = [
     "TrialSpread",
     "TrialsSummary",
     "bootstrap_mean_interval",
+    "calibrate",
     "check_scorers",
     "check_thresholds",
     "compare",

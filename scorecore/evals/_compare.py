@@ -31,13 +31,14 @@ comparison of k unchanged scorers fires in at most about ``alpha`` of runs.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
 import attrs
 
+from scorecore.evals._bootstrap import quantile as _quantile
+from scorecore.evals._bootstrap import resample_indices
 from scorecore.evals._checks import is_int
 from scorecore.evals._rows import row_item_id
 
@@ -322,26 +323,12 @@ def mcnemar_p_value(newly_passing: int, newly_failing: int) -> float:
     return min(1.0, 2 * tail / (1 << n))
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """The ``q`` quantile by linear interpolation (numpy's default method)."""
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
 def _resample_sums(
     values: Sequence[float], *, resamples: int, key: bytes
 ) -> list[float]:
-    """Sums of ``resamples`` samples drawn with replacement, from a SHAKE-256 stream."""
-    n = len(values)
-    sums = []
-    for b in range(resamples):
-        stream = hashlib.shake_256(key + b.to_bytes(8, "big")).digest(4 * n)
-        # 32-bit draws mapped to indices by multiply-shift: bias below n / 2**32.
-        draws = memoryview(stream).cast("I")
-        sums.append(sum([values[(x * n) >> 32] for x in draws]))
-    return sums
+    """Sums of ``resamples`` samples drawn with replacement (see ``resample_indices``)."""
+    return [sum([values[i] for i in drawn])
+            for drawn in resample_indices(len(values), resamples=resamples, key=key)]
 
 
 def bootstrap_mean_interval(

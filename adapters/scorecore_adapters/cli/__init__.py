@@ -10,7 +10,9 @@
     scorecore compare BASE NEW [--store ...] [--tolerance 0.02] [--threshold ID=MIN[:MAX] ...]
                       [--min-paired N] [--require-same-scorers] [--json]
     scorecore report BATCH [--store ...] [--baseline OTHER] [--require-same-scorers]
-                     [-o report.html]
+                     [-o report.html] [--labels FILE]
+    scorecore calibrate BATCH --labels FILE [--store ...] [--scorer ID ...] [--kind KIND]
+                        [--threshold X] [--min-kappa K] [--seed N] [--json]
 
 Without ``--store``, rows go to ``scorecore.db`` (SQLite) in the current directory, which
 ``scorecore show`` reads by default too.
@@ -31,9 +33,11 @@ report's ``verdict`` and ``exitCode`` agree with the exit code. ``show``, ``batc
 regression beyond the tolerance is significant (a CI gate), 3 when a scorer has too few paired
 items for a verdict, 0 otherwise; it compares a scorer whose definition changed and marks it
 (``--require-same-scorers`` refuses instead).
+``calibrate`` exits 1 with ``--min-kappa K`` when a scorer's kappa interval reaches below K
+or kappa is undefined.
 
-One module per command (``_eval``, ``_show``, ``_batches``, ``_compare``, ``_report``); the
-parser in ``_parser``.
+One module per command (``_eval``, ``_show``, ``_batches``, ``_compare``, ``_report``,
+``_calibrate``); the parser in ``_parser``.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from scorecore_adapters.cli._batches import batches
+from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._common import EXIT_USAGE, UsageError
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
@@ -78,6 +83,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
                 return batches(args, stdout)
             case "compare":
                 return compare(args, stdout, stderr)
+            case "calibrate":
+                return calibrate_command(args, stdout)
             case _:
                 return report(args, stdout)
     except UsageError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
@@ -93,6 +94,50 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
                          "--store), each with --concurrency items in flight")
 
 
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _kappa(text: str) -> float:
+    value = _number(text)
+    if not -1 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a kappa in [-1, 1], got {text!r}")
+    return value
+
+
+def label_flags(command: argparse.ArgumentParser, *, required: bool) -> None:
+    """The flags reading human labels, shared by ``calibrate`` and ``report``."""
+    command.add_argument("--labels", required=required, metavar="FILE",
+                         help='JSONL of human labels, {"id": item id, "label": ...} per line')
+    command.add_argument("--kind", choices=("binary", "ordinal", "continuous"),
+                         default="binary", help="what the labels are (default binary)")
+    command.add_argument("--scale", metavar="LOW:HIGH",
+                         help="the labels' scale for scores in [0, 1] (e.g. 1:5)")
+    command.add_argument("--label-value", action="append", default=[], metavar="TEXT=VALUE",
+                         help="the value of a string label (repeatable): good=1, bad=0")
+
+
+def _calibrate_command(cal: argparse.ArgumentParser) -> None:
+    cal.add_argument("batch", metavar="BATCH", help="the batch id")
+    label_flags(cal, required=True)
+    _store(cal)
+    cal.add_argument("--scorer", action="append", default=[], metavar="ID",
+                     help="calibrate this scorer only (repeatable; default every scorer)")
+    cal.add_argument("--threshold", type=_number, default=None, metavar="X",
+                     help="an item passes when its score is at least X (default 0.5)")
+    cal.add_argument("--min-kappa", type=_kappa, default=None, metavar="K",
+                     help="a gate: exit 1 unless each scorer's kappa interval is above K")
+    cal.add_argument("--seed", type=_non_negative_int, default=0,
+                     help="the bootstrap's seed (default 0: the same data, the same interval)")
+    cal.add_argument("--json", action="store_true", help="print JSON for machines")
+
+
 def parser() -> argparse.ArgumentParser:
     """The ``scorecore`` argument parser (its errors raise :class:`UsageError`)."""
     root = _Parser(prog="scorecore", description="Run scorecore scorers over datasets.")
@@ -137,4 +182,7 @@ def parser() -> argparse.ArgumentParser:
     _failure_budget(rep)
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default report.html)")
+    label_flags(rep, required=False)
+    _calibrate_command(sub.add_parser(
+        "calibrate", help="measure scorers against human labels; exit 1 below --min-kappa"))
     return root

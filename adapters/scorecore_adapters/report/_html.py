@@ -7,6 +7,7 @@ from typing import Final
 from urllib.parse import quote
 
 from scorecore.evals import (
+    Calibration,
     Comparison,
     EvalReport,
     ScorerComparison,
@@ -16,6 +17,7 @@ from scorecore.evals import (
     row_item_id,
 )
 from scorecore_adapters.report._assets import CSS, JS
+from scorecore_adapters.report._calibration import calibration_section
 from scorecore_adapters.report._charts import histogram_svg, status_svg
 from scorecore_adapters.report._data import (
     DEFAULT_BUDGET,
@@ -185,6 +187,7 @@ def render_report(
     comparison: Comparison | None = None,
     max_failures: int | None = 0,
     max_failure_rate: float | None = None,
+    calibration: Calibration | None = None,
 ) -> str:
     """One self-contained HTML page about a batch's rows (inline CSS, JS and SVG; no network).
 
@@ -206,6 +209,8 @@ def render_report(
         max_failures, max_failure_rate: the failure budget of the page's verdict, which is
             ``run_evals``'s rule applied to the rows (``EvalReport.verdict``), with its
             reason in one line under the title.
+        calibration: the batch's scorers against human labels
+            (:func:`~scorecore.evals.calibrate`): the page then has a calibration section.
 
     >>> from scorecore.evals import ScoreRow
     >>> row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
@@ -245,7 +250,7 @@ def render_report(
         "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"
         f"<h2>Summary</h2>{_summary(stats)}"
         f"<h2>Score distributions</h2>{_charts(stats)}"
-        f"{_baseline(comparison)}"
+        f"{_baseline(comparison)}{calibration_section(calibration)}"
         f"<h2>Failures</h2>{_failures(rows)}"
         f"<h2>Not scorable</h2>{_not_scorable(rows)}"
         '<h2>Items</h2><div id="controls"><label>scorer <select id="f-scorer">'

@@ -1,0 +1,221 @@
+"""``scorecore calibrate BATCH --labels FILE``: scorers against human labels; a κ gate."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from scorecore.evals import (
+    Calibration,
+    ConfusionMatrix,
+    Estimate,
+    LabelValue,
+    ScorerCalibration,
+    ScoreRow,
+    Threshold,
+    calibrate,
+)
+from scorecore_adapters.cli._common import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    UsageError,
+    clip,
+    print_json,
+    print_table,
+    read_batch,
+)
+from scorecore_adapters.labels import LabelFileError, read_labels
+
+_LISTED = 10
+
+
+def _value(text: str) -> float | bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"--label-value must look like TEXT=NUMBER or TEXT=true, got "
+                         f"{text!r} as the value") from None
+
+
+def _label_values(texts: Sequence[str]) -> dict[str, float | bool]:
+    values: dict[str, float | bool] = {}
+    for text in texts:
+        name, sep, value = text.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--label-value must look like TEXT=VALUE (good=1), got {text!r}")
+        values[name] = _value(value)
+    return values
+
+
+def _scale(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    low, colon, high = text.partition(":")
+    if colon:
+        try:
+            return (float(low), float(high))
+        except ValueError:
+            pass
+    raise UsageError(f"--scale must look like LOW:HIGH (1:5), got {text!r}")
+
+
+def _labels(path: str) -> dict[str, LabelValue]:
+    try:
+        return read_labels(path)
+    except LabelFileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def calibration_of(
+    args: argparse.Namespace, rows: Sequence[ScoreRow], *,
+    threshold: float | Mapping[str, float] | None, scorer_ids: Sequence[str] | None = None,
+) -> Calibration:
+    """The batch's rows calibrated against ``--labels`` with the label flags; bad labels or
+    options are usage errors."""
+    labels = _labels(args.labels)
+    try:
+        return calibrate(rows, labels, kind=args.kind, threshold=threshold,
+                         scale=_scale(args.scale), label_values=_label_values(args.label_value),
+                         scorer_ids=scorer_ids, seed=getattr(args, "seed", 0))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def report_thresholds(
+    thresholds: Mapping[str, Threshold], rows: Sequence[ScoreRow]
+) -> dict[str, float]:
+    """``report``'s ``--threshold ID=MIN`` as calibration thresholds (the MIN of scorers the
+    batch ran; other scorers pass at 0.5)."""
+    present = {r.scorer_id for r in rows}
+    return {sid: t.min for sid, t in thresholds.items()
+            if t.min is not None and sid in present}
+
+
+def _estimate(e: Estimate | None) -> str:
+    if e is None:
+        return "-"
+    if e.value is None:
+        return "undefined"
+    if e.low is None or e.high is None:
+        return f"{e.value:.3f} (no interval)"
+    return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
+
+
+def _columns(result: Calibration) -> list[tuple[str, str]]:
+    """(header, attribute) of the table's statistic columns for the labels' kind."""
+    kappa = "quadratic kappa" if result.kind == "ordinal" else "kappa"
+    if result.kind == "continuous":
+        kappa = "kappa (pass/fail)"
+    columns = [(kappa, "kappa")]
+    if result.kind == "continuous":
+        columns = [("spearman", "spearman"), ("kendall", "kendall"), *columns]
+    if result.kind != "binary":
+        columns.append(("MAE", "mae"))
+    return [*columns, ("accuracy", "accuracy"), ("precision", "precision"),
+            ("recall", "recall")]
+
+
+def _fitted(s: ScorerCalibration) -> str:
+    f = s.fitted_threshold
+    if f.threshold is None or f.kappa is None:
+        return "-"
+    return f"{f.threshold:g} (kappa {f.kappa:.3f})"
+
+
+def _ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(clip(i, 60) for i in ids[:_LISTED])
+    return shown + (f", … ({len(ids)} in all)" if len(ids) > _LISTED else "")
+
+
+def _matrix(name: str, what: str, matrix: ConfusionMatrix, out: TextIO) -> None:
+    width = max(len(c) for c in (*matrix.classes, "label"))
+    counts = [max(len(str(v)) for v in column) for column in zip(*matrix.counts, strict=True)]
+    cells = [max(w, len(c)) for w, c in zip(counts, matrix.classes, strict=True)]
+    print(f"{name}: {what} (rows: label, columns: scorer)", file=out)
+    print("  " + "label".ljust(width) + "  "
+          + "  ".join(c.rjust(w) for c, w in zip(matrix.classes, cells, strict=True)), file=out)
+    for label, row in zip(matrix.classes, matrix.counts, strict=True):
+        print("  " + label.ljust(width) + "  "
+              + "  ".join(str(v).rjust(w) for v, w in zip(row, cells, strict=True)), file=out)
+
+
+def _notes(s: ScorerCalibration, out: TextIO) -> None:
+    for header, attr in (("kappa", "kappa"), ("spearman", "spearman"), ("kendall", "kendall"),
+                         ("MAE", "mae"), ("accuracy", "accuracy"),
+                         ("precision", "precision"), ("recall", "recall")):
+        e: Estimate | None = getattr(s, attr)
+        if e is not None and e.reason is not None:
+            state = "undefined" if e.value is None else "no interval"
+            print(f"{s.scorer_id}: {header} {state}: {e.reason}", file=out)
+    if s.not_scored:
+        listed = [f"{item} ({status})" for item, status in s.not_scored.items()]
+        print(f"{s.scorer_id}: labelled items not scored (left out): {_ids(listed)}",
+              file=out)
+    if s.without_row:
+        print(f"{s.scorer_id}: labelled items it has no row for: {_ids(s.without_row)}",
+              file=out)
+
+
+def print_calibration(result: Calibration, labels: str, out: TextIO) -> None:
+    """The calibration as a table, then each scorer's confusion matrix and the notes."""
+    scale = f", scale {result.scale[0]:g}:{result.scale[1]:g}" if result.scale else ""
+    print(f"calibrate {result.batch_id} against {labels}: {result.labels} label(s), "
+          f"{result.kind}{scale} ({100 * result.confidence:g}% bootstrap intervals, "
+          f"{result.resamples} resamples, seed {result.seed})", file=out)
+    columns = _columns(result)
+    headers = ("scorer", "n", "threshold", *(h for h, _ in columns), "fitted threshold")
+    rows = [(s.scorer_id, str(s.n), f">= {s.threshold:g}",
+             *(_estimate(getattr(s, attr)) for _, attr in columns), _fitted(s))
+            for s in result.scorers]
+    print_table(headers, rows, rich_output=out.isatty(), out=out)
+    for s in result.scorers:
+        _matrix(s.scorer_id, f"pass/fail at >= {s.threshold:g}", s.confusion, out)
+        if s.grades is not None:
+            _matrix(s.scorer_id, "grades (scores rounded to the nearest grade)", s.grades, out)
+        _notes(s, out)
+    if any(s.fitted_threshold.threshold is not None for s in result.scorers):
+        print("fitted threshold: the cut that maximises kappa on these labels, fitted on "
+              "them: its kappa is optimistic; check it on other labels before using it",
+              file=out)
+    if result.labels_without_rows:
+        print(f"labels without rows in {result.batch_id}: {_ids(result.labels_without_rows)}",
+              file=out)
+    if result.rows_without_labels:
+        print(f"items without a label: {_ids(result.rows_without_labels)}", file=out)
+
+
+def calibrate_command(args: argparse.Namespace, out: TextIO) -> int:
+    """Calibrate a stored batch against labels; with ``--min-kappa``, exit 1 when a scorer's
+    κ interval reaches below it (or κ is undefined)."""
+    _, rows = read_batch(args.store, args.batch)
+    result = calibration_of(args, rows, threshold=args.threshold,
+                            scorer_ids=args.scorer or None)
+    failed: tuple[str, ...] = ()
+    if args.min_kappa is not None:
+        failed = result.failed_checks(args.min_kappa)
+    code = EXIT_FAILED if failed else EXIT_PASSED
+    if args.json:
+        document: dict[str, Any] = {
+            **result.to_json(), "labelsFile": args.labels, "minKappa": args.min_kappa,
+            "verdict": None if args.min_kappa is None else ("failed" if failed else "passed"),
+            "failedChecks": list(failed), "exitCode": code,
+        }
+        print_json(document, out)
+        return code
+    print_calibration(result, args.labels, out)
+    if args.min_kappa is None:
+        print("no gate: --min-kappa K exits 1 when a scorer's kappa interval reaches below K",
+              file=out)
+    elif failed:
+        print(f"verdict: failed (min kappa {args.min_kappa:g}, read at the interval's lower "
+              f"end)", file=out)
+        for line in failed:
+            print(f"  {line}", file=out)
+    else:
+        print(f"verdict: passed: every scorer's kappa interval is above {args.min_kappa:g}",
+              file=out)
+    return code

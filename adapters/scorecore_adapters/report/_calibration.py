@@ -1,0 +1,115 @@
+"""The report's calibration section: each scorer against human labels (``--labels``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scorecore.evals import Calibration, ConfusionMatrix, Estimate, ScorerCalibration
+from scorecore_adapters.report._text import esc
+
+_LISTED = 50
+
+
+def _estimate(e: Estimate | None) -> str:
+    if e is None:
+        return "<td class=num>-</td>"
+    if e.value is None:
+        return f'<td class=num title="{esc(e.reason or "")}">undefined</td>'
+    if e.low is None or e.high is None:
+        return (f'<td class=num title="{esc(e.reason or "")}">{e.value:.3f} '
+                f'<span class="muted">(no interval)</span></td>')
+    return (f"<td class=num>{e.value:.3f} <span class=\"muted\">[{e.low:.3f}, "
+            f"{e.high:.3f}]</span></td>")
+
+
+def _columns(c: Calibration) -> list[tuple[str, str]]:
+    kappa = {"binary": "κ", "ordinal": "quadratic κ", "continuous": "κ (pass/fail)"}[c.kind]
+    columns = [(kappa, "kappa")]
+    if c.kind == "continuous":
+        columns = [("Spearman ρ", "spearman"), ("Kendall τ", "kendall"), *columns]
+    if c.kind != "binary":
+        columns.append(("MAE", "mae"))
+    return [*columns, ("accuracy", "accuracy"), ("precision", "precision"),
+            ("recall", "recall")]
+
+
+def _fitted(s: ScorerCalibration) -> str:
+    f = s.fitted_threshold
+    if f.threshold is None or f.kappa is None:
+        return f'<td title="{esc(f.reason or "")}">-</td>'
+    return (f"<td class=num>{f.threshold:g} <span class=\"muted\">(κ {f.kappa:.3f}, "
+            f"fitted on these labels)</span></td>")
+
+
+def _matrix(title: str, m: ConfusionMatrix) -> str:
+    head = "".join(f"<th class=num>{esc(c)}</th>" for c in m.classes)
+    body = "".join(
+        f"<tr><th>{esc(label)}</th>" + "".join(f"<td class=num>{v}</td>" for v in row) + "</tr>"
+        for label, row in zip(m.classes, m.counts, strict=True)
+    )
+    return (f'<table class="confusion"><caption>{esc(title)}</caption><thead><tr>'
+            f"<th>label \\ scorer</th>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+def _ids(ids: Sequence[str]) -> str:
+    more = f" … ({len(ids)} in all)" if len(ids) > _LISTED else ""
+    return esc(", ".join(ids[:_LISTED])) + more
+
+
+def _notes(s: ScorerCalibration) -> str:
+    notes = []
+    for name, e in (("κ", s.kappa), ("Spearman ρ", s.spearman), ("Kendall τ", s.kendall),
+                    ("MAE", s.mae), ("accuracy", s.accuracy), ("precision", s.precision),
+                    ("recall", s.recall)):
+        if e is not None and e.reason is not None:
+            state = "undefined" if e.value is None else "no interval"
+            notes.append(f"{name} {state}: {esc(e.reason)}")
+    if s.not_scored:
+        notes.append("labelled items not scored (left out): "
+                     + _ids([f"{i} ({status})" for i, status in s.not_scored.items()]))
+    if s.without_row:
+        notes.append(f"labelled items without a row: {_ids(s.without_row)}")
+    return "".join(f"<p class=\"muted\">{note}</p>" for note in notes)
+
+
+def calibration_section(c: Calibration | None) -> str:
+    """The section, or nothing without labels."""
+    if c is None:
+        return ""
+    columns = _columns(c)
+    head = "".join(f"<th class=num>{esc(h)}</th>" for h, _ in columns)
+    rows = "".join(
+        f"<tr><td>{esc(s.scorer_id)}</td><td class=num>{s.n}</td>"
+        f"<td class=num>≥ {s.threshold:g}</td>"
+        + "".join(_estimate(getattr(s, attr)) for _, attr in columns) + _fitted(s) + "</tr>"
+        for s in c.scorers
+    )
+    details = "".join(
+        f"<h3>{esc(s.scorer_id)}</h3><div class=\"confusions\" "
+        "style=\"display:flex;gap:2em;flex-wrap:wrap\">"
+        + _matrix(f"pass/fail at ≥ {s.threshold:g}", s.confusion)
+        + (_matrix("grades (score rounded to the nearest grade)", s.grades)
+           if s.grades is not None else "")
+        + "</div>" + _notes(s)
+        for s in c.scorers
+    )
+    sides = []
+    if c.labels_without_rows:
+        sides.append(f"{len(c.labels_without_rows)} labelled item(s) without rows: "
+                     f"{_ids(c.labels_without_rows)}")
+    if c.rows_without_labels:
+        sides.append(f"{len(c.rows_without_labels)} item(s) without a label: "
+                     f"{_ids(c.rows_without_labels)}")
+    scale = f", scale {c.scale[0]:g}..{c.scale[1]:g}" if c.scale is not None else ""
+    return (
+        '<section id="calibration"><h2>Calibration against human labels</h2>'
+        f'<p class="muted">{c.labels} label(s), {esc(c.kind)}{scale}; items paired by id (an '
+        f"item's trials at their mean); {100 * c.confidence:g}% seeded bootstrap intervals "
+        f"({c.resamples} resamples, seed {c.seed}). An item passes when its score is at least "
+        "the threshold. The fitted threshold maximises κ on these same labels: its κ is "
+        "optimistic, check it on other labels before relying on it.</p>"
+        '<table id="calibration-table"><thead><tr><th>scorer</th><th class=num>n</th>'
+        f"<th class=num>threshold</th>{head}<th class=num>fitted threshold</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>{details}"
+        + "".join(f"<p>{side}</p>" for side in sides) + "</section>"
+    )

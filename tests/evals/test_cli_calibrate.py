@@ -1,0 +1,254 @@
+"""``scorecore calibrate`` and ``scorecore report --labels``: the κ gate's exit codes, bad label
+files, and the report's calibration section."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from scorecore.evals import ScoreRow, calibrate
+from scorecore_adapters.cli import main
+from scorecore_adapters.report import render_report
+
+SCORERS = '''
+from scorecore import create_scorer
+
+judge = create_scorer(id="judge", description="d").generate_score(
+    lambda ctx: float(ctx.run.extra["s"]))
+noisy = create_scorer(id="noisy", description="d").generate_score(
+    lambda ctx: float(ctx.run.extra["n"]))
+'''
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def labels_file(path: Path, labels: dict[str, object]) -> Path:
+    path.write_text("".join(json.dumps({"id": k, "label": v}) + "\n" for k, v in labels.items()))
+    return path
+
+
+@pytest.fixture
+def batch(tmp_path: Path) -> dict[str, bool]:
+    """A stored batch "b" of 60 items: judge agrees with the labels, noisy with half of them.
+
+    Returns the labels (item id -> pass)."""
+    (tmp_path / "cal_scorers.py").write_text(SCORERS)
+    labels = {f"item-{i}": i % 2 == 0 for i in range(60)}
+    lines = []
+    for i, (item, label) in enumerate(labels.items()):
+        judge = 0.9 if label else 0.1
+        noisy = 0.9 if (label if i % 4 < 2 else not label) else 0.1
+        lines.append(json.dumps({"id": item, "input": i, "output": i,
+                                 "extra": {"s": judge, "n": noisy}}))
+    data = tmp_path / "data.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    code, _, err = run("eval", str(tmp_path / "cal_scorers.py"), "--data", str(data),
+                       "--store", store(tmp_path), "--batch-id", "b")
+    assert code == 0, err
+    return labels
+
+
+def store(tmp_path: Path) -> str:
+    return f"sqlite:{tmp_path / 'r.db'}"
+
+
+def test_calibrate_prints_each_scorers_agreement(tmp_path: Path, batch: dict[str, bool]) -> None:
+    """Without a gate: a table of κ, accuracy, precision, recall with intervals and the fitted
+    threshold, each scorer's confusion matrix, the one-sided items; exit 0."""
+    labels = labels_file(tmp_path / "labels.jsonl", {**batch, "stray": True})
+    code, out, err = run("calibrate", "b", "--labels", str(labels), "--store", store(tmp_path))
+    assert (code, err) == (0, "")
+    assert out.startswith(f"calibrate b against {labels}: 61 label(s), binary (95% bootstrap "
+                          "intervals, 1000 resamples, seed 0)\n")
+    assert re.search(r"^judge +60 +>= 0\.5 +1\.000 \[1\.000, 1\.000\] +1\.000 \[1\.000, "
+                     r"1\.000\] .* +0\.9 \(kappa 1\.000\)$", out, re.MULTILINE), out
+    assert re.search(r"^noisy +60 +>= 0\.5 +0\.000 \[-0\.\d+, 0\.\d+\] +0\.500 ", out,
+                     re.MULTILINE), out
+    assert ("judge: pass/fail at >= 0.5 (rows: label, columns: scorer)\n"
+            "  label  fail  pass\n  fail     30     0\n  pass      0    30\n") in out
+    assert "fitted on them: its kappa is optimistic" in out
+    assert "labels without rows in b: stray" in out
+    assert out.endswith("no gate: --min-kappa K exits 1 when a scorer's kappa interval "
+                        "reaches below K\n")
+
+
+def test_min_kappa_gates_on_the_intervals_lower_end(tmp_path: Path,
+                                                    batch: dict[str, bool]) -> None:
+    """--min-kappa: exit 0 when every scorer's κ interval is above it, 1 when one reaches
+    below it (naming the scorer, κ and the lower end); --scorer narrows the gate."""
+    labels = labels_file(tmp_path / "labels.jsonl", batch)
+    base = ("calibrate", "b", "--labels", str(labels), "--store", store(tmp_path))
+    code, out, _ = run(*base, "--min-kappa", "0.6")
+    assert code == 1
+    assert re.search(r"^verdict: failed \(min kappa 0\.6, read at the interval's lower end\)\n"
+                     r"  noisy: kappa 0\.000, interval's lower end -0\.\d+ < 0\.6\n\Z", out,
+                     re.MULTILINE), out
+    code, out, _ = run(*base, "--min-kappa", "0.6", "--scorer", "judge")
+    assert code == 0
+    assert out.endswith("verdict: passed: every scorer's kappa interval is above 0.6\n")
+    assert "noisy" not in out
+    code, out, _ = run(*base, "--min-kappa", "0.6", "--json")
+    document = json.loads(out)
+    assert (code, document["exitCode"], document["verdict"], document["minKappa"]) == (
+        1, 1, "failed", 0.6)
+    assert [s["id"] for s in document["scorers"]] == ["judge", "noisy"]
+    assert document["scorers"][0]["kappa"]["value"] == 1.0
+    assert document["scorers"][0]["fittedThreshold"]["fittedOnLabels"] is True
+    assert document["failedChecks"] == [
+        line.strip() for line in run(*base, "--min-kappa", "0.6")[1].splitlines()[-1:]]
+
+
+def test_undefined_kappa_fails_the_gate_and_says_so(tmp_path: Path,
+                                                    batch: dict[str, bool]) -> None:
+    """Labels of one class give no κ: the gate fails (never a pass on nothing), saying why."""
+    labels = labels_file(tmp_path / "labels.jsonl", {"item-0": True, "item-2": True})
+    code, out, _ = run("calibrate", "b", "--labels", str(labels), "--store", store(tmp_path),
+                       "--scorer", "judge", "--min-kappa", "0.5")
+    assert code == 1
+    assert ("  judge: kappa is undefined (the labels hold one class only (pass)), so it "
+            "cannot reach 0.5\n") in out
+    assert "judge: kappa undefined: the labels hold one class only (pass)" in out
+
+
+def test_ordinal_and_continuous_labels(tmp_path: Path, batch: dict[str, bool]) -> None:
+    """--kind ordinal with --scale prints quadratic κ and the grades table; --kind continuous
+    Spearman and Kendall; string labels take their value from --label-value."""
+    grades = {item: ("good" if passes else "bad") for item, passes in batch.items()}
+    labels = labels_file(tmp_path / "grades.jsonl", grades)
+    base = ("calibrate", "b", "--labels", str(labels), "--store", store(tmp_path),
+            "--scorer", "judge", "--label-value", "good=5", "--label-value", "bad=1")
+    code, out, err = run(*base, "--kind", "ordinal", "--scale", "1:5")
+    assert code == 0, err
+    assert "quadratic kappa" in out
+    assert "judge: grades (scores rounded to the nearest grade) (rows: label, columns: scorer)" \
+        in out
+    code, out, err = run(*base, "--kind", "continuous", "--scale", "1:5", "--json")
+    assert code == 0, err
+    (judge,) = json.loads(out)["scorers"]
+    assert (judge["spearman"]["value"], judge["kendall"]["value"]) == (1.0, 1.0)
+    assert judge["mae"]["value"] == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"id": "a", "label": true}\nnot json\n',
+         "labels.jsonl:2: invalid JSON: Expecting value (column 1)"),
+        ('{"id": "a", "label": true}\n{"id": "a", "label": false}\n',
+         "labels.jsonl:2: field 'id': \"a\" repeats line 1"),
+        ('{"label": true}\n', "labels.jsonl:1: field 'id' is missing"),
+        ('{"id": 1.5, "label": true}\n',
+         "labels.jsonl:1: field 'id' must be a non-empty string or an integer, got 1.5"),
+        ('{"id": "a"}\n', "labels.jsonl:1: field 'label' is missing"),
+        ('{"id": "a", "label": null}\n', "labels.jsonl:1: field 'label' must be true/false, "
+                                          "a number or a non-empty string, got null"),
+        ('{"id": "a", "label": NaN}\n', "labels.jsonl:1: field 'label' must be a finite "
+                                         "number, got NaN"),
+        ('[1, 2]\n{"id": "a"}\n', 'labels.jsonl:1: expected a JSON object {"id": …, '
+                                   '"label": …}, got list (and 1 more bad line(s))'),
+        ("\n\n", "holds no labels"),
+        ('{"id": "item-0", "label": 3}\n', "calibrate: the label of item 'item-0' must be "
+                                            "true/false or 1/0 for binary labels"),
+        ('{"id": "item-0", "label": "yes"}\n', "is a string without a value in label_values"),
+    ],
+)
+def test_bad_label_files_are_usage_errors_naming_the_line(
+    tmp_path: Path, batch: dict[str, bool], content: str, message: str
+) -> None:
+    """A bad labels file is one line on stderr naming the file, the line and the field (or the
+    item), exit 2, for calibrate and for report --labels alike."""
+    path = tmp_path / "labels.jsonl"
+    path.write_text(content)
+    for argv in (("calibrate", "b", "--min-kappa", "0.5"),
+                 ("report", "b", "-o", str(tmp_path / "r.html"))):
+        code, out, err = run(*argv, "--labels", str(path), "--store", store(tmp_path))
+        assert (code, out) == (2, "")
+        assert message in err
+        assert err.count("\n") == 1
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--labels", "missing.jsonl"], "cannot read labels file missing.jsonl"),
+        (["--scorer", "nope"], "no rows of scorer(s) 'nope' (the rows' scorers: judge, noisy)"),
+        (["--min-kappa", "1.5"], "expected a kappa in [-1, 1], got '1.5'"),
+        (["--threshold", "nan"], "expected a finite number, got 'nan'"),
+        (["--scale", "1-5", "--kind", "ordinal"], "--scale must look like LOW:HIGH"),
+        (["--scale", "1:5"], "scale is for ordinal and continuous labels"),
+        (["--label-value", "good"], "--label-value must look like TEXT=VALUE"),
+        (["--label-value", "good=great"], "--label-value must look like TEXT=NUMBER"),
+    ],
+)
+def test_bad_options_are_usage_errors(
+    tmp_path: Path, batch: dict[str, bool], argv: list[str], message: str
+) -> None:
+    """A missing labels file, an unknown scorer or a bad option: one line, exit 2."""
+    labels = labels_file(tmp_path / "labels.jsonl", batch)
+    code, _, err = run("calibrate", "b", "--labels", str(labels), "--store", store(tmp_path),
+                       *argv)
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_calibrate_of_an_unknown_batch_is_a_usage_error(tmp_path: Path,
+                                                        batch: dict[str, bool]) -> None:
+    """No rows for the batch: exit 2, before the labels are judged."""
+    labels = labels_file(tmp_path / "labels.jsonl", batch)
+    code, _, err = run("calibrate", "nope", "--labels", str(labels), "--store", store(tmp_path))
+    assert code == 2
+    assert "no rows for batch 'nope'" in err
+
+
+def test_report_with_labels_has_a_calibration_section(tmp_path: Path,
+                                                      batch: dict[str, bool]) -> None:
+    """report --labels adds the calibration table, the confusion matrices and the fitted
+    threshold marked as fitted on these labels; report --threshold ID=MIN is its pass rule;
+    without --labels there is no such section."""
+    labels = labels_file(tmp_path / "labels.jsonl", batch)
+    target = tmp_path / "r.html"
+    code, _, err = run("report", "b", "--labels", str(labels), "--store", store(tmp_path),
+                       "-o", str(target), "--threshold", "noisy=0.95")
+    assert code == 0, err
+    page = target.read_text()
+    section = page[page.index('<section id="calibration">'):]
+    section = section[: section.index("</section>")]
+    assert "<h2>Calibration against human labels</h2>" in section
+    assert re.search(r"<tr><td>judge</td><td class=num>60</td><td class=num>≥ 0\.5</td>"
+                     r"<td class=num>1\.000 <span class=\"muted\">\[1\.000, 1\.000\]</span>",
+                     section), section
+    assert "<td class=num>≥ 0.95</td>" in section
+    assert "(κ 1.000, fitted on these labels)" in section
+    assert '<table class="confusion"><caption>pass/fail at ≥ 0.5</caption>' in section
+    assert "noisy</h3>" in section
+    code, _, _ = run("report", "b", "--store", store(tmp_path), "-o", str(target))
+    assert code == 0
+    assert 'id="calibration"' not in target.read_text()
+    code, _, err = run("report", "b", "--store", store(tmp_path), "--kind", "ordinal")
+    assert code == 2
+    assert "--kind, --scale and --label-value describe --labels: give --labels FILE" in err
+
+
+def test_the_calibration_section_escapes_ids_and_reasons() -> None:
+    """Scorer and item ids in the section are data, never markup."""
+    rows = [ScoreRow(id=f"r{i}", scorer_id="<b>judge</b>", run_id=f"b:{item}", batch_id="b",
+                     status="scored", score=0.9, dataset_item_id=item)
+            for i, item in enumerate(["<script>x()</script>", "ok"])]
+    result = calibrate(rows, {"ok": True, "<img src=x>": False})
+    page = render_report(rows, batch_id="b", calibration=result)
+    section = page[page.index('<section id="calibration">'):]
+    assert "<script>x()" not in section
+    assert "<img src=x>" not in section
+    assert "&lt;b&gt;judge&lt;/b&gt;" in section
+    assert "&lt;script&gt;x()&lt;/script&gt;" in section
+    assert "the labels hold one class only (pass)" in section
