@@ -90,8 +90,11 @@ def compare(args: argparse.Namespace, out: TextIO) -> int:
     thresholds = thresholds_of(args.threshold)
     _, base_rows = read_batch(args.store, args.base)
     _, new_rows = read_batch(args.store, args.new)
-    result = compare_rows(base_rows, new_rows, tolerance=args.tolerance, thresholds=thresholds,
-                          seed=args.seed)
+    try:
+        result = compare_rows(base_rows, new_rows, tolerance=args.tolerance,
+                              thresholds=thresholds, seed=args.seed)
+    except ValueError as exc:  # a change no float holds (scores near ±1e308), naming the rows
+        raise UsageError(str(exc)) from None
     unknown = sorted(set(thresholds) - {s.scorer_id for s in result.scorers})
     if unknown:
         raise UsageError(f"--threshold for scorer(s) not in both batches: {', '.join(unknown)}")

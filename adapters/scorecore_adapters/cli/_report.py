@@ -18,8 +18,11 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
     baseline = None
     if args.baseline is not None:
         _, baseline = read_batch(args.store, args.baseline)
-    html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
-                         tolerance=args.tolerance, source=store.url)
+    try:
+        html = render_report(rows, batch_id=args.batch, baseline=baseline,
+                             thresholds=thresholds, tolerance=args.tolerance, source=store.url)
+    except ValueError as exc:  # the comparison's: a change no float holds, naming the rows
+        raise UsageError(str(exc)) from None
     try:
         Path(args.output).write_text(html, encoding="utf-8")
     except OSError as exc:
