@@ -1,9 +1,10 @@
 """The judge cache port and the key a judge request is cached under.
 
 A :class:`JudgeCache` maps a key to a judge reply. The key (:func:`cache_key`) is a SHA-256 of
-the canonical request — provider, model id, settings, messages, output schema and how the
-schema is conveyed — and a *trial* index, so ``run_evals(..., trials=3)`` asks the judge three
-times instead of reading one reply back twice.
+the canonical request — provider, model id, the model's cache identity (its endpoint), settings
+(with the output cap the call is sent with), messages, output schema and how the schema is
+conveyed — and a *trial* index, so ``run_evals(..., trials=3)`` asks the judge three times
+instead of reading one reply back twice.
 """
 
 from __future__ import annotations
@@ -146,14 +147,23 @@ def canonical_digest(label: str, value: object) -> str:
     return hashlib.sha256(b"".join(out)).hexdigest()
 
 
-def cache_key(request: JudgeRequest, *, provider: str, model_id: str, trial: int = 0) -> str:
+def cache_key(
+    request: JudgeRequest, *, provider: str, model_id: str, trial: int = 0,
+    identity: str | None = None,
+) -> str:
     """The cache key of a judge request for one model and trial: 64 hex characters.
 
     Equal requests give equal keys in any process (the order a mapping was built in does not
-    matter); a change to the provider, the model id, the trial, any message, the output
-    schema, how the schema is conveyed (``native_schema``) or any model setting changes it.
-    Two settings are left out on purpose: ``timeout`` (how long to wait does not change the
-    reply) and the asking ``step`` (the same request from two steps has the same answer).
+    matter); a change to the provider, the model id, the trial, the model's ``identity``, any
+    message, the output schema, how the schema is conveyed (``native_schema``) or any model
+    setting changes it. Two settings are left out on purpose: ``timeout`` (how long to wait
+    does not change the reply) and the asking ``step`` (the same request from two steps has
+    the same answer).
+
+    ``identity`` is the judge model's ``cache_identity`` (see :class:`JudgeModel`): where the
+    answers come from besides the provider and model id — an HTTP judge's base URL and the
+    headers that change the reply, a local model's file — so two endpoints serving one model
+    id never share entries. ``None`` (a model without one) gives the key it always had.
 
     >>> from scorecore.judge import JudgeMessage, JudgeRequest
     >>> request = JudgeRequest(messages=[JudgeMessage(role="user", content="Is 2+2=4?")])
@@ -169,6 +179,7 @@ def cache_key(request: JudgeRequest, *, provider: str, model_id: str, trial: int
         "messages": [(m.role, m.content) for m in request.messages],
         "output_schema": request.output_schema,
         "native_schema": request.native_schema,
+        **({} if identity is None else {"identity": identity}),
         "settings": {
             "temperature": settings.temperature,
             "top_p": settings.top_p,

@@ -20,6 +20,8 @@ from scorecore._economics import (
     Pricing,
 )
 from scorecore._judge import (
+    DEFAULT_OUTPUT_CAP,
+    OUTPUT_CAP_FIELDS,
     Abort,
     ErrorProcessor,
     InputProcessor,
@@ -52,6 +54,8 @@ from scorecore._retryability import (
 __all__ = [
     "AUTH_CODES",
     "BUILTIN_RETRYABLE_CODES",
+    "DEFAULT_OUTPUT_CAP",
+    "OUTPUT_CAP_FIELDS",
     "Abort",
     "Budget",
     "BudgetWarning",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -170,34 +171,55 @@ def _score_problems(
 
 def _check_rate(value: object) -> float:
     if not is_number(value) or not 0 <= value <= 1:
-        raise misuse("assert_passes(min_pass_rate)", value, "must be a number in [0, 1]")
+        raise misuse("assert_passes(min_completion_rate)", value, "must be a number in [0, 1]")
     return float(value)
+
+
+def _completion_rate(
+    min_completion_rate: float | None, min_pass_rate: float | None
+) -> float | None:
+    """The rate asked for, by its name or by the deprecated ``min_pass_rate``."""
+    if min_pass_rate is None:
+        return None if min_completion_rate is None else _check_rate(min_completion_rate)
+    if min_completion_rate is not None:
+        raise misuse("assert_passes(min_pass_rate)", min_pass_rate,
+                     "is the deprecated name of min_completion_rate: give one of them")
+    warnings.warn(
+        "assert_passes(min_pass_rate=...) is deprecated: it is the share of runs that did not "
+        "fail, now named min_completion_rate (compare's 'pass rate' is the share of items "
+        "whose score passes)", DeprecationWarning, stacklevel=3,
+    )
+    return _check_rate(min_pass_rate)
 
 
 def assert_passes(
     report: EvalReport,
     *,
-    min_pass_rate: float | None = None,
+    min_completion_rate: float | None = None,
     thresholds: Mapping[str, float | Threshold] | None = None,
+    min_pass_rate: float | None = None,
 ) -> None:
     """Assert an eval report passed, with extra bounds; fail with a readable table if not.
 
-    The report must have passed its own checks (the thresholds, gates and ``max_failures`` it
-    was run with). On top of them:
+    The report must have passed its own checks (the verdict: items scored, the thresholds,
+    gates and failure budget it was run with). On top of them:
 
     - ``thresholds`` (scorer id → least mean, or a :class:`~scorecore.evals.Threshold`)
       checks each scorer's mean in the report, as ``run_evals(thresholds=...)`` would;
-    - ``min_pass_rate`` is the least share of each scorer's runs that must not have failed
-      (scored or not scorable, out of all of its runs).
+    - ``min_completion_rate`` is the least share of each scorer's runs that must have
+      completed, i.e. not failed (scored or not scorable, out of all of its runs). It is not
+      ``scorecore compare``'s *pass rate* (the share of items whose score passes a bound).
+      ``min_pass_rate`` is its deprecated name (a ``DeprecationWarning``).
 
     The ``AssertionError`` lists every failed check, a table of the scorers (mean, counts,
-    pass rate) and, when the report kept its results (``run_evals(..., keep_results=True)``),
-    a table of the failed runs: item, scorer, score, reason, cause.
+    completion rate) and, when the report kept its results
+    (``run_evals(..., keep_results=True)``), a table of the failed runs: item, scorer, score,
+    reason, cause.
 
     Raises:
         AssertionError: a check failed.
-        ScorerDefinitionError: ``report`` is not an ``EvalReport``, or ``min_pass_rate`` not a
-            number in [0, 1].
+        ScorerDefinitionError: ``report`` is not an ``EvalReport``, ``min_completion_rate``
+            not a number in [0, 1], or both it and ``min_pass_rate`` given.
         ValueError: a threshold is out of range (as :class:`~scorecore.evals.Threshold` says).
 
     >>> import anyio
@@ -205,21 +227,21 @@ def assert_passes(
     >>> from scorecore.evals import run_evals
     >>> half = create_scorer(id="half", description="d").generate_score(lambda ctx: 0.5)
     >>> report = anyio.run(lambda: run_evals([{"input": 1, "output": 1}], [half]))
-    >>> assert_passes(report, min_pass_rate=1.0, thresholds={"half": 0.5})
+    >>> assert_passes(report, min_completion_rate=1.0, thresholds={"half": 0.5})
     >>> assert_passes(report, thresholds={"half": 0.9})
     Traceback (most recent call last):
     ...
     AssertionError: eval report failed:
       threshold half: mean 0.5, needs >= 0.9
     <BLANKLINE>
-    scorer | mean | scored | not scorable | failed | pass rate
+    scorer | mean | scored | not scorable | failed | completed
     -------+------+--------+--------------+--------+----------
     half   | 0.5  | 1      | 0            | 0      | 100%
     """
     __tracebackhide__ = True
     if not isinstance(report, EvalReport):
         raise misuse("assert_passes(report)", report, "must be an EvalReport")
-    rate = None if min_pass_rate is None else _check_rate(min_pass_rate)
+    rate = _completion_rate(min_completion_rate, min_pass_rate)
     problems = list(report.failed_checks)
     summaries = {s.scorer_id: s for s in report.scorers}
     for scorer_id, bound in (thresholds or {}).items():
@@ -233,25 +255,25 @@ def assert_passes(
                             f"{threshold.describe()}")
     if rate is not None:
         for summary in report.scorers:
-            passed = _pass_rate(summary.scored + summary.not_scorable, summary.total)
-            if passed < rate:
-                problems.append(f"{summary.scorer_id}: pass rate {passed:.1%} below "
-                                f"min_pass_rate {rate:.1%} ({summary.failed} of "
+            completed = _share(summary.scored + summary.not_scorable, summary.total)
+            if completed < rate:
+                problems.append(f"{summary.scorer_id}: completion rate {completed:.1%} below "
+                                f"min_completion_rate {rate:.1%} ({summary.failed} of "
                                 f"{summary.total} runs failed)")
     if problems:
         raise _fail("eval report failed:\n" + "\n".join(f"  {p}" for p in problems)
                     + "\n\n" + _report_tables(report))
 
 
-def _pass_rate(passed: int, total: int) -> float:
-    return 1.0 if total == 0 else passed / total
+def _share(part: int, total: int) -> float:
+    return 1.0 if total == 0 else part / total
 
 
 def _report_tables(report: EvalReport) -> str:
     summary = _table(
-        ("scorer", "mean", "scored", "not scorable", "failed", "pass rate"),
+        ("scorer", "mean", "scored", "not scorable", "failed", "completed"),
         [(s.scorer_id, _score(s.mean), str(s.scored), str(s.not_scorable), str(s.failed),
-          f"{_pass_rate(s.scored + s.not_scorable, s.total):.0%}") for s in report.scorers],
+          f"{_share(s.scored + s.not_scorable, s.total):.0%}") for s in report.scorers],
     )
     if report.results is None:
         if report.failed_runs:

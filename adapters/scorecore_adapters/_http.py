@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import hashlib
 import json
 import threading
 import weakref
@@ -40,6 +41,7 @@ import attrs
 import httpx
 from returns.result import Failure, Result, Success
 
+from scorecore import redact_secrets
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, kind_for
 from scorecore_adapters import _guard
 from scorecore_adapters._checks import is_int, is_number, misuse
@@ -428,6 +430,68 @@ def _basic_credential(user: str, password: str) -> str:
     return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
+def _is_credential(name: str, value: str, secrets: Iterable[str] = ()) -> bool:
+    """Whether a header carries a credential: its name or value looks like one (the rules of
+    :func:`scorecore.redact_secrets`: ``Authorization``, ``api-key``, ``X-…-Token``,
+    ``Bearer …`` …), or it holds one of the model's own secrets."""
+    if redact_secrets({name: value}) != {name: value}:
+        return True
+    return any(secret and secret in value for secret in secrets)
+
+
+# A configured value shorter than this is no credential (``X-Auth-Enabled: 1``): scrubbing it
+# from every reply would break the replies ("1" in every score), so it is left alone.
+_MIN_CONFIGURED_SECRET = 8
+_AUTH_SCHEME = ("bearer ", "basic ", "token ")
+_PUNCTUATION = ",.;:!?'\"()[]{}<>"
+
+
+def _credential_forms(value: str) -> list[str]:
+    """A credential value, and its token without an ``Authorization`` scheme."""
+    forms = [value.strip()]
+    lowered = forms[0].lower()
+    for scheme in _AUTH_SCHEME:
+        if lowered.startswith(scheme):
+            forms.append(forms[0][len(scheme):].strip())
+    return [form for form in forms if len(form) >= _MIN_CONFIGURED_SECRET]
+
+
+def _header_secrets(headers: Mapping[str, object]) -> list[str]:
+    """The values of the headers that carry credentials (``api-key``, ``X-…-Auth`` …)."""
+    return [
+        form for name, value in headers.items()
+        if isinstance(value, str) and _is_credential(name, value)
+        for form in _credential_forms(value)
+    ]
+
+
+def _extra_secrets(extra: Mapping[str, Any]) -> list[str]:
+    """Credential values anywhere in ``ModelSettings.extra``: text under a key that names one
+    (``api_key``, ``session_token`` …, at any depth), or text shaped like one (``sk-…``,
+    ``Bearer …``), by the rules of :func:`scorecore.redact_secrets`."""
+    found: list[str] = []
+    stack: list[tuple[object, bool]] = [(extra, False)]
+    while stack and len(found) < 1_000:
+        value, secret_key = stack.pop()
+        if isinstance(value, str):
+            if secret_key or redact_secrets(value) == _REDACTED:
+                found.extend(_credential_forms(value))
+            elif redact_secrets(value) != value:
+                # A credential inside a longer text ("use sk-… for billing"): its word.
+                found.extend(
+                    form for word in value.split()
+                    if redact_secrets(word) != word
+                    for form in _credential_forms(word.strip(_PUNCTUATION))
+                )
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                named = isinstance(key, str) and redact_secrets({key: None}) != {key: None}
+                stack.append((item, named))
+        elif isinstance(value, list | tuple):
+            stack.extend((item, secret_key) for item in value)
+    return found
+
+
 def _loop_has_ended(loop: object) -> bool:
     # asyncio loops say so. A trio run closes every keeper (which forgets its client) before
     # trio.run returns, so a trio token still listed belongs to a live run.
@@ -602,6 +666,28 @@ class HttpJudgeBase:
         """The API root requests go to."""
         return self._base_url
 
+    @property
+    def cache_identity(self) -> str:
+        """Where the answers come from, for the judge cache key: the base URL, and a digest of
+        the request headers that are not credentials (``default_headers``, the organization
+        or API version), so two endpoints (or two routing headers) serving one model id never
+        share cache entries. Credentials never take part: a rotated key reads the same
+        entries.
+
+        >>> from scorecore_adapters.openai import OpenAIChatModel
+        >>> OpenAIChatModel("m", base_url="http://localhost:8000/v1").cache_identity
+        'http://localhost:8000/v1'
+        """
+        secrets = self._secrets()
+        kept = sorted(
+            (name.lower(), value) for name, value in self._headers().items()
+            if name.lower() != "accept" and not _is_credential(name, value, secrets)
+        )
+        if not kept:
+            return self._base_url
+        digest = hashlib.sha256(json.dumps(kept, ensure_ascii=False).encode()).hexdigest()
+        return f"{self._base_url} headers:{digest[:16]}"
+
     def __repr__(self) -> str:
         key = "***" if self._api_key else None
         name = type(self).__name__
@@ -629,7 +715,7 @@ class HttpJudgeBase:
         if refused is not None:
             return Failure(refused)
         timeout = request.settings.timeout
-        secrets = self._secrets()
+        secrets = self._secrets(request)
         reply = await post_json(
             await self._client_for_call(),
             f"{self._base_url}{self._endpoint}",
@@ -661,8 +747,15 @@ class HttpJudgeBase:
     ) -> None:
         await self.aclose()
 
-    def _secrets(self) -> tuple[str, ...]:
-        raw = {*self._userinfo_secrets, *((self._api_key,) if self._api_key else ())}
+    def _secrets(self, request: JudgeRequest | None = None) -> tuple[str, ...]:
+        """Every secret to scrub from what the server sends back: the API key, the
+        credentials of ``base_url``, credential headers in ``default_headers`` and, for a
+        request, credentials in its ``ModelSettings.extra``."""
+        raw = {
+            *self._userinfo_secrets, *((self._api_key,) if self._api_key else ()),
+            *_header_secrets(self._default_headers),
+            *(() if request is None else _extra_secrets(request.settings.extra)),
+        }
         # A secret echoed inside JSON text (a structured reply, an error body) is escaped.
         found = {
             form

@@ -5,8 +5,10 @@ or to a single run with ``Runtime(meter=JudgeMeter(cache=...))``; ``open_cache(u
 one from a URL (what ``scorecore eval --cache`` does).
 
 A cache never raises for a storage problem: an entry that cannot be read is a miss, one that
-cannot be written is dropped, and both are counted in ``errors`` (the last message in
-``last_error``), so a broken cache costs judge calls, never a batch.
+cannot be written is dropped, and both are counted in ``errors`` (the last message, naming the
+cache, in ``last_error``), so a broken cache costs judge calls, never a batch.
+``await cache.check()`` says whether a cache that opens is usable (``thorough=True`` reads every
+entry); ``scorecore eval`` warns once about a damaged cache, and ``--strict-cache`` refuses it.
 
 >>> import anyio
 >>> from scorecore.judge import JudgeResponse
@@ -84,6 +86,10 @@ def _describe(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+_UNREADABLE_ENTRY = "an entry cannot be read back (damaged, or not written by scorecore)"
+_COLUMNS = ("key", "response", "created_at")
+
+
 @final
 class MemoryJudgeCache:
     """A judge cache in a dict, for tests (and one-process runs that need no file).
@@ -110,6 +116,10 @@ class MemoryJudgeCache:
         self.puts += 1
         self.entries[key] = response
 
+    async def check(self, *, thorough: bool = False) -> str | None:
+        """Nothing in memory can be damaged: ``None`` (see :meth:`SqliteJudgeCache.check`)."""
+        return None
+
     def __len__(self) -> int:
         return len(self.entries)
 
@@ -131,15 +141,70 @@ class _ThreadedCache:
         self.errors = 0
         self.last_error: str | None = None
 
+    @property
+    def name(self) -> str:
+        """The cache as a URL (``sqlite:PATH``; a database URL without its password)."""
+        return self._name
+
     def _connect(self) -> Any:
         raise NotImplementedError
 
     def _get_sync(self, conn: Any, key: str) -> Any:
         raise NotImplementedError
 
-    def _failed(self, exc: BaseException) -> None:
+    def _failed(self, exc: BaseException | str) -> None:
         self.errors += 1
-        self.last_error = f"{self._name}: {_describe(exc)}"
+        what = exc if isinstance(exc, str) else _describe(exc)
+        self.last_error = f"{self._name}: {what}"
+
+    def _decoded(self, data: Any) -> JudgeResponse | None:
+        response = _decode(data)
+        if response is None:
+            self._failed(_UNREADABLE_ENTRY)
+        return response
+
+    def _check_sync(self, conn: Any, thorough: bool) -> str | None:
+        names = self._column_names(conn)
+        missing = [c for c in _COLUMNS if c not in names]
+        if missing:
+            return (f"table {_TABLE} has no column {', '.join(missing)} (it has "
+                    f"{', '.join(names) or 'none'}): every reply would be asked again")
+        if not thorough:
+            return None
+        damaged = total = 0
+        for (data,) in conn.execute(f"SELECT response FROM {_TABLE}"):  # noqa: S608
+            total += 1
+            damaged += _decode(data) is None
+        if damaged:
+            return (f"{damaged} of {total} entries cannot be read back (damaged, or not "
+                    f"written by scorecore)")
+        return None
+
+    def _column_names(self, conn: Any) -> list[str]:
+        raise NotImplementedError
+
+    async def check(self, *, thorough: bool = False) -> str | None:
+        """What is wrong with the cache, or ``None`` when it is usable.
+
+        Always checks the table's shape (a file that opens but holds another table would make
+        every lookup a miss); ``thorough`` also reads every entry back (and, for SQLite, runs
+        ``PRAGMA quick_check`` on the file's pages) — what ``scorecore eval --strict-cache``
+        does before it starts. A cache that cannot be read at all answers with the reason.
+
+        Raises:
+            OSError, sqlite3.Error, psycopg.Error: the cache cannot be opened (as
+                :meth:`open`).
+        """
+        await self.open()
+
+        def run(conn: Any) -> str | None:
+            try:
+                return self._check_sync(conn, thorough)
+            except Exception as exc:  # noqa: BLE001 - any database error is the answer here
+                return _describe(exc)
+
+        found: str | None = await self._call(run)
+        return found
 
     def _open_sync(self) -> Any:
         if self._conn is None:
@@ -159,7 +224,7 @@ class _ThreadedCache:
         except Exception as exc:  # noqa: BLE001 - a broken cache is a miss (see the module)
             self._failed(exc)
             return None
-        return None if data is None else _decode(data)
+        return None if data is None else self._decoded(data)
 
     async def put(self, key: str, response: JudgeResponse, /) -> None:
         """Store ``response`` under ``key`` (replacing an older entry); return once committed.
@@ -248,7 +313,7 @@ class SqliteJudgeCache(_ThreadedCache):
             self._failed(exc)
             data = None
         await anyio.lowlevel.checkpoint()
-        return None if data is None else _decode(data)
+        return None if data is None else self._decoded(data)
 
     async def put(self, key: str, response: JudgeResponse, /) -> None:
         """Store ``response`` under ``key``; return once committed.
@@ -302,6 +367,16 @@ class SqliteJudgeCache(_ThreadedCache):
         ).fetchone()
         return None if row is None else row[0]
 
+    def _column_names(self, conn: Any) -> list[str]:
+        return [row[1] for row in conn.execute(f"PRAGMA table_info({_TABLE})")]
+
+    def _check_sync(self, conn: Any, thorough: bool) -> str | None:
+        if thorough:
+            found = [row[0] for row in conn.execute("PRAGMA quick_check")]
+            if found != ["ok"]:
+                return f"the file is damaged (quick_check: {'; '.join(map(str, found[:3]))})"
+        return super()._check_sync(conn, thorough)
+
     def _put_many_sync(self, conn: Any, batch: list[tuple[str, str]]) -> None:
         now = time.time()
         with conn:  # one transaction
@@ -351,6 +426,13 @@ class PostgresJudgeCache(_ThreadedCache):
             f"SELECT response FROM {_TABLE} WHERE key = %s", (key,)  # noqa: S608
         ).fetchone()
         return None if row is None else row[0]
+
+    def _column_names(self, conn: Any) -> list[str]:
+        rows = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+            "AND table_schema = current_schema() ORDER BY ordinal_position", (_TABLE,),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
 
     def _put_many_sync(self, conn: Any, batch: list[tuple[str, str]]) -> None:
         with conn.transaction(), conn.cursor() as cur:

@@ -541,6 +541,7 @@ async def _check(
     thresholds: Mapping[str, float | Threshold] | None,
     gates: Iterable[str] | None,
     max_failures: int | None,
+    max_failure_rate: float | None,
     target: Callable[[EvalItem], Any] | None,
 ) -> EvalReport:
     """Check the arguments and the batch as ``run_evals`` does: it runs on no items here.
@@ -552,7 +553,7 @@ async def _check(
         async with open_store(store_url, table=table) as store:
             return await run_evals((), scorers, thresholds=thresholds, gates=gates, store=store,
                                    batch_id=batch_id, resume=resume, max_failures=max_failures,
-                                   target=target)
+                                   max_failure_rate=max_failure_rate, target=target)
     except EvalConfigError as exc:
         message = str(exc).replace("run_evals", "score_dataset", 1)
         raise EvalConfigError(message, field=exc.field, value=exc.value) from None
@@ -642,11 +643,12 @@ def score_dataset(
     judge_concurrency: int = 16,
     thresholds: Mapping[str, float | Threshold] | None = None,
     gates: Iterable[str] | None = None,
-    max_failures: int | None = None,
+    max_failures: int | None = 0,
     table: str = DEFAULT_TABLE,
     target: TargetSpec | None = None,
     cache_url: str | None = None,
     pricing: Pricing | None = None,
+    max_failure_rate: float | None = None,
 ) -> RayEvalResult:
     """Score every item of a Ray dataset in an actor pool, storing rows exactly once.
 
@@ -666,7 +668,9 @@ def score_dataset(
         batch_size: items per ``map_batches`` call; each call's rows are saved in one
             transaction.
         judge_concurrency: items (hence judge calls) in flight at once in each actor.
-        thresholds, gates, max_failures: as in ``run_evals`` (gates by scorer id).
+        thresholds, gates, max_failures, max_failure_rate: as in ``run_evals`` (gates by
+            scorer id); the report is folded by the same :class:`~scorecore.evals.ReportFold`,
+            so its verdict and ``verdict_reason`` are ``run_evals``'.
         table: the store's table.
         target: an (async) function of the item producing the output to score, as in
             ``run_evals``: ``"module:function"`` or a picklable callable, loaded once per
@@ -717,6 +721,7 @@ def score_dataset(
     empty = anyio.run(lambda: _check(chosen, store_url=store_url, table=table,
                                      batch_id=batch_id, resume=resume, thresholds=thresholds,
                                      gates=gate_ids, max_failures=max_failures,
+                                     max_failure_rate=max_failure_rate,
                                      target=loaded_target))
     metered = cache_url is not None or pricing is not None
     fold_ids = [s.scorer_id for s in empty.scorers]
@@ -724,6 +729,7 @@ def score_dataset(
         fold_ids,
         thresholds={t.scorer_id: t.threshold for t in empty.thresholds},
         gates=[g.scorer_id for g in empty.gates], max_failures=max_failures,
+        max_failure_rate=max_failure_rate,
     )
 
     indexed = _spread(_indexed(ds), concurrency, batch_size)
@@ -802,7 +808,7 @@ def _costs(outcome: ScorerOutcome) -> dict[str, Any]:
     ]
     return {
         "cost_usd": math.fsum(e.cost_usd or 0.0 for e in executions),
-        "cost_known": all(e.cost_usd is not None or not e.model_call_count
+        "cost_known": all(e.cost_usd is not None or not (e.model_call_count or e.cache_hits)
                           for e in executions),
         "saved_usd": math.fsum(e.saved_usd or 0.0 for e in executions),
         "cache_hits": sum(e.cache_hits for e in executions),

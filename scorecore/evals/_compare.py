@@ -15,6 +15,15 @@ The gate (:attr:`ScorerComparison.significant_regression`) fires for a scorer wh
 - the pass rate fell: the exact McNemar p-value is below the scorer's alpha and the pass-rate
   delta is below ``-tolerance``.
 
+Too few pairs give no verdict, never a pass (``min_paired``, 10 by default): a scorer with
+fewer paired items is ``"not_enough_pairs"`` and is not tested, and the interval is only
+computed from at least ``min_paired`` scored pairs (with fewer, only the pass-rate test, over
+every pair, can fire). Why 10: the percentile bootstrap interval is too narrow on few values
+— measured with ``benchmarks/compare_coverage.py``, the nominal 95 % interval of a mean of n
+paired deltas covers the true mean in 43 % of samples at n=2, 75 % at n=5, 86 % at n=8 and
+89 % at n=10, 93.5 % at n=30 — and the exact McNemar test cannot reach p < 0.05 with fewer
+than 6 discordant pairs. 10 is the smallest size where both tests mean roughly what they say.
+
 ``alpha`` (0.05) is shared by the scorers compared (Bonferroni): each is tested at
 ``alpha / k`` and its interval has confidence ``1 - alpha / k`` (95 % for one scorer), so one
 comparison of k unchanged scorers fires in at most about ``alpha`` of runs.
@@ -30,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 import attrs
 
 from scorecore._reprs import short_repr
+from scorecore.evals._checks import is_int
 from scorecore.evals._rows import row_item_id
 
 if TYPE_CHECKING:
@@ -47,7 +57,11 @@ __all__ = [
 DEFAULT_PASS_MIN: Final = 0.5
 """Without a threshold for a scorer, an item passes when it is scored at least 0.5."""
 
-Verdict: TypeAlias = Literal["regressed", "improved", "unchanged"]
+DEFAULT_MIN_PAIRED: Final = 10
+"""Fewer paired items than this give no verdict (see the module docstring for why 10)."""
+
+Verdict: TypeAlias = Literal["regressed", "improved", "unchanged", "not_enough_pairs"]
+ComparisonVerdict: TypeAlias = Literal["regressed", "not_enough_pairs", "no_regression"]
 
 
 @final
@@ -97,6 +111,11 @@ class ScorerComparison:
         most_regressed: the items that lost most (scores that disappeared first).
         significant_regression: the gate (see the module docstring).
         significant_improvement: the same test the other way.
+        enough_pairs: whether ``paired`` reached the comparison's ``min_paired``; when not,
+            neither test ran and the verdict is ``"not_enough_pairs"``.
+        definition_changed: the scorer's recorded fingerprints differ between the batches
+            (its code, prompt or judge changed): it is compared all the same, and its delta
+            measures the scorer's change as well as the agent's.
     """
 
     scorer_id: str
@@ -121,6 +140,8 @@ class ScorerComparison:
     most_regressed: tuple[ItemDelta, ...]
     significant_regression: bool
     significant_improvement: bool
+    enough_pairs: bool = True
+    definition_changed: bool = False
 
     @property
     def pass_rate_delta(self) -> float | None:
@@ -131,7 +152,10 @@ class ScorerComparison:
 
     @property
     def verdict(self) -> Verdict:
-        """``"regressed"``, ``"improved"`` or ``"unchanged"`` (no significant change)."""
+        """``"regressed"``, ``"improved"``, ``"unchanged"`` (no significant change) or
+        ``"not_enough_pairs"`` (too few paired items to say)."""
+        if not self.enough_pairs:
+            return "not_enough_pairs"
         if self.significant_regression:
             return "regressed"
         return "improved" if self.significant_improvement else "unchanged"
@@ -153,7 +177,9 @@ class Comparison:
         only_in_new: item ids with rows in the new batch only.
         scorers_only_in_base: scorer ids the new batch lacks.
         scorers_only_in_new: scorer ids the base batch lacks.
-        changed_scorers: scorers whose recorded fingerprints differ between the batches.
+        changed_scorers: scorers whose recorded fingerprints differ between the batches;
+            they are compared too, each marked ``definition_changed``.
+        min_paired: the fewest paired items a scorer needs for a verdict.
     """
 
     base_batch: str
@@ -167,6 +193,7 @@ class Comparison:
     scorers_only_in_base: tuple[str, ...]
     scorers_only_in_new: tuple[str, ...]
     changed_scorers: tuple[str, ...]
+    min_paired: int = DEFAULT_MIN_PAIRED
 
     @property
     def regressed(self) -> bool:
@@ -174,10 +201,54 @@ class Comparison:
         return any(s.significant_regression for s in self.scorers)
 
     @property
+    def verdict(self) -> ComparisonVerdict:
+        """``"regressed"`` when a scorer regressed significantly; else ``"not_enough_pairs"``
+        when a scorer had fewer than ``min_paired`` paired items (or no scorer is in both
+        batches): no verdict, never a pass; else ``"no_regression"``."""
+        if self.regressed:
+            return "regressed"
+        if not self.scorers or any(not s.enough_pairs for s in self.scorers):
+            return "not_enough_pairs"
+        return "no_regression"
+
+    @property
+    def verdict_reason(self) -> str | None:
+        """Why there is no verdict or which scorers regressed, in one line (``None`` for
+        ``"no_regression"``).
+
+        ``"not enough paired items: n=1 for s (at least 10 needed)"``
+        """
+        verdict = self.verdict
+        if verdict == "regressed":
+            names = ", ".join(s.scorer_id for s in self.scorers if s.significant_regression)
+            return f"significant regression in {names}"
+        if verdict == "no_regression":
+            return None
+        if not self.scorers:
+            return "not enough paired items: n=0 (no scorer in both batches)"
+        counts = ", ".join(f"n={s.paired} for {s.scorer_id}"
+                           for s in self.scorers if not s.enough_pairs)
+        return f"not enough paired items: {counts} (at least {self.min_paired} needed)"
+
+    @property
     def scorers_differ(self) -> bool:
         """Whether the batches ran different scorers (ids or fingerprints)."""
         return bool(self.scorers_only_in_base or self.scorers_only_in_new
                     or self.changed_scorers)
+
+    def scorer_differences(self) -> str:
+        """How the batches' scorers differ, in one line (``""`` when they do not).
+
+        ``"only in base: length; definition changed: quality"``
+        """
+        parts = []
+        if self.scorers_only_in_base:
+            parts.append(f"only in {self.base_batch}: {', '.join(self.scorers_only_in_base)}")
+        if self.scorers_only_in_new:
+            parts.append(f"only in {self.new_batch}: {', '.join(self.scorers_only_in_new)}")
+        if self.changed_scorers:
+            parts.append(f"definition changed: {', '.join(self.changed_scorers)}")
+        return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as JSON-ready data (camelCase keys, like the eval report)."""
@@ -188,6 +259,9 @@ class Comparison:
             "seed": self.seed,
             "resamples": self.resamples,
             "regressed": self.regressed,
+            "verdict": self.verdict,
+            "verdictReason": self.verdict_reason,
+            "minPaired": self.min_paired,
             "onlyInBase": list(self.only_in_base),
             "onlyInNew": list(self.only_in_new),
             "scorersOnlyInBase": list(self.scorers_only_in_base),
@@ -217,6 +291,8 @@ def _scorer_json(s: ScorerComparison) -> dict[str, Any]:
         "mostRegressed": [_item_json(i) for i in s.most_regressed],
         "significantRegression": s.significant_regression,
         "significantImprovement": s.significant_improvement,
+        "enoughPairs": s.enough_pairs,
+        "definitionChanged": s.definition_changed,
     }
 
 
@@ -375,6 +451,7 @@ class _Settings:
     seed: int
     resamples: int
     most_regressed: int
+    min_paired: int
 
 
 def _loss_order(item: ItemDelta) -> tuple[int, float, str]:
@@ -403,8 +480,9 @@ def _compare_scorer(
         k = next(p.item_id for p in scored if p.delta is not None and not math.isfinite(p.delta))
         raise _beyond_floats(scorer_id, base[k], new[k])
     confidence = 1 - settings.alpha
+    enough = len(pairs) >= settings.min_paired
     ci: tuple[float, float] | None = None
-    if deltas:
+    if enough and len(deltas) >= settings.min_paired:
         ci = bootstrap_mean_interval(deltas, confidence=confidence,
                                      resamples=settings.resamples, seed=settings.seed,
                                      stream=scorer_id)
@@ -417,8 +495,9 @@ def _compare_scorer(
     new_rate = sum(new_pass) / len(keys) if keys else None
     rate_delta = new_rate - base_rate if new_rate is not None and base_rate is not None else None
     tol = settings.tolerance
-    pass_drop = rate_delta is not None and rate_delta < -tol and p_value < settings.alpha
-    pass_rise = rate_delta is not None and rate_delta > tol and p_value < settings.alpha
+    tested = enough and rate_delta is not None and p_value < settings.alpha
+    pass_drop = tested and rate_delta is not None and rate_delta < -tol
+    pass_rise = tested and rate_delta is not None and rate_delta > tol
     changes: dict[str, int] = {}
     for p in pairs:
         if p.base_status != p.new_status:
@@ -455,6 +534,7 @@ def _compare_scorer(
         most_regressed=tuple(losers[: settings.most_regressed]),
         significant_regression=(ci is not None and ci[1] < -tol) or pass_drop,
         significant_improvement=(ci is not None and ci[0] > tol) or pass_rise,
+        enough_pairs=enough,
     )
 
 
@@ -468,6 +548,7 @@ def compare(
     seed: int = 0,
     resamples: int = 1000,
     most_regressed: int = 10,
+    min_paired: int = DEFAULT_MIN_PAIRED,
 ) -> Comparison:
     """Compare two batches' rows scorer by scorer, pairing items by their id.
 
@@ -475,7 +556,9 @@ def compare(
     bootstrap interval; the pass-rate delta (an item passes when scored within
     ``thresholds[scorer_id]``, else at least 0.5) with an exact McNemar p-value; counts of
     improved, regressed and unchanged items and the most regressed ones. Items and scorers
-    present in one batch only are listed in the result, never silently dropped. A batch run
+    present in one batch only are listed in the result, never silently dropped; a scorer whose
+    definition changed (another fingerprint) is compared and marked ``definition_changed``
+    (refuse such pairs yourself when :attr:`Comparison.scorers_differ`). A batch run
     with ``trials`` has one row per trial: an item's trials are one item
     (:func:`~scorecore.evals.row_item_id`), scored with the mean of its scored trials. See the
     module docstring for the gate, :attr:`Comparison.regressed`.
@@ -489,6 +572,9 @@ def compare(
         seed: the bootstrap's seed; the same rows and seed give the same result.
         resamples: the bootstrap's resample count.
         most_regressed: how many of the most regressed items to keep per scorer.
+        min_paired: the fewest paired items a scorer needs for a verdict (>= 1, default 10);
+            with fewer it is ``"not_enough_pairs"`` and the comparison has no verdict
+            (:attr:`Comparison.verdict`), never a pass.
 
     Scores anywhere in the float range are compared (means and intervals of scores near
     ±1e308 do not overflow), but an item whose score changed by more than the largest float
@@ -513,25 +599,31 @@ def compare(
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples!r}")
+    if not is_int(min_paired) or min_paired < 1:
+        raise ValueError(f"min_paired must be an int >= 1, got {min_paired!r}")
     base_rows = list(base)
     new_rows = list(new)
     base_index = _index(base_rows)
     new_index = _index(new_rows)
     common = sorted(base_index.keys() & new_index.keys())
     settings = _Settings(tolerance=tolerance, alpha=alpha / max(1, len(common)), seed=seed,
-                         resamples=resamples, most_regressed=most_regressed)
+                         resamples=resamples, most_regressed=most_regressed,
+                         min_paired=min_paired)
     chosen = thresholds or {}
-    scorers = tuple(
-        _compare_scorer(sid, base_index[sid], new_index[sid], chosen.get(sid), settings)
-        for sid in common
-    )
-    base_items = {k for rows in base_index.values() for k in rows}
-    new_items = {k for rows in new_index.values() for k in rows}
     changed = tuple(
         sid for sid in common
         if {_fingerprint(r) for r in base_index[sid].values()}
         != {_fingerprint(r) for r in new_index[sid].values()}
     )
+    scorers = tuple(
+        attrs.evolve(
+            _compare_scorer(sid, base_index[sid], new_index[sid], chosen.get(sid), settings),
+            definition_changed=sid in changed,
+        )
+        for sid in common
+    )
+    base_items = {k for rows in base_index.values() for k in rows}
+    new_items = {k for rows in new_index.values() for k in rows}
     return Comparison(
         base_batch=base_rows[0].batch_id if base_rows else "",
         new_batch=new_rows[0].batch_id if new_rows else "",
@@ -544,4 +636,5 @@ def compare(
         scorers_only_in_base=tuple(sorted(base_index.keys() - new_index.keys())),
         scorers_only_in_new=tuple(sorted(new_index.keys() - base_index.keys())),
         changed_scorers=changed,
+        min_paired=min_paired,
     )

@@ -8,7 +8,7 @@ from typing import Any
 from scorecore._errors import ScorecoreError
 from scorecore._reprs import short_repr
 from scorecore._scorer import Scorer
-from scorecore.evals._checks import is_int, unit_interval
+from scorecore.evals._checks import is_finite_number, is_int, unit_interval
 from scorecore.evals._report import Threshold
 from scorecore.evals._store import ScoreStore
 
@@ -46,6 +46,7 @@ def check_arguments(
     batch_id: object,
     max_failures: object,
     resume: bool,
+    max_failure_rate: object = None,
     store: ScoreStore | None,
 ) -> None:
     """Check ``run_evals``'s other arguments (see :func:`run_evals` for each)."""
@@ -75,6 +76,14 @@ def check_arguments(
             f"run_evals: max_failures must be an int >= 0 or None, "
             f"got {short_repr(max_failures)}",
             field="max_failures", value=max_failures,
+        )
+    if max_failure_rate is not None and (
+        not is_finite_number(max_failure_rate) or not 0 <= max_failure_rate <= 1
+    ):
+        raise EvalConfigError(
+            f"run_evals: max_failure_rate must be a number in [0, 1] or None, "
+            f"got {short_repr(max_failure_rate)}",
+            field="max_failure_rate", value=max_failure_rate,
         )
     if resume and (store is None or batch_id is None):
         raise EvalConfigError(

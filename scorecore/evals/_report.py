@@ -187,17 +187,27 @@ class EvalReport:
 
     Attributes:
         batch_id: the batch's id (stored rows carry it; resume with it).
-        verdict: ``"passed"`` when every threshold and gate passed (or there were none),
-            else ``"failed"``.
-        total_items: items read from the dataset.
-        failed_items: items that failed as a whole (unreadable item or raising target).
+        verdict: ``"passed"`` when every check passed, else ``"failed"`` (see
+            :attr:`failed_checks` for the checks and :attr:`verdict_reason` for why, in one
+            line). The checks: the batch has items; every scorer has a scored run among the
+            items it applies to (a scorer whose every run failed, not-scorable ones aside,
+            scored nothing); every gate and threshold passed; and the failed scorer runs stay
+            within ``max_failures`` or ``max_failure_rate``. Not-scorable runs never count as
+            failed.
+        total_items: items read from the dataset; with ``trials=N``, each trial of an item
+            counts (N times the dataset's items).
+        failed_items: items that failed as a whole (unreadable item or raising target), each
+            trial counted as ``total_items`` counts.
         scorers: per-scorer aggregates, in the scorers' order.
         thresholds: the threshold checks, in the scorers' order.
         gates: the gate checks, in the gates' order.
         results: per-item results in dataset order (then trial order), only with
             ``keep_results=True``.
         duration: seconds, measured with the runtime's clock.
-        max_failures: the failed scorer runs tolerated (``None``: any number).
+        max_failures: the failed scorer runs tolerated (``None``: any number; run_evals'
+            default is 0, so any failed run fails the verdict).
+        max_failure_rate: the share of scorer runs (over every scorer) that may fail, or
+            ``None``. Failures fail the verdict only when beyond both allowances.
         economics: judge cost, savings, cache hits and budget spend, when the batch ran with
             a cache, pricing, budget or trials.
         trials: each scorer's spread across trials, with ``trials > 1``.
@@ -215,6 +225,7 @@ class EvalReport:
     max_failures: int | None = None
     economics: EconomicsSummary | None = None
     trials: TrialsSummary | None = None
+    max_failure_rate: float | None = None
 
     @property
     def failed_runs(self) -> int:
@@ -228,23 +239,32 @@ class EvalReport:
         return self.verdict == "passed"
 
     @property
+    def total_runs(self) -> int:
+        """Scorer runs over every scorer: scored, not scorable and failed."""
+        return sum(s.total for s in self.scorers)
+
+    @property
     def failed_checks(self) -> tuple[str, ...]:
-        """One line per failed check: gates, thresholds, then the failure budget."""
-        failures = []
-        if self.max_failures is not None and self.failed_runs > self.max_failures:
-            failures.append(
-                f"too many failures: {self.failed_runs} failed scorer run(s), "
-                f"at most {self.max_failures} allowed"
-            )
-        gates = [
-            f"gate {gate.scorer_id}: mean {_fmt(gate.mean)}, needs 1.0"
-            for gate in self.gates if not gate.passed
-        ]
-        thresholds = [
-            f"threshold {res.scorer_id}: mean {_fmt(res.mean)}, needs {res.threshold.describe()}"
-            for res in self.thresholds if not res.passed
-        ]
-        return (*gates, *thresholds, *failures)
+        """One line per failed check: an empty batch, scorers with no scored run, gates,
+        thresholds, then the failure budget."""
+        return _failed_checks(
+            total_items=self.total_items, scorers=self.scorers, gates=self.gates,
+            thresholds=self.thresholds, max_failures=self.max_failures,
+            max_failure_rate=self.max_failure_rate,
+        )
+
+    @property
+    def verdict_reason(self) -> str | None:
+        """Why the verdict failed, in one line (``None`` when it passed): the first failed
+        check, and how many more failed.
+
+        ``"scorer 'faithfulness' has no scored run (59 failed)"``
+        """
+        checks = self.failed_checks
+        if not checks:
+            return None
+        more = f" (and {len(checks) - 1} more failed check(s))" if len(checks) > 1 else ""
+        return checks[0] + more
 
     def summary(self, scorer_id: str) -> ScorerSummary:
         """The aggregate of one scorer.
@@ -281,7 +301,9 @@ class EvalReport:
             ],
             "failedRuns": self.failed_runs,
             "maxFailures": self.max_failures,
+            "maxFailureRate": self.max_failure_rate,
             "failedChecks": list(self.failed_checks),
+            "verdictReason": self.verdict_reason,
         }
         if self.economics is not None:
             out["economics"] = self.economics.to_json()
@@ -304,6 +326,64 @@ class EvalReport:
 
 def _fmt(mean: float | None) -> str:
     return "n/a" if mean is None else f"{mean:.3g}"
+
+
+def _unscored(summary: ScorerSummary) -> str | None:
+    """Why a scorer fails the verdict for scoring nothing, or ``None``.
+
+    A scorer applies to the items it did not find not scorable; it must have scored at least
+    one of them. One whose every run was not scorable applies to no item (like a skipped
+    scorer): that alone is not a failure.
+    """
+    if summary.scored or not summary.failed:
+        return None
+    counts = f"{summary.failed} failed"
+    if summary.not_scorable:
+        counts += f", {summary.not_scorable} not scorable"
+    return f"scorer {summary.scorer_id!r} has no scored run ({counts})"
+
+
+def _too_many_failures(
+    failed: int, total: int, max_failures: int | None, max_failure_rate: float | None
+) -> str | None:
+    """The failure budget's line when ``failed`` runs of ``total`` exceed both allowances."""
+    if not failed or max_failures is None or failed <= max_failures:
+        return None
+    if max_failure_rate is None:
+        return (f"too many failures: {failed} failed scorer run(s), "
+                f"at most {max_failures} allowed")
+    # Division is correctly rounded: 29 of 100 against 0.29 compares equal, as it should.
+    if failed / total <= max_failure_rate:
+        return None
+    return (f"too many failures: {failed} failed scorer run(s) of {total} "
+            f"({failed / total:.1%}), at most {max_failures} or {max_failure_rate:.1%} allowed")
+
+
+def _failed_checks(
+    *,
+    total_items: int,
+    scorers: Sequence[ScorerSummary],
+    gates: Sequence[GateResult],
+    thresholds: Sequence[ThresholdResult],
+    max_failures: int | None,
+    max_failure_rate: float | None,
+) -> tuple[str, ...]:
+    """Every check of a batch that failed, one line each (design.md §10.3); none: passed."""
+    failures: list[str] = []
+    if total_items == 0:
+        failures.append("the batch has no items")
+    failures.extend(line for s in scorers if (line := _unscored(s)) is not None)
+    failures.extend(f"gate {gate.scorer_id}: mean {_fmt(gate.mean)}, needs 1.0"
+                    for gate in gates if not gate.passed)
+    failures.extend(
+        f"threshold {res.scorer_id}: mean {_fmt(res.mean)}, needs {res.threshold.describe()}"
+        for res in thresholds if not res.passed
+    )
+    budget = _too_many_failures(sum(s.failed for s in scorers), sum(s.total for s in scorers),
+                                max_failures, max_failure_rate)
+    if budget is not None:
+        failures.append(budget)
+    return tuple(failures)
 
 
 # A sum of scores scaled by 2**FIXED_BITS is an exact integer (see fixed): adding is exact,
@@ -346,7 +426,9 @@ class ReportFold:
     """Folds the results of a batch's items, in any order, into its :class:`EvalReport`.
 
     Pure: the same results give the same report whatever the order they were added in (means
-    are exact, kept results are sorted by index).
+    are exact, kept results are sorted by index). The verdict follows :attr:`EvalReport.verdict`'s
+    rule; ``max_failures`` defaults to 0 (any failed run fails the verdict), as in
+    :func:`run_evals`, and ``max_failure_rate`` relaxes it to a share of the runs.
 
     >>> fold = ReportFold(("exact",), thresholds={"exact": Threshold(min=0.5)})
     >>> scored = ScorerOutcome(scorer_id="exact", status="scored", score=1.0)
@@ -357,8 +439,8 @@ class ReportFold:
     """
 
     __slots__ = (
-        "_aggregates", "_failed_items", "_gates", "_items", "_max_failures", "_results",
-        "_scorer_ids", "_thresholds",
+        "_aggregates", "_failed_items", "_gates", "_items", "_max_failure_rate",
+        "_max_failures", "_results", "_scorer_ids", "_thresholds",
     )
 
     def __init__(
@@ -367,13 +449,15 @@ class ReportFold:
         *,
         thresholds: Mapping[str, Threshold] | None = None,
         gates: Sequence[str] = (),
-        max_failures: int | None = None,
+        max_failures: int | None = 0,
+        max_failure_rate: float | None = None,
         keep_results: bool = False,
     ) -> None:
         self._scorer_ids = tuple(scorer_ids)
         self._thresholds = dict(thresholds or {})
         self._gates = tuple(gates)
         self._max_failures = max_failures
+        self._max_failure_rate = max_failure_rate
         self._aggregates = {sid: _Aggregate() for sid in self._scorer_ids}
         self._items = 0
         self._failed_items = 0
@@ -404,12 +488,10 @@ class ReportFold:
             GateResult(scorer_id=gid, mean=by_id[gid].mean, passed=_GATE.check(by_id[gid].mean))
             for gid in self._gates
         )
-        failed_runs = sum(summary.failed for summary in summaries)
-        max_failures = self._max_failures
-        passed = (
-            all(t.passed for t in threshold_results)
-            and all(g.passed for g in gate_results)
-            and (max_failures is None or failed_runs <= max_failures)
+        passed = not _failed_checks(
+            total_items=self._items, scorers=summaries, gates=gate_results,
+            thresholds=threshold_results, max_failures=self._max_failures,
+            max_failure_rate=self._max_failure_rate,
         )
         results = None
         if self._results is not None:
@@ -424,5 +506,6 @@ class ReportFold:
             gates=gate_results,
             results=results,
             duration=duration,
-            max_failures=max_failures,
+            max_failures=self._max_failures,
+            max_failure_rate=self._max_failure_rate,
         )

@@ -292,11 +292,13 @@ async def run_evals(
     batch_id: str | None = None,
     resume: bool = False,
     keep_results: bool = False,
-    max_failures: int | None = None,
+    max_failures: int | None = 0,
     cache: JudgeCache | None = None,
     pricing: Pricing | None = None,
     budget: Budget | None = None,
     trials: int = 1,
+    max_failure_rate: float | None = None,
+    max_output_tokens: int | None = None,
 ) -> EvalReport:
     """Run every scorer over every item of a dataset and report the aggregate.
 
@@ -332,8 +334,9 @@ async def run_evals(
         keep_results: keep every :class:`ItemResult` in ``report.results`` (memory grows
             with the dataset; off by default).
         max_failures: the most failed scorer runs (a raising target, a bad item, a failing
-            judge or step …) the verdict tolerates; ``0`` makes any failure fail the batch,
-            ``None`` (the default) never fails it for failures alone.
+            judge or step …) the verdict tolerates: by default 0, so any failed run fails
+            the batch; ``None`` never fails it for failures alone. Not-scorable runs never
+            count as failed.
         cache: a judge cache (``scorecore_adapters.cache``): a judge request already answered
             (same prompt, schema, model, settings and trial) is read back, not asked again.
         pricing: judge prices; every judge execution gets ``cost_usd`` and the report's
@@ -345,11 +348,18 @@ async def run_evals(
             first; the report's ``trials`` gives each scorer's spread. Trials share the
             ``concurrency`` with items and are handed out one at a time (memory does not
             grow with their number). See docs/economics.md.
+        max_failure_rate: the share of scorer runs (over every scorer) that may fail, e.g.
+            ``0.05``; it relaxes ``max_failures``: failures fail the verdict only when beyond
+            both.
+        max_output_tokens: the output cap of judge replies whose step sets none (instead of
+            the judge model's default, or 1,024): sent to the provider, reserved by the budget.
 
     Returns:
         The :class:`EvalReport`: per-scorer means and counts, threshold and gate results, and
-        the verdict (``"failed"`` if any threshold or gate failed, or more scorer runs failed
-        than ``max_failures``).
+        the verdict: ``"failed"`` when the batch has no items, a scorer scored none of the
+        items it applies to (every run failed, not-scorable ones aside), a threshold or gate
+        failed, or more scorer runs failed than ``max_failures`` / ``max_failure_rate``
+        allow; ``report.verdict_reason`` says why in one line.
 
     Raises:
         EvalConfigError: a bad argument, a ``batch_id`` already in the store without
@@ -372,11 +382,12 @@ async def run_evals(
     checks = check_thresholds(thresholds, ids)
     check_concurrency("run_evals", concurrency)
     check_arguments(data=data, target=target, batch_id=batch_id, max_failures=max_failures,
-                    resume=resume, store=store)
+                    max_failure_rate=max_failure_rate, resume=resume, store=store)
     if store is not None and batch_id is not None:
         await check_batch(store, batch_id, resume=resume)
     rt = runtime or DEFAULT_RUNTIME
-    meter = batch_meter(rt, cache=cache, pricing=pricing, budget=budget, trials=trials)
+    meter = batch_meter(rt, cache=cache, pricing=pricing, budget=budget, trials=trials,
+                        max_output_tokens=max_output_tokens)
     check_economics(trials=trials, cache=cache, pricing=pricing, budget=budget, meter=meter,
                     scorers=chosen)
     batch_id = batch_id or rt.new_id()
@@ -385,7 +396,7 @@ async def run_evals(
     if resume and store is not None:
         done = await store.completed(batch_id)
     fold = ReportFold(ids, thresholds=checks, gates=gate_ids, max_failures=max_failures,
-                      keep_results=keep_results)
+                      max_failure_rate=max_failure_rate, keep_results=keep_results)
     score: ItemScorer | TrialScorer = per_trial(
         lambda trial_rt, trial_batch: ItemScorer(
             scorers=chosen, target=target, runtime=trial_rt, batch_id=trial_batch, done=done,

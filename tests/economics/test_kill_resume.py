@@ -20,6 +20,7 @@ from tests.economics._scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
+CONCURRENCY = 4
 
 _BATCH = textwrap.dedent('''
     import os, signal, sys
@@ -39,7 +40,35 @@ _BATCH = textwrap.dedent('''
         items = [{"id": f"q{i}", "input": "q", "output": f"answer {i}"} for i in range(40)]
         async with open_store(f"sqlite:{sys.argv[1]}") as store:
             await run_evals(items, [judged_scorer(Killer())], store=store, batch_id="b",
-                            cache=SqliteJudgeCache(sys.argv[2]), concurrency=4)
+                            cache=SqliteJudgeCache(sys.argv[2]), concurrency=int(sys.argv[4]))
+
+    anyio.run(main)
+''')
+
+
+_SLOW_BATCH = textwrap.dedent('''
+    import os, signal, sys
+    import anyio
+    from scorecore.evals import run_evals
+    from scorecore_adapters.cache import SqliteJudgeCache
+    from scorecore_adapters.storage import open_store
+    from tests.economics._scorers import StepJudge, judged_scorer
+
+    class SlowKiller(StepJudge):
+        started = 0
+
+        async def generate(self, request, /):
+            SlowKiller.started += 1
+            if SlowKiller.started == int(sys.argv[3]):
+                os.kill(os.getpid(), signal.SIGKILL)  # with other calls in flight
+            await anyio.sleep(0.01 * (1 + SlowKiller.started % 3))
+            return await super().generate(request)
+
+    async def main():
+        items = [{"id": f"q{i}", "input": "q", "output": f"answer {i}"} for i in range(40)]
+        async with open_store(f"sqlite:{sys.argv[1]}") as store:
+            await run_evals(items, [judged_scorer(SlowKiller())], store=store, batch_id="b",
+                            cache=SqliteJudgeCache(sys.argv[2]), concurrency=int(sys.argv[4]))
 
     anyio.run(main)
 ''')
@@ -55,13 +84,17 @@ async def test_resume_after_kill_makes_no_call_that_already_succeeded(tmp_path: 
     store_path, cache_path = tmp_path / "scores.db", tmp_path / "cache.db"
     with anyio.fail_after(120):
         done = await anyio.run_process(
-            [sys.executable, "-c", _BATCH, str(store_path), str(cache_path), "53"],
+            [sys.executable, "-c", _BATCH, str(store_path), str(cache_path), "53",
+             str(CONCURRENCY)],
             cwd=ROOT, check=False,
         )
     assert done.returncode == -9, done.stderr.decode()
     answered = _cached_keys(cache_path)
-    # 53 calls were answered, the 54th was killed; a reply answered but not yet stored is lost.
-    assert 40 <= len(answered) <= 53
+    # 54 calls started, the 54th was killed. A step goes on only once its reply is committed,
+    # and an item makes one judge call at a time, so the replies lost are those of the items
+    # in flight at the kill: at most concurrency (4) calls are asked again, the killed one
+    # included (docs/economics.md, "Resume after a kill", states this bound).
+    assert 54 - CONCURRENCY <= len(answered) <= 53
 
     judge = StepJudge()
     async with open_store(f"sqlite:{store_path}") as store:
@@ -78,6 +111,37 @@ async def test_resume_after_kill_makes_no_call_that_already_succeeded(tmp_path: 
     asked = {cache_key(r, provider="test", model_id="step-judge") for r in judge.requests}
     assert not asked & answered
     assert len(asked) == len(judge.requests) == 120 - len(answered)
+    # Asked in both runs: the 54 calls the first run started, less those it committed.
+    assert 54 - len(answered) <= CONCURRENCY
+
+
+async def test_a_resume_asks_again_at_most_the_calls_in_flight_at_the_kill(
+    tmp_path: Path,
+) -> None:
+    """A judge that takes 10-30 ms: killed at the start of call 70 with calls in flight, the
+    replies lost are at most one per item in flight (concurrency), never more."""
+    store_path, cache_path = tmp_path / "scores.db", tmp_path / "cache.db"
+    concurrency = 8
+    with anyio.fail_after(120):
+        done = await anyio.run_process(
+            [sys.executable, "-c", _SLOW_BATCH, str(store_path), str(cache_path), "70",
+             str(concurrency)],
+            cwd=ROOT, check=False,
+        )
+    assert done.returncode == -9, done.stderr.decode()
+    answered = _cached_keys(cache_path)
+    assert 70 - concurrency <= len(answered) < 70  # 70 calls started; in flight ones are lost
+    judge = StepJudge()
+    async with open_store(f"sqlite:{store_path}") as store:
+        known = await store.has_batch("b")
+        await run_evals(
+            [{"id": f"q{i}", "input": "q", "output": f"answer {i}"} for i in range(40)],
+            [judged_scorer(judge)], store=store, batch_id="b", resume=known,
+            cache=SqliteJudgeCache(cache_path), concurrency=concurrency,
+        )
+    asked = {cache_key(r, provider="test", model_id="step-judge") for r in judge.requests}
+    assert not asked & answered
+    assert len(judge.requests) == 120 - len(answered)
 
 
 async def test_the_meter_reaches_run_evals_through_the_runtime_too(tmp_path: Path) -> None:

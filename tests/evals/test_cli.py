@@ -80,7 +80,8 @@ def test_demo_passes_and_reports_skipped_llm(tmp_path: Path) -> None:
                          "--batch-id", "demo-1")
     assert code == 0, err
     assert "skipped: llm-faithfulness (set OPENAI_API_KEY or OPENAI_BASE_URL)" in out
-    assert "verdict: passed" in out
+    # Skipped is neither scored nor failed: the verdict passes and says what it did not check.
+    assert out.splitlines()[-1] == "verdict: passed (skipped, not checked: llm-faithfulness)"
     assert "keyword-coverage" in out
     document = json.loads(report.read_text())
     assert (document["verdict"], document["exitCode"], document["invalidItems"]) == ("passed", 0, 0)
@@ -113,7 +114,8 @@ def test_gate_and_module_selection(tmp_path: Path, scorers_file: Path) -> None:
 
 
 def test_target_produces_outputs(tmp_path: Path, scorers_file: Path) -> None:
-    """--target module:function produces each output; a raising target fails its items."""
+    """--target module:function produces each output; a raising target fails its items (and,
+    nothing being scored, the verdict: exit 1)."""
     (tmp_path / "agent.py").write_text(TARGET)
     data = write_jsonl(tmp_path / "d.jsonl", [
         '{"input": "a", "ground_truth": "A"}', '{"input": "b", "ground_truth": "x"}',
@@ -125,8 +127,9 @@ def test_target_produces_outputs(tmp_path: Path, scorers_file: Path) -> None:
     assert re.search(r"^exact +0\.500 +2 +0 +0 +>= 0\.5 +pass$", out, re.MULTILINE), out
     code, out, _ = run("eval", str(scorers_file), "--data", str(data), "--store", f"sqlite:{db}",
                        "--target", f"{tmp_path / 'agent.py'}:broken")
-    assert code == 0
+    assert code == 1
     assert "2 items, 2 failed as a whole" in out
+    assert "verdict: failed — scorer 'exact' has no scored run (2 failed)" in out
 
 
 def test_malformed_lines_are_recorded_and_exit_two(tmp_path: Path, scorers_file: Path) -> None:
@@ -297,5 +300,17 @@ def test_progress_counts_every_trial(tmp_path: Path, scorers_file: Path) -> None
                          f"sqlite:{tmp_path / 'x.db'}", "--trials", "3", "--no-cache")
     assert code in (0, 1), err
     progress = [line for line in out.splitlines() if line.startswith("progress:")]
-    assert progress[-1] == "progress: 6/6 items (0 with failures)"
+    assert progress[-1] == "progress: 6/6 item trials (0 with failures)"
     assert all(int(p.split()[1].split("/")[1]) == 6 for p in progress)
+
+
+def test_the_summary_counts_items_and_trials_apart(tmp_path: Path, scorers_file: Path) -> None:
+    """--trials 3 on 20 items printed "60 items": it says 20 items x 3 trials."""
+    data = write_jsonl(tmp_path / "d.jsonl",
+                       [f'{{"input": {i}, "output": {i}, "ground_truth": {i}}}' for i in range(20)])
+    code, out, err = run("eval", str(scorers_file), "--data", str(data), "--store",
+                         f"sqlite:{tmp_path / 'x.db'}", "--trials", "3", "--no-cache")
+    assert code == 0, err
+    assert re.search(r"^20 items x 3 trials, 0 item trial\(s\) failed as a whole, ", out,
+                     re.MULTILINE), out
+    assert "60 items" not in out

@@ -189,26 +189,30 @@ def test_compare_same_data_exits_zero(tmp_path: Path, scorers: Path) -> None:
 
 def test_compare_lists_items_in_one_batch_only(tmp_path: Path, scorers: Path) -> None:
     """Items present in one batch only are listed, not silently dropped."""
-    evaluate(tmp_path, scorers, "base", [1.0] * 3)
-    evaluate(tmp_path, scorers, "new", [1.0] * 5)
+    evaluate(tmp_path, scorers, "base", [1.0] * 10)  # 10 pairs: enough for a verdict
+    evaluate(tmp_path, scorers, "new", [1.0] * 12)
     code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
     assert code == 0
-    assert "items only in new: item-3, item-4" in out
+    assert "items only in new: item-10, item-11" in out
 
 
-def test_compare_refuses_different_scorers_unless_allowed(tmp_path: Path, scorers: Path) -> None:
-    """Batches that ran different scorers: exit 2 unless --allow-changed-scorers."""
-    evaluate(tmp_path, scorers, "base", [1.0] * 3)
-    data = dataset(tmp_path / "n.jsonl", [1.0] * 3)
+def test_compare_lists_scorers_of_one_batch_and_refuses_them_only_when_required(
+    tmp_path: Path, scorers: Path
+) -> None:
+    """A scorer only one batch ran is listed and the common ones compared (exit 0);
+    --require-same-scorers refuses instead (exit 2)."""
+    evaluate(tmp_path, scorers, "base", [1.0] * 10)
+    data = dataset(tmp_path / "n.jsonl", [1.0] * 10)
     run("eval", f"{scorers}:quality", "--data", str(data), "--store", store(tmp_path),
         "--batch-id", "new")
-    code, _, err = run("compare", "base", "new", "--store", store(tmp_path))
-    assert code == 2
-    assert "the batches ran different scorers (only in base: length)" in err
-    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path),
-                       "--allow-changed-scorers")
-    assert code == 0
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
+    assert code == 0, out
     assert "scorers differ: only in base: length" in out
+    code, _, err = run("compare", "base", "new", "--store", store(tmp_path),
+                       "--require-same-scorers")
+    assert code == 2
+    assert ("the batches ran different scorers (only in base: length) and "
+            "--require-same-scorers was given") in err
 
 
 @pytest.mark.parametrize(
@@ -260,27 +264,70 @@ def test_one_cause_across_scorers_is_one_group(tmp_path: Path, scorers: Path) ->
     data = dataset(tmp_path / "d.jsonl", [1.0, 1.0, 1.0])
     code, out, err = run("eval", str(scorers), "--data", str(data), "--store", store(tmp_path),
                          "--target", f"{tmp_path / 'agent.py'}:answer")
-    assert code == 0, err
+    assert code == 1, err  # two failed runs: beyond the default --max-failures 0
     assert ("      2 x target raised in length, quality (items item-1)\n"
             "          target raised ConnectionError: model endpoint timed out\n") in out
 
 
-def test_compare_refuses_a_changed_scorer_definition(tmp_path: Path, scorers: Path) -> None:
-    """The same scorer id with another definition (another fingerprint): refused unless allowed."""
-    evaluate(tmp_path, scorers, "base", [1.0] * 3)
+def _changed_batches(tmp_path: Path, scorers: Path) -> None:
+    """Batches base and new of 10 items; new ran another definition of the scorer length."""
+    evaluate(tmp_path, scorers, "base", [1.0] * 10)
     changed = tmp_path / "changed_scorers.py"
     changed.write_text(SCORERS.replace("lambda ctx: 1.0)", "lambda ctx: min(1.0, 2.0))"))
-    data = dataset(tmp_path / "n.jsonl", [1.0] * 3)
+    data = dataset(tmp_path / "n.jsonl", [1.0] * 10)
     code, _, err = run("eval", str(changed), "--data", str(data), "--store", store(tmp_path),
                        "--batch-id", "new")
     assert code == 0, err
-    code, _, err = run("compare", "base", "new", "--store", store(tmp_path))
+
+
+def test_compare_compares_a_changed_scorer_and_marks_it(tmp_path: Path, scorers: Path) -> None:
+    """"I changed my scorer": compared by default and marked "definition changed" in the table,
+    the text and the JSON; --require-same-scorers is the strict form (exit 2)."""
+    _changed_batches(tmp_path, scorers)
+    code, out, err = run("compare", "base", "new", "--store", store(tmp_path))
+    assert (code, err) == (0, ""), out
+    assert re.search(r"^length \(definition changed\) +10 +1\.000 +1\.000 .* unchanged$", out,
+                     re.MULTILINE), out
+    assert re.search(r"^quality +10 ", out, re.MULTILINE), out
+    assert "scorers differ: definition changed: length" in out
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path), "--json")
+    document = json.loads(out)
+    assert (code, document["changedScorers"]) == (0, ["length"])
+    assert {s["id"]: s["definitionChanged"] for s in document["scorers"]} == {
+        "length": True, "quality": False}
+    code, _, err = run("compare", "base", "new", "--store", store(tmp_path),
+                       "--require-same-scorers")
     assert code == 2
-    assert "changed definition: length" in err
-    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path),
-                       "--allow-changed-scorers")
+    assert "(definition changed: length)" in err
+    assert err.count("\n") == 1
+
+
+def test_allow_changed_scorers_is_a_deprecated_no_op(tmp_path: Path, scorers: Path) -> None:
+    """The old flag still works (scripts keep running) and says it is the default now."""
+    _changed_batches(tmp_path, scorers)
+    code, out, err = run("compare", "base", "new", "--store", store(tmp_path),
+                         "--allow-changed-scorers")
     assert code == 0
-    assert "scorers differ: changed definition: length" in out
+    assert "length (definition changed)" in out
+    assert err == ("scorecore: warning: --allow-changed-scorers is deprecated and does nothing: "
+                   "changed scorers are compared (and marked) by default\n")
+
+
+def test_report_baseline_follows_the_same_rule(tmp_path: Path, scorers: Path) -> None:
+    """report --baseline marks the changed scorer in its comparison; --require-same-scorers
+    refuses the pair there too."""
+    _changed_batches(tmp_path, scorers)
+    target = tmp_path / "r.html"
+    code, _, _ = run("report", "new", "--baseline", "base", "--store", store(tmp_path),
+                     "-o", str(target))
+    assert code == 0
+    page = target.read_text()
+    assert re.search(r"<td>length <span class=\"changed\">definition changed</span></td>", page)
+    assert "definition changed: length" in page
+    code, _, err = run("report", "new", "--baseline", "base", "--store", store(tmp_path),
+                       "-o", str(target), "--require-same-scorers")
+    assert code == 2
+    assert "(definition changed: length)" in err
 
 
 class _Terminal(io.StringIO):
@@ -307,3 +354,79 @@ def test_show_on_a_terminal_prints_markup_like_text_as_it_is(
     text = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()))
     assert "[/INST]" in text
     assert "[red]q[/]" in text
+
+
+def test_compare_of_too_few_paired_items_has_no_verdict(tmp_path: Path, scorers: Path) -> None:
+    """1 paired item (or 0) gives no verdict: its own exit code 3 and one line saying why,
+    never "no significant regression"; --min-paired N sets the minimum."""
+    evaluate(tmp_path, scorers, "base", [1.0])
+    evaluate(tmp_path, scorers, "new", [0.5])
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
+    assert code == 3, out
+    assert out.splitlines()[-1] == ("verdict: not enough paired items: n=1 for length, "
+                                    "n=1 for quality (at least 10 needed; --min-paired N)")
+    assert re.search(r"^quality +1 +1\.000 +0\.500 +-0\.500 +- +.* too few pairs$", out,
+                     re.MULTILINE), out
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path), "--json")
+    document = json.loads(out)
+    assert (code, document["exitCode"], document["verdict"]) == (3, 3, "not_enough_pairs")
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path), "--min-paired", "1")
+    assert code == 1, out  # one item that lost half its score, if you insist
+    lines = [json.dumps({"id": f"other-{i}", "input": i, "output": i, "extra": {"s": 1.0}})
+             for i in range(12)]
+    (tmp_path / "other.jsonl").write_text("\n".join(lines) + "\n")
+    run("eval", str(scorers), "--data", str(tmp_path / "other.jsonl"), "--store",
+        store(tmp_path), "--batch-id", "other")
+    code, out, _ = run("compare", "base", "other", "--store", store(tmp_path))
+    assert code == 3
+    assert "verdict: not enough paired items: n=0 for length" in out
+
+
+def test_compare_min_paired_must_be_positive(tmp_path: Path, scorers: Path) -> None:
+    """--min-paired 0 is a usage error naming the value."""
+    evaluate(tmp_path, scorers, "base", [1.0])
+    code, _, err = run("compare", "base", "base", "--store", store(tmp_path), "--min-paired", "0")
+    assert code == 2
+    assert "--min-paired: expected an integer >= 1, got '0'" in err
+
+
+def test_report_threshold_for_an_unknown_scorer_is_a_usage_error(
+    tmp_path: Path, scorers: Path
+) -> None:
+    """report --threshold UNKNOWN=0.5 used to exit 0 silently: exit 2, naming it and listing
+    the batch's scorer ids; compare's message lists them too."""
+    evaluate(tmp_path, scorers, "base", [1.0] * 10)
+    target = tmp_path / "r.html"
+    code, _, err = run("report", "base", "--store", store(tmp_path), "-o", str(target),
+                       "--threshold", "UNKNOWN=0.5")
+    assert code == 2
+    assert err == ("scorecore: error: --threshold for scorer 'UNKNOWN', which batch 'base' "
+                   "did not run; its scorers: length, quality\n")
+    assert not target.exists()
+    code, _, err = run("compare", "base", "base", "--store", store(tmp_path),
+                       "--threshold", "UNKNOWN=0.5")
+    assert code == 2
+    assert err == ("scorecore: error: --threshold for scorer(s) not in both batches: UNKNOWN; "
+                   "scorers in both: length, quality\n")
+
+
+def test_report_carries_the_stored_batchs_verdict_and_reason(
+    tmp_path: Path, scorers: Path
+) -> None:
+    """The page of a stored batch whose scorer failed on every item says why it failed, as
+    eval did; report's --max-failures relaxes the budget as eval's does."""
+    code, out = evaluate(tmp_path, scorers, "b1", [1.0] * 3,
+                         {i: {"boom": "down"} for i in range(3)})
+    assert code == 1
+    target = tmp_path / "r.html"
+    code, _, _ = run("report", "b1", "--store", store(tmp_path), "-o", str(target))
+    assert code == 0
+    page = target.read_text()
+    reason = out.splitlines()[-1].removeprefix("verdict: failed — ").replace("'", "&#x27;")
+    assert f'<p id="verdict-reason">verdict: failed — {reason}</p>' in page
+    assert "scorer &#x27;quality&#x27; has no scored run (3 failed)" in page
+    code, _, _ = run("report", "b1", "--store", store(tmp_path), "-o", str(target),
+                     "--max-failures", "3")
+    assert code == 0
+    assert ('id="verdict-reason">verdict: failed — scorer &#x27;quality&#x27; has no scored run '
+            '(3 failed)</p>') in target.read_text()

@@ -80,8 +80,9 @@ def test_any_jsonl_content_gives_an_exit_code_never_a_traceback(
     warned = err.count("scorecore: warning: ")
     texts = raw.decode("utf-8", "replace").split("\n")
     items = sum(1 for text in texts if text.strip())
-    # The threshold passes when some line was scored; with none, a mean is missing: it fails.
-    checks = "passed" if items > warned else "failed"
+    # The checks pass when every line was scored: an unreadable line is a failed item, which
+    # fails them (max_failures defaults to 0), and no line at all is an empty batch.
+    checks = "passed" if items and not warned else "failed"
     assert code == (2 if warned else 0 if checks == "passed" else 1), err
     assert report["exitCode"] == code
     assert report["verdict"] == ("error" if warned else checks)
@@ -152,7 +153,9 @@ def test_report_verdict_agrees_with_exit_code(tmp_path: Path) -> None:
     cases = [
         (good, ("--threshold", "half=0.4"), 0, "passed", "passed"),
         (good, ("--threshold", "half=0.9"), 1, "failed", "failed"),
-        (good + b"not json\n", ("--threshold", "half=0.4"), 2, "error", "passed"),
+        # The malformed line fails one item: tolerated here, so only the line makes it "error".
+        (good + b"not json\n", ("--threshold", "half=0.4", "--max-failures", "2"), 2, "error",
+         "passed"),
         (good + b"not json\n", ("--threshold", "half=0.9"), 2, "error", "failed"),
     ]
     for number, (raw, extra, code, verdict, checks) in enumerate(cases):
@@ -161,7 +164,7 @@ def test_report_verdict_agrees_with_exit_code(tmp_path: Path) -> None:
         got, out, _, report = evaluate(work, raw, *extra)
         assert (got, report["exitCode"], report["verdict"], report["checksVerdict"]) == (
             code, code, verdict, checks)
-        assert f"verdict: {verdict}\n" in out
+        assert out.splitlines()[-1].startswith(f"verdict: {verdict}"), out
 
 
 # --------------------------------------------------------------------------- no psycopg

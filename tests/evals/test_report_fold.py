@@ -52,19 +52,24 @@ def test_fold_counts_each_status_and_means_only_scores() -> None:
     assert (b.mean, b.scored, b.not_scorable, b.failed) == (0.5, 1, 1, 1)
     assert (report.total_items, report.failed_items, report.failed_runs) == (3, 1, 2)
     assert (report.batch_id, report.duration, report.results) == ("b", 1.5, None)
-    assert report.verdict == "passed"
+    # Two failed runs, none allowed by default.
+    assert (report.verdict, report.failed_checks) == (
+        "failed", ("too many failures: 2 failed scorer run(s), at most 0 allowed",))
 
 
 def test_fold_checks_thresholds_gates_and_the_failure_budget() -> None:
     """Each check fails the verdict on its own, and is named in failed_checks."""
     results = [item(0, scored("a", 1.0), scored("b", 0.25)),
                item(1, scored("a", 1.0), ScorerOutcome(scorer_id="b", status="failed"))]
-    assert fold(results).passed
-    assert fold(results, gates=("a",)).passed
-    assert not fold(results, gates=("b",)).passed
-    assert not fold(results, thresholds={"b": Threshold(min=0.5)}).passed
-    assert fold(results, thresholds={"b": Threshold(max=0.5)}).passed
+    assert not fold(results).passed  # the one failed run: max_failures defaults to 0
     assert fold(results, max_failures=1).passed
+    assert fold(results, max_failures=None).passed
+    assert fold(results, max_failure_rate=0.25).passed  # 1 of 4 runs
+    assert not fold(results, max_failure_rate=0.2).passed
+    assert fold(results, max_failures=1, gates=("a",)).passed
+    assert not fold(results, max_failures=1, gates=("b",)).passed
+    assert not fold(results, max_failures=1, thresholds={"b": Threshold(min=0.5)}).passed
+    assert fold(results, max_failures=1, thresholds={"b": Threshold(max=0.5)}).passed
     failed = fold(results, max_failures=0, gates=("b",))
     assert failed.failed_checks == (
         "gate b: mean 0.25, needs 1.0",

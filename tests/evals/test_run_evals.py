@@ -569,7 +569,9 @@ def test_report_arithmetic(
             assert summary.mean is None
     a_scores = [p["a"] for p in plans if isinstance(p["a"], float)]
     a_mean = report.summary("a").mean
-    assert report.passed == (bool(a_scores) and a_mean is not None and a_mean >= threshold)
+    any_failed = any(v == "fail" for p in plans for v in p.values())  # max_failures is 0
+    assert report.passed == (bool(a_scores) and a_mean is not None and a_mean >= threshold
+                             and not any_failed)
     assert report.results is not None
     assert [r.index for r in report.results] == list(range(len(plans)))
 

@@ -292,7 +292,7 @@ def test_huge_finite_scores_are_compared_and_reported(work: Path, huge: float) -
     """Scores of ±1e308 are finite data: compare and report --baseline read them (exit 0 or
     1 as the data says), their means and intervals finite."""
     _scores(work, "A", huge)
-    code, out, err = cli(work, "compare", "A", "B", "--json")
+    code, out, err = cli(work, "compare", "A", "B", "--json", "--min-paired", "3")
     assert code in (0, 1), err
     result = json.loads(out)
     (s,) = [c for c in result["scorers"] if c["id"] == "s"]
@@ -328,8 +328,9 @@ def test_compare_of_huge_scores_matches_compare_of_scaled_ones() -> None:
     new = [_row("b", i, "s", score=v) for i, v in enumerate([-1e307, 1e307, 1e308, 1e308])]
     scale = 2.0**-20
     small = compare([attrs.evolve(r, score=r.score * scale) for r in base],  # type: ignore[operator]
-                    [attrs.evolve(r, score=r.score * scale) for r in new])  # type: ignore[operator]
-    big = compare(base, new)
+                    [attrs.evolve(r, score=r.score * scale) for r in new],  # type: ignore[operator]
+                    min_paired=1)
+    big = compare(base, new, min_paired=1)
     (s_small,), (s_big,) = small.scorers, big.scorers
     for name in ("base_mean", "new_mean", "mean_delta", "ci_low", "ci_high"):
         assert getattr(s_big, name) == getattr(s_small, name) / scale, name

@@ -105,9 +105,9 @@ def test_long_and_multiline_cells_stay_one_readable_row() -> None:
 
 @given(values=st.lists(st.one_of(scores, st.just("boom")), min_size=1, max_size=12),
        rate=st.floats(0, 1))
-def test_assert_passes_pass_rate_law(values: list[Any], rate: float) -> None:
-    """assert_passes(min_pass_rate=r) passes iff (runs not failed) / (all runs) >= r; failing,
-    it names the rate and lists each failed item with its cause."""
+def test_assert_passes_completion_rate_law(values: list[Any], rate: float) -> None:
+    """assert_passes(min_completion_rate=r) passes iff (runs not failed) / (all runs) >= r;
+    failing, it names the rate and lists each failed item with its cause."""
     def step(ctx: Any) -> float:
         if ctx.run.output == "boom":
             raise RuntimeError("boom")
@@ -115,13 +115,18 @@ def test_assert_passes_pass_rate_law(values: list[Any], rate: float) -> None:
 
     scorer = create_scorer(id="s", description="d").generate_score(step)
     data = [{"input": i, "output": v, "id": f"item-{i}"} for i, v in enumerate(values)]
-    report = run_evals_sync(data, [scorer], keep_results=True)
+    # Failures allowed, so that only min_completion_rate (and a scorer that scored nothing) decides.
+    report = run_evals_sync(data, [scorer], keep_results=True, max_failures=None)
     failed = values.count("boom")
+    if failed == len(values):  # nothing scored: the report failed its own check
+        with pytest.raises(AssertionError, match=r"scorer 's' has no scored run"):
+            assert_passes(report, min_completion_rate=rate)
+        return
     if (len(values) - failed) / len(values) >= rate:
-        assert_passes(report, min_pass_rate=rate)
+        assert_passes(report, min_completion_rate=rate)
         return
     with pytest.raises(AssertionError) as info:
-        assert_passes(report, min_pass_rate=rate)
+        assert_passes(report, min_completion_rate=rate)
     text = str(info.value)
     assert f"({failed} of {len(values)} runs failed)" in text
     assert text.count("generate_score: step raised RuntimeError: boom") == failed
@@ -153,11 +158,33 @@ def test_assert_passes_reports_the_reports_own_failures_and_unknown_scorers() ->
     with pytest.raises(AssertionError) as info:
         assert_passes(report, thresholds={"typo": 0.1})
     text = str(info.value)
-    assert text.splitlines()[1:3] == [
+    assert text.splitlines()[1:5] == [
+        "  scorer 'bad' has no scored run (1 failed)",
         "  threshold low: mean 0.2, needs >= 0.5",
+        "  too many failures: 1 failed scorer run(s), at most 0 allowed",
         "  threshold typo: no such scorer in the report (it has low, bad)",
     ]
     assert "keep_results=True" in text
     with pytest.raises(ScorerDefinitionError,
-                       match=r"min_pass_rate\) must be a number in \[0, 1\], got 2"):
-        assert_passes(report, min_pass_rate=2)
+                       match=r"min_completion_rate\) must be a number in \[0, 1\], got 2"):
+        assert_passes(report, min_completion_rate=2)
+
+
+def test_min_pass_rate_is_a_deprecated_alias_of_min_completion_rate() -> None:
+    """min_pass_rate (the share of runs that did not fail, not compare's pass rate) still
+    works, with a DeprecationWarning naming the new name; both together are a misuse."""
+    def boom(ctx: Any) -> float:
+        raise RuntimeError("down")
+
+    scorers = [constant(0.2, scorer_id="low"),
+               create_scorer(id="bad", description="d").generate_score(boom)]
+    report = run_evals_sync([{"input": 1, "output": 1}, {"input": 2, "output": 2}],
+                            scorers[:1], max_failures=None)
+    with pytest.warns(DeprecationWarning, match="min_completion_rate"):
+        assert_passes(report, min_pass_rate=1.0)
+    failing = run_evals_sync([{"input": 1, "output": 1}], scorers, max_failures=None)
+    with pytest.warns(DeprecationWarning, match="min_completion_rate"), pytest.raises(
+            AssertionError, match=r"bad: completion rate 0\.0% below min_completion_rate"):
+        assert_passes(failing, min_pass_rate=0.5)
+    with pytest.raises(ScorerDefinitionError, match="min_pass_rate"):
+        assert_passes(report, min_pass_rate=1.0, min_completion_rate=1.0)

@@ -105,7 +105,7 @@ def test_assert_passes(scripted_judge):
     data = [{"input": i, "output": i, "id": f"item-{i}"} for i in range(2)]
     judge = scripted_judge([{"score": 1}, judge_error(401, code="invalid_api_key")])
     report = run_evals_sync(data, [helpfulness(judge)], keep_results=True, concurrency=1)
-    assert_passes(report, min_pass_rate=0.9)
+    assert_passes(report, min_completion_rate=0.9)
 '''
 
 
@@ -139,7 +139,8 @@ def test_failures_name_the_scorer_step_and_cause(
     ])
     result.stdout.fnmatch_lines([
         "E *AssertionError: eval report failed:",
-        "E *helpfulness: pass rate 50.0% below min_pass_rate 90.0% (1 of 2 runs failed)",
+        "E *helpfulness: completion rate 50.0% below min_completion_rate 90.0% (1 of 2 runs "
+        "failed)",
         "E *item * | scorer * | score | reason | cause",
         f"E *item-1 | helpfulness | - * | - * | generate_score: {cause}",
     ])

@@ -266,3 +266,22 @@ def test_load_scorers_accepts_references_and_factories() -> None:
         load_scorers("no-colon")
     with pytest.raises(TypeError, match="not a scorer"):
         load_scorers(lambda: 3)
+
+
+@pytest.mark.parametrize("options", [{}, {"max_failure_rate": 0.5}, {"max_failures": None}])
+def test_the_verdict_and_its_reason_are_run_evals(
+    tmp_path: Path, batch_id: str, options: dict[str, Any]
+) -> None:
+    """Failed runs (the poison item, judge errors) fail Ray's verdict by default, as they fail
+    run_evals's, with the same one-line reason; a failure rate or budget relaxes both alike."""
+    items = _scorers.items(40)
+    expected = _in_process(items, f"sqlite:{tmp_path}/expected.db", batch_id, **options)
+    result = score_dataset(items_dataset(items), SCORERS, store_url=f"sqlite:{tmp_path}/ray.db",
+                           batch_id=batch_id, batch_size=16, **options)
+    _same(result.report, expected)
+    assert result.report.verdict_reason == expected.verdict_reason
+    if not options:
+        assert result.report.verdict == "failed"
+        assert (result.report.verdict_reason or "").startswith("too many failures: ")
+    else:
+        assert result.report.verdict == "passed"

@@ -157,6 +157,21 @@ def test_changed_fingerprints_are_flagged() -> None:
                    rows("b", [1.0], fingerprint="f1")).changed_scorers == ()
 
 
+def test_a_changed_scorer_is_compared_and_marked() -> None:
+    """A scorer whose definition changed is compared like any other and carries the mark,
+    in the value, its JSON and the one-line description of the differences."""
+    base = rows("a", [1.0] * 20, fingerprint="f1") + rows("a", [1.0] * 20, scorer="t")
+    new = rows("b", [0.0] * 20, fingerprint="f2") + rows("b", [1.0] * 20, scorer="t")
+    result = compare(base, new)
+    changed, same = result.scorers
+    assert (changed.definition_changed, changed.verdict) == (True, "regressed")
+    assert (same.definition_changed, same.verdict) == (False, "unchanged")
+    assert [s["definitionChanged"] for s in result.to_json()["scorers"]] == [True, False]
+    assert result.scorer_differences() == "definition changed: s"
+    only = compare(rows("a", [1.0], scorer="old") + rows("a", [1.0]), rows("b", [1.0]))
+    assert only.scorer_differences() == "only in a: old"
+
+
 def test_several_scorers_share_alpha() -> None:
     """With k scorers each interval has confidence 1 - 0.05 / k (Bonferroni)."""
     base = rows("a", [0.5] * 5) + rows("a", [0.5] * 5, scorer="t")
@@ -258,3 +273,58 @@ def test_row_item_id_is_the_item_in_every_trial(batch: str, item: str, trial: in
     stored = ScoreRow(id="r", scorer_id="s", run_id=f"{prefix}:{item}", batch_id=batch,
                       status="scored", score=1.0)
     assert row_item_id(stored) == item
+
+
+# --------------------------------------------------------------------------- too few pairs
+
+
+def test_one_paired_item_gives_no_verdict_never_a_regression_or_a_pass() -> None:
+    """The issue's case: 1 item, 1.0 -> 0.5 gave REGRESSED with interval [-0.5, -0.5]. Below
+    min_paired (10) there is no interval and no verdict for the scorer, nor for the whole."""
+    result = compare(rows("a", [1.0]), rows("b", [0.5]))
+    (s,) = result.scorers
+    assert (s.paired, s.enough_pairs, s.verdict) == (1, False, "not_enough_pairs")
+    assert (s.ci_low, s.ci_high, s.significant_regression) == (None, None, False)
+    assert s.mean_delta == -0.5  # still reported, never tested
+    assert (result.regressed, result.verdict) == (False, "not_enough_pairs")
+    assert result.verdict_reason == "not enough paired items: n=1 for s (at least 10 needed)"
+    assert result.to_json()["verdict"] == "not_enough_pairs"
+    assert result.to_json()["minPaired"] == 10
+
+
+def test_no_paired_item_gives_no_verdict() -> None:
+    """Batches sharing no item (or no scorer) never say "no significant regression"."""
+    disjoint = compare(rows("a", [1.0] * 20), [row("b", f"other-{i}", 1.0) for i in range(20)])
+    assert disjoint.verdict_reason == "not enough paired items: n=0 for s (at least 10 needed)"
+    no_scorer = compare(rows("a", [1.0] * 20), rows("b", [1.0] * 20, scorer="t"))
+    assert (no_scorer.verdict, no_scorer.verdict_reason) == (
+        "not_enough_pairs", "not enough paired items: n=0 (no scorer in both batches)")
+    assert compare([], []).verdict == "not_enough_pairs"
+
+
+def test_min_paired_is_a_setting_and_a_regression_elsewhere_still_counts() -> None:
+    """min_paired=1 gives the old answer; a scorer with enough pairs that regressed makes the
+    comparison regressed even when another scorer has too few."""
+    assert compare(rows("a", [1.0]), rows("b", [0.5]), min_paired=1).scorers[0].enough_pairs
+    base = rows("a", [1.0] * 40) + rows("a", [1.0] * 3, scorer="t")
+    new = rows("b", [0.0] * 40) + rows("b", [1.0] * 3, scorer="t")
+    result = compare(base, new)
+    assert [s.verdict for s in result.scorers] == ["regressed", "not_enough_pairs"]
+    assert (result.regressed, result.verdict) == (True, "regressed")
+
+
+def test_few_scored_pairs_leave_the_decision_to_the_pass_rate() -> None:
+    """30 pairs of which 5 scored in both: no interval from 5 values, the pass-rate test
+    (30 pairs) still finds the 25 runs that failed."""
+    base = rows("a", [1.0] * 30)
+    new = rows("b", [1.0] * 5) + [row("b", str(i), None, status="failed") for i in range(5, 30)]
+    (s,) = compare(base, new).scorers
+    assert (s.paired, s.scored_pairs, s.ci_low, s.enough_pairs) == (30, 5, None, True)
+    assert s.verdict == "regressed"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_compare_refuses_a_bad_min_paired(bad: object) -> None:
+    """min_paired must be an int >= 1; the error names it and the value."""
+    with pytest.raises(ValueError, match=rf"min_paired must be an int >= 1, got {bad!r}"):
+        compare([], [], min_paired=bad)  # type: ignore[arg-type]

@@ -207,3 +207,25 @@ def test_an_items_trials_count_as_one_item() -> None:
             for t in range(3) for i in range(2)]
     page = render_report(rows, batch_id="b")
     assert "2 item(s), 6 row(s), 1 scorer(s)" in page
+
+
+def _runs(statuses: list[str], scorer: str = "judge") -> list[ScoreRow]:
+    return [ScoreRow(id=f"{i}/{scorer}", scorer_id=scorer, run_id=f"b:{i}", batch_id="b",
+                     status=status, score=1.0 if status == "scored" else None,  # type: ignore[arg-type]
+                     dataset_item_id=str(i))
+            for i, status in enumerate(statuses)]
+
+
+def test_the_header_gives_the_verdict_of_the_stored_batch_with_its_reason() -> None:
+    """The page's verdict is run_evals's rule applied to the stored rows, with the reason in
+    one line: a batch whose every judged run failed is "failed", never "no thresholds"."""
+    page = render_report(_runs(["failed"] * 59) + _runs(["scored"] * 59, scorer="code"),
+                         batch_id="b")
+    assert '<span class="verdict failed" id="verdict">failed</span>' in page
+    assert ('<p id="verdict-reason">verdict: failed — scorer &#x27;judge&#x27; has no scored '
+            'run (59 failed) (and 1 more failed check(s))</p>') in page
+    assert "no thresholds" not in page
+    fine = render_report(_runs(["scored", "not_scorable"]), batch_id="b")
+    assert '<span class="verdict passed" id="verdict">passed</span>' in fine
+    tolerated = render_report(_runs(["scored", "failed"]), batch_id="b", max_failures=1)
+    assert '<span class="verdict passed" id="verdict">passed</span>' in tolerated

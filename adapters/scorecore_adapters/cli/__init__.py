@@ -8,8 +8,9 @@
     scorecore show BATCH [--store ...] [--failures] [--json]
     scorecore batches [--store ...] [--json]
     scorecore compare BASE NEW [--store ...] [--tolerance 0.02] [--threshold ID=MIN[:MAX] ...]
-                      [--allow-changed-scorers] [--json]
-    scorecore report BATCH [--store ...] [--baseline OTHER] [-o report.html]
+                      [--min-paired N] [--require-same-scorers] [--json]
+    scorecore report BATCH [--store ...] [--baseline OTHER] [--require-same-scorers]
+                     [-o report.html]
 
 Without ``--store``, rows go to ``scorecore.db`` (SQLite) in the current directory, which
 ``scorecore show`` reads by default too.
@@ -19,13 +20,17 @@ followed by ``:name1,name2`` to pick scorers by id or attribute name. Without a 
 module's ``scorers`` list is used if it has one, else every module-level ``Scorer``. A module
 may also define ``skipped_scorers`` (scorer id → why), reported as skipped.
 
-Exit codes: 0 every threshold and gate passed; 1 a threshold or gate failed; 2 a usage or
+Exit codes: 0 the verdict passed; 1 it failed (no items, a scorer with no scored run, a
+threshold or gate, more failed runs than ``--max-failures`` / ``--max-failure-rate`` allow,
+none by default); 2 a usage or
 input error (missing file, unknown scorer, unreachable store or missing driver, ``--batch-id``
 of a stored batch, ``--resume`` of an unknown one, malformed dataset lines: those lines are
 recorded as failed items, the rest still runs, then the command exits 2). The ``--output``
 report's ``verdict`` and ``exitCode`` agree with the exit code. ``show``, ``batches``,
 ``compare`` and ``report`` open the store read-only. ``compare`` exits 1 when a scorer's
-regression beyond the tolerance is significant (a CI gate), 0 otherwise.
+regression beyond the tolerance is significant (a CI gate), 3 when a scorer has too few paired
+items for a verdict, 0 otherwise; it compares a scorer whose definition changed and marks it
+(``--require-same-scorers`` refuses instead).
 
 One module per command (``_eval``, ``_show``, ``_batches``, ``_compare``, ``_report``); the
 parser in ``_parser``.
@@ -72,7 +77,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
             case "batches":
                 return batches(args, stdout)
             case "compare":
-                return compare(args, stdout)
+                return compare(args, stdout, stderr)
             case _:
                 return report(args, stdout)
     except UsageError as exc:

@@ -16,6 +16,8 @@ DEFAULT_STORE: Final = "sqlite:scorecore.db"
 EXIT_PASSED: Final = 0
 EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2
+EXIT_NO_VERDICT: Final = 3
+"""``compare``: too few paired items for a verdict (neither a pass nor a regression)."""
 
 
 class UsageError(Exception):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Final, TextIO
 
-from scorecore.evals import Comparison, ScorerComparison, Threshold
+from scorecore.evals import Comparison, ScorerComparison, ScoreRow, Threshold
 from scorecore.evals import compare as compare_rows
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
+    EXIT_NO_VERDICT,
     EXIT_PASSED,
     UsageError,
     clip,
@@ -25,31 +26,40 @@ _HEADERS = ("scorer", "pairs", "base", "new", "delta", "interval", "pass rate", 
 _LISTED = 10
 
 
+_VERDICT_WORDS: Final = {"regressed": "REGRESSED", "improved": "improved",
+                         "unchanged": "unchanged", "not_enough_pairs": "too few pairs"}
+
+
 def _row(s: ScorerComparison) -> tuple[str, ...]:
     interval = ("-" if s.ci_low is None
                 else f"[{number(s.ci_low, sign=True)}, {number(s.ci_high, sign=True)}]")
-    return (s.scorer_id, str(s.paired), number(s.base_mean), number(s.new_mean),
+    name = f"{s.scorer_id} (definition changed)" if s.definition_changed else s.scorer_id
+    return (name, str(s.paired), number(s.base_mean), number(s.new_mean),
             number(s.mean_delta, sign=True), interval,
             f"{percent(s.base_pass_rate)} -> {percent(s.new_pass_rate)}", f"{s.mcnemar_p:.3g}",
-            f"{s.improved}/{s.regressed}/{s.unchanged}",
-            s.verdict.upper() if s.verdict == "regressed" else s.verdict)
+            f"{s.improved}/{s.regressed}/{s.unchanged}", _VERDICT_WORDS[s.verdict])
+
+
+def verdict_line(result: Comparison) -> str:
+    """The comparison's last line: ``verdict: regressed``, ``verdict: no significant
+    regression`` or, without a verdict, why (``not enough paired items: n=1 for s …``)."""
+    if result.verdict == "regressed":
+        return "verdict: regressed"
+    if result.verdict == "no_regression":
+        return "verdict: no significant regression"
+    reason = (result.verdict_reason or "").removesuffix(")")
+    more = "; --min-paired N)" if result.scorers else ""
+    return f"verdict: {reason}{more}"
+
+
+EXIT_CODES: Final = {"regressed": EXIT_FAILED, "no_regression": EXIT_PASSED,
+                     "not_enough_pairs": EXIT_NO_VERDICT}
+"""The command's exit code per :attr:`Comparison.verdict`."""
 
 
 def _ids(ids: Sequence[str]) -> str:
     shown = ", ".join(clip(i, 60) for i in ids[:_LISTED])
     return shown + (f", … ({len(ids)} in all)" if len(ids) > _LISTED else "")
-
-
-def scorers_differ_message(result: Comparison) -> str:
-    """Why two batches' scorers are not the same, in one line."""
-    parts = []
-    if result.scorers_only_in_base:
-        parts.append(f"only in {result.base_batch}: {', '.join(result.scorers_only_in_base)}")
-    if result.scorers_only_in_new:
-        parts.append(f"only in {result.new_batch}: {', '.join(result.scorers_only_in_new)}")
-    if result.changed_scorers:
-        parts.append(f"changed definition: {', '.join(result.changed_scorers)}")
-    return "; ".join(parts)
 
 
 def print_comparison(result: Comparison, out: TextIO) -> None:
@@ -64,7 +74,7 @@ def print_comparison(result: Comparison, out: TextIO) -> None:
               f"items passing ({', '.join(sorted({s.pass_rule for s in result.scorers}))})",
               file=out)
     if result.scorers_differ:
-        print(f"scorers differ: {scorers_differ_message(result)}", file=out)
+        print(f"scorers differ: {result.scorer_differences()}", file=out)
     if result.only_in_base:
         print(f"items only in {result.base_batch}: {_ids(result.only_in_base)}", file=out)
     if result.only_in_new:
@@ -85,29 +95,51 @@ def thresholds_of(texts: Sequence[str]) -> dict[str, Threshold]:
     return dict(parse_threshold(t) for t in texts)
 
 
-def compare(args: argparse.Namespace, out: TextIO) -> int:
-    """Compare two stored batches; exit 1 when a regression beyond the tolerance is significant."""
+DEPRECATED_ALLOW: Final = (
+    "scorecore: warning: --allow-changed-scorers is deprecated and does nothing: changed "
+    "scorers are compared (and marked) by default"
+)
+
+
+def compare_batches(
+    base: Sequence[ScoreRow], new: Sequence[ScoreRow], args: argparse.Namespace,
+    thresholds: dict[str, Threshold], *, seed: int = 0,
+) -> Comparison:
+    """``compare`` and ``report --baseline``: the comparison their options ask for, refused
+    (a usage error) when ``--require-same-scorers`` is given and the scorers differ."""
+    options = {} if args.min_paired is None else {"min_paired": args.min_paired}
+    try:
+        result = compare_rows(base, new, tolerance=args.tolerance, thresholds=thresholds,
+                              seed=seed, **options)
+    except ValueError as exc:  # a change no float holds (scores near ±1e308), naming the rows
+        raise UsageError(str(exc)) from None
+    if args.require_same_scorers and result.scorers_differ:
+        raise UsageError(
+            f"the batches ran different scorers ({result.scorer_differences()}) and "
+            f"--require-same-scorers was given; without it they are compared, changed "
+            f"definitions marked"
+        )
+    return result
+
+
+def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Compare two stored batches; exit 1 when a regression beyond the tolerance is significant,
+    3 without a verdict (too few paired items)."""
+    if args.allow_changed_scorers:
+        print(DEPRECATED_ALLOW, file=err)
     thresholds = thresholds_of(args.threshold)
     _, base_rows = read_batch(args.store, args.base)
     _, new_rows = read_batch(args.store, args.new)
-    try:
-        result = compare_rows(base_rows, new_rows, tolerance=args.tolerance,
-                              thresholds=thresholds, seed=args.seed)
-    except ValueError as exc:  # a change no float holds (scores near ±1e308), naming the rows
-        raise UsageError(str(exc)) from None
-    unknown = sorted(set(thresholds) - {s.scorer_id for s in result.scorers})
+    result = compare_batches(base_rows, new_rows, args, thresholds, seed=args.seed)
+    common = [s.scorer_id for s in result.scorers]
+    unknown = sorted(set(thresholds) - set(common))
     if unknown:
-        raise UsageError(f"--threshold for scorer(s) not in both batches: {', '.join(unknown)}")
-    if result.scorers_differ and not args.allow_changed_scorers:
-        raise UsageError(
-            f"the batches ran different scorers ({scorers_differ_message(result)}); "
-            f"compare the common ones with --allow-changed-scorers"
-        )
-    code = EXIT_FAILED if result.regressed else EXIT_PASSED
+        raise UsageError(f"--threshold for scorer(s) not in both batches: {', '.join(unknown)}; "
+                         f"scorers in both: {', '.join(common) or 'none'}")
+    code = EXIT_CODES[result.verdict]
     if args.json:
         print_json({**result.to_json(), "exitCode": code}, out)
         return code
     print_comparison(result, out)
-    print(f"verdict: {'regressed' if result.regressed else 'no significant regression'}",
-          file=out)
+    print(verdict_line(result), file=out)
     return code

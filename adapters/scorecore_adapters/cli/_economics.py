@@ -49,14 +49,17 @@ def _limit(text: str) -> float:
 
 
 def add_economics_flags(command: argparse.ArgumentParser) -> None:
-    """Add --cache, --no-cache, --pricing, --budget-usd, --budget-tokens, --budget-mode,
-    --trials to ``scorecore eval``."""
+    """Add --cache, --no-cache, --strict-cache, --pricing, --budget-usd, --budget-tokens,
+    --budget-mode, --max-output-tokens, --trials to ``scorecore eval``."""
     command.add_argument(
         "--cache", default=f"sqlite:{DEFAULT_CACHE_PATH}", metavar="URL",
         help=f"judge cache: sqlite:PATH, postgresql://…, memory: "
              f"(default sqlite:{DEFAULT_CACHE_PATH})",
     )
     command.add_argument("--no-cache", action="store_true", help="ask the judge every time")
+    command.add_argument("--strict-cache", action="store_true",
+                         help="a damaged judge cache is an error (checked before the batch "
+                              "runs), not a warning")
     command.add_argument("--pricing", metavar="FILE",
                          help="judge prices per model (TOML or JSON; USD per million tokens)")
     command.add_argument("--budget-usd", type=_limit, metavar="USD",
@@ -65,6 +68,10 @@ def add_economics_flags(command: argparse.ArgumentParser) -> None:
                          help="stop starting judge calls past this many tokens")
     command.add_argument("--budget-mode", choices=("hard", "soft"), default="hard",
                          help="hard: stopped runs fail (resume later); soft: warn once, go on")
+    command.add_argument("--max-output-tokens", type=_positive_int, metavar="N",
+                         help="output cap of judge replies whose step sets none (default: the "
+                              "judge's own, else 1,024); sent to the provider, reserved by "
+                              "the budget")
     command.add_argument("--trials", type=_positive_int, default=1, metavar="N",
                          help="score every item N times and report the spread (default 1)")
 
@@ -72,6 +79,8 @@ def add_economics_flags(command: argparse.ArgumentParser) -> None:
 def economics_options(args: argparse.Namespace) -> dict[str, Any]:
     """``run_evals`` keyword arguments from the flags; a bad flag is a UsageError."""
     options: dict[str, Any] = {"trials": args.trials}
+    if args.max_output_tokens is not None:
+        options["max_output_tokens"] = args.max_output_tokens
     if not args.no_cache:
         try:
             options["cache"] = open_cache(args.cache)
@@ -90,8 +99,9 @@ def economics_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _usd(value: float | None) -> str:
-    return "unpriced" if value is None else f"${value:.4f}"
+def _usd(value: float | None, *, priced: bool = True) -> str:
+    """``$0.1234``, or ``unpriced`` when the value (or the cost it goes with) is unknown."""
+    return "unpriced" if value is None or not priced else f"${value:.4f}"
 
 
 def print_economics(report: EvalReport, *, out: TextIO) -> None:
@@ -104,16 +114,22 @@ def print_economics(report: EvalReport, *, out: TextIO) -> None:
                     if cost.budget_stopped else ""
                 print(f"judge {cost.scorer_id}: {_usd(cost.cost_usd)} over {cost.model_calls} "
                       f"call(s), {cost.cache_hits} cache hit(s) saving "
-                      f"{_usd(cost.saved_usd)}{stopped}", file=out)
+                      f"{_usd(cost.saved_usd, priced=cost.cost_usd is not None)}{stopped}",
+                      file=out)
         line = economics.budget_line()
         asked = sum(cost.model_calls for cost in economics.scorers)
         if asked or economics.cache_hits or economics.cache_misses or line is not None:
             # Nothing to say for a batch without judge calls (code scorers only).
             print(f"judge cost: {_usd(economics.cost_usd)}; cache {economics.cache_hits} hit(s), "
-                  f"{economics.cache_misses} miss(es), saved {_usd(economics.saved_usd)}",
+                  f"{economics.cache_misses} miss(es), saved "
+                  f"{_usd(economics.saved_usd, priced=economics.cost_usd is not None)}",
                   file=out)
         if line is not None:
             print(f"budget: {line}", file=out)
+        if economics.usage_errors:
+            print(f"judge usage: {economics.usage_errors} reply(ies) reported token counts that "
+                  f"cannot be right (negative, fractional or absurd); each was charged at its "
+                  f"worst case", file=out)
     trials = report.trials
     if trials is not None:
         for spread in trials.scorers:
@@ -150,12 +166,18 @@ def print_fingerprints(rows: Sequence[ScoreRow], *, out: TextIO) -> None:
 
 
 @contextlib.asynccontextmanager
-async def closing_cache(options: dict[str, Any]) -> AsyncIterator[None]:
+async def closing_cache(
+    options: dict[str, Any], *, strict: bool = False, out: TextIO | None = None,
+) -> AsyncIterator[None]:
     """Open the run's judge cache before anything runs, close it when the command is done.
 
     A cache that cannot be opened (a directory that does not exist or cannot be written, an
     unreachable database) is a usage error naming it, rather than a batch that silently runs
-    without its cache.
+    without its cache. A cache that opens but is damaged (another table, unreadable pages or
+    entries) is said once on ``out`` — when it is opened, or after the batch for damage found
+    on the way — and the batch goes on asking the judge; with ``strict`` it is a usage error
+    instead: checked thoroughly (every entry read back) before anything runs, and any cache
+    error during the batch fails the command after it.
     """
     cache = options.get("cache")
     opener = getattr(cache, "open", None)
@@ -167,9 +189,31 @@ async def closing_cache(options: dict[str, Any]) -> AsyncIterator[None]:
             raise UsageError(
                 f"cannot open the judge cache {cache!r}: {text} (pass --cache URL or --no-cache)"
             ) from None
+    name = getattr(cache, "name", repr(cache))
+    checker = getattr(cache, "check", None)
+    problem = None if checker is None else await checker(thorough=strict)
     try:
+        if problem is not None:
+            if strict:
+                raise UsageError(f"judge cache {name}: {problem} (--strict-cache: fix or delete "
+                                 f"it, or pass another --cache, or --no-cache)")
+            _warn(out, f"judge cache {name}: {problem}; the batch goes on, asking the judge")
         yield
+        errors = getattr(cache, "errors", 0)
+        if errors and problem is None:
+            last = getattr(cache, "last_error", None) or name
+            line = (f"judge cache {last} ({errors} error(s) during the batch: those replies "
+                    f"were asked again, or not stored)")
+            if strict:
+                raise UsageError(f"{line}; --strict-cache makes this an error (the batch's "
+                                 f"rows are stored)")
+            _warn(out, line)
     finally:
         close = getattr(options.get("cache"), "aclose", None)
         if close is not None:
             await close()
+
+
+def _warn(out: TextIO | None, line: str) -> None:
+    if out is not None:
+        print(f"warning: {line}", file=out, flush=True)

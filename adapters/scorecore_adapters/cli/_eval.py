@@ -94,8 +94,11 @@ class _Progress:
     """Counts completed items and keeps their failures' causes; draws a rich bar on a terminal,
     plain lines otherwise."""
 
-    def __init__(self, total: int, *, rich_output: bool, out: TextIO) -> None:
+    def __init__(
+        self, total: int, *, rich_output: bool, out: TextIO, unit: str = "items"
+    ) -> None:
         self.total = total
+        self.unit = unit
         self.done = 0
         self.failed = 0
         self.out = out
@@ -129,8 +132,8 @@ class _Progress:
         if self._bar is not None:
             self._bar.update(self._task, completed=self.done)
         elif self.done % self.step == 0 or self.done == self.total:
-            print(f"progress: {self.done}/{self.total} items ({self.failed} with failures)",
-                  file=self.out, flush=True)
+            print(f"progress: {self.done}/{self.total} {self.unit} ({self.failed} with "
+                  f"failures)", file=self.out, flush=True)
 
 
 TOP_CAUSES = 5
@@ -167,6 +170,34 @@ def print_causes(
     if len(shown) < len(groups):
         print(f"  … {len(groups) - len(shown)} more group(s); every failure: "
               f"scorecore show {shlex.quote(batch_id)} --failures", file=out)
+
+
+def _counted(report: EvalReport, trials: int) -> str:
+    """``"20 items, 0 failed as a whole"``; with trials, items and trials apart (the report
+    counts each trial of an item)."""
+    if trials == 1:
+        return f"{report.total_items} items, {report.failed_items} failed as a whole"
+    return (f"{report.total_items // trials} items x {trials} trials, "
+            f"{report.failed_items} item trial(s) failed as a whole")
+
+
+def _malformed(invalid: int, data: str) -> str:
+    return f"{invalid} malformed line(s) in {data}"
+
+
+def verdict_line(
+    verdict: str, report: EvalReport, *, invalid: int, data: str, skipped: Mapping[str, str]
+) -> str:
+    """The command's last line: the verdict and, when it did not pass, why (one line);
+    a pass names the scorers that were skipped (they were not checked)."""
+    if invalid:
+        return f"verdict: {verdict} — {_malformed(invalid, data)}"
+    reason = report.verdict_reason
+    if reason is not None:
+        return f"verdict: {verdict} — {reason}"
+    if skipped:
+        return f"verdict: {verdict} (skipped, not checked: {', '.join(skipped)})"
+    return f"verdict: {verdict}"
 
 
 def _new_batch_id(data: Path) -> str:
@@ -261,7 +292,7 @@ async def _run_plan(
     try:
         # On Ray the actors open the cache themselves (cache_url); the local one is unused.
         local = economics if args.engine != "ray" else {}
-        async with plan.store, closing_cache(local):
+        async with plan.store, closing_cache(local, strict=args.strict_cache, out=out):
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
             verb = "resuming" if args.resume else "batch"
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
@@ -274,6 +305,7 @@ async def _run_plan(
                         batch_id=plan.batch_id, resume=bool(args.resume), workers=args.workers,
                         concurrency=args.concurrency, thresholds=plan.thresholds,
                         gates=plan.gates, max_failures=args.max_failures,
+                        max_failure_rate=args.max_failure_rate,
                         on_item_complete=progress, cache_url=ray_cache,
                         pricing=economics.get("pricing"),
                     ))
@@ -281,7 +313,8 @@ async def _run_plan(
                     plan.reader, plan.loaded.scorers, target=plan.target,
                     concurrency=args.concurrency, thresholds=plan.thresholds, gates=plan.gates,
                     store=plan.store, on_item_complete=progress, batch_id=plan.batch_id,
-                    resume=bool(args.resume), max_failures=args.max_failures, **economics,
+                    resume=bool(args.resume), max_failures=args.max_failures,
+                    max_failure_rate=args.max_failure_rate, **economics,
                 )
     except StoreError as exc:
         hint = f" (resume with --resume {plan.batch_id})" if exc.operation == "save" else ""
@@ -299,16 +332,16 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not plan.loaded.scorers:
         raise UsageError("every selected scorer was skipped; nothing to run")
     # With --trials N every item completes N times (once per trial).
-    progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out)
+    progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out,
+                         unit="item trials" if args.trials > 1 else "items")
     ray_cache = start_ray(args, out) if args.engine == "ray" else None
     report = anyio.run(lambda: _run_plan(plan, args, out, progress, ray_cache))
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
     causes = progress.failures.groups()
     print_causes(causes, out=out, limit=TOP_CAUSES, batch_id=plan.batch_id)
-    print(f"{report.total_items} items, {report.failed_items} failed as a whole, "
-          f"{report.duration:.2f}s; stored in {plan.store.url} as batch {plan.batch_id}",
-          file=out)
+    print(f"{_counted(report, args.trials)}, {report.duration:.2f}s; stored in "
+          f"{plan.store.url} as batch {plan.batch_id}", file=out)
     for line in report.failed_checks:
         print(f"failed: {line}", file=out)
     invalid = plan.reader.invalid
@@ -319,6 +352,8 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         document = {
             **report.to_json(),
             "verdict": verdict,
+            "verdictReason": _malformed(invalid, plan.reader.shown) if invalid
+            else report.verdict_reason,
             "checksVerdict": report.verdict,
             "exitCode": code,
             "skipped": dict(plan.loaded.skipped),
@@ -332,7 +367,8 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write report {args.output}: {exc.strerror}") from None
         print(f"report written to {args.output}", file=out)
-    print(f"verdict: {verdict}", file=out)
+    print(verdict_line(verdict, report, invalid=invalid, data=plan.reader.shown,
+                       skipped=plan.loaded.skipped), file=out)
     if invalid:
         print(f"scorecore: error: {invalid} malformed line(s) in {plan.reader.shown} "
               f"(recorded as failed items)", file=err)

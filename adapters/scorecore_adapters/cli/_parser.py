@@ -20,6 +20,22 @@ def _non_negative_int(text: str) -> int:
     return int(text)
 
 
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 1:  # NaN too
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
 def _tolerance(text: str) -> float:
     try:
         value = float(text)
@@ -36,6 +52,23 @@ def _store(command: argparse.ArgumentParser) -> None:
                               f"scorecore.db in the current directory)")
 
 
+def _failure_budget(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--max-failures", type=_non_negative_int, default=0, metavar="N",
+                         help="tolerate N failed scorer runs (default 0: any failed run fails)")
+    command.add_argument("--max-failure-rate", type=_rate, default=None, metavar="RATE",
+                         help="tolerate failed scorer runs up to this share of all runs, "
+                              "e.g. 0.05")
+
+
+def _comparison_rules(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--min-paired", type=_positive_int, default=None, metavar="N",
+                         help="a scorer with fewer paired items gives no verdict (default: "
+                              "compare()'s, 10)")
+    command.add_argument("--require-same-scorers", action="store_true",
+                         help="refuse (exit 2) batches whose scorers differ, by id or "
+                              "definition; by default changed scorers are compared and marked")
+
+
 def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
@@ -47,8 +80,7 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
                     help="fail unless the scorer's mean is within bounds (repeatable)")
     ev.add_argument("--gate", action="append", default=[], metavar="ID",
                     help="fail unless the scorer averages 1.0 (repeatable)")
-    ev.add_argument("--max-failures", type=_non_negative_int, default=None, metavar="N",
-                    help="fail when more than N scorer runs failed (0: any failure fails)")
+    _failure_budget(ev)
     ev.add_argument("--resume", metavar="RUN", help="resume the batch RUN, skipping stored rows")
     ev.add_argument("--batch-id", help="the id of a new batch (default: generated)")
     ev.add_argument("--output", help="write the report as JSON to this file")
@@ -86,8 +118,9 @@ def parser() -> argparse.ArgumentParser:
                      help="ignore regressions up to this size in score units (default 0.02)")
     cmp.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
                      help="an item passes when its score is within bounds (default MIN 0.5)")
+    _comparison_rules(cmp)
     cmp.add_argument("--allow-changed-scorers", action="store_true",
-                     help="compare even when the batches' scorers differ (they are flagged)")
+                     help="deprecated, does nothing (the default now)")
     cmp.add_argument("--seed", type=_non_negative_int, default=0,
                      help="the bootstrap's seed (default 0: the same data, the same interval)")
     cmp.add_argument("--json", action="store_true", help="print JSON for machines")
@@ -100,6 +133,8 @@ def parser() -> argparse.ArgumentParser:
                      help="the comparison's tolerance (default 0.02)")
     rep.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
                      help="an item passes when its score is within bounds (default MIN 0.5)")
+    _comparison_rules(rep)
+    _failure_budget(rep)
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default report.html)")
     return root

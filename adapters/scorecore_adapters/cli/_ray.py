@@ -37,6 +37,14 @@ def start_ray(args: argparse.Namespace, out: TextIO) -> str | None:
             f"{', '.join(unsupported)}: not supported with --engine ray yet (a budget must "
             f"count every worker's spend in one shared ledger, which Ray runs do not have; "
             f"trials are not run on Ray either); use --engine local for these")
+    if args.max_output_tokens is not None:
+        raise UsageError(
+            "--max-output-tokens: not supported with --engine ray yet (the actors send each "
+            "step's own cap, else 1,024); use --engine local, or set "
+            "ModelSettings(max_output_tokens=...) in the scorers")
+    if args.strict_cache:
+        raise UsageError("--strict-cache: not supported with --engine ray yet (each actor "
+                         "opens its own cache); use --engine local")
     if not args.no_cache:
         try:
             open_cache(args.cache)
@@ -118,6 +126,7 @@ def run_on_ray(
     gates: list[str],
     max_failures: int | None,
     on_item_complete: Callable[[ItemResult], Any],
+    max_failure_rate: float | None = None,
     cache_url: str | None = None,
     pricing: Pricing | None = None,
 ) -> EvalReport:
@@ -128,7 +137,7 @@ def run_on_ray(
         items_dataset(items), functools.partial(_scorers, _absolute(scorers)),
         store_url=store_url, batch_id=batch_id, resume=resume, concurrency=workers,
         judge_concurrency=concurrency, thresholds=thresholds, gates=gates,
-        max_failures=max_failures,
+        max_failures=max_failures, max_failure_rate=max_failure_rate,
         target=_Target(target, loaded_target) if target else None,
         cache_url=cache_url, pricing=pricing,
     )

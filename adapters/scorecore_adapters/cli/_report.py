@@ -7,22 +7,29 @@ from pathlib import Path
 from typing import TextIO
 
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, read_batch
-from scorecore_adapters.cli._compare import thresholds_of
+from scorecore_adapters.cli._compare import compare_batches, thresholds_of
 from scorecore_adapters.report import render_report
 
 
 def report(args: argparse.Namespace, out: TextIO) -> int:
-    """Write the HTML report of a stored batch (and its comparison with ``--baseline``)."""
+    """Write the HTML report of a stored batch (and its comparison with ``--baseline``, under
+    ``compare``'s rules: changed scorers compared and marked unless
+    ``--require-same-scorers``)."""
     thresholds = thresholds_of(args.threshold)
     store, rows = read_batch(args.store, args.batch)
-    baseline = None
+    known = sorted({row.scorer_id for row in rows})
+    for name in thresholds:
+        if name not in known:
+            raise UsageError(f"--threshold for scorer {name!r}, which batch {args.batch!r} did "
+                             f"not run; its scorers: {', '.join(known)}")
+    baseline = comparison = None
     if args.baseline is not None:
         _, baseline = read_batch(args.store, args.baseline)
-    try:
-        html = render_report(rows, batch_id=args.batch, baseline=baseline,
-                             thresholds=thresholds, tolerance=args.tolerance, source=store.url)
-    except ValueError as exc:  # the comparison's: a change no float holds, naming the rows
-        raise UsageError(str(exc)) from None
+        comparison = compare_batches(baseline, rows, args, thresholds)
+    html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
+                         tolerance=args.tolerance, source=store.url, comparison=comparison,
+                         max_failures=args.max_failures,
+                         max_failure_rate=args.max_failure_rate)
     try:
         Path(args.output).write_text(html, encoding="utf-8")
     except OSError as exc:

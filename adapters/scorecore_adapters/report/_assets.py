@@ -20,7 +20,8 @@ th{background:var(--soft);font-weight:600}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict{display:inline-block;padding:2px 10px;border-radius:10px;font-weight:600;color:#fff}
 .verdict.passed,.v-unchanged{background:var(--ok)}.verdict.failed,.v-regressed{background:var(--bad)}
-.v-improved{background:var(--bar)}.verdict.none{background:var(--muted)}
+.v-improved{background:var(--bar)}.verdict.none,.v-none,.v-not_enough_pairs{background:var(--muted)}
+.changed{color:var(--warn);font-size:12px;font-weight:600}
 .pass{color:var(--ok);font-weight:600}.fail{color:var(--bad);font-weight:600}
 .charts{display:flex;flex-wrap:wrap;gap:18px}
 .chart-card{border:1px solid var(--line);border-radius:6px;padding:8px 10px}

@@ -16,7 +16,15 @@ from typing import Any, Final
 
 import attrs
 
-from scorecore.evals import ScoreRow, Threshold, row_item_id
+from scorecore.evals import (
+    EvalReport,
+    ItemResult,
+    ReportFold,
+    ScorerOutcome,
+    ScoreRow,
+    Threshold,
+    row_item_id,
+)
 from scorecore_adapters.report._causes import FailureCause, FailureTally, cause_of_row
 from scorecore_adapters.report._text import packed_json
 
@@ -186,6 +194,34 @@ def scorer_stats(
                     threshold=thresholds.get(sid))
         for sid in sorted(scores)
     ]
+
+
+def batch_verdict(
+    rows: Sequence[ScoreRow],
+    thresholds: Mapping[str, Threshold],
+    *,
+    max_failures: int | None = 0,
+    max_failure_rate: float | None = None,
+) -> EvalReport:
+    """The report ``run_evals``'s fold gives for a stored batch's rows: its verdict and
+    ``verdict_reason`` under ``thresholds`` and the failure budget (a store keeps rows, not
+    the options a batch ran with). Each run id is an item, as ``run_evals`` counts them."""
+    scorer_ids = sorted({row.scorer_id for row in rows})
+    fold = ReportFold(scorer_ids, thresholds=thresholds, max_failures=max_failures,
+                      max_failure_rate=max_failure_rate)
+    runs: dict[str, list[ScorerOutcome]] = {}
+    for row in rows:
+        scored = row.status == "scored"
+        runs.setdefault(row.run_id, []).append(ScorerOutcome(
+            scorer_id=row.scorer_id,
+            status=row.status if row.status in _STATUS else "failed",
+            score=row.score if scored else None,
+        ))
+    for index, (run_id, outcomes) in enumerate(runs.items()):
+        fold.add(ItemResult(index=index, item_id=None, run_id=run_id, item=None,
+                            outcomes=tuple(outcomes)))
+    batch_id = rows[0].batch_id if rows else ""
+    return fold.report(batch_id=batch_id, duration=0.0)
 
 
 def not_scorable_reasons(rows: Sequence[ScoreRow]) -> list[tuple[str, str, int]]:

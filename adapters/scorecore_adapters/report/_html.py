@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 from urllib.parse import quote
 
 from scorecore.evals import (
     Comparison,
+    EvalReport,
     ScorerComparison,
     ScoreRow,
     Threshold,
@@ -18,6 +20,7 @@ from scorecore_adapters.report._charts import histogram_svg, status_svg
 from scorecore_adapters.report._data import (
     DEFAULT_BUDGET,
     ScorerStats,
+    batch_verdict,
     failure_groups,
     not_scorable_reasons,
     payload,
@@ -91,15 +94,23 @@ def _failures(rows: Sequence[ScoreRow]) -> str:
 def _comparison_row(s: ScorerComparison) -> str:
     interval = ("-" if s.ci_low is None
                 else f"[{number(s.ci_low, sign=True)}, {number(s.ci_high, sign=True)}]")
+    changed = ' <span class="changed">definition changed</span>' if s.definition_changed else ""
     return (
-        f"<tr><td>{esc(s.scorer_id)}</td><td class=num>{s.paired}</td>"
+        f"<tr><td>{esc(s.scorer_id)}{changed}</td><td class=num>{s.paired}</td>"
         f"<td class=num>{number(s.base_mean)}</td><td class=num>{number(s.new_mean)}</td>"
         f"<td class=num>{number(s.mean_delta, sign=True)}</td><td class=num>{interval}</td>"
         f"<td class=num>{percent(s.base_pass_rate)} → {percent(s.new_pass_rate)}</td>"
         f"<td class=num>{s.mcnemar_p:.3g}</td>"
         f"<td class=num>{s.improved}/{s.regressed}/{s.unchanged}</td>"
-        f'<td><span class="verdict v-{s.verdict}">{s.verdict}</span></td></tr>'
+        f'<td><span class="verdict v-{s.verdict}">{_SCORER_VERDICTS[s.verdict]}</span></td></tr>'
     )
+
+
+_SCORER_VERDICTS: Final = {"regressed": "regressed", "improved": "improved",
+                           "unchanged": "unchanged", "not_enough_pairs": "too few pairs"}
+_BADGES: Final = {"regressed": ("regressed", "significant regression"),
+                  "no_regression": ("unchanged", "no significant regression"),
+                  "not_enough_pairs": ("none", "no verdict: not enough paired items")}
 
 
 def _fragment(item_id: str) -> str:
@@ -126,9 +137,10 @@ def _baseline(comparison: Comparison | None) -> str:
     if c.only_in_new:
         notes.append(f"{len(c.only_in_new)} item(s) only in this batch: "
                      f"{esc(', '.join(c.only_in_new[:20]))}")
-    if c.scorers_only_in_base or c.scorers_only_in_new or c.changed_scorers:
-        notes.append("scorers differ: " + esc(", ".join(
-            [*c.scorers_only_in_base, *c.scorers_only_in_new, *c.changed_scorers])))
+    if c.scorers_differ:
+        notes.append("scorers differ: " + esc(c.scorer_differences()))
+    if c.verdict == "not_enough_pairs":
+        notes.append(esc(c.verdict_reason or ""))
     regressed = [
         f"<tr><td>{esc(s.scorer_id)}</td><td><a href=\"#item={_fragment(item.item_id)}\">"
                 f"{esc(item.item_id)}</a></td><td>{number(item.base_score)} ({item.base_status})"
@@ -139,8 +151,7 @@ def _baseline(comparison: Comparison | None) -> str:
     most = ("<h3>Most regressed items</h3><table id=\"most-regressed\"><thead><tr><th>scorer"
             "</th><th>item</th><th>baseline</th><th>this batch</th><th class=num>delta</th>"
             "</tr></thead><tbody>" + "".join(regressed) + "</tbody></table>") if regressed else ""
-    gate = "regressed" if c.regressed else "unchanged"
-    words = "significant regression" if c.regressed else "no significant regression"
+    gate, words = _BADGES[c.verdict]
     levels = ", ".join(sorted({f"{100 * s.confidence:.3g}%" for s in c.scorers})) or "95%"
     return (
         f'<section id="baseline"><h2>Compared with baseline {esc(c.base_batch)} '
@@ -152,13 +163,14 @@ def _baseline(comparison: Comparison | None) -> str:
     )
 
 
-def _verdict(stats: Sequence[ScorerStats]) -> str:
-    checked = [s for s in stats if s.threshold is not None]
-    if not checked:
-        return '<span class="verdict none" id="verdict">no thresholds</span>'
-    ok = all(s.passed for s in checked)
-    return (f'<span class="verdict {"passed" if ok else "failed"}" id="verdict">'
-            f'{"passed" if ok else "failed"}</span>')
+def _verdict(report: EvalReport) -> str:
+    return f'<span class="verdict {report.verdict}" id="verdict">{report.verdict}</span>'
+
+
+def _verdict_reason(report: EvalReport) -> str:
+    if report.verdict_reason is None:
+        return ""
+    return f'<p id="verdict-reason">verdict: failed — {esc(report.verdict_reason)}</p>'
 
 
 def render_report(
@@ -170,6 +182,9 @@ def render_report(
     tolerance: float = 0.02,
     source: str = "",
     budget: int = DEFAULT_BUDGET,
+    comparison: Comparison | None = None,
+    max_failures: int | None = 0,
+    max_failure_rate: float | None = None,
 ) -> str:
     """One self-contained HTML page about a batch's rows (inline CSS, JS and SVG; no network).
 
@@ -184,6 +199,13 @@ def render_report(
         source: where the rows came from (shown under the title).
         budget: bytes the items' data may take; long values are cut to fit (the store keeps
             them whole), causes are never cut.
+        comparison: ``compare(baseline, rows, ...)`` when the caller already computed it
+            (``scorecore report`` does, to apply ``--min-paired`` and
+            ``--require-same-scorers`` first); by default it is computed here. A scorer whose
+            definition changed is compared and marked "definition changed".
+        max_failures, max_failure_rate: the failure budget of the page's verdict, which is
+            ``run_evals``'s rule applied to the rows (``EvalReport.verdict``), with its
+            reason in one line under the title.
 
     >>> from scorecore.evals import ScoreRow
     >>> row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
@@ -194,10 +216,14 @@ def render_report(
     """
     chosen = thresholds or {}
     stats = scorer_stats(rows, chosen)
-    comparison = None
+    verdict = batch_verdict(rows, chosen, max_failures=max_failures,
+                            max_failure_rate=max_failure_rate)
     base_scores: dict[tuple[str, str], float | None] = {}
-    if baseline is not None:
-        comparison = compare(baseline, rows, tolerance=tolerance, thresholds=chosen)
+    if baseline is None:
+        comparison = None
+    else:
+        if comparison is None:
+            comparison = compare(baseline, rows, tolerance=tolerance, thresholds=chosen)
         base_scores = {(r.scorer_id, row_item_id(r)): r.score if r.status == "scored" else None
                        for r in baseline}
     data, limit = payload(rows, baseline=base_scores, budget=budget)
@@ -213,7 +239,7 @@ def render_report(
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
         f"<title>scorecore report: {esc(batch_id)}</title><style>{CSS}</style></head><body>"
-        f"<header><h1>Batch {esc(batch_id)} {_verdict(stats)}</h1>"
+        f"<header><h1>Batch {esc(batch_id)} {_verdict(verdict)}</h1>{_verdict_reason(verdict)}"
         f'<p class="muted">{items} item(s), {len(rows)} row(s), {len(stats)} scorer(s)'
         f"{' from ' + esc(source) if source else ''}.{cut}</p></header>"
         "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"
