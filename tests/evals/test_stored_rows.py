@@ -348,3 +348,13 @@ def test_a_report_of_scores_across_the_whole_float_range(work: Path) -> None:
     page = (work / "r.html").read_text()
     tables = page[page.index("<h2>Summary</h2>"):page.index("<h2>Failures</h2>")]
     assert not {"nan", "inf"} & set(re.findall(r"[a-z]+", tables.lower()))
+
+
+def test_huge_scores_are_printed_short(work: Path) -> None:
+    """show and compare print 1e+308, not a number of 309 digits."""
+    _scores(work, "A", 1e308)
+    for argv in (["show", "A"], ["compare", "A", "B", "--min-paired", "3"]):
+        code, out, err = cli(work, *argv)
+        assert code in (0, 1), err
+        assert "1e+308" in out
+        assert "0" * 100 not in out
