@@ -5,16 +5,22 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections import deque
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from datetime import datetime
 from enum import Enum
-from typing import Any, Literal, TypeVar, cast, final, get_args, get_origin
+from typing import Any, Final, Literal, TypeVar, cast, final, get_args, get_origin
 
 import attrs
 import cattrs
-from cattrs.cols import is_any_set, is_sequence
-from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+from cattrs.cols import is_any_set, is_mapping, is_sequence
+from cattrs.errors import (
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+    IterableValidationNote,
+)
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 from returns.result import Failure, Result, Success
@@ -166,17 +172,31 @@ def _register_strict_hooks(conv: cattrs.Converter) -> None:
         finally:
             building.reset(token)
         wanted = "a list or set" if is_any_set(type_) else "a list"
+        structure = _stopping_collection(conv, type_, inner) or inner
 
         def hook(value: Any, target: Any) -> Any:
             if isinstance(value, str | bytes | bytearray | Mapping):
                 raise TypeError(
                     f"expected {wanted}, got {short_repr(value)} of type {type(value).__name__}"
                 )
-            return inner(value, target)
+            return structure(value, target)
 
         return hook
 
     conv.register_structure_hook_factory(is_guarded_collection, collection_factory)
+
+    def is_guarded_mapping(type_: Any) -> bool:
+        return is_mapping(type_) and len(get_args(type_)) == 2 and type_ not in building.get()
+
+    def mapping_factory(type_: Any) -> Any:
+        token = building.set((*building.get(), type_))
+        try:
+            inner = conv.get_structure_hook(type_, cache_result=False)
+        finally:
+            building.reset(token)
+        return _stopping_mapping(conv, type_, inner) or inner
+
+    conv.register_structure_hook_factory(is_guarded_mapping, mapping_factory)
 
     def literal_factory(type_: Any) -> Any:
         allowed = get_args(type_)
@@ -191,6 +211,114 @@ def _register_strict_hooks(conv: cattrs.Converter) -> None:
         return hook
 
     conv.register_structure_hook_factory(_is_plain_literal, literal_factory)
+
+
+class _StoppedEarly(Exception):  # noqa: N818 - a marker in an error group, never raised alone
+    """Checking a collection stopped after :data:`MAX_ERRORS` errors; the rest was not read."""
+
+
+# cattrs checks every item of a collection and raises one group of all their errors: 200,000
+# wrong values cost seconds of blocked event loop to reject (and the message lists 50 of
+# them). These hooks build the same containers but stop at the first MAX_ERRORS errors.
+_BUILT: Final[Mapping[type, Callable[[list[Any]], Any]]] = {
+    list: lambda items: items, tuple: tuple, deque: deque, set: set, frozenset: frozenset,
+}
+
+
+def _element_type(type_: Any) -> Any:
+    """The item type of a homogeneous collection type, else ``None`` (bare, fixed tuple)."""
+    args = get_args(type_)
+    if len(args) == 2 and args[1] is Ellipsis:
+        return args[0]
+    if len(args) == 1 and (get_origin(type_) or type_) is not tuple:
+        return args[0]
+    return None
+
+
+def _note(exc: Exception, text: str, index: Any, type_: Any) -> Exception:
+    exc.__notes__ = [*getattr(exc, "__notes__", []), IterableValidationNote(text, index, type_)]
+    return exc
+
+
+def _stopping_collection(conv: cattrs.Converter, type_: Any, inner: Any) -> Any:
+    """A hook structuring ``type_`` as ``inner`` does, stopping at MAX_ERRORS item errors;
+    ``None`` when ``type_`` is not a homogeneous collection of a known container."""
+    element = _element_type(type_)
+    if element is None or element is Any:
+        return None  # nothing per item can fail
+    try:
+        build = _BUILT.get(type(inner([], type_)))
+    except Exception:  # noqa: BLE001 - a type cattrs cannot build empty: leave it to cattrs
+        return None
+    if build is None:
+        return None
+    unique = build is set or build is frozenset
+    handlers: list[Any] = []  # the item hook, looked up on first use (types may recurse)
+
+    def structure(value: Any, target: Any) -> Any:
+        if not handlers:
+            handlers.append(conv.get_structure_hook(element))
+        handler = handlers[0]
+        items: list[Any] = []
+        seen: set[Any] = set()
+        errors: list[Exception] = []
+        for index, item in enumerate(value):
+            try:
+                if unique:
+                    seen.add(handler(item, element))
+                else:
+                    items.append(handler(item, element))
+            except Exception as exc:  # noqa: BLE001 - as cattrs: each item's error is reported
+                errors.append(_note(exc, f"Structuring {target} @ index {index}", index, element))
+                if len(errors) >= MAX_ERRORS:
+                    errors.append(_StoppedEarly())
+                    break
+        if errors:
+            raise IterableValidationError(f"While structuring {target!r}", errors, target)
+        return build(list(seen)) if unique else build(items)
+
+    return structure
+
+
+def _stopping_mapping(conv: cattrs.Converter, type_: Any, inner: Any) -> Any:
+    """A hook structuring the mapping ``type_`` into a dict, stopping at MAX_ERRORS errors;
+    ``None`` when cattrs would not build a dict or the types need no conversion."""
+    key_type, value_type = get_args(type_)
+    if key_type is Any and value_type is Any:
+        return None
+    try:
+        if type(inner({}, type_)) is not dict:
+            return None
+    except Exception:  # noqa: BLE001 - a type cattrs cannot build empty: leave it to cattrs
+        return None
+    handlers: list[Any] = []
+
+    def structure(value: Any, target: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return inner(value, target)  # cattrs' own error for a value that is not a mapping
+        if not handlers:
+            handlers.extend((conv.get_structure_hook(key_type),
+                             conv.get_structure_hook(value_type)))
+        key_hook, value_hook = handlers
+        out: dict[Any, Any] = {}
+        errors: list[Exception] = []
+        for key, item in value.items():
+            try:
+                converted = value_hook(item, value_type)
+                try:
+                    out[key_hook(key, key_type)] = converted
+                except Exception as exc:  # noqa: BLE001 - as cattrs, a key's error
+                    errors.append(_note(exc, "Structuring mapping key", key, key_type))
+            except Exception as exc:  # noqa: BLE001 - as cattrs, a value's error
+                errors.append(_note(exc, "Structuring mapping value", key, value_type))
+            if len(errors) >= MAX_ERRORS:
+                errors.append(_StoppedEarly())
+                break
+        if errors:
+            raise IterableValidationError(f"While structuring {target!r}", errors, target)
+        return out
+
+    return structure
 
 
 def _make_converter() -> cattrs.Converter:
@@ -325,7 +453,8 @@ converter: cattrs.Converter = _make_converter()
 
 
 MAX_ERRORS = 50
-"""At most this many errors are listed in one :class:`InputMismatch`; a last one counts the rest."""
+"""At most this many errors are listed in one :class:`InputMismatch`; a last one counts the rest
+(or, when a collection had this many wrong items, says that checking stopped there)."""
 
 _KEY_LIMIT = 60  # characters of a mapping key shown in an error's path
 # Characters of an exception's own message kept: ours hold values already cut to REPR_LIMIT,
@@ -371,6 +500,8 @@ def _format_error(exc: BaseException, type_: Any) -> str:
         return "expected a mapping"
     if isinstance(exc, RecursionError):
         return "value nested too deeply"
+    if isinstance(exc, _StoppedEarly):
+        return _STOPPED
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
 
 
@@ -399,10 +530,19 @@ def _transform_error(exc: BaseException, path: str, out: list[str]) -> None:
         out.append(f"{_format_error(exc, None)} @ {path}")
 
 
+_STOPPED = "checking stopped"
+
+
 def _describe_errors(exc: BaseException, which: str) -> tuple[str, ...]:
-    errors: list[str] = []
-    _transform_error(exc, which, errors)
-    if len(errors) > MAX_ERRORS:
+    found: list[str] = []
+    _transform_error(exc, which, found)
+    errors = [e for e in found if not e.startswith(_STOPPED)]
+    if len(errors) < len(found):  # a collection stopped early: how many more is not known
+        errors[MAX_ERRORS - 1:] = [
+            f"… and more errors @ {which}: checking stopped after {MAX_ERRORS} errors in one "
+            f"collection (the rest was not checked)"
+        ]
+    elif len(errors) > MAX_ERRORS:
         rest = len(errors) - MAX_ERRORS + 1
         errors[MAX_ERRORS - 1:] = [f"… and {rest:,} more errors @ {which}"]
     return tuple(errors)

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any, Self, final
 import anyio
 import attrs
 
-from scorecore.evals import BatchSummary, CompletedScore, ScoreRow, StoreError, storable_row
+from scorecore.evals import (
+    SCORE_COLUMNS,
+    BatchSummary,
+    CompletedScore,
+    ScoreRow,
+    StoreError,
+    decode_row,
+    storable_row,
+)
 from scorecore_adapters._checks import misuse
 
 __all__ = ["InMemoryScoreStore"]
@@ -169,14 +177,23 @@ class InMemoryScoreStore:
             self._saves += 1
             self._writes.extend((row.run_id, row.scorer_id) for row in kept)
 
+    def _read(self, row: ScoreRow, operation: str) -> ScoreRow:
+        # Read back through the decoder every store uses, so that a row holding what no
+        # store can read (a text score, an infinite one) fails here as it would there.
+        record = {column.name: getattr(row, column.attr) for column in SCORE_COLUMNS}
+        return decode_row(record, json_text=False, store=self.url, operation=operation)
+
     async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
         """The final (scored or not-scorable) outcomes stored for ``batch_id``."""
         await anyio.lowlevel.checkpoint()
-        return {
-            key: CompletedScore(status=row.status, score=row.score, reason=row.reason)
-            for key, row in self._rows.items()
-            if row.batch_id == batch_id and row.status != "failed"
-        }
+        done: dict[tuple[str, str], CompletedScore] = {}
+        for key, stored in self._rows.items():
+            if stored.batch_id == batch_id and stored.status in ("scored", "not_scorable"):
+                row = self._read(stored, "completed")
+                status = row.status
+                if status != "failed":
+                    done[key] = CompletedScore(status=status, score=row.score, reason=row.reason)
+        return done
 
     async def has_batch(self, batch_id: str, /) -> bool:
         """Whether any row (of any status) is stored for ``batch_id``."""
@@ -186,7 +203,8 @@ class InMemoryScoreStore:
     async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
         """Every row of ``batch_id``, by dataset position, then run id and scorer id."""
         await anyio.lowlevel.checkpoint()
-        rows = [row for row in self._rows.values() if row.batch_id == batch_id]
+        rows = [self._read(row, "list_run") for row in self._rows.values()
+                if row.batch_id == batch_id]
         return sorted(rows, key=lambda r: (_position(r), r.run_id, r.scorer_id))
 
     async def list_batches(self) -> list[BatchSummary]:

@@ -41,11 +41,16 @@ def load_pricing(path: str | Path) -> Pricing:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"pricing file {str(file)!r}: {exc.strerror or exc}") from None
+    kind = "TOML" if file.suffix.lower() == ".toml" else "JSON"
     try:
-        data = tomllib.loads(text) if file.suffix.lower() == ".toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"pricing file {str(file)!r} is not valid "
-                         f"{'TOML' if file.suffix.lower() == '.toml' else 'JSON'}: {exc}") from None
+        data = tomllib.loads(text) if kind == "TOML" else json.loads(text)
+    except RecursionError:
+        # Both parsers recurse per level: a file nested thousands deep exhausts the stack.
+        raise ValueError(f"pricing file {str(file)!r} is not usable {kind}: it is nested too "
+                         f"deeply to read (a pricing file is two levels deep)") from None
+    except ValueError as exc:  # a syntax error, or an int longer than Python reads
+        raise ValueError(f"pricing file {str(file)!r} is not valid {kind}: "
+                         f"{str(exc).split(';')[0]}") from None
     try:
         return Pricing.from_mapping(data)
     except (TypeError, ValueError) as exc:

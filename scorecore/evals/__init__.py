@@ -74,7 +74,8 @@ from scorecore.evals._spending import (
     TrialSpread,
     TrialsSummary,
 )
-from scorecore.evals._store import CompletedScore, ScoreStore, StoreError
+from scorecore.evals._store import CompletedScore, ScoreStore, StoredRowError, StoreError
+from scorecore.evals._stored import decode_row
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -112,6 +113,7 @@ __all__ = [
     "ScorerOutcome",
     "ScorerSummary",
     "StoreError",
+    "StoredRowError",
     "Threshold",
     "ThresholdResult",
     "TrialSpread",
@@ -121,6 +123,7 @@ __all__ = [
     "check_scorers",
     "check_thresholds",
     "compare",
+    "decode_row",
     "failure_kind",
     "item_from_mapping",
     "item_key",

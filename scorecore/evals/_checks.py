@@ -25,6 +25,21 @@ def is_finite_number(value: object) -> TypeGuard[int | float]:
     return is_number(value) and math.isfinite(value)
 
 
+FIXED_BITS = 1074
+"""Every finite float is an integer multiple of ``2**-FIXED_BITS`` (the smallest subnormal)."""
+
+
+def fixed(value: float) -> int:
+    """``value * 2**FIXED_BITS`` exactly, as an int: sums of these are exact in any order.
+
+    >>> fixed(0.5) == 2**1073, fixed(-0.25) == -(2**1072)
+    (True, True)
+    """
+    numerator, denominator = float(value).as_integer_ratio()
+    # denominator is 2**k with k <= FIXED_BITS: scale to the common 2**FIXED_BITS.
+    return numerator << (FIXED_BITS + 1 - denominator.bit_length())
+
+
 def unit_interval(owner: str, value: object) -> float | None:
     """``value`` as a float in [0, 1], ``None`` for ``None``.
 

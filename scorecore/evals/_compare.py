@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
 import attrs
 
+from scorecore._reprs import short_repr
 from scorecore.evals._bootstrap import quantile as _quantile
 from scorecore.evals._bootstrap import resample_indices
 from scorecore.evals._checks import is_int
@@ -355,9 +356,26 @@ def bootstrap_mean_interval(
         return (values[0], values[0])
     key = f"scorecore-bootstrap/1:{seed}:{stream}:".encode("utf-8", "surrogatepass")
     n = len(values)
-    means = sorted(s / n for s in _resample_sums(values, resamples=resamples, key=key))
+    bits = _scale(values)
+    scaled = [math.ldexp(v, -bits) for v in values] if bits else values
+    means = sorted(s / n for s in _resample_sums(scaled, resamples=resamples, key=key))
     tail = (1 - confidence) / 2
-    return (_quantile(means, tail), _quantile(means, 1 - tail))
+    low, high = _quantile(means, tail), _quantile(means, 1 - tail)
+    return (math.ldexp(low, bits), math.ldexp(high, bits)) if bits else (low, high)
+
+
+# A sum of scores near the largest float overflows (1e308 + 1e308), though their mean does
+# not. Such values are divided by a power of two (exactly) until no sum of all of them can
+# overflow, then the result is multiplied back: ordinary scores are left as they are.
+_SUM_BITS: Final = 1000
+
+
+def _scale(values: Sequence[float]) -> int:
+    """The power of two to divide ``values`` by so that no sum of them overflows (usually 0)."""
+    largest = max(abs(v) for v in values) if values else 0.0
+    if largest == 0.0:
+        return 0
+    return max(0, math.frexp(largest)[1] + len(values).bit_length() - _SUM_BITS)
 
 
 def _fingerprint(row: ScoreRow) -> str | None:
@@ -398,7 +416,19 @@ def _passes(row: ScoreRow, threshold: Threshold | None) -> bool:
 
 
 def _mean(values: Sequence[float]) -> float:
-    return math.fsum(values) / len(values)
+    bits = _scale(values)
+    if not bits:
+        return math.fsum(values) / len(values)
+    return math.ldexp(math.fsum([math.ldexp(v, -bits) for v in values]) / len(values), bits)
+
+
+def _beyond_floats(scorer_id: str, base: ScoreRow, new: ScoreRow) -> ValueError:
+    return ValueError(
+        f"cannot compare scorer {scorer_id!r} on item {short_repr(row_item_id(new), 80)}: its "
+        f"score went from {base.score!r} (row {base.id}, batch {short_repr(base.batch_id, 80)}) "
+        f"to {new.score!r} (row {new.id}, batch {short_repr(new.batch_id, 80)}), a change "
+        f"beyond the largest float"
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -433,6 +463,9 @@ def _compare_scorer(
              for k in keys]
     scored = [p for p in pairs if p.delta is not None]
     deltas = [p.delta for p in scored if p.delta is not None]
+    if not all(map(math.isfinite, deltas)):  # scores near the largest float, opposite signs
+        k = next(p.item_id for p in scored if p.delta is not None and not math.isfinite(p.delta))
+        raise _beyond_floats(scorer_id, base[k], new[k])
     confidence = 1 - settings.alpha
     enough = len(pairs) >= settings.min_paired
     ci: tuple[float, float] | None = None
@@ -529,6 +562,14 @@ def compare(
         min_paired: the fewest paired items a scorer needs for a verdict (>= 1, default 10);
             with fewer it is ``"not_enough_pairs"`` and the comparison has no verdict
             (:attr:`Comparison.verdict`), never a pass.
+
+    Scores anywhere in the float range are compared (means and intervals of scores near
+    ±1e308 do not overflow), but an item whose score changed by more than the largest float
+    (from -1e308 to 1e308) has no delta.
+
+    Raises:
+        ValueError: a bad option, or an item whose change is beyond the largest float (the
+            message names both rows).
 
     >>> from scorecore.evals import ScoreRow, compare
     >>> def rows(batch, scores):

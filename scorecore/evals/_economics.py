@@ -13,9 +13,8 @@ items whose verdict changed between trials).
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, final
+from typing import Any, final
 
 import attrs
 
@@ -25,11 +24,12 @@ from scorecore._economics import Budget, BudgetExhausted, JudgeMeter, Pricing
 from scorecore._errors import ScorerRunError
 from scorecore._reprs import short_repr
 from scorecore._runtime import Runtime
+from scorecore.evals._checks import FIXED_BITS, fixed
+from scorecore.evals._items import ItemFailure
 from scorecore.evals._options import EvalConfigError
+from scorecore.evals._report import EvalReport, ItemResult, Threshold
+from scorecore.evals._scoring import ClaimedItem, ItemScorer
 from scorecore.evals._spending import EconomicsSummary, ScorerCost, TrialSpread, TrialsSummary
-
-if TYPE_CHECKING:
-    from scorecore.evals._report import EvalReport, ItemResult, Threshold
 
 __all__: list[str] = []  # internal: run_evals' part; the report values are in _spending
 
@@ -115,10 +115,78 @@ def _executions(outcome: Any) -> Iterable[Any]:
 
 
 @final
+class _ItemTrials:
+    """One item's runs of one scorer so far, over its trials: counts and exact sums only."""
+
+    __slots__ = ("name", "runs", "squares", "total", "values", "verdicts")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.runs = 0
+        self.values = 0  # runs scored (pass or fail)
+        self.total = 0  # their scores' sum, fixed-point (exact)
+        self.squares = 0  # the sum of their squares, fixed-point squared (exact)
+        self.verdicts: set[str] = set()
+
+    def add(self, verdict: str, score: float | None) -> None:
+        self.runs += 1
+        self.verdicts.add(verdict)
+        if score is not None and verdict in ("pass", "fail"):
+            value = fixed(score)
+            self.values += 1
+            self.total += value
+            self.squares += value * value
+
+    def std_dev(self) -> float:
+        """The population standard deviation of the scores (at least two), from exact sums."""
+        n = self.values
+        return math.sqrt((n * self.squares - self.total * self.total)
+                         / (n * n << (2 * FIXED_BITS)))
+
+
+@final
+class _Spread:
+    """One scorer's spread over the items whose trials are all in."""
+
+    __slots__ = ("changed", "changed_ids", "dev_max", "dev_total", "devs", "total", "values")
+
+    def __init__(self) -> None:
+        self.values = 0
+        self.total = 0
+        self.devs = 0
+        self.dev_total = 0
+        self.dev_max: float | None = None
+        self.changed = 0
+        self.changed_ids: list[str] = []
+
+    def add(self, item: _ItemTrials) -> None:
+        self.values += item.values
+        self.total += item.total
+        if item.values >= 2:
+            dev = item.std_dev()
+            self.devs += 1
+            self.dev_total += fixed(dev)
+            self.dev_max = dev if self.dev_max is None else max(self.dev_max, dev)
+        if len(item.verdicts) > 1:
+            self.changed += 1
+            if len(self.changed_ids) < _CHANGED_IDS_KEPT:
+                self.changed_ids.append(item.name)
+
+    def summary(self, scorer_id: str) -> TrialSpread:
+        return TrialSpread(
+            scorer_id=scorer_id,
+            mean=self.total / (self.values << FIXED_BITS) if self.values else None,
+            mean_std_dev=self.dev_total / (self.devs << FIXED_BITS) if self.devs else None,
+            max_std_dev=self.dev_max, changed_items=self.changed,
+            changed_item_ids=tuple(self.changed_ids),
+        )
+
+
+@final
 class EconomicsFold:
     """Watches finished items; adds the economics and trials parts to the report."""
 
-    __slots__ = ("_costs", "_marks", "_meter", "_names", "_trial_scores", "_trials")
+    __slots__ = ("_costs", "_marks", "_meter", "_open", "_spreads", "_trials")
 
     def __init__(
         self,
@@ -134,9 +202,9 @@ class EconomicsFold:
         self._marks = {
             sid: (t.min if t.min is not None else 0.5) for sid, t in thresholds.items()
         }
-        self._names: dict[int, str] = {}
-        # (item index, scorer) → the verdict and score of each trial so far
-        self._trial_scores: dict[tuple[int, str], list[tuple[str, float | None]]] = {}
+        # (item index, scorer) → its trials so far, until all are in (memory: the items open)
+        self._open: dict[tuple[int, str], _ItemTrials] = {}
+        self._spreads = {sid: _Spread() for sid in scorer_ids}
 
     def hook(
         self, then: Callable[[ItemResult], Any] | None
@@ -175,8 +243,12 @@ class EconomicsFold:
                 if outcome.status == "scored" and outcome.score is not None:
                     verdict = "pass" if outcome.score >= mark else "fail"
                 key = (result.index, outcome.scorer_id)
-                self._trial_scores.setdefault(key, []).append((verdict, outcome.score))
-                self._names.setdefault(result.index, result.item_id or f"#{result.index}")
+                item = self._open.get(key)
+                if item is None:
+                    item = self._open[key] = _ItemTrials(result.item_id or f"#{result.index}")
+                item.add(verdict, outcome.score)
+                if item.runs == self._trials:  # every trial is in: fold it, forget it
+                    self._spreads[outcome.scorer_id].add(self._open.pop(key))
 
     def finish(self, report: EvalReport) -> EvalReport:
         """The report with its ``economics`` and ``trials`` parts."""
@@ -208,59 +280,72 @@ class EconomicsFold:
         return attrs.evolve(report, economics=economics, trials=trials)
 
     def _trials_summary(self) -> TrialsSummary:
-        spreads = []
-        for sid in self._costs:
-            scores: list[float] = []
-            devs: list[float] = []
-            changed: list[str] = []
-            count = 0
-            for (index, scorer_id), runs in self._trial_scores.items():
-                if scorer_id != sid:
-                    continue
-                values = [s for v, s in runs if s is not None and v in ("pass", "fail")]
-                scores.extend(values)
-                if len(values) >= 2:
-                    devs.append(statistics.pstdev(values))
-                if len({v for v, _ in runs}) > 1:
-                    count += 1
-                    if len(changed) < _CHANGED_IDS_KEPT:
-                        changed.append(self._names[index])
-            spreads.append(TrialSpread(
-                scorer_id=sid,
-                mean=math.fsum(scores) / len(scores) if scores else None,
-                mean_std_dev=math.fsum(devs) / len(devs) if devs else None,
-                max_std_dev=max(devs) if devs else None,
-                changed_items=count, changed_item_ids=tuple(changed),
-            ))
-        return TrialsSummary(trials=self._trials, scorers=tuple(spreads))
+        for (_, scorer_id), item in sorted(self._open.items(), key=lambda kv: kv[0]):
+            self._spreads[scorer_id].add(item)  # items some trials of which never came in
+        self._open.clear()
+        return TrialsSummary(trials=self._trials, scorers=tuple(
+            spread.summary(sid) for sid, spread in self._spreads.items()
+        ))
+
+
+@final
+@attrs.frozen
+class TrialUnit:
+    """One trial of a claimed item: the unit of work of a batch with trials."""
+
+    claimed: ItemResult | ClaimedItem
+    trial: int
 
 
 @final
 class TrialScorer:
-    """Scores an item once per trial, each with its own run ids and trial-indexed meter."""
+    """Scores one trial of an item at a time: a trial is a unit of work, like an item.
 
-    __slots__ = ("_scorers",)
+    The item's run id is claimed once (:meth:`prepare`, the first trial's ids); each trial
+    then runs with its own run ids (``f"{batch_id}/trial-{t}:…"`` after the first) and a copy
+    of the batch's meter with its trial index, so the cache keeps the trials apart. Nothing
+    is built per trial ahead of its turn: memory stays flat in the number of trials.
+    """
 
-    def __init__(self, scorers: Sequence[Any]) -> None:
-        self._scorers = scorers
+    __slots__ = ("_batch_id", "_meter", "_runtime", "_scorer")
 
-    async def __call__(self, index: int, raw: object) -> tuple[ItemResult, ...]:
-        """The item's result in each trial, in trial order."""
-        # Every trial claims its run id before any awaits: a later item with a duplicate id
-        # cannot take trial t's id while trial t-1 of this item is still running.
-        claimed = [scorer.prepare(index, raw) for scorer in self._scorers]
-        return tuple([await scorer.run(c) for scorer, c in zip(self._scorers, claimed,
-                                                                 strict=True)])
+    def __init__(
+        self, scorer: ItemScorer, *, batch_id: str, runtime: Runtime, meter: JudgeMeter | None
+    ) -> None:
+        self._scorer = scorer
+        self._batch_id = batch_id
+        self._runtime = runtime
+        self._meter = meter
 
-    def failed(self, index: int, failure: Any) -> ItemResult:
-        """The item failed as a whole (reported once, under the first trial)."""
-        result: ItemResult = self._scorers[0].failed(index, failure)
-        return result
+    def prepare(self, index: int, raw: object) -> ItemResult | ClaimedItem:
+        """Read the entry and claim its run id for every trial (no await)."""
+        return self._scorer.prepare(index, raw)
 
+    async def __call__(self, index: int, unit: TrialUnit) -> ItemResult:
+        """The item's result in ``unit.trial``."""
+        claimed, trial = unit.claimed, unit.trial
+        if isinstance(claimed, ItemResult):
+            return self._in_trial(claimed, trial)
+        runtime = self._runtime
+        if self._meter is not None:
+            runtime = attrs.evolve(runtime, meter=self._meter.for_trial(trial))
+        if trial:
+            claimed = attrs.evolve(claimed, run_id=self._run_id(claimed.run_id, trial))
+        result = await self._scorer.run(claimed, runtime=runtime)
+        return attrs.evolve(result, trial=trial) if trial else result
 
-def each_result(result: ItemResult | tuple[ItemResult, ...]) -> tuple[ItemResult, ...]:
-    """One item's results: one, or one per trial."""
-    return result if isinstance(result, tuple) else (result,)
+    def failed(self, index: int, unit: TrialUnit, failure: ItemFailure) -> ItemResult:
+        """The trial failed as a whole (every scorer failed with ``failure``)."""
+        return self._in_trial(self._scorer.failed(index, failure), unit.trial)
+
+    def _run_id(self, run_id: str, trial: int) -> str:
+        # The first trial's run id is f"{batch_id}:{item}": only the prefix changes.
+        return trial_batch_id(self._batch_id, trial) + run_id[len(self._batch_id):]
+
+    def _in_trial(self, result: ItemResult, trial: int) -> ItemResult:
+        if not trial:
+            return result
+        return attrs.evolve(result, run_id=self._run_id(result.run_id, trial), trial=trial)
 
 
 def check_economics(
@@ -293,17 +378,16 @@ def check_economics(
 
 
 def per_trial(
-    make: Callable[[Runtime, str], Any],
+    make: Callable[[Runtime, str], ItemScorer],
     *,
     runtime: Runtime,
     meter: JudgeMeter | None,
     batch_id: str,
     trials: int,
-) -> Any:
-    """The item scorer: ``make(runtime, run-id prefix)``, once per trial when ``trials > 1``."""
-    def runtime_for(trial: int) -> Runtime:
-        return runtime if meter is None else attrs.evolve(runtime, meter=meter.for_trial(trial))
-
+) -> ItemScorer | TrialScorer:
+    """The batch's scorer: ``make(runtime, batch_id)``, by trial when ``trials > 1``."""
+    first = runtime if meter is None else attrs.evolve(runtime, meter=meter.for_trial(0))
+    scorer = make(first, batch_id)
     if trials == 1:
-        return make(runtime_for(0), batch_id)
-    return TrialScorer([make(runtime_for(t), trial_batch_id(batch_id, t)) for t in range(trials)])
+        return scorer
+    return TrialScorer(scorer, batch_id=batch_id, runtime=runtime, meter=meter)

@@ -14,7 +14,7 @@ import attrs
 
 from scorecore._errors import ScorerRunError
 from scorecore._values import ScoreResult
-from scorecore.evals._checks import unit_interval
+from scorecore.evals._checks import FIXED_BITS, fixed, unit_interval
 from scorecore.evals._items import EvalItem
 from scorecore.evals._spending import EconomicsSummary, TrialsSummary
 
@@ -77,6 +77,8 @@ class ItemResult:
         outcomes: one outcome per scorer, in the scorers' order.
         duplicate_of: the index of the earlier item whose id (hence run id) this item
             repeats; such an item is failed and nothing is stored for it.
+        trial: which trial of the item this is (0 without ``trials``; run ids of trials
+            after the first are ``f"{batch_id}/trial-{trial}:…"``).
     """
 
     index: int
@@ -87,6 +89,7 @@ class ItemResult:
     error: str | None = None
     outcomes: tuple[ScorerOutcome, ...] = ()
     duplicate_of: int | None = None
+    trial: int = 0
 
 
 def _check_bound(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -198,7 +201,8 @@ class EvalReport:
         scorers: per-scorer aggregates, in the scorers' order.
         thresholds: the threshold checks, in the scorers' order.
         gates: the gate checks, in the gates' order.
-        results: per-item results in dataset order, only with ``keep_results=True``.
+        results: per-item results in dataset order (then trial order), only with
+            ``keep_results=True``.
         duration: seconds, measured with the runtime's clock.
         max_failures: the failed scorer runs tolerated (``None``: any number; run_evals'
             default is 0, so any failed run fails the verdict).
@@ -382,9 +386,8 @@ def _failed_checks(
     return tuple(failures)
 
 
-# Every finite float is an integer multiple of 2**-1074 (the smallest subnormal), so a sum of
-# scores scaled by 2**1074 is an exact integer: adding is exact, hence independent of order.
-_SCALE_BITS = 1074
+# A sum of scores scaled by 2**FIXED_BITS is an exact integer (see fixed): adding is exact,
+# hence independent of order.
 
 
 class _Aggregate:
@@ -396,14 +399,12 @@ class _Aggregate:
         self.scored = 0
         self.not_scorable = 0
         self.failed = 0
-        self.total = 0  # the sum of scores times 2**_SCALE_BITS, exactly
+        self.total = 0  # the sum of scores times 2**FIXED_BITS, exactly
 
     def add(self, outcome: ScorerOutcome) -> None:
         score = outcome.score
         if outcome.status == "scored" and score is not None and math.isfinite(score):
-            numerator, denominator = float(score).as_integer_ratio()
-            # denominator is 2**k with k <= 1074: scale to the common 2**1074.
-            self.total += numerator << (_SCALE_BITS + 1 - denominator.bit_length())
+            self.total += fixed(score)
             self.scored += 1
         elif outcome.status == "not_scorable":
             self.not_scorable += 1
@@ -412,7 +413,7 @@ class _Aggregate:
 
     def summary(self, scorer_id: str) -> ScorerSummary:
         # int / int is correctly rounded, so the mean is the exact mean rounded once.
-        mean = self.total / (self.scored << _SCALE_BITS) if self.scored else None
+        mean = self.total / (self.scored << FIXED_BITS) if self.scored else None
         return ScorerSummary(scorer_id=scorer_id, mean=mean, scored=self.scored,
                              not_scorable=self.not_scorable, failed=self.failed)
 
@@ -494,7 +495,7 @@ class ReportFold:
         )
         results = None
         if self._results is not None:
-            results = tuple(sorted(self._results, key=lambda r: r.index))
+            results = tuple(sorted(self._results, key=lambda r: (r.index, r.trial)))
         return EvalReport(
             batch_id=batch_id,
             verdict="passed" if passed else "failed",

@@ -15,6 +15,7 @@ what is already stored and finishes with exactly one row per (item, scorer).
 from __future__ import annotations
 
 import inspect
+from collections import deque
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, final
 
@@ -30,9 +31,9 @@ from scorecore._scorer import Scorer
 from scorecore.evals._economics import (
     EconomicsFold,
     TrialScorer,
+    TrialUnit,
     batch_meter,
     check_economics,
-    each_result,
     per_trial,
 )
 from scorecore.evals._items import EvalItem, ItemFailure, ItemLike
@@ -87,6 +88,53 @@ class _Source:
         if value is not _END:
             self._index += 1
         return index, value
+
+
+@final
+class _Open:
+    """An item whose trials are being handed out: its claim and the next trial to hand out."""
+
+    __slots__ = ("claimed", "index", "next")
+
+    def __init__(self, index: int, claimed: Any) -> None:
+        self.index = index
+        self.claimed = claimed
+        self.next = 0
+
+
+@final
+class _Trials:
+    """Hands out each item's trials one by one, as units of work for the same workers.
+
+    An item is pulled from the source (and its run id claimed) only when every trial of the
+    items before it has been handed out, so at most one item per worker is open: nothing is
+    built for a trial before a worker takes it, however many trials there are.
+    """
+
+    __slots__ = ("_open", "_scorer", "_source", "_trials")
+
+    def __init__(self, source: _Source, scorer: TrialScorer, trials: int) -> None:
+        self._source = source
+        self._scorer = scorer
+        self._trials = trials
+        self._open: deque[_Open] = deque()
+
+    async def next(self) -> tuple[int, Any]:
+        """The next (item index, :class:`TrialUnit`), or ``(index, _END)`` when done."""
+        while not self._open:
+            index, raw = await self._source.next()
+            if raw is _END:
+                if not self._open:  # another worker may have opened an item meanwhile
+                    return index, _END
+                break
+            # Claimed right after the source numbered it, with no await in between.
+            self._open.append(_Open(index, self._scorer.prepare(index, raw)))
+        head = self._open[0]
+        trial = head.next
+        head.next += 1
+        if head.next == self._trials:
+            self._open.popleft()
+        return head.index, TrialUnit(head.claimed, trial)
 
 
 @final
@@ -147,14 +195,38 @@ class _Finish:
                 await called
 
 
-async def _worker(
-    source: _Source, score: ItemScorer | TrialScorer, finish: _Finish, stop: _Stop
-) -> None:
-    """Score items from ``source`` until it ends, finishing each."""
+@final
+class _Work:
+    """What workers do: take a unit (an item, or one trial of one), score it, or fail it."""
+
+    __slots__ = ("fail", "next", "score")
+
+    def __init__(
+        self,
+        next: Callable[[], Awaitable[tuple[int, Any]]],
+        score: Callable[[int, Any], Awaitable[ItemResult]],
+        fail: Callable[[int, Any, ItemFailure], ItemResult],
+    ) -> None:
+        self.next = next
+        self.score = score
+        self.fail = fail
+
+    @classmethod
+    def of(cls, source: _Source, score: ItemScorer | TrialScorer, trials: int) -> _Work:
+        if isinstance(score, TrialScorer):
+            return cls(_Trials(source, score, trials).next, score, score.failed)
+        item_scorer = score
+        return cls(source.next, score,
+                   lambda index, _raw, failure: item_scorer.failed(index, failure))
+
+
+async def _worker(work: _Work, finish: _Finish, stop: _Stop) -> None:
+    """Score units from ``work`` until it ends, finishing each."""
     try:
         processed = 0
+        next_unit, score = work.next, work.score
         while True:
-            index, raw = await source.next()
+            index, raw = await next_unit()
             if raw is _END:
                 return
             try:
@@ -165,14 +237,13 @@ async def _worker(
                 failure = ItemFailure(
                     error=f"item #{index}: scorecore failed on it: {exception_text(exc)}"
                 )
-                pending = finish(score.failed(index, failure), store=False)
+                pending = finish(work.fail(index, raw, failure), store=False)
                 if pending is not None:
                     await pending
             else:
-                for one in each_result(result):  # one result, or one per trial
-                    pending = finish(one)
-                    if pending is not None:
-                        await pending
+                pending = finish(result)
+                if pending is not None:
+                    await pending
             processed += 1
             if processed % _YIELD_EVERY == 0:
                 # Items with only synchronous work never yield; let others run now and then.
@@ -244,7 +315,8 @@ async def run_evals(
         scorers: the scorers to run (ids must be unique).
         target: an (async) function of the item returning the output to score; its result
             replaces the item's ``output``.
-        concurrency: the most items in flight at once (>= 1).
+        concurrency: the most items in flight at once (>= 1); with ``trials``, the most
+            trials in flight (a trial of an item is a unit of work, like an item).
         thresholds: scorer id → minimum mean (a number) or a :class:`Threshold`.
         gates: scorers (or their ids) that must average 1.0; scorers given here are run
             even when not in ``scorers``.
@@ -273,7 +345,9 @@ async def run_evals(
             fails its run with cause ``BudgetExhausted`` (resume with a larger budget).
         trials: score every item this many times, each with its own trial index (the cache
             keeps trials apart) and run ids ``f"{batch_id}/trial-{t}:{item}"`` after the
-            first; the report's ``trials`` gives each scorer's spread. See docs/economics.md.
+            first; the report's ``trials`` gives each scorer's spread. Trials share the
+            ``concurrency`` with items and are handed out one at a time (memory does not
+            grow with their number). See docs/economics.md.
         max_failure_rate: the share of scorer runs (over every scorer) that may fail, e.g.
             ``0.05``; it relaxes ``max_failures``: failures fail the verdict only when beyond
             both.
@@ -331,7 +405,7 @@ async def run_evals(
     )
     economics = EconomicsFold(scorer_ids=ids, meter=meter, trials=trials, thresholds=checks)
     hook = economics.hook(on_item_complete)
-    source = _Source(data)
+    work = _Work.of(_Source(data), score, trials)
     async with anyio.create_task_group() as group:
         stop = _Stop(group.cancel_scope)
         if store is not None:
@@ -345,11 +419,11 @@ async def run_evals(
             group.start_soon(_writer, receive, store, stop)
             async with send, anyio.create_task_group() as workers:
                 for _ in range(concurrency):
-                    workers.start_soon(_worker, source, score, finish, stop)
+                    workers.start_soon(_worker, work, finish, stop)
         else:
             finish = _Finish(fold=fold, rows=None, send=None, hook=hook)
             for _ in range(concurrency):
-                group.start_soon(_worker, source, score, finish, stop)
+                group.start_soon(_worker, work, finish, stop)
     if stop.error is not None:
         raise stop.error
     return economics.finish(fold.report(batch_id=batch_id, duration=rt.clock() - started))

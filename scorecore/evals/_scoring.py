@@ -96,8 +96,13 @@ class ItemScorer:
             return self.failed(index, read.failure(), item_id=item_id, run_id=run_id)
         return ClaimedItem(index=index, item=item, run_id=run_id)
 
-    async def run(self, claimed: ItemResult | ClaimedItem) -> ItemResult:
-        """Score what :meth:`prepare` claimed (a failed result is returned as it is)."""
+    async def run(
+        self, claimed: ItemResult | ClaimedItem, *, runtime: Runtime | None = None
+    ) -> ItemResult:
+        """Score what :meth:`prepare` claimed (a failed result is returned as it is).
+
+        ``runtime`` replaces the scorer's own for this item (a trial's, with its meter).
+        """
         if isinstance(claimed, ItemResult):
             return claimed
         index, item, run_id = claimed.index, claimed.item, claimed.run_id
@@ -121,7 +126,8 @@ class ItemScorer:
                     reason=stored.reason, resumed=True,
                 ))
             else:
-                outcomes.append(await self._score(scorer, item, output, run_id))
+                outcomes.append(await self._score(scorer, item, output, run_id,
+                                                  runtime or self._runtime))
         return ItemResult(index=index, item_id=item_id, run_id=run_id, item=item, output=output,
                           outcomes=tuple(outcomes))
 
@@ -157,13 +163,15 @@ class ItemScorer:
             return Failure(ItemFailure(error=f"target raised {exception_text(exc)}"))
         return Success(output)
 
-    async def _score(self, scorer: Any, item: EvalItem, output: Any, run_id: str) -> ScorerOutcome:
+    async def _score(
+        self, scorer: Any, item: EvalItem, output: Any, run_id: str, runtime: Runtime
+    ) -> ScorerOutcome:
         try:
             result = await scorer.run(
                 input=item.input, output=output, ground_truth=item.ground_truth,
                 request_context=item.request_context,
                 expected_trajectory=item.expected_trajectory, run_id=run_id,
-                runtime=self._runtime, extra=item.extra,
+                runtime=runtime, extra=item.extra,
             )
         except Exception as exc:  # noqa: BLE001 - a scorer object (user code) is the boundary
             return ScorerOutcome(

@@ -10,7 +10,7 @@ import attrs
 from scorecore._errors import ScorecoreError
 from scorecore.evals._rows import ScoreRow
 
-__all__ = ["CompletedScore", "ScoreStore", "StoreError"]
+__all__ = ["CompletedScore", "ScoreStore", "StoreError", "StoredRowError"]
 
 
 class StoreError(ScorecoreError):
@@ -29,6 +29,28 @@ class StoreError(ScorecoreError):
         super().__init__(message)
         self.store = store
         self.operation = operation
+
+
+class StoredRowError(StoreError):
+    """A stored row holds a value scorecore cannot read (another writer's row, or an edit).
+
+    Raised by a store's reads (:func:`~scorecore.evals.decode_row` builds it): the message
+    names the row, the column and the value in one line.
+
+    Attributes:
+        row_id: the row's ``id`` (``None`` when that column itself is unreadable).
+        column: the column's name (``"score"``, ``"createdAt"`` …).
+        value: the value the column holds, as the database gave it.
+    """
+
+    def __init__(
+        self, message: str, *, store: str, operation: str, row_id: str | None, column: str,
+        value: object,
+    ) -> None:
+        super().__init__(message, store=store, operation=operation)
+        self.row_id = row_id
+        self.column = column
+        self.value = value
 
 
 @final

@@ -7,9 +7,13 @@ from a workflow step — and every call schedules a background job in an anyio t
    default input (the bound arguments) and the ``request_context`` pass through
    :func:`~scorecore.redact_secrets` first, so an ``api_key=`` argument is never scored or
    recorded — give ``input_from`` to choose exactly what is scored;
-2. the ``filter`` predicate decides first; if it raises, the call is skipped (fail closed);
-3. the ``sampling`` decides, deterministically from the trace id (else the run id), exactly as
-   Mastra does: ``int.from_bytes(sha256(key).digest()[:6]) / 2**48 < rate``;
+2. the ``sampling`` decides as soon as the call is offered, deterministically from the trace
+   id (else the run id), exactly as Mastra does:
+   ``int.from_bytes(sha256(key).digest()[:6]) / 2**48 < rate``; a call it skips is counted
+   (``sampled_out``) and never queued, so a burst keeps every sampled call the queue can hold;
+3. the ``filter`` predicate decides, in the background; if it raises, the call is skipped
+   (fail closed). Mastra asks the filter first: the same calls are scored either way (the
+   sampling is a hash), but here the filter is not asked about calls the sampling skipped;
 4. each scorer runs; each successful result goes to the ``sink`` as a
    :class:`~scorecore.traces._traces.ScoreRecord`.
 
@@ -26,8 +30,10 @@ The task group is the one given as ``task_group=``, else the innermost active
 :func:`live_scoring` scope's. Without either, the call is not scored (reported as
 ``not_scheduled``); the caller is still unaffected.
 
-Admission is plain bookkeeping done synchronously in the caller's call (no lock, no await):
-a call takes a free slot, else a queue place, else is dropped. Every accepted call is one
+Sampling and admission are plain bookkeeping done synchronously in the caller's call (no
+lock, no await; with a ratio sampling ``trace_id_from`` runs there, what it raises is
+reported, never raised): a sampled call takes a free slot, else a queue place, else is
+dropped. Every accepted call is one
 task in the task group, so a task group that is cancelled stops the queued calls at once and
 a :func:`live_scoring` block that ends normally waits for them. The bookkeeping is not
 thread-safe: use one ``LiveScorer`` from one event loop at a time.
@@ -236,25 +242,27 @@ class LiveStats:
 
     Every call offered (a wrapped call that returned, or :meth:`LiveScorer.submit`) is counted
     in ``submitted`` and is, at any moment, in exactly one of the other states, so
-    ``submitted == dropped + queued + in_flight + completed + failed + cancelled``; once
-    nothing is pending and nothing was cancelled, ``completed + failed + dropped ==
-    submitted``.
+    ``submitted == sampled_out + dropped + queued + in_flight + completed + failed +
+    cancelled``; once nothing is pending and nothing was cancelled, ``sampled_out + completed
+    + failed + dropped == submitted``.
 
     Attributes:
         submitted: calls offered for scoring.
         started: calls that got a slot (those running, and those finished or cancelled after).
-        completed: calls scored with nothing to report (filtered and sampled-out calls too).
+        completed: calls scored with nothing to report (filtered calls too).
         failed: calls whose scoring reported a :class:`LiveScoringError` (a scorer failed or
             raised, the sink, filter or an extractor raised).
-        dropped: calls never scored because every slot was busy and the queue was full, or
-            there was no usable task group (``submit`` returned ``False``).
+        dropped: sampled calls never scored because every slot was busy and the queue was
+            full, or there was no usable task group (``submit`` returned ``False``).
         cancelled: calls whose task group was cancelled while they were queued or running.
         in_flight: calls being scored now (at most ``max_concurrency``).
         queued: calls waiting for a slot now (at most ``max_queue``).
+        sampled_out: calls the sampling skipped, decided when they were offered: they never
+            take a slot or a queue place.
 
-    >>> LiveStats(submitted=3, completed=1, dropped=1, queued=1)
-    LiveStats(submitted=3, started=0, completed=1, failed=0, dropped=1, cancelled=0, \
-in_flight=0, queued=1)
+    >>> LiveStats(submitted=4, completed=1, dropped=1, queued=1, sampled_out=1)
+    LiveStats(submitted=4, started=0, completed=1, failed=0, dropped=1, cancelled=0, \
+in_flight=0, queued=1, sampled_out=1)
     """
 
     submitted: int = 0
@@ -265,6 +273,7 @@ in_flight=0, queued=1)
     cancelled: int = 0
     in_flight: int = 0
     queued: int = 0
+    sampled_out: int = 0
 
 
 @final
@@ -289,11 +298,11 @@ class _Lane:
     """
 
     __slots__ = ("cancelled", "completed", "dropped", "failed", "in_flight", "overflowing",
-                 "started", "submitted", "waiting")
+                 "sampled_out", "started", "submitted", "waiting")
 
     def __init__(self) -> None:
         self.submitted = self.started = self.completed = self.failed = 0
-        self.dropped = self.cancelled = self.in_flight = 0
+        self.dropped = self.cancelled = self.in_flight = self.sampled_out = 0
         # True from a drop until a call is accepted again: one queue_full report per episode.
         self.overflowing = False
         self.waiting: OrderedDict[_Ticket, None] = OrderedDict()
@@ -302,7 +311,7 @@ class _Lane:
         return LiveStats(
             submitted=self.submitted, started=self.started, completed=self.completed,
             failed=self.failed, dropped=self.dropped, cancelled=self.cancelled,
-            in_flight=self.in_flight, queued=len(self.waiting),
+            in_flight=self.in_flight, queued=len(self.waiting), sampled_out=self.sampled_out,
         )
 
     def admit(self, ticket: _Ticket) -> None:
@@ -509,6 +518,8 @@ class _Call:
     trace_id: str | None = None
     run_id: str | None = None
     request_context: Mapping[str, Any] | None = None
+    # Sampled when offered: trace_id and run_id are final, the sampling already said yes.
+    sampled: bool = False
 
 
 @final
@@ -536,7 +547,9 @@ class LiveScorer:
             ``sk-…`` values become ``"[REDACTED]"``).
         output_from: ``output_from(result)`` gives the scorer output (default: the result).
         trace_id_from: ``trace_id_from(*args, **kwargs)`` gives the trace id used for
-            sampling and records (default: none; sampling then keys on the run id).
+            sampling and records (default: none; sampling then keys on the run id). With a
+            ratio sampling it is asked when the wrapped function returns, in the caller's
+            call (a raise is reported as ``extract_raised``, never raised to the caller).
         max_concurrency: calls scored at once, each running its scorers concurrently
             (default: the scope's ``max_concurrency``, else 16). The limit is this scorer's
             own: ``attrs.evolve`` gives a copy with fresh slots and counts.
@@ -631,9 +644,10 @@ class LiveScorer:
         through :func:`~scorecore.redact_secrets`.
 
         Returns:
-            ``True`` if the call was accepted: running or queued (it may still be filtered
-            or sampled out); ``False`` if it was dropped: every slot busy and the queue full
-            (``queue_full``), or no usable task group (``not_scheduled``).
+            ``True`` if the call was accepted (running or queued; it may still be
+            filtered) or the sampling skipped it; ``False`` if it was dropped: every slot
+            busy and the queue full (``queue_full``), or no usable task group
+            (``not_scheduled``).
         """
         return self._schedule(_Call(
             entity=entity or self.name or "submit", input=input, output=output,
@@ -653,6 +667,13 @@ class LiveScorer:
                         f"or call it inside `async with live_scoring():`",
             ))
             return False
+        if not isinstance(self.sampling, NoSampling):
+            # Decided now (a hash of the trace or run id): a call sampling skips never takes
+            # a slot or a queue place that a sampled call arriving after it would need.
+            sampled = self._sample(call, scope)
+            if sampled is None:
+                return True
+            call = sampled
         limit = self.max_concurrency if self.max_concurrency is not None else (
             scope.max_concurrency if scope is not None else _DEFAULT_MAX_CONCURRENCY)
         max_queue = self.max_queue if self.max_queue is not None else (
@@ -682,6 +703,29 @@ class LiveScorer:
             ))
             return False
         return True
+
+    def _sample(self, call: _Call, scope: LiveScoringScope | None) -> _Call | None:
+        """The call with its trace and run ids if the sampling scores it, else ``None``
+        (sampled out, or its trace id could not be had: reported and counted failed)."""
+        lane = self._lane
+        trace_id = call.trace_id
+        try:
+            if call.from_call and self.trace_id_from is not None:
+                trace_id = self.trace_id_from(*call.args, **call.kwargs)  # user code
+            run_id = call.run_id or (self.runtime or DEFAULT_RUNTIME).new_id()
+            keep = self.sampling.decide(trace_id if trace_id is not None else run_id)
+        except Exception as exc:  # noqa: BLE001 - a user extractor, or a key that is no text
+            lane.failed += 1
+            self._report(scope, LiveScoringError(
+                kind="extract_raised", entity=call.entity, trace_id=None, exception=exc,
+                message=f"{call.entity}: taking the trace id to sample the call raised "
+                        f"{type(exc).__qualname__}: {exc}; the call was not scored",
+            ))
+            return None
+        if not keep:
+            lane.sampled_out += 1
+            return None
+        return attrs.evolve(call, trace_id=trace_id, run_id=run_id, sampled=True)
 
     async def _job(self, call: _Call, scope: LiveScoringScope | None, ticket: _Ticket) -> None:
         """One accepted call: wait for a slot if queued, score, count, free the slot."""
@@ -726,7 +770,10 @@ class LiveScorer:
                     self.input_from(*args, **kwargs) if self.input_from
                     else _default_input(call.signature, args, kwargs)
                 )
-                trace_id = self.trace_id_from(*args, **kwargs) if self.trace_id_from else None
+                trace_id = (
+                    call.trace_id if call.sampled
+                    else self.trace_id_from(*args, **kwargs) if self.trace_id_from else None
+                )
             else:
                 scorer_input, trace_id = call.input, call.trace_id
             scorer_output = self.output_from(call.output) if self.output_from else call.output
@@ -755,8 +802,6 @@ class LiveScorer:
                 return False
             if not keep:
                 return True
-        if not self.sampling.decide(trace_id if trace_id is not None else run_id):
-            return True
         job = _Job(input=scorer_input, output=scorer_output, run_id=run_id,
                    trace_id=trace_id, request_context=request_context, call=call, scope=scope)
         if len(self.scorers) == 1:

@@ -6,13 +6,14 @@ import dataclasses
 import functools
 import json
 from collections import deque
-from collections.abc import MutableSequence, Sequence
+from collections.abc import Iterator, MutableSequence, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, Literal
 
 import anyio
 import attrs
+import cattrs
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -356,12 +357,59 @@ def test_huge_and_odd_keys_are_cut_in_paths_and_extra_field_lists() -> None:
     assert len(error) < 1_000
 
 
-def test_thousands_of_bad_items_are_counted_not_listed() -> None:
-    """A list of 20,000 wrong items lists the first errors and counts the rest."""
-    cause = mismatch({"subject": "s", "priority": 1, "tags": list(range(20_000))})
+class Counted(list[Any]):
+    """A list that counts how many of its items were looked at."""
+
+    looked = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in super().__iter__():
+            self.looked += 1
+            yield item
+
+
+class CountedDict(dict[Any, Any]):
+    """A dict that counts how many of its items were looked at."""
+
+    looked = 0
+
+    def items(self) -> Any:
+        for pair in super().items():
+            self.looked += 1
+            yield pair
+
+
+def test_thousands_of_bad_items_stop_at_the_first_errors() -> None:
+    """A list of 20,000 wrong items lists the first errors, then says checking stopped: the
+    rest is never looked at (rejecting costs what the first errors cost, not the list)."""
+    tags = Counted(range(20_000))
+    cause = mismatch({"subject": "s", "priority": 1, "tags": tags})
     assert len(cause.errors) == MAX_ERRORS
     assert cause.errors[0] == "expected str, got 0 @ input.tags[0]"
-    assert cause.errors[-1] == "… and 19,951 more errors @ input"
+    assert cause.errors[-2] == "expected str, got 48 @ input.tags[48]"
+    assert cause.errors[-1] == (
+        f"… and more errors @ input: checking stopped after {MAX_ERRORS} errors in one "
+        f"collection (the rest was not checked)"
+    )
+    assert tags.looked == MAX_ERRORS
+
+
+def test_a_huge_mapping_of_bad_values_stops_at_the_first_errors() -> None:
+    """The same for a mapping: 200,000 wrong values, the first errors, nothing more read."""
+    scores = CountedDict({f"k{i}": "high" for i in range(200_000)})
+    cause = mismatch({"subject": "s", "priority": 1, "scores": scores})
+    assert cause.errors[0] == "expected int, got 'high' @ input.scores['k0']"
+    assert "checking stopped" in cause.errors[-1]
+    assert scores.looked == MAX_ERRORS
+
+
+@pytest.mark.parametrize("kind", [list[str], tuple[str, ...], set[str], frozenset[str],
+                                  Sequence[str], deque[str], dict[str, str]])
+def test_stopping_early_keeps_each_collections_type_when_valid(kind: Any) -> None:
+    """Valid data still becomes the container cattrs itself would build."""
+    data: Any = {"a": "b"} if kind == dict[str, str] else ["a", "b"]
+    assert converter.structure(data, kind) == cattrs.Converter().structure(data, kind)
+    assert type(converter.structure(data, kind)) is type(cattrs.Converter().structure(data, kind))
 
 
 @given(name=sts.huge_values, field=st.sampled_from(

@@ -119,6 +119,26 @@ def test_bad_flags_are_usage_errors(work: Path, argv: list[str], message: str) -
     assert calls(work) == 0
 
 
+@pytest.mark.parametrize(("name", "text"), [
+    ("deep.json", "[" * 100_000 + "]" * 100_000),
+    ("deep-object.json", '{"models": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001),
+    ("deep.toml", "a = " + "[" * 100_000 + "]" * 100_000 + "\n"),
+    ("huge.json", '{"m": {"input": ' + "9" * 5_000 + ', "output": 1}}'),
+])
+def test_a_pricing_file_no_parser_can_read_is_one_usage_error(
+    work: Path, name: str, text: str
+) -> None:
+    """A pricing file nested too deeply to parse (or with a number too long to read) is one
+    line naming the file, exit 2, before any judge call: never a RecursionError traceback."""
+    (work / name).write_text(text)
+    code, out, err = run("--pricing", name)
+    assert code == 2
+    assert err.startswith(f"scorecore: error: --pricing: pricing file {name!r}")
+    assert err.count("\n") == 1
+    assert "Traceback" not in err + out
+    assert calls(work) == 0
+
+
 def test_show_prints_each_scorers_fingerprint(work: Path) -> None:
     """scorecore show names the fingerprint its rows recorded (and --json lists it)."""
     code, _, _ = run("--batch-id", "b1", "--no-cache")

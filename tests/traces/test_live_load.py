@@ -24,7 +24,9 @@ from scorecore.live._live import (
     LiveScorer,
     LiveScoringError,
     LiveStats,
+    RatioSampling,
     live_scoring,
+    sample_point,
     scored,
 )
 from scorecore.traces._traces import ScoreRecord
@@ -417,3 +419,62 @@ def test_a_burst_is_bounded_and_fully_accounted(
     assert stats.completed + stats.dropped + stats.failed == stats.submitted == submits
     assert stats.dropped == max(0, submits - limit - queue)
     assert stats.in_flight == stats.queued == stats.cancelled == 0
+
+
+async def test_a_burst_is_sampled_before_it_is_queued(anyio_backend: str) -> None:
+    """3,000 submits at rate 0.3 with the default limits: sampling is decided at submit, so
+    every sampled call is queued and scored (none dropped), and the calls sampling skips are
+    counted as sampled out, never taking a slot or a queue place."""
+    gate = Gate()
+    records: list[ScoreRecord] = []
+    errors: list[LiveScoringError] = []
+    live = LiveScorer(scorers=[judged(gate)], sampling=RatioSampling(rate=0.3),
+                      sink=records.append, on_error=errors.append)
+    keys = [f"trace-{i}" for i in range(3000)]
+    sampled = sum(sample_point(key) < 0.3 for key in keys)
+    assert sampled <= 16 + 1000 < 3000  # every sampled call fits; all 3,000 would not
+    async with live_scoring():
+        for i, key in enumerate(keys):
+            assert live.submit(input=i, output=f"{i}:ok", trace_id=key) is True
+        assert live.stats == LiveStats(submitted=3000, started=16, in_flight=16,
+                                       queued=sampled - 16, sampled_out=3000 - sampled)
+        await drain(gate, live)
+    assert errors == []
+    assert gate.calls == len(records) == sampled
+    assert sorted(r.trace_id or "" for r in records) == sorted(
+        key for key in keys if sample_point(key) < 0.3)
+    assert live.stats == LiveStats(submitted=3000, started=sampled, completed=sampled,
+                                   sampled_out=3000 - sampled)
+
+
+async def test_a_wrapped_call_is_sampled_on_its_trace_id_at_the_call(anyio_backend: str) -> None:
+    """``trace_id_from`` is asked when the wrapped function returns; a sampled-out call is
+    never scheduled, and one whose trace id cannot be extracted is reported and failed."""
+    gate = Gate()
+    errors: list[LiveScoringError] = []
+
+    def trace_of(index: int) -> str:
+        if index == 7:
+            raise KeyError("trace")
+        return f"trace-{index}"
+
+    live = scored(judged(gate), sampling=RatioSampling(rate=0.5), trace_id_from=trace_of,
+                  output_from=lambda index: f"{index}:ok", on_error=errors.append, max_queue=0,
+                  max_concurrency=1)
+
+    @live
+    async def answer(index: int) -> int:
+        return index
+
+    sampled = [i for i in range(40) if i != 7 and sample_point(f"trace-{i}") < 0.5]
+    async with live_scoring():
+        for index in range(40):
+            assert await answer(index) == index
+        stats = live.stats
+        # One slot, no queue: the first sampled call runs, the other sampled ones are dropped;
+        # the calls sampling skips never reach the full queue.
+        assert stats == LiveStats(submitted=40, started=1, in_flight=1, failed=1,
+                                  dropped=len(sampled) - 1, sampled_out=39 - len(sampled))
+        await drain(gate, live)
+    assert [e.kind for e in errors] == ["extract_raised", "queue_full"]
+    assert "trace_id_from" in errors[0].message or "trace id" in errors[0].message

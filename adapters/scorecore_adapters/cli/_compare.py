@@ -108,8 +108,11 @@ def compare_batches(
     """``compare`` and ``report --baseline``: the comparison their options ask for, refused
     (a usage error) when ``--require-same-scorers`` is given and the scorers differ."""
     options = {} if args.min_paired is None else {"min_paired": args.min_paired}
-    result = compare_rows(base, new, tolerance=args.tolerance, thresholds=thresholds,
-                          seed=seed, **options)
+    try:
+        result = compare_rows(base, new, tolerance=args.tolerance, thresholds=thresholds,
+                              seed=seed, **options)
+    except ValueError as exc:  # a change no float holds (scores near ±1e308), naming the rows
+        raise UsageError(str(exc)) from None
     if args.require_same_scorers and result.scorers_differ:
         raise UsageError(
             f"the batches ran different scorers ({result.scorer_differences()}) and "

@@ -20,13 +20,19 @@ def _bounds(scores: Sequence[float]) -> tuple[float, float]:
     return low, high
 
 
+def _edge(value: float) -> str:
+    # Two decimals for scores as they usually are; 1e+308, not 309 digits, for huge ones.
+    return f"{value:.2f}" if abs(value) < 1e15 else f"{value:.3g}"
+
+
 def histogram_counts(scores: Sequence[float], bins: int = BINS) -> tuple[float, float, list[int]]:
     """The range shown and how many scores fall in each of ``bins`` equal bins (last inclusive)."""
     low, high = _bounds(scores)
     counts = [0] * bins
-    span = high - low
+    # In halves: the span of scores near -1.8e308 and 1.8e308 is beyond the largest float.
+    span = high / 2 - low / 2
     for score in scores:
-        index = int((score - low) / span * bins) if span > 0 else 0
+        index = int((score / 2 - low / 2) / span * bins) if span > 0 else 0
         counts[min(max(index, 0), bins - 1)] += 1
     return low, high, counts
 
@@ -38,16 +44,16 @@ def histogram_svg(scorer_id: str, scores: Sequence[float]) -> str:
     plot_w = _WIDTH - 2 * _PAD
     plot_h = _HEIGHT - 2 * _PAD
     bar_w = plot_w / len(counts)
-    step = (high - low) / len(counts)
+    half_step = (high / 2 - low / 2) / len(counts)  # halves, as in histogram_counts
     bars = []
     for index, count in enumerate(counts):
         h = plot_h * count / tallest
         x = _PAD + index * bar_w
         y = _PAD + plot_h - h
-        a, b = low + index * step, low + (index + 1) * step
+        a, b = (min(2 * (low / 2 + i * half_step), high) for i in (index, index + 1))
         bars.append(
             f'<rect class="bar" x="{x:.1f}" y="{y:.1f}" width="{bar_w - 1:.1f}" '
-            f'height="{h:.1f}"><title>{a:.2f} to {b:.2f}: {count}</title></rect>'
+            f'height="{h:.1f}"><title>{_edge(a)} to {_edge(b)}: {count}</title></rect>'
         )
     axis_y = _PAD + plot_h
     return (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -166,7 +167,8 @@ class ScorerStats:
     @property
     def mean(self) -> float | None:
         """The mean of the scores (``None`` when none was scored)."""
-        return sum(self.scores) / len(self.scores) if self.scores else None
+        # statistics.mean is exact: scores near the largest float do not overflow their sum.
+        return float(statistics.mean(self.scores)) if self.scores else None
 
     @property
     def passed(self) -> bool | None:

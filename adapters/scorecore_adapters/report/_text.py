@@ -42,10 +42,16 @@ def clean_json(text: str) -> str:
 
 
 def number(value: float | None, *, sign: bool = False) -> str:
-    """A score, mean or delta to three decimals (``-`` when there is none)."""
+    """A score, mean or delta to three decimals (``-`` when there is none); a huge one in
+    three significant digits (``1e+308``, not 309 digits).
+
+    >>> number(0.5), number(-0.25, sign=True), number(1e308), number(None)
+    ('0.500', '-0.250', '1e+308', '-')
+    """
     if value is None:
         return "-"
-    return f"{value:+.3f}" if sign else f"{value:.3f}"
+    spec = ".3f" if abs(value) < 1e15 else ".3g"
+    return format(value, f"+{spec}" if sign else spec)
 
 
 def percent(value: float | None) -> str:

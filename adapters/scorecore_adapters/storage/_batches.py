@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from scorecore.evals import SCORE_COLUMNS, BatchSummary
+from scorecore.evals import SCORE_COLUMNS, BatchSummary, ScoreRow, StoredRowError
 from scorecore_adapters.storage._schema import BATCH_ID, CREATED_AT, RUN_ID, SCORER_ID, STATUS, q
 
 _UPDATED_AT: Final = next(c.name for c in SCORE_COLUMNS if c.attr == "updated_at")
@@ -36,23 +36,54 @@ def scorers_sql(table: str) -> str:
     )
 
 
-def _when(value: Any) -> datetime | None:
+class UnreadableTime(Exception):  # noqa: N818 - a signal: the store then finds the row
+    """A batch's first or last write time is not a time: the row holding it must be named."""
+
+    def __init__(self, batch_id: str, column: str, value: object) -> None:
+        super().__init__(f"batch {batch_id!r}: {column} {value!r}")
+        self.batch_id = batch_id
+        self.column = column
+        self.value = value
+
+
+def _when(value: Any, batch_id: str, column: str) -> datetime | None:
     if value is None:
         return None
-    when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    if isinstance(value, datetime):
+        when = value
+    else:
+        try:
+            when = datetime.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise UnreadableTime(batch_id, column, value) from None
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def unreadable(row: ScoreRow | None, bad: UnreadableTime, store: str) -> StoredRowError:
+    """The error for ``bad``, once the store decoded the row holding it (which raises first)."""
+    return StoredRowError(
+        f"store {store}: batch {bad.batch_id!r} cannot be listed: column {bad.column!r} "
+        f"holds {bad.value!r}, not an ISO-8601 time", store=store, operation="list_batches",
+        row_id=None if row is None else row.id, column=bad.column, value=bad.value,
+    )
 
 
 def summaries(
     batches: Sequence[Sequence[Any]], scorers: Sequence[Sequence[Any]]
 ) -> list[BatchSummary]:
-    """The records of :func:`batches_sql` and :func:`scorers_sql` as summaries, oldest first."""
+    """The records of :func:`batches_sql` and :func:`scorers_sql` as summaries, oldest first.
+
+    Raises:
+        UnreadableTime: a first or last write time is not a time (the store then reads the
+            row holding it, so that the error names it).
+    """
     by_batch: dict[str, list[str]] = {}
     for batch_id, scorer_id in scorers:
         by_batch.setdefault(str(batch_id), []).append(str(scorer_id))
     return [
         BatchSummary(
-            batch_id=str(batch_id), created_at=_when(created), updated_at=_when(updated),
+            batch_id=str(batch_id), created_at=_when(created, str(batch_id), CREATED_AT),
+            updated_at=_when(updated, str(batch_id), _UPDATED_AT),
             items=int(items), scorers=tuple(sorted(by_batch.get(str(batch_id), []))),
             scored=int(scored or 0), not_scorable=int(not_scorable or 0),
             failed=int(failed or 0),

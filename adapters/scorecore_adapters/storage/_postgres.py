@@ -11,7 +11,13 @@ import anyio
 import anyio.to_thread
 
 from scorecore.evals import BatchSummary, CompletedScore, ScoreRow, StoreError
-from scorecore_adapters.storage._batches import batches_sql, scorers_sql, summaries
+from scorecore_adapters.storage._batches import (
+    UnreadableTime,
+    batches_sql,
+    scorers_sql,
+    summaries,
+    unreadable,
+)
 from scorecore_adapters.storage._common import Now, describe, import_psycopg, redact_url, utc_now
 from scorecore_adapters.storage._schema import (
     BATCH_ID,
@@ -20,11 +26,13 @@ from scorecore_adapters.storage._schema import (
     METADATA,
     WRITTEN,
     check_table,
+    completed_from,
     completed_sql,
     list_sql,
     params_of,
     q,
     row_from,
+    row_with_sql,
     schema,
     upsert_sql,
 )
@@ -224,10 +232,7 @@ class PostgresScoreStore:
     async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
         """The final (scored or not-scorable) outcomes stored for ``batch_id``."""
         records = await self._run("completed", completed_sql(self._table, "%s"), (batch_id,))
-        return {
-            (run_id, scorer_id): CompletedScore(status=status, score=score, reason=reason)
-            for run_id, scorer_id, status, score, reason in records
-        }
+        return completed_from(records, store=self.url)
 
     async def has_batch(self, batch_id: str, /) -> bool:
         """Whether any row (of any status) is stored for ``batch_id``."""
@@ -237,12 +242,22 @@ class PostgresScoreStore:
 
     async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
         """Every row of ``batch_id``, by dataset position, then scorer id."""
-        item_index = f"({q(METADATA)}->>'itemIndex')::bigint NULLS LAST"
+        # Only a JSON number is cast: another writer's "itemIndex": "3" must not fail the query.
+        index = f"{q(METADATA)}->'itemIndex'"
+        item_index = (f"CASE WHEN jsonb_typeof({index}) = 'number' "
+                      f"THEN ({q(METADATA)}->>'itemIndex')::numeric END NULLS LAST")
         records = await self._run("list_run", list_sql(self._table, "%s", item_index), (batch_id,))
-        return [row_from(record, json_text=False) for record in records]
+        return [row_from(record, json_text=False, store=self.url) for record in records]
 
     async def list_batches(self) -> list[BatchSummary]:
         """Every stored batch, oldest first (``scorecore batches``)."""
         batches = await self._run("list_batches", batches_sql(self._table), ())
         scorers = await self._run("list_batches", scorers_sql(self._table), ())
-        return summaries(batches, scorers)
+        try:
+            return summaries(batches, scorers)
+        except UnreadableTime as bad:  # timestamptz columns: only a table of another schema
+            records = await self._run("list_batches", row_with_sql(self._table, "%s", bad.column),
+                                      (bad.batch_id, bad.value))
+            row = None if not records else row_from(records[0], json_text=False,
+                                                    store=self.url, operation="list_batches")
+            raise unreadable(row, bad, self.url) from None

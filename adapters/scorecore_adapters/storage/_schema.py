@@ -13,7 +13,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from scorecore.evals import SCORE_COLUMNS, ScoreColumn, ScoreRow, StoreError, storable_row
+from scorecore.evals import (
+    SCORE_COLUMNS,
+    CompletedScore,
+    ScoreColumn,
+    ScoreRow,
+    StoreError,
+    decode_row,
+    storable_row,
+)
 
 __all__: list[str] = []  # internal: shared by the SQLite and PostgreSQL stores
 
@@ -99,13 +107,32 @@ def upsert_sql(table: str, marks: Sequence[str]) -> str:
     )
 
 
+COMPLETED: Final = (ID, RUN_ID, SCORER_ID, BATCH_ID, STATUS, SCORE, REASON)
+"""The columns :func:`completed_sql` reads: a pair's outcome, and what names its row."""
+
+
 def completed_sql(table: str, mark: str) -> str:
-    """The final pairs of a batch: run id, scorer id, status, score, reason."""
+    """The final pairs of a batch: the :data:`COMPLETED` columns."""
     return (
-        f"SELECT {q(RUN_ID)}, {q(SCORER_ID)}, {q(STATUS)}, {q(SCORE)}, {q(REASON)} "  # noqa: S608 - checked identifiers only
-        f"FROM {q(table)} "
+        f"SELECT {', '.join(q(c) for c in COMPLETED)} FROM {q(table)} "  # noqa: S608 - checked identifiers only
         f"WHERE {q(BATCH_ID)} = {mark} AND {q(STATUS)} IN ('scored', 'not_scorable')"
     )
+
+
+def completed_from(
+    records: Sequence[Sequence[Any]], *, store: str
+) -> dict[tuple[str, str], CompletedScore]:
+    """The outcomes of :func:`completed_sql`'s records, each decoded as a row is."""
+    done: dict[tuple[str, str], CompletedScore] = {}
+    for record in records:
+        row = decode_row(dict(zip(COMPLETED, record, strict=True)), json_text=False,
+                         store=store, operation="completed")
+        status = row.status
+        if status != "failed":  # the SQL reads final rows only
+            done[(row.run_id, row.scorer_id)] = CompletedScore(
+                status=status, score=row.score, reason=row.reason
+            )
+    return done
 
 
 def list_sql(table: str, mark: str, item_index: str) -> str:
@@ -143,15 +170,21 @@ def params_of(rows: Sequence[ScoreRow], now: str | datetime, store: str) -> list
         ) from exc
 
 
-def row_from(record: Sequence[Any], *, json_text: bool) -> ScoreRow:
-    """A row from a record of :data:`WRITTEN`; ``json_text`` when JSON comes back as text."""
-    fields: dict[str, Any] = {}
-    for column, value in zip(SCORE_COLUMNS, record, strict=True):
-        if column.kind == "json" and json_text and value is not None:
-            value = json.loads(value)  # noqa: PLW2901 - the decoded value
-        elif column.kind == "time" and isinstance(value, str):
-            value = datetime.fromisoformat(value)  # noqa: PLW2901 - the parsed value
-        fields[column.attr] = value
-    if fields["scorer"] is None:
-        fields["scorer"] = {}
-    return ScoreRow(**fields)
+def row_from(
+    record: Sequence[Any], *, json_text: bool, store: str, operation: str = "list_run"
+) -> ScoreRow:
+    """A row from a record of :data:`WRITTEN`; ``json_text`` when JSON comes back as text.
+
+    Raises:
+        StoredRowError: a column holds what scorecore cannot read (see ``decode_row``).
+    """
+    return decode_row(dict(zip(WRITTEN, record, strict=True)), json_text=json_text,
+                      store=store, operation=operation)
+
+
+def row_with_sql(table: str, mark: str, column: str) -> str:
+    """One row of a batch (first ``mark``) whose ``column`` holds a value (second ``mark``)."""
+    return (
+        f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(table)} "  # noqa: S608 - checked identifiers only
+        f"WHERE {q(BATCH_ID)} = {mark} AND {q(column)} = {mark} LIMIT 1"
+    )

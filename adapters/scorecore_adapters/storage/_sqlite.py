@@ -12,8 +12,14 @@ from typing import Any, Self, final
 import anyio
 import anyio.to_thread
 
-from scorecore.evals import BatchSummary, CompletedScore, ScoreRow, StoreError
-from scorecore_adapters.storage._batches import batches_sql, scorers_sql, summaries
+from scorecore.evals import BatchSummary, CompletedScore, ScoreRow, StoredRowError, StoreError
+from scorecore_adapters.storage._batches import (
+    UnreadableTime,
+    batches_sql,
+    scorers_sql,
+    summaries,
+    unreadable,
+)
 from scorecore_adapters.storage._common import Now, describe, utc_now
 from scorecore_adapters.storage._schema import (
     BATCH_ID,
@@ -21,11 +27,13 @@ from scorecore_adapters.storage._schema import (
     METADATA,
     WRITTEN,
     check_table,
+    completed_from,
     completed_sql,
     list_sql,
     params_of,
     q,
     row_from,
+    row_with_sql,
     schema,
     upsert_sql,
 )
@@ -211,10 +219,7 @@ class SqliteScoreStore:
             return conn.execute(sql, (batch_id,)).fetchall()
 
         records: list[tuple[Any, ...]] = await self._call("completed", read)
-        return {
-            (run_id, scorer_id): CompletedScore(status=status, score=score, reason=reason)
-            for run_id, scorer_id, status, score, reason in records
-        }
+        return completed_from(records, store=self.url)
 
     async def has_batch(self, batch_id: str, /) -> bool:
         """Whether any row (of any status) is stored for ``batch_id``."""
@@ -228,13 +233,17 @@ class SqliteScoreStore:
 
     async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
         """Every row of ``batch_id``, by dataset position, then scorer id."""
-        sql = list_sql(self._table, "?", f"json_extract({q(METADATA)}, '$.itemIndex')")
+        # json_valid first: json_extract of text that is not JSON (another writer's row)
+        # fails the whole query; such a row is read last and decoding names it.
+        metadata = q(METADATA)
+        sql = list_sql(self._table, "?", f"CASE WHEN json_valid({metadata}) "
+                                         f"THEN json_extract({metadata}, '$.itemIndex') END")
 
         def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             return conn.execute(sql, (batch_id,)).fetchall()
 
         records: list[tuple[Any, ...]] = await self._call("list_run", read)
-        return [row_from(record, json_text=True) for record in records]
+        return [row_from(record, json_text=True, store=self.url) for record in records]
 
     async def list_batches(self) -> list[BatchSummary]:
         """Every stored batch, oldest first (``scorecore batches``)."""
@@ -244,4 +253,20 @@ class SqliteScoreStore:
             return conn.execute(batches).fetchall(), conn.execute(scorers).fetchall()
 
         records: tuple[list[Any], list[Any]] = await self._call("list_batches", read)
-        return summaries(*records)
+        try:
+            return summaries(*records)
+        except UnreadableTime as bad:
+            raise await self._holding(bad) from None
+
+    async def _holding(self, bad: UnreadableTime) -> StoredRowError:
+        """The error naming the row that holds ``bad`` (decoding it raises that error)."""
+        sql = row_with_sql(self._table, "?", bad.column)
+
+        def read(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
+            found: tuple[Any, ...] | None = conn.execute(sql, (bad.batch_id, bad.value)).fetchone()
+            return found
+
+        record = await self._call("list_batches", read)
+        row = None if record is None else row_from(record, json_text=True, store=self.url,
+                                                   operation="list_batches")
+        return unreadable(row, bad, self.url)
