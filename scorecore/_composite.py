@@ -10,8 +10,9 @@ fingerprints; its steps are its members' steps (the judges it may ask).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
+import anyio
 from returns.result import Result
 from typing_extensions import TypeVar
 
@@ -114,6 +115,21 @@ async def run_member(
     """Run ``scorer`` on ``run`` with ``runtime``, as ``scorer.run`` would; never raises for
     what a step, a judge or the input did."""
     return await run_pipeline(scorer._definition, run, runtime)
+
+
+async def run_members(
+    runs: Sequence[tuple[Scorer[Any, Any], ScorerRun[Any, Any]]], runtime: Runtime
+) -> list[Result[ScoreResult[Any, Any], ScorerRunError]]:
+    """Each scorer's outcome on its run, all run concurrently, in the order given."""
+    outcomes: list[Result[ScoreResult[Any, Any], ScorerRunError] | None] = [None] * len(runs)
+
+    async def one(index: int, scorer: Scorer[Any, Any], run: ScorerRun[Any, Any]) -> None:
+        outcomes[index] = await run_member(scorer, run, runtime)
+
+    async with anyio.create_task_group() as group:
+        for index, (scorer, run) in enumerate(runs):
+            group.start_soon(one, index, scorer, run)
+    return [cast(Result[ScoreResult[Any, Any], ScorerRunError], o) for o in outcomes]
 
 
 def structure_value(

@@ -238,7 +238,9 @@ async def run_evals(
     Args:
         data: the items: :class:`EvalItem` values or mappings with the keys ``input``,
             ``output``, ``ground_truth`` (or ``groundTruth``), ``request_context`` (or
-            ``requestContext``), ``expected_trajectory``, ``id``, ``extra``.
+            ``requestContext``), ``expected_trajectory``, ``id``, ``extra``, and
+            ``baseline_output`` (kept in ``extra``: what a pairwise judgement compares the
+            output with).
         scorers: the scorers to run (ids must be unique).
         target: an (async) function of the item returning the output to score; its result
             replaces the item's ``output``.

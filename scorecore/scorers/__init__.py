@@ -36,6 +36,7 @@ from scorecore.scorers._llm_instructions import (
 )
 from scorecore.scorers._llm_reference import answer_similarity, noise_sensitivity, summarization
 from scorecore.scorers._llm_tools import llm_tool_call_accuracy, llm_trajectory_accuracy
+from scorecore.scorers._pairwise import OnPositionBias, pairwise
 from scorecore.scorers._panel import Aggregate, OnTie, panel
 from scorecore.scorers._similarity import content_similarity, textual_difference
 from scorecore.scorers._tone import tone
@@ -45,6 +46,7 @@ from scorecore.scorers._trajectory import TrajectoryWeights, trajectory, traject
 __all__ = [
     "Aggregate",
     "MemberFailure",
+    "OnPositionBias",
     "OnTie",
     "PairwiseResult",
     "PanelFailed",
@@ -68,6 +70,7 @@ __all__ = [
     "llm_trajectory_accuracy",
     "multi_turn_judge",
     "noise_sensitivity",
+    "pairwise",
     "panel",
     "prompt_alignment",
     "rubric",

@@ -13,7 +13,6 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeVar, cast
 
-import anyio
 import attrs
 from returns.result import Failure, Result, Success
 
@@ -32,7 +31,7 @@ from scorecore import (
     StepRaised,
 )
 from scorecore._causes import MemberFailure, PanelFailed
-from scorecore._composite import CompositeScorer, run_member, shape_of
+from scorecore._composite import CompositeScorer, run_members, shape_of
 from scorecore._reprs import short_repr
 from scorecore._runtime import Runtime
 from scorecore._values import PanelMember, PanelResult
@@ -239,13 +238,13 @@ class _Policy:
     async def run(self, run: ScorerRun[Any, Any], runtime: Runtime) -> _Outcome:
         if run.run_id is None:
             run = attrs.evolve(run, run_id=runtime.new_id())
-        first = await _run_all(self.seats, run, runtime)
+        first = await run_members([(scorer, run) for scorer in self.seats], runtime)
         chains = [[(scorer, outcome)] for scorer, outcome in zip(self.seats, first, strict=True)]
         spares = list(self.spares)
         pending = [i for i, chain in enumerate(chains) if isinstance(chain[-1][1], Failure)]
         while pending and spares:
             taken = [(seat, spares.pop(0)) for seat in pending[:len(spares)]]
-            outcomes = await _run_all([s for _, s in taken], run, runtime)
+            outcomes = await run_members([(s, run) for _, s in taken], runtime)
             for (seat, scorer), outcome in zip(taken, outcomes, strict=True):
                 chains[seat].append((scorer, outcome))
             pending = [seat for seat, _ in taken if isinstance(chains[seat][-1][1], Failure)]
@@ -359,21 +358,6 @@ class _Policy:
             scorer_id=self.panel_id, failed_step=step, completed_steps=(), cause=cause,
             partial=ScoreResult(run=run, judge=judge, panel=panel),
         ))
-
-
-async def _run_all(
-    scorers: Sequence[Scorer[Any, Any]], run: ScorerRun[Any, Any], runtime: Runtime
-) -> list[_Outcome]:
-    """Every scorer's outcome on ``run``, run concurrently, in the scorers' order."""
-    outcomes: list[_Outcome | None] = [None] * len(scorers)
-
-    async def one(index: int, scorer: Scorer[Any, Any]) -> None:
-        outcomes[index] = await run_member(scorer, run, runtime)
-
-    async with anyio.create_task_group() as group:
-        for index, scorer in enumerate(scorers):
-            group.start_soon(one, index, scorer)
-    return [cast(_Outcome, outcome) for outcome in outcomes]
 
 
 def _member(
