@@ -13,6 +13,7 @@ Also the ``ScoreStore`` port that stores implement, and the row shape (and colum
 1.0
 """
 
+from scorecore.evals._agreement import AlphaLevel, bootstrap_interval, krippendorff_alpha
 from scorecore.evals._batches import BatchCatalog, BatchSummary
 from scorecore.evals._compare import (
     Comparison,
@@ -65,9 +66,12 @@ from scorecore.evals._spending import (
     TrialsSummary,
 )
 from scorecore.evals._store import CompletedScore, ScoreStore, StoreError
+from scorecore.evals._trust import PairwiseSummary, PanelAgreement, PanelDisagreement
+from scorecore.evals._trust_fold import TrustFold, pairwise_summaries, panel_agreements
 
 __all__ = [
     "SCORE_COLUMNS",
+    "AlphaLevel",
     "BatchCatalog",
     "BatchSummary",
     "Comparison",
@@ -85,6 +89,9 @@ __all__ = [
     "ItemRows",
     "ItemScorer",
     "OutcomeStatus",
+    "PairwiseSummary",
+    "PanelAgreement",
+    "PanelDisagreement",
     "ReportFold",
     "RunIds",
     "ScoreColumn",
@@ -99,6 +106,8 @@ __all__ = [
     "ThresholdResult",
     "TrialSpread",
     "TrialsSummary",
+    "TrustFold",
+    "bootstrap_interval",
     "bootstrap_mean_interval",
     "check_scorers",
     "check_thresholds",
@@ -106,7 +115,10 @@ __all__ = [
     "failure_kind",
     "item_from_mapping",
     "item_key",
+    "krippendorff_alpha",
     "mcnemar_p_value",
+    "pairwise_summaries",
+    "panel_agreements",
     "read_item",
     "row_id",
     "row_item_id",

@@ -48,6 +48,7 @@ from scorecore.evals._report import EvalReport, ItemResult, ReportFold, Threshol
 from scorecore.evals._rows import ItemRows, ScoreRow
 from scorecore.evals._scoring import ItemScorer
 from scorecore.evals._store import CompletedScore, ScoreStore
+from scorecore.evals._trust_fold import TrustFold
 
 __all__ = ["run_evals"]
 
@@ -321,7 +322,8 @@ async def run_evals(
         runtime=rt, meter=meter, batch_id=batch_id, trials=trials,
     )
     economics = EconomicsFold(scorer_ids=ids, meter=meter, trials=trials, thresholds=checks)
-    hook = economics.hook(on_item_complete)
+    trust = TrustFold()
+    hook = trust.hook(economics.hook(on_item_complete))
     source = _Source(data)
     async with anyio.create_task_group() as group:
         stop = _Stop(group.cancel_scope)
@@ -343,4 +345,5 @@ async def run_evals(
                 group.start_soon(_worker, source, score, finish, stop)
     if stop.error is not None:
         raise stop.error
-    return economics.finish(fold.report(batch_id=batch_id, duration=rt.clock() - started))
+    return trust.finish(
+        economics.finish(fold.report(batch_id=batch_id, duration=rt.clock() - started)))
