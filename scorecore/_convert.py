@@ -268,6 +268,16 @@ def _make_converter() -> cattrs.Converter:
         optional_error,
         lambda v: None if v is None else conv.unstructure(v, JudgeExecutionError),
     )
+    # PanelMember.cause, likewise.
+    optional_cause: Any = RunFailureCause | None
+    conv.register_structure_hook(
+        optional_cause,
+        lambda v, _: None if v is None else conv.structure(v, cast(Any, RunFailureCause)),
+    )
+    conv.register_unstructure_hook(
+        optional_cause,
+        lambda v: None if v is None else conv.unstructure(v, RunFailureCause),
+    )
     return conv
 
 
