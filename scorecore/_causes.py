@@ -26,6 +26,8 @@ __all__ = [
     "InvalidStepValue",
     "JudgeFailed",
     "JudgeOutputInvalid",
+    "MemberFailure",
+    "PanelFailed",
     "PrepareRunFailed",
     "ProcessorAborted",
     "RunFailureCause",
@@ -162,7 +164,7 @@ class InputMismatch:
     ``errors`` lists every bad field, e.g. ``"input.age: invalid value for type int"``.
     """
 
-    which: Literal["input", "output"]
+    which: Literal["input", "output", "baseline_output"]
     expected_type: str
     errors: tuple[str, ...]
 
@@ -265,9 +267,53 @@ class ProcessorAborted:
         return f"{self.stage} processor {self.processor} aborted: {self.reason}"
 
 
+@final
+@attrs.frozen(kw_only=True)
+class MemberFailure:
+    """One panel member that failed: its id, the step that failed and why (a run's cause)."""
+
+    scorer_id: str
+    failed_step: str
+    cause: RunFailureCause
+
+    def describe(self) -> str:
+        """One line naming the member, the step and the cause."""
+        return f"{self.scorer_id} failed at {self.failed_step}: {self.cause.describe()}"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class PanelFailed:
+    """Fewer members of a panel scored than its ``min_successful`` (replacements included).
+
+    ``failures`` lists every member that failed (a replaced one too), ``not_scorable`` the
+    members that found the run not scorable.
+
+    >>> cause = PanelFailed(scored=1, min_successful=2, failures=(MemberFailure(
+    ...     scorer_id="judge-b", failed_step="generate_score",
+    ...     cause=InvalidScore(value_repr="'high'", type_name="str")),))
+    >>> print(cause.describe())
+    1 panel member(s) scored, 2 needed; judge-b failed at generate_score: generate_score must \
+return a finite real number, got 'high' of type str
+    """
+
+    scored: int
+    min_successful: int
+    failures: tuple[MemberFailure, ...] = ()
+    not_scorable: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line with the counts and every failed member's cause."""
+        parts = [f"{self.scored} panel member(s) scored, {self.min_successful} needed"]
+        parts += [failure.describe() for failure in self.failures]
+        if self.not_scorable:
+            parts.append("not scorable: " + ", ".join(self.not_scorable))
+        return "; ".join(parts)
+
+
 RunFailureCause: TypeAlias = (
     StepRaised | StepFailed | PrepareRunFailed | InputMismatch | InvalidScore | InvalidStepValue
-    | JudgeFailed | JudgeOutputInvalid | ProcessorAborted | BudgetExhausted
+    | JudgeFailed | JudgeOutputInvalid | ProcessorAborted | BudgetExhausted | PanelFailed
 )
 
 JudgeExecutionError: TypeAlias = (

@@ -45,6 +45,9 @@ from scorecore._values import (
     STEP_NAMES,
     JudgeExecution,
     NotScorable,
+    PairwiseResult,
+    PanelMember,
+    PanelResult,
     ScoreResult,
     ScorerRun,
     StepName,
@@ -445,6 +448,16 @@ def _make_converter() -> cattrs.Converter:
         optional_error,
         lambda v: None if v is None else conv.unstructure(v, JudgeExecutionError),
     )
+    # PanelMember.cause, likewise.
+    optional_cause: Any = RunFailureCause | None
+    conv.register_structure_hook(
+        optional_cause,
+        lambda v, _: None if v is None else conv.structure(v, cast(Any, RunFailureCause)),
+    )
+    conv.register_unstructure_hook(
+        optional_cause,
+        lambda v: None if v is None else conv.unstructure(v, RunFailureCause),
+    )
     return conv
 
 
@@ -615,6 +628,70 @@ def _judge_from_json(data: Any) -> dict[StepName, tuple[JudgeExecution, ...]]:
     }
 
 
+def _cause_json(cause: RunFailureCause) -> dict[str, Any]:
+    return {"name": type(cause).__name__, "message": cause.describe(),
+            "cause": converter.unstructure(cause, RunFailureCause)}
+
+
+def _member_json(member: PanelMember) -> dict[str, Any]:
+    out: dict[str, Any] = {"scorerId": member.scorer_id, "status": member.status,
+                           "score": member.score, "reason": member.reason, "vote": member.vote}
+    if member.replaces is not None:
+        out["replaces"] = member.replaces
+    if member.replaced:
+        out["replaced"] = True
+    if member.failed_step is not None:
+        out["failedStep"] = member.failed_step
+    if member.cause is not None:
+        out["error"] = _cause_json(member.cause)
+    if member.judge:
+        out["judge"] = _judge_json(member.judge)
+    return out
+
+
+def _member_from_json(data: Mapping[str, Any]) -> PanelMember:
+    error = data.get("error")
+    return PanelMember(
+        scorer_id=data["scorerId"], status=data["status"], score=data.get("score"),
+        reason=data.get("reason"), vote=data.get("vote"), replaces=data.get("replaces"),
+        replaced=bool(data.get("replaced", False)), failed_step=data.get("failedStep"),
+        cause=None if error is None else converter.structure(
+            error["cause"], RunFailureCause),  # type: ignore[arg-type]
+        judge=_judge_from_json(data.get("judge")),
+    )
+
+
+_PANEL_NUMBERS = (("threshold", "threshold"), ("score", "score"), ("std_dev", "stdDev"),
+                  ("min", "min"), ("max", "max"), ("agreed", "agreed"), ("passes", "passes"),
+                  ("fails", "fails"))
+
+
+def _panel_json(panel: PanelResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"aggregate": panel.aggregate, "minSuccessful": panel.min_successful}
+    out |= {key: getattr(panel, name) for name, key in _PANEL_NUMBERS}
+    out["tie"] = panel.tie
+    out["members"] = [_member_json(m) for m in panel.members]
+    return out
+
+
+def _panel_from_json(data: Mapping[str, Any]) -> PanelResult:
+    return PanelResult(
+        aggregate=data["aggregate"], min_successful=data["minSuccessful"],
+        members=tuple(_member_from_json(m) for m in data.get("members", ())),
+        tie=bool(data.get("tie", False)),
+        **{name: data.get(key) for name, key in _PANEL_NUMBERS},
+    )
+
+
+def _pairwise_json(pair: PairwiseResult) -> dict[str, Any]:
+    return {"outcome": pair.outcome, "forward": pair.forward, "swapped": pair.swapped}
+
+
+def _pairwise_from_json(data: Mapping[str, Any]) -> PairwiseResult:
+    return PairwiseResult(outcome=data["outcome"], forward=data["forward"],
+                          swapped=data.get("swapped"))
+
+
 def _same(value: Any) -> Any:
     return value
 
@@ -676,6 +753,10 @@ RESULT_FIELDS: tuple[ResultField, ...] = (
     ResultField(name="analyze_prompt", key="analyzePrompt"),
     ResultField(name="judge", key="judge", stored="metadata", optional=True,
                 encode=_judge_json, decode=_judge_from_json),
+    ResultField(name="panel", key="panel", stored="metadata", optional=True,
+                encode=_panel_json, decode=_panel_from_json),
+    ResultField(name="pairwise", key="pairwise", stored="metadata", optional=True,
+                encode=_pairwise_json, decode=_pairwise_from_json),
 )
 """Every field of a :class:`ScoreResult` and of its :class:`ScorerRun` (except ``extra``), in the
 order of Mastra's JSON."""

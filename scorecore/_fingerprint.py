@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scorecore._cache import canonical_digest
@@ -170,5 +170,25 @@ def fingerprint(
         "output_type": _type_name(output_type) if output_type is not None else None,
         "prepare_run": None if prepare_run is None else _function(prepare_run),
         "steps": [_step(info) for info in steps],
+    }
+    return canonical_digest(_VERSION, canonical)
+
+
+def composite_fingerprint(
+    *,
+    kind: str,
+    scorer_id: str,
+    version: str | None,
+    policy: Mapping[str, Any],
+    members: Sequence[str],
+) -> str:
+    """The fingerprint of a scorer made of scorers: its kind, id, policy (plain values, and
+    functions by their code) and its members' fingerprints in order."""
+    canonical = {
+        "kind": kind,
+        "id": scorer_id,
+        "version": version,
+        "policy": {name: _value(value, 0) for name, value in policy.items()},
+        "members": list(members),
     }
     return canonical_digest(_VERSION, canonical)

@@ -40,6 +40,8 @@ from scorecore._values import (
     CalculateScoreContext,
     JudgeExecution,
     NotScorable,
+    PairwiseResult,
+    PanelResult,
     ReasonContext,
     ScoreResult,
     ScorerRun,
@@ -97,6 +99,8 @@ _SET_SR_A_PROMPT = _slot(ScoreResult, "analyze_prompt")
 _SET_SR_SCORE_PROMPT = _slot(ScoreResult, "generate_score_prompt")
 _SET_SR_REASON_PROMPT = _slot(ScoreResult, "generate_reason_prompt")
 _SET_SR_JUDGE = _slot(ScoreResult, "judge")
+_SET_SR_PANEL = _slot(ScoreResult, "panel")
+_SET_SR_PAIRWISE = _slot(ScoreResult, "pairwise")
 
 def make_run(  # noqa: PLR0917 - one argument per field, positional for speed
     input: Any,
@@ -131,6 +135,8 @@ def make_score_result(  # noqa: PLR0917 - one argument per field, positional for
     generate_score_prompt: str | None,
     generate_reason_prompt: str | None,
     judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+    panel: PanelResult | None = None,
+    pairwise: PairwiseResult | None = None,
 ) -> ScoreResult[Any, Any]:
     """``ScoreResult`` from every field's value, in field order, for the run path."""
     result: ScoreResult[Any, Any] = _new(ScoreResult)
@@ -145,6 +151,8 @@ def make_score_result(  # noqa: PLR0917 - one argument per field, positional for
     _SET_SR_SCORE_PROMPT(result, generate_score_prompt)
     _SET_SR_REASON_PROMPT(result, generate_reason_prompt)
     _SET_SR_JUDGE(result, judge)
+    _SET_SR_PANEL(result, panel)
+    _SET_SR_PAIRWISE(result, pairwise)
     return result
 
 
@@ -325,6 +333,8 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
     definition: _Definition, run: ScorerRun[Any, Any], runtime: Runtime
 ) -> Result[ScoreResult[Any, Any], ScorerRunError]:
     """Run every step once; never raises for what a step, a judge or the input did."""
+    if definition.runner is not None:  # a scorer made of scorers (a panel, a pairwise judge)
+        return await definition.runner(run, runtime)
     if (definition.input_type is not None or definition.output_type is not None
             or definition.prepare_run is not None):
         started = await _start(definition, run)

@@ -90,6 +90,10 @@ class _Definition:
     prepare_run: PrepareRun | None
     version: str | None = None
     steps: tuple[StepInfo, ...] = ()
+    # A scorer made of scorers (scorecore._composite) runs this instead of the steps.
+    runner: Callable[
+        [ScorerRun[Any, Any], Runtime], Awaitable[Result[ScoreResult[Any, Any], ScorerRunError]]
+    ] | None = attrs.field(default=None, eq=False, repr=False)
     # How the run loop calls each step, decided here once rather than on every run.
     plan: tuple[PlannedStep, ...] = attrs.field(init=False, eq=False, repr=False)
 

@@ -8,7 +8,7 @@ from typing import Any, Generic, Literal, TypeAlias, TypeGuard, final
 import attrs
 from typing_extensions import TypeVar
 
-from scorecore._causes import JudgeExecutionError
+from scorecore._causes import JudgeExecutionError, RunFailureCause
 from scorecore._judge import JudgeUsage, StepName
 from scorecore._redact import redacted_repr
 from scorecore._reprs import short_repr
@@ -17,6 +17,9 @@ __all__ = [
     "CalculateScoreContext",
     "JudgeExecution",
     "NotScorable",
+    "PairwiseResult",
+    "PanelMember",
+    "PanelResult",
     "PartialResult",
     "ReasonContext",
     "ScoreResult",
@@ -230,6 +233,8 @@ class ScoreResult(Generic[In, Out, P, A]):
     generate_score_prompt: str | None = None
     generate_reason_prompt: str | None = None
     judge: Mapping[StepName, tuple[JudgeExecution, ...]] = attrs.field(factory=dict)
+    panel: PanelResult | None = None
+    pairwise: PairwiseResult | None = None
 
     @property
     def run_id(self) -> str:
@@ -240,3 +245,106 @@ class ScoreResult(Generic[In, Out, P, A]):
 PartialResult: TypeAlias = ScoreResult[Any, Any]
 """What a failed run gathered before it failed (``ScorerRunError.partial``)."""
 
+
+
+MemberStatus: TypeAlias = Literal["scored", "not_scorable", "failed"]
+"""How one member of a panel fared on one run."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class PanelMember:
+    """One member's run in a panel (``ScoreResult.panel.members``).
+
+    Attributes:
+        scorer_id: the member scorer's id.
+        status: ``"scored"``, ``"not_scorable"`` or ``"failed"``.
+        score: its score, when scored.
+        reason: its reason (or, not scorable, why not).
+        vote: whether the score reached the panel's threshold (``None`` without a threshold
+            or a score).
+        replaces: the member this one stood in for (a replacement), else ``None``.
+        replaced: whether it failed and a replacement took its seat (its score never counts).
+        failed_step: the step that failed, when it failed.
+        cause: why it failed, when it failed (the run error's structured cause).
+        judge: its judge executions per prompt step.
+    """
+
+    scorer_id: str
+    status: MemberStatus
+    score: float | None = None
+    reason: str | None = None
+    vote: bool | None = None
+    replaces: str | None = None
+    replaced: bool = False
+    failed_step: str | None = None
+    cause: RunFailureCause | None = None
+    judge: Mapping[StepName, tuple[JudgeExecution, ...]] = attrs.field(factory=dict)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class PanelResult:
+    """What a panel of judges made of one run: every member, the aggregate and the spread.
+
+    Attributes:
+        aggregate: how members' scores were combined: ``"median"``, ``"mean"``, ``"min"``,
+            ``"max"``, ``"majority"``, or the name of the function given.
+        members: every member that ran, in seat order; a failed member that was replaced is
+            followed by its replacement.
+        min_successful: the members that had to score.
+        threshold: the pass mark votes are taken at, if any.
+        score: the aggregate (``None`` when too few scored, or a tie was not scorable).
+        std_dev: the population standard deviation of the counted scores.
+        min: the lowest counted score.
+        max: the highest counted score.
+        agreed: whether the counted members agreed: all voted alike (with a threshold) or
+            gave the same score (without); ``None`` with fewer than two scores.
+        tie: the majority vote was a tie (settled by the panel's ``on_tie``).
+        passes: members voting pass (with a threshold).
+        fails: members voting fail (with a threshold).
+    """
+
+    aggregate: str
+    members: tuple[PanelMember, ...]
+    min_successful: int
+    threshold: float | None = None
+    score: float | None = None
+    std_dev: float | None = None
+    min: float | None = None
+    max: float | None = None
+    agreed: bool | None = None
+    tie: bool = False
+    passes: int | None = None
+    fails: int | None = None
+
+    @property
+    def counted(self) -> tuple[PanelMember, ...]:
+        """The members whose scores the aggregate used (scored, not replaced)."""
+        return tuple(m for m in self.members if m.status == "scored" and not m.replaced)
+
+
+PairwiseVerdict: TypeAlias = Literal["output", "baseline", "tie"]
+"""Which of two outputs a judge preferred."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class PairwiseResult:
+    """A pairwise judgement of ``output`` against ``baseline_output`` (``ScoreResult.pairwise``).
+
+    Attributes:
+        outcome: for ``output``: ``"win"``, ``"loss"``, ``"tie"``, or ``"position_bias"``
+            when the judge's preference followed the order the two were shown in.
+        forward: the judge's verdict with ``output`` shown first.
+        swapped: its verdict with ``baseline_output`` shown first (``None`` without swap).
+    """
+
+    outcome: Literal["win", "loss", "tie", "position_bias"]
+    forward: PairwiseVerdict
+    swapped: PairwiseVerdict | None = None
+
+    @property
+    def consistent(self) -> bool:
+        """Whether both orders gave the same verdict (``True`` without a swap)."""
+        return self.swapped is None or self.swapped == self.forward

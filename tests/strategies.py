@@ -37,6 +37,7 @@ from scorecore.agent import (
     ToolInvocationPart,
 )
 from scorecore.judge import JudgeError, JudgeUsage
+from scorecore.scorers import MemberFailure, PairwiseResult, PanelFailed, PanelMember, PanelResult
 
 STEPS = ("preprocess", "analyze", "generate_score", "generate_reason")
 
@@ -229,6 +230,50 @@ def scorer_runs(
     )
 
 
+panel_failures = st.builds(
+    PanelFailed, scored=st.integers(0, 5), min_successful=st.integers(1, 5),
+    failures=st.lists(st.builds(MemberFailure, scorer_id=names, failed_step=names,
+                                cause=run_failure_causes), max_size=2).map(tuple),
+    not_scorable=st.lists(names, max_size=2).map(tuple),
+)
+"""A panel's failure, naming its failed members' causes."""
+
+maybe_scores = st.none() | finite_scores
+
+
+@st.composite
+def panel_members(draw: st.DrawFn) -> PanelMember:
+    """A panel member that scored, was not scorable, or failed (possibly replaced)."""
+    status = draw(st.sampled_from(["scored", "not_scorable", "failed"]))
+    failed = status == "failed"
+    return PanelMember(
+        scorer_id=draw(names), status=status, score=draw(maybe_scores), reason=draw(
+            st.none() | text), vote=draw(st.none() | st.booleans()),
+        replaces=draw(st.none() | names), replaced=draw(st.booleans()),
+        failed_step=draw(names) if failed else None,
+        cause=draw(run_failure_causes | panel_failures) if failed else None,
+        judge=draw(st.dictionaries(st.sampled_from(STEPS), st.lists(
+            judge_executions(), min_size=1, max_size=2).map(tuple), max_size=1)),
+    )
+
+
+panel_results = st.builds(
+    PanelResult, aggregate=names, members=st.lists(panel_members(), max_size=3).map(tuple),
+    min_successful=st.integers(1, 3), threshold=maybe_scores, score=maybe_scores,
+    std_dev=maybe_scores, min=maybe_scores, max=maybe_scores,
+    agreed=st.none() | st.booleans(), tie=st.booleans(),
+    passes=st.none() | st.integers(0, 3), fails=st.none() | st.integers(0, 3),
+)
+"""A panel's result: members with every status, the aggregate and spread."""
+
+verdicts = st.sampled_from(["output", "baseline", "tie"])
+pairwise_results = st.builds(
+    PairwiseResult, outcome=st.sampled_from(["win", "loss", "tie", "position_bias"]),
+    forward=verdicts, swapped=st.none() | verdicts,
+)
+"""A pairwise judgement's result."""
+
+
 @st.composite
 def score_results(
     draw: st.DrawFn,
@@ -256,6 +301,8 @@ def score_results(
             st.lists(judge_executions(), min_size=1, max_size=2).map(tuple),
             max_size=2,
         )),
+        panel=draw(st.none() | panel_results),
+        pairwise=draw(st.none() | pairwise_results),
     )
 
 

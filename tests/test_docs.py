@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 # docs/agents-and-traces.md builds one program across blocks: tests/traces/test_docs_page.py
 RUNNABLE_DOCS = ["README.md", "docs/scorers.md", "docs/evals.md", "docs/storage.md",
-                 "docs/builtin-scorers.md", "docs/economics.md", "docs/calibration.md"]
+                 "docs/builtin-scorers.md", "docs/economics.md", "docs/calibration.md",
+                 "docs/juries.md"]
 
 
 # Pages whose blocks share one namespace (a reader's REPL): type-checked as one module.

@@ -13,6 +13,7 @@ Also the ``ScoreStore`` port that stores implement, and the row shape (and colum
 1.0
 """
 
+from scorecore.evals._agreement import AlphaLevel, bootstrap_interval, krippendorff_alpha
 from scorecore.evals._batches import BatchCatalog, BatchSummary
 from scorecore.evals._calibrate import calibrate
 from scorecore.evals._calibration import (
@@ -76,9 +77,12 @@ from scorecore.evals._spending import (
 )
 from scorecore.evals._store import CompletedScore, ScoreStore, StoredRowError, StoreError
 from scorecore.evals._stored import decode_row
+from scorecore.evals._trust import PairwiseSummary, PanelAgreement, PanelDisagreement
+from scorecore.evals._trust_fold import TrustFold, pairwise_summaries, panel_agreements
 
 __all__ = [
     "SCORE_COLUMNS",
+    "AlphaLevel",
     "BatchCatalog",
     "BatchSummary",
     "Calibration",
@@ -102,6 +106,9 @@ __all__ = [
     "ItemScorer",
     "LabelValue",
     "OutcomeStatus",
+    "PairwiseSummary",
+    "PanelAgreement",
+    "PanelDisagreement",
     "ReportFold",
     "RunIds",
     "ScoreColumn",
@@ -118,6 +125,8 @@ __all__ = [
     "ThresholdResult",
     "TrialSpread",
     "TrialsSummary",
+    "TrustFold",
+    "bootstrap_interval",
     "bootstrap_mean_interval",
     "calibrate",
     "check_scorers",
@@ -127,7 +136,10 @@ __all__ = [
     "failure_kind",
     "item_from_mapping",
     "item_key",
+    "krippendorff_alpha",
     "mcnemar_p_value",
+    "pairwise_summaries",
+    "panel_agreements",
     "read_item",
     "row_id",
     "row_item_id",

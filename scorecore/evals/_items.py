@@ -149,8 +149,12 @@ _KEYS: Mapping[str, str] = {
     "expectedTrajectory": "expected_trajectory",
     "id": "id",
     "extra": "extra",
+    # A pairwise judgement's second output (scorecore.scorers.pairwise): an extra key of the run.
+    "baseline_output": "baseline_output",
+    "baselineOutput": "baseline_output",
 }
-_ACCEPTED = "input, output, ground_truth, request_context, expected_trajectory, id, extra"
+_ACCEPTED = ("input, output, ground_truth, request_context, expected_trajectory, id, extra, "
+             "baseline_output")
 
 
 def _item_of(
@@ -176,6 +180,16 @@ def _item_of(
         return Failure(ItemFailure(
             error=f"{where}missing field 'output' (and no target to produce it)"
         ))
+    if "baseline_output" in fields:
+        baseline = fields.pop("baseline_output")
+        extra = fields.get("extra")
+        extra = {} if extra is None else extra
+        if isinstance(extra, Mapping):  # any other extra is refused below, as it is
+            if "baseline_output" in extra:
+                return Failure(ItemFailure(
+                    error=f"{where}field 'baseline_output' given twice (at the top and in "
+                          f"extra)"))
+            fields["extra"] = {**extra, "baseline_output": baseline}
     item_id = _int_id(fields.get("id"))
     if item_id is not None:
         fields["id"] = item_id
@@ -192,7 +206,9 @@ def item_from_mapping(
 ) -> EvalItem:
     """Build an :class:`EvalItem` from a mapping with snake_case or Mastra camelCase keys.
 
-    An integer ``id`` becomes a string. ``needs_output`` makes a missing ``output`` an error.
+    An integer ``id`` becomes a string. ``baseline_output`` (the output a pairwise judgement
+    compares ``output`` with) is kept in ``extra``, so it reaches the scorers as the run's
+    ``baseline_output`` extra key. ``needs_output`` makes a missing ``output`` an error.
     ``line`` is the item's line in its file, when a reader knows it (see :class:`EvalItem`).
 
     Raises:

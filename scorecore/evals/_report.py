@@ -17,6 +17,7 @@ from scorecore._values import ScoreResult
 from scorecore.evals._checks import FIXED_BITS, fixed, unit_interval
 from scorecore.evals._items import EvalItem
 from scorecore.evals._spending import EconomicsSummary, TrialsSummary
+from scorecore.evals._trust import PairwiseSummary, PanelAgreement
 
 __all__ = [
     "EvalReport",
@@ -211,6 +212,10 @@ class EvalReport:
         economics: judge cost, savings, cache hits and budget spend, when the batch ran with
             a cache, pricing, budget or trials.
         trials: each scorer's spread across trials, with ``trials > 1``.
+        panels: each panel's agreement between its members (Krippendorff's alpha, the items
+            where members disagree most), for the runs of this call (a resumed batch's stored
+            runs: :func:`panel_agreements` over its rows).
+        pairwise: each pairwise scorer's win rate and share of position-biased items.
     """
 
     batch_id: str
@@ -226,6 +231,8 @@ class EvalReport:
     economics: EconomicsSummary | None = None
     trials: TrialsSummary | None = None
     max_failure_rate: float | None = None
+    panels: tuple[PanelAgreement, ...] = ()
+    pairwise: tuple[PairwiseSummary, ...] = ()
 
     @property
     def failed_runs(self) -> int:
@@ -309,6 +316,10 @@ class EvalReport:
             out["economics"] = self.economics.to_json()
         if self.trials is not None:
             out["trials"] = self.trials.to_json()
+        if self.panels:
+            out["panels"] = [p.to_json() for p in self.panels]
+        if self.pairwise:
+            out["pairwise"] = [p.to_json() for p in self.pairwise]
         if self.results is not None:
             out["results"] = [
                 {

@@ -49,6 +49,7 @@ from scorecore.evals._report import EvalReport, ItemResult, ReportFold, Threshol
 from scorecore.evals._rows import ItemRows, ScoreRow
 from scorecore.evals._scoring import ItemScorer
 from scorecore.evals._store import CompletedScore, ScoreStore
+from scorecore.evals._trust_fold import TrustFold
 
 __all__ = ["run_evals"]
 
@@ -311,7 +312,9 @@ async def run_evals(
     Args:
         data: the items: :class:`EvalItem` values or mappings with the keys ``input``,
             ``output``, ``ground_truth`` (or ``groundTruth``), ``request_context`` (or
-            ``requestContext``), ``expected_trajectory``, ``id``, ``extra``.
+            ``requestContext``), ``expected_trajectory``, ``id``, ``extra``, and
+            ``baseline_output`` (kept in ``extra``: what a pairwise judgement compares the
+            output with).
         scorers: the scorers to run (ids must be unique).
         target: an (async) function of the item returning the output to score; its result
             replaces the item's ``output``.
@@ -404,7 +407,8 @@ async def run_evals(
         runtime=rt, meter=meter, batch_id=batch_id, trials=trials,
     )
     economics = EconomicsFold(scorer_ids=ids, meter=meter, trials=trials, thresholds=checks)
-    hook = economics.hook(on_item_complete)
+    trust = TrustFold()
+    hook = trust.hook(economics.hook(on_item_complete))
     work = _Work.of(_Source(data), score, trials)
     async with anyio.create_task_group() as group:
         stop = _Stop(group.cancel_scope)
@@ -426,4 +430,5 @@ async def run_evals(
                 group.start_soon(_worker, work, finish, stop)
     if stop.error is not None:
         raise stop.error
-    return economics.finish(fold.report(batch_id=batch_id, duration=rt.clock() - started))
+    return trust.finish(
+        economics.finish(fold.report(batch_id=batch_id, duration=rt.clock() - started)))

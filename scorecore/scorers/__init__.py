@@ -15,6 +15,8 @@ input text, no context, no ground truth, no tool calls, no expectation …) give
 0.6153846153846154
 """
 
+from scorecore._causes import MemberFailure, PanelFailed
+from scorecore._values import PairwiseResult, PanelMember, PanelResult
 from scorecore.scorers import checks
 from scorecore.scorers._completeness import completeness
 from scorecore.scorers._keywords import keyword_coverage
@@ -34,12 +36,22 @@ from scorecore.scorers._llm_instructions import (
 )
 from scorecore.scorers._llm_reference import answer_similarity, noise_sensitivity, summarization
 from scorecore.scorers._llm_tools import llm_tool_call_accuracy, llm_trajectory_accuracy
+from scorecore.scorers._pairwise import OnPositionBias, pairwise
+from scorecore.scorers._panel import Aggregate, OnTie, panel
 from scorecore.scorers._similarity import content_similarity, textual_difference
 from scorecore.scorers._tone import tone
 from scorecore.scorers._tool_calls import tool_call_accuracy
 from scorecore.scorers._trajectory import TrajectoryWeights, trajectory, trajectory_accuracy
 
 __all__ = [
+    "Aggregate",
+    "MemberFailure",
+    "OnPositionBias",
+    "OnTie",
+    "PairwiseResult",
+    "PanelFailed",
+    "PanelMember",
+    "PanelResult",
     "RubricCriterion",
     "TrajectoryWeights",
     "answer_relevancy",
@@ -58,6 +70,8 @@ __all__ = [
     "llm_trajectory_accuracy",
     "multi_turn_judge",
     "noise_sensitivity",
+    "pairwise",
+    "panel",
     "prompt_alignment",
     "rubric",
     "summarization",

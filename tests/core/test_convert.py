@@ -114,13 +114,18 @@ def test_agent_result_roundtrips_through_mastra_json(result: ScoreResult[Any, An
 
 @given(sts.score_results())
 def test_mastra_json_key_order(result: ScoreResult[Any, Any]) -> None:
-    """Run keys come first, then score or notScorable, prompts, step results, and judge last."""
+    """Run keys come first, then score or notScorable, prompts, step results, judge, and a
+    panel's or pairwise judgement's result last."""
     keys = list(to_mastra_json(result))
     assert keys[:3] == ["input", "output", "runId"]
     tail = ["generateScorePrompt", "reason", "generateReasonPrompt", "preprocessStepResult",
             "preprocessPrompt", "analyzeStepResult", "analyzePrompt"]
     if result.judge:
         tail.append("judge")
+    if result.panel is not None:
+        tail.append("panel")
+    if result.pairwise is not None:
+        tail.append("pairwise")
     assert keys[-len(tail):] == tail
     marker = "score" if result.not_scorable is None else "notScorable"
     assert keys[-len(tail) - 1] == marker

@@ -42,7 +42,7 @@ def test_fast_built_classes_check_nothing(cls: type) -> None:
     assert all(f.validator is None and f.converter is None for f in attrs.fields(cls))
 
 
-@given(st.lists(sts.json_values, min_size=11, max_size=11))
+@given(st.lists(sts.json_values, min_size=13, max_size=13))
 def test_built_values_equal_init_built_values(values: list[Any]) -> None:
     """For any field values, each builder's value equals (and reprs as) the ``__init__`` one."""
     for cls, builder in BUILDERS:

@@ -357,7 +357,8 @@ async def test_bad_items_are_recorded_with_clear_messages(anyio_backend: str) ->
         "item #1: expected a mapping or EvalItem, got int 42",
         "item #2: missing field 'output' (and no target to produce it)",
         "item #3: unknown field 'grund_truth' (accepted: input, output, ground_truth, "
-        "request_context, expected_trajectory, id, extra; put anything else under 'extra')",
+        "request_context, expected_trajectory, id, extra, baseline_output; put anything else "
+        "under 'extra')",
         "item #4: EvalItem.request_context must be a mapping or None, got 'token'",
         "item #5: field 'ground_truth' given twice (snake_case and camelCase)",
         "data.jsonl:7: invalid JSON",

@@ -16,6 +16,7 @@ from scorecore_adapters.cli._common import (
 )
 from scorecore_adapters.cli._economics import fingerprints, print_fingerprints
 from scorecore_adapters.cli._eval import TOP_CAUSES, group_json, print_causes
+from scorecore_adapters.cli._trust import print_trust, trust_json
 from scorecore_adapters.report._causes import FailureCause, FailureTally, cause_of_row
 from scorecore_adapters.report._text import number
 
@@ -75,6 +76,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
             "rows": [_row_json(r, c) for r, c in listed],
             "failureCauses": [group_json(g) for g in groups],
             "fingerprints": fingerprints(rows),
+            **trust_json(rows),
         }, out)
         return EXIT_PASSED
     if args.failures:
@@ -85,6 +87,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
              for r, c in zip(rows, causes, strict=True)]
     print_table(_HEADERS, table, rich_output=out.isatty(), out=out)
     print_fingerprints(rows, out=out)
+    print_trust(rows, out=out)
     summary = ", ".join(f"{n} {status}" for status, n in _counts(rows).items())
     print(f"{len(rows)} rows ({summary})", file=out)
     print_causes(groups, out=out, limit=TOP_CAUSES, batch_id=args.run)

@@ -161,6 +161,26 @@ function explorer(data, started) {
         box.appendChild(el("p", "Cause (" + c[0] + (c[1] ? " at " + c[1] : "") + "):"));
         box.appendChild(el("pre", c[2], "cause"));
       }
+      if (d.pn) {
+        // A panel: [member, status, score, vote, reason or cause, replaces] per member.
+        box.appendChild(el("h3", "Panel members"));
+        const table = el("table", null, "members");
+        const head = el("tr");
+        ["member", "status", "score", "vote", "reason / cause", "replaces"].forEach(
+          function (h) { head.appendChild(el("th", h)); });
+        table.appendChild(head);
+        d.pn.forEach(function (m) {
+          const tr = el("tr");
+          tr.appendChild(el("td", m[0]));
+          tr.appendChild(el("td", m[1]));
+          tr.appendChild(el("td", fmt(m[2]), "num"));
+          tr.appendChild(el("td", m[3] === null ? "-" : (m[3] ? "pass" : "fail")));
+          tr.appendChild(el("td", m[4] || ""));
+          tr.appendChild(el("td", m[5] || ""));
+          table.appendChild(tr);
+        });
+        box.appendChild(table);
+      }
       section(box, "Preprocess step result", d.pre);
       section(box, "Analyze step result", d.an);
       Object.keys(d.pr || {}).forEach(function (k) {

@@ -125,6 +125,25 @@ def _executions(row: ScoreRow, cut: Cutter) -> list[list[Any]]:
     return found
 
 
+def _members(row: ScoreRow, cut: Cutter) -> list[list[Any]]:
+    """A panel's members: ``[member, status, score, vote, reason or cause, replaces]`` each."""
+    panel = (row.metadata or {}).get("panel")
+    members = panel.get("members") if isinstance(panel, Mapping) else None
+    found = []
+    for m in members if isinstance(members, list) else []:
+        if not isinstance(m, Mapping):
+            continue
+        error = m.get("error")
+        why = error.get("message") if isinstance(error, Mapping) else m.get("reason")
+        status = m.get("status")
+        if m.get("replaced"):
+            status = f"{status}, replaced"
+        found.append([bounded(m.get("scorerId"), cut), bounded(status, cut),
+                      bounded(m.get("score"), cut), bounded(m.get("vote"), cut),
+                      bounded(why, cut), bounded(m.get("replaces"), cut)])
+    return found
+
+
 def _detail(row: ScoreRow, cut: Cutter) -> dict[str, Any]:
     executions = _executions(row, cut)
     judged = {str(e[0]) for e in executions}
@@ -146,6 +165,9 @@ def _detail(row: ScoreRow, cut: Cutter) -> dict[str, Any]:
         detail["pr"] = prompts
     if executions:
         detail["j"] = executions
+    members = _members(row, cut)
+    if members:
+        detail["pn"] = members
     if "notScorable" in metadata:
         detail["ns"] = bounded(metadata["notScorable"], cut)
     if "sanitized" in metadata:

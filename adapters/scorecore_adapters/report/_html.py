@@ -29,6 +29,7 @@ from scorecore_adapters.report._data import (
     scorer_stats,
 )
 from scorecore_adapters.report._text import esc, number, percent
+from scorecore_adapters.report._trust import trust_sections
 
 
 def _summary(stats: Sequence[ScorerStats]) -> str:
@@ -250,7 +251,7 @@ def render_report(
         "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"
         f"<h2>Summary</h2>{_summary(stats)}"
         f"<h2>Score distributions</h2>{_charts(stats)}"
-        f"{_baseline(comparison)}{calibration_section(calibration)}"
+        f"{_baseline(comparison)}{calibration_section(calibration)}{trust_sections(rows)}"
         f"<h2>Failures</h2>{_failures(rows)}"
         f"<h2>Not scorable</h2>{_not_scorable(rows)}"
         '<h2>Items</h2><div id="controls"><label>scorer <select id="f-scorer">'

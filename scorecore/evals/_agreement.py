@@ -1,0 +1,159 @@
+"""Agreement statistics: Krippendorff's alpha and a seeded bootstrap interval of any statistic.
+
+Pure Python (no numpy), deterministic. Alpha (Krippendorff 2011, "Computing Krippendorff's
+Alpha-Reliability") compares the disagreement observed within units (items) with the
+disagreement expected by chance among all pairable values:
+``alpha = 1 - D_o / D_e``. Missing values are allowed: a unit counts with two or more values.
+The bootstrap resamples units with replacement from a SHAKE-256 stream seeded by
+``(seed, stream, resample index)``, as :func:`~scorecore.evals.bootstrap_mean_interval` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Literal, TypeAlias, TypeVar
+
+__all__ = ["AlphaLevel", "bootstrap_interval", "krippendorff_alpha"]
+
+AlphaLevel: TypeAlias = Literal["interval", "nominal"]
+"""The metric alpha compares values with: squared differences (``"interval"``, for scores) or
+equality (``"nominal"``, for categories such as pass/fail votes)."""
+
+U = TypeVar("U")
+
+
+def _pairable(units: Iterable[Sequence[object]]) -> list[list[object]]:
+    kept = []
+    for unit in units:
+        values = [v for v in unit if v is not None]
+        if len(values) >= 2:
+            kept.append(values)
+    return kept
+
+
+def _interval(units: list[list[float]]) -> float | None:
+    pooled = [v for unit in units for v in unit]
+    n = len(pooled)
+    # Alpha does not change when every value moves by the same amount: centring the values
+    # keeps the sums of squares below free of cancellation.
+    centre = math.fsum(pooled) / n
+    squares = math.fsum((v - centre) ** 2 for v in pooled)
+    expected = 2 * n * squares / (n * (n - 1))  # the sum over ordered pairs (v_i - v_j)²
+    if expected == 0:
+        return None
+    observed = math.fsum(
+        2 * len(unit) * math.fsum((v - (mean := math.fsum(unit) / len(unit))) ** 2
+                                  for v in unit) / (len(unit) - 1)
+        for unit in units
+    ) / n
+    del mean
+    return 1 - observed / expected
+
+
+def _nominal(units: list[list[Hashable]]) -> float | None:
+    totals: Counter[Hashable] = Counter(v for unit in units for v in unit)
+    n = sum(totals.values())
+    expected = (n * n - sum(c * c for c in totals.values())) / (n * (n - 1))
+    if expected == 0:
+        return None
+    observed = math.fsum(
+        (len(unit) ** 2 - sum(c * c for c in Counter(unit).values())) / (len(unit) - 1)
+        for unit in units
+    ) / n
+    return 1 - observed / expected
+
+
+def krippendorff_alpha(
+    units: Iterable[Sequence[float | bool | str | None]], *, level: AlphaLevel = "interval"
+) -> float | None:
+    """Krippendorff's alpha of the values each unit (item) got from its coders (judges).
+
+    ``None`` marks a missing value; units with fewer than two values are left out. ``1.0``
+    is perfect agreement, ``0.0`` agreement at chance level, below 0 systematic disagreement.
+    ``None`` when nothing is pairable or every value is the same (alpha is undefined then).
+
+    Args:
+        units: per unit, its values (numbers for ``"interval"``; any hashable category, e.g. a
+            bool vote, for ``"nominal"``).
+        level: ``"interval"`` (squared differences) or ``"nominal"`` (equal or not).
+
+    >>> krippendorff_alpha([[1, 1], [2, 2], [3, 3]])
+    1.0
+    >>> krippendorff_alpha([[1, 2], [2, 3], [3, None], [1, 1]])
+    0.5
+    >>> krippendorff_alpha([[True, False], [True, True], [False, False]], level="nominal")
+    0.4444444444444444
+    """
+    if level not in ("interval", "nominal"):
+        raise ValueError(f"level must be 'interval' or 'nominal', got {level!r}")
+    kept = _pairable(units)
+    if not kept:
+        return None
+    if level == "nominal":
+        return _nominal(kept)
+    numbers: list[list[float]] = []
+    for unit in kept:
+        for value in unit:
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+                    value):
+                raise ValueError(f"interval alpha needs finite numbers, got {value!r}")
+        numbers.append([float(v) for v in unit])  # type: ignore[arg-type]
+    return _interval(numbers)
+
+
+def _quantile(ordered: Sequence[float], q: float) -> float:
+    """The ``q`` quantile by linear interpolation (numpy's default method, as ``compare``)."""
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _draws(n: int, *, resamples: int, key: bytes) -> Iterator[list[int]]:
+    """``resamples`` lists of ``n`` indices drawn with replacement from a SHAKE-256 stream."""
+    for b in range(resamples):
+        stream = hashlib.shake_256(key + b.to_bytes(8, "big")).digest(4 * n)
+        # 32-bit draws mapped to indices by multiply-shift: bias below n / 2**32.
+        yield [(x * n) >> 32 for x in memoryview(stream).cast("I")]
+
+
+def bootstrap_interval(
+    units: Sequence[U],
+    statistic: Callable[[Sequence[U]], float | None],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+    stream: str = "",
+) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of ``statistic`` over ``units``, seeded.
+
+    Each resample draws as many units as given, with replacement; resamples on which the
+    statistic is undefined (``None``) are left out. ``None`` when no unit is given or the
+    statistic is undefined on more than half the resamples.
+
+    >>> units = [[1, 1], [2, 2.5], [3, 3], [4, 3.5], [5, 5]]
+    >>> round(krippendorff_alpha(units), 3)
+    0.976
+    >>> low, high = bootstrap_interval(units, krippendorff_alpha, resamples=200, seed=1)
+    >>> round(low, 3), high
+    (0.78, 1.0)
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples!r}")
+    if not units:
+        return None
+    key = f"scorecore-bootstrap/1:{seed}:{stream}:".encode("utf-8", "surrogatepass")
+    values = sorted(
+        value for draw in _draws(len(units), resamples=resamples, key=key)
+        if (value := statistic([units[i] for i in draw])) is not None
+    )
+    if 2 * len(values) < resamples:
+        return None
+    tail = (1 - confidence) / 2
+    return (_quantile(values, tail), _quantile(values, 1 - tail))

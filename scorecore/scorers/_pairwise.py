@@ -1,0 +1,302 @@
+"""A pairwise judgement: which of two outputs for one input is better, asked in both orders.
+
+A judge shown two answers tends to prefer one position. ``pairwise`` asks twice, the second
+time with the answers swapped, and keeps a verdict only when both orders agree; a verdict that
+follows the position is reported as ``position_bias``.
+
+The run carries the answer to judge as ``output`` and the one to compare it with as
+``baseline_output`` (an extra key of the run:
+``scorer.run(..., extra={"baseline_output": ...})``, or a dataset item's ``baseline_output``),
+structured into the same type as ``output``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal, TypeAlias, final, overload
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from scorecore import (
+    AgentInput,
+    AgentOutput,
+    InputMismatch,
+    JudgeExecution,
+    NotScorable,
+    ReasonContext,
+    Scorer,
+    ScoreResult,
+    ScorerRun,
+    ScorerRunError,
+    StepContext,
+    StepName,
+    create_scorer,
+)
+from scorecore._composite import CompositeScorer, run_members, structure_value
+from scorecore._runtime import Runtime
+from scorecore._values import PairwiseResult, PairwiseVerdict
+from scorecore.scorers._judged import (
+    Judge,
+    TextOrAgent,
+    assistant_text,
+    build_prompt,
+    has_text,
+    judge_config,
+    judged_step,
+    user_text,
+)
+from scorecore.scorers._shapes import check_shape, check_text, refuse
+
+__all__ = ["OnPositionBias", "pairwise"]
+
+OnPositionBias: TypeAlias = Literal["tie", "not_scorable"]
+"""What a position-biased judgement gives: a tie (0.5, the default) or not scorable."""
+
+_Outcome: TypeAlias = Result[ScoreResult[Any, Any], ScorerRunError]
+_SCORES: Final[Mapping[str, float]] = {"win": 1.0, "loss": 0.0, "tie": 0.5}
+_OUTCOME: Final[Mapping[PairwiseVerdict, Literal["win", "loss", "tie"]]] = {
+    "output": "win", "baseline": "loss", "tie": "tie"}
+_PERSONA: Final = ("You are an impartial judge comparing two responses to the same request. "
+                   "The order the responses are shown in says nothing about their quality.")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class PairwiseReply:
+    """The judge's reply: why, then which response better meets the criteria."""
+
+    reason: str
+    winner: Literal["A", "B", "tie"]
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Shown:
+    """What one judge call is shown: the request and two responses, in this order."""
+
+    question: str
+    first: str
+    second: str
+
+
+_Ctx: TypeAlias = StepContext[Shown, None, None, None]
+
+
+def _prompt(criteria: str, shown: Shown) -> str:
+    data = [("RESPONSE_A", shown.first), ("RESPONSE_B", shown.second)]
+    if has_text(shown.question):
+        data.insert(0, ("REQUEST", shown.question))
+    return build_prompt(
+        task="Decide which of two responses to the same request better meets the criteria.",
+        principles=[
+            f"The criteria: {criteria}",
+            "Judge the content only: neither the order of the responses nor their length "
+            "makes one better.",
+            "Answer tie when neither response is better by the criteria.",
+        ],
+        example=('Request: "Capital of France?" Response A: "Paris." Response B: "Lyon."\n'
+                 'Reply: {"reason": "A names the capital; B is wrong.", "winner": "A"}'),
+        data=data,
+        reply='Reply with JSON only: {"reason": "...", "winner": "A" | "B" | "tie"}.',
+    )
+
+
+def _judge_scorer(scorer_id: str, judge: Judge, criteria: str) -> Scorer[Any, Any]:
+    """One judge call on one order: its score is where the preferred response was shown
+    (A 1.0, B 0.0, tie 0.5), its reason the judge's."""
+
+    def score(ctx: StepContext[Any, Any, None, PairwiseReply]) -> float:
+        return {"A": 1.0, "B": 0.0, "tie": 0.5}[ctx.results.analyze_step_result.winner]
+
+    def reason(ctx: ReasonContext[Any, Any, None, PairwiseReply]) -> str:
+        return ctx.results.analyze_step_result.reason
+
+    def prompt(ctx: _Ctx) -> str:
+        return _prompt(criteria, ctx.run.input)
+
+    return (
+        create_scorer(id=scorer_id, description="Which of two responses is better",
+                      judge=judge_config(scorer_id, judge, _PERSONA))
+        .analyze(judged_step("Choose the better response", PairwiseReply, prompt))
+        .generate_score(score)
+        .generate_reason(reason)
+    )
+
+
+@overload
+def pairwise(
+    judge: Judge, *, criteria: str, swap: bool = True, on_position_bias: OnPositionBias = "tie",
+    type: Literal["agent"] = "agent", id: str = "pairwise-scorer",
+) -> Scorer[AgentInput, AgentOutput]: ...
+@overload
+def pairwise(
+    judge: Judge, *, criteria: str, swap: bool = True, on_position_bias: OnPositionBias = "tie",
+    type: Literal["text"], id: str = "pairwise-scorer",
+) -> Scorer[Any, str]: ...
+def pairwise(
+    judge: Judge, *, criteria: str, swap: bool = True, on_position_bias: OnPositionBias = "tie",
+    type: TextOrAgent = "agent", id: str = "pairwise-scorer",
+) -> Scorer[Any, Any]:
+    """Whether ``output`` is better than ``baseline_output`` for the same input (LLM-judged).
+
+    The judge sees the input and both answers, labelled A and B, and names the better one by
+    ``criteria`` (or a tie). With ``swap`` (the default) it is asked again with the answers
+    swapped: consistent verdicts give 1.0 (``output`` wins), 0.0 (it loses) or 0.5 (a tie);
+    verdicts that follow the position give ``position_bias``, scored as a tie (0.5) or, with
+    ``on_position_bias="not_scorable"``, not scorable. The result's ``pairwise`` holds the
+    outcome and both verdicts; a batch's report gives the win rate and the share of
+    position-biased items (:func:`scorecore.evals.pairwise_summaries`).
+
+    The run needs ``baseline_output`` (``scorer.run(..., extra={"baseline_output": ...})``, or
+    a dataset item's ``baseline_output``), of the same type as ``output``: agent messages by
+    default, a ``str`` with ``type="text"``. Not scorable without it or without text in either answer.
+
+    >>> import anyio
+    >>> from scorecore_adapters.testing import FunctionJudge
+    >>> def first_wins(request):  # a judge that always prefers response A
+    ...     return {"reason": "A reads better", "winner": "A"}
+    >>> scorer = pairwise(FunctionJudge(first_wins), criteria="correctness", type="text")
+    >>> result = anyio.run(lambda: scorer.run(input="2+2?", output="4",
+    ...                                       extra={"baseline_output": "5"}))
+    >>> result.unwrap().pairwise.outcome, result.unwrap().score
+    ('position_bias', 0.5)
+    """
+    chosen = check_text(id, "criteria", criteria)
+    if not isinstance(swap, bool):
+        raise refuse(id, "swap", "a bool", swap)
+    if on_position_bias not in ("tie", "not_scorable"):
+        raise refuse(id, "on_position_bias", "'tie' or 'not_scorable'", on_position_bias)
+    shape = check_shape(id, type)
+    asker = _judge_scorer(id, judge, chosen)
+    policy = _Pairwise(scorer_id=id, asker=asker, swap=swap, on_position_bias=on_position_bias,
+                       text=shape == "text")
+    scorer: CompositeScorer[Any, Any] = CompositeScorer(
+        kind="pairwise", id=id, name="Pairwise Judge", members=(asker,), runner=policy.run,
+        description=f"Whether the output is better than the baseline output: {chosen}",
+        policy={"swap": swap, "on_position_bias": on_position_bias, "type": shape},
+        shape=("agent", AgentInput, AgentOutput) if shape == "agent" else (None, str | None, str),
+    )
+    return scorer
+
+
+@attrs.frozen(kw_only=True)
+class _Pairwise:
+    scorer_id: str
+    asker: Scorer[Any, Any]
+    swap: bool
+    on_position_bias: OnPositionBias
+    text: bool
+
+    async def run(self, run: ScorerRun[Any, Any], runtime: Runtime) -> _Outcome:
+        if run.run_id is None:
+            run = attrs.evolve(run, run_id=runtime.new_id())
+        read = self._read(run)
+        if isinstance(read, Failure):
+            return Failure(ScorerRunError(
+                scorer_id=self.scorer_id, failed_step="input", completed_steps=(),
+                cause=read.failure(), partial=ScoreResult(run=run)))
+        typed, question, answer, baseline = read.unwrap()
+        missing = _missing(answer, baseline)
+        if missing is not None or baseline is None:
+            return Success(ScoreResult(run=typed, not_scorable=NotScorable(reason=missing)))
+        orders = [Shown(question=question, first=answer, second=baseline)]
+        if self.swap:
+            orders.append(Shown(question=question, first=baseline, second=answer))
+        outcomes = await run_members(
+            [(self.asker, ScorerRun(input=shown, output=None, run_id=typed.run_id))
+             for shown in orders], runtime)
+        judge = _merged(outcomes)
+        for outcome in outcomes:
+            if isinstance(outcome, Failure):
+                error = outcome.failure()
+                return Failure(ScorerRunError(
+                    scorer_id=self.scorer_id, failed_step=error.failed_step,
+                    completed_steps=error.completed_steps, cause=error.cause,
+                    partial=ScoreResult(run=typed, judge=judge)))
+        results = [outcome.unwrap() for outcome in outcomes]
+        return Success(self._verdict(typed, judge, results))
+
+    def _read(
+        self, run: ScorerRun[Any, Any]
+    ) -> Result[tuple[ScorerRun[Any, Any], str, str, str | None], InputMismatch]:
+        """The run with typed input, output and baseline, and the texts the judge is shown."""
+        given_baseline = run.extra.get("baseline_output")
+        parts: list[tuple[Literal["input", "output", "baseline_output"], object, Any]]
+        if self.text:
+            parts = [("input", run.input, str | None), ("output", run.output, str),
+                     ("baseline_output", given_baseline, str | None)]
+        else:
+            parts = [("input", run.input, AgentInput), ("output", run.output, AgentOutput),
+                     ("baseline_output", given_baseline, AgentOutput | None)]
+        typed: dict[str, Any] = {}
+        mismatches: list[InputMismatch] = []
+        for which, value, expected in parts:
+            structured = structure_value(value, expected, which=which)
+            if isinstance(structured, Success):
+                typed[which] = structured.unwrap()
+            else:
+                mismatches.append(structured.failure())
+        if mismatches:  # every bad field of every part at once
+            errors = tuple(e for m in mismatches for e in m.errors)
+            return Failure(attrs.evolve(mismatches[0], errors=errors))
+        shaped = attrs.evolve(run, input=typed["input"], output=typed["output"])
+        baseline = typed["baseline_output"]
+        if self.text:
+            return Success((shaped, typed["input"] or "", typed["output"],
+                            baseline))
+        return Success((shaped, user_text(typed["input"]), assistant_text(typed["output"]),
+                        None if baseline is None else assistant_text(baseline)))
+
+    def _verdict(
+        self, run: ScorerRun[Any, Any], judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+        results: Sequence[ScoreResult[Any, Any]],
+    ) -> ScoreResult[Any, Any]:
+        forward = _verdict(results[0].score, swapped=False)
+        swapped = _verdict(results[1].score, swapped=True) if len(results) > 1 else None
+        outcome = (_OUTCOME[forward] if swapped is None or swapped == forward
+                   else "position_bias")
+        pair = PairwiseResult(outcome=outcome, forward=forward, swapped=swapped)
+        reasons = [f"with the output shown first the judge preferred {forward}: "
+                   f"{results[0].reason}"]
+        if swapped is not None:
+            reasons.append(f"with the baseline shown first it preferred {swapped}: "
+                           f"{results[1].reason}")
+        reason = f"{outcome.replace('_', ' ')}: " + "; ".join(reasons)
+        if outcome == "position_bias" and self.on_position_bias == "not_scorable":
+            return ScoreResult(run=run, judge=judge, pairwise=pair,
+                               not_scorable=NotScorable(reason=reason))
+        score = _SCORES[outcome] if outcome != "position_bias" else _SCORES["tie"]
+        return ScoreResult(run=run, score=score, reason=reason, judge=judge, pairwise=pair)
+
+
+def _verdict(position_score: float | None, *, swapped: bool) -> PairwiseVerdict:
+    """The verdict for ``output`` from where the preferred response was shown (1.0: first,
+    0.0: second, 0.5: a tie); ``output`` was shown second when ``swapped``."""
+    if position_score == 0.5:
+        return "tie"
+    first = position_score == 1.0
+    return "output" if first != swapped else "baseline"
+
+
+def _missing(answer: str, baseline: str | None) -> str | None:
+    """Why the two answers cannot be compared, or ``None``."""
+    if baseline is None:
+        return ("no baseline_output: the run needs the output to compare with "
+                "(scorer.run(..., extra={'baseline_output': ...}), or a dataset item's "
+                "baseline_output)")
+    if not has_text(answer):
+        return "no answer: run.output has no text"
+    if not has_text(baseline):
+        return "no baseline answer: baseline_output has no text"
+    return None
+
+
+def _merged(outcomes: Sequence[_Outcome]) -> dict[StepName, tuple[JudgeExecution, ...]]:
+    merged: dict[StepName, tuple[JudgeExecution, ...]] = {}
+    for outcome in outcomes:
+        judge = (outcome.failure().partial.judge if isinstance(outcome, Failure)
+                 else outcome.unwrap().judge)
+        for step, executions in judge.items():
+            merged[step] = (*merged.get(step, ()), *executions)
+    return merged
