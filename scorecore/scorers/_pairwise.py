@@ -150,7 +150,8 @@ def pairwise(
 
     The run needs ``baseline_output`` (``scorer.run(..., extra={"baseline_output": ...})``, or
     a dataset item's ``baseline_output``), of the same type as ``output``: agent messages by
-    default, a ``str`` with ``type="text"``. Not scorable without it or without text in either answer.
+    default, a ``str`` with ``type="text"``. Not scorable without it or without text in either
+    answer.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import FunctionJudge
