@@ -4,17 +4,18 @@ Pure Python (no numpy), deterministic. Alpha (Krippendorff 2011, "Computing Krip
 Alpha-Reliability") compares the disagreement observed within units (items) with the
 disagreement expected by chance among all pairable values:
 ``alpha = 1 - D_o / D_e``. Missing values are allowed: a unit counts with two or more values.
-The bootstrap resamples units with replacement from a SHAKE-256 stream seeded by
-``(seed, stream, resample index)``, as :func:`~scorecore.evals.bootstrap_mean_interval` does.
+The bootstrap resamples units with the draws every batch statistic shares
+(``scorecore.evals._bootstrap``: ``compare``, ``calibrate``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Literal, TypeAlias, TypeVar
+
+from scorecore.evals._bootstrap import bootstrap_key, check_settings, quantile, resample_indices
 
 __all__ = ["AlphaLevel", "bootstrap_interval", "krippendorff_alpha"]
 
@@ -104,22 +105,6 @@ def krippendorff_alpha(
     return _interval(numbers)
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """The ``q`` quantile by linear interpolation (numpy's default method, as ``compare``)."""
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def _draws(n: int, *, resamples: int, key: bytes) -> Iterator[list[int]]:
-    """``resamples`` lists of ``n`` indices drawn with replacement from a SHAKE-256 stream."""
-    for b in range(resamples):
-        stream = hashlib.shake_256(key + b.to_bytes(8, "big")).digest(4 * n)
-        # 32-bit draws mapped to indices by multiply-shift: bias below n / 2**32.
-        yield [(x * n) >> 32 for x in memoryview(stream).cast("I")]
-
-
 def bootstrap_interval(
     units: Sequence[U],
     statistic: Callable[[Sequence[U]], float | None],
@@ -142,18 +127,15 @@ def bootstrap_interval(
     >>> round(low, 3), high
     (0.78, 1.0)
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples!r}")
+    check_settings(confidence, resamples)
     if not units:
         return None
-    key = f"scorecore-bootstrap/1:{seed}:{stream}:".encode("utf-8", "surrogatepass")
+    key = bootstrap_key(seed, stream)
     values = sorted(
-        value for draw in _draws(len(units), resamples=resamples, key=key)
+        value for draw in resample_indices(len(units), resamples=resamples, key=key)
         if (value := statistic([units[i] for i in draw])) is not None
     )
     if 2 * len(values) < resamples:
         return None
     tail = (1 - confidence) / 2
-    return (_quantile(values, tail), _quantile(values, 1 - tail))
+    return (quantile(values, tail), quantile(values, 1 - tail))
