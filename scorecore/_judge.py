@@ -34,6 +34,7 @@ __all__ = [
     "Retry",
     "RetryClassifier",
     "StepName",
+    "StructuredOutputMode",
 ]
 
 StepName: TypeAlias = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
@@ -42,8 +43,19 @@ JudgeErrorKind: TypeAlias = Literal[
     "unknown",
 ]
 JsonPromptInjection: TypeAlias = Literal["auto", "inline", "system"] | bool
+StructuredOutputMode: TypeAlias = Literal[
+    "json_schema", "json_object", "tool", "grammar", "prompt", "native"
+]
+"""How a judge reply was held to the step's schema (see :attr:`JudgeResponse.structured_output`).
+
+``"json_schema"``: the provider's strict JSON-schema output; ``"json_object"``: JSON mode with
+the schema (llama.cpp's dialect); ``"tool"``: a forced tool call (Anthropic); ``"grammar"``:
+grammar-constrained decoding in process; ``"prompt"``: the schema written into the prompt only;
+``"native"``: the model's own native structured output, unnamed by its adapter.
+"""
 
 _KINDS: frozenset[str] = frozenset(JudgeErrorKind.__args__)  # type: ignore[attr-defined]
+_MODES: tuple[str, ...] = StructuredOutputMode.__args__  # type: ignore[attr-defined]
 
 
 @final
@@ -167,12 +179,21 @@ class JudgeUsage:
 @final
 @attrs.frozen(kw_only=True)
 class JudgeResponse:
-    """A judge model's reply: its text, token usage and finish reason."""
+    """A judge model's reply: its text, token usage and finish reason.
+
+    ``structured_output`` says how the adapter held the reply to the request's schema (an
+    OpenAI-compatible server may have negotiated ``"json_object"`` or ``"prompt"`` for a
+    native request); ``None`` when the adapter does not say. It is recorded on the judge
+    execution.
+    """
 
     text: str = attrs.field(validator=attrs.validators.instance_of(str))
     usage: JudgeUsage = attrs.field(factory=JudgeUsage)
     finish_reason: str | None = None
     model_id: str | None = None
+    structured_output: StructuredOutputMode | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.in_(_MODES))
+    )
 
 
 def _lower_headers(headers: Mapping[str, str]) -> dict[str, str]:

@@ -5,6 +5,8 @@
 - judge errors and their classification: ``kind_for``, ``AUTH_CODES``, the one home of
   retryability (``is_retryable_error`` and friends) and of ``Retry-After``
   (``read_retry_after``);
+- ``schema_in_prompt``, for an adapter that falls back from native structured output to
+  the prompt, and the ``StructuredOutputMode`` it reports on its ``JudgeResponse``;
 - economics: the cache port (``JudgeCache``, ``cache_key``), prices (``Pricing``,
   ``ModelPrice``), spending limits (``Budget``, ``BudgetWarning``) and the ``JudgeMeter`` a
   run's calls go through, with its shared ``JudgeLedger``.
@@ -36,6 +38,7 @@ from scorecore._judge import (
     Retry,
     RetryClassifier,
     StepName,
+    StructuredOutputMode,
 )
 from scorecore._retryability import (
     AUTH_CODES,
@@ -48,6 +51,7 @@ from scorecore._retryability import (
     kind_for,
     read_retry_after,
 )
+from scorecore._structured import schema_in_prompt
 
 __all__ = [
     "AUTH_CODES",
@@ -75,6 +79,7 @@ __all__ = [
     "Retry",
     "RetryClassifier",
     "StepName",
+    "StructuredOutputMode",
     "cache_key",
     "is_auth_error",
     "is_retryable_error",
@@ -83,4 +88,5 @@ __all__ = [
     "is_unknown_error",
     "kind_for",
     "read_retry_after",
+    "schema_in_prompt",
 ]

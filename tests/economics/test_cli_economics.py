@@ -134,6 +134,18 @@ def test_show_prints_each_scorers_fingerprint(work: Path) -> None:
     assert len(fingerprint) == 64
 
 
+def test_show_prints_how_each_scorers_replies_were_structured(work: Path) -> None:
+    """scorecore show says which structured-output mode the judge executions used (this judge
+    has no native structured output, so the core wrote the schema into the prompt)."""
+    assert run("--batch-id", "b1", "--no-cache")[0] == 0
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["show", "b1", "--store", "sqlite:s.db"], out=out, err=err) == 0
+    assert "structured output graded: prompt (4 executions)" in out.getvalue().splitlines()
+    out = io.StringIO()
+    assert main(["show", "b1", "--store", "sqlite:s.db", "--json"], out=out, err=err) == 0
+    assert json.loads(out.getvalue())["structuredOutput"] == {"graded": {"prompt": 4}}
+
+
 def test_the_command_closes_its_cache(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cache's connections are closed when eval is done (not left to the GC)."""
     opened: list[SqliteJudgeCache] = []
