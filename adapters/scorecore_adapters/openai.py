@@ -410,23 +410,24 @@ class OpenAIChatModel(HttpJudgeBase):
             body[self._token_field] = settings.max_output_tokens
         if settings.seed is not None:
             body["seed"] = settings.seed
-        if native and request.output_schema is not None:
-            if mode == "json_schema":
-                body["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": request.step,
-                        "strict": True,
-                        "schema": native_schema(request.output_schema),
-                    },
-                }
-            elif mode == "json_object":
-                # llama.cpp's dialect: the server compiles the schema into a grammar. Servers
-                # that ignore "schema" still get it in the prompt.
-                body["response_format"] = {
-                    "type": "json_object",
-                    "schema": dict(request.output_schema),
-                }
+        if native and mode == "json_schema" and request.output_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.step,
+                    "strict": True,
+                    "schema": native_schema(request.output_schema),
+                },
+            }
+        elif mode == "json_object" and request.output_schema is not None:
+            # llama.cpp's dialect: the server compiles the schema into a grammar. Servers that
+            # ignore "schema" still get it in the prompt. A request whose schema the core
+            # already wrote into the prompt (its format fallback) is held to the grammar too:
+            # the schema is the user's own, so nothing in the reply needs undoing.
+            body["response_format"] = {
+                "type": "json_object",
+                "schema": dict(request.output_schema),
+            }
         body.update(settings.extra)
         return body
 
@@ -505,13 +506,18 @@ class OpenAIChatModel(HttpJudgeBase):
     @staticmethod
     def _in_mode(response: JudgeResponse, *, request: JudgeRequest, mode: _Mode) -> JudgeResponse:
         """The reply as the user's schema expects it, tagged with the mode that produced it."""
-        if not request.native_schema or request.output_schema is None:
+        if request.output_schema is None:
             return response
         text = response.text
-        if mode == "json_schema" and text:
+        if request.native_schema and mode == "json_schema" and text:
             text = OpenAIChatModel._from_strict_reply(text, request.output_schema)
-        # A response_format of the user's own (ModelSettings.extra) is theirs to name.
-        said = None if "response_format" in request.settings.extra else mode
+        said: _Mode | None
+        if "response_format" in request.settings.extra:
+            said = None  # a response_format of the user's own (ModelSettings.extra)
+        elif request.native_schema or mode == "json_object":
+            said = mode  # json_object holds even a prompt-routed request to the grammar
+        else:
+            said = "prompt"
         return attrs.evolve(response, text=text, structured_output=said)
 
     @staticmethod

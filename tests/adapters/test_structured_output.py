@@ -83,7 +83,7 @@ class Server:
     """An httpx.MockTransport handler: a Chat Completions server taking only some modes.
 
     A request's mode is its ``response_format.type`` (``"prompt"`` without one). A taken mode
-    answers ``reply``; any other gets ``refuse(mode)``.
+    answers ``reply`` (or, given a list, its next item); any other gets ``refuse(mode)``.
     """
 
     def __init__(
@@ -91,18 +91,21 @@ class Server:
         takes: set[str],
         *,
         refuse: Callable[[str], httpx.Response] = openai_400,
-        reply: str = '{"verdict": "yes"}',
+        reply: str | list[str] = '{"verdict": "yes"}',
     ) -> None:
         self.takes = takes
         self.refuse = refuse
-        self.reply = reply
+        self.replies = iter(reply) if isinstance(reply, list) else None
+        self.reply = reply if isinstance(reply, str) else ""
         self.bodies: list[dict[str, Any]] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         self.bodies.append(body)
         mode = mode_of(body)
-        return _completion(self.reply) if mode in self.takes else self.refuse(mode)
+        if mode not in self.takes:
+            return self.refuse(mode)
+        return _completion(self.reply if self.replies is None else next(self.replies))
 
     @property
     def modes(self) -> list[str]:
@@ -416,3 +419,21 @@ async def test_a_score_prompt_step_negotiates_too(anyio_backend: str) -> None:
         result = (await scorer.run(input="q", output="a")).unwrap()
     assert result.score == 0.5
     assert result.judge["generate_score"][0].structured_output == "json_object"
+
+
+async def test_the_format_fallback_keeps_the_grammar_in_json_object_mode(
+    anyio_backend: str,
+) -> None:
+    """When the first reply fails the schema, the core asks again with the schema in the
+    system prompt; a json_object server still gets the schema as a grammar for that request
+    (and the schema is still written once), so constrained decoding is never dropped."""
+    server = Server({"json_object"}, reply=['{"verdict": "maybe"}', '{"verdict": "no"}'])
+    model, client = model_for(server)
+    async with client:
+        result = (await _scorer(model).run(input="q", output="a")).unwrap()
+    assert server.modes == ["json_schema", "json_object", "json_object"]
+    assert server.bodies[2]["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert [schema_mentions(b) for b in server.bodies] == [0, 1, 1]
+    (execution,) = result.judge["analyze"]
+    assert (execution.attempt_count, execution.structured_output) == (2, "json_object")
+    assert result.score == 0.0
