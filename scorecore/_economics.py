@@ -20,7 +20,14 @@ import attrs
 
 from scorecore._cache import JudgeCache, cache_key
 from scorecore._checks import check_count, is_int, is_number, misuse
-from scorecore._judge import JudgeModel, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore._judge import (
+    DEFAULT_OUTPUT_CAP,
+    JudgeModel,
+    JudgeRequest,
+    JudgeResponse,
+    JudgeUsage,
+    model_default_cap,
+)
 from scorecore._reprs import short_repr
 
 if TYPE_CHECKING:
@@ -38,6 +45,10 @@ __all__ = [
 
 _R = TypeVar("_R")
 _NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+_UNKNOWN_USAGE = JudgeUsage()
+_USAGE_FIELDS = tuple(f.name for f in attrs.fields(JudgeUsage))
+# No judge reply has a billion tokens: a count past this is a broken report, not a cost.
+MAX_CREDIBLE_TOKENS = 1_000_000_000
 _MILLION = 1_000_000.0
 # Every message costs a few tokens of framing on top of its text (role, separators).
 _MESSAGE_OVERHEAD_TOKENS = 8
@@ -52,6 +63,29 @@ def _price_field(_inst: object, attribute: attrs.Attribute[Any], value: object) 
             f"ModelPrice.{attribute.name} must be a finite number >= 0 (USD per million "
             f"tokens), got {short_repr(value)}"
         )
+
+
+def usage_problem(usage: object) -> str | None:
+    """Why a reply's token counts cannot be charged, or ``None`` when they can.
+
+    Every count must be ``None`` (unknown) or a whole number (an ``int``, not a ``bool``) from 0
+    to a billion. A reply that breaks this is a *usage error*: the meter charges it at its
+    worst case and never credits anything for it.
+
+    >>> usage_problem(JudgeUsage(input_tokens=10, output_tokens=2)) is None
+    True
+    >>> usage_problem(JudgeUsage(input_tokens=-5, output_tokens=2))
+    'input_tokens=-5'
+    """
+    if not isinstance(usage, JudgeUsage):
+        return None  # no counts at all: unknown, charged at the worst case like None counts
+    for name in _USAGE_FIELDS:
+        value = getattr(usage, name)
+        if value is None:
+            continue
+        if not is_int(value) or not 0 <= value <= MAX_CREDIBLE_TOKENS:
+            return f"{name}={short_repr(value)}"
+    return None
 
 
 @final
@@ -192,8 +226,10 @@ class Budget:
     once (:class:`BudgetWarning`) and goes on.
 
     A call's worst case: one token per byte of its messages (and of a native schema) plus a
-    few per message, and ``ModelSettings.max_output_tokens`` output tokens —
-    ``worst_case_output_tokens`` when the step sets no maximum.
+    few per message, and its output cap (``ModelSettings.output_cap``, exactly what the
+    adapter sends: the step's cap, else the run's ``max_output_tokens``, else the model's
+    default, else 1,024) — ``worst_case_output_tokens`` only when ``extra`` sets a cap that is
+    not a whole number.
 
     >>> Budget(max_cost_usd=2.5).mode
     'hard'
@@ -219,8 +255,12 @@ class BudgetExhausted:
         limit_value: its value.
         spent: what the batch had spent (USD or tokens).
         in_flight: the worst case of the calls then in flight.
-        needed: this call's worst case; ``None`` when the model has no price.
+        needed: this call's worst case (what it would have reserved); ``None`` when the model
+            has no price.
         model_id: the judge model asked.
+        output_tokens: the output cap the call would have been sent with (part of ``needed``).
+        overrun: set when the budget stopped because an earlier reply reported more output
+            tokens than its cap allowed (:attr:`JudgeLedger.overrun`): no call starts after.
     """
 
     limit: Literal["max_cost_usd", "max_tokens"]
@@ -229,16 +269,25 @@ class BudgetExhausted:
     in_flight: float
     needed: float | None
     model_id: str
+    output_tokens: int | None = None
+    overrun: str | None = None
 
     def describe(self) -> str:
-        """One line: the limit, the spend, and what the call would have needed."""
+        """One line: why, then the amounts; the part before the first ``"; "`` is the same for
+        every call the same limit refused (failures are grouped by it)."""
+        flag = "--budget-usd" if self.limit == "max_cost_usd" else "--budget-tokens"
+        if self.overrun is not None:
+            return (f"judge budget stopped: {self.overrun} (a hard budget starts no judge call "
+                    f"after that); {self.limit}={self.limit_value:g}, spent {self.spent:g}")
         if self.needed is None:
             return (f"judge budget: no price for model {self.model_id!r}, so a call cannot be "
-                    f"kept within {self.limit}={self.limit_value:g}")
+                    f"kept within {self.limit}={self.limit_value:g} (add its price)")
+        cap = "" if self.output_tokens is None else f" with {self.output_tokens:,} output tokens"
         return (
-            f"judge budget exhausted: {self.limit}={self.limit_value:g}, spent "
-            f"{self.spent:g} + {self.in_flight:g} in flight, the call needs up to "
-            f"{self.needed:g}"
+            f"judge budget exhausted: {self.limit}={self.limit_value:g} (raise it, {flag}, or "
+            f"lower the output cap, --max-output-tokens or ModelSettings.max_output_tokens); "
+            f"spent {self.spent:g} + {self.in_flight:g} in flight, the call reserves up to "
+            f"{self.needed:g}{cap}"
         )
 
 
@@ -262,8 +311,14 @@ class JudgeLedger:
         cache_hits: replies read from the cache or shared with an identical call in flight.
         cache_misses: lookups that had to ask the judge.
         refused: calls a hard budget refused.
+        usage_errors: replies (or cache entries) whose token counts were negative, not whole
+            numbers or absurd (see :func:`usage_problem`): charged at their worst case, never
+            credited.
         soft_limit_passed: how a soft budget was first passed (the line its
             :class:`BudgetWarning` carries); ``None`` while the batch is within it.
+        overrun: how a reply first reported more output tokens than its cap allowed (it is
+            charged what it reports, and a hard budget starts no call after it); ``None``
+            while every reply kept to its cap.
     """
 
     spent_usd: float = 0.0
@@ -273,7 +328,9 @@ class JudgeLedger:
     cache_hits: int = 0
     cache_misses: int = 0
     refused: int = 0
+    usage_errors: int = 0
     soft_limit_passed: str | None = None
+    overrun: str | None = None
     _reserved_usd: float = 0.0
     _reserved_tokens: int = 0
     _flights: dict[str, _Flight] = attrs.field(factory=dict)
@@ -289,10 +346,26 @@ class JudgeLedger:
         return max(0, self._reserved_tokens)
 
 
+def _cap(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not is_int(value) or value < 1):
+        raise misuse("JudgeMeter.max_output_tokens", value, "must be an int >= 1 or None")
+
+
+def default_cap(meter: JudgeMeter | None, model: object) -> int:
+    """The output cap of a step that sets none: the run's, else the model's, else 1,024."""
+    if meter is not None and meter.max_output_tokens is not None:
+        return meter.max_output_tokens
+    own = model_default_cap(model)
+    return DEFAULT_OUTPUT_CAP if own is None else own
+
+
 @final
 @attrs.frozen(kw_only=True)
 class JudgeMeter:
     """What a run's judge calls go through: a cache, prices, a budget, the trial index.
+
+    ``max_output_tokens`` is the output cap of the run's steps that set none (instead of the
+    judge model's default, or 1,024).
 
     Give it to a run with ``Runtime(meter=...)`` (``run_evals`` builds one from its
     ``cache``, ``pricing``, ``budget`` and ``trials``). Copies from :meth:`for_trial` share the
@@ -321,6 +394,7 @@ class JudgeMeter:
     pricing: Pricing | None = None
     budget: Budget | None = None
     trial: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    max_output_tokens: int | None = attrs.field(default=None, validator=_cap)
     ledger: JudgeLedger = attrs.field(factory=JudgeLedger, eq=False)
 
     def for_trial(self, trial: int) -> JudgeMeter:
@@ -333,60 +407,98 @@ def _worst_tokens(request: JudgeRequest, budget: Budget) -> tuple[int, int]:
     if request.native_schema and request.output_schema is not None:
         text_bytes += len(json.dumps(request.output_schema, default=repr).encode())
     input_tokens = text_bytes + _MESSAGE_OVERHEAD_TOKENS * (len(request.messages) + 1)
-    output = request.settings.max_output_tokens
-    output_tokens = output if output is not None and output > 0 else (
-        budget.worst_case_output_tokens
-    )
-    return input_tokens, output_tokens
+    cap = request.settings.output_cap  # what the adapters send
+    return input_tokens, budget.worst_case_output_tokens if cap is None else cap
 
 
 @attrs.frozen
 class _Reservation:
+    """A call's worst case: USD (0 without a price), tokens, and its output cap."""
+
     usd: float
     tokens: int
+    output_tokens: int
+    priced: bool
+
+
+_DEFAULT_BUDGET = Budget()
+
+
+def _worst_case(
+    budget: Budget, pricing: Pricing | None, model_id: str, request: JudgeRequest
+) -> _Reservation:
+    worst_in, worst_out = _worst_tokens(request, budget)
+    price = pricing.price(model_id) if pricing is not None else None
+    usd = 0.0 if price is None else (worst_in * price.input + worst_out * price.output) / _MILLION
+    return _Reservation(usd=usd, tokens=worst_in + worst_out, output_tokens=worst_out,
+                        priced=price is not None)
+
+
+def _soft_pass(ledger: JudgeLedger, line: str) -> None:
+    if ledger.soft_limit_passed is None:
+        ledger.soft_limit_passed = f"{line}; the budget is soft, so the batch goes on"
+        # Warnings turned into errors must not make the run raise; the ledger keeps the line.
+        with contextlib.suppress(BudgetWarning):
+            warnings.warn(ledger.soft_limit_passed, BudgetWarning, stacklevel=3)
+
+
+def _note_overrun(
+    ledger: JudgeLedger, budget: Budget, model_id: str, usage: object, reservation: _Reservation,
+) -> None:
+    """A reply past its cap: a hard budget stops at once, a soft one warns (once)."""
+    output = usage.output_tokens if isinstance(usage, JudgeUsage) else None
+    if output is None or output <= reservation.output_tokens:
+        return
+    line = (f"judge model {model_id!r} answered {output:,} output tokens, past its cap of "
+            f"{reservation.output_tokens:,}")
+    if budget.mode == "soft":
+        _soft_pass(ledger, line)
+    elif ledger.overrun is None:
+        ledger.overrun = line
 
 
 def _admit(
     ledger: JudgeLedger, budget: Budget, pricing: Pricing | None, model_id: str,
     request: JudgeRequest,
 ) -> _Reservation | BudgetExhausted:
-    worst_in, worst_out = _worst_tokens(request, budget)
-    price = pricing.price(model_id) if pricing is not None else None
-    worst_usd = (
-        None if price is None
-        else (worst_in * price.input + worst_out * price.output) / _MILLION
-    )
+    worst = _worst_case(budget, pricing, model_id, request)
+    if budget.mode == "hard" and ledger.overrun is not None:
+        ledger.refused += 1
+        by_cost = budget.max_cost_usd is not None
+        return BudgetExhausted(
+            limit="max_cost_usd" if by_cost else "max_tokens",
+            limit_value=(budget.max_cost_usd if by_cost else budget.max_tokens) or 0,
+            spent=ledger.spent_usd if by_cost else ledger.spent_tokens,
+            in_flight=ledger.in_flight_usd if by_cost else ledger.in_flight_tokens,
+            needed=worst.usd if worst.priced or not by_cost else None, model_id=model_id,
+            output_tokens=worst.output_tokens, overrun=ledger.overrun,
+        )
     refusal: BudgetExhausted | None = None
-    if budget.max_tokens is not None:
-        tokens = worst_in + worst_out
-        if ledger.spent_tokens + ledger.in_flight_tokens + tokens > budget.max_tokens:
-            refusal = BudgetExhausted(
-                limit="max_tokens", limit_value=budget.max_tokens, spent=ledger.spent_tokens,
-                in_flight=ledger.in_flight_tokens, needed=tokens, model_id=model_id,
-            )
+    if budget.max_tokens is not None and (
+        ledger.spent_tokens + ledger.in_flight_tokens + worst.tokens > budget.max_tokens
+    ):
+        refusal = BudgetExhausted(
+            limit="max_tokens", limit_value=budget.max_tokens, spent=ledger.spent_tokens,
+            in_flight=ledger.in_flight_tokens, needed=worst.tokens, model_id=model_id,
+            output_tokens=worst.output_tokens,
+        )
     if refusal is None and budget.max_cost_usd is not None and (
-        worst_usd is None
-        or ledger.spent_usd + ledger.in_flight_usd + worst_usd > budget.max_cost_usd
+        not worst.priced
+        or ledger.spent_usd + ledger.in_flight_usd + worst.usd > budget.max_cost_usd
     ):
         refusal = BudgetExhausted(
             limit="max_cost_usd", limit_value=budget.max_cost_usd, spent=ledger.spent_usd,
-            in_flight=ledger.in_flight_usd, needed=worst_usd, model_id=model_id,
+            in_flight=ledger.in_flight_usd, needed=worst.usd if worst.priced else None,
+            model_id=model_id, output_tokens=worst.output_tokens,
         )
     if refusal is not None:
         if budget.mode == "hard":
             ledger.refused += 1
             return refusal
-        if ledger.soft_limit_passed is None:
-            ledger.soft_limit_passed = (
-                f"{refusal.describe()}; the budget is soft, so the batch goes on"
-            )
-            # Warnings turned into errors must not make the run raise; the ledger keeps the line.
-            with contextlib.suppress(BudgetWarning):
-                warnings.warn(ledger.soft_limit_passed, BudgetWarning, stacklevel=2)
-    reservation = _Reservation(usd=worst_usd or 0.0, tokens=worst_in + worst_out)
-    ledger._reserved_usd += reservation.usd
-    ledger._reserved_tokens += reservation.tokens
-    return reservation
+        _soft_pass(ledger, refusal.describe())
+    ledger._reserved_usd += worst.usd
+    ledger._reserved_tokens += worst.tokens
+    return worst
 
 
 @final
@@ -427,6 +539,10 @@ class MeteredExecution:
     def _hit(self, ledger: JudgeLedger, response: JudgeResponse) -> JudgeResponse:
         self._hits += 1
         ledger.cache_hits += 1
+        if usage_problem(response.usage) is not None:
+            # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
+            ledger.usage_errors += 1
+            return attrs.evolve(response, usage=_NOTHING_SPENT)
         saved = self._price_of(response.usage)
         if saved is not None:
             self._saved += saved
@@ -472,12 +588,24 @@ class MeteredExecution:
             ledger._flights[key] = flight
         ledger.model_calls += 1
         try:
-            outcome = await call()
+            outcome: _R | JudgeResponse = await call()
             if isinstance(outcome, JudgeResponse):
-                flight.response = outcome
-                self._charge(ledger, outcome, reservation)
+                response: JudgeResponse = outcome
+                if usage_problem(response.usage) is not None:
+                    # A usage error of this reply: its counts are unknown, so it is charged at
+                    # its worst case (below) and nothing downstream sums the bad numbers.
+                    ledger.usage_errors += 1
+                    response = attrs.evolve(response, usage=_UNKNOWN_USAGE)
+                    outcome = response
+                flight.response = response
+                self._charge(ledger, response, reservation or _worst_case(
+                    meter.budget or _DEFAULT_BUDGET, meter.pricing, self._model.model_id,
+                    request))
+                if reservation is not None and meter.budget is not None:
+                    _note_overrun(ledger, meter.budget, self._model.model_id, response.usage,
+                                  reservation)
                 if cache is not None:
-                    self._candidate = (key, outcome)
+                    self._candidate = (key, response)
         finally:
             if reservation is not None:
                 ledger._reserved_usd -= reservation.usd

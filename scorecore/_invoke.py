@@ -24,7 +24,7 @@ from scorecore._causes import (
 )
 from scorecore._checks import maybe_await
 from scorecore._config import ResolvedJudge, model_retry_wait
-from scorecore._economics import MeteredExecution
+from scorecore._economics import MeteredExecution, default_cap
 from scorecore._judge import (
     Abort,
     JudgeError,
@@ -36,6 +36,7 @@ from scorecore._judge import (
     RetryClassifier,
     StepName,
     StructuredOutputMode,
+    with_default_cap,
 )
 from scorecore._reprs import short_repr
 from scorecore._runtime import Runtime
@@ -286,6 +287,9 @@ async def execute_judge(
     started = runtime.clock()
     tally = _Tally()
     meter = MeteredExecution(runtime.meter, judge.model)
+    # The cap is written into every request: the adapter sends it, the budget reserves it and
+    # the cache key holds it (a reply to another cap is another reply).
+    settings = with_default_cap(judge.model_settings, default_cap(runtime.meter, judge.model))
     base = (
         JudgeMessage(role="system", content=judge.instructions),
         JudgeMessage(role="user", content=prompt),
@@ -331,7 +335,7 @@ async def execute_judge(
             messages=processed.unwrap(),
             output_schema=None if schema is None else schema.schema,
             native_schema=schema is not None and routing == "native",
-            settings=judge.model_settings,
+            settings=settings,
             step=step,
         )
         response = await meter.call(

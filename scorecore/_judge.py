@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeAlias, final, runtime_checkable
+from typing import Any, Final, Literal, Protocol, TypeAlias, final, runtime_checkable
 
 import attrs
 from returns.result import Result
@@ -18,6 +18,8 @@ from scorecore._redact import redacted_repr
 from scorecore._retryability import default_retryable
 
 __all__ = [
+    "DEFAULT_OUTPUT_CAP",
+    "OUTPUT_CAP_FIELDS",
     "Abort",
     "ErrorProcessor",
     "InputProcessor",
@@ -56,6 +58,12 @@ grammar-constrained decoding in process; ``"prompt"``: the schema written into t
 
 _KINDS: frozenset[str] = frozenset(JudgeErrorKind.__args__)  # type: ignore[attr-defined]
 _MODES: tuple[str, ...] = StructuredOutputMode.__args__  # type: ignore[attr-defined]
+
+DEFAULT_OUTPUT_CAP: Final = 1024
+"""The output tokens a judge reply may have when neither the step nor the run sets a cap."""
+
+OUTPUT_CAP_FIELDS: Final = ("max_tokens", "max_completion_tokens")
+"""Provider body fields in ``ModelSettings.extra`` that set the output cap themselves."""
 
 
 @final
@@ -117,6 +125,12 @@ class ModelSettings:
     times, waiting 1 s, 2 s, 4 s … (at least what the provider's ``Retry-After`` asks, capped
     at 30 s), before any error processor sees the error, as Mastra's model-level retries do.
     Every call counts in ``model_call_count`` and every wait in ``waits``.
+
+    ``max_output_tokens`` caps the reply's output tokens. A step that sets no cap (neither it
+    nor a ``max_tokens``/``max_completion_tokens`` in ``extra``) is sent the run's cap
+    (``run_evals(max_output_tokens=...)``, ``scorecore eval --max-output-tokens``), else the
+    judge model's own default (``AnthropicModel(max_tokens=...)``), else 1,024 tokens; a hard
+    budget reserves exactly the cap that is sent (:attr:`output_cap`).
     """
 
     temperature: float | None = attrs.field(default=None, validator=_finite_or_none("temperature"))
@@ -131,6 +145,38 @@ class ModelSettings:
     # Mastra's modelSettings.maxRetries (design.md §9.2): retries of the model call itself,
     # before error processors see the error (scorecore._config.model_retry_wait).
     max_retries: int = attrs.field(default=0, validator=_count("max_retries"))
+
+    @property
+    def output_cap(self) -> int | None:
+        """The most output tokens a reply may have: what the adapters send and the budget
+        reserves.
+
+        A ``max_tokens`` or ``max_completion_tokens`` in ``extra`` (sent to the provider as
+        given) wins, the larger when both are set; then ``max_output_tokens``; then the
+        default, 1,024. ``None`` when ``extra`` sets the cap to something other than a whole
+        number >= 1 (how the provider reads it is unknown).
+
+        >>> ModelSettings().output_cap, ModelSettings(max_output_tokens=64).output_cap
+        (1024, 64)
+        >>> ModelSettings(max_output_tokens=64, extra={"max_tokens": 4096}).output_cap
+        4096
+        """
+        given: list[object] = [self.extra[n] for n in OUTPUT_CAP_FIELDS if n in self.extra]
+        if given:
+            caps = [value for value in given if is_int(value) and value >= 1]
+            return max(caps) if len(caps) == len(given) else None
+        return DEFAULT_OUTPUT_CAP if self.max_output_tokens is None else self.max_output_tokens
+
+
+def with_default_cap(settings: ModelSettings, default: int) -> ModelSettings:
+    """``settings`` with ``max_output_tokens=default`` unless they choose a cap themselves
+    (``max_output_tokens``, or a cap field in ``extra``) — internal: the judge loop sends every
+    request with its cap written in, so the adapters send it and the cache key holds it."""
+    if settings.max_output_tokens is not None or any(
+        name in settings.extra for name in OUTPUT_CAP_FIELDS
+    ):
+        return settings
+    return attrs.evolve(settings, max_output_tokens=default)
 
 
 @final
@@ -265,6 +311,11 @@ class JudgeModel(Protocol):
     never raises for a provider, network or payload problem (cancellation still propagates).
     ``model_id`` and ``provider`` are reported in telemetry; ``supports_structured_output``
     says whether the model honours a native JSON schema (``JudgeRequest.native_schema``).
+
+    A model may also offer ``default_output_cap`` (an ``int`` >= 1): the output cap of steps
+    that set none and run without a run-wide cap (``AnthropicModel(max_tokens=...)`` does);
+    without it they get 1,024. Either way the request arrives with the cap in
+    ``settings.max_output_tokens``, and the model must send it (:attr:`ModelSettings.output_cap`).
     """
 
     @property
@@ -277,6 +328,15 @@ class JudgeModel(Protocol):
     def supports_structured_output(self) -> bool: ...
 
     async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]: ...
+
+
+def model_default_cap(model: object) -> int | None:
+    """A model's ``default_output_cap`` when it offers a usable one (internal)."""
+    try:
+        value = getattr(model, "default_output_cap", None)
+    except Exception:  # noqa: BLE001 - a user's model is a boundary: a raising property is none
+        return None
+    return value if is_int(value) and value >= 1 else None
 
 
 @final

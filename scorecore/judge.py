@@ -22,6 +22,8 @@ from scorecore._economics import (
     Pricing,
 )
 from scorecore._judge import (
+    DEFAULT_OUTPUT_CAP,
+    OUTPUT_CAP_FIELDS,
     Abort,
     ErrorProcessor,
     InputProcessor,
@@ -56,6 +58,8 @@ from scorecore._structured import schema_in_prompt
 __all__ = [
     "AUTH_CODES",
     "BUILTIN_RETRYABLE_CODES",
+    "DEFAULT_OUTPUT_CAP",
+    "OUTPUT_CAP_FIELDS",
     "Abort",
     "Budget",
     "BudgetWarning",

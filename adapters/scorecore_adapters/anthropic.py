@@ -89,8 +89,10 @@ class AnthropicModel(HttpJudgeBase):
             Without one the model creates its own, one per event loop, reused by every call
             under that loop and closed by :meth:`aclose`, ``async with``, or at the latest
             when that loop ends.
-        max_tokens: the required ``max_tokens`` when ``ModelSettings.max_output_tokens`` is
-            not set.
+        max_tokens: the output cap (Anthropic's required ``max_tokens``) of steps that set
+            none (no ``ModelSettings.max_output_tokens`` and no ``max_tokens`` in ``extra``)
+            and run without a run-wide cap (``--max-output-tokens``); offered to the core as
+            :attr:`default_output_cap`, so a budget reserves what is sent.
         timeout: seconds allowed per request unless ``ModelSettings.timeout`` says otherwise;
             applied to injected clients too.
         anthropic_version: the ``anthropic-version`` header.
@@ -138,6 +140,11 @@ class AnthropicModel(HttpJudgeBase):
         )
         self._max_tokens = max_tokens
         self._version = anthropic_version
+
+    @property
+    def default_output_cap(self) -> int:
+        """The output cap of steps that set none (the ``max_tokens`` argument)."""
+        return self._max_tokens
 
     def _headers(self) -> dict[str, str]:
         headers = {

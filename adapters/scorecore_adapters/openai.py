@@ -37,6 +37,7 @@ import httpx
 from returns.result import Failure, Result, Success
 
 from scorecore.judge import (
+    OUTPUT_CAP_FIELDS,
     JudgeError,
     JudgeRequest,
     JudgeResponse,
@@ -283,10 +284,11 @@ class OpenAIChatModel(HttpJudgeBase):
         organization: sent as ``OpenAI-Organization``.
         default_headers: extra headers for every request.
 
-    ``ModelSettings.max_output_tokens`` is sent as ``max_completion_tokens`` to OpenAI and
-    Azure OpenAI hosts (the only name reasoning models accept) and as ``max_tokens`` to any
-    other server (the name every compatible server understands), in every structured-output
-    mode. A ``max_tokens`` or ``max_completion_tokens`` key in ``ModelSettings.extra``
+    The output cap (``ModelSettings.output_cap``: ``max_output_tokens``, 1,024 by default) is
+    always sent, in every structured-output mode: as ``max_completion_tokens`` to OpenAI and
+    Azure OpenAI hosts (the only name reasoning models accept; their reasoning tokens count
+    against it) and as ``max_tokens`` to any other server (the name every compatible server
+    understands). A ``max_tokens`` or ``max_completion_tokens`` key in ``ModelSettings.extra``
     replaces this choice.
 
     >>> model = OpenAIChatModel(
@@ -404,10 +406,9 @@ class OpenAIChatModel(HttpJudgeBase):
             body["temperature"] = settings.temperature
         if settings.top_p is not None:
             body["top_p"] = settings.top_p
-        if settings.max_output_tokens is not None and not (
-            {"max_tokens", "max_completion_tokens"} & set(settings.extra)
-        ):
-            body[self._token_field] = settings.max_output_tokens
+        cap = settings.output_cap  # the one cap the budget reserves; extra's own field wins
+        if cap is not None and not any(name in settings.extra for name in OUTPUT_CAP_FIELDS):
+            body[self._token_field] = cap
         if settings.seed is not None:
             body["seed"] = settings.seed
         if native and mode == "json_schema" and request.output_schema is not None:

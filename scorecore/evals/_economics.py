@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, final
 import attrs
 
 from scorecore._cache import JudgeCache
+from scorecore._checks import is_int
 from scorecore._economics import Budget, BudgetExhausted, JudgeMeter, Pricing
 from scorecore._errors import ScorerRunError
 from scorecore._reprs import short_repr
@@ -58,13 +59,24 @@ def batch_meter(
     pricing: Pricing | None,
     budget: Budget | None,
     trials: int,
+    max_output_tokens: int | None = None,
 ) -> JudgeMeter | None:
     """The batch's meter: the arguments over the runtime's own meter, if any."""
+    if max_output_tokens is not None and not (
+        is_int(max_output_tokens) and max_output_tokens >= 1
+    ):
+        raise EvalConfigError(
+            f"run_evals: max_output_tokens must be an int >= 1 or None, got "
+            f"{short_repr(max_output_tokens)}", field="max_output_tokens", value=max_output_tokens,
+        )
     own = runtime.meter
-    if own is None and cache is None and pricing is None and budget is None and trials == 1:
+    if own is None and cache is None and pricing is None and budget is None and trials == 1 \
+            and max_output_tokens is None:
         return None
     base = own or JudgeMeter()
     changes: dict[str, Any] = {}
+    if max_output_tokens is not None:
+        changes["max_output_tokens"] = max_output_tokens
     if cache is not None:
         changes["cache"] = cache
     if pricing is not None:
@@ -188,6 +200,7 @@ class EconomicsFold:
                 cache_misses=sum(c.cache_misses for c in costs),
                 spent_usd=round(ledger.spent_usd, 12), spent_tokens=ledger.spent_tokens,
                 budget=meter.budget, budget_refused=ledger.refused,
+                usage_errors=ledger.usage_errors,
             )
         trials = self._trials_summary() if self._trials > 1 else None
         return attrs.evolve(report, economics=economics, trials=trials)

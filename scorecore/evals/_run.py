@@ -226,6 +226,7 @@ async def run_evals(
     pricing: Pricing | None = None,
     budget: Budget | None = None,
     trials: int = 1,
+    max_output_tokens: int | None = None,
 ) -> EvalReport:
     """Run every scorer over every item of a dataset and report the aggregate.
 
@@ -271,6 +272,8 @@ async def run_evals(
         trials: score every item this many times, each with its own trial index (the cache
             keeps trials apart) and run ids ``f"{batch_id}/trial-{t}:{item}"`` after the
             first; the report's ``trials`` gives each scorer's spread. See docs/economics.md.
+        max_output_tokens: the output cap of judge replies whose step sets none (instead of
+            the judge model's default, or 1,024): sent to the provider, reserved by the budget.
 
     Returns:
         The :class:`EvalReport`: per-scorer means and counts, threshold and gate results, and
@@ -302,7 +305,8 @@ async def run_evals(
     if store is not None and batch_id is not None:
         await check_batch(store, batch_id, resume=resume)
     rt = runtime or DEFAULT_RUNTIME
-    meter = batch_meter(rt, cache=cache, pricing=pricing, budget=budget, trials=trials)
+    meter = batch_meter(rt, cache=cache, pricing=pricing, budget=budget, trials=trials,
+                        max_output_tokens=max_output_tokens)
     check_economics(trials=trials, cache=cache, pricing=pricing, budget=budget, meter=meter,
                     scorers=chosen)
     batch_id = batch_id or rt.new_id()

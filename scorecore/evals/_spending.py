@@ -51,6 +51,8 @@ class EconomicsSummary:
         spent_tokens: input plus output tokens the budget counted.
         budget: the budget, if any.
         budget_refused: judge calls the hard budget refused.
+        usage_errors: judge replies (or cache entries) whose token counts were negative, not
+            whole numbers or absurd; each was charged at its worst case, none credited.
     """
 
     scorers: tuple[ScorerCost, ...]
@@ -62,6 +64,7 @@ class EconomicsSummary:
     spent_tokens: int
     budget: Budget | None = None
     budget_refused: int = 0
+    usage_errors: int = 0
 
     def budget_line(self) -> str | None:
         """``"spent $0.42 of $1.00 (hard)"`` and/or tokens; ``None`` without a budget."""
@@ -83,6 +86,7 @@ class EconomicsSummary:
             "costUsd": self.cost_usd, "savedUsd": self.saved_usd,
             "cacheHits": self.cache_hits, "cacheMisses": self.cache_misses,
             "spentUsd": self.spent_usd, "spentTokens": self.spent_tokens,
+            "usageErrors": self.usage_errors,
             "budget": None if budget is None else {
                 "maxCostUsd": budget.max_cost_usd, "maxTokens": budget.max_tokens,
                 "mode": budget.mode, "refusedCalls": self.budget_refused,

@@ -112,7 +112,8 @@ async def test_is_a_judge_model(anyio_backend: str) -> None:
 
 
 async def test_plain_request_body_and_headers(anyio_backend: str) -> None:
-    """Without a schema the body has only model and messages; the key goes in Authorization."""
+    """Without a schema the body has model, messages and the default output cap (1,024);
+    the key goes in Authorization."""
     cap = Capture()
     async with httpx.AsyncClient(transport=httpx.MockTransport(cap)) as client:
         model = OpenAIChatModel("gpt-4o", api_key="sk-secret", client=client,
@@ -131,6 +132,7 @@ async def test_plain_request_body_and_headers(anyio_backend: str) -> None:
             {"role": "system", "content": "You are strict."},
             {"role": "user", "content": "Score this."},
         ],
+        "max_completion_tokens": 1024,
     }
     assert result == Success(JudgeResponse(
         text='{"score": 0.5}',
@@ -380,6 +382,7 @@ async def test_non_object_root_is_wrapped_and_unwrapped(anyio_backend: str) -> N
             {"role": "system", "content": "You are strict."},
             {"role": "user", "content": "Score this."},
         ],
+        "max_completion_tokens": 1024,
         "response_format": {
             "type": "json_schema",
             "json_schema": {

@@ -366,11 +366,13 @@ async def test_step_judge_overrides_field_by_field(anyio_backend: str) -> None:
     assert analyze_request.messages[0].content.startswith("STEP")
     assert INSTRUCTIONS not in analyze_request.messages[0].content
     assert analyze_request.native_schema is False
-    assert analyze_request.settings == ModelSettings(temperature=0.0)
+    # The request carries the output cap it is sent with (the default, 1,024).
+    assert analyze_request.settings == ModelSettings(temperature=0.0, max_output_tokens=1024)
     (score_request,) = other.requests
     assert score_request.messages[0].content == INSTRUCTIONS
     assert score_request.native_schema is True
-    assert score_request.settings == ModelSettings(temperature=0.7, seed=1)
+    assert score_request.settings == ModelSettings(temperature=0.7, seed=1,
+                                                   max_output_tokens=1024)
     assert result.judge["generate_score"][0].model_id == other.model_id
 
 

@@ -217,10 +217,11 @@ async def test_a_budget_stopped_batch_resumes_to_completion_from_the_cache() -> 
     judge = StepJudge()
     items = _items(10)
     one_call = (100 * 1.0 + 10 * 4.0) / 1e6
-    # Worst case of a call is far above its real cost: the budget stops the batch early.
+    # Worst case of a call (its 200-token cap) is far above its real cost: the budget stops
+    # the batch early. The resume keeps the cap: a reply to another cap is another request.
     first = await run_evals(items, [judged_scorer(judge)], store=store, batch_id="b",
                             cache=cache, pricing=PRICING, concurrency=2,
-                            budget=Budget(max_cost_usd=0.002, worst_case_output_tokens=200))
+                            budget=Budget(max_cost_usd=0.002), max_output_tokens=200)
     assert first.economics is not None
     assert first.economics.budget_refused > 0
     assert 0 < first.summary("judged").scored < 10
@@ -228,7 +229,7 @@ async def test_a_budget_stopped_batch_resumes_to_completion_from_the_cache() -> 
     judge.requests.clear()
     second = await run_evals(items, [judged_scorer(judge)], store=store, batch_id="b",
                              resume=True, cache=cache, pricing=PRICING, concurrency=2,
-                             budget=Budget(max_cost_usd=10.0))
+                             budget=Budget(max_cost_usd=10.0), max_output_tokens=200)
     assert second.summary("judged").scored == 10
     asked_again = {(r.step, r.messages[-1].content) for r in judge.requests}
     assert not asked_first & asked_again

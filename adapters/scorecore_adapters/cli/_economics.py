@@ -50,7 +50,7 @@ def _limit(text: str) -> float:
 
 def add_economics_flags(command: argparse.ArgumentParser) -> None:
     """Add --cache, --no-cache, --pricing, --budget-usd, --budget-tokens, --budget-mode,
-    --trials to ``scorecore eval``."""
+    --max-output-tokens, --trials to ``scorecore eval``."""
     command.add_argument(
         "--cache", default=f"sqlite:{DEFAULT_CACHE_PATH}", metavar="URL",
         help=f"judge cache: sqlite:PATH, postgresql://…, memory: "
@@ -65,6 +65,10 @@ def add_economics_flags(command: argparse.ArgumentParser) -> None:
                          help="stop starting judge calls past this many tokens")
     command.add_argument("--budget-mode", choices=("hard", "soft"), default="hard",
                          help="hard: stopped runs fail (resume later); soft: warn once, go on")
+    command.add_argument("--max-output-tokens", type=_positive_int, metavar="N",
+                         help="output cap of judge replies whose step sets none (default: the "
+                              "judge's own, else 1,024); sent to the provider, reserved by "
+                              "the budget")
     command.add_argument("--trials", type=_positive_int, default=1, metavar="N",
                          help="score every item N times and report the spread (default 1)")
 
@@ -72,6 +76,8 @@ def add_economics_flags(command: argparse.ArgumentParser) -> None:
 def economics_options(args: argparse.Namespace) -> dict[str, Any]:
     """``run_evals`` keyword arguments from the flags; a bad flag is a UsageError."""
     options: dict[str, Any] = {"trials": args.trials}
+    if args.max_output_tokens is not None:
+        options["max_output_tokens"] = args.max_output_tokens
     if not args.no_cache:
         try:
             options["cache"] = open_cache(args.cache)
@@ -114,6 +120,10 @@ def print_economics(report: EvalReport, *, out: TextIO) -> None:
                   file=out)
         if line is not None:
             print(f"budget: {line}", file=out)
+        if economics.usage_errors:
+            print(f"judge usage: {economics.usage_errors} reply(ies) reported token counts that "
+                  f"cannot be right (negative, fractional or absurd); each was charged at its "
+                  f"worst case", file=out)
     trials = report.trials
     if trials is not None:
         for spread in trials.scorers:

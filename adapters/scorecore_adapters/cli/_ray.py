@@ -37,6 +37,11 @@ def start_ray(args: argparse.Namespace, out: TextIO) -> str | None:
             f"{', '.join(unsupported)}: not supported with --engine ray yet (a budget must "
             f"count every worker's spend in one shared ledger, which Ray runs do not have; "
             f"trials are not run on Ray either); use --engine local for these")
+    if args.max_output_tokens is not None:
+        raise UsageError(
+            "--max-output-tokens: not supported with --engine ray yet (the actors send each "
+            "step's own cap, else 1,024); use --engine local, or set "
+            "ModelSettings(max_output_tokens=...) in the scorers")
     if not args.no_cache:
         try:
             open_cache(args.cache)

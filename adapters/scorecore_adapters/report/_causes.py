@@ -69,6 +69,10 @@ class FailureGroup:
     more_items: bool = False
 
 
+# Causes whose message starts with a stable head, then "; " and the amounts of one run (a
+# budget refusal: the limit and what to change, then what was spent and what this call would
+# have reserved). They are grouped by that head: 59 refusals by one limit are one cause.
+_GROUPED_BY_HEAD: Final = frozenset({"budget exhausted"})
 _PREFIX: Final = re.compile(
     # The scorer id is a Python repr: single quotes, or double when the id holds a quote.
     r"""scorer (?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*") failed at step """
@@ -183,7 +187,13 @@ class FailureTally:
         self._more: set[FailureCause] = set()
 
     def add(self, scorer_id: str, item_id: str, cause: FailureCause) -> None:
-        """Count one failed run of ``scorer_id`` on ``item_id``."""
+        """Count one failed run of ``scorer_id`` on ``item_id``.
+
+        A budget refusal counts under its limit and what to change, without the amounts of
+        the one call (:meth:`scorecore.BudgetExhausted.describe` puts them after ``"; "``).
+        """
+        if cause.kind in _GROUPED_BY_HEAD:
+            cause = attrs.evolve(cause, message=cause.message.split("; ", 1)[0])
         self._counts[cause] = self._counts.get(cause, 0) + 1
         self._scorers.setdefault(cause, set()).add(scorer_id)
         first = self._ids.setdefault(cause, [])
