@@ -35,6 +35,7 @@ __all__ = [
     "OutputProcessor",
     "Retry",
     "RetryClassifier",
+    "SchemaChecker",
     "StepName",
     "StructuredOutputMode",
 ]
@@ -337,6 +338,32 @@ def model_default_cap(model: object) -> int | None:
     except Exception:  # noqa: BLE001 - a user's model is a boundary: a raising property is none
         return None
     return value if is_int(value) and value >= 1 else None
+
+
+@runtime_checkable
+class SchemaChecker(Protocol):
+    """A judge model that can tell, when a scorer is built, whether it can answer a schema.
+
+    An optional capability of a :class:`JudgeModel`. When a prompt step is added to a scorer,
+    the core resolves the step's judge; if that model has ``check_output_schema``, it is
+    called with the JSON schema the step's reply must satisfy (the step's ``output_schema``,
+    the one generated from its ``output_type``, or the default ``{"score": number}`` schema of
+    a :class:`~scorecore.ScorePromptStep`; a ``generate_reason`` step asks for plain text and
+    is not checked). It returns ``None`` when the model can answer the schema, or a sentence
+    saying what it cannot answer; the step is then refused with a
+    :class:`~scorecore.ScorerDefinitionError` quoting it, before anything runs.
+
+    Contract: pure and quick (no model call): a local model converting the schema into a
+    decoding grammar is the use case (``scorecore_adapters.local.LocalModel``).
+
+    >>> class NoArrays:
+    ...     def check_output_schema(self, schema, /):
+    ...         return "it cannot answer arrays" if "array" in repr(schema) else None
+    >>> isinstance(NoArrays(), SchemaChecker)
+    True
+    """
+
+    def check_output_schema(self, schema: Mapping[str, Any], /) -> str | None: ...
 
 
 @final

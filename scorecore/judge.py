@@ -1,7 +1,7 @@
 """The judge port: what a JudgeModel adapter receives and returns, and what judge calls cost.
 
-- the request and response values (``JudgeRequest``, ``JudgeResponse``, ``ModelSettings`` …)
-  and the processor protocols;
+- the request and response values (``JudgeRequest``, ``JudgeResponse``, ``ModelSettings`` …),
+  the processor protocols and the judge model's optional ``SchemaChecker`` capability;
 - judge errors and their classification: ``kind_for``, ``AUTH_CODES``, the one home of
   retryability (``is_retryable_error`` and friends) and of ``Retry-After``
   (``read_retry_after``);
@@ -39,6 +39,7 @@ from scorecore._judge import (
     OutputProcessor,
     Retry,
     RetryClassifier,
+    SchemaChecker,
     StepName,
     StructuredOutputMode,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "Pricing",
     "Retry",
     "RetryClassifier",
+    "SchemaChecker",
     "StepName",
     "StructuredOutputMode",
     "cache_key",

@@ -185,3 +185,21 @@ def test_a_cache_that_cannot_be_opened_is_a_usage_error(work: Path) -> None:
     assert "cannot open the judge cache" in err
     assert "blocker/cache.db" in err
     assert calls(work) == 0
+
+
+def test_eval_names_the_judge_model_its_calls_tokens_and_rate(work: Path) -> None:
+    """Each judge model that answered gets a line: calls, tokens in/out, tokens per second;
+    a rerun answered from the cache made no call, so it has no such line."""
+    code, out, _ = run()
+    assert code == 0, out
+    line = next(x for x in out.splitlines() if x.startswith("judge model "))
+    assert line.startswith(
+        "judge model test logging-judge: 4 call(s), 800 tokens (400 in, 400 out); ")
+    rate, total = re.search(
+        r"; ([\d.,]+) output tokens/s, ([\d.,]+) tokens/s over the batch's [\d.]+ s$", line
+    ).groups()  # type: ignore[union-attr]
+    assert float(total.replace(",", "")) == pytest.approx(
+        2 * float(rate.replace(",", "")), rel=1e-3)
+    code, out, _ = run()
+    assert code == 0, out
+    assert "judge model " not in out
