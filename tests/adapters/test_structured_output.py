@@ -26,7 +26,7 @@ from scorecore import (
     create_scorer,
     to_mastra_json,
 )
-from scorecore.judge import JudgeMessage, JudgeRequest, schema_in_prompt
+from scorecore.judge import DEFAULT_OUTPUT_CAP, JudgeMessage, JudgeRequest, schema_in_prompt
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel, refuses_response_format
 from scorecore_adapters.testing import judge_error
@@ -357,6 +357,8 @@ async def test_the_mode_is_recorded_on_the_execution(
         assert result.score == 1.0
     row = to_mastra_json(first)["judge"]["analyze"]["executions"][0]
     assert row["structuredOutput"] == settled
+    # No settings given: every request, in every mode, carries the default output cap.
+    assert {b.get("max_tokens") for b in server.bodies} == {DEFAULT_OUTPUT_CAP}
     assert all(schema_mentions(b) == (0 if mode_of(b) == "json_schema" else 1)
                for b in server.bodies)
 
