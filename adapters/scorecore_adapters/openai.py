@@ -335,9 +335,9 @@ class OpenAIChatModel(HttpJudgeBase):
             default_headers=default_headers,
         )
         self._mode: StructuredOutput = mode
-        # What "auto" settled on, per (base URL, model name sent); shared by every event loop
-        # and thread this model is used from.
-        self._negotiated: dict[tuple[str, str], _Mode] = {}
+        # What "auto" settled on, per (base URL, model name sent), and whether a reply came in
+        # that mode; shared by every event loop and thread this model is used from.
+        self._negotiated: dict[tuple[str, str], tuple[_Mode, bool]] = {}
         self._negotiated_lock = threading.Lock()
         self._organization = organization
         host = (urlsplit(self._base_url).hostname or "").lower()
@@ -357,7 +357,8 @@ class OpenAIChatModel(HttpJudgeBase):
         """What ``"auto"`` settled on for this model's endpoint, or ``None`` before the first
         reply to a structured request (and for the fixed modes)."""
         with self._negotiated_lock:
-            return self._negotiated.get((self._base_url, self._model))
+            found = self._negotiated.get((self._base_url, self._model))
+        return None if found is None else found[0]
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "application/json", **self._default_headers}
@@ -380,19 +381,27 @@ class OpenAIChatModel(HttpJudgeBase):
         if self._mode != "auto":
             return self._mode
         with self._negotiated_lock:
-            return self._negotiated.get((self._base_url, model), "json_schema")
+            found = self._negotiated.get((self._base_url, model))
+        return "json_schema" if found is None else found[0]
 
     def _settle(self, model: str, mode: _Mode, *, worked: bool) -> None:
-        """Remember ``mode`` (it worked) or that the server refused the mode before it.
+        """Remember ``mode`` (a reply came in it) or that the server refused the mode before
+        it (``mode`` is where to start next time).
 
         A refusal only ever moves the remembered mode down, so concurrent first calls that
-        each step down once agree on where they end.
+        each step down once agree on where they end; and never below a mode that has worked:
+        a server that answered in ``json_schema`` and then refuses one step's schema (OpenAI
+        refuses schemas its strict mode cannot express) steps down for that request only,
+        and that request's reply in a lower mode does not move the remembered one either.
         """
         key = (self._base_url, model)
         with self._negotiated_lock:
             known = self._negotiated.get(key)
-            if worked or known is None or _RANK[mode] > _RANK[known]:
-                self._negotiated[key] = mode
+            if worked:
+                if known is None or not known[1] or _RANK[mode] < _RANK[known[0]]:
+                    self._negotiated[key] = (mode, True)
+            elif known is None or (not known[1] and _RANK[mode] > _RANK[known[0]]):
+                self._negotiated[key] = (mode, False)
 
     def _body(self, request: JudgeRequest, mode: _Mode) -> dict[str, Any]:
         settings = request.settings

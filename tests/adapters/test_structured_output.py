@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
+import attrs
 import httpx
 import pytest
 from returns.result import Failure, Success
@@ -439,3 +440,30 @@ async def test_the_format_fallback_keeps_the_grammar_in_json_object_mode(
     (execution,) = result.judge["analyze"]
     assert (execution.attempt_count, execution.structured_output) == (2, "json_object")
     assert result.score == 0.0
+
+
+async def test_a_refused_schema_does_not_undo_a_mode_that_worked(anyio_backend: str) -> None:
+    """A server that answered in json_schema and then refuses one step's schema (as OpenAI
+    refuses a schema its strict mode cannot express) steps down for that request only: the
+    next ordinary request goes straight to json_schema again."""
+    odd = {"type": "object", "properties": {"n": {"not": {"type": "string"}}}, "required": ["n"]}
+
+    def refuse_odd(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        sent = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if "not" in json.dumps(sent):
+            return httpx.Response(400, json={"error": {
+                "message": "Invalid schema for response_format 'analyze': 'not' is not permitted.",
+                "type": "invalid_request_error", "param": "response_format"}})
+        return plain(request)
+
+    plain = Server({"json_schema", "json_object"})
+    client = httpx.AsyncClient(transport=httpx.MockTransport(refuse_odd))
+    model = OpenAIChatModel("small", base_url=BASE, client=client)
+    async with client:
+        await model.generate(native_request())
+        odd_reply = await model.generate(attrs.evolve(native_request(), output_schema=odd))
+        await model.generate(native_request())
+    assert odd_reply.unwrap().structured_output == "json_object"
+    assert plain.modes == ["json_schema", "json_object", "json_schema"]
+    assert model.negotiated_structured_output == "json_schema"
