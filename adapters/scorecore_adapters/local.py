@@ -580,6 +580,10 @@ def _usage(raw: object) -> JudgeUsage:
     )
 
 
+def _decoded_under_grammar(response: JudgeResponse) -> JudgeResponse:
+    return attrs.evolve(response, structured_output="grammar")
+
+
 @final
 class LocalModel:
     """A judge running a GGUF model in-process with llama.cpp; replies decoded under a grammar.
@@ -725,12 +729,14 @@ class LocalModel:
         stop = threading.Event()
         call = functools.partial(self._complete, request, grammar, stop)
         try:
-            return await anyio.to_thread.run_sync(
+            result = await anyio.to_thread.run_sync(
                 call, abandon_on_cancel=True, limiter=_limiter(self._key)
             )
         except anyio.get_cancelled_exc_class():
             stop.set()  # the abandoned thread ends its generation at the next token
             raise
+        # Recorded on the judge execution: the reply was decoded under the schema's grammar.
+        return result if grammar is None else result.map(_decoded_under_grammar)
 
     def _complete(
         self, request: JudgeRequest, grammar: str | None, stop: threading.Event

@@ -76,6 +76,7 @@ async def test_builtin_llm_scorers_score_every_run(local: Any, anyio_backend: st
         assert execution.attempt_count == 1, execution.raw_output
         assert execution.model_id == "SmolLM2-135M-Instruct.Q4_1.gguf"
         assert execution.provider == "llama.cpp"
+        assert execution.structured_output == "grammar"
         assert execution.usage.input_tokens > 0
         assert execution.usage.output_tokens > 0
 
