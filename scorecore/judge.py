@@ -1,10 +1,12 @@
 """The judge port: what a JudgeModel adapter receives and returns, and what judge calls cost.
 
-- the request and response values (``JudgeRequest``, ``JudgeResponse``, ``ModelSettings`` …)
-  and the processor protocols;
+- the request and response values (``JudgeRequest``, ``JudgeResponse``, ``ModelSettings`` …),
+  the processor protocols and the judge model's optional ``SchemaChecker`` capability;
 - judge errors and their classification: ``kind_for``, ``AUTH_CODES``, the one home of
   retryability (``is_retryable_error`` and friends) and of ``Retry-After``
   (``read_retry_after``);
+- ``schema_in_prompt``, for an adapter that falls back from native structured output to
+  the prompt, and the ``StructuredOutputMode`` it reports on its ``JudgeResponse``;
 - economics: the cache port (``JudgeCache``, ``cache_key``), prices (``Pricing``,
   ``ModelPrice``), spending limits (``Budget``, ``BudgetWarning``) and the ``JudgeMeter`` a
   run's calls go through, with its shared ``JudgeLedger``.
@@ -37,7 +39,9 @@ from scorecore._judge import (
     OutputProcessor,
     Retry,
     RetryClassifier,
+    SchemaChecker,
     StepName,
+    StructuredOutputMode,
 )
 from scorecore._retryability import (
     AUTH_CODES,
@@ -51,6 +55,7 @@ from scorecore._retryability import (
     kind_for,
     read_retry_after,
 )
+from scorecore._structured import schema_in_prompt
 
 __all__ = [
     "AUTH_CODES",
@@ -79,7 +84,9 @@ __all__ = [
     "Pricing",
     "Retry",
     "RetryClassifier",
+    "SchemaChecker",
     "StepName",
+    "StructuredOutputMode",
     "cache_key",
     "is_auth_error",
     "is_model_retryable",
@@ -89,4 +96,5 @@ __all__ = [
     "is_unknown_error",
     "kind_for",
     "read_retry_after",
+    "schema_in_prompt",
 ]

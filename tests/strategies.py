@@ -211,6 +211,9 @@ def judge_executions(draw: st.DrawFn) -> JudgeExecution:
         saved_usd=draw(st.none() | st.floats(min_value=0, max_value=1e6)),
         cache_hits=draw(st.integers(0, 50)),
         cache_misses=draw(st.integers(0, 50)),
+        structured_output=draw(st.none() | st.sampled_from(
+            ("json_schema", "json_object", "tool", "grammar", "prompt", "native")
+        )),
     )
 
 

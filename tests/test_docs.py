@@ -82,7 +82,16 @@ def test_doc_example_type_checks(module: str, mypy_errors: dict[str, list[str]])
     assert not mypy_errors[module], "\n".join(mypy_errors[module])
 
 
-@pytest.mark.parametrize(("doc", "index", "code"), _blocks(), ids=lambda v: str(v)[:30])
+def _runnable() -> list[Any]:
+    """The blocks to run; those using the local judge run the real model (``real_model``)."""
+    return [
+        pytest.param(*block, marks=pytest.mark.real_model)
+        if "scorecore_adapters.local" in block[2] else block
+        for block in _blocks()
+    ]
+
+
+@pytest.mark.parametrize(("doc", "index", "code"), _runnable(), ids=lambda v: str(v)[:30])
 def test_doc_example_runs(
     doc: str, index: int, code: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -714,13 +714,23 @@ class HttpJudgeBase:
         refused = _guard.refusal(self._model, self._provider)
         if refused is not None:
             return Failure(refused)
+        return await self._generate(request)
+
+    async def _generate(self, request: JudgeRequest) -> Result[JudgeResponse, JudgeError]:
+        """One exchange for ``request``; a judge that may need several overrides this."""
+        return await self._exchange(request, self.build_body(request))
+
+    async def _exchange(
+        self, request: JudgeRequest, body: Mapping[str, Any]
+    ) -> Result[JudgeResponse, JudgeError]:
+        """POST ``body`` and parse the reply to ``request``."""
         timeout = request.settings.timeout
         secrets = self._secrets(request)
         reply = await post_json(
             await self._client_for_call(),
             f"{self._base_url}{self._endpoint}",
             headers=self._headers(),
-            body=self.build_body(request),
+            body=body,
             request_timeout=self._timeout if timeout is None else timeout,
             provider=self._provider,
             secrets=secrets,

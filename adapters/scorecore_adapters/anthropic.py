@@ -254,5 +254,6 @@ class AnthropicModel(HttpJudgeBase):
                 usage=_usage(body.get("usage")),
                 finish_reason=finish,
                 model_id=model_id if isinstance(model_id, str) else self._model,
+                structured_output="tool" if forced else None,
             )
         )

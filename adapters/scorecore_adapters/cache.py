@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeAlias, final
@@ -32,7 +33,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import attrs
 
-from scorecore.judge import JudgeResponse, JudgeUsage
+from scorecore.judge import JudgeResponse, JudgeUsage, StructuredOutputMode
 from scorecore_adapters.storage._common import redact_url
 
 __all__ = [
@@ -49,6 +50,9 @@ DEFAULT_CACHE_PATH = ".scorecore/cache.db"
 
 _TABLE = "scorecore_judge_cache"
 _USAGE_FIELDS = tuple(f.name for f in attrs.fields(JudgeUsage))
+_MODES: Mapping[str, StructuredOutputMode] = {
+    mode: mode for mode in StructuredOutputMode.__args__  # type: ignore[attr-defined]
+}
 
 
 def _encode(response: JudgeResponse) -> str:
@@ -57,6 +61,7 @@ def _encode(response: JudgeResponse) -> str:
         "usage": {name: getattr(response.usage, name) for name in _USAGE_FIELDS},
         "finish_reason": response.finish_reason,
         "model_id": response.model_id,
+        "structured_output": response.structured_output,
     }, ensure_ascii=False)
 
 
@@ -74,9 +79,13 @@ def _decode(data: Any) -> JudgeResponse | None:
             model_id is None or isinstance(model_id, str)
         ):
             return None
+        # Written before modes were recorded, or by a newer scorecore with a mode this one
+        # does not know: the reply is still good, its mode unknown.
+        mode = raw.get("structured_output")
+        known = _MODES.get(mode) if isinstance(mode, str) else None
         return JudgeResponse(
             text=raw["text"], usage=JudgeUsage(**counts), finish_reason=finish,
-            model_id=model_id,
+            model_id=model_id, structured_output=known,
         )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None

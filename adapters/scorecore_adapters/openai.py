@@ -5,24 +5,34 @@
 works with OpenAI itself and with compatible servers: vLLM, Ollama, llama.cpp's server,
 LM Studio, and proxies such as LiteLLM.
 
-Native structured output uses ``response_format`` ``json_schema`` in strict mode. Strict mode
-accepts a restricted schema (every property required, ``additionalProperties: false``), so
-the adapter sends :func:`strict_schema` of the user's schema, and removes from the reply the
-``null`` values strict mode forces into optional properties, so that the core's validation
-against the user's own schema still holds. Strict mode also needs an object at the root: any
-other schema (a number, an array, an ``anyOf``) is sent wrapped as the single required property
-``value`` of an object, and ``value`` is unwrapped from the reply.
+Structured output is negotiated (``structured_output="auto"``, the default): strict
+``json_schema`` first; when the server refuses ``response_format`` the same request is sent
+once as ``{"type": "json_object", "schema": ...}`` (llama.cpp's dialect), then with the schema
+in the prompt only. The mode that worked is remembered per base URL and model for the life of
+the :class:`OpenAIChatModel` and reported on each reply (``JudgeResponse.structured_output``),
+so every judge execution records it.
+
+Strict ``json_schema`` mode accepts a restricted schema (every property required,
+``additionalProperties: false``), so the adapter sends :func:`strict_schema` of the user's
+schema, and removes from the reply the ``null`` values strict mode forces into optional
+properties, so that the core's validation against the user's own schema still holds. Strict
+mode also needs an object at the root: any other schema (a number, an array, an ``anyOf``) is
+sent wrapped as the single required property ``value`` of an object, and ``value`` is
+unwrapped from the reply.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
+import threading
 from collections.abc import Mapping
-from typing import Any, Final, final
+from typing import Any, Final, Literal, TypeAlias, final
 from urllib.parse import urlsplit
 
+import attrs
 import httpx
 from returns.result import Failure, Result, Success
 
@@ -32,7 +42,9 @@ from scorecore.judge import (
     JudgeRequest,
     JudgeResponse,
     JudgeUsage,
+    schema_in_prompt,
 )
+from scorecore_adapters._checks import misuse
 from scorecore_adapters._http import (
     HttpJudgeBase,
     HttpReply,
@@ -45,11 +57,40 @@ from scorecore_adapters._http import (
     redact,
 )
 
-__all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIChatModel", "native_schema", "strict_schema"]
+__all__ = [
+    "DEFAULT_OPENAI_BASE_URL",
+    "OpenAIChatModel",
+    "StructuredOutput",
+    "native_schema",
+    "refuses_response_format",
+    "strict_schema",
+]
 
 DEFAULT_OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
 _PROVIDER: Final = "openai"
-_STRUCTURED_PREFIXES: Final = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4")
+
+StructuredOutput: TypeAlias = Literal["auto", "json_schema", "json_object", "prompt"]
+"""How :class:`OpenAIChatModel` holds a judge's reply to the step's schema.
+
+``"json_schema"``: ``response_format`` ``json_schema`` in strict mode (OpenAI, vLLM, Ollama,
+LM Studio); ``"json_object"``: ``{"type": "json_object", "schema": ...}`` (llama.cpp's
+server, which then decodes under a grammar) with the schema also written into the prompt;
+``"prompt"``: the schema in the prompt only; ``"auto"``: the first of these the server accepts.
+"""
+
+_Mode: TypeAlias = Literal["json_schema", "json_object", "prompt"]
+_CHOICES: Final[tuple[StructuredOutput, ...]] = ("auto", "json_schema", "json_object", "prompt")
+# What "auto" tries after a mode the server refused.
+_FALLBACK: Final[Mapping[_Mode, _Mode | None]] = {
+    "json_schema": "json_object",
+    "json_object": "prompt",
+    "prompt": None,
+}
+_RANK: Final[Mapping[_Mode, int]] = {"json_schema": 0, "json_object": 1, "prompt": 2}
+# A refusal of response_format names it (or one of its types) in the error; a 400 about the
+# messages, a bad key or a context overflow does not, and is never taken for one.
+_FORMAT_WORDS: Final = ("response_format", "json_schema", "json_object")
+_REFUSING_KINDS: Final = frozenset({"bad_request", "server", "unknown"})
 # Hosts that implement OpenAI's current parameter names; other servers get the classic ones.
 _OPENAI_HOSTS: Final = ("api.openai.com", ".openai.azure.com")
 _SCHEMA_CHILD_MAPS: Final = ("properties", "$defs", "definitions", "patternProperties")
@@ -61,9 +102,45 @@ _WRAP_KEY: Final = "value"
 _ROOT_DEFS: Final = ("$defs", "definitions")
 
 
-def _default_structured(model: str) -> bool:
-    name = model.rsplit("/", 1)[-1].lower()  # "openai/gpt-4o" as routers spell it
-    return name.startswith(_STRUCTURED_PREFIXES)
+def refuses_response_format(error: JudgeError) -> bool:
+    """Whether ``error`` is a server refusing ``response_format`` (what "auto" steps down on).
+
+    A 400 or 422, or a 5xx (llama-cpp-python answers a request it cannot validate with a
+    500), whose message, code or type names ``response_format``, ``json_schema`` or
+    ``json_object``. Never an authentication, rate-limit or context-length error.
+    """
+    status = error.status
+    if status is None or not (status in (400, 422) or 500 <= status <= 599):
+        return False
+    if error.kind not in _REFUSING_KINDS:
+        return False
+    said = " ".join(part for part in (error.message, error.code, error.type) if part).lower()
+    return any(word in said for word in _FORMAT_WORDS)
+
+
+def _resolve_mode(
+    structured_output: object, supports_structured_output: object
+) -> StructuredOutput:
+    if structured_output is not None and structured_output not in _CHOICES:
+        raise misuse(
+            "OpenAIChatModel.structured_output", structured_output,
+            'must be "auto", "json_schema", "json_object" or "prompt"',
+        )
+    if supports_structured_output is None:
+        return structured_output or "auto"
+    if not isinstance(supports_structured_output, bool):
+        raise misuse(
+            "OpenAIChatModel.supports_structured_output", supports_structured_output,
+            "must be True, False or None",
+        )
+    alias: StructuredOutput = "json_schema" if supports_structured_output else "prompt"
+    if structured_output is not None and structured_output != alias:
+        raise misuse(
+            "OpenAIChatModel.supports_structured_output", supports_structured_output,
+            f"(an alias of structured_output={alias!r}) conflicts with "
+            f"structured_output={structured_output!r}; give only structured_output",
+        )
+    return alias
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -192,33 +269,43 @@ class OpenAIChatModel(HttpJudgeBase):
             Without one the model creates its own, one per event loop, reused by every call
             under that loop and closed by :meth:`aclose`, ``async with``, or at the latest
             when that loop ends.
-        supports_structured_output: whether the model honours ``response_format``
-            ``json_schema``; by default guessed from the name (``gpt-4o*``, ``gpt-4.1*``,
-            ``gpt-5*``, ``o1*``, ``o3*``, ``o4*``), ``False`` for unknown models.
+        structured_output: how replies are held to a step's schema (see
+            :data:`StructuredOutput`); default ``"auto"``: strict ``json_schema``, then
+            ``json_object`` with the schema, then the prompt only, whichever the server
+            accepts first. Only a refusal of ``response_format`` (see
+            :func:`refuses_response_format`) steps down; the mode that worked is remembered
+            for this base URL and model as long as the model object lives.
+        supports_structured_output: the older spelling: ``True`` is
+            ``structured_output="json_schema"``, ``False`` is ``"prompt"``; giving both is an
+            error unless they agree.
         timeout: seconds allowed per request unless ``ModelSettings.timeout`` says otherwise;
-            applied to injected clients too.
+            applied to injected clients too. A slow local model may need more than the
+            default 60 s: raise it here or per scorer with ``ModelSettings(timeout=...)``.
         organization: sent as ``OpenAI-Organization``.
         default_headers: extra headers for every request.
 
     The output cap (``ModelSettings.output_cap``: ``max_output_tokens``, 1,024 by default) is
-    always sent: as ``max_completion_tokens`` to OpenAI and Azure OpenAI hosts (the only name
-    reasoning models accept; their reasoning tokens count against it) and as ``max_tokens`` to
-    any other server (the name every compatible server understands). A ``max_tokens`` or
-    ``max_completion_tokens`` key in ``ModelSettings.extra`` replaces this choice.
+    always sent, in every structured-output mode: as ``max_completion_tokens`` to OpenAI and
+    Azure OpenAI hosts (the only name reasoning models accept; their reasoning tokens count
+    against it) and as ``max_tokens`` to any other server (the name every compatible server
+    understands). A ``max_tokens`` or ``max_completion_tokens`` key in ``ModelSettings.extra``
+    replaces this choice.
 
     >>> model = OpenAIChatModel(
     ...     "gpt-4o-mini", base_url="https://api.openai.com/v1", api_key="sk-secret"
     ... )
-    >>> model.provider, model.model_id, model.supports_structured_output
-    ('openai', 'gpt-4o-mini', True)
+    >>> model.provider, model.model_id, model.structured_output
+    ('openai', 'gpt-4o-mini', 'auto')
     >>> model
     OpenAIChatModel('gpt-4o-mini', base_url='https://api.openai.com/v1', api_key='***')
     >>> local = OpenAIChatModel("llama3.1:8b", base_url="http://localhost:11434/v1")
-    >>> local.supports_structured_output, local.base_url
-    (False, 'http://localhost:11434/v1')
+    >>> local.supports_structured_output, local.negotiated_structured_output
+    (True, None)
+    >>> OpenAIChatModel("qwen2.5", supports_structured_output=False).structured_output
+    'prompt'
     """
 
-    __slots__ = ("_organization", "_token_field")
+    __slots__ = ("_mode", "_negotiated", "_negotiated_lock", "_organization", "_token_field")
     _provider = _PROVIDER
     _endpoint = "/chat/completions"
 
@@ -229,24 +316,29 @@ class OpenAIChatModel(HttpJudgeBase):
         base_url: str | None = None,
         api_key: str | None = None,
         client: httpx.AsyncClient | None = None,
+        structured_output: StructuredOutput | None = None,
         supports_structured_output: bool | None = None,
         timeout: float = 60.0,
         organization: str | None = None,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
+        mode = _resolve_mode(structured_output, supports_structured_output)
         super().__init__(
             model=model,
             base_url=base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL,
             api_key=api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),
             client=client,
-            structured=(
-                _default_structured(model)
-                if supports_structured_output is None
-                else supports_structured_output
-            ),
+            # Every mode but "prompt" takes native requests: the adapter itself writes the
+            # schema into the prompt when it ends up in json_object or prompt mode.
+            structured=mode != "prompt",
             timeout=timeout,
             default_headers=default_headers,
         )
+        self._mode: StructuredOutput = mode
+        # What "auto" settled on, per (base URL, model name sent), and whether a reply came in
+        # that mode; shared by every event loop and thread this model is used from.
+        self._negotiated: dict[tuple[str, str], tuple[_Mode, bool]] = {}
+        self._negotiated_lock = threading.Lock()
         self._organization = organization
         host = (urlsplit(self._base_url).hostname or "").lower()
         self._token_field = (
@@ -254,6 +346,19 @@ class OpenAIChatModel(HttpJudgeBase):
             if any(host == h or (h.startswith(".") and host.endswith(h)) for h in _OPENAI_HOSTS)
             else "max_tokens"
         )
+
+    @property
+    def structured_output(self) -> StructuredOutput:
+        """The structured-output mode asked for (``"auto"`` unless given)."""
+        return self._mode
+
+    @property
+    def negotiated_structured_output(self) -> StructuredOutput | None:
+        """What ``"auto"`` settled on for this model's endpoint, or ``None`` before the first
+        reply to a structured request (and for the fixed modes)."""
+        with self._negotiated_lock:
+            found = self._negotiated.get((self._base_url, self._model))
+        return None if found is None else found[0]
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "application/json", **self._default_headers}
@@ -264,11 +369,47 @@ class OpenAIChatModel(HttpJudgeBase):
         return headers
 
     def build_body(self, request: JudgeRequest) -> dict[str, Any]:
-        """The Chat Completions request body for ``request`` (no I/O; useful for debugging)."""
+        """The Chat Completions request body for ``request`` (no I/O; useful for debugging):
+        what the next call would send first, in the mode negotiated so far."""
+        return self._body(request, self._first_mode(self._model_for(request)))
+
+    def _model_for(self, request: JudgeRequest) -> str:
+        sent = request.settings.extra.get("model", self._model)
+        return sent if isinstance(sent, str) else self._model
+
+    def _first_mode(self, model: str) -> _Mode:
+        if self._mode != "auto":
+            return self._mode
+        with self._negotiated_lock:
+            found = self._negotiated.get((self._base_url, model))
+        return "json_schema" if found is None else found[0]
+
+    def _settle(self, model: str, mode: _Mode, *, worked: bool) -> None:
+        """Remember ``mode`` (a reply came in it) or that the server refused the mode before
+        it (``mode`` is where to start next time).
+
+        A refusal only ever moves the remembered mode down, so concurrent first calls that
+        each step down once agree on where they end; and never below a mode that has worked:
+        a server that answered in ``json_schema`` and then refuses one step's schema (OpenAI
+        refuses schemas its strict mode cannot express) steps down for that request only,
+        and that request's reply in a lower mode does not move the remembered one either.
+        """
+        key = (self._base_url, model)
+        with self._negotiated_lock:
+            known = self._negotiated.get(key)
+            if worked:
+                if known is None or not known[1] or _RANK[mode] < _RANK[known[0]]:
+                    self._negotiated[key] = (mode, True)
+            elif known is None or (not known[1] and _RANK[mode] > _RANK[known[0]]):
+                self._negotiated[key] = (mode, False)
+
+    def _body(self, request: JudgeRequest, mode: _Mode) -> dict[str, Any]:
         settings = request.settings
+        native = request.native_schema and request.output_schema is not None
+        sent = request if not native or mode == "json_schema" else schema_in_prompt(request)
         body: dict[str, Any] = {
             "model": self._model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [{"role": m.role, "content": m.content} for m in sent.messages],
         }
         if settings.temperature is not None:
             body["temperature"] = settings.temperature
@@ -279,7 +420,7 @@ class OpenAIChatModel(HttpJudgeBase):
             body[self._token_field] = cap
         if settings.seed is not None:
             body["seed"] = settings.seed
-        if request.native_schema and request.output_schema is not None:
+        if native and mode == "json_schema" and request.output_schema is not None:
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {
@@ -288,8 +429,41 @@ class OpenAIChatModel(HttpJudgeBase):
                     "schema": native_schema(request.output_schema),
                 },
             }
+        elif mode == "json_object" and request.output_schema is not None:
+            # llama.cpp's dialect: the server compiles the schema into a grammar. Servers that
+            # ignore "schema" still get it in the prompt. A request whose schema the core
+            # already wrote into the prompt (its format fallback) is held to the grammar too:
+            # the schema is the user's own, so nothing in the reply needs undoing.
+            body["response_format"] = {
+                "type": "json_object",
+                "schema": dict(request.output_schema),
+            }
         body.update(settings.extra)
         return body
+
+    async def _generate(self, request: JudgeRequest) -> Result[JudgeResponse, JudgeError]:
+        model = self._model_for(request)
+        mode = self._first_mode(model)
+        negotiates = (
+            self._mode == "auto"
+            and request.native_schema
+            and request.output_schema is not None
+            and "response_format" not in request.settings.extra
+        )
+        while True:
+            result = (await self._exchange(request, self._body(request, mode))).map(
+                functools.partial(self._in_mode, request=request, mode=mode)
+            )
+            if not negotiates:
+                return result
+            if isinstance(result, Success):
+                self._settle(model, mode, worked=True)
+                return result
+            fallback = _FALLBACK[mode]
+            if fallback is None or not refuses_response_format(result.failure()):
+                return result
+            self._settle(model, fallback, worked=False)
+            mode = fallback
 
     def _parse(
         self, reply: HttpReply, request: JudgeRequest
@@ -329,8 +503,6 @@ class OpenAIChatModel(HttpJudgeBase):
         if content is not None and not isinstance(content, str):
             return bad("'choices[0].message.content' is not text")
         text = content or ""
-        if request.native_schema and request.output_schema is not None and text:
-            text = self._from_strict_reply(text, request.output_schema)
         model_id = body.get("model")
         return Success(
             JudgeResponse(
@@ -340,6 +512,23 @@ class OpenAIChatModel(HttpJudgeBase):
                 model_id=model_id if isinstance(model_id, str) else self._model,
             )
         )
+
+    @staticmethod
+    def _in_mode(response: JudgeResponse, *, request: JudgeRequest, mode: _Mode) -> JudgeResponse:
+        """The reply as the user's schema expects it, tagged with the mode that produced it."""
+        if request.output_schema is None:
+            return response
+        text = response.text
+        if request.native_schema and mode == "json_schema" and text:
+            text = OpenAIChatModel._from_strict_reply(text, request.output_schema)
+        said: _Mode | None
+        if "response_format" in request.settings.extra:
+            said = None  # a response_format of the user's own (ModelSettings.extra)
+        elif request.native_schema or mode == "json_object":
+            said = mode  # json_object holds even a prompt-routed request to the grammar
+        else:
+            said = "prompt"
+        return attrs.evolve(response, text=text, structured_output=said)
 
     @staticmethod
     def _from_strict_reply(text: str, schema: Mapping[str, Any]) -> str:

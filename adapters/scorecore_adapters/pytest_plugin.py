@@ -9,7 +9,14 @@ nothing to tests that do not use it. It offers:
   with ids ``"run-1"``, ``"run-2"`` … and its :class:`~scorecore_adapters.testing.VirtualClock`;
 - ``memory_store``: a fresh :class:`~scorecore_adapters.testing.InMemoryScoreStore`;
 - ``memory_cache``: a fresh :class:`~scorecore_adapters.cache.MemoryJudgeCache`, for
-  ``Runtime(meter=JudgeMeter(cache=memory_cache))``.
+  ``Runtime(meter=JudgeMeter(cache=memory_cache))``;
+- ``llama_server_url`` (session-scoped): the base URL of
+  :func:`~scorecore_adapters.local.llama_server` serving the bundled local model, started once
+  per session and stopped at its end.
+
+Tests marked ``@pytest.mark.real_model`` (and tests using ``llama_server_url``) run the bundled
+model for real: without ``llama_cpp`` (the ``local`` extra) they are skipped with the reason,
+except when the environment variable ``CI`` is true, where they fail: CI never skips them.
 
 And it makes failures readable: a test that calls ``.unwrap()`` on a failed scorer run fails
 with ``UnwrapFailedError: scorer 'x' failed at step …`` (the
@@ -22,8 +29,10 @@ Real model requests stay refused inside tests, as without the plugin (see
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -33,7 +42,16 @@ if TYPE_CHECKING:
     from scorecore_adapters.cache import MemoryJudgeCache
     from scorecore_adapters.testing import InMemoryScoreStore, ScriptedJudge, VirtualClock
 
-__all__ = ["memory_cache", "memory_store", "scripted_judge", "virtual_runtime"]
+__all__ = [
+    "llama_server_url",
+    "memory_cache",
+    "memory_store",
+    "scripted_judge",
+    "virtual_runtime",
+]
+
+_REAL_MODEL_MARKER = "real_model"
+_CI_TRUE = frozenset({"1", "true", "yes", "on"})
 
 # The scorecore modules are imported inside the fixtures and hooks, never when pytest loads
 # the plugin: a project that has scorecore installed but does not use it pays nothing.
@@ -69,6 +87,53 @@ def memory_cache() -> MemoryJudgeCache:
     from scorecore_adapters.cache import MemoryJudgeCache  # noqa: PLC0415 - see module note
 
     return MemoryJudgeCache()
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in _CI_TRUE
+
+
+def _require_llama_cpp(what: str) -> None:
+    """Skip (fail under ``CI=true``) when ``llama_cpp`` is not installed.
+
+    Only a missing package skips: an installed ``llama_cpp`` that fails to import (a broken
+    build, a missing shared library) raises as it is.
+    """
+    try:
+        importlib.import_module("llama_cpp")
+    except ModuleNotFoundError as exc:
+        if exc.name != "llama_cpp":
+            raise
+        reason = f"{what} needs llama-cpp-python: pip install 'scorecore[local]'"
+        if _in_ci():
+            pytest.fail(f"{reason} (CI is set: real-model tests never skip in CI)",
+                        pytrace=False)
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def llama_server_url() -> Iterator[str]:
+    """The base URL (``http://127.0.0.1:PORT/v1``) of llama.cpp's server for the bundled model."""
+    _require_llama_cpp("the llama_server_url fixture")
+    from scorecore_adapters.local import llama_server  # noqa: PLC0415 - see module note
+
+    with llama_server() as url:
+        yield url
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``real_model`` marker (so ``--strict-markers`` accepts it)."""
+    config.addinivalue_line(
+        "markers",
+        f"{_REAL_MODEL_MARKER}: runs the bundled local model for real (needs the local extra; "
+        "skipped without llama_cpp, failed instead under CI=true)",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A ``real_model`` test needs ``llama_cpp``: skip without it (fail under ``CI=true``)."""
+    if item.get_closest_marker(_REAL_MODEL_MARKER) is not None:
+        _require_llama_cpp(f"the real_model test {item.name}")
 
 
 def _run_error_of(value: object) -> Any:

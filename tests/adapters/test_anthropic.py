@@ -144,6 +144,7 @@ async def test_native_schema_forces_the_respond_tool(anyio_backend: str) -> None
     response = result.unwrap()
     assert json.loads(response.text) == {"score": 0.9}
     assert response.finish_reason == "stop"
+    assert response.structured_output == "tool"  # recorded on the judge execution
 
 
 async def test_non_object_schema_is_wrapped(anyio_backend: str) -> None:

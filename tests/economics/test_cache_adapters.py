@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import uuid
@@ -38,6 +39,9 @@ _responses = st.builds(
     }),
     finish_reason=st.none() | st.text(max_size=10),
     model_id=st.none() | st.text(max_size=10),
+    structured_output=st.none() | st.sampled_from(
+        ("json_schema", "json_object", "tool", "grammar", "prompt", "native")
+    ),
 )
 
 
@@ -192,3 +196,23 @@ async def test_a_file_locked_by_another_process_is_waited_for_off_the_event_loop
         assert got is not None
         assert got.text == "y"
         assert cache.errors == 0
+
+
+@pytest.mark.parametrize("stored", [
+    {},  # written before modes were recorded
+    {"structured_output": "telepathy"},  # a mode this scorecore does not know
+    {"structured_output": ["json_object"]},
+])
+async def test_an_entry_without_a_known_mode_is_still_a_hit(
+    anyio_backend: str, tmp_path: Path, stored: dict[str, Any]
+) -> None:
+    """A cached reply whose mode is missing or unknown is served with its mode unknown."""
+    async with SqliteJudgeCache(tmp_path / "c.db") as cache:
+        await cache.put("k", JudgeResponse(text="{}", structured_output="json_object"))
+    with sqlite3.connect(tmp_path / "c.db") as db:
+        (raw,) = db.execute("SELECT response FROM scorecore_judge_cache").fetchone()
+        entry = {k: v for k, v in json.loads(raw).items() if k != "structured_output"}
+        db.execute("UPDATE scorecore_judge_cache SET response = ?",
+                   (json.dumps({**entry, **stored}),))
+    async with SqliteJudgeCache(tmp_path / "c.db") as cache:
+        assert await cache.get("k") == JudgeResponse(text="{}")

@@ -154,6 +154,18 @@ def test_show_prints_each_scorers_fingerprint(work: Path) -> None:
     assert len(fingerprint) == 64
 
 
+def test_show_prints_how_each_scorers_replies_were_structured(work: Path) -> None:
+    """scorecore show says which structured-output mode the judge executions used (this judge
+    has no native structured output, so the core wrote the schema into the prompt)."""
+    assert run("--batch-id", "b1", "--no-cache")[0] == 0
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["show", "b1", "--store", "sqlite:s.db"], out=out, err=err) == 0
+    assert "structured output graded: prompt (4 executions)" in out.getvalue().splitlines()
+    out = io.StringIO()
+    assert main(["show", "b1", "--store", "sqlite:s.db", "--json"], out=out, err=err) == 0
+    assert json.loads(out.getvalue())["structuredOutput"] == {"graded": {"prompt": 4}}
+
+
 def test_the_command_closes_its_cache(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cache's connections are closed when eval is done (not left to the GC)."""
     opened: list[SqliteJudgeCache] = []
@@ -193,3 +205,21 @@ def test_a_cache_that_cannot_be_opened_is_a_usage_error(work: Path) -> None:
     assert "cannot open the judge cache" in err
     assert "blocker/cache.db" in err
     assert calls(work) == 0
+
+
+def test_eval_names_the_judge_model_its_calls_tokens_and_rate(work: Path) -> None:
+    """Each judge model that answered gets a line: calls, tokens in/out, tokens per second;
+    a rerun answered from the cache made no call, so it has no such line."""
+    code, out, _ = run()
+    assert code == 0, out
+    line = next(x for x in out.splitlines() if x.startswith("judge model "))
+    assert line.startswith(
+        "judge model test logging-judge: 4 call(s), 800 tokens (400 in, 400 out); ")
+    rate, total = re.search(
+        r"; ([\d.,]+) output tokens/s, ([\d.,]+) tokens/s over the batch's [\d.]+ s$", line
+    ).groups()  # type: ignore[union-attr]
+    assert float(total.replace(",", "")) == pytest.approx(
+        2 * float(rate.replace(",", "")), rel=1e-3)
+    code, out, _ = run()
+    assert code == 0, out
+    assert "judge model " not in out

@@ -38,9 +38,11 @@ def broken(item):
 
 @pytest.fixture(autouse=True)
 def _no_llm(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The demo's LLM scorer stays skipped in tests."""
+    """The demo's LLM scorer stays skipped in these tests (tests/evals/test_demo_real_model.py
+    runs it with the local model)."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("SCORECORE_DEMO_JUDGE", "none")
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -79,14 +81,14 @@ def test_demo_passes_and_reports_skipped_llm(tmp_path: Path) -> None:
                          "--threshold", "keyword-coverage=0.5", "--output", str(report),
                          "--batch-id", "demo-1")
     assert code == 0, err
-    assert "skipped: llm-faithfulness (set OPENAI_API_KEY or OPENAI_BASE_URL)" in out
+    assert "skipped: llm-faithfulness (SCORECORE_DEMO_JUDGE=none)" in out
     # Skipped is neither scored nor failed: the verdict passes and says what it did not check.
     assert out.splitlines()[-1] == "verdict: passed (skipped, not checked: llm-faithfulness)"
     assert "keyword-coverage" in out
     document = json.loads(report.read_text())
     assert (document["verdict"], document["exitCode"], document["invalidItems"]) == ("passed", 0, 0)
     assert document["totalItems"] == 12
-    assert document["skipped"] == {"llm-faithfulness": "set OPENAI_API_KEY or OPENAI_BASE_URL"}
+    assert document["skipped"] == {"llm-faithfulness": "SCORECORE_DEMO_JUDGE=none"}
     assert len(rows(db)) == 60  # 5 scorers (3 of the demo's own, 2 built-in) x 12 items
     code, out, _ = run("show", "demo-1", "--store", f"sqlite:{db}")
     assert code == 0

@@ -217,3 +217,76 @@ def test_refused(scripted_judge):
     assert error.cause.error.code == "model_requests_disabled"
 ''')
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+REAL_MODEL_TESTS = '''
+import pytest
+
+
+@pytest.mark.real_model
+def test_marked():
+    import llama_cpp
+    assert llama_cpp.__name__ == "llama_cpp"
+
+
+def test_fixture(llama_server_url):
+    raise AssertionError("the fixture cannot start a server without llama_cpp")
+
+
+def test_unmarked():
+    pass
+'''
+
+# llama_cpp hidden (None in sys.modules makes its import raise ModuleNotFoundError), or
+# replaced by an empty module that imports fine.
+HIDE_LLAMA_CPP = '''
+import os, sys, types
+if os.environ.get("FAKE_LLAMA_CPP"):
+    sys.modules["llama_cpp"] = types.ModuleType("llama_cpp")
+else:
+    sys.modules["llama_cpp"] = None
+'''
+
+
+def test_real_model_tests_skip_without_llama_cpp_with_the_reason(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Locally, a missing llama_cpp skips the marked test and the server fixture, saying why."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("FAKE_LLAMA_CPP", raising=False)
+    pytester.makeconftest(HIDE_LLAMA_CPP)
+    pytester.makepyfile(REAL_MODEL_TESTS)
+    result = pytester.runpytest_subprocess("-rs", "--strict-markers")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines([
+        "*the real_model test test_marked needs llama-cpp-python*scorecore?local?*",
+        "*the llama_server_url fixture needs llama-cpp-python*",
+    ])
+
+
+def test_real_model_tests_fail_in_ci_without_llama_cpp(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under CI=true a missing llama_cpp fails the tests instead of skipping them."""
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.delenv("FAKE_LLAMA_CPP", raising=False)
+    pytester.makeconftest(HIDE_LLAMA_CPP)
+    pytester.makepyfile(REAL_MODEL_TESTS)
+    result = pytester.runpytest_subprocess("-rfE")
+    result.assert_outcomes(passed=1, errors=2)  # failed in set-up, before the test body
+    result.stdout.fnmatch_lines([
+        "*test_marked needs llama-cpp-python*real-model tests never skip in CI*",
+        "*llama_server_url fixture needs llama-cpp-python*real-model tests never skip in CI*",
+    ])
+
+
+def test_real_model_tests_run_when_llama_cpp_imports(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With llama_cpp importable the marked test runs (it is not skipped for any other reason)."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("FAKE_LLAMA_CPP", "1")
+    pytester.makeconftest(HIDE_LLAMA_CPP)
+    pytester.makepyfile(REAL_MODEL_TESTS)
+    result = pytester.runpytest_subprocess("-k", "marked or unmarked")
+    result.assert_outcomes(passed=2)

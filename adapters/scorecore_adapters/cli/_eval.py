@@ -39,6 +39,7 @@ from scorecore_adapters.cli._economics import (
     print_economics,
 )
 from scorecore_adapters.cli._jsonl import JsonlReader
+from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
 from scorecore_adapters.cli._ray import run_on_ray, start_ray
 from scorecore_adapters.report._causes import FailureGroup, FailureTally, cause_of_outcome
@@ -104,6 +105,7 @@ class _Progress:
         self.out = out
         self.step = max(1, -(-total // 10))  # about ten lines
         self.failures = FailureTally()
+        self.judges = JudgeTally()
         self._bar: Any = None
         self._task: Any = None
         if rich_output:
@@ -125,6 +127,7 @@ class _Progress:
         self.done += 1
         if result.error is not None or any(o.status == "failed" for o in result.outcomes):
             self.failed += 1
+        self.judges.add(result)
         item = result.item_id if result.item_id is not None else f"#{result.index}"
         for o in result.outcomes:
             if o.status == "failed" and not o.resumed:
@@ -338,6 +341,7 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     report = anyio.run(lambda: _run_plan(plan, args, out, progress, ray_cache))
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
+    progress.judges.print(report.duration, out=out)
     causes = progress.failures.groups()
     print_causes(causes, out=out, limit=TOP_CAUSES, batch_id=plan.batch_id)
     print(f"{_counted(report, args.trials)}, {report.duration:.2f}s; stored in "

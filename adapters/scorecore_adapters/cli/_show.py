@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from scorecore.evals import ScoreRow
@@ -52,6 +52,29 @@ def _counts(rows: Sequence[ScoreRow]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def structured_outputs(rows: Iterable[ScoreRow]) -> dict[str, dict[str, int]]:
+    """Per scorer, how its judge replies were held to their schemas: executions per mode
+    (``"json_schema"``, ``"json_object"``, ``"tool"``, ``"prompt"`` …) as the rows recorded."""
+    seen: dict[str, dict[str, int]] = {}
+    for row in rows:
+        judge = (row.metadata or {}).get("judge")
+        records = judge.values() if isinstance(judge, Mapping) else ()
+        for record in records:
+            executions = record.get("executions") if isinstance(record, Mapping) else None
+            for execution in executions if isinstance(executions, list) else ():
+                mode = execution.get("structuredOutput") if isinstance(execution, Mapping) else None
+                if isinstance(mode, str):
+                    counts = seen.setdefault(row.scorer_id, {})
+                    counts[mode] = counts.get(mode, 0) + 1
+    return seen
+
+
+def _print_structured_outputs(rows: Sequence[ScoreRow], out: TextIO) -> None:
+    for scorer_id, counts in structured_outputs(rows).items():
+        shown = ", ".join(f"{mode} ({n} executions)" for mode, n in sorted(counts.items()))
+        print(f"structured output {scorer_id}: {shown}", file=out)
+
+
 def _print_failures(failed: Sequence[tuple[ScoreRow, FailureCause]], out: TextIO) -> None:
     for row, cause in failed:
         where = f" at {cause.step}" if cause.step else ""
@@ -77,6 +100,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
             "failureCauses": [group_json(g) for g in groups],
             "fingerprints": fingerprints(rows),
             **trust_json(rows),
+            "structuredOutput": structured_outputs(rows),
         }, out)
         return EXIT_PASSED
     if args.failures:
@@ -88,6 +112,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     print_table(_HEADERS, table, rich_output=out.isatty(), out=out)
     print_fingerprints(rows, out=out)
     print_trust(rows, out=out)
+    _print_structured_outputs(rows, out)
     summary = ", ".join(f"{n} {status}" for status, n in _counts(rows).items())
     print(f"{len(rows)} rows ({summary})", file=out)
     print_causes(groups, out=out, limit=TOP_CAUSES, batch_id=args.run)

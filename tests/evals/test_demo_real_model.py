@@ -1,0 +1,45 @@
+"""``make demo``'s evaluation judged for real by the bundled local model (marked ``real_model``)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from scorecore_adapters.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DEMO = ROOT / "examples" / "demo_scorers.py"
+DEMO_DATA = ROOT / "examples" / "data" / "demo.jsonl"
+
+pytestmark = pytest.mark.real_model
+
+
+def test_the_demo_is_judged_by_the_local_model_without_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No key, no base URL: llm-faithfulness runs on the bundled model, every run it can score
+    is scored (none fails), the verdict passes, and the output names the judge, its calls,
+    tokens and tokens/s."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SCORECORE_DEMO_JUDGE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval", str(DEMO), "--data", str(DEMO_DATA), "--store", "sqlite:demo.sqlite",
+                 "--threshold", "keyword-coverage=0.5", "--no-cache", "--output", "r.json"],
+                out=out, err=err)
+    text = out.getvalue()
+    assert code == 0, text + err.getvalue()
+    assert "verdict: passed" in text
+    assert "skipped: llm-faithfulness" not in text
+    report = json.loads((tmp_path / "r.json").read_text())
+    faithfulness = next(s for s in report["scorers"] if s["id"] == "llm-faithfulness")
+    # 8 items have a reference answer (the context); the other 4 are not scorable
+    assert (faithfulness["scored"], faithfulness["notScorable"], faithfulness["failed"]) == (
+        8, 4, 0)
+    assert re.search(
+        r"^judge model llama\.cpp SmolLM2-135M-Instruct\.Q4_1\.gguf: 8 call\(s\), [\d,]+ tokens "
+        r"\([\d,]+ in, [\d,]+ out\); [\d.,]+ output tokens/s", text, re.MULTILINE), text
