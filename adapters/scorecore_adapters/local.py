@@ -631,7 +631,7 @@ class LocalModel:
     ('SmolLM2-135M-Instruct.Q4_1.gguf', 'llama.cpp', True)
     """
 
-    __slots__ = ("_key", "_model_id", "_path", "_timeout")
+    __slots__ = ("_identity", "_key", "_model_id", "_path", "_timeout")
 
     def __init__(
         self,
@@ -667,6 +667,11 @@ class LocalModel:
                              chat_format=chat_format)
         self._model_id = model_id or self._path.name
         self._timeout = timeout
+        # Which file answers, for the judge cache: its absolute path and size (two files of one
+        # name never share entries, nor does a file replaced by another build), and the chat
+        # format, which changes the prompt the model sees.
+        self._identity = (f"file:{self._path} bytes:{self._path.stat().st_size} "
+                          f"chat_format:{chat_format or 'gguf'}")
 
     @property
     def model_id(self) -> str:
@@ -687,6 +692,13 @@ class LocalModel:
     def path(self) -> Path:
         """The GGUF file (absolute)."""
         return self._path
+
+    @property
+    def cache_identity(self) -> str:
+        """Where the answers come from, for the judge cache key: the file's absolute path and
+        size and the chat format, so two models of one file name (``model_id``) never share
+        cache entries."""
+        return self._identity
 
     def __repr__(self) -> str:
         return f"LocalModel({self._model_id!r}, n_ctx={self._key.n_ctx})"

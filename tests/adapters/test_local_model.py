@@ -210,3 +210,18 @@ async def test_concurrent_calls_share_one_model(local: Any, anyio_backend: str) 
     reply = await local.generate(_request("Say yes.", max_output_tokens=5))
     assert reply.unwrap().text == texts[0]
     assert time.monotonic() - started < 10  # the cancelled generation did not run to its end
+
+
+def test_two_files_of_one_name_never_share_cache_entries(tmp_path: Any) -> None:
+    """Two LocalModels of one file name (one model_id) answer from different files: their
+    cache identities differ, so neither reads the other's judge cache entries; the same file
+    twice keeps one identity."""
+    from scorecore_adapters.local import LocalModel, bundled_model_path  # noqa: PLC0415
+
+    other = tmp_path / bundled_model_path().name
+    other.write_bytes(b"GGUF" + bytes(16))  # never loaded: the identity is read at build
+    bundled, copy = LocalModel(), LocalModel(other)
+    assert bundled.model_id == copy.model_id
+    assert bundled.cache_identity != copy.cache_identity
+    assert LocalModel().cache_identity == bundled.cache_identity
+    assert str(bundled.path) in bundled.cache_identity
