@@ -21,7 +21,9 @@ def _eval(*argv: str) -> str:
 
 
 def _judge_lines(out: str) -> list[str]:
-    return [line for line in out.splitlines() if line.startswith("judge ")]
+    """The cost lines (not the per-model call and token line, which has no cost in it)."""
+    return [line for line in out.splitlines()
+            if line.startswith("judge ") and not line.startswith("judge model ")]
 
 
 def test_a_warm_run_without_pricing_says_unpriced(
