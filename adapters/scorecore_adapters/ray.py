@@ -28,6 +28,7 @@ import functools
 import hashlib
 import hmac
 import importlib
+import json
 import math
 import pickle
 import secrets
@@ -58,8 +59,11 @@ from scorecore.evals import (
     RunIds,
     ScorerCost,
     ScorerOutcome,
+    ScoreRow,
     Threshold,
+    TrustFold,
     item_key,
+    row_id,
     run_evals,
 )
 from scorecore.judge import JudgeMeter, Pricing
@@ -103,8 +107,10 @@ _RESULT_FIELDS: Final = (
     ("resumed", "bool_"), ("duplicate_of", "int64"),
     ("cost_usd", "float64"), ("cost_known", "bool_"), ("saved_usd", "float64"),
     ("cache_hits", "int64"), ("cache_misses", "int64"), ("model_calls", "int64"),
-    ("spent_usd", "float64"), ("spent_tokens", "int64"),
+    ("spent_usd", "float64"), ("spent_tokens", "int64"), ("trust", "string"),
 )
+_TRUST_KEYS: Final = ("panel", "pairwise")
+"""The stored row's metadata the report's trust values are folded from (``trust`` column)."""
 
 
 def load_scorers(spec: ScorersSpec) -> tuple[Scorer[Any, Any], ...]:
@@ -229,7 +235,9 @@ class RayEvalResult:
             (``cost_known`` false when a call could not be priced), ``saved_usd``,
             ``cache_hits``, ``cache_misses``, ``model_calls``; ``spent_usd`` and
             ``spent_tokens`` hold what a whole ``map_batches`` call spent, on its first row
-            (0 on the others). The full rows are in the store.
+            (0 on the others); ``trust``, the pair's panel or pairwise result as its stored
+            row keeps it (JSON text, else null), which the report's ``panels`` and
+            ``pairwise`` are folded from. The full rows are in the store.
         report: the :class:`~scorecore.evals.EvalReport` ``run_evals`` gives for the same
             items (exact means, thresholds, gates, verdict, and ``economics`` with a cache or
             pricing).
@@ -342,28 +350,31 @@ class _ScoringActor:
         suspects = frozenset(ray.get(self._ledger.begin.remote(indices)))
         ledger = None if self._meter is None else self._meter.ledger
         before = (0.0, 0) if ledger is None else (ledger.spent_usd, ledger.spent_tokens)
-        results = self._portal.call(self._score, rows, suspects)
+        results, trust = self._portal.call(self._score, rows, suspects)
         self._ledger.end.remote(indices)  # no need to wait: only a retry of this batch asks
         # Batches run one at a time in an actor: the meter's growth over this call is its spend.
         spent = (0.0, 0) if ledger is None else (ledger.spent_usd - before[0],
                                                  ledger.spent_tokens - before[1])
-        return pa.Table.from_pylist(_result_rows(results, spent=spent), schema=_result_schema())
+        return pa.Table.from_pylist(_result_rows(results, spent=spent, trust=trust),
+                                    schema=_result_schema())
 
     async def _score(
         self, rows: list[dict[str, Any]], suspects: frozenset[int]
-    ) -> list[ItemResult]:
+    ) -> tuple[list[ItemResult], dict[tuple[str, str], str]]:
         # A fresh scorer per batch: a batch Ray runs again must not see its own ids as
         # repeated (repeats across the dataset were found before scoring began).
         score = ItemScorer(scorers=self._scorers, target=self._target, runtime=self._runtime,
                            batch_id=self._batch_id, done=self._done)
         results: list[ItemResult | None] = [None] * len(rows)
         saved: list[Any] = []
+        trust: dict[tuple[str, str], str] = {}
         pending = iter([(p, r) for p, r in enumerate(rows) if r[INDEX_COLUMN] not in suspects])
 
         async def finish(position: int, result: ItemResult) -> None:
             result, item_rows = self._rows.rows(result)
             results[position] = result
             saved.extend(item_rows)
+            trust.update(_trust_of(item_rows))
 
         async def worker() -> None:
             for position, row in pending:
@@ -386,7 +397,7 @@ class _ScoringActor:
                     await self._ledger.survived.remote(index)
         if saved:
             await self._store.save(saved)  # one transaction per batch, an upsert per pair
-        return [r for r in results if r is not None]
+        return [r for r in results if r is not None], trust
 
     async def _item(self, score: ItemScorer, row: dict[str, Any]) -> ItemResult:
         row = dict(row)
@@ -766,10 +777,42 @@ def score_dataset(
 
 def _report(rows: ray.data.Dataset, fold: ReportFold, *, batch_id: str,
             duration: float) -> EvalReport:
-    """Fold the result rows into the report ``run_evals`` gives (the fold is order-free)."""
-    for result in _item_results(rows):
+    """Fold the result rows into the report ``run_evals`` gives (both folds are order-free):
+    the counts and means, and the panels' agreement and pairwise summaries from their
+    ``trust`` column."""
+    trust = TrustFold()
+
+    def counted() -> Iterator[dict[str, Any]]:
+        for batch in _tables(rows):
+            for row in batch.to_pylist():
+                if row.get("trust") is not None:
+                    trust.add_row(_trust_row(row, batch_id))
+                yield row
+
+    for result in _regroup(counted()):
         fold.add(result)
-    return fold.report(batch_id=batch_id, duration=duration)
+    return trust.finish(fold.report(batch_id=batch_id, duration=duration))
+
+
+def _trust_of(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], str]:
+    """The panel or pairwise part of each stored row that has one, as JSON text, by (run id,
+    scorer id)."""
+    out: dict[tuple[str, str], str] = {}
+    for row in rows:
+        metadata = row.metadata or {}
+        kept = {key: metadata[key] for key in _TRUST_KEYS if key in metadata}
+        if kept:
+            out[(row.run_id, row.scorer_id)] = json.dumps(kept)
+    return out
+
+
+def _trust_row(row: Mapping[str, Any], batch_id: str) -> ScoreRow:
+    """A result row's trust part as the stored row :meth:`TrustFold.add_row` reads."""
+    item_id = row["item_id"] if row["item_id"] is not None else f"#{row['index']}"
+    return ScoreRow(id=row_id(row["run_id"], row["scorer_id"]), scorer_id=row["scorer_id"],
+                    run_id=row["run_id"], batch_id=batch_id, status=row["status"],
+                    score=row["score"], dataset_item_id=item_id,
+                    metadata=json.loads(row["trust"]))
 
 
 def _item_results(rows: ray.data.Dataset) -> Iterator[ItemResult]:
@@ -778,18 +821,22 @@ def _item_results(rows: ray.data.Dataset) -> Iterator[ItemResult]:
 
 
 def _result_rows(
-    results: Iterable[ItemResult], *, spent: tuple[float, int] = (0.0, 0)
+    results: Iterable[ItemResult], *, spent: tuple[float, int] = (0.0, 0),
+    trust: Mapping[tuple[str, str], str] | None = None,
 ) -> list[dict[str, Any]]:
     """One result row per (item, scorer), an item's rows together (see :class:`RayEvalResult`).
 
-    ``spent`` (what the meter spent on these items: USD, tokens) goes on the first row.
+    ``spent`` (what the meter spent on these items: USD, tokens) goes on the first row;
+    ``trust`` holds the pairs' panel or pairwise JSON by (run id, scorer id).
     """
+    trust = trust or {}
     rows = [
         {"index": r.index, "run_id": r.run_id, "item_id": _text(r.item_id),
          "scorer_id": o.scorer_id, "status": o.status, "score": o.score,
          "reason": _text(o.reason), "error": _text(o.error), "item_error": _text(r.error),
          "resumed": o.resumed, "duplicate_of": r.duplicate_of, **_costs(o),
-         "spent_usd": 0.0, "spent_tokens": 0}
+         "spent_usd": 0.0, "spent_tokens": 0,
+         "trust": None if o.resumed else trust.get((r.run_id, o.scorer_id))}
         for r in results for o in r.outcomes
     ]
     if rows:

@@ -117,3 +117,30 @@ def slow() -> list[Scorer[Any, Any]]:
             create_scorer(id="length", description="Length mod 7").preprocess(pause)
             .generate_score(_length)
             for s in make()]
+
+
+_GRADES = {"m1": (0.9, 0.2, 0.6, 0.4), "m2": (0.8, 0.9, 0.6, 0.1), "m3": (0.7, 0.5, 0.3, 0.2)}
+
+
+def _grade(name: str) -> Scorer[Any, Any]:
+    return create_scorer(id=name, description="A member's grade").generate_score(
+        lambda ctx: _GRADES[name][int(ctx.run.output.split()[-1]) % 4])
+
+
+def _prefers_first(request: JudgeRequest) -> Any:
+    return {"reason": "A reads better", "winner": "A"}
+
+
+def trust() -> list[Scorer[Any, Any]]:
+    """A panel of three graders and a pairwise judge that always picks the first answer."""
+    from scorecore.scorers import pairwise, panel  # noqa: PLC0415 - only these tests
+
+    jury = panel([_grade("m1"), _grade("m2"), _grade("m3")], threshold=0.5, id="jury")
+    ab = pairwise(FunctionJudge(_prefers_first), criteria="helpfulness", type="text", id="ab")
+    return [jury, ab]
+
+
+def trust_items(n: int) -> list[dict[str, Any]]:
+    """``n`` items for :func:`trust`: an output and a baseline to compare it with."""
+    return [{"id": f"t{i}", "input": f"question {i}", "output": f"answer {i}",
+             "baseline_output": f"old answer {i}"} for i in range(n)]

@@ -42,6 +42,7 @@ from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
 from scorecore_adapters.cli._ray import run_on_ray, start_ray
+from scorecore_adapters.cli._trust import print_agreements
 from scorecore_adapters.report._causes import FailureGroup, FailureTally, cause_of_outcome
 from scorecore_adapters.report._text import number
 from scorecore_adapters.storage import Store
@@ -342,6 +343,7 @@ def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
     progress.judges.print(report.duration, out=out)
+    print_agreements(report.panels, report.pairwise, out=out)
     causes = progress.failures.groups()
     print_causes(causes, out=out, limit=TOP_CAUSES, batch_id=plan.batch_id)
     print(f"{_counted(report, args.trials)}, {report.duration:.2f}s; stored in "
