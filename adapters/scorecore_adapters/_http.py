@@ -761,8 +761,12 @@ class HttpJudgeBase:
         """Every secret to scrub from what the server sends back: the API key, the
         credentials of ``base_url``, credential headers in ``default_headers`` and, for a
         request, credentials in its ``ModelSettings.extra``."""
+        # A placeholder key for a local server (``"x"``, ``"ollama"``, ``"EMPTY"``) is no
+        # credential, and scrubbing it from replies would corrupt them (every "x" in a JSON
+        # reply's keys): like a short header value, it is left alone.
+        key = self._api_key if len(self._api_key or "") >= _MIN_CONFIGURED_SECRET else None
         raw = {
-            *self._userinfo_secrets, *((self._api_key,) if self._api_key else ()),
+            *self._userinfo_secrets, *((key,) if key else ()),
             *_header_secrets(self._default_headers),
             *(() if request is None else _extra_secrets(request.settings.extra)),
         }
