@@ -12,8 +12,8 @@ steps are plain functions or prompt objects answered by an LLM judge.
 1.0
 """
 
-from scorecore._agent import AgentInput, AgentOutput
-from scorecore._causes import (
+from scorecore._core._agent import AgentInput, AgentOutput
+from scorecore._core._causes import (
     BudgetExhausted,
     InputMismatch,
     InvalidScore,
@@ -26,21 +26,21 @@ from scorecore._causes import (
     StepFailed,
     StepRaised,
 )
-from scorecore._config import (
+from scorecore._core._config import (
     DefaultRetryBudgetWarning,
     JudgeConfig,
     PromptStep,
     ScorePromptStep,
     StepJudge,
 )
-from scorecore._convert import from_mastra_json, to_mastra_json
-from scorecore._errors import ScorecoreError, ScorerDefinitionError, ScorerRunError
-from scorecore._filter import filter_run
-from scorecore._judge import JudgeModel, ModelSettings, StepName
-from scorecore._redact import redact_secrets
-from scorecore._runtime import Clock, NewId, Runtime, Sleep, WallClock
-from scorecore._scorer import PrepareRun, Scorer, ScorerBuilder, StepInfo, create_scorer
-from scorecore._values import (
+from scorecore._core._convert import from_mastra_json, to_mastra_json
+from scorecore._core._errors import ScorecoreError, ScorerDefinitionError, ScorerRunError
+from scorecore._core._filter import filter_run
+from scorecore._core._judge import JudgeModel, ModelSettings, StepName
+from scorecore._core._redact import redact_secrets
+from scorecore._core._runtime import Clock, NewId, Runtime, Sleep, WallClock
+from scorecore._core._scorer import PrepareRun, Scorer, ScorerBuilder, StepInfo, create_scorer
+from scorecore._core._values import (
     CalculateScoreContext,
     JudgeExecution,
     NotScorable,

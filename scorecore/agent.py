@@ -2,7 +2,7 @@
 ``type="trajectory"`` scorers' inputs and outputs are made of.
 """
 
-from scorecore._agent import (
+from scorecore._core._agent import (
     AgentInput,
     AgentMessage,
     AgentOutput,
@@ -15,7 +15,7 @@ from scorecore._agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
-from scorecore._trajectory import (
+from scorecore._core._trajectory import (
     STEP_FIELDS,
     ExpectedStep,
     Ordering,

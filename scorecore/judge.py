@@ -12,8 +12,8 @@
   run's calls go through, with its shared ``JudgeLedger``.
 """
 
-from scorecore._cache import JudgeCache, cache_key
-from scorecore._economics import (
+from scorecore._core._cache import JudgeCache, cache_key
+from scorecore._core._economics import (
     Budget,
     BudgetWarning,
     JudgeLedger,
@@ -21,7 +21,7 @@ from scorecore._economics import (
     ModelPrice,
     Pricing,
 )
-from scorecore._judge import (
+from scorecore._core._judge import (
     DEFAULT_OUTPUT_CAP,
     OUTPUT_CAP_FIELDS,
     Abort,
@@ -43,7 +43,7 @@ from scorecore._judge import (
     StepName,
     StructuredOutputMode,
 )
-from scorecore._retryability import (
+from scorecore._core._retryability import (
     AUTH_CODES,
     BUILTIN_RETRYABLE_CODES,
     is_auth_error,
@@ -55,7 +55,7 @@ from scorecore._retryability import (
     kind_for,
     read_retry_after,
 )
-from scorecore._structured import schema_in_prompt
+from scorecore._core._structured import schema_in_prompt
 
 __all__ = [
     "AUTH_CODES",

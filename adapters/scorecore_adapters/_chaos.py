@@ -129,7 +129,7 @@ class FaultPlan:
     >>> FaultPlan(rate=1.5)
     Traceback (most recent call last):
     ...
-    scorecore._errors.ScorerDefinitionError: FaultPlan.rate must be a number in [0, 1], got 1.5
+    scorecore.ScorerDefinitionError: FaultPlan.rate must be a number in [0, 1], got 1.5
     """
 
     rate: float = attrs.field(validator=_check_rate)

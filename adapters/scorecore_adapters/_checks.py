@@ -1,8 +1,8 @@
 """The adapters' small shared checks: numbers that are not bools, awaiting what may be awaited,
 and the misuse error naming a field and its value.
 
-The kernel has its own (``scorecore._checks``): the layers contract keeps adapters from importing
-a private core module, and these few lines are not worth a public name.
+The kernel has its own (``scorecore._core._checks``): the layers contract keeps adapters from
+importing a private core module, and these few lines are not worth a public name.
 
 >>> is_int(3), is_int(True), is_number(0.5), is_number(None)
 (True, False, True, False)

@@ -16,8 +16,8 @@ from typing import Final, get_args
 
 import attrs
 
-from scorecore._checks import is_int, is_number
-from scorecore._reprs import short_repr
+from scorecore._core._checks import is_int, is_number
+from scorecore._core._reprs import short_repr
 from scorecore.evals._agreement_stats import RankedPairs, kappa
 from scorecore.evals._bootstrap import (
     bootstrap_key,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TypeGuard
 
-from scorecore._reprs import short_repr
+from scorecore._core._reprs import short_repr
 
 __all__: list[str] = []  # internal: used by the evals modules
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
 import attrs
 
-from scorecore._reprs import short_repr
+from scorecore._core._reprs import short_repr
 from scorecore.evals._bootstrap import quantile as _quantile
 from scorecore.evals._bootstrap import resample_indices
 from scorecore.evals._checks import is_int

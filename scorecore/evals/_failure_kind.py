@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from scorecore._causes import JudgeFailed, RunFailureCause, StepRaised
+from scorecore._core._causes import JudgeFailed, RunFailureCause, StepRaised
 
 __all__ = ["failure_kind"]
 

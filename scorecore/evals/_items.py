@@ -12,8 +12,8 @@ from typing import Any, TypeAlias, final
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore._reprs import short_repr
-from scorecore._values import RUN_ARGUMENTS
+from scorecore._core._reprs import short_repr
+from scorecore._core._values import RUN_ARGUMENTS
 from scorecore.evals._checks import is_int
 from scorecore.evals._storable import is_clean_text
 

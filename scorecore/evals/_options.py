@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
 from typing import Any
 
-from scorecore._errors import ScorecoreError
-from scorecore._reprs import short_repr
-from scorecore._scorer import Scorer
+from scorecore._core._errors import ScorecoreError
+from scorecore._core._reprs import short_repr
+from scorecore._core._scorer import Scorer
 from scorecore.evals._checks import is_finite_number, is_int, unit_interval
 from scorecore.evals._report import Threshold
 from scorecore.evals._store import ScoreStore

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 import attrs
 
-from scorecore._convert import RESULT_FIELD, RESULT_FIELDS, camel, converter
-from scorecore._errors import ScorerRunError
-from scorecore._redact import redact_secrets
-from scorecore._reprs import short_repr
-from scorecore._values import ScoreResult
+from scorecore._core._convert import RESULT_FIELD, RESULT_FIELDS, camel, converter
+from scorecore._core._errors import ScorerRunError
+from scorecore._core._redact import redact_secrets
+from scorecore._core._reprs import short_repr
+from scorecore._core._values import ScoreResult
 from scorecore.evals._failure_kind import failure_kind
 from scorecore.evals._messages import exception_text
 from scorecore.evals._report import ItemResult, OutcomeStatus, ScorerOutcome
@@ -111,7 +111,7 @@ class ScoreRow:
         :func:`row_id` of (run id, scorer id), so saving the record again replaces its row;
         ``request_context`` and ``additional_context`` pass through :func:`redact_secrets`.
 
-        >>> from scorecore._values import ScorerRun
+        >>> from scorecore._core._values import ScorerRun
         >>> result = ScoreResult(run=ScorerRun(input="q", output="a", run_id="r1"), score=1.0)
         >>> row = ScoreRow.from_record(ScoreRecord(
         ...     scorer_id="s", scorer_name="S", source="live", result=result,

@@ -24,10 +24,10 @@ import anyio.abc
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from scorecore._cache import JudgeCache
-from scorecore._economics import Budget, Pricing
-from scorecore._runtime import DEFAULT_RUNTIME, Runtime
-from scorecore._scorer import Scorer
+from scorecore._core._cache import JudgeCache
+from scorecore._core._economics import Budget, Pricing
+from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._core._scorer import Scorer
 from scorecore.evals._economics import (
     EconomicsFold,
     TrialScorer,

@@ -7,7 +7,7 @@ from typing import final
 
 from returns.result import Failure, Result, Success
 
-from scorecore._reprs import short_repr
+from scorecore._core._reprs import short_repr
 from scorecore.evals._items import ItemFailure
 
 __all__ = ["RunIds"]

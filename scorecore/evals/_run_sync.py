@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorecore._sync import synchronous
+from scorecore._core._sync import synchronous
 from scorecore.evals._run import run_evals
 
 __all__ = ["run_evals_sync"]
@@ -32,5 +32,5 @@ run_evals_sync = synchronous(
     """,
 )
 
-# The function's globals are scorecore._sync's, so doctest would not find its example alone.
+# The function's globals are scorecore._core._sync's, so doctest would not find its example alone.
 __test__ = {"run_evals_sync": run_evals_sync.__doc__}

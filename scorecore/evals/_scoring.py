@@ -9,10 +9,10 @@ from typing import Any, final
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore._errors import ScorerRunError
-from scorecore._reprs import short_repr
-from scorecore._runtime import Runtime
-from scorecore._values import ScoreResult
+from scorecore._core._errors import ScorerRunError
+from scorecore._core._reprs import short_repr
+from scorecore._core._runtime import Runtime
+from scorecore._core._values import ScoreResult
 from scorecore.evals._checks import is_finite_number
 from scorecore.evals._items import EvalItem, ItemFailure, raw_id, read_item
 from scorecore.evals._messages import exception_text, text_of
@@ -47,7 +47,7 @@ class ItemScorer:
 
     >>> import anyio
     >>> from scorecore import create_scorer
-    >>> from scorecore._runtime import DEFAULT_RUNTIME
+    >>> from scorecore._core._runtime import DEFAULT_RUNTIME
     >>> one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
     >>> score = ItemScorer(scorers=[one], target=None, runtime=DEFAULT_RUNTIME, batch_id="b")
     >>> result = anyio.run(score, 0, {"input": "q", "output": "a", "id": "q1"})

@@ -6,7 +6,7 @@ from typing import Any, final
 
 import attrs
 
-from scorecore._economics import Budget
+from scorecore._core._economics import Budget
 
 __all__ = ["EconomicsSummary", "ScorerCost", "TrialSpread", "TrialsSummary"]
 

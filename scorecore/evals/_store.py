@@ -7,7 +7,7 @@ from typing import Literal, Protocol, final
 
 import attrs
 
-from scorecore._errors import ScorecoreError
+from scorecore._core._errors import ScorecoreError
 from scorecore.evals._rows import ScoreRow
 
 __all__ = ["CompletedScore", "ScoreStore", "StoreError", "StoredRowError"]

@@ -56,11 +56,11 @@ import anyio.abc
 import attrs
 from returns.result import Failure
 
-from scorecore._checks import check_count, is_number, misuse, optional_callable
-from scorecore._errors import ScorerRunError
-from scorecore._redact import redact_secrets
-from scorecore._runtime import DEFAULT_RUNTIME, Runtime
-from scorecore._scorer import Scorer
+from scorecore._core._checks import check_count, is_number, misuse, optional_callable
+from scorecore._core._errors import ScorerRunError
+from scorecore._core._redact import redact_secrets
+from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._core._scorer import Scorer
 from scorecore.traces._traces import ScoreRecord, ScoreSink, deliver
 
 __all__ = [
@@ -131,7 +131,7 @@ class RatioSampling:
     >>> RatioSampling(rate=1.5)
     Traceback (most recent call last):
     ...
-    scorecore._errors.ScorerDefinitionError: RatioSampling.rate must be a number in [0, 1], got 1.5
+    scorecore.ScorerDefinitionError: RatioSampling.rate must be a number in [0, 1], got 1.5
     """
 
     rate: float = attrs.field(validator=_check_rate)

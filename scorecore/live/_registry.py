@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Literal, final
 
-from scorecore._errors import ScorecoreError
-from scorecore._scorer import Scorer
+from scorecore._core._errors import ScorecoreError
+from scorecore._core._scorer import Scorer
 
 __all__ = ["Registry", "ScorerNotFoundError"]
 

@@ -33,9 +33,9 @@ from scorecore import (
     StepName,
     create_scorer,
 )
-from scorecore._composite import CompositeScorer, run_members, structure_value
-from scorecore._runtime import Runtime
-from scorecore._values import PairwiseResult, PairwiseVerdict
+from scorecore._core._composite import CompositeScorer, run_members, structure_value
+from scorecore._core._runtime import Runtime
+from scorecore._core._values import PairwiseResult, PairwiseVerdict
 from scorecore.scorers._judged import (
     Judge,
     TextOrAgent,

@@ -30,11 +30,11 @@ from scorecore import (
     StepName,
     StepRaised,
 )
-from scorecore._causes import MemberFailure, PanelFailed
-from scorecore._composite import CompositeScorer, run_members, shape_of
-from scorecore._reprs import short_repr
-from scorecore._runtime import Runtime
-from scorecore._values import PanelMember, PanelResult
+from scorecore._core._causes import MemberFailure, PanelFailed
+from scorecore._core._composite import CompositeScorer, run_members, shape_of
+from scorecore._core._reprs import short_repr
+from scorecore._core._runtime import Runtime
+from scorecore._core._values import PanelMember, PanelResult
 
 __all__ = ["Aggregate", "OnTie", "panel"]
 

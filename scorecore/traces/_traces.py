@@ -22,7 +22,7 @@ import anyio
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore._agent import (
+from scorecore._core._agent import (
     AgentInput,
     AgentMessage,
     AgentOutput,
@@ -33,13 +33,13 @@ from scorecore._agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
-from scorecore._checks import check_count, is_number
-from scorecore._convert import converter
-from scorecore._errors import ScorerRunError
-from scorecore._reprs import short_repr
-from scorecore._runtime import Runtime
-from scorecore._scorer import Scorer
-from scorecore._values import ScoreResult
+from scorecore._core._checks import check_count, is_number
+from scorecore._core._convert import converter
+from scorecore._core._errors import ScorerRunError
+from scorecore._core._reprs import short_repr
+from scorecore._core._runtime import Runtime
+from scorecore._core._scorer import Scorer
+from scorecore._core._values import ScoreResult
 
 __all__ = [
     "ScoreRecord",

@@ -35,7 +35,7 @@ from scorecore import (
     not_scorable,
     to_mastra_json,
 )
-from scorecore._convert import MAX_ERRORS, converter
+from scorecore._core._convert import MAX_ERRORS, converter
 from scorecore.judge import JudgeError
 from scorecore_adapters.testing import ScriptedJudge, virtual_runtime
 from tests import strategies as sts

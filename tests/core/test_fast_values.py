@@ -20,7 +20,7 @@ from scorecore import (
     StepResults,
     create_scorer,
 )
-from scorecore._pipeline import make_run, make_score_result
+from scorecore._core._pipeline import make_run, make_score_result
 from tests import strategies as sts
 
 BUILDERS: list[tuple[type, Callable[..., Any]]] = [

@@ -19,7 +19,7 @@ from scorecore import (
     StepJudge,
     create_scorer,
 )
-from scorecore._checks import is_int
+from scorecore._core._checks import is_int
 from scorecore.judge import Budget, JudgeMeter, Retry
 from scorecore.live import RatioSampling
 from scorecore_adapters.anthropic import AnthropicModel

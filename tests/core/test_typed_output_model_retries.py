@@ -19,7 +19,7 @@ from scorecore import (
     ScorerDefinitionError,
     create_scorer,
 )
-from scorecore._config import MODEL_RETRY_AFTER_CAP, model_retry_wait
+from scorecore._core._config import MODEL_RETRY_AFTER_CAP, model_retry_wait
 from scorecore.judge import JudgeError, read_retry_after
 from scorecore_adapters.retry import StreamErrorRetryProcessor
 from scorecore_adapters.testing import (

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 
 from scorecore import to_mastra_json
-from scorecore._convert import RESULT_FIELD, RESULT_FIELDS
-from scorecore._redact import redact_secrets
-from scorecore._values import ScoreResult
+from scorecore._core._convert import RESULT_FIELD, RESULT_FIELDS
+from scorecore._core._redact import redact_secrets
+from scorecore._core._values import ScoreResult
 from scorecore.evals import SCORE_COLUMNS, ScoreRow
 from scorecore.evals._storable import Sanitizer
 from scorecore.traces._traces import ScoreRecord
@@ -52,7 +52,7 @@ def test_result_columns_are_named_by_their_mastra_json_key() -> None:
 
 def test_result_fields_cover_the_result_and_its_run() -> None:
     """The table lists every field of ScoreResult and of its run (extra keys aside)."""
-    from scorecore._values import ScorerRun  # noqa: PLC0415 - only here
+    from scorecore._core._values import ScorerRun  # noqa: PLC0415 - only here
 
     names = {f.name for f in RESULT_FIELDS}
     assert names == (

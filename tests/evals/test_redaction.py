@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore._redact import redact_secrets
+from scorecore._core._redact import redact_secrets
 
 R = "[REDACTED]"
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, PromptStep, ScorePromptStep, Scorer, create_scorer, not_scorable
-from scorecore._redact import redact_secrets
+from scorecore._core._redact import redact_secrets
 from scorecore.evals import (
     CompletedScore,
     EvalConfigError,

@@ -8,10 +8,10 @@ from typing import Any, Generic, Literal, TypeAlias, TypeGuard, final
 import attrs
 from typing_extensions import TypeVar
 
-from scorecore._causes import JudgeExecutionError, RunFailureCause
-from scorecore._judge import JudgeUsage, StepName, StructuredOutputMode
-from scorecore._redact import redacted_repr
-from scorecore._reprs import short_repr
+from scorecore._core._causes import JudgeExecutionError, RunFailureCause
+from scorecore._core._judge import JudgeUsage, StepName, StructuredOutputMode
+from scorecore._core._redact import redacted_repr
+from scorecore._core._reprs import short_repr
 
 __all__ = [
     "CalculateScoreContext",

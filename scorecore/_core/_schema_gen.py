@@ -54,8 +54,8 @@ from typing import (
 import attrs
 from typing_extensions import is_typeddict
 
-from scorecore._errors import ScorerDefinitionError
-from scorecore._reprs import short_repr
+from scorecore._core._errors import ScorerDefinitionError
+from scorecore._core._reprs import short_repr
 
 __all__: list[str] = []  # internal: PromptStep/ScorePromptStep call schema_for_type
 

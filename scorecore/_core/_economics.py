@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, final
 import anyio
 import attrs
 
-from scorecore._cache import JudgeCache, cache_key
-from scorecore._checks import check_count, is_int, is_number, misuse
-from scorecore._judge import (
+from scorecore._core._cache import JudgeCache, cache_key
+from scorecore._core._checks import check_count, is_int, is_number, misuse
+from scorecore._core._judge import (
     DEFAULT_OUTPUT_CAP,
     JudgeModel,
     JudgeRequest,
@@ -28,10 +28,10 @@ from scorecore._judge import (
     JudgeUsage,
     model_default_cap,
 )
-from scorecore._reprs import short_repr
+from scorecore._core._reprs import short_repr
 
 if TYPE_CHECKING:
-    from scorecore._values import JudgeExecution
+    from scorecore._core._values import JudgeExecution
 
 __all__ = [
     "Budget",

@@ -16,10 +16,10 @@ from typing import Any, Final, Literal, TypeAlias, cast, final, get_args
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore._agent import AgentMessage, AgentOutput, ToolInvocation, ToolInvocationPart
-from scorecore._causes import InputMismatch
-from scorecore._convert import MILLISECONDS, structure_run_value
-from scorecore._reprs import short_repr
+from scorecore._core._agent import AgentMessage, AgentOutput, ToolInvocation, ToolInvocationPart
+from scorecore._core._causes import InputMismatch
+from scorecore._core._convert import MILLISECONDS, structure_run_value
+from scorecore._core._reprs import short_repr
 
 __all__ = [
     "STEP_FIELDS",

@@ -16,7 +16,7 @@ import struct
 from collections.abc import Mapping
 from typing import Protocol
 
-from scorecore._judge import JudgeRequest, JudgeResponse
+from scorecore._core._judge import JudgeRequest, JudgeResponse
 
 __all__ = ["JudgeCache", "cache_key"]
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import attrs
 
-from scorecore._agent import AgentInput, AgentMessage, ToolInvocationPart
-from scorecore._values import ScorerRun
+from scorecore._core._agent import AgentInput, AgentMessage, ToolInvocationPart
+from scorecore._core._values import ScorerRun
 
 __all__ = ["filter_run"]
 

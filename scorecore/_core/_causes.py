@@ -15,9 +15,9 @@ from typing import Any, Generic, Literal, TypeAlias, final
 import attrs
 from typing_extensions import TypeVar
 
-from scorecore._economics import BudgetExhausted
-from scorecore._judge import JudgeError, StepName
-from scorecore._reprs import short_repr
+from scorecore._core._economics import BudgetExhausted
+from scorecore._core._judge import JudgeError, StepName
+from scorecore._core._reprs import short_repr
 
 __all__ = [
     "BudgetExhausted",

@@ -13,9 +13,9 @@ from typing import Any, Final, Literal, Protocol, TypeAlias, final, runtime_chec
 import attrs
 from returns.result import Result
 
-from scorecore._checks import check_count, is_int, is_number, misuse
-from scorecore._redact import redacted_repr
-from scorecore._retryability import default_retryable
+from scorecore._core._checks import check_count, is_int, is_number, misuse
+from scorecore._core._redact import redacted_repr
+from scorecore._core._retryability import default_retryable
 
 __all__ = [
     "DEFAULT_OUTPUT_CAP",
@@ -145,7 +145,7 @@ class ModelSettings:
     # Provider body fields may carry credentials: never show them in a repr.
     extra: Mapping[str, Any] = attrs.field(factory=dict, repr=redacted_repr)
     # Mastra's modelSettings.maxRetries (design.md §9.2): retries of the model call itself,
-    # before error processors see the error (scorecore._config.model_retry_wait).
+    # before error processors see the error (scorecore._core._config.model_retry_wait).
     max_retries: int = attrs.field(default=0, validator=_count("max_retries"))
 
     @property

@@ -21,7 +21,7 @@ import types
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scorecore._cache import canonical_digest
+from scorecore._core._cache import canonical_digest
 
 __all__: list[str] = []  # internal: Scorer.fingerprint is the public face
 

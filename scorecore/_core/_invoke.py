@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore._causes import (
+from scorecore._core._causes import (
     JudgeExecutionError,
     JudgeFailed,
     JudgeOutputInvalid,
@@ -22,10 +22,10 @@ from scorecore._causes import (
     StepRaised,
     exception_message,
 )
-from scorecore._checks import maybe_await
-from scorecore._config import ResolvedJudge, model_retry_wait
-from scorecore._economics import MeteredExecution, default_cap
-from scorecore._judge import (
+from scorecore._core._checks import maybe_await
+from scorecore._core._config import ResolvedJudge, model_retry_wait
+from scorecore._core._economics import MeteredExecution, default_cap
+from scorecore._core._judge import (
     Abort,
     JudgeError,
     JudgeMessage,
@@ -38,17 +38,17 @@ from scorecore._judge import (
     StructuredOutputMode,
     with_default_cap,
 )
-from scorecore._reprs import short_repr
-from scorecore._retryability import is_model_retryable
-from scorecore._runtime import Runtime
-from scorecore._structured import (
+from scorecore._core._reprs import short_repr
+from scorecore._core._retryability import is_model_retryable
+from scorecore._core._runtime import Runtime
+from scorecore._core._structured import (
     CompiledSchema,
     Routing,
     inject,
     parse_and_validate,
     routing_for,
 )
-from scorecore._values import JudgeExecution
+from scorecore._core._values import JudgeExecution
 
 __all__: list[str] = []  # internal: used by the pipeline only
 
@@ -210,7 +210,7 @@ async def _generate_with_model_retries(
     judge: ResolvedJudge, request: JudgeRequest, runtime: Runtime, tally: _Tally
 ) -> Result[JudgeResponse, JudgeError]:
     """One model call, retried ``ModelSettings.max_retries`` times while its error is retryable
-    or unclassified (:func:`~scorecore._retryability.is_model_retryable`).
+    or unclassified (:func:`~scorecore._core._retryability.is_model_retryable`).
 
     Mastra's model-level retries: they happen before any error processor sees the error.
     """

@@ -13,7 +13,7 @@ The tree is deliberately shallow::
 
 Run-time failures are *values*: :meth:`Scorer.run` returns ``Failure(ScorerRunError)`` and
 never raises for anything a step, a judge or the input did. The structured ``cause`` says
-what went wrong (see :mod:`scorecore._causes`).
+what went wrong (see :mod:`scorecore._core._causes`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scorecore._causes import RunFailureCause
-    from scorecore._values import PartialResult, StepName
+    from scorecore._core._causes import RunFailureCause
+    from scorecore._core._values import PartialResult, StepName
 
 __all__ = ["ScorecoreError", "ScorerDefinitionError", "ScorerRunError"]
 
@@ -111,3 +111,9 @@ def _rebuild_run_error(
 ) -> ScorerRunError:
     return ScorerRunError(scorer_id=scorer_id, failed_step=failed_step,
                           completed_steps=completed_steps, cause=cause, partial=partial)
+
+
+# Tracebacks, reprs and pickles name these by the module users import them from.
+for _public in (ScorecoreError, ScorerDefinitionError, ScorerRunError):
+    _public.__module__ = "scorecore"
+del _public

@@ -10,24 +10,24 @@ import attrs
 from returns.result import Failure, Result
 from typing_extensions import TypeVar
 
-from scorecore._agent import AgentInput, AgentOutput
-from scorecore._config import (
+from scorecore._core._agent import AgentInput, AgentOutput
+from scorecore._core._config import (
     JudgeConfig,
     PromptStep,
     ResolvedJudge,
     ScorePromptStep,
     resolve_judge,
 )
-from scorecore._errors import ScorerDefinitionError, ScorerRunError
-from scorecore._fingerprint import fingerprint
-from scorecore._judge import SchemaChecker, StepName
-from scorecore._pipeline import PlannedStep, make_run, plan_step, run_pipeline
-from scorecore._reprs import short_repr
-from scorecore._runtime import DEFAULT_RUNTIME, Runtime
-from scorecore._structured import SCORE_SCHEMA
-from scorecore._sync import call_sync
-from scorecore._trajectory import Trajectory
-from scorecore._values import (
+from scorecore._core._errors import ScorerDefinitionError, ScorerRunError
+from scorecore._core._fingerprint import fingerprint
+from scorecore._core._judge import SchemaChecker, StepName
+from scorecore._core._pipeline import PlannedStep, make_run, plan_step, run_pipeline
+from scorecore._core._reprs import short_repr
+from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
+from scorecore._core._structured import SCORE_SCHEMA
+from scorecore._core._sync import call_sync
+from scorecore._core._trajectory import Trajectory
+from scorecore._core._values import (
     STEP_NAMES,
     NotScorable,
     ReasonContext,
@@ -91,7 +91,7 @@ class _Definition:
     prepare_run: PrepareRun | None
     version: str | None = None
     steps: tuple[StepInfo, ...] = ()
-    # A scorer made of scorers (scorecore._composite) runs this instead of the steps.
+    # A scorer made of scorers (scorecore._core._composite) runs this instead of the steps.
     runner: Callable[
         [ScorerRun[Any, Any], Runtime], Awaitable[Result[ScoreResult[Any, Any], ScorerRunError]]
     ] | None = attrs.field(default=None, eq=False, repr=False)

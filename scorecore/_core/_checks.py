@@ -15,8 +15,8 @@ from typing import Any, TypeGuard, TypeVar
 
 import attrs
 
-from scorecore._errors import ScorerDefinitionError
-from scorecore._reprs import short_repr
+from scorecore._core._errors import ScorerDefinitionError
+from scorecore._core._reprs import short_repr
 
 __all__: list[str] = []  # internal: used across the kernel
 

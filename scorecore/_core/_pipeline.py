@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore._causes import (
+from scorecore._core._causes import (
     InputMismatch,
     InvalidScore,
     InvalidStepValue,
@@ -26,17 +26,17 @@ from scorecore._causes import (
     StepRaised,
     exception_message,
 )
-from scorecore._checks import is_number, maybe_await
-from scorecore._config import PromptStep, ResolvedJudge, ScorePromptStep
-from scorecore._convert import structure_run_value
-from scorecore._errors import ScorerRunError
-from scorecore._invoke import execute_judge
-from scorecore._judge import StepName
-from scorecore._reprs import short_repr
-from scorecore._runtime import Runtime
-from scorecore._structured import SCORE_SCHEMA, CompiledSchema, compile_schema
-from scorecore._trajectory import Trajectory, to_trajectory
-from scorecore._values import (
+from scorecore._core._checks import is_number, maybe_await
+from scorecore._core._config import PromptStep, ResolvedJudge, ScorePromptStep
+from scorecore._core._convert import structure_run_value
+from scorecore._core._errors import ScorerRunError
+from scorecore._core._invoke import execute_judge
+from scorecore._core._judge import StepName
+from scorecore._core._reprs import short_repr
+from scorecore._core._runtime import Runtime
+from scorecore._core._structured import SCORE_SCHEMA, CompiledSchema, compile_schema
+from scorecore._core._trajectory import Trajectory, to_trajectory
+from scorecore._core._values import (
     CalculateScoreContext,
     JudgeExecution,
     NotScorable,
@@ -50,7 +50,7 @@ from scorecore._values import (
 )
 
 if TYPE_CHECKING:
-    from scorecore._scorer import StepInfo, _Definition
+    from scorecore._core._scorer import StepInfo, _Definition
 
 __all__: list[str] = []  # internal: Scorer.run is the entry point
 

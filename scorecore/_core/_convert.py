@@ -25,23 +25,23 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from cattrs.strategies import configure_tagged_union
 from returns.result import Failure, Result, Success
 
-from scorecore._agent import (
+from scorecore._core._agent import (
     GenericPart,
     MessagePart,
     ReasoningPart,
     TextPart,
     ToolInvocationPart,
 )
-from scorecore._causes import (
+from scorecore._core._causes import (
     InputMismatch,
     JudgeExecutionError,
     JudgeFailed,
     JudgeOutputInvalid,
     RunFailureCause,
 )
-from scorecore._judge import JudgeUsage
-from scorecore._reprs import REPR_LIMIT, short_repr
-from scorecore._values import (
+from scorecore._core._judge import JudgeUsage
+from scorecore._core._reprs import REPR_LIMIT, short_repr
+from scorecore._core._values import (
     STEP_NAMES,
     JudgeExecution,
     NotScorable,

@@ -12,9 +12,9 @@ from returns.result import Failure, Result, Success
 from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
-from scorecore._checks import is_int, optional_callable
-from scorecore._errors import ScorerDefinitionError
-from scorecore._judge import (
+from scorecore._core._checks import is_int, optional_callable
+from scorecore._core._errors import ScorerDefinitionError
+from scorecore._core._judge import (
     ErrorProcessor,
     InputProcessor,
     JsonPromptInjection,
@@ -24,11 +24,11 @@ from scorecore._judge import (
     OutputProcessor,
     StepName,
 )
-from scorecore._reprs import short_repr
-from scorecore._retryability import read_retry_after
-from scorecore._schema_gen import schema_for_type
-from scorecore._structured import TypedSchema, schema_problem
-from scorecore._values import CalculateScoreContext, StepContext
+from scorecore._core._reprs import short_repr
+from scorecore._core._retryability import read_retry_after
+from scorecore._core._schema_gen import schema_for_type
+from scorecore._core._structured import TypedSchema, schema_problem
+from scorecore._core._values import CalculateScoreContext, StepContext
 
 __all__ = [
     "DefaultRetryBudgetWarning",

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from scorecore._judge import JudgeError, JudgeErrorKind
+    from scorecore._core._judge import JudgeError, JudgeErrorKind
 
 __all__ = [
     "AUTH_CODES",
