@@ -1,9 +1,9 @@
 """Retry classification, in one place: what kind a provider error is, and whether retrying helps.
 
 Adapters classify the errors they catch with :func:`kind_for`; a :class:`JudgeError`'s
-``is_retryable`` default comes from :func:`default_retryable`; the retry processors of
-``scorecore_adapters.retry`` decide with :func:`is_retryable_error` and friends. Nothing else
-decides retryability.
+``is_retryable`` default comes from ``default_retryable`` (kept next to the error value); the
+retry processors of ``scorecore_adapters.retry`` decide with :func:`is_retryable_error` and
+friends. Nothing else decides retryability.
 
 >>> from scorecore.judge import JudgeError
 >>> kind_for(429), kind_for(400, "context_length_exceeded"), kind_for(None, "ECONNRESET")
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from scorecore._core._judge import JudgeError, JudgeErrorKind
+    from scorecore._core._judge_error import JudgeError, JudgeErrorKind
 
 __all__ = [
     "AUTH_CODES",
@@ -65,7 +65,6 @@ BUILTIN_RETRYABLE_CODES: tuple[str, ...] = (
 _TRANSIENT_CODES = (*BUILTIN_RETRYABLE_CODES, "econnreset", "etimedout", "econnrefused")
 _NETWORK_CODES = frozenset({"econnreset", "econnrefused", "connection_error"})
 _BAD_REQUEST_KINDS = frozenset({"bad_request", "context_length"})
-_NEVER_RETRYABLE_KINDS = frozenset({"auth", "bad_request", "context_length", "unknown"})
 _RETRY_MESSAGE = re.compile(r"you can retry your request", re.IGNORECASE)
 
 
@@ -95,13 +94,6 @@ def kind_for(
     if status is not None and 400 <= status < 500:
         return "bad_request"
     return "unknown"
-
-
-def default_retryable(kind: JudgeErrorKind, status: int | None) -> bool:
-    """``JudgeError.is_retryable`` when not given: transient kinds, and 409, are retryable."""
-    if kind in _NEVER_RETRYABLE_KINDS:
-        return status == 409
-    return True
 
 
 def _tag(node: JudgeError) -> str:

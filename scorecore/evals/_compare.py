@@ -44,7 +44,8 @@ from scorecore.evals._checks import is_int
 from scorecore.evals._rows import row_item_id
 
 if TYPE_CHECKING:
-    from scorecore.evals import OutcomeStatus, ScoreRow, Threshold
+    from scorecore.evals._report import OutcomeStatus, Threshold
+    from scorecore.evals._rows import ScoreRow
 
 __all__ = [
     "Comparison",

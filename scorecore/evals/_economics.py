@@ -19,11 +19,12 @@ from typing import Any, final
 import attrs
 
 from scorecore._core._cache import JudgeCache
+from scorecore._core._causes import BudgetExhausted
 from scorecore._core._checks import is_int
-from scorecore._core._economics import Budget, BudgetExhausted, JudgeMeter, Pricing
-from scorecore._core._errors import ScorerRunError
+from scorecore._core._economics import Budget, JudgeMeter, Pricing
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
+from scorecore._core._values import ScorerRunError
 from scorecore.evals._checks import FIXED_BITS, fixed
 from scorecore.evals._items import ItemFailure
 from scorecore.evals._options import EvalConfigError
