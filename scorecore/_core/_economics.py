@@ -1,8 +1,8 @@
 """Judge economics: prices, a budget, and the meter every judge call of a run goes through.
 
 A :class:`JudgeMeter` (carried by :class:`~scorecore.Runtime`) brings a run its
-:class:`~scorecore.judge.JudgeCache`, its :class:`Pricing`, its :class:`Budget` and the trial
-index. Copies made with :meth:`JudgeMeter.for_trial` share one :class:`JudgeLedger`: what a
+:class:`~scorecore.judge.economics.JudgeCache`, its :class:`Pricing`, its :class:`Budget` and the
+trial index. Copies made with :meth:`JudgeMeter.for_trial` share one :class:`JudgeLedger`: what a
 batch spent, what it saved, and the calls in flight.
 """
 
