@@ -27,6 +27,7 @@ CORE_NAMESPACES = [
     "scorecore.scorers",
     "scorecore.scorers.checks",
     "scorecore.traces",
+    "scorecore.validators",
 ]
 ADAPTER_MODULES = [
     f"scorecore_adapters.{m.name}"
@@ -143,7 +144,7 @@ def test_no_private_core_imports_outside_the_core(folder: str) -> None:
     assert not offenders, offenders
 
 
-KERNEL = ["scorecore._core", "scorecore.agent", "scorecore.judge"]
+KERNEL = ["scorecore._core", "scorecore.agent", "scorecore.judge", "scorecore.validators"]
 APPLICATION = ["scorecore.evals", "scorecore.live", "scorecore.scorers", "scorecore.traces"]
 
 

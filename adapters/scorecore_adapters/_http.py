@@ -44,8 +44,8 @@ from returns.result import Failure, Result, Success
 from scorecore import redact_secrets
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
 from scorecore.judge.retry import kind_for
+from scorecore.validators import is_int, is_number, misuse
 from scorecore_adapters import _guard
-from scorecore_adapters._checks import is_int, is_number, misuse
 
 __all__ = [
     "HttpReply",

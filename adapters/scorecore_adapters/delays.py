@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol, final
 import attrs
 
 from scorecore.judge.retry import exponential_backoff
-from scorecore_adapters._checks import is_number, misuse
+from scorecore.validators import is_number, misuse
 
 if TYPE_CHECKING:
     from scorecore_adapters.retry import RetryInfo

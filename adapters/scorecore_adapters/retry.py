@@ -44,13 +44,8 @@ from scorecore.judge.retry import (
     read_retry_after,
     retry_wait,
 )
-from scorecore_adapters._checks import (
-    is_int,
-    is_number,
-    maybe_await,
-    misuse,
-    optional_callable,
-)
+from scorecore.validators import is_int, is_number, misuse
+from scorecore_adapters._checks import maybe_await, optional_callable
 
 __all__ = [
     "BUILTIN_RETRYABLE_CODES",

@@ -12,7 +12,7 @@ from returns.result import Failure, Result, Success
 from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
-from scorecore._core._checks import is_int, optional_callable
+from scorecore._core._checks import is_int, misuse, optional_callable
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._judge import (
     ErrorProcessor,
@@ -38,10 +38,7 @@ __all__ = [
 
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
 def _misuse(owner: object, field: str, value: object, problem: str) -> ScorerDefinitionError:
-    name = f"{type(owner).__name__}.{field}"
-    return ScorerDefinitionError(
-        f"{name} {problem}, got {short_repr(value)}", field=name, value=value
-    )
+    return misuse(f"{type(owner).__name__}.{field}", value, problem)
 
 
 def _check_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
