@@ -20,30 +20,33 @@ from scorecore._core._values import PairwiseResult, PanelMember, PanelResult
 from scorecore.scorers import checks
 from scorecore.scorers._completeness import completeness
 from scorecore.scorers._keywords import keyword_coverage
-from scorecore.scorers._llm_claims import (
-    answer_relevancy,
-    bias,
-    faithfulness,
-    hallucination,
-    toxicity,
-)
-from scorecore.scorers._llm_context import context_precision, context_recall, context_relevance
-from scorecore.scorers._llm_instructions import (
-    RubricCriterion,
-    multi_turn_judge,
-    prompt_alignment,
-    rubric,
-)
-from scorecore.scorers._llm_reference import answer_similarity, noise_sensitivity, summarization
-from scorecore.scorers._llm_tools import llm_tool_call_accuracy, llm_trajectory_accuracy
 from scorecore.scorers._pairwise import OnPositionBias, pairwise
 from scorecore.scorers._panel import Aggregate, OnTie, panel
+from scorecore.scorers._shapes import AGENT, TEXT, RunShape
 from scorecore.scorers._similarity import content_similarity, textual_difference
 from scorecore.scorers._tone import tone
 from scorecore.scorers._tool_calls import tool_call_accuracy
 from scorecore.scorers._trajectory import TrajectoryWeights, trajectory, trajectory_accuracy
+from scorecore.scorers.llm.answer_relevancy import answer_relevancy
+from scorecore.scorers.llm.answer_similarity import answer_similarity
+from scorecore.scorers.llm.bias import bias
+from scorecore.scorers.llm.context_precision import context_precision
+from scorecore.scorers.llm.context_recall import context_recall
+from scorecore.scorers.llm.context_relevance import context_relevance
+from scorecore.scorers.llm.faithfulness import faithfulness
+from scorecore.scorers.llm.hallucination import hallucination
+from scorecore.scorers.llm.llm_tool_call_accuracy import llm_tool_call_accuracy
+from scorecore.scorers.llm.llm_trajectory_accuracy import llm_trajectory_accuracy
+from scorecore.scorers.llm.multi_turn_judge import multi_turn_judge
+from scorecore.scorers.llm.noise_sensitivity import noise_sensitivity
+from scorecore.scorers.llm.prompt_alignment import prompt_alignment
+from scorecore.scorers.llm.rubric import RubricCriterion, rubric
+from scorecore.scorers.llm.summarization import summarization
+from scorecore.scorers.llm.toxicity import toxicity
 
 __all__ = [
+    "AGENT",
+    "TEXT",
     "Aggregate",
     "MemberFailure",
     "OnPositionBias",
@@ -53,6 +56,7 @@ __all__ = [
     "PanelMember",
     "PanelResult",
     "RubricCriterion",
+    "RunShape",
     "TrajectoryWeights",
     "answer_relevancy",
     "answer_similarity",

@@ -7,7 +7,10 @@ from typing import Any, assert_type
 from scorecore import AgentInput, AgentOutput, JudgeConfig, Scorer
 from scorecore.agent import Trajectory, TrajectoryExpectation
 from scorecore.scorers import (
+    AGENT,
+    TEXT,
     RubricCriterion,
+    RunShape,
     TrajectoryWeights,
     answer_relevancy,
     answer_similarity,
@@ -25,6 +28,7 @@ from scorecore.scorers import (
     llm_trajectory_accuracy,
     multi_turn_judge,
     noise_sensitivity,
+    pairwise,
     prompt_alignment,
     rubric,
     summarization,
@@ -91,11 +95,39 @@ assert_type(rubric(judge, criteria=[RubricCriterion(description="d"), "e"]),
 assert_type(summarization(judge, source_extractor=lambda i, o: "s"),
             Scorer[AgentInput, AgentOutput])
 
-assert_type(faithfulness(judge, context=["c"], type="text"), Scorer[Any, str])
-assert_type(answer_similarity(judge, type="text"), Scorer[Any, str])
-assert_type(rubric(judge, criteria="- x", type="text"), Scorer[Any, str])
-assert_type(summarization(judge, type="text"), Scorer[Any, str])
-llm_text_scorers: list[Scorer[Any, str]] = [bias(judge, type="text"), toxicity(judge, type="text")]
+# --- the shape is a typed token: shape=TEXT types the scorer, no overloads -------------------
+
+assert_type(faithfulness(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(faithfulness(judge, context=["c"], shape=AGENT), Scorer[AgentInput, AgentOutput])
+assert_type(answer_relevancy(judge, shape=TEXT), Scorer[Any, str])
+assert_type(answer_similarity(judge, shape=TEXT), Scorer[Any, str])
+assert_type(context_precision(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(context_recall(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(context_relevance(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(hallucination(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(noise_sensitivity(judge, baseline_response="a", noisy_query="q", shape=TEXT),
+            Scorer[Any, str])
+assert_type(prompt_alignment(judge, shape=TEXT), Scorer[Any, str])
+assert_type(multi_turn_judge(judge, criterion="polite", shape=TEXT), Scorer[Any, str])
+assert_type(rubric(judge, criteria="- x", shape=TEXT), Scorer[Any, str])
+assert_type(summarization(judge, shape=TEXT), Scorer[Any, str])
+assert_type(pairwise(judge, criteria="c", shape=TEXT), Scorer[Any, str])
+assert_type(pairwise(judge, criteria="c"), Scorer[AgentInput, AgentOutput])
+llm_text_scorers: list[Scorer[Any, str]] = [bias(judge, shape=TEXT), toxicity(judge, shape=TEXT)]
+assert_type(TEXT, RunShape[Any, str])
+assert_type(AGENT, RunShape[AgentInput, AgentOutput])
+
+
+def with_shape(shape: RunShape[Any, str]) -> Scorer[Any, str]:
+    """A function generic in nothing: the token's type flows through a variable."""
+    return bias(judge, shape=shape)
+
+
+# The old spelling, type="agent" | "text", still type-checks for one release (and warns when
+# run); its values are checked, but the scorer's type follows shape= (AGENT when absent).
+old_text_spelling = faithfulness(judge, context=["c"], type="text")
+old_agent_spelling = bias(judge, type="agent")
+assert_type(old_agent_spelling, Scorer[AgentInput, AgentOutput])
 
 # --- trajectories: the output is a Trajectory ---------------------------------------------------
 
@@ -134,13 +166,18 @@ checks.includes(3)  # type: ignore[call-overload]
 checks.matches(b"x")  # type: ignore[call-overload]
 checks.tool_order("search", id=1)  # type: ignore[arg-type]
 tool_call_accuracy(expected_tool=["a"])  # type: ignore[arg-type]
-faithfulness("gpt-4o")  # type: ignore[call-overload]
-prompt_alignment(judge, evaluation_mode="all")  # type: ignore[call-overload]
+faithfulness("gpt-4o")  # type: ignore[arg-type]
+prompt_alignment(judge, evaluation_mode="all")  # type: ignore[arg-type]
+bias(judge, type="json")  # type: ignore[arg-type]
+bias(judge, shape="text")  # type: ignore[arg-type]
+text_scorer_typed_as_agent: Scorer[AgentInput, AgentOutput] = bias(
+    judge, shape=TEXT)  # type: ignore[arg-type]
 trajectory_accuracy(["a"], ordering="sorted")  # type: ignore[arg-type]
-noise_sensitivity(judge)  # type: ignore[call-overload]
+noise_sensitivity(judge)  # type: ignore[call-arg]
 on_messages: Scorer[AgentInput, AgentOutput] = trajectory()  # type: ignore[assignment]
-on_trajectory: Scorer[AgentInput, Trajectory] = bias(judge)  # type: ignore[assignment]
-text_as_agent: Scorer[AgentInput, AgentOutput] = bias(judge, type="text")  # type: ignore[assignment]
+# With no shape argument, an annotation picks the type parameters (PEP 696 defaults apply only
+# to parameters nothing solves), so the rejection is checked with the token spelled out.
+on_trajectory: Scorer[AgentInput, Trajectory] = bias(judge, shape=AGENT)  # type: ignore[arg-type]
 llm_tool_call_accuracy(judge, available_tools={}, type="text")  # type: ignore[call-arg]
 
 
