@@ -1,16 +1,17 @@
 """Built-in scorers: Mastra's suite, typed, and never a silent 0.
 
 Each factory returns a :class:`~scorecore.Scorer` built with :func:`~scorecore.create_scorer`
-from public API only. Code-based text scorers take an agent run (``type="agent"``, the
-default, as in Mastra) or plain strings (``type="text"``); LLM-judged scorers take a judge
-(a :class:`~scorecore.JudgeModel` or a :class:`~scorecore.JudgeConfig`) and agent runs;
+from public API only. Text scorers take an agent run (``shape=AGENT``, the default, as in
+Mastra) or plain strings (``shape=TEXT``; ``type="text"`` is the old spelling, deprecated);
+LLM-judged scorers take a judge (a :class:`~scorecore.JudgeModel` or a
+:class:`~scorecore.JudgeConfig`) first;
 trajectory scorers take a :class:`~scorecore.agent.Trajectory`. A missing required input (no
 input text, no context, no ground truth, no tool calls, no expectation …) gives
 ``not_scorable`` naming it. Pass/fail checks live in :mod:`scorecore.scorers.checks`.
 
 >>> import anyio
->>> from scorecore.scorers import textual_difference
->>> scorer = textual_difference(type="text")
+>>> from scorecore.scorers import TEXT, textual_difference
+>>> scorer = textual_difference(shape=TEXT)
 >>> anyio.run(lambda: scorer.run(input="kitten", output="sitting")).unwrap().score
 0.6153846153846154
 """

@@ -41,26 +41,26 @@ from scorecore.scorers import (
 )
 from scorecore_adapters.testing import ScriptedJudge
 
-# --- agent runs by default, plain strings with type="text" ----------------------------------
+# --- agent runs by default, plain strings with shape=TEXT (a typed token, no overloads) -------
 
 assert_type(completeness(), Scorer[AgentInput, AgentOutput])
-assert_type(completeness(type="text"), Scorer[str, str])
+assert_type(completeness(shape=TEXT), Scorer[Any, str])
 assert_type(content_similarity(ignore_case=False), Scorer[AgentInput, AgentOutput])
-assert_type(content_similarity(type="text"), Scorer[str, str])
+assert_type(content_similarity(shape=TEXT), Scorer[Any, str])
 assert_type(textual_difference(), Scorer[AgentInput, AgentOutput])
-assert_type(textual_difference(type="text"), Scorer[str, str])
-assert_type(keyword_coverage(type="agent"), Scorer[AgentInput, AgentOutput])
-assert_type(keyword_coverage(type="text"), Scorer[str, str])
+assert_type(textual_difference(shape=TEXT), Scorer[Any, str])
+assert_type(keyword_coverage(shape=AGENT), Scorer[AgentInput, AgentOutput])
+assert_type(keyword_coverage(shape=TEXT), Scorer[Any, str])
 assert_type(tone(reference_tone="calm"), Scorer[AgentInput, AgentOutput])
-assert_type(tone(type="text"), Scorer[Any, str])
+assert_type(tone(shape=TEXT), Scorer[Any, str])
 assert_type(tool_call_accuracy(expected_tool="search"), Scorer[AgentInput, AgentOutput])
 
 assert_type(checks.includes("x"), Scorer[AgentInput, AgentOutput])
-assert_type(checks.includes("x", type="text"), Scorer[Any, str])
-assert_type(checks.excludes("x", type="text"), Scorer[Any, str])
-assert_type(checks.equals("x", type="text"), Scorer[Any, str])
-assert_type(checks.matches(r"\d+", exact=True, type="text"), Scorer[Any, str])
-assert_type(checks.similarity("x", threshold=0.5, type="text"), Scorer[Any, str])
+assert_type(checks.includes("x", shape=TEXT), Scorer[Any, str])
+assert_type(checks.excludes("x", shape=TEXT), Scorer[Any, str])
+assert_type(checks.equals("x", shape=TEXT), Scorer[Any, str])
+assert_type(checks.matches(r"\d+", exact=True, shape=TEXT), Scorer[Any, str])
+assert_type(checks.similarity("x", threshold=0.5, shape=TEXT), Scorer[Any, str])
 assert_type(checks.called_tool("search", times=2), Scorer[AgentInput, AgentOutput])
 assert_type(checks.did_not_call("delete"), Scorer[AgentInput, AgentOutput])
 assert_type(checks.tool_order(["a", "b"]), Scorer[AgentInput, AgentOutput])
@@ -127,6 +127,7 @@ def with_shape(shape: RunShape[Any, str]) -> Scorer[Any, str]:
 # run); its values are checked, but the scorer's type follows shape= (AGENT when absent).
 old_text_spelling = faithfulness(judge, context=["c"], type="text")
 old_agent_spelling = bias(judge, type="agent")
+old_code_spelling = completeness(type="text")
 assert_type(old_agent_spelling, Scorer[AgentInput, AgentOutput])
 
 # --- trajectories: the output is a Trajectory ---------------------------------------------------
@@ -145,25 +146,26 @@ async def run_trajectory() -> float | None:
 
 # --- assignable where users keep scorers -------------------------------------------------------
 
-text_scorers: list[Scorer[str, str]] = [completeness(type="text"), keyword_coverage(type="text")]
+text_scorers: list[Scorer[str, str]] = [completeness(shape=TEXT), keyword_coverage(shape=TEXT)]
 agent_scorers: list[Scorer[AgentInput, AgentOutput]] = [
     completeness(), tone(), checks.no_tool_errors(), tool_call_accuracy(expected_tool="x"),
 ]
-any_scorers: list[Scorer[Any, Any]] = [completeness(), checks.includes("x", type="text")]
+any_scorers: list[Scorer[Any, Any]] = [completeness(), checks.includes("x", shape=TEXT)]
 
 
 async def run_text() -> float | None:
-    result = await textual_difference(type="text").run(input="kitten", output="sitting")
+    result = await textual_difference(shape=TEXT).run(input="kitten", output="sitting")
     return result.unwrap().score
 
 
 # --- rejected: the wrong shape, the wrong options ----------------------------------------------
 
-wrong_shape: Scorer[str, str] = completeness()  # type: ignore[assignment]
+# (With no shape argument an annotation picks the type parameters; see on_trajectory below.)
+wrong_shape: Scorer[str, str] = completeness(shape=AGENT)  # type: ignore[arg-type]
 tool_scorer_on_text: Scorer[str, str] = checks.called_tool("x")  # type: ignore[assignment]
-tone(type="json")  # type: ignore[call-overload]
-checks.includes(3)  # type: ignore[call-overload]
-checks.matches(b"x")  # type: ignore[call-overload]
+tone(type="json")  # type: ignore[arg-type]
+checks.includes(3)  # type: ignore[arg-type]
+checks.matches(b"x")  # type: ignore[arg-type]
 checks.tool_order("search", id=1)  # type: ignore[arg-type]
 tool_call_accuracy(expected_tool=["a"])  # type: ignore[arg-type]
 faithfulness("gpt-4o")  # type: ignore[arg-type]
@@ -182,4 +184,4 @@ llm_tool_call_accuracy(judge, available_tools={}, type="text")  # type: ignore[c
 
 
 async def run_wrong_output() -> None:
-    await content_similarity(type="text").run(input="a", output=42)  # type: ignore[arg-type]
+    await content_similarity(shape=TEXT).run(input="a", output=42)  # type: ignore[arg-type]
