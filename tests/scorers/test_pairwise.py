@@ -202,3 +202,16 @@ def test_the_prompt_fences_both_answers() -> None:
     assert prompt.count("<<<END_UNTRUSTED_RESPONSE_A>>>") == 1
     schema = json.dumps(judge.requests[0].output_schema)
     assert "winner" in schema
+
+
+def test_the_reply_format_reaches_the_judge_once() -> None:
+    """A judge without native structured output is told the reply format once, by the schema
+    the kernel writes into the prompt, not also by a sentence of the scorer's own."""
+    judge = FunctionJudge(first_is_better)  # no native structured output: the schema is inlined
+    pairwise(judge, criteria="c", shape=TEXT).run_sync(
+        input="q", output="a", extra={"baseline_output": "b"})
+    for request in judge.requests:
+        prompt = request.messages[-1].content
+        written, note, _ = prompt.partition("Answer with a single JSON value")
+        assert note
+        assert "JSON" not in written
