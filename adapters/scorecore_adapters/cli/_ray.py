@@ -97,11 +97,11 @@ def start_ray(args: argparse.Namespace, out: TextIO) -> str | None:
 
 def _check_cluster(args: argparse.Namespace) -> None:
     """A SQLite ``--store`` on a cluster that is not this one machine (``RAY_ADDRESS``)."""
-    from scorecore_adapters.ray import _several_workers  # noqa: PLC0415 - the ray extra
+    from scorecore_adapters.ray._checks import several_workers  # noqa: PLC0415 - the ray extra
 
     if not args.store.startswith("sqlite:"):
         return
-    if _several_workers(args.workers) is not None:
+    if several_workers(args.workers) is not None:
         raise UsageError(f"--store {args.store} is a SQLite file, which one local worker only "
                          f"can write, but the Ray cluster (RAY_ADDRESS) is not this one "
                          f"machine: give --store postgresql://… that every worker can reach")
@@ -110,12 +110,12 @@ def _check_cluster(args: argparse.Namespace) -> None:
 def _ray_cache(args: argparse.Namespace, out: TextIO) -> str | None:
     """``--cache``, unless it is a SQLite (or memory) cache and the run has more than one local
     worker: then no cache, with a note saying why."""
-    from scorecore_adapters.ray import _several_workers  # noqa: PLC0415 - the ray extra
+    from scorecore_adapters.ray._checks import several_workers  # noqa: PLC0415 - the ray extra
 
     url: str = args.cache
     if args.no_cache or url.startswith(("postgresql://", "postgres://")):
         return None if args.no_cache else url
-    several = _several_workers(args.workers)
+    several = several_workers(args.workers)
     if several is None:
         return url
     print(f"note: --engine ray runs without the judge cache: {url} cannot be shared by "

@@ -1,8 +1,8 @@
 """Score stores: SQLite (the embedded default) and PostgreSQL, plus :func:`open_store`.
 
-Both implement :class:`scorecore.evals.ScoreStore` over one table (``scorecore_scores`` by
+Both implement :class:`scorecore.evals.store.ScoreStore` over one table (``scorecore_scores`` by
 default) whose columns are Mastra's ``mastra_scorers`` columns, camelCase and quoted
-(:data:`scorecore.evals.SCORE_COLUMNS` names them), plus scorecore's ``status`` column.
+(:data:`scorecore.evals.store.SCORE_COLUMNS` names them), plus scorecore's ``status`` column.
 ``("runId", "scorerId")`` is unique and every save is an upsert inside one transaction, so
 saving is idempotent and a batch killed at any point resumes cleanly.
 
