@@ -8,8 +8,8 @@ from typing import Any
 
 from scorecore import Scorer
 from scorecore.evals import EvalConfigError, EvalItem, EvalReport, Threshold, run_evals
-from scorecore_adapters.cache import MemoryJudgeCache, SqliteJudgeCache, open_cache
-from scorecore_adapters.storage import open_store, redact_url
+from scorecore_adapters.cache import MemoryJudgeCache, open_cache
+from scorecore_adapters.storage import StoreUrl, open_store, redact_url
 
 __all__: list[str] = []
 
@@ -24,30 +24,28 @@ def positive(name: str, value: object) -> int:
 
 def check_store(store_url: object, concurrency: int) -> str:
     """The store URL the actors open (a SQLite path made absolute), once it is one they can."""
-    if not isinstance(store_url, str) or not store_url.startswith(
-        ("sqlite:", "postgresql://", "postgres://")
-    ):
+    try:
+        parsed = StoreUrl.for_store(store_url)
+    except ValueError:
         shown = redact_url(store_url) if isinstance(store_url, str) else store_url
         raise EvalConfigError(
             f"score_dataset: store_url must be postgresql://… (or sqlite:PATH for one local "
-            f"worker), got {shown!r}", field="store_url", value=shown)
-    if store_url.startswith("sqlite:"):
-        several = several_workers(concurrency)
-        if several is not None:
-            raise EvalConfigError(
-                f"score_dataset: a SQLite store ({store_url}) takes one local worker only "
-                f"(concurrency=1 on a one-node cluster started from this machine); got "
-                f"{several}. Use a PostgreSQL store_url (postgresql://…) that every worker "
-                f"can reach", field="store_url", value=redact_url(store_url))
-        store = open_store(store_url)
-        path = store.url.removeprefix("sqlite:")
-        if path == ":memory:":
-            raise EvalConfigError(
-                "score_dataset: sqlite::memory: would keep the rows inside the actor, which "
-                "Ray ends with the batch; give a file (sqlite:PATH) or postgresql://…",
-                field="store_url", value=store_url)
-        return _absolute(path)
-    return store_url
+            f"worker), got {shown!r}", field="store_url", value=shown) from None
+    if parsed.shared or parsed.path is None:
+        return parsed.url
+    several = several_workers(concurrency)
+    if several is not None:
+        raise EvalConfigError(
+            f"score_dataset: a SQLite store ({parsed.url}) takes one local worker only "
+            f"(concurrency=1 on a one-node cluster started from this machine); got "
+            f"{several}. Use a PostgreSQL store_url (postgresql://…) that every worker "
+            f"can reach", field="store_url", value=parsed.shown)
+    if parsed.path == ":memory:":
+        raise EvalConfigError(
+            "score_dataset: sqlite::memory: would keep the rows inside the actor, which "
+            "Ray ends with the batch; give a file (sqlite:PATH) or postgresql://…",
+            field="store_url", value=parsed.url)
+    return _absolute(parsed.path)
 
 
 def _absolute(path: str) -> str:
@@ -81,20 +79,20 @@ async def check_cache(cache_url: object, concurrency: int) -> str:
                               f"sqlite:PATH for one local worker), got {shown!r}",
                               field="cache_url", value=shown)
     try:
-        cache = open_cache(cache_url)
+        parsed = StoreUrl.for_cache(cache_url)
     except ValueError as exc:
         raise EvalConfigError(f"score_dataset: cache_url: {exc}", field="cache_url",
                               value=shown) from None
-    if isinstance(cache, SqliteJudgeCache | MemoryJudgeCache):
+    if not parsed.shared:
         several = several_workers(concurrency)
         if several is not None:
-            kind = "SQLite" if isinstance(cache, SqliteJudgeCache) else "memory"
+            kind = "SQLite" if parsed.kind == "sqlite" else "memory"
             raise EvalConfigError(
                 f"score_dataset: a {kind} judge cache (cache_url={shown!r}) takes one local "
                 f"worker only; got {several}. Use a PostgreSQL cache_url (postgresql://…) "
                 f"that every worker shares, or no cache", field="cache_url", value=shown)
-        if isinstance(cache, SqliteJudgeCache):
-            cache_url = _absolute(str(cache.path))
+        if parsed.path is not None:
+            cache_url = _absolute(parsed.path)
     opened = open_cache(cache_url)
     if isinstance(opened, MemoryJudgeCache):
         return cache_url
