@@ -19,7 +19,7 @@ from scorecore.evals.store import (
     decode_row,
     storable_row,
 )
-from scorecore_adapters._checks import misuse
+from scorecore.validators import misuse
 
 __all__ = ["InMemoryScoreStore"]
 

@@ -23,10 +23,11 @@ from scorecore.evals._compare import Comparison, compare
 from scorecore.evals._items import EvalItem, InvalidItem, ItemLike
 from scorecore.evals._options import EvalConfigError
 from scorecore.evals._report import EvalReport, ItemResult, Threshold
-from scorecore.evals._rows import ScoreRow, store_sink
+from scorecore.evals._rows import ScoreRow
 from scorecore.evals._run import run_evals
 from scorecore.evals._run_sync import run_evals_sync
 from scorecore.evals._store import StoreError
+from scorecore.evals._store_sink import store_sink
 from scorecore.evals._trust_fold import pairwise_summaries, panel_agreements
 
 __all__ = [

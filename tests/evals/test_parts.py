@@ -12,9 +12,10 @@ from returns.result import Success
 
 from scorecore import create_scorer
 from scorecore.evals import EvalItem, InvalidItem
-from scorecore.evals._checks import is_finite_number, is_int, is_number
+from scorecore.evals._checks import is_finite_number
 from scorecore.evals.engine import ItemFailure, ItemRows, ItemScorer, RunIds, item_key, read_item
 from scorecore.evals.store import CompletedScore
+from scorecore.validators import is_int, is_number
 from scorecore_adapters.testing import virtual_runtime
 
 pytestmark = pytest.mark.anyio

@@ -17,11 +17,11 @@ resumed after the driver died, ends with exactly one row per (item, scorer). The
 :func:`~scorecore.evals.run_evals`'s, folded from the result rows with the same exact means,
 thresholds and gates.
 
-With a judge cache (``cache_url``) or :class:`~scorecore.judge.Pricing`, each actor runs its
-items through a :class:`~scorecore.judge.JudgeMeter` of its own, over the one cache every actor
-opens (a PostgreSQL cache is shared by all workers; a SQLite one takes a single local worker).
-Each result row carries its pair's cost and cache counts, and the report's ``economics`` is
-summed from them as ``run_evals`` sums its items'.
+With a judge cache (``cache_url``) or :class:`~scorecore.judge.economics.Pricing`, each actor runs
+its items through a :class:`~scorecore.judge.economics.JudgeMeter` of its own, over the one cache
+every actor opens (a PostgreSQL cache is shared by all workers; a SQLite one takes a single local
+worker). Each result row carries its pair's cost and cache counts, and the report's ``economics``
+is summed from them as ``run_evals`` sums its items'.
 
 Needs the ``ray`` extra: ``pip install 'scorecore[ray]'``. See ``docs/scale.md``.
 """

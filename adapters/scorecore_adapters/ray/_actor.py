@@ -11,7 +11,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from scorecore import Runtime
 from scorecore.evals import ItemResult, ScoreRow
 from scorecore.evals.engine import ItemFailure, ItemRows, ItemScorer, item_key, result_rows
-from scorecore.judge import JudgeMeter, Pricing
+from scorecore.judge.economics import JudgeMeter, Pricing
 from scorecore_adapters.cache import MemoryJudgeCache, open_cache
 from scorecore_adapters.ray._items import INDEX_COLUMN, decode, result_schema
 from scorecore_adapters.ray._ledger import CRASHED

@@ -11,7 +11,7 @@ import attrs
 
 from scorecore.evals import EvalConfigError, EvalReport, ItemResult, Threshold
 from scorecore.evals.engine import EconomicsFold, ReportFold, fold_result_rows, item_results
-from scorecore.judge import Pricing
+from scorecore.judge.economics import Pricing
 from scorecore_adapters.ray._actor import ScoringActor
 from scorecore_adapters.ray._checks import (
     check_batch,
