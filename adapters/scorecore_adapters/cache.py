@@ -35,6 +35,7 @@ import attrs
 
 from scorecore.judge import JudgeResponse, JudgeUsage, StructuredOutputMode
 from scorecore_adapters.storage._common import redact_url
+from scorecore_adapters.storage._url import StoreUrl
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
@@ -459,36 +460,24 @@ class PostgresJudgeCache(_ThreadedCache):
 AnyJudgeCache: TypeAlias = SqliteJudgeCache | PostgresJudgeCache | MemoryJudgeCache
 
 
-def open_cache(url: str) -> AnyJudgeCache:
+def open_cache(url: str | StoreUrl) -> AnyJudgeCache:
     """Build the judge cache a URL names (connected on first use).
 
     ``sqlite:PATH`` (or a bare path) gives a :class:`SqliteJudgeCache`; ``postgresql://…`` or
     ``postgres://…`` a :class:`PostgresJudgeCache`; ``memory:`` a :class:`MemoryJudgeCache`.
 
     Raises:
-        ValueError: the URL is empty, names no known cache, or is a key=value DSN.
+        ValueError: the URL is empty, names no known cache, or is a key=value DSN (see
+            :meth:`~scorecore_adapters.storage.StoreUrl.for_cache`).
 
     >>> open_cache("sqlite:.scorecore/cache.db")
     SqliteJudgeCache('.scorecore/cache.db')
     >>> open_cache("postgresql://me:pw@localhost/db")
     PostgresJudgeCache('postgresql://me:***@localhost/db')
     """
-    if url.startswith(("postgresql://", "postgres://")):
-        return PostgresJudgeCache(url)
-    if url in ("memory:", "memory"):
+    parsed = url if isinstance(url, StoreUrl) else StoreUrl.for_cache(url)
+    if parsed.kind == "postgres":
+        return PostgresJudgeCache(parsed.url)
+    if parsed.kind == "memory" or parsed.path is None:
         return MemoryJudgeCache()
-    if "=" in url and not url.startswith("sqlite:"):
-        # A libpq key=value DSN (``host=db password=…``) is not a file name.
-        raise ValueError(
-            f"cache URL {redact_url(url)!r} looks like a key=value connection string; use "
-            f"postgresql://USER@HOST/DB (or sqlite:PATH for a file whose name has '=')"
-        )
-    path = url.removeprefix("sqlite:")
-    if url.startswith("sqlite:") and path.startswith("//"):
-        path = path[2:]  # sqlite:///abs/path → /abs/path
-    if not path or "://" in path:
-        raise ValueError(
-            f"unknown cache URL {redact_url(url)!r}; use sqlite:PATH, postgresql://USER@HOST/DB "
-            f"or memory:"
-        )
-    return SqliteJudgeCache(path)
+    return SqliteJudgeCache(parsed.path)
