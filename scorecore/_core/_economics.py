@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, final
 import anyio
 import attrs
 
-from scorecore._core._cache import JudgeCache, cache_key
+from scorecore._core._cache import JudgeCache, SchemaKey, request_key
 from scorecore._core._checks import check_count, is_int, is_number, misuse
 from scorecore._core._judge import (
     DEFAULT_OUTPUT_CAP,
@@ -569,9 +569,14 @@ class MeteredExecution:
         return attrs.evolve(response, usage=_NOTHING_SPENT)
 
     async def call(
-        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]]
+        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]],
+        schema_key: SchemaKey | None = None,
     ) -> _R | JudgeResponse | BudgetExhausted:
-        """Answer from the cache, or wait for an identical call in flight, or call."""
+        """Answer from the cache, or wait for an identical call in flight, or call.
+
+        ``schema_key`` is the request's output schema's part of the cache key, written when
+        the step was added (written now when not given).
+        """
         meter = self._meter
         if meter is None:
             return await call()
@@ -582,8 +587,11 @@ class MeteredExecution:
         key = ""
         if cache is not None:
             model = self._model
-            key = cache_key(request, provider=model.provider, model_id=model.model_id,
-                            trial=meter.trial, identity=identity)
+            key = request_key(
+                request, provider=model.provider, model_id=model.model_id, trial=meter.trial,
+                identity=identity,
+                schema=SchemaKey(request.output_schema) if schema_key is None else schema_key,
+            )
             while True:
                 found = await self._lookup(cache, key)
                 if found is not None:

@@ -341,7 +341,8 @@ async def execute_judge(
             step=step,
         )
         response = await meter.call(
-            request, functools.partial(_call_with_retries, judge, request, runtime, tally)
+            request, functools.partial(_call_with_retries, judge, request, runtime, tally),
+            None if schema is None else schema.key,
         )
         if not isinstance(response, JudgeResponse):
             return finish(None, response)
