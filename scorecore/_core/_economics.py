@@ -13,7 +13,7 @@ import json
 import math
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, final
+from typing import Any, Literal, TypeVar, final
 
 import anyio
 import attrs
@@ -29,9 +29,6 @@ from scorecore._core._judge import (
     model_default_cap,
 )
 from scorecore._core._reprs import short_repr
-
-if TYPE_CHECKING:
-    from scorecore._core._values import JudgeExecution
 
 __all__ = [
     "Budget",
@@ -501,6 +498,15 @@ def _admit(
     return worst
 
 
+def _spent_nothing(response: JudgeResponse) -> JudgeResponse:
+    """The reply with no tokens spent (``attrs.evolve(response, usage=...)``, spelt out: the
+    warm path)."""
+    return JudgeResponse(
+        text=response.text, usage=_NOTHING_SPENT, finish_reason=response.finish_reason,
+        model_id=response.model_id, structured_output=response.structured_output,
+    )
+
+
 # A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
 # equals by accident (the meter compares it by identity, and never puts it in a key).
 _UNREADABLE = "\x00unreadable cache identity"
@@ -521,8 +527,8 @@ class MeteredExecution:
     """One judge execution's view of the meter (internal; used by the judge loop only).
 
     ``call`` wraps each attempt's model call (cache, single flight, budget, charging);
-    ``store`` keeps the reply that passed validation; ``settle`` writes cost and cache
-    counts into the execution's telemetry.
+    ``store`` keeps the reply that passed validation; ``settlement`` gives the cost and cache
+    counts of the execution's telemetry.
     """
 
     __slots__ = ("_candidate", "_cost", "_cost_known", "_hits", "_identity", "_meter",
@@ -560,13 +566,13 @@ class MeteredExecution:
         if usage_problem(response.usage) is not None:
             # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
             ledger.usage_errors += 1
-            return attrs.evolve(response, usage=_NOTHING_SPENT)
+            return _spent_nothing(response)
         saved = self._price_of(response.usage)
         if saved is not None:
             self._saved += saved
             ledger.saved_usd += saved
         # A hit spends nothing: the execution's usage counts only tokens paid for now.
-        return attrs.evolve(response, usage=_NOTHING_SPENT)
+        return _spent_nothing(response)
 
     async def call(
         self, request: JudgeRequest, call: Callable[[], Awaitable[_R]],
@@ -678,16 +684,15 @@ class MeteredExecution:
         with contextlib.suppress(Exception):
             await meter.cache.put(key, response)
 
-    def settle(self, execution: JudgeExecution) -> JudgeExecution:
-        """The execution with its cost, savings and cache counts."""
+    def settlement(self) -> tuple[float | None, float | None, int, int]:
+        """The execution's ``cost_usd``, ``saved_usd``, ``cache_hits`` and ``cache_misses``."""
         meter = self._meter
         if meter is None:
-            return execution
+            return None, None, 0, 0
         priced = meter.pricing is not None and meter.pricing.price(self._model.model_id)
-        return attrs.evolve(
-            execution,
-            cost_usd=round(self._cost, 12) if priced and self._cost_known else None,
-            saved_usd=round(self._saved, 12) if priced else None,
-            cache_hits=self._hits,
-            cache_misses=self._misses,
+        return (
+            round(self._cost, 12) if priced and self._cost_known else None,
+            round(self._saved, 12) if priced else None,
+            self._hits,
+            self._misses,
         )

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
+from scorecore._core._cache import NO_SCHEMA_KEY
 from scorecore._core._causes import (
     JudgeExecutionError,
     JudgeFailed,
@@ -25,6 +26,7 @@ from scorecore._core._causes import (
 from scorecore._core._checks import maybe_await
 from scorecore._core._config import ResolvedJudge, model_retry_wait
 from scorecore._core._economics import MeteredExecution, default_cap
+from scorecore._core._fast_init import fast_init
 from scorecore._core._judge import (
     Abort,
     JudgeError,
@@ -51,6 +53,9 @@ from scorecore._core._structured import (
 from scorecore._core._values import JudgeExecution
 
 __all__: list[str] = []  # internal: used by the pipeline only
+
+# Every field given (by name): set directly, as JudgeExecution checks nothing (fast_init).
+new_execution = fast_init(JudgeExecution)
 
 
 @attrs.define
@@ -307,7 +312,8 @@ async def execute_judge(
         routings = (first, "system")
 
     def finish(value: Any, error: JudgeExecutionError | None) -> JudgeOutcome:
-        execution = JudgeExecution(
+        cost_usd, saved_usd, cache_hits, cache_misses = meter.settlement()
+        execution = new_execution(
             status="failed" if error is not None else "success",
             prompt=prompt,
             model_id=judge.model.model_id,
@@ -322,9 +328,13 @@ async def execute_judge(
             error=error,
             waits=tuple(tally.waits),
             processor_errors=tuple(tally.processor_errors),
+            cost_usd=cost_usd,
+            saved_usd=saved_usd,
+            cache_hits=cache_hits,
+            cache_misses=cache_misses,
             structured_output=tally.structured_output,
         )
-        return JudgeOutcome(value=value, execution=meter.settle(execution))
+        return JudgeOutcome(value=value, execution=execution)
 
     last_errors: tuple[str, ...] = ()
     for routing in routings:
@@ -342,7 +352,7 @@ async def execute_judge(
         )
         response = await meter.call(
             request, functools.partial(_call_with_retries, judge, request, runtime, tally),
-            None if schema is None else schema.key,
+            NO_SCHEMA_KEY if schema is None else schema.key,
         )
         if not isinstance(response, JudgeResponse):
             return finish(None, response)
