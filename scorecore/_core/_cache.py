@@ -176,6 +176,29 @@ NO_SCHEMA_KEY: Final = SchemaKey(None)
 """The schema part of a plain-text request's key."""
 
 
+_esc: Final = json.encoder.encode_basestring_ascii  # how json.dumps writes a str
+
+
+def _scalar(value: object) -> str:
+    """A value :func:`_plain_scalar` accepts, as json.dumps(..., allow_nan=True) writes it."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is str:
+        return _esc(value)
+    if type(value) is int:
+        return int.__repr__(value)
+    number = float(value)  # type: ignore[arg-type]
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    return float.__repr__(number)
+
+
 def _small_int(value: object) -> bool:
     return type(value) is int and value.bit_length() < 14_000
 
@@ -229,26 +252,38 @@ def request_key(
         "seed": settings.seed,
         "extra": extra,
     }
-    messages = [(m.role, m.content) for m in request.messages]
     native = request.native_schema
+    if (
+        schema.json is not None
+        # What every request of a run is, checked without a walk (messages are str pairs:
+        # JudgeMessage checks them): written here as json.dumps would write it.
+        and type(provider) is str and type(model_id) is str and _small_int(trial)
+        and (identity is None or type(identity) is str) and _plain_scalar(native)
+        and _plain_scalar(settings.temperature) and _plain_scalar(settings.top_p)
+        and _plain_scalar(settings.max_output_tokens) and _plain_scalar(settings.seed)
+        and type(extra) is dict and (not extra or _plain_json(extra, 2))
+    ):
+        messages_text = ",".join(
+            f"[{_esc(m.role)},{_esc(m.content)}]" for m in request.messages)
+        text = (
+            f'{{{"" if identity is None else f""""identity":{_esc(identity)},"""}'
+            f'"messages":[{messages_text}],"model_id":{_esc(model_id)},'
+            f'"native_schema":{_scalar(native)},"output_schema":{schema.json},'
+            f'"provider":{_esc(provider)},'
+            f'"settings":{{"extra":{_ENCODE(extra) if extra else "{}"},'
+            f'"max_output_tokens":{_scalar(settings.max_output_tokens)},'
+            f'"seed":{_scalar(settings.seed)},"temperature":{_scalar(settings.temperature)},'
+            f'"top_p":{_scalar(settings.top_p)}}},"trial":{int.__repr__(trial)}}}'
+        )
+        return hashlib.sha256(_KEY_VERSION + b"J" + text.encode()).hexdigest()
+    messages = [(m.role, m.content) for m in request.messages]
     rest = {"provider": provider, "model_id": model_id, "trial": trial, "messages": messages,
             "native_schema": native, "identity": identity, "settings": settings_part}
-    if schema.json is not None and (
-        (
-            # What every request of a run is, checked without a walk (messages are str
-            # pairs: JudgeMessage checks them)...
-            type(provider) is str and type(model_id) is str and _small_int(trial)
-            and (identity is None or type(identity) is str) and _plain_scalar(native)
-            and _plain_scalar(settings.temperature) and _plain_scalar(settings.top_p)
-            and _plain_scalar(settings.max_output_tokens) and _plain_scalar(settings.seed)
-            and type(extra) is dict and (not extra or _plain_json(extra, 2))
-        )
-        or _plain_json(rest)  # ... else the whole walk, as it always was
-    ):
-        # The common case, at C speed: JSON with sorted keys is canonical when every key is a
-        # str (json.dumps would turn 1 and "1" into the same key, so those take the exact
-        # path). The text is what one json.dumps of the whole request writes: the keys in
-        # order, the schema's part written when the step was added.
+    if schema.json is not None and _plain_json(rest):
+        # JSON with sorted keys is canonical when every key is a str (json.dumps would turn
+        # 1 and "1" into the same key, so those take the exact path). The text is what one
+        # json.dumps of the whole request writes: the keys in order, the schema's part
+        # written when the step was added.
         head: dict[str, object] = {"messages": messages, "model_id": model_id,
                                    "native_schema": native}
         if identity is not None:
