@@ -21,6 +21,7 @@ entry); ``scorecore eval`` warns once about a damaged cache, and ``--strict-cach
 from __future__ import annotations
 
 import json
+import json.scanner
 import sqlite3
 import time
 from collections.abc import Mapping
@@ -65,15 +66,32 @@ def _encode(response: JudgeResponse) -> str:
     }, ensure_ascii=False)
 
 
+# The JSON reader json.loads ends in: a row written by _encode is one JSON object with
+# nothing around it, read without json.loads' layers (anything else goes through json.loads).
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed
+
+
+def _load(data: Any) -> Any:
+    if type(data) is str:
+        try:
+            raw, end = _scan(data, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(data):
+                return raw
+    return json.loads(data) if isinstance(data, str | bytes) else data
+
+
 def _decode(data: Any) -> JudgeResponse | None:
     """The stored reply, or ``None`` for anything not written by :func:`_encode`."""
     try:
-        raw = json.loads(data) if isinstance(data, str | bytes) else data
+        raw = _load(data)
         usage = raw["usage"]
         counts = {name: usage.get(name) for name in _USAGE_FIELDS}
-        if not all(v is None or (isinstance(v, int) and not isinstance(v, bool))
-                   for v in counts.values()):
-            return None
+        for v in counts.values():
+            if v is not None and (type(v) is bool or not isinstance(v, int)):
+                return None
         finish, model_id = raw.get("finish_reason"), raw.get("model_id")
         if not (finish is None or isinstance(finish, str)) or not (
             model_id is None or isinstance(model_id, str)

@@ -627,6 +627,11 @@ class MeteredExecution:
             ledger.spent_tokens += reservation.tokens
         ledger.spent_usd += reservation.usd if cost is None else cost
 
+    @property
+    def storing(self) -> bool:
+        """Whether :meth:`store` has a reply to keep (a cache hit has none)."""
+        return self._candidate is not None
+
     async def store(self) -> None:
         """Keep the last reply the judge gave (it passed validation) in the cache."""
         meter = self._meter

@@ -341,11 +341,13 @@ async def execute_judge(
     for routing in routings:
         tally.attempts += 1
         messages = base if schema is None else inject(base, schema, routing)
-        processed = await _apply_input_processors(judge, messages)
-        if isinstance(processed, Failure):
-            return finish(None, processed.failure())
+        if judge.input_processors:
+            processed = await _apply_input_processors(judge, messages)
+            if isinstance(processed, Failure):
+                return finish(None, processed.failure())
+            messages = processed.unwrap()
         request = JudgeRequest(
-            messages=processed.unwrap(),
+            messages=messages,
             output_schema=None if schema is None else schema.schema,
             native_schema=schema is not None and routing == "native",
             settings=settings,
@@ -362,16 +364,20 @@ async def execute_judge(
         tally.finish_reason = response.finish_reason
         tally.raw_output = response.text
         tally.structured_output = _structured_output(request, response)
-        processed_text = await _apply_output_processors(judge, response.text)
-        if isinstance(processed_text, Failure):
-            return finish(None, processed_text.failure())
-        text = processed_text.unwrap()
+        text = response.text
+        if judge.output_processors:
+            processed_text = await _apply_output_processors(judge, text)
+            if isinstance(processed_text, Failure):
+                return finish(None, processed_text.failure())
+            text = processed_text.unwrap()
         if schema is None:
-            await meter.store()
+            if meter.storing:
+                await meter.store()
             return finish(text, None)
         match parse_and_validate(text, schema):
             case Success(value):
-                await meter.store()
+                if meter.storing:
+                    await meter.store()
                 return finish(value, None)
             case Failure(errors):
                 last_errors = errors

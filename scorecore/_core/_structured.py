@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import json.scanner
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeAlias, final
@@ -235,6 +236,19 @@ def _extract_json_text(text: str) -> str:
     return stripped
 
 
+# The JSON reader json.loads ends in, for a body that is one JSON value with nothing around it
+# (what a reply comes to once stripped); anything else, errors included, is json.loads' own.
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed
+
+
+def _read_json(body: str) -> Any:
+    try:
+        value, end = _scan(body, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return json.loads(body)
+    return value if end == len(body) else json.loads(body)
+
+
 def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[str, ...]]:
     """Parse the judge's text as JSON (a fenced json block is accepted) and validate it.
 
@@ -246,7 +260,7 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
     if not body:
         return Failure(("reply is empty",))
     try:
-        value = json.loads(body)
+        value = _read_json(body)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         return Failure((f"reply is not valid JSON: {exc.msg} at {where}",))
