@@ -1,0 +1,166 @@
+"""Tests of scorecore_adapters.otel: protobuf traces in, gen_ai.evaluation.result events out."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.protobuf.json_format import ParseDict
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from scorecore import create_scorer
+from scorecore.evals import EvalItem, run_evals
+from scorecore.live import live_scoring, scored
+from scorecore.traces import otlp_to_traces, score_traces
+from scorecore_adapters.otel import EVENT_NAME, otel_sink, read_otlp_protobuf
+
+OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
+AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+AGENT_SPAN = "00f067aa0ba902b7"
+
+
+def _fixture(name: str) -> Any:
+    return json.loads((OTLP / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def spans() -> tuple[TracerProvider, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+said = create_scorer(id="said-weather", description="d", type="agent").generate_score(
+    lambda ctx: float("weather" in ctx.run.output[0].content.content)
+).generate_reason(lambda ctx: f"score {ctx.score}; key sk-proj-abc123def456ghi789jkl0 leaked")
+
+
+def _event(span: ReadableSpan) -> dict[str, Any]:
+    (event,) = span.events
+    assert event.name == EVENT_NAME
+    return dict(event.attributes or {})
+
+
+@pytest.mark.anyio
+async def test_trace_scores_are_events_parented_to_the_judged_span(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """score_traces with otel_sink: one event per run, under the judged agent span, with the
+    score, a pass/fail label from the threshold and the reason (secrets redacted)."""
+    provider, exporter = spans
+    traces = otlp_to_traces(_fixture("genai_agent.json")).unwrap()
+    sink = otel_sink(tracer_provider=provider, thresholds={"said-weather": 0.5})
+    summary = await score_traces(said, traces, sink=sink)
+    assert summary.scored_count == 1
+    (span,) = exporter.get_finished_spans()
+    assert span.context is not None
+    assert span.parent is not None
+    assert f"{span.context.trace_id:032x}" == AGENT_TRACE
+    assert f"{span.parent.span_id:016x}" == AGENT_SPAN
+    event = _event(span)
+    assert event["gen_ai.evaluation.name"] == "said-weather"
+    assert event["gen_ai.evaluation.score.value"] == 1.0
+    assert event["gen_ai.evaluation.score.label"] == "pass"
+    assert event["gen_ai.evaluation.explanation"] == "score 1.0; key [REDACTED] leaked"
+    assert "error.type" not in event
+    assert "sk-proj" not in json.dumps(dict(span.attributes or {}))
+
+
+@pytest.mark.anyio
+async def test_log_events_carry_the_judged_span_as_context() -> None:
+    """Through a logger provider the event is a log record named gen_ai.evaluation.result whose
+    trace and span ids are the judged span's (the conventions' parenting)."""
+    exporter = InMemoryLogRecordExporter()
+    provider = LoggerProvider()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    traces = otlp_to_traces(_fixture("genai_agent.json")).unwrap()
+    await score_traces(said, traces, sink=otel_sink(logger_provider=provider))
+    (log,) = exporter.get_finished_logs()
+    record = log.log_record
+    assert record.event_name == EVENT_NAME
+    assert (f"{record.trace_id:032x}", f"{record.span_id:016x}") == (AGENT_TRACE, AGENT_SPAN)
+    assert record.attributes is not None
+    assert record.attributes["gen_ai.evaluation.score.value"] == 1.0
+    assert "gen_ai.evaluation.score.label" not in record.attributes  # no threshold given
+
+
+@pytest.mark.anyio
+async def test_batch_items_report_scores_and_failures(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """As run_evals' on_item_complete: one event per scorer outcome; a failed run has
+    error.type; an item that is no span carries its run and item ids; gates label pass/fail."""
+    provider, exporter = spans
+    exact = create_scorer(id="exact", description="d").generate_score(
+        lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+
+    def boom(ctx: Any) -> float:
+        raise RuntimeError("judge down")
+
+    broken = create_scorer(id="broken", description="d").generate_score(boom)
+    report = await run_evals(
+        [EvalItem(input="2+2", output="4", ground_truth="4", id="sum")], [exact, broken],
+        batch_id="b1", on_item_complete=otel_sink(tracer_provider=provider, gates=["exact"]),
+        max_failures=None,
+    )
+    assert report.total_items == 1
+    events = {e["scorecore.scorer.id"]: e for e in map(_event, exporter.get_finished_spans())}
+    assert events["exact"]["gen_ai.evaluation.score.label"] == "pass"
+    assert events["exact"]["scorecore.item_id"] == "sum"
+    assert events["exact"]["scorecore.run_id"] == "b1:sum"
+    assert events["broken"]["error.type"] == "raised RuntimeError"
+    assert "judge down" in events["broken"]["gen_ai.evaluation.explanation"]
+    assert "gen_ai.evaluation.score.value" not in events["broken"]
+    assert all(s.parent is None for s in exporter.get_finished_spans())
+
+
+@pytest.mark.anyio
+async def test_live_scores_are_events(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    """Live scoring's sink: each sampled call's score is an event."""
+    provider, exporter = spans
+    one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+
+    @scored(one, sink=otel_sink(tracer_provider=provider))
+    async def shout(text: str) -> str:
+        return text.upper()
+
+    async with live_scoring():
+        assert await shout("hi") == "HI"
+    (span,) = exporter.get_finished_spans()
+    event = _event(span)
+    assert (event["gen_ai.evaluation.name"], event["scorecore.score_source"]) == ("one", "live")
+
+
+def _to_protobuf(payload: dict[str, Any]) -> bytes:
+    # OTLP/JSON writes ids as hex; protobuf's JSON mapping expects base64 for bytes.
+    for resource in payload["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+                    else:
+                        span.pop(key, None)
+    return ParseDict(payload, ExportTraceServiceRequest()).SerializeToString()
+
+
+@pytest.mark.parametrize("name", ["genai_agent.json", "openinference_agent.json"])
+def test_protobuf_reads_as_the_json_encoding(name: str) -> None:
+    """A protobuf request maps to the same spans as its OTLP/JSON encoding."""
+    from_json = otlp_to_traces(_fixture(name)).unwrap()
+    from_protobuf = read_otlp_protobuf(_to_protobuf(_fixture(name))).unwrap()
+
+    def shape(traces: Any) -> list[Any]:
+        return [(s.span_id, s.parent_span_id, s.span_type, s.input, s.output, s.started_at,
+                 s.entity_name) for t in traces for s in t.spans]
+
+    assert shape(from_protobuf) == shape(from_json)
