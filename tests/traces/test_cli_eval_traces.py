@@ -125,3 +125,13 @@ def test_resume_skips_stored_agent_runs(tmp_path: Path, scorers: Path) -> None:
     code, out, err = run(*args, "--resume", "r")
     assert code == 0, out + err
     assert len(stored(db)) == 2
+
+
+def test_otel_endpoint_must_be_an_http_url(tmp_path: Path, scorers: Path) -> None:
+    """--otel-endpoint that is not an http(s) URL is a usage error naming the value."""
+    code, _, err = run("eval-traces", str(OTLP / "genai_agent.json"), f"{scorers}:said",
+                       "--store", f"sqlite:{tmp_path / 't.db'}",
+                       "--otel-endpoint", "localhost:4318")
+    assert code == 2
+    assert "--otel-endpoint must be an http(s) URL" in err
+    assert "'localhost:4318'" in err

@@ -42,6 +42,7 @@ from scorecore_adapters.cli._economics import (
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
+from scorecore_adapters.cli._otel import OtelReporter
 from scorecore_adapters.cli._ray import run_on_ray, start_ray
 from scorecore_adapters.cli._trust import print_agreements
 from scorecore_adapters.report._causes import FailureGroup, FailureTally, cause_of_outcome
@@ -98,9 +99,11 @@ class _Progress:
     plain lines otherwise."""
 
     def __init__(
-        self, total: int, *, rich_output: bool, out: TextIO, unit: str = "items"
+        self, total: int, *, rich_output: bool, out: TextIO, unit: str = "items",
+        also: Callable[[ItemResult], None] | None = None,
     ) -> None:
         self.total = total
+        self.also = also
         self.unit = unit
         self.done = 0
         self.failed = 0
@@ -126,6 +129,8 @@ class _Progress:
             self._bar.stop()
 
     def __call__(self, result: ItemResult) -> None:
+        if self.also is not None:
+            self.also(result)
         self.done += 1
         if result.error is not None or any(o.status == "failed" for o in result.outcomes):
             self.failed += 1
@@ -365,10 +370,16 @@ def run_eval(
     if not plan.loaded.scorers:
         raise UsageError("every selected scorer was skipped; nothing to run")
     # With --trials N every item completes N times (once per trial).
+    reporter = (OtelReporter(args.otel_endpoint, thresholds=plan.thresholds, gates=plan.gates)
+                if args.otel_endpoint else None)
     progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out,
-                         unit=f"{unit[:-1]} trials" if args.trials > 1 else unit)
+                         unit=f"{unit[:-1]} trials" if args.trials > 1 else unit, also=reporter)
     ray_cache = start_ray(args, out) if args.engine == "ray" else None
-    report = anyio.run(lambda: _run_plan(plan, args, out, progress, ray_cache))
+    try:
+        report = anyio.run(lambda: _run_plan(plan, args, out, progress, ray_cache))
+    finally:
+        if reporter is not None:
+            reporter.close()
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
     progress.judges.print(report.duration, out=out)

@@ -83,6 +83,9 @@ def _batch_flags(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--resume", metavar="RUN", help="resume the batch RUN, skipping stored rows")
     ev.add_argument("--batch-id", help="the id of a new batch (default: generated)")
     ev.add_argument("--output", help="write the report as JSON to this file")
+    ev.add_argument("--otel-endpoint", metavar="URL",
+                    help="also report each scored run as a gen_ai.evaluation.result event to "
+                         "this OTLP/HTTP traces endpoint (needs scorecore[otel])")
     add_economics_flags(ev)
 
 
