@@ -16,11 +16,12 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from scorecore import create_scorer
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import EvalItem, run_evals
 from scorecore.live import live_scoring, scored
 from scorecore.traces import otlp_to_traces, score_traces
 from scorecore_adapters.otel import EVENT_NAME, otel_sink, read_otlp_protobuf
+from scorecore_adapters.testing import ScriptedJudge, judge_error
 
 OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
 AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -164,3 +165,51 @@ def test_protobuf_reads_as_the_json_encoding(name: str) -> None:
                  s.entity_name) for t in traces for s in t.spans]
 
     assert shape(from_protobuf) == shape(from_json)
+
+
+@pytest.mark.anyio
+async def test_evaluation_spans_show_items_scorers_and_judge_calls(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """With evaluation_spans: an item span, a scorer span carrying the event, and a judge span
+    per call with the model, provider and token usage; a failed judge call is an error span."""
+    provider, exporter = spans
+    judge = ScriptedJudge([{"score": 0.5},
+                           judge_error(401, message="bad key sk-proj-abc123def456ghi789jkl0")])
+    judged = create_scorer(
+        id="judged", description="d", judge=JudgeConfig(model=judge, instructions="judge")
+    ).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: "rate"))
+    await run_evals([EvalItem(input="a", output="a", id="one"),
+                     EvalItem(input="b", output="b", id="two")], [judged], concurrency=1,
+                    max_failures=None,
+                    on_item_complete=otel_sink(tracer_provider=provider, evaluation_spans=True))
+    finished = exporter.get_finished_spans()
+    by_name: dict[str, list[ReadableSpan]] = {}
+    for span in finished:
+        by_name.setdefault(span.name, []).append(span)
+    assert sorted(by_name) == ["chat scripted-judge", "evaluate one", "evaluate two", "score judged"]
+    item = by_name["evaluate one"][0]
+    scorer = next(s for s in by_name["score judged"]
+                  if s.parent is not None and s.parent.span_id == item.context.span_id)
+    assert _event(scorer)["gen_ai.evaluation.score.value"] == 0.5
+    ok_call, failed_call = sorted(by_name["chat scripted-judge"], key=lambda s: s.start_time or 0)
+    assert ok_call.parent is not None and ok_call.parent.span_id == scorer.context.span_id
+    assert ok_call.attributes is not None
+    assert ok_call.attributes["gen_ai.request.model"] == "scripted-judge"
+    assert ok_call.attributes["gen_ai.usage.input_tokens"] > 0
+    assert failed_call.status.status_code.name == "ERROR"
+    assert failed_call.attributes is not None and "error.type" in failed_call.attributes
+    assert "sk-proj" not in repr([dict(s.attributes or {}) for s in finished])
+    assert "sk-proj" not in repr([dict(e.attributes or {}) for s in finished for e in s.events])
+
+
+@pytest.mark.anyio
+async def test_no_evaluation_spans_by_default(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """Off by default: a batch item gives its evaluation events' spans only."""
+    provider, exporter = spans
+    one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+    await run_evals([EvalItem(input="a", output="a", id="x")], [one],
+                    on_item_complete=otel_sink(tracer_provider=provider))
+    assert [s.name for s in exporter.get_finished_spans()] == ["evaluation one"]

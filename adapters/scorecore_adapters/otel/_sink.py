@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, final
 
@@ -11,15 +12,18 @@ from opentelemetry._logs import LoggerProvider
 from opentelemetry.context import Context
 from opentelemetry.trace import (
     NonRecordingSpan,
+    Span,
     SpanContext,
     SpanKind,
+    Status,
+    StatusCode,
     TraceFlags,
     Tracer,
     TracerProvider,
 )
 
-from scorecore import ScoreResult, redact_secrets
-from scorecore.evals import ItemResult, ScorerOutcome, Threshold
+from scorecore import JudgeExecution, ScoreResult, redact_secrets
+from scorecore.evals import ItemResult, ScorerOutcome, Threshold, failure_kind
 from scorecore.traces import ScoreRecord
 from scorecore_adapters.report._causes import cause_of_outcome
 
@@ -73,6 +77,7 @@ class OtelSink:
         logger_provider: LoggerProvider | None,
         thresholds: Mapping[str, float | Threshold],
         gates: Iterable[str],
+        evaluation_spans: bool = False,
     ) -> None:
         self._tracer: Tracer | None = (
             tracer_provider.get_tracer(_SCOPE) if tracer_provider is not None else None)
@@ -81,6 +86,7 @@ class OtelSink:
         self._thresholds = {k: v if isinstance(v, Threshold) else Threshold(min=v)
                             for k, v in thresholds.items()}
         self._gates = frozenset(gates)
+        self._evaluation_spans = evaluation_spans and self._tracer is not None
 
     def __call__(self, value: ScoreRecord | ItemResult) -> None:
         """Emit the events of one score record or one batch item."""
@@ -121,13 +127,85 @@ class OtelSink:
         extra = item.item.extra if item.item is not None else {}
         trace_id = extra.get("target_trace_id")
         span_id = extra.get("target_span_id")
-        for outcome in item.outcomes:
-            if outcome.resumed:
-                continue  # reported when it ran
+        outcomes = [o for o in item.outcomes if not o.resumed]  # resumed: reported when run
+        if self._evaluation_spans and outcomes:
+            self._item_spans(item, outcomes, trace_id, span_id)
+            return
+        for outcome in outcomes:
             self._emit_outcome(item, outcome, trace_id, span_id)
 
+    def _item_spans(
+        self, item: ItemResult, outcomes: list[ScorerOutcome], trace_id: object, span_id: object
+    ) -> None:
+        """The evaluation itself as spans: the item, a child per scorer, one per judge call.
+
+        Made when the item completes: spans end now, and each judge span lasts its measured
+        duration (scorers run one after the other, so the item starts that much earlier).
+        """
+        assert self._tracer is not None  # noqa: S101 - evaluation_spans needs a tracer
+        end = time.time_ns()
+        executions = {o.scorer_id: _executions(o) for o in outcomes}
+        total = sum(int(e.duration * 1e9) for runs in executions.values() for e in runs)
+        parent = _parent(trace_id if isinstance(trace_id, str) else None,
+                         span_id if isinstance(span_id, str) else None)
+        label = item.item_id if item.item_id is not None else f"#{item.index}"
+        item_span = self._tracer.start_span(
+            f"evaluate {label}", context=parent, start_time=end - total,
+            attributes={"scorecore.run_id": item.run_id, "scorecore.item_id": label})
+        if item.error is not None:
+            item_span.set_status(Status(StatusCode.ERROR, _explanation(item.error)))
+        start = end - total
+        in_item = trace.set_span_in_context(item_span)
+        for outcome in outcomes:
+            runs = executions[outcome.scorer_id]
+            took = sum(int(e.duration * 1e9) for e in runs)
+            scorer_span = self._tracer.start_span(
+                f"score {outcome.scorer_id}", context=in_item, start_time=start,
+                attributes={"scorecore.scorer.id": outcome.scorer_id,
+                            "scorecore.status": outcome.status})
+            in_scorer = trace.set_span_in_context(scorer_span)
+            at = start
+            for execution in runs:
+                at = self._judge_span(execution, in_scorer, at)
+            self._emit_outcome(item, outcome, trace_id, span_id, carrier=scorer_span)
+            if outcome.status == "failed":
+                scorer_span.set_status(Status(StatusCode.ERROR))
+            start += took
+            scorer_span.end(end_time=start)
+        item_span.end(end_time=end)
+
+    def _judge_span(self, execution: JudgeExecution, parent: Context, start: int) -> int:
+        assert self._tracer is not None  # noqa: S101 - only called with a tracer
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat", "gen_ai.provider.name": execution.provider,
+            "gen_ai.request.model": execution.model_id,
+            "scorecore.judge.model_calls": execution.model_call_count,
+            "scorecore.judge.cache_hits": execution.cache_hits,
+        }
+        usage = execution.usage
+        if usage is not None and usage.input_tokens is not None:
+            attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
+        if usage is not None and usage.output_tokens is not None:
+            attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
+        if execution.cost_usd is not None:
+            attributes["scorecore.judge.cost_usd"] = execution.cost_usd
+        if execution.finish_reason is not None:
+            attributes["gen_ai.response.finish_reasons"] = [execution.finish_reason]
+        end = start + int(execution.duration * 1e9)
+        span = self._tracer.start_span(f"chat {execution.model_id}", context=parent,
+                                       kind=SpanKind.CLIENT, start_time=start,
+                                       attributes=attributes)
+        if execution.status == "failed":
+            error = execution.error
+            span.set_attribute("error.type",
+                               failure_kind(error) if error is not None else "judge failed")
+            span.set_status(Status(StatusCode.ERROR))
+        span.end(end_time=end)
+        return end
+
     def _emit_outcome(
-        self, item: ItemResult, outcome: ScorerOutcome, trace_id: object, span_id: object
+        self, item: ItemResult, outcome: ScorerOutcome, trace_id: object, span_id: object,
+        carrier: Span | None = None,
     ) -> None:
         attributes: dict[str, Any] = {
             "scorecore.run_id": item.run_id,
@@ -150,12 +228,13 @@ class OtelSink:
             error_type=error_type,
             trace_id=trace_id if isinstance(trace_id, str) else None,
             span_id=span_id if isinstance(span_id, str) else None, extra=attributes,
+            carrier=carrier,
         )
 
     def _emit(
         self, *, name: str, score: float | None, label: str | None, explanation: str | None,
         error_type: str | None, trace_id: str | None, span_id: str | None,
-        extra: dict[str, Any],
+        extra: dict[str, Any], carrier: Span | None = None,
     ) -> None:
         attributes: dict[str, Any] = {"gen_ai.evaluation.name": name}
         if score is not None:
@@ -178,7 +257,11 @@ class OtelSink:
         if self._logger is not None:
             self._logger.emit(event_name=EVENT_NAME, attributes=attributes, context=parent,
                               body=None)
-        if self._tracer is not None:
+        if carrier is not None:
+            # With evaluation spans, the scorer's own span carries the event.
+            carrier.set_attributes(attributes)
+            carrier.add_event(EVENT_NAME, attributes=attributes)
+        elif self._tracer is not None:
             # A span beside the judged one (its child) carrying the event: tracing backends
             # that take no logs (Jaeger, Phoenix) show the score next to the span it judges.
             span = self._tracer.start_span(f"evaluation {name}", context=parent,
@@ -187,12 +270,22 @@ class OtelSink:
             span.end()
 
 
+def _executions(outcome: ScorerOutcome) -> list[JudgeExecution]:
+    score = outcome.result
+    if score is None and outcome.run_error is not None:
+        score = outcome.run_error.partial
+    if score is None:
+        return []
+    return [e for runs in score.judge.values() for e in runs]
+
+
 def otel_sink(
     *,
     tracer_provider: TracerProvider | None = None,
     logger_provider: LoggerProvider | None = None,
     thresholds: Mapping[str, float | Threshold] | None = None,
     gates: Iterable[str] = (),
+    evaluation_spans: bool = False,
 ) -> OtelSink:
     """A score sink reporting every scored run as OpenTelemetry.
 
@@ -210,6 +303,12 @@ def otel_sink(
     ``evaluation NAME`` under the judged span carrying the event and the same attributes (for
     backends that take traces only). Give either or both; with neither the global tracer
     provider is used (a no-op until an SDK is configured).
+
+    ``evaluation_spans=True`` (off by default; needs a tracer provider) shows the evaluation
+    itself for batch items: a span ``evaluate ITEM`` per item with a child ``score SCORER``
+    per scorer (carrying the event) and, below it, a ``chat MODEL`` span per judge execution
+    with ``gen_ai.provider.name``, ``gen_ai.request.model``, ``gen_ai.usage.*`` and
+    ``scorecore.judge.cost_usd``: a slow or expensive scorer stands out in a tracing UI.
 
     >>> from opentelemetry.sdk.trace import TracerProvider
     >>> from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -233,4 +332,4 @@ def otel_sink(
     if tracer_provider is None and logger_provider is None:
         tracer_provider = trace.get_tracer_provider()
     return OtelSink(tracer_provider=tracer_provider, logger_provider=logger_provider,
-                    thresholds=thresholds or {}, gates=gates)
+                    thresholds=thresholds or {}, gates=gates, evaluation_spans=evaluation_spans)
