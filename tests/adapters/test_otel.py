@@ -187,18 +187,21 @@ async def test_evaluation_spans_show_items_scorers_and_judge_calls(
     by_name: dict[str, list[ReadableSpan]] = {}
     for span in finished:
         by_name.setdefault(span.name, []).append(span)
-    assert sorted(by_name) == ["chat scripted-judge", "evaluate one", "evaluate two", "score judged"]
+    assert sorted(by_name) == [
+        "chat scripted-judge", "evaluate one", "evaluate two", "score judged"]
     item = by_name["evaluate one"][0]
     scorer = next(s for s in by_name["score judged"]
                   if s.parent is not None and s.parent.span_id == item.context.span_id)
     assert _event(scorer)["gen_ai.evaluation.score.value"] == 0.5
     ok_call, failed_call = sorted(by_name["chat scripted-judge"], key=lambda s: s.start_time or 0)
-    assert ok_call.parent is not None and ok_call.parent.span_id == scorer.context.span_id
+    assert ok_call.parent is not None
+    assert ok_call.parent.span_id == scorer.context.span_id
     assert ok_call.attributes is not None
     assert ok_call.attributes["gen_ai.request.model"] == "scripted-judge"
     assert ok_call.attributes["gen_ai.usage.input_tokens"] > 0
     assert failed_call.status.status_code.name == "ERROR"
-    assert failed_call.attributes is not None and "error.type" in failed_call.attributes
+    assert failed_call.attributes is not None
+    assert "error.type" in failed_call.attributes
     assert "sk-proj" not in repr([dict(s.attributes or {}) for s in finished])
     assert "sk-proj" not in repr([dict(e.attributes or {}) for s in finished for e in s.events])
 
