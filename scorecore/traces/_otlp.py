@@ -65,8 +65,16 @@ class _Malformed(Exception):  # noqa: N818 - internal signal, turned into a Trac
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"{field}: {problem}")
         self.field = field
+        self.problem = problem
 
 
+_VALUE_KEYS: Final = {
+    "stringValue": "string", "string_value": "string", "boolValue": "bool",
+    "bool_value": "bool", "intValue": "int", "int_value": "int", "doubleValue": "double",
+    "double_value": "double", "arrayValue": "array", "array_value": "array",
+    "kvlistValue": "kvlist", "kvlist_value": "kvlist", "bytesValue": "bytes",
+    "bytes_value": "bytes",
+}
 
 
 def _any_value(value: object, where: str) -> Any:
@@ -75,50 +83,46 @@ def _any_value(value: object, where: str) -> Any:
         raise _Malformed(where, f"must be an AnyValue object, got {short_repr(value)}")
     if not value:
         return None
-    if "stringValue" in value or "string_value" in value:
-        text = value.get("stringValue", value.get("string_value"))
-        if not isinstance(text, str):
-            raise _Malformed(where, f"stringValue must be a string, got {short_repr(text)}")
-        return text
-    if "boolValue" in value or "bool_value" in value:
-        flag = value.get("boolValue", value.get("bool_value"))
-        if not isinstance(flag, bool):
-            raise _Malformed(where, f"boolValue must be a boolean, got {short_repr(flag)}")
-        return flag
-    if "intValue" in value or "int_value" in value:
-        number = value.get("intValue", value.get("int_value"))
+    name, raw = next(iter(value.items()))
+    kind = _VALUE_KEYS.get(name) if len(value) == 1 else None
+    if kind == "string":
+        if not isinstance(raw, str):
+            raise _Malformed(where, f"stringValue must be a string, got {short_repr(raw)}")
+        return raw
+    if kind == "bool":
+        if not isinstance(raw, bool):
+            raise _Malformed(where, f"boolValue must be a boolean, got {short_repr(raw)}")
+        return raw
+    if kind == "int":
         # The JSON encoding writes 64-bit integers as strings.
-        if isinstance(number, bool) or not isinstance(number, int | str):
-            raise _Malformed(where, f"intValue must be an integer, got {short_repr(number)}")
+        if isinstance(raw, bool) or not isinstance(raw, int | str):
+            raise _Malformed(where, f"intValue must be an integer, got {short_repr(raw)}")
         try:
-            return int(number)
+            return int(raw)
         except ValueError:
             raise _Malformed(where, f"intValue must be an integer, "
-                                    f"got {short_repr(number)}") from None
-    if "doubleValue" in value or "double_value" in value:
-        number = value.get("doubleValue", value.get("double_value"))
-        if isinstance(number, bool) or not isinstance(number, int | float | str):
-            raise _Malformed(where, f"doubleValue must be a number, got {short_repr(number)}")
+                                    f"got {short_repr(raw)}") from None
+    if kind == "double":
+        if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+            raise _Malformed(where, f"doubleValue must be a number, got {short_repr(raw)}")
         try:
-            return float(number)
+            return float(raw)
         except ValueError:
             raise _Malformed(where, f"doubleValue must be a number, "
-                                    f"got {short_repr(number)}") from None
-    if "arrayValue" in value or "array_value" in value:
-        array = value.get("arrayValue", value.get("array_value"))
-        items = array.get("values", []) if isinstance(array, Mapping) else None
+                                    f"got {short_repr(raw)}") from None
+    if kind == "array":
+        items = raw.get("values", []) if isinstance(raw, Mapping) else None
         if not isinstance(items, list):
-            raise _Malformed(where, f"arrayValue must hold a values list, got {short_repr(array)}")
+            raise _Malformed(where, f"arrayValue must hold a values list, got {short_repr(raw)}")
         return [_any_value(v, f"{where}[{i}]") for i, v in enumerate(items)]
-    if "kvlistValue" in value or "kvlist_value" in value:
-        kvlist = value.get("kvlistValue", value.get("kvlist_value"))
-        pairs = kvlist.get("values", []) if isinstance(kvlist, Mapping) else None
+    if kind == "kvlist":
+        pairs = raw.get("values", []) if isinstance(raw, Mapping) else None
         if not isinstance(pairs, list):
             raise _Malformed(where, f"kvlistValue must hold a values list, "
-                                    f"got {short_repr(kvlist)}")
+                                    f"got {short_repr(raw)}")
         return _key_values(pairs, where)
-    if "bytesValue" in value or "bytes_value" in value:
-        return value.get("bytesValue", value.get("bytes_value"))  # base64 text, kept as is
+    if kind == "bytes":
+        return raw  # base64 text, kept as is
     raise _Malformed(where, f"unknown AnyValue {short_repr(value)}")
 
 
@@ -129,13 +133,23 @@ def _key_values(pairs: object, where: str) -> dict[str, Any]:
         raise _Malformed(where, f"must be a list of key/value objects, got {short_repr(pairs)}")
     out: dict[str, Any] = {}
     for index, pair in enumerate(pairs):
-        key = pair.get("key") if isinstance(pair, Mapping) else None
+        key = pair.get("key") if isinstance(pair, dict | Mapping) else None
         if not isinstance(key, str):
             raise _Malformed(f"{where}[{index}]", f"must be an object with a string key, "
                                                   f"got {short_repr(pair)}")
-        out[key] = _any_value(cast(Mapping[str, Any], pair).get("value", {}),
-                              f"{where}[{index}] ({key})")
+        value = cast(Mapping[str, Any], pair).get("value", _NO_VALUE)
+        # The common case first: one string value (no location string built for it).
+        if type(value) is dict and len(value) == 1 and type(value.get("stringValue")) is str:
+            out[key] = value["stringValue"]
+            continue
+        try:
+            out[key] = _any_value(value, "")
+        except _Malformed as exc:
+            raise _Malformed(f"{where}[{index}] ({key}){exc.field}", exc.problem) from None
     return out
+
+
+_NO_VALUE: Final[Mapping[str, Any]] = {}
 
 
 def _field(raw: Mapping[str, Any], camel: str) -> Any:
@@ -415,7 +429,7 @@ def _span(raw: object, resource: Mapping[str, Any], scope: Mapping[str, Any]) ->
         raise _Malformed("events", f"must be a list, got {short_repr(events)}")
     extra: dict[str, Any] = {
         "otel": {"kind": raw.get("kind"), "convention": convention,
-                 "resource": dict(resource), "scope": dict(scope),
+                 "resource": resource, "scope": scope,
                  "events": [{"name": e.get("name"),
                              "attributes": _key_values(e.get("attributes"),
                                                        f"events[{i}].attributes")}
