@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from google.protobuf.json_format import ParseDict
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
@@ -19,7 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from scorecore import JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import EvalItem, run_evals
 from scorecore.live import live_scoring, scored
-from scorecore.traces import otlp_to_traces, score_traces
+from scorecore.traces import Trace, otlp_to_traces, score_traces, trace_to_agent_run
 from scorecore_adapters.otel import EVENT_NAME, otel_sink, read_otlp_protobuf
 from scorecore_adapters.testing import ScriptedJudge, judge_error
 
@@ -216,3 +219,63 @@ async def test_no_evaluation_spans_by_default(
     await run_evals([EvalItem(input="a", output="a", id="x")], [one],
                     on_item_complete=otel_sink(tracer_provider=provider))
     assert [s.name for s in exporter.get_finished_spans()] == ["evaluation one"]
+
+
+class _Capture(BaseHTTPRequestHandler):
+    bodies: ClassVar[list[bytes]] = []
+
+    def do_POST(self) -> None:  # the OTLP/HTTP exporter posts protobuf to /v1/traces
+        length = int(self.headers["Content-Length"])
+        type(self).bodies.append(self.rfile.read(length))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+def test_what_the_sdk_exporter_sends_is_read_and_scored() -> None:
+    """An agent instrumented with the OpenTelemetry SDK (GenAI attributes) exports over
+    OTLP/HTTP; the protobuf bodies it sent read back into an agent run scorecore can score."""
+    _Capture.bodies = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
+            endpoint=f"http://127.0.0.1:{server.server_address[1]}/v1/traces")))
+        tracer = provider.get_tracer("weather-agent")
+        user = json.dumps([{"role": "user", "parts": [{"type": "text",
+                                                       "content": "Weather in Paris?"}]}])
+        answer = json.dumps([{"role": "assistant", "parts": [
+            {"type": "text", "content": "Rainy in Paris."}]}])
+        with tracer.start_as_current_span("invoke_agent weather", attributes={
+                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather",
+                "gen_ai.input.messages": user, "gen_ai.output.messages": answer}):
+            with tracer.start_as_current_span("chat gpt-4o", attributes={
+                    "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+                    "gen_ai.usage.input_tokens": 12, "gen_ai.input.messages": user,
+                    "gen_ai.output.messages": answer}):
+                pass
+            with tracer.start_as_current_span("execute_tool get_weather", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                    "gen_ai.tool.call.arguments": '{"city": "Paris"}',
+                    "gen_ai.tool.call.result": "rainy"}):
+                pass
+        provider.shutdown()
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+    spans = [s for body in _Capture.bodies for t in read_otlp_protobuf(body).unwrap()
+             for s in t.spans]
+    assert sorted(s.span_type for s in spans) == ["agent_run", "model_generation", "tool_call"]
+    trace = Trace(spans=spans, trace_id=spans[0].trace_id)
+    agent_input, (message,) = trace_to_agent_run(trace).unwrap()
+    assert agent_input.input_messages[0].content.content == "Weather in Paris?"
+    assert message.content.content == "Rainy in Paris."
+    (call,) = message.content.tool_invocations or ()
+    assert (call.tool_name, call.args, call.result) == ("get_weather", {"city": "Paris"}, "rainy")
