@@ -557,30 +557,10 @@ def read_otlp_json_lines(lines: Iterable[str | bytes]) -> Iterator[Result[Trace,
     pending: dict[str, list[Span]] = {}
     broken: dict[str, TraceError] = {}
     rooted: set[str] = set()
-    iterator = iter(lines)
-    number = 0
-    for line in iterator:
-        number += 1
-        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-        if not text.strip():
+    for number, payload in _payloads(lines):
+        if isinstance(payload, TraceError):
+            yield Failure(payload)
             continue
-        try:
-            payload = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if number == 1:
-                # A pretty-printed single request spans many lines: read the whole file.
-                rest = "".join(r.decode("utf-8", "replace") if isinstance(r, bytes) else r
-                               for r in iterator)
-                try:
-                    payload = json.loads(text + rest)
-                except json.JSONDecodeError:
-                    yield Failure(TraceError(kind="invalid_otlp", message=(
-                        f"line 1: not JSON ({exc.msg} at character {exc.pos})")))
-                    return
-            else:
-                yield Failure(TraceError(kind="invalid_otlp", message=(
-                    f"line {number}: not JSON ({exc.msg} at character {exc.pos})")))
-                continue
         for item in _spans_of(payload):
             if isinstance(item, Failure):
                 error = item.failure()
@@ -603,6 +583,46 @@ def read_otlp_json_lines(lines: Iterable[str | bytes]) -> Iterator[Result[Trace,
     for error in broken.values():
         yield Failure(error)
     broken.clear()
+
+
+def _text(line: str | bytes) -> str:
+    return line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+
+
+def _not_json(number: int, exc: json.JSONDecodeError) -> TraceError:
+    return TraceError(kind="invalid_otlp",
+                      message=f"line {number}: not JSON ({exc.msg} at character {exc.pos})")
+
+
+def _payloads(lines: Iterable[str | bytes]) -> Iterator[tuple[int, object | TraceError]]:
+    """Each non-blank line's JSON, numbered from 1; a line that is not JSON as a TraceError."""
+    iterator = iter(lines)
+    number = 0
+    for line in iterator:
+        number += 1
+        text = _text(line)
+        if not text.strip():
+            continue
+        try:
+            yield number, json.loads(text)
+        except json.JSONDecodeError as exc:
+            if number > 1:
+                yield number, _not_json(number, exc)
+                continue
+            # A pretty-printed single request spans many lines: try the whole file.
+            rest = [_text(r) for r in iterator]
+            try:
+                yield 1, json.loads(text + "".join(rest))
+            except json.JSONDecodeError:
+                # Not that either: JSON lines whose first line is broken.
+                yield 1, _not_json(1, exc)
+                for offset, other in enumerate(rest, start=2):
+                    if other.strip():
+                        try:
+                            yield offset, json.loads(other)
+                        except json.JSONDecodeError as error:
+                            yield offset, _not_json(offset, error)
+            return
 
 
 def _finished(

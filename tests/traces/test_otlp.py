@@ -240,3 +240,12 @@ async def test_score_traces_scores_otlp_traces() -> None:
     summary = await score_traces(said, traces)
     assert summary.scored_count == 2
     assert [r.outcome.unwrap().score for r in summary.results] == [1.0, 0.0]
+
+
+def test_a_broken_first_line_does_not_drop_the_file() -> None:
+    """JSON lines whose first line is broken: that line fails, the next lines still read."""
+    good = json.dumps(_request(_GOOD))
+    outcomes = list(read_otlp_json_lines(["{oops\n", good + "\n", "\n", "[1,\n"]))
+    assert [type(o) for o in outcomes] == [Failure, Success, Failure]
+    assert outcomes[0].failure().message.startswith("line 1: not JSON")
+    assert outcomes[2].failure().message.startswith("line 4: not JSON")
