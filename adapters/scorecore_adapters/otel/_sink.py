@@ -21,10 +21,9 @@ from opentelemetry.trace import (
     Tracer,
     TracerProvider,
 )
-
 from returns.result import Failure
 
-from scorecore import JudgeExecution, ScorerRunError, ScoreResult, redact_secrets
+from scorecore import JudgeExecution, ScoreResult, ScorerRunError, redact_secrets
 from scorecore.evals import ItemResult, ScorerOutcome, Threshold, failure_kind
 from scorecore.traces import ScoreRecord, TraceBatchResult
 from scorecore_adapters.report._causes import cause_of_outcome
