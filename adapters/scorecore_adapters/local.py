@@ -201,6 +201,9 @@ def llama_server(
             ``.gguf``. The server answers whatever model name a request sends.
         startup_timeout: seconds to wait for the first answer before giving up.
         extra_args: more command-line options for the server (``["--n_threads", "2"]``).
+            The server's repeat penalty looks back 256 tokens, as :class:`LocalModel`'s
+            does, unless these name ``--last_n_tokens_size`` (its own default is 64, too
+            short for a small model's loops).
 
     Raises:
         LlamaServerError: the server exited or did not answer in time; the message quotes the
@@ -222,13 +225,17 @@ def llama_server(
     if importlib.util.find_spec("llama_cpp") is None:
         raise ModuleNotFoundError(f"llama_server needs llama-cpp-python: {_EXTRA_HINT}")
     alias = model_alias or path.name.removesuffix(".gguf")
+    # LocalModel's repeat-penalty window (see _PENALTY_WINDOW) unless extra_args name one.
+    window = () if "--last_n_tokens_size" in extra_args else (
+        "--last_n_tokens_size", str(_PENALTY_WINDOW))
     attempts = 1 if port is not None else _PORT_ATTEMPTS
     for attempt in range(attempts):
         chosen = port if port is not None else _free_port(host)
         url = f"http://{host}:{chosen}/v1"
         command = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host,
-            "--port", str(chosen), "--n_ctx", str(n_ctx), "--model_alias", alias, *extra_args,
+            "--port", str(chosen), "--n_ctx", str(n_ctx), "--model_alias", alias, *window,
+            *extra_args,
         ]
         with tempfile.TemporaryFile() as log:
             process = subprocess.Popen(  # noqa: S603 - our interpreter, arguments as a list
