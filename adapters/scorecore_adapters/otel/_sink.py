@@ -24,7 +24,9 @@ from opentelemetry.trace import (
 from returns.result import Failure
 
 from scorecore import JudgeExecution, ScoreResult, ScorerRunError, redact_secrets
-from scorecore.evals import ItemResult, ScorerOutcome, Threshold, failure_kind
+from scorecore.evals import ItemResult, Threshold
+from scorecore.evals.engine import failure_kind
+from scorecore.evals.results import ScorerOutcome
 from scorecore.traces import ScoreRecord, TraceBatchResult
 from scorecore_adapters.report._causes import cause_of_outcome
 
