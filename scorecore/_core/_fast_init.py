@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
-__all__ = ["fast_init"]
+# No __all__: the kernel's own helper, in no public namespace (tests/test_public_api.py).
 
 _T = TypeVar("_T")
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
-__all__ = ["MAX_DEPTH", "Check", "TooDeep", "fast_check"]
+# No __all__: the kernel's own helpers, in no public namespace (tests/test_public_api.py).
 
 Check: TypeAlias = Callable[[Any, int], bool]
 """A compiled check: ``check(value, depth)`` is whether ``value`` is valid (raises
