@@ -20,6 +20,7 @@ from scorecore._core._economics import (
     JudgeMeter,
     ModelPrice,
     Pricing,
+    current_cache_key,
 )
 from scorecore._core._judge import (
     DEFAULT_OUTPUT_CAP,
@@ -88,6 +89,7 @@ __all__ = [
     "StepName",
     "StructuredOutputMode",
     "cache_key",
+    "current_cache_key",
     "is_auth_error",
     "is_model_retryable",
     "is_retryable_error",

@@ -740,6 +740,29 @@ class HttpJudgeBase:
             lambda response: scrub_response(response, secrets)
         )
 
+    def read_reply(
+        self, request: JudgeRequest, body: object, *, status: int = 200,
+        headers: Mapping[str, str] | None = None,
+    ) -> Result[JudgeResponse, JudgeError]:
+        """Read a reply to ``request`` that came by another route than :meth:`generate` (a
+        batch result line) exactly as :meth:`generate` reads its own: a non-2xx ``status`` is
+        the provider's error, a 2xx body goes through the same parsing and repair, and every
+        secret is scrubbed."""
+        secrets = self._secrets(request)
+        response = httpx.Response(status, json=body, headers=dict(headers or {}))
+        if not response.is_success:
+            return Failure(error_from_response(response, provider=self._provider,
+                                               secrets=secrets))
+        reply = HttpReply(response=response, headers=_headers(response, secrets), body=body)
+        return self._parse(reply, request).map(
+            lambda parsed: scrub_response(self._finish_reply(parsed, request), secrets)
+        )
+
+    def _finish_reply(self, response: JudgeResponse, request: JudgeRequest) -> JudgeResponse:
+        """What :meth:`read_reply` does to a parsed reply besides scrubbing (none here)."""
+        del request
+        return response
+
     async def aclose(self) -> None:
         """Close the HTTP client this model created for the running event loop; an injected
         client is left open. The model stays usable: a later call creates a new client."""

@@ -9,6 +9,7 @@ batch spent, what it saved, and the calls in flight.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import math
 import warnings
@@ -41,6 +42,7 @@ __all__ = [
     "JudgeMeter",
     "ModelPrice",
     "Pricing",
+    "current_cache_key",
 ]
 
 _R = TypeVar("_R")
@@ -501,6 +503,25 @@ def _admit(
     return worst
 
 
+# The cache key of the judge call the running task is making (set around the model call only).
+_CALL_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "scorecore_judge_call_key", default=None
+)
+
+
+def current_cache_key() -> str | None:
+    """The judge cache key of the call the running task is making, for a judge model to read
+    inside ``generate``; ``None`` outside a metered call or when the run has no cache.
+
+    A batch judge journals each request under this key (it holds the trial index and the
+    model's identity), so a process started again knows which requests it already submitted.
+
+    >>> current_cache_key() is None
+    True
+    """
+    return _CALL_KEY.get()
+
+
 # A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
 # equals by accident (the meter compares it by identity, and never puts it in a key).
 _UNREADABLE = "\x00unreadable cache identity"
@@ -607,6 +628,7 @@ class MeteredExecution:
         if cache is not None:
             ledger._flights[key] = flight
         ledger.model_calls += 1
+        token = _CALL_KEY.set(key or None)
         try:
             outcome: _R | JudgeResponse = await call()
             if isinstance(outcome, JudgeResponse):
@@ -614,6 +636,7 @@ class MeteredExecution:
                 if cache is not None:
                     self._candidate = (key, outcome)
         finally:
+            _CALL_KEY.reset(token)
             if reservation is not None:
                 ledger._reserved_usd -= reservation.usd
                 ledger._reserved_tokens -= reservation.tokens
