@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, PromptStep, ScorePromptStep, Scorer, create_scorer
 from scorecore.evals import EvalReport, run_evals
+from scorecore.judge import Pricing
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel
 from scorecore_adapters.batch.fakes import (
@@ -183,3 +184,24 @@ async def test_duplicate_items_share_one_submitted_request(name: str, tmp_path: 
                                      keep_results=True)
     assert set(scores_of(report).values()) == {0.07}
     assert len(provider.fake.submitted) == 2  # analyze and score, once each
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", ["openai", "anthropic"])
+async def test_a_batch_run_costs_half_the_direct_price(name: str, tmp_path: Path) -> None:
+    """Through either fake, the report's cost is the batch price and saved_usd the rest."""
+    pricing = Pricing.from_mapping({"judge-model": {"input": 2.0, "output": 8.0}})
+    with allow_model_requests():
+        provider = Provider(name, tmp_path)
+        judge = provider.judge(8)
+        data = [{"id": f"q{i}", "input": "q", "output": f"answer {i}"} for i in range(4)]
+        report = await run_evals(data, [scorer(judge)], pricing=pricing, concurrency=4,
+                                 keep_results=True)
+    executions = [e for r in report.results or () for o in r.outcomes if o.result
+                  for runs in o.result.judge.values() for e in runs]
+    usage = [e.usage for e in executions if e.usage is not None]
+    direct = sum(pricing.cost("judge-model", u) or 0.0 for u in usage)
+    assert len(usage) == 8
+    assert report.economics is not None
+    assert report.economics.cost_usd == pytest.approx(direct / 2)
+    assert report.economics.saved_usd == pytest.approx(direct / 2)
