@@ -43,7 +43,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore import redact_secrets
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, kind_for
-from scorecore_adapters import _guard
+from scorecore_adapters import _batch_switch, _guard
 from scorecore_adapters._checks import is_int, is_number, misuse
 
 __all__ = [
@@ -714,7 +714,18 @@ class HttpJudgeBase:
         refused = _guard.refusal(self._model, self._provider)
         if refused is not None:
             return Failure(refused)
+        router = _batch_switch.ROUTER.get()
+        if router is not None and router.routes(self):  # inside use_batch_api(...)
+            return await router.generate(self, request)
         return await self._generate(request)
+
+    @property
+    def batch_api(self) -> bool:
+        """Whether this judge's calls go through a provider batch API (inside
+        :func:`scorecore_adapters.batch.use_batch_api`); they are then priced at the batch
+        price."""
+        router = _batch_switch.ROUTER.get()
+        return router is not None and router.routes(self)
 
     async def _generate(self, request: JudgeRequest) -> Result[JudgeResponse, JudgeError]:
         """One exchange for ``request``; a judge that may need several overrides this."""

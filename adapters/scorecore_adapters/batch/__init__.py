@@ -11,12 +11,15 @@ the batches it submitted and never submits a request twice. See ``docs/batch-jud
 from scorecore_adapters.batch._journal import BatchJournal, JournalBatch, JournalRequest
 from scorecore_adapters.batch._judge import BatchProgress
 from scorecore_adapters.batch._models import AnthropicBatchModel, OpenAIBatchModel
+from scorecore_adapters.batch._route import BatchRouting, use_batch_api
 
 __all__ = [
     "AnthropicBatchModel",
     "BatchJournal",
     "BatchProgress",
+    "BatchRouting",
     "JournalBatch",
     "JournalRequest",
     "OpenAIBatchModel",
+    "use_batch_api",
 ]

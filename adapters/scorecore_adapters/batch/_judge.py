@@ -63,6 +63,10 @@ class BatchProgress:
     requests_resumed: int = 0
     requests_resubmitted: int = 0
 
+    def counts(self) -> dict[str, int]:
+        """The figures by name (to sum several judges')."""
+        return {f.name: getattr(self, f.name) for f in attrs.fields(BatchProgress)}
+
     def describe(self) -> str:
         """One line for a progress display."""
         return (f"batches: {self.batches_submitted} submitted, {self.batches_in_progress} in "
@@ -133,8 +137,9 @@ class BatchJudgeBase:
 
     __slots__ = (
         "_api", "_clock", "_collecting", "_counts", "_delivered", "_jobs", "_journal",
-        "_max_batch_size", "_max_wait", "_model", "_new_id", "_occurrences", "_owns_journal",
-        "_poll_interval", "_queue", "_ready", "_recovered", "_recovering", "_signal", "_sleep",
+        "_max_batch_size", "_max_wait", "_model", "_new_id", "_occurrences", "_on_change",
+        "_owns_journal", "_poll_interval", "_queue", "_ready", "_recovered", "_recovering",
+        "_signal", "_sleep",
     )
 
     def __init__(
@@ -149,6 +154,7 @@ class BatchJudgeBase:
         clock: Callable[[], float] | None,
         sleep: Callable[[float], Awaitable[None]] | None,
         new_id: Callable[[], str] | None,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         owner = type(self).__name__
         _check_positive(owner, "max_batch_size", max_batch_size, integer=True)
@@ -167,6 +173,7 @@ class BatchJudgeBase:
         self._clock = clock or time.monotonic
         self._sleep = sleep or _anyio_sleep
         self._new_id = new_id or (lambda: uuid.uuid4().hex[:20])
+        self._on_change = on_change
         self._queue: list[_Waiter] = []
         self._jobs: dict[str, _Job] = {}
         self._delivered: set[str] = set()
@@ -445,6 +452,8 @@ class BatchJudgeBase:
             self._journal.record(job.job, job.batch_id)
             self._counts["batches_submitted"] += 1
             self._counts["requests_submitted"] += len(lines)
+            if self._on_change is not None:
+                self._on_change()
             return
         error = submitted.failure()
         if error.status is None:
@@ -497,6 +506,8 @@ class BatchJudgeBase:
         self._counts["batches_done"] += 1
         self._counts["requests_answered"] += sum(
             1 for state, _ in mine.values() if state != "unanswered")
+        if self._on_change is not None:
+            self._on_change()
         unanswered: Outcome = ("unanswered", {"reason": status.status})
         for row in rows:
             waiter = job.waiters.get(row.custom_id)

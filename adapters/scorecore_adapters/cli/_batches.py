@@ -10,6 +10,7 @@ from typing import Any, TextIO
 import anyio
 
 from scorecore.evals import BatchCatalog, BatchSummary, StoreError
+from scorecore_adapters.cli._batch_api import pending_batches
 from scorecore_adapters.cli._common import (
     EXIT_PASSED,
     UsageError,
@@ -47,7 +48,10 @@ def _json(batch: BatchSummary) -> dict[str, Any]:
 
 
 def batches(args: argparse.Namespace, out: TextIO) -> int:
-    """List the store's batches (read-only)."""
+    """List the store's batches (read-only); with ``--pending``, the provider batches of
+    ``--batch-api`` runs not yet collected."""
+    if getattr(args, "pending", False):
+        return pending_batches(args, out)
     store = open_url(args.store, must_exist=True, read_only=True)
     found = anyio.run(_list, store)
     if args.json:
