@@ -3,7 +3,8 @@
 Runs one scorer with two judge steps (analyze with a schema, then the score) over ``--items``
 items, three ways, on the same answers and token counts:
 
-1. **synchronous**: ``OpenAIChatModel`` against an in-process Chat Completions fake: one
+1. **synchronous**: ``OpenAIChatModel`` (``AnthropicModel``) against an in-process Chat
+   Completions (Messages) fake answering with the batch fake's replies and token counts: one
    HTTP call per request, at the direct price;
 2. **batch**: ``OpenAIBatchModel`` (or ``AnthropicBatchModel`` with ``--provider anthropic``)
    against the Batch API fake, in virtual time: the fake takes ``--processing`` seconds per
@@ -38,6 +39,7 @@ from scorecore import JudgeConfig, PromptStep, ScorePromptStep, create_scorer
 from scorecore.evals import EvalReport, run_evals
 from scorecore.judge import Pricing
 from scorecore_adapters import allow_model_requests
+from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel
 from scorecore_adapters.batch.fakes import (
     FakeAnthropicBatchAPI,
@@ -101,23 +103,43 @@ def chat_fake(request: httpx.Request) -> httpx.Response:
     })
 
 
+def messages_fake(request: httpx.Request) -> httpx.Response:
+    """Anthropic Messages with the batch fake's answers and token counts."""
+    body = json.loads(request.content)
+    reply = answer(body)
+    assert isinstance(reply, str)
+    forced = isinstance(body.get("tool_choice"), dict)
+    content = ([{"type": "tool_use", "id": "toolu", "name": "respond",
+                 "input": json.loads(reply)}] if forced else [{"type": "text", "text": reply}])
+    return httpx.Response(200, json={
+        "id": "msg", "type": "message", "role": "assistant", "model": body["model"],
+        "content": content, "stop_reason": "tool_use" if forced else "end_turn",
+        "usage": {"input_tokens": _tokens(body["messages"]), "output_tokens": _tokens(reply)},
+    })
+
+
 def cost_line(report: EvalReport) -> str:
     e = report.economics
     assert e is not None
     return f"cost ${e.cost_usd:.4f}, saved ${e.saved_usd:.4f}"
 
 
-async def synchronous(n: int, concurrency: int) -> tuple[EvalReport, int, float]:
+async def synchronous(
+    n: int, concurrency: int, provider: str
+) -> tuple[EvalReport, int, float]:
     calls = 0
 
     def handler(request: httpx.Request) -> httpx.Response:
         nonlocal calls
         calls += 1
-        return chat_fake(request)
+        return chat_fake(request) if provider == "openai" else messages_fake(request)
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-        judge = OpenAIChatModel("judge-model", api_key="sk-bench-key-000", client=client,
-                                structured_output="json_schema")
+        judge: OpenAIChatModel | AnthropicModel = (
+            OpenAIChatModel("judge-model", api_key="sk-bench-key-000", client=client,
+                            structured_output="json_schema")
+            if provider == "openai"
+            else AnthropicModel("judge-model", api_key="sk-bench-key-000", client=client))
         start = time.perf_counter()
         report = await run_evals(items(n), [scorer(judge)], pricing=PRICING,
                                  concurrency=concurrency)
@@ -162,7 +184,7 @@ async def main(args: argparse.Namespace) -> None:
     print(f"{n:,} items x 2 prompt steps = {2 * n:,} judge requests; provider {args.provider}; "
           f"batch size {args.batch_size}, max wait {args.max_wait:g} s, processing "
           f"{args.processing:g} s, poll {args.poll:g} s")
-    sync, calls, wall = await synchronous(n, args.sync_concurrency)
+    sync, calls, wall = await synchronous(n, args.sync_concurrency, args.provider)
     print(f"synchronous: {calls:,} HTTP call(s); {cost_line(sync)}; wall {wall:.1f} s")
     with tempfile.TemporaryDirectory() as folder:
         world = BatchWorld(args, Path(folder))
