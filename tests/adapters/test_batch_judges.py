@@ -11,7 +11,8 @@ import anyio
 import pytest
 from returns.result import Failure, Result, Success
 
-from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse
+from scorecore import JudgeConfig, Runtime, ScorePromptStep, create_scorer
+from scorecore.judge import JudgeError, JudgeMessage, JudgeMeter, JudgeRequest, JudgeResponse
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel
 from scorecore_adapters.batch.fakes import (
@@ -20,6 +21,7 @@ from scorecore_adapters.batch.fakes import (
     FakeReply,
     SimulatedKill,
 )
+from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import VirtualClock
 
 pytestmark = pytest.mark.anyio
@@ -307,3 +309,36 @@ async def test_secrets_never_reach_an_error(provider: str, tmp_path: Path) -> No
     assert isinstance(result, Failure)
     assert result.failure().kind == "auth"
     assert "sk-test-secret-key" not in repr(result.failure())
+
+
+@PROVIDERS
+async def test_a_provider_outage_while_polling_fails_the_calls_and_a_retry_resumes_the_batch(
+    provider: str, tmp_path: Path
+) -> None:
+    """Status reads failing five times in a row fail the waiting runs (server error); run
+    again, their requests rejoin the batch already submitted: nothing is submitted twice."""
+    world = World(provider, tmp_path)
+    world.fake.fail_status_reads = 5
+    judge = world.judge(max_batch_size=2)
+    scorer = create_scorer(id="s", description="d", judge=JudgeConfig(
+        model=judge, instructions="Grade.",
+    )).generate_score(ScorePromptStep(description="s",
+                                      create_prompt=lambda c: f"item {c.run.output}"))
+    meter = JudgeMeter(cache=MemoryJudgeCache())
+
+    async def run_all() -> dict[int, Any]:
+        out: dict[int, Any] = {}
+
+        async def one(n: int) -> None:
+            out[n] = await scorer.run(input="q", output=str(n), runtime=Runtime(meter=meter))
+
+        async with anyio.create_task_group() as tg:
+            for n in range(2):
+                tg.start_soon(one, n)
+        return out
+
+    first = await run_all()
+    assert all(isinstance(r, Failure) for r in first.values())
+    again = await run_all()
+    assert {n: r.unwrap().score for n, r in again.items()} == {0: 0.0, 1: 0.1}
+    assert len(world.fake.submitted) == 2

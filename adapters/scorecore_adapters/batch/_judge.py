@@ -266,10 +266,12 @@ class BatchJudgeBase:
             if resubmit_of is not None:
                 self._counts["requests_resubmitted"] += 1
             outcome = await self._attend(waiter)
+            if outcome is None or isinstance(outcome, JudgeError):
+                # No outcome (the batch could not be submitted or read): a later call for
+                # the same request rejoins its batch, if it has one.
+                return self._give(request, outcome)
             if waiter.custom_id is not None:
                 self._delivered.add(waiter.custom_id)
-            if outcome is None or isinstance(outcome, JudgeError):
-                return self._give(request, outcome)
             if outcome[0] != "unanswered":
                 return self._read(request, *outcome)
             resubmit_of = waiter.custom_id
@@ -373,6 +375,10 @@ class BatchJudgeBase:
             batch = self._journal.batch(row.job)
             job = self._jobs[row.job] = _Job(
                 job=row.job, batch_id=None if batch is None else batch.provider_batch_id)
+        if job.failure is not None and not job.ended:
+            # Its status could not be read for a while: a new request for it tries again.
+            job.failure = None
+            job.poll_failures = 0
         waiter = job.waiters.get(row.custom_id)
         if waiter is None:
             waiter = job.waiters[row.custom_id] = _Waiter(

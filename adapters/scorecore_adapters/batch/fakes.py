@@ -14,7 +14,8 @@ was created.
 ``(status, error_body)`` for a request the provider fails. Knobs for the failure paths:
 ``refuse_next`` (statuses for the next batch creations, e.g. ``[429]``), ``expire_after``
 (a batch answers only that many requests, then expires), ``cancel_after`` (the same, then
-is cancelled), ``malformed`` (custom ids whose result line is broken), and
+is cancelled), ``malformed`` (custom ids whose result line is broken), ``fail_status_reads``
+(that many status reads answer 500), and
 ``kill_at`` / ``kill_after_processing`` (raise :class:`SimulatedKill` on the n-th HTTP call,
 before or after the fake acted on it, and on every call after it until :meth:`restart`: a
 process killed mid-exchange).
@@ -91,6 +92,8 @@ class _Fake:
         self.malformed: set[str] = set()
         self.kill_at: int | None = None
         self.kill_after_processing = False
+        self.fail_status_reads = 0
+        """How many of the next batch status reads answer 500 (a provider outage)."""
         self.dead = False
         """Set by a simulated kill: every later call is refused until :meth:`restart`."""
         self._ids = 0
@@ -117,6 +120,10 @@ class _Fake:
         if kill and not self.kill_after_processing:
             self.dead = True
             raise SimulatedKill(self.calls[-1])
+        if self.fail_status_reads and request.method == "GET" and self._is_status(request):
+            self.fail_status_reads -= 1
+            return httpx.Response(500, json={"error": {"message": "internal error",
+                                                       "type": "server_error"}})
         response = self._route(request)
         if kill:
             self.dead = True
@@ -125,6 +132,9 @@ class _Fake:
 
     def _route(self, request: httpx.Request) -> httpx.Response:
         raise NotImplementedError
+
+    def _is_status(self, request: httpx.Request) -> bool:
+        return request.url.path.rstrip("/").rsplit("/", 1)[-1] in self.batches
 
     def _create(self, lines: list[tuple[str, Mapping[str, Any]]]) -> _Batch:
         answered, terminal = len(lines), "done"
