@@ -37,7 +37,7 @@ import httpx
 
 from scorecore import JudgeConfig, PromptStep, ScorePromptStep, create_scorer
 from scorecore.evals import EvalReport, run_evals
-from scorecore.judge import Pricing
+from scorecore.judge.economics import Pricing
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel

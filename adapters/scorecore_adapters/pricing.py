@@ -10,7 +10,7 @@ The file maps model ids (``JudgeModel.model_id``) to prices in USD per million t
     batch_discount = 0.5   # optional: the share taken off batch API calls (default 0.5)
 
 JSON is the same shape: ``{"models": {"gpt-4o-mini": {"input": 0.15, "output": 0.6}}}`` (the
-``models`` level may be left out). See :meth:`scorecore.judge.Pricing.from_mapping`.
+``models`` level may be left out). See :meth:`scorecore.judge.economics.Pricing.from_mapping`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from scorecore.judge import Pricing
+from scorecore.judge.economics import Pricing
 
 __all__ = ["load_pricing"]
 

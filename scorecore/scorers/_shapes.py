@@ -21,6 +21,7 @@ from scorecore import (
 )
 from scorecore.scorers._messages import joined_text
 from scorecore.scorers._strings import is_blank
+from scorecore.validators import is_int, misuse
 
 Shape: TypeAlias = Literal["agent", "text"]
 """``"agent"``: Mastra's agent run (:class:`~scorecore.AgentInput` and messages);
@@ -39,15 +40,12 @@ def shown(value: object) -> str:
 
 def refuse(scorer_id: str, field: str, wanted: str, value: object) -> ScorerDefinitionError:
     """The error for a bad factory argument: the scorer, the field, what it needs, the value."""
-    return ScorerDefinitionError(
-        f"scorer {scorer_id!r}: {field} must be {wanted}, got {shown(value)}",
-        scorer_id=scorer_id, field=field, value=value,
-    )
+    return misuse(field, value, f"must be {wanted}", scorer_id=scorer_id)
 
 
 def check_count(scorer_id: str, field: str, value: object, *, minimum: int) -> int:
     """``value`` if it is an ``int`` (not a ``bool``) of at least ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not is_int(value) or value < minimum:
         raise refuse(scorer_id, field, f"an int ≥ {minimum}", value)
     return value
 

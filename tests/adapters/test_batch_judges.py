@@ -12,7 +12,8 @@ import pytest
 from returns.result import Failure, Result, Success
 
 from scorecore import JudgeConfig, Runtime, ScorePromptStep, create_scorer
-from scorecore.judge import JudgeError, JudgeMessage, JudgeMeter, JudgeRequest, JudgeResponse
+from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse
+from scorecore.judge.economics import JudgeMeter
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel
 from scorecore_adapters.batch.fakes import (

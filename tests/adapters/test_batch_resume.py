@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, PromptStep, ScorePromptStep, Scorer, create_scorer
 from scorecore.evals import EvalReport, run_evals
-from scorecore.judge import Pricing
+from scorecore.judge.economics import Pricing
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel
 from scorecore_adapters.batch.fakes import (

@@ -9,16 +9,8 @@ import pytest
 from returns.result import Result
 
 from scorecore import Runtime
-from scorecore.judge import (
-    Budget,
-    JudgeError,
-    JudgeMeter,
-    JudgeRequest,
-    JudgeResponse,
-    JudgeUsage,
-    ModelPrice,
-    Pricing,
-)
+from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge.economics import Budget, JudgeMeter, ModelPrice, Pricing
 from tests.economics._scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio

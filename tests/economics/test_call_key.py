@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from scorecore import JudgeConfig, Runtime, ScorePromptStep, create_scorer
-from scorecore.judge import JudgeMeter, JudgeRequest, cache_key, current_cache_key
+from scorecore.judge import JudgeRequest
+from scorecore.judge.economics import JudgeMeter, cache_key, current_cache_key
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import FunctionJudge
 
