@@ -248,6 +248,11 @@ async def test_a_429_on_submit_fails_the_batchs_requests_and_creates_nothing(
     assert {n: score_of(r) for n, r in again.items()} == {0: 0.0, 1: 0.1}
 
 
+def stored_bytes(folder: Path) -> bytes:
+    """Everything the cache file (and its WAL) holds."""
+    return b"".join(p.read_bytes() for p in folder.glob("cache.db*"))
+
+
 def creation_call(provider: str) -> int:
     """The HTTP call (1-based) that creates the batch: OpenAI uploads a file first."""
     return 2 if provider == "openai" else 1
@@ -310,6 +315,7 @@ async def test_secrets_never_reach_an_error(provider: str, tmp_path: Path) -> No
     assert isinstance(result, Failure)
     assert result.failure().kind == "auth"
     assert "sk-test-secret-key" not in repr(result.failure())
+    assert b"sk-test-secret-key" not in stored_bytes(tmp_path)  # bodies only, scrubbed
 
 
 @PROVIDERS

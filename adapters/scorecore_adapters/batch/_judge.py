@@ -495,6 +495,19 @@ class BatchJudgeBase:
         if current.ended:
             await self._collect_results(job, current)
 
+    def _scrubbed(self, outcome: Outcome) -> Outcome:
+        """An outcome without the model's secrets (a provider may echo the key into an error
+        or a reply), as it is journalled."""
+        secrets = self._model._secrets()
+        text = json.dumps(outcome[1], ensure_ascii=False, default=repr)
+        clean = redact(text, secrets)
+        if clean == text:
+            return outcome
+        try:
+            return outcome[0], json.loads(clean)
+        except ValueError:  # a secret spanning JSON syntax: keep nothing of the line
+            return outcome[0], {"raw": "[REDACTED]"}
+
     async def _collect_results(self, job: _Job, status: BatchStatus) -> None:
         found = await self._api.results(status)
         if isinstance(found, Failure):
@@ -506,7 +519,7 @@ class BatchJudgeBase:
         rows = self._journal.requests_of(job.job)
         if "*" in outcomes:  # the whole batch was refused
             outcomes = {row.custom_id: outcomes["*"] for row in rows}
-        mine = {row.custom_id: outcomes[row.custom_id]
+        mine = {row.custom_id: self._scrubbed(outcomes[row.custom_id])
                 for row in rows if row.custom_id in outcomes}
         self._journal.finish(job.job, status=status.status, outcomes=mine)
         job.ended = True
