@@ -349,3 +349,24 @@ async def test_a_provider_outage_while_polling_fails_the_calls_and_a_retry_resum
     again = await run_all()
     assert {n: r.unwrap().score for n, r in again.items()} == {0: 0.0, 1: 0.1}
     assert len(world.fake.submitted) == 2
+
+
+@PROVIDERS
+async def test_a_malformed_line_goes_through_the_format_fallback_into_the_next_batch(
+    provider: str, tmp_path: Path
+) -> None:
+    """The core's format fallback asks again (schema in the instructions): a second batch
+    answers, and the run scores."""
+    world = World(provider, tmp_path)
+    world.fake.malformed = {"scb_0001-0"}
+    judge = world.judge(max_batch_size=1)
+    scorer = create_scorer(id="s", description="d", judge=JudgeConfig(
+        model=judge, instructions="Grade.",
+    )).generate_score(ScorePromptStep(description="s",
+                                      create_prompt=lambda c: f"item {c.run.output}"))
+    result = await scorer.run(input="q", output="3",
+                              runtime=Runtime(meter=JudgeMeter(cache=MemoryJudgeCache())))
+    assert result.unwrap().score == 0.3
+    assert len(world.fake.batches) == 2
+    (execution,) = result.unwrap().judge["generate_score"]
+    assert execution.model_call_count == 2
