@@ -370,3 +370,14 @@ async def test_a_malformed_line_goes_through_the_format_fallback_into_the_next_b
     assert len(world.fake.batches) == 2
     (execution,) = result.unwrap().judge["generate_score"]
     assert execution.model_call_count == 2
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("max_batch_size", 0), ("max_batch_size", 2.5), ("max_wait", -1), ("poll_interval", "30s"),
+])
+def test_bad_options_name_the_field_and_value(field: str, value: Any, tmp_path: Path) -> None:
+    """A batch judge refuses a bad option at construction, naming it and the value given."""
+    with pytest.raises((TypeError, ValueError)) as raised:
+        OpenAIBatchModel("m", journal=str(tmp_path / "j.db"), **{field: value})
+    assert f"OpenAIBatchModel.{field}" in str(raised.value)
+    assert repr(value) in str(raised.value)

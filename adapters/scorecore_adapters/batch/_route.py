@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import final
 
+import attrs
 from returns.result import Result
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
@@ -27,6 +28,16 @@ __all__ = ["BatchRouting", "use_batch_api"]
 
 
 @final
+@attrs.frozen(kw_only=True)
+class _Options:
+    max_batch_size: int
+    max_wait: float
+    poll_interval: float
+    clock: Callable[[], float] | None
+    sleep: Callable[[float], Awaitable[None]] | None
+
+
+@final
 class BatchRouting:
     """The batch judges ``use_batch_api`` made, one per synchronous judge object it routed."""
 
@@ -39,8 +50,8 @@ class BatchRouting:
         on_change: Callable[[BatchProgress], None] | None,
     ) -> None:
         self._journal = journal
-        self._options = {"max_batch_size": max_batch_size, "max_wait": max_wait,
-                         "poll_interval": poll_interval, "clock": clock, "sleep": sleep}
+        self._options = _Options(max_batch_size=max_batch_size, max_wait=max_wait,
+                                 poll_interval=poll_interval, clock=clock, sleep=sleep)
         self._judges: dict[int, tuple[object, BatchJudgeBase]] = {}
         self.on_change = on_change
 
@@ -54,8 +65,12 @@ class BatchRouting:
             return found[1]
         api: BatchAPI = (OpenAIBatchAPI(model) if isinstance(model, OpenAIChatModel)
                          else AnthropicBatchAPI(model))
-        judge = BatchJudgeBase(model=model, api=api, journal=self._journal, new_id=None,
-                               on_change=self._changed, **self._options)  # type: ignore[arg-type]
+        o = self._options
+        judge = BatchJudgeBase(
+            model=model, api=api, journal=self._journal, max_batch_size=o.max_batch_size,
+            max_wait=o.max_wait, poll_interval=o.poll_interval, clock=o.clock, sleep=o.sleep,
+            new_id=None, on_change=self._changed,
+        )
         self._judges[id(model)] = (model, judge)
         return judge
 
