@@ -15,9 +15,10 @@ which keeps the schema's meaning and takes the converter's blind spots out of it
 
 from __future__ import annotations
 
+import math
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 __all__ = ["GrammarUnsupported", "grammar_schema"]
 
@@ -157,4 +158,39 @@ def _clean(schema: object, ref: Callable[[object], str]) -> Any:
         out["items"] = {"type": list(_ANY_JSON)}
     if out.get("additionalProperties") is True:
         out["additionalProperties"] = {"type": list(_ANY_JSON)}
-    return out
+    return _bounded(out)
+
+
+# The converter ignores minimum/maximum: a bounded number becomes the list of its values at two
+# decimals (a 0-1 score: 0, 0.01, ..., 1), an integer the list of its values, when the list is
+# this short; a grammar then holds the judge to the bounds instead of only telling it.
+_MAX_VALUES: Final = 2001
+
+
+def _finite(value: object) -> TypeGuard[int | float]:
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def _bounded(out: dict[str, Any]) -> dict[str, Any]:
+    kind = out.get("type")
+    low, high = out.get("minimum"), out.get("maximum")
+    plain = set(out) <= {"type", "minimum", "maximum"}
+    if (kind not in ("number", "integer") or not plain or not _finite(low)
+            or not _finite(high)):
+        return out
+    if kind == "integer":
+        first, last = math.ceil(low), math.floor(high)
+        if not 0 < last - first + 1 <= _MAX_VALUES:
+            return out
+        return {"enum": list(range(first, last + 1))}
+    first, last = math.ceil(low * 100), math.floor(high * 100)
+    if not 0 < last - first + 1 <= _MAX_VALUES:
+        return out
+    values: list[int | float] = []
+    for hundredths in range(first, last + 1):
+        if hundredths % 100 == 0:
+            values += [hundredths // 100, float(hundredths // 100)]  # "1" and "1.0"
+        else:
+            values.append(hundredths / 100)
+    return {"enum": values}

@@ -20,8 +20,10 @@ The rules, for a type ``T``:
 - attrs classes, dataclasses and TypedDicts → ``object`` with every field in ``properties``,
   the fields without a default in ``required`` and ``additionalProperties: false``; a class
   docstring and each field's docstring (the string literal under it) or ``metadata``
-  ``"description"`` become ``description``\\s. Classes are written inline; a class that
-  contains itself is written once under ``$defs`` (the root class is the schema itself, ``#``).
+  ``"description"`` become ``description``\\s, and a field's ``metadata`` ``"json_schema"``
+  (a mapping of keywords, e.g. ``{"minimum": 0, "maximum": 1}``) is added to its schema.
+  Classes are written inline; a class that contains itself is written once under ``$defs``
+  (the root class is the schema itself, ``#``).
 
 Anything else (``datetime``, ``bytes``, an arbitrary class, a bare ``TypeVar``) is refused with a
 :class:`~scorecore.ScorerDefinitionError` naming the type and where it sits.
@@ -224,6 +226,12 @@ class _Generator:
         required: list[str] = []
         for name, has_default, metadata in _fields(cls):
             sub = self.schema(hints.get(name, Any), f"{where}.{name}")
+            extra = metadata.get("json_schema")
+            if extra is not None:
+                if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
+                    raise self.fail(cls, f"{where}.{name}",
+                                    "its metadata 'json_schema' is not a mapping of keywords:")
+                sub = {**sub, **extra}
             description = metadata.get("description") or docs.get(name)
             properties[name] = _described(sub, description)
             if not has_default:

@@ -251,3 +251,53 @@ def test_the_grammar_keeps_the_schemas_property_order() -> None:
         "required": ["verdict", "reason"],
     })
     assert 'root ::= "{" space verdict-kv "," space reason-kv "}" space' in grammar
+
+
+def test_a_bounded_score_is_held_to_its_bounds_by_the_grammar() -> None:
+    """llama.cpp's converter ignores minimum/maximum, so a 0-1 score was only asked for: the
+    bundled model answered 1.5 and 2 for prompt_alignment's scores (each a format failure).
+    The grammar now lists the values a bounded number may take (two decimals)."""
+    from scorecore_adapters._grammar import grammar_schema  # noqa: PLC0415
+    from scorecore_adapters.local import grammar_for_schema  # noqa: PLC0415 - local extra
+
+    score = {"type": "number", "minimum": 0, "maximum": 1}
+    values = grammar_schema(score)["enum"]
+    assert {0, 0.01, 0.5, 0.99, 1} <= set(values)
+    assert all(0 <= v <= 1 for v in values)
+    assert len(values) == 103  # 0 and 1 are listed as 0/0.0 and 1/1.0
+    assert grammar_schema({"type": "integer", "minimum": 1, "maximum": 5}) == {
+        "enum": [1, 2, 3, 4, 5]}
+    # Unbounded, half-bounded or too wide a range: left as it was (the core's check reads it).
+    for kept in ({"type": "number"}, {"type": "number", "minimum": 0},
+                 {"type": "number", "minimum": 0, "maximum": 1e9}):
+        assert grammar_schema(kept) == kept
+    grammar = grammar_for_schema({"type": "object", "properties": {"score": score},
+                                  "required": ["score"]})
+    assert '"1.5"' not in grammar
+    assert '"0.5"' in grammar
+
+
+def test_every_score_prompt_alignment_asks_for_is_bounded_in_its_schema(local: Any) -> None:
+    """prompt_alignment's and noise_sensitivity's 0-1 scores carry minimum/maximum in the
+    schema the judge receives (not only in a sentence), so strict and grammar-held judges
+    cannot answer outside them."""
+    seen: list[dict[str, Any]] = []
+
+    def walk(schema: Any) -> None:
+        if isinstance(schema, dict):
+            if schema.get("type") == "number":
+                seen.append(schema)
+            for value in schema.values():
+                walk(value)
+        elif isinstance(schema, list):
+            for value in schema:
+                walk(value)
+
+    for scorer in (builtin.prompt_alignment(JudgeConfig(model=local, instructions="")),
+                   builtin.noise_sensitivity(JudgeConfig(model=local, instructions=""),
+                                             baseline_response="b", noisy_query="q")):
+        for step in scorer.steps:
+            if step.kind == "prompt" and step.name != "generate_reason":
+                walk(step.definition.output_schema)
+    assert len(seen) == 5
+    assert all((s["minimum"], s["maximum"]) == (0, 1) for s in seen)

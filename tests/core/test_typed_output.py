@@ -475,3 +475,26 @@ def test_values_of_any_supported_type_validate_and_round_trip(data: st.DataObjec
     assert step.output_schema is not None
     outcome = parse_and_validate(json.dumps(as_json), compile_schema(step.output_schema))
     assert outcome == Success(value), outcome
+
+
+@attrs.frozen
+class Bounded:
+    score: float = attrs.field(metadata={"json_schema": {"minimum": 0, "maximum": 1}})
+    """How well it did."""
+
+
+def test_a_fields_json_schema_metadata_joins_its_schema() -> None:
+    """``metadata={"json_schema": {...}}`` adds keywords a type cannot say (a 0-1 score), so a
+    judge decoding under the schema is held to them and the core's check refuses the rest."""
+    assert schema_for_type(Bounded)["properties"]["score"] == {
+        "type": "number", "minimum": 0, "maximum": 1, "description": "How well it did."}
+
+
+def test_json_schema_metadata_that_is_not_a_mapping_is_refused_naming_the_field() -> None:
+    @attrs.frozen
+    class Wrong:
+        score: float = attrs.field(metadata={"json_schema": "minimum 0"})
+
+    with pytest.raises(ScorerDefinitionError,
+                       match=r"'json_schema' is not a mapping.*at \(root\)\.score"):
+        schema_for_type(Wrong)

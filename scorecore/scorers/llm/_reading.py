@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
-from typing import cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, cast
 
 import attrs
 
@@ -34,6 +34,12 @@ def check_texts(scorer_id: str, field: str, value: object) -> tuple[str, ...] | 
             isinstance(v, str) for v in value):
         raise refuse(scorer_id, field, "a list of str", value)
     return tuple(value)
+
+
+UNIT_INTERVAL: Final[Mapping[str, Any]] = {"json_schema": {"minimum": 0, "maximum": 1}}
+"""Field metadata saying "from 0 to 1" in the schema the judge receives, so a judge decoding
+under the schema (strict structured output, a grammar) is held to it, not only told:
+``score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)``."""
 
 
 def unit_interval(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:

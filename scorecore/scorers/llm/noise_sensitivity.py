@@ -20,7 +20,13 @@ from scorecore.scorers._shapes import (
     shape_of,
 )
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
-from scorecore.scorers.llm._reading import assistant_text, has_text, unit_interval, user_text
+from scorecore.scorers.llm._reading import (
+    UNIT_INTERVAL,
+    assistant_text,
+    has_text,
+    unit_interval,
+    user_text,
+)
 
 __all__ = ["noise_sensitivity"]
 
@@ -66,7 +72,7 @@ class NoiseReply:
     """The judge's reply: the impact per dimension, major issues and a robustness score."""
 
     dimensions: tuple[DimensionImpact, ...]
-    robustness_score: float = attrs.field(validator=unit_interval)
+    robustness_score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
     """From 0 to 1."""
     major_issues: tuple[str, ...] = ()
     overall_assessment: str = ""

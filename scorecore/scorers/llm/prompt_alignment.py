@@ -20,6 +20,7 @@ from scorecore.scorers._shapes import (
 )
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
 from scorecore.scorers.llm._reading import (
+    UNIT_INTERVAL,
     assistant_text,
     check_scale,
     has_text,
@@ -62,7 +63,7 @@ EXAMPLE = ('Request: "Two bullet points on tea, formal." Response: "- Tea is pop
 class Intent:
     """Whether the answer addresses the primary intent."""
 
-    score: float = attrs.field(validator=unit_interval)
+    score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
     """From 0 to 1."""
     primary_intent: str
     is_addressed: bool
@@ -85,7 +86,7 @@ class Requirements:
     """The requirements found and how well they were met overall."""
 
     requirements: tuple[Requirement, ...]
-    overall_score: float = attrs.field(validator=unit_interval)
+    overall_score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
     """From 0 to 1."""
 
 
@@ -94,7 +95,7 @@ class Requirements:
 class Completeness:
     """How complete the answer is."""
 
-    score: float = attrs.field(validator=unit_interval)
+    score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
     """From 0 to 1."""
     missing_elements: tuple[str, ...]
     reasoning: str
@@ -105,7 +106,7 @@ class Completeness:
 class Appropriateness:
     """Whether the answer's format and tone fit."""
 
-    score: float = attrs.field(validator=unit_interval)
+    score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
     """From 0 to 1."""
     format_alignment: bool
     tone_alignment: bool
