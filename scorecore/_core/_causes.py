@@ -1,16 +1,21 @@
 """Structured causes of a failed scorer run (``ScorerRunError.cause``).
 
-Each cause is a value with a :meth:`describe` method; match on its class to handle it::
+Each cause is a value with a :meth:`describe` method and a stable ``kind`` (a class constant,
+e.g. ``JudgeFailed.kind == "judge_failed"``; stored rows and judge executions are tagged with
+it). Match on its class to handle it::
 
     match error.cause:
         case JudgeFailed(error=judge_error): ...
         case InvalidScore(value_repr=v): ...
+
+Nothing reads a cause back from its message: :func:`failure_kind` and the reports use the
+value's fields.
 """
 
 from __future__ import annotations
 
 import traceback
-from typing import Any, Generic, Literal, TypeAlias, final
+from typing import Any, ClassVar, Generic, Literal, TypeAlias, final, get_args
 
 import attrs
 from typing_extensions import TypeVar
@@ -33,6 +38,7 @@ __all__ = [
     "RunFailureCause",
     "StepFailed",
     "StepRaised",
+    "failure_kind",
 ]
 
 E_co = TypeVar("E_co", covariant=True, default=Any)
@@ -78,6 +84,9 @@ class StepRaised:
     ``exception`` is the original exception object (not serialised); ``traceback`` its text.
     """
 
+    kind: ClassVar[str] = "step_raised"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     exception_type: str
     message: str
     traceback: str = ""
@@ -119,6 +128,9 @@ class StepFailed(Generic[E_co]):
     'preprocess returned Failure(ValueError: bad json)'
     """
 
+    kind: ClassVar[str] = "step_failed"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     step: StepName
     error: E_co
 
@@ -146,6 +158,9 @@ class StepFailed(Generic[E_co]):
 class PrepareRunFailed:
     """``prepare_run`` raised or returned something that is not a ``ScorerRun``."""
 
+    kind: ClassVar[str] = "prepare_run_failed"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     exception_type: str
     message: str
     traceback: str = ""
@@ -164,6 +179,9 @@ class InputMismatch:
     ``errors`` lists every bad field, e.g. ``"input.age: invalid value for type int"``.
     """
 
+    kind: ClassVar[str] = "input_mismatch"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     which: Literal["input", "output", "baseline_output"]
     expected_type: str
     errors: tuple[str, ...]
@@ -177,6 +195,9 @@ class InputMismatch:
 @attrs.frozen(kw_only=True)
 class InvalidScore:
     """``generate_score`` produced something that is not a finite real number."""
+
+    kind: ClassVar[str] = "invalid_score"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
 
     value_repr: str
     type_name: str
@@ -194,6 +215,9 @@ class InvalidScore:
 @attrs.frozen(kw_only=True)
 class InvalidStepValue:
     """A step or ``create_prompt`` returned a value of the wrong kind (e.g. a non-str reason)."""
+
+    kind: ClassVar[str] = "invalid_step_value"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
 
     what: str
     expected: str
@@ -222,6 +246,9 @@ class JudgeFailed:
             retryable error, but no processors are configured).
     """
 
+    kind: ClassVar[str] = "judge_failed"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     error: JudgeError
     model_calls: int
     stop_reason: JudgeStopReason
@@ -242,6 +269,9 @@ class JudgeOutputInvalid:
     ``errors`` lists every problem of the last attempt; ``raw_output`` is its text.
     """
 
+    kind: ClassVar[str] = "judge_output_invalid"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     errors: tuple[str, ...]
     raw_output: str
     attempts: int
@@ -257,6 +287,9 @@ class JudgeOutputInvalid:
 @attrs.frozen(kw_only=True)
 class ProcessorAborted:
     """An input or output processor aborted the judge call with a reason."""
+
+    kind: ClassVar[str] = "processor_aborted"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
 
     stage: Literal["input", "output"]
     processor: str
@@ -297,6 +330,9 @@ class PanelFailed:
 return a finite real number, got 'high' of type str
     """
 
+    kind: ClassVar[str] = "panel_failed"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     scored: int
     min_successful: int
     failures: tuple[MemberFailure, ...] = ()
@@ -319,3 +355,34 @@ RunFailureCause: TypeAlias = (
 JudgeExecutionError: TypeAlias = (
     JudgeFailed | JudgeOutputInvalid | ProcessorAborted | StepRaised | BudgetExhausted
 )
+
+
+def cause_classes() -> dict[str, type[RunFailureCause]]:
+    """Every cause class by its stable ``kind`` (the tags of stored causes).
+
+    >>> cause_classes()["judge_output_invalid"] is JudgeOutputInvalid
+    True
+    """
+    return {cls.kind: cls for cls in get_args(RunFailureCause)}
+
+
+def failure_kind(cause: RunFailureCause) -> str:
+    """A short, stable class of failure for ``cause``, for grouping failures; read from the
+    cause's fields, never from its message.
+
+    A judge error by its kind (``"judge network"``, ``"judge server"`` …), a raising step by
+    its exception type (``"raised KeyError"``), any other cause by its ``kind`` in words
+    (``JudgeOutputInvalid`` gives ``"judge output invalid"``). Rows of failed runs store it in
+    ``metadata["cause"]["kind"]``.
+
+    >>> from scorecore import InvalidScore, StepRaised
+    >>> failure_kind(StepRaised(exception_type="KeyError", message="'x'"))
+    'raised KeyError'
+    >>> failure_kind(InvalidScore(value_repr="'high'", type_name="str"))
+    'invalid score'
+    """
+    if isinstance(cause, JudgeFailed):
+        return f"judge {cause.error.kind}"
+    if isinstance(cause, StepRaised):
+        return f"raised {cause.exception_type}"
+    return cause.kind.replace("_", " ")

@@ -13,7 +13,7 @@ import json
 import math
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, final
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, final
 
 import anyio
 import attrs
@@ -263,6 +263,9 @@ class BudgetExhausted:
             tokens than its cap allowed (:attr:`JudgeLedger.overrun`): no call starts after.
     """
 
+    kind: ClassVar[str] = "budget_exhausted"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     limit: Literal["max_cost_usd", "max_tokens"]
     limit_value: float
     spent: float
@@ -272,22 +275,36 @@ class BudgetExhausted:
     output_tokens: int | None = None
     overrun: str | None = None
 
-    def describe(self) -> str:
-        """One line: why, then the amounts; the part before the first ``"; "`` is the same for
-        every call the same limit refused (failures are grouped by it)."""
+    def describe_limit(self) -> str:
+        """Why, without this call's amounts: the same for every call the same limit refused
+        (failures are grouped by it); :meth:`describe` goes on with the amounts.
+
+        >>> BudgetExhausted(limit="max_tokens", limit_value=1000, spent=990, in_flight=0,
+        ...                 needed=50, model_id="m").describe_limit()
+        'judge budget exhausted: max_tokens=1000 (raise it, --budget-tokens, or lower the output \
+cap, --max-output-tokens or ModelSettings.max_output_tokens)'
+        """
         flag = "--budget-usd" if self.limit == "max_cost_usd" else "--budget-tokens"
         if self.overrun is not None:
             return (f"judge budget stopped: {self.overrun} (a hard budget starts no judge call "
-                    f"after that); {self.limit}={self.limit_value:g}, spent {self.spent:g}")
+                    f"after that)")
         if self.needed is None:
             return (f"judge budget: no price for model {self.model_id!r}, so a call cannot be "
                     f"kept within {self.limit}={self.limit_value:g} (add its price)")
+        return (f"judge budget exhausted: {self.limit}={self.limit_value:g} (raise it, {flag}, or "
+                f"lower the output cap, --max-output-tokens or ModelSettings.max_output_tokens)")
+
+    def describe(self) -> str:
+        """One line: :meth:`describe_limit`, then the amounts after ``"; "``."""
+        head = self.describe_limit()
+        if self.overrun is not None:
+            return f"{head}; {self.limit}={self.limit_value:g}, spent {self.spent:g}"
+        if self.needed is None:
+            return head
         cap = "" if self.output_tokens is None else f" with {self.output_tokens:,} output tokens"
         return (
-            f"judge budget exhausted: {self.limit}={self.limit_value:g} (raise it, {flag}, or "
-            f"lower the output cap, --max-output-tokens or ModelSettings.max_output_tokens); "
-            f"spent {self.spent:g} + {self.in_flight:g} in flight, the call reserves up to "
-            f"{self.needed:g}{cap}"
+            f"{head}; spent {self.spent:g} + {self.in_flight:g} in flight, the call reserves up "
+            f"to {self.needed:g}{cap}"
         )
 
 

@@ -13,6 +13,7 @@ Also the ``ScoreStore`` port that stores implement, and the row shape (and colum
 1.0
 """
 
+from scorecore._core._causes import failure_kind
 from scorecore.evals._agreement import AlphaLevel, bootstrap_interval, krippendorff_alpha
 from scorecore.evals._batches import BatchCatalog, BatchSummary
 from scorecore.evals._calibrate import calibrate
@@ -33,7 +34,6 @@ from scorecore.evals._compare import (
     compare,
     mcnemar_p_value,
 )
-from scorecore.evals._failure_kind import failure_kind
 from scorecore.evals._items import (
     EvalItem,
     InvalidItem,

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 import attrs
 
+from scorecore._core._causes import failure_kind
 from scorecore._core._convert import RESULT_FIELD, RESULT_FIELDS, camel, converter
 from scorecore._core._errors import ScorerRunError
 from scorecore._core._redact import redact_secrets
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import ScoreResult
-from scorecore.evals._failure_kind import failure_kind
 from scorecore.evals._messages import exception_text
 from scorecore.evals._report import ItemResult, OutcomeStatus, ScorerOutcome
 from scorecore.evals._storable import Sanitizer, is_encodable_text
