@@ -38,6 +38,7 @@ from scorecore._core._causes import (
     JudgeFailed,
     JudgeOutputInvalid,
     RunFailureCause,
+    StepFailed,
     cause_classes,
 )
 from scorecore._core._judge import JudgeUsage
@@ -325,6 +326,20 @@ def _stopping_mapping(conv: cattrs.Converter, type_: Any, inner: Any) -> Any:
     return structure
 
 
+def _register_causes(conv: cattrs.Converter) -> None:
+    def unstructure_step_failed(cause: StepFailed) -> dict[str, Any]:
+        # A step's Failure value is stored as JSON; an exception (no JSON of it reads back) as
+        # its "Type: message" text.
+        error = cause.error
+        return {"step": cause.step,
+                "error": f"{cause.error_type}: {cause.message}"
+                if isinstance(error, BaseException) else conv.unstructure(error)}
+
+    conv.register_unstructure_hook(StepFailed, unstructure_step_failed)
+    _tag_by_kind(conv, JudgeExecutionError)
+    _tag_by_kind(conv, RunFailureCause)
+
+
 def _tag_by_kind(conv: cattrs.Converter, union: Any) -> None:
     """Causes are tagged ``{"cause": kind, ...}`` by their stable ``kind``; a cause stored
     before (tagged with its class name) still reads."""
@@ -443,8 +458,7 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook(MessagePart, unstructure_part)
     conv.register_unstructure_hook(GenericPart, unstructure_part)
 
-    _tag_by_kind(conv, JudgeExecutionError)
-    _tag_by_kind(conv, RunFailureCause)
+    _register_causes(conv)
     # JudgeExecution.error is optional; route the optional union through the tagged one.
     optional_error: Any = JudgeExecutionError | None
     conv.register_structure_hook(
