@@ -43,7 +43,7 @@ import attrs
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from returns.result import Success
 
-from scorecore import Runtime, Scorer, ScorerRunError
+from scorecore import Runtime, Scorer, ScoreResult, ScorerRun, ScorerRunError
 from scorecore.evals import (
     EconomicsSummary,
     EvalConfigError,
@@ -104,12 +104,15 @@ _RESULT_FIELDS: Final = (
     ("index", "int64"), ("run_id", "string"), ("item_id", "string"),
     ("scorer_id", "string"), ("status", "string"), ("score", "float64"),
     ("reason", "string"), ("error", "string"), ("item_error", "string"),
+    ("item_error_kind", "string"), ("failure", "string"),
     ("resumed", "bool_"), ("duplicate_of", "int64"),
     ("cost_usd", "float64"), ("cost_known", "bool_"), ("saved_usd", "float64"),
     ("cache_hits", "int64"), ("cache_misses", "int64"), ("model_calls", "int64"),
     ("spent_usd", "float64"), ("spent_tokens", "int64"), ("trust", "string"),
 )
 _TRUST_KEYS: Final = ("panel", "pairwise")
+_FAILURE_KEYS: Final = ("failedStep", "completedSteps", "cause")
+"""The stored row's metadata a failed run's structured cause is read back from (``failure``)."""
 """The stored row's metadata the report's trust values are folded from (``trust`` column)."""
 
 
@@ -231,7 +234,9 @@ class RayEvalResult:
     Attributes:
         rows: one row per (item, scorer), materialized: ``index``, ``run_id``, ``item_id``,
             ``scorer_id``, ``status``, ``score``, ``reason``, ``error``, ``item_error``,
-            ``resumed``, ``duplicate_of``, and the pair's judge economics: ``cost_usd``
+            ``item_error_kind``, ``failure`` (a failed run's step and structured cause as
+            its stored row keeps them, JSON text, else null), ``resumed``,
+            ``duplicate_of``, and the pair's judge economics: ``cost_usd``
             (``cost_known`` false when a call could not be priced), ``saved_usd``,
             ``cache_hits``, ``cache_misses``, ``model_calls``; ``spent_usd`` and
             ``spent_tokens`` hold what a whole ``map_batches`` call spent, on its first row
@@ -350,17 +355,18 @@ class _ScoringActor:
         suspects = frozenset(ray.get(self._ledger.begin.remote(indices)))
         ledger = None if self._meter is None else self._meter.ledger
         before = (0.0, 0) if ledger is None else (ledger.spent_usd, ledger.spent_tokens)
-        results, trust = self._portal.call(self._score, rows, suspects)
+        results, trust, failures = self._portal.call(self._score, rows, suspects)
         self._ledger.end.remote(indices)  # no need to wait: only a retry of this batch asks
         # Batches run one at a time in an actor: the meter's growth over this call is its spend.
         spent = (0.0, 0) if ledger is None else (ledger.spent_usd - before[0],
                                                  ledger.spent_tokens - before[1])
-        return pa.Table.from_pylist(_result_rows(results, spent=spent, trust=trust),
-                                    schema=_result_schema())
+        return pa.Table.from_pylist(
+            _result_rows(results, spent=spent, trust=trust, failures=failures),
+            schema=_result_schema())
 
     async def _score(
         self, rows: list[dict[str, Any]], suspects: frozenset[int]
-    ) -> tuple[list[ItemResult], dict[tuple[str, str], str]]:
+    ) -> tuple[list[ItemResult], dict[tuple[str, str], str], dict[tuple[str, str], str]]:
         # A fresh scorer per batch: a batch Ray runs again must not see its own ids as
         # repeated (repeats across the dataset were found before scoring began).
         score = ItemScorer(scorers=self._scorers, target=self._target, runtime=self._runtime,
@@ -368,13 +374,15 @@ class _ScoringActor:
         results: list[ItemResult | None] = [None] * len(rows)
         saved: list[Any] = []
         trust: dict[tuple[str, str], str] = {}
+        failures: dict[tuple[str, str], str] = {}
         pending = iter([(p, r) for p, r in enumerate(rows) if r[INDEX_COLUMN] not in suspects])
 
         async def finish(position: int, result: ItemResult) -> None:
             result, item_rows = self._rows.rows(result)
             results[position] = result
             saved.extend(item_rows)
-            trust.update(_trust_of(item_rows))
+            trust.update(_metadata_of(item_rows, _TRUST_KEYS))
+            failures.update(_metadata_of(item_rows, _FAILURE_KEYS))
 
         async def worker() -> None:
             for position, row in pending:
@@ -397,7 +405,7 @@ class _ScoringActor:
                     await self._ledger.survived.remote(index)
         if saved:
             await self._store.save(saved)  # one transaction per batch, an upsert per pair
-        return [r for r in results if r is not None], trust
+        return [r for r in results if r is not None], trust, failures
 
     async def _item(self, score: ItemScorer, row: dict[str, Any]) -> ItemResult:
         row = dict(row)
@@ -794,13 +802,13 @@ def _report(rows: ray.data.Dataset, fold: ReportFold, *, batch_id: str,
     return trust.finish(fold.report(batch_id=batch_id, duration=duration))
 
 
-def _trust_of(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], str]:
-    """The panel or pairwise part of each stored row that has one, as JSON text, by (run id,
-    scorer id)."""
+def _metadata_of(rows: Iterable[ScoreRow], keys: Sequence[str]) -> dict[tuple[str, str], str]:
+    """The part of each stored row's metadata under ``keys`` (a panel or pairwise result, a
+    failed run's cause), as JSON text, by (run id, scorer id), for the rows that have one."""
     out: dict[tuple[str, str], str] = {}
     for row in rows:
         metadata = row.metadata or {}
-        kept = {key: metadata[key] for key in _TRUST_KEYS if key in metadata}
+        kept = {key: metadata[key] for key in keys if key in metadata}
         if kept:
             out[(row.run_id, row.scorer_id)] = json.dumps(kept)
     return out
@@ -823,17 +831,22 @@ def _item_results(rows: ray.data.Dataset) -> Iterator[ItemResult]:
 def _result_rows(
     results: Iterable[ItemResult], *, spent: tuple[float, int] = (0.0, 0),
     trust: Mapping[tuple[str, str], str] | None = None,
+    failures: Mapping[tuple[str, str], str] | None = None,
 ) -> list[dict[str, Any]]:
     """One result row per (item, scorer), an item's rows together (see :class:`RayEvalResult`).
 
     ``spent`` (what the meter spent on these items: USD, tokens) goes on the first row;
-    ``trust`` holds the pairs' panel or pairwise JSON by (run id, scorer id).
+    ``trust`` holds the pairs' panel or pairwise JSON by (run id, scorer id), ``failures``
+    the failed pairs' step and cause JSON.
     """
     trust = trust or {}
+    failures = failures or {}
     rows = [
         {"index": r.index, "run_id": r.run_id, "item_id": _text(r.item_id),
          "scorer_id": o.scorer_id, "status": o.status, "score": o.score,
          "reason": _text(o.reason), "error": _text(o.error), "item_error": _text(r.error),
+         "item_error_kind": r.error_kind,
+         "failure": None if o.resumed else failures.get((r.run_id, o.scorer_id)),
          "resumed": o.resumed, "duplicate_of": r.duplicate_of, **_costs(o),
          "spent_usd": 0.0, "spent_tokens": 0,
          "trust": None if o.resumed else trust.get((r.run_id, o.scorer_id))}
@@ -916,9 +929,30 @@ def _item_result(rows: Sequence[Mapping[str, Any]]) -> ItemResult:
     return ItemResult(
         index=first["index"], item_id=first["item_id"], run_id=first["run_id"], item=None,
         error=first["item_error"], duplicate_of=first["duplicate_of"],
+        error_kind=first["item_error_kind"],
         outcomes=tuple(
             ScorerOutcome(scorer_id=r["scorer_id"], status=r["status"], score=r["score"],
-                          reason=r["reason"], error=r["error"], resumed=r["resumed"])
+                          reason=r["reason"], error=r["error"], resumed=r["resumed"],
+                          run_error=_run_error(r))
             for r in rows
         ),
+    )
+
+
+def _run_error(row: Mapping[str, Any]) -> ScorerRunError | None:
+    """A failed pair's run error, rebuilt from its stored step and cause (``failure``); its
+    partial result stays with the stored row (here, the run's id only)."""
+    if row.get("failure") is None:
+        return None
+    metadata = json.loads(row["failure"])
+    cause = ScoreRow(id=row_id(row["run_id"], row["scorer_id"]), scorer_id=row["scorer_id"],
+                     run_id=row["run_id"], batch_id="", status="failed",
+                     metadata=metadata).failure_cause()
+    step = metadata.get("failedStep")
+    if cause is None or not isinstance(step, str):
+        return None
+    return ScorerRunError(
+        scorer_id=row["scorer_id"], failed_step=step,
+        completed_steps=tuple(metadata.get("completedSteps") or ()), cause=cause,
+        partial=ScoreResult(run=ScorerRun(input=None, output=None, run_id=row["run_id"])),
     )

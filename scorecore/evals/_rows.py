@@ -305,6 +305,14 @@ def _given_input(given: Any, stored: Any) -> Any:
     return _SAME if same else as_json
 
 
+def _item_cause(result: ItemResult) -> dict[str, Any]:
+    # A whole item's failure: its kind as reports show it ("target raised", "item").
+    if result.error is None:
+        return {}
+    kind = (result.error_kind or "item").replace("_", " ")
+    return {"cause": {"kind": kind, "step": None, "message": result.error}}
+
+
 def stored_cause(cause: RunFailureCause, step: str) -> dict[str, Any]:
     """A failed run's cause as its row stores it (``metadata["cause"]``): ``kind``
     (:func:`~scorecore.evals.failure_kind`), ``step``, ``message`` (``cause.describe()``) and
@@ -609,6 +617,7 @@ class ItemRows:
             entity={"id": target, "name": target} if target else None,
             entity_id=target, source="TEST", dataset_item_id=result.item_id,
             metadata={"itemIndex": result.index,
-                      "fingerprint": self._scorer_json[outcome.scorer_id]["fingerprint"]},
+                      "fingerprint": self._scorer_json[outcome.scorer_id]["fingerprint"],
+                      **_item_cause(result)},
             error=outcome.error, run_error=outcome.run_error,
         )

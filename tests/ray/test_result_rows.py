@@ -10,12 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.evals import ItemResult, ReportFold, ScorerOutcome, Threshold
-from scorecore_adapters.ray import _regroup, _result_rows, _result_schema
+from scorecore.evals import ItemResult, ItemRows, ReportFold, ScorerOutcome, Threshold, run_evals
+from scorecore_adapters.ray import (
+    _FAILURE_KEYS,
+    _metadata_of,
+    _regroup,
+    _result_rows,
+    _result_schema,
+)
+from scorecore_adapters.report import cause_of_outcome
+from tests.results.test_causes import failing_scorers
 
 SCORERS = ("a", "b", "c")
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too
@@ -65,3 +74,33 @@ def test_the_report_survives_the_result_rows_exactly(results: list[ItemResult]) 
     assert [[(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes]
             for r in regrouped] == [
         [(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes] for r in results]
+
+
+def test_failure_causes_survive_the_result_rows() -> None:
+    """Each failed pair's structured cause and an item's failure kind cross the Arrow rows, so
+    ``scorecore eval --engine ray`` groups failures as the local engine does (kind, step,
+    message), reading no message."""
+    scorers = failing_scorers("s", "boom")
+    results: list[ItemResult] = []
+
+    def target(item: Any) -> Any:
+        if item.input == "raise":
+            raise ConnectionError("down")
+        return "a"
+
+    items = [{"id": "1", "input": "q"}, {"id": "2", "input": "raise"}]
+    anyio.run(lambda: run_evals(items, scorers, target=target, on_item_complete=results.append,
+                                max_failures=None))
+    builder = ItemRows(batch_id="b", scorers=scorers, target_name="t")
+    failures = _metadata_of([row for r in results for row in builder.rows(r)[1]],
+                            _FAILURE_KEYS)
+    table = pa.Table.from_pylist(_result_rows(results, failures=failures),
+                                 schema=_result_schema())
+
+    def causes(of: list[ItemResult]) -> list[Any]:
+        return [cause_of_outcome(o, item_error=r.error, item_error_kind=r.error_kind)
+                for r in of for o in r.outcomes]
+
+    local = causes(results)
+    assert {c.kind for c in local} >= {"raised LookupError", "judge server", "target raised"}
+    assert causes(list(_regroup(table.to_pylist()))) == local

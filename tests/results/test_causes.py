@@ -19,7 +19,7 @@ from scorecore import (
     StepFailed,
     create_scorer,
 )
-from scorecore.evals import ItemResult, ScoreRow, failure_kind, run_evals
+from scorecore.evals import ItemResult, ScorerOutcome, ScoreRow, failure_kind, run_evals
 from scorecore.evals._storable import clean_text
 from scorecore_adapters.report import FailureCause, cause_of_outcome, cause_of_row
 from scorecore_adapters.storage import SqliteScoreStore
@@ -214,3 +214,37 @@ def test_a_row_stored_without_its_cause_value_still_reads() -> None:
         assert (cause.kind, cause.step) == ((row.metadata or {})["cause"]["kind"],
                                             (row.metadata or {})["failedStep"])
         assert cause.message == (row.metadata or {})["error"]
+
+
+def test_a_raising_target_is_its_own_kind_read_not_parsed() -> None:
+    """An item whose target raised fails every scorer under kind "target raised", live and
+    stored, from the item's failure kind; an item failing otherwise is "item" whatever its
+    text says."""
+    def target(item: Any) -> Any:
+        raise ConnectionError("model endpoint timed out")
+
+    live: list[FailureCause] = []
+    results: list[ItemResult] = []
+
+    def seen(result: ItemResult) -> None:
+        results.append(result)
+        live.extend(cause_of_outcome(o, item_error=result.error,
+                                     item_error_kind=result.error_kind) for o in result.outcomes)
+
+    async def main() -> list[ScoreRow]:
+        async with SqliteScoreStore(":memory:") as store:
+            await run_evals([{"id": "1", "input": "q"}], failing_scorers("s", "x")[:2],
+                            target=target, store=store, batch_id="b", on_item_complete=seen,
+                            max_failures=None)
+            return await store.list_run("b")
+
+    rows = anyio.run(main)
+    assert [r.error_kind for r in results] == ["target_raised"]
+    message = "target raised ConnectionError: model endpoint timed out"
+    assert live == [FailureCause(kind="target raised", message=message)] * 2
+    assert [cause_of_row(row) for row in rows] == live
+    unreadable = ItemResult(index=0, item_id=None, run_id="b:#0", item=None,
+                            error="target raised? no: missing field 'input'", error_kind="item")
+    outcome = ScorerOutcome(scorer_id="s", status="failed", error=unreadable.error)
+    assert cause_of_outcome(outcome, item_error=unreadable.error,
+                            item_error_kind=unreadable.error_kind).kind == "item"

@@ -81,18 +81,25 @@ def _of_cause(cause: RunFailureCause, step: str | None, message: str | None = No
                         step=step, summary=summary)
 
 
-def cause_of_outcome(outcome: ScorerOutcome, *, item_error: str | None = None) -> FailureCause:
+def cause_of_outcome(
+    outcome: ScorerOutcome,
+    *,
+    item_error: str | None = None,
+    item_error_kind: str | None = None,
+) -> FailureCause:
     """The cause of a failed outcome of a running batch (its structured cause when it has one).
 
-    ``item_error`` is the item's own error (:attr:`ItemResult.error`): the item failed as a whole.
+    ``item_error`` is the item's own error (:attr:`ItemResult.error`): the item failed as a
+    whole, of kind ``item_error_kind`` (:attr:`ItemResult.error_kind`; ``"item"`` when not
+    given).
 
     >>> from scorecore.evals import ScorerOutcome
     >>> cause_of_outcome(ScorerOutcome(scorer_id="s", status="failed", error="scorer raised X"))
     FailureCause(kind='error', message='scorer raised X', step=None, summary=None)
     """
     if item_error is not None:
-        kind = "target raised" if item_error.startswith("target raised") else "item"
-        return FailureCause(kind=kind, message=item_error)
+        return FailureCause(kind=(item_error_kind or "item").replace("_", " "),
+                            message=item_error)
     error = outcome.run_error
     if isinstance(error, ScorerRunError):
         return _of_cause(error.cause, str(error.failed_step))
