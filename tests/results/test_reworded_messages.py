@@ -23,7 +23,7 @@ from scorecore import (
 from scorecore._core._causes import cause_classes
 from scorecore.evals import ItemResult, ScoreRow, failure_kind, run_evals
 from scorecore.judge import Budget, JudgeError
-from scorecore.scorers import MemberFailure
+from scorecore.scorers import MemberFailure, panel
 from scorecore_adapters.cli import main
 from scorecore_adapters.report import FailureGroup, FailureTally, cause_of_outcome
 from scorecore_adapters.report._data import failure_groups
@@ -116,7 +116,9 @@ async def _run_batches(
 
     items = [{"id": f"i{n}", "input": "q", "output": "a" * (n + 1)} for n in range(4)]
     async with SqliteScoreStore(str(db)) as store:
-        await run_evals(items, failing_scorers("s", "boom"), store=store, batch_id="all",
+        failing = failing_scorers("s", "boom")
+        jury = panel(failing[:3], id="jury", min_successful=2)  # every member fails
+        await run_evals(items, [*failing, jury], store=store, batch_id="all",
                         on_item_complete=seen, max_failures=None)
         await run_evals(items, [budget_scorer()], store=store, batch_id="budget",
                         budget=Budget(max_tokens=100), concurrency=1, on_item_complete=seen,
@@ -132,7 +134,8 @@ def test_rewording_every_kernel_message_changes_no_report(
     text, all reworded: the kinds, the groups (eval's, show's and the report's) and show
     --failures stay the same; only the messages shown are the new wording."""
     before = _observe(tmp_path / "before.db")
-    assert {kind for _, _, kind in before["failure kinds"]} == {*KINDS, "budget exhausted"}
+    assert {kind for _, _, kind in before["failure kinds"]} == {
+        *KINDS, "budget exhausted", "panel failed"}
     budget_groups = before["show groups"]["budget"]
     assert [(kind, count) for kind, _, count, _, _ in budget_groups] == [("budget exhausted", 4)]
 
