@@ -3,11 +3,13 @@ stored causes carry (so renaming a class never changes a stored row)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any, get_args
 
-from hypothesis import given
+import attrs
+from hypothesis import assume, given
 
 from scorecore import (
     BudgetExhausted,
@@ -24,6 +26,8 @@ from scorecore import (
 )
 from scorecore._core._causes import cause_classes
 from scorecore._core._convert import converter
+from scorecore.evals import ScoreRow, storable_row
+from scorecore.evals._rows import stored_cause
 from scorecore.scorers import PanelFailed
 from tests import strategies as sts
 
@@ -94,3 +98,15 @@ def test_a_cause_stored_under_its_class_name_still_reads(cause: RunFailureCause)
     old = renamed(data)
     assert old["cause"] == type(cause).__name__
     assert converter.structure(old, RunFailureCause) == cause
+
+
+@given(sts.run_failure_causes | sts.panel_failures)
+def test_a_row_reads_back_the_cause_it_stores(cause: RunFailureCause) -> None:
+    """Any cause stored in a row (as every store keeps it) reads back to the same value."""
+    row = storable_row(ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b",
+                                status="failed",
+                                metadata={"cause": stored_cause(cause, "analyze")}))
+    assume("sanitized" not in (row.metadata or {}))  # a NUL is replaced: another value
+    assert json.loads(json.dumps(row.metadata)) == row.metadata
+    assert row.failure_cause() == cause
+    assert attrs.evolve(row, status="scored").failure_cause() is None
