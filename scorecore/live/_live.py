@@ -57,10 +57,10 @@ import attrs
 from returns.result import Failure
 
 from scorecore._core._checks import check_count, is_number, misuse, optional_callable
-from scorecore._core._errors import ScorerRunError
 from scorecore._core._redact import redact_secrets
 from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._core._scorer import Scorer
+from scorecore._core._values import ScorerRunError
 from scorecore.traces._traces import ScoreRecord, ScoreSink, deliver
 
 __all__ = [

@@ -11,20 +11,22 @@ from scorecore.agent import (
     TrajectoryStep,
     extract_trajectory,
 )
+from scorecore.traces._scoring import (
+    TraceBatchResult,
+    TraceTarget,
+    TraceTargetResult,
+    score_trace,
+    score_traces,
+)
 from scorecore.traces._traces import (
     ScoreRecord,
     ScoreSink,
     Span,
     Trace,
-    TraceBatchResult,
     TraceError,
     TraceErrorKind,
     TraceLike,
     TraceScoringError,
-    TraceTarget,
-    TraceTargetResult,
-    score_trace,
-    score_traces,
     trace_to_agent_run,
 )
 from scorecore.traces._trajectories import extract_trajectory_from_trace

@@ -22,7 +22,8 @@ from scorecore import (
 )
 from scorecore._core._causes import cause_classes
 from scorecore.evals import ItemResult, ScoreRow, failure_kind, run_evals
-from scorecore.judge import Budget, JudgeError
+from scorecore.judge import JudgeError
+from scorecore.judge.economics import Budget
 from scorecore.scorers import MemberFailure, panel
 from scorecore_adapters.cli import main
 from scorecore_adapters.report import FailureGroup, FailureTally, cause_of_outcome

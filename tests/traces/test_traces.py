@@ -22,15 +22,12 @@ from scorecore.agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
-from scorecore.traces import extract_trajectory
+from scorecore.traces import TraceTarget, extract_trajectory, score_trace, score_traces
 from scorecore.traces._traces import (
     ScoreRecord,
     Span,
     Trace,
     TraceError,
-    TraceTarget,
-    score_trace,
-    score_traces,
     trace_to_agent_run,
 )
 from scorecore_adapters.testing import virtual_runtime
