@@ -1,9 +1,10 @@
 """The law behind score_dataset's exact report: results → Arrow result rows → results folds equal.
 
-The actors turn each item's result into result rows (an Arrow table, as Ray Data carries them);
-the driver regroups them and folds the report. For any results — any finite scores (subnormal,
-huge, negative zero), any text (lone surrogates included), failed items, repeats — the report
-is the one the original results fold to, to the last bit. No Ray runtime needed.
+The actors turn each item's result into the engine's result rows (an Arrow table, as Ray Data
+carries them); the driver regroups them and folds the report. For any results — any finite
+scores (subnormal, huge, negative zero), any text (lone surrogates included), failed items,
+repeats — the report is the one the original results fold to, to the last bit. No Ray runtime
+needed.
 """
 
 from __future__ import annotations
@@ -15,14 +16,11 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.evals import ItemResult, ItemRows, ReportFold, ScorerOutcome, Threshold, run_evals
-from scorecore_adapters.ray import (
-    _FAILURE_KEYS,
-    _metadata_of,
-    _regroup,
-    _result_rows,
-    _result_schema,
-)
+from scorecore.evals import ItemResult, Threshold, run_evals
+from scorecore.evals.engine import ItemRows, ReportFold, result_rows
+from scorecore.evals.engine import item_results as regroup
+from scorecore.evals.results import ScorerOutcome
+from scorecore_adapters.ray._items import result_schema
 from scorecore_adapters.report import cause_of_outcome
 from tests.results.test_causes import failing_scorers
 
@@ -66,8 +64,8 @@ def _fold(results: list[ItemResult]) -> Any:
 @given(item_results())
 def test_the_report_survives_the_result_rows_exactly(results: list[ItemResult]) -> None:
     """Folding the regrouped Arrow rows gives the report the results themselves give."""
-    table = pa.Table.from_pylist(_result_rows(results), schema=_result_schema())
-    regrouped = list(_regroup(table.to_pylist()))
+    table = pa.Table.from_pylist(result_rows(results), schema=result_schema())
+    regrouped = list(regroup(table.to_pylist()))
     assert _fold(regrouped) == _fold(results)
     assert [(r.index, r.run_id, r.duplicate_of) for r in regrouped] == [
         (r.index, r.run_id, r.duplicate_of) for r in results]
@@ -77,7 +75,7 @@ def test_the_report_survives_the_result_rows_exactly(results: list[ItemResult]) 
 
 
 def test_failure_causes_survive_the_result_rows() -> None:
-    """Each failed pair's structured cause and an item's failure kind cross the Arrow rows, so
+    """Each failed pair's structured cause and an item's failure kind cross the result rows, so
     ``scorecore eval --engine ray`` groups failures as the local engine does (kind, step,
     message), reading no message."""
     scorers = failing_scorers("s", "boom")
@@ -91,11 +89,9 @@ def test_failure_causes_survive_the_result_rows() -> None:
     items = [{"id": "1", "input": "q"}, {"id": "2", "input": "raise"}]
     anyio.run(lambda: run_evals(items, scorers, target=target, on_item_complete=results.append,
                                 max_failures=None))
-    builder = ItemRows(batch_id="b", scorers=scorers, target_name="t")
-    failures = _metadata_of([row for r in results for row in builder.rows(r)[1]],
-                            _FAILURE_KEYS)
-    table = pa.Table.from_pylist(_result_rows(results, failures=failures),
-                                 schema=_result_schema())
+    builder = ItemRows(batch_id="b", scorers=scorers, target=target)
+    stored = [row for r in results for row in builder.rows(r)[1]]
+    table = pa.Table.from_pylist(result_rows(results, stored=stored), schema=result_schema())
 
     def causes(of: list[ItemResult]) -> list[Any]:
         return [cause_of_outcome(o, item_error=r.error, item_error_kind=r.error_kind)
@@ -103,4 +99,4 @@ def test_failure_causes_survive_the_result_rows() -> None:
 
     local = causes(results)
     assert {c.kind for c in local} >= {"raised LookupError", "judge server", "target raised"}
-    assert causes(list(_regroup(table.to_pylist()))) == local
+    assert causes(list(regroup(table.to_pylist()))) == local

@@ -19,8 +19,10 @@ from scorecore import (
     StepFailed,
     create_scorer,
 )
-from scorecore.evals import ItemResult, ScorerOutcome, ScoreRow, failure_kind, run_evals
+from scorecore.evals import ItemResult, ScoreRow, run_evals
 from scorecore.evals._storable import clean_text
+from scorecore.evals.engine import failure_kind
+from scorecore.evals.results import ScorerOutcome
 from scorecore_adapters.report import FailureCause, cause_of_outcome, cause_of_row
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import ScriptedJudge, judge_error

@@ -21,7 +21,8 @@ from scorecore import (
     create_scorer,
 )
 from scorecore._core._causes import cause_classes
-from scorecore.evals import ItemResult, ScoreRow, failure_kind, run_evals
+from scorecore.evals import ItemResult, ScoreRow, run_evals
+from scorecore.evals.engine import failure_kind
 from scorecore.judge import JudgeError
 from scorecore.judge.economics import Budget
 from scorecore.scorers import MemberFailure, panel

@@ -5,6 +5,7 @@
     scorecore eval SCORERS --data FILE.jsonl [--target MODULE:FUNCTION] [--concurrency N]
                    [--store sqlite:PATH | postgresql://...] [--threshold ID=MIN[:MAX] ...]
                    [--gate ID ...] [--resume RUN | --batch-id ID] [--output report.json]
+    scorecore eval-traces FILE SCORERS [--store ...] [the batch flags of eval]
     scorecore show BATCH [--store ...] [--failures] [--json]
     scorecore batches [--store ...] [--json]
     scorecore compare BASE NEW [--store ...] [--tolerance 0.02] [--threshold ID=MIN[:MAX] ...]
@@ -36,8 +37,8 @@ items for a verdict, 0 otherwise; it compares a scorer whose definition changed 
 ``calibrate`` exits 1 with ``--min-kappa K`` when a scorer's kappa interval reaches below K
 or kappa is undefined.
 
-One module per command (``_eval``, ``_show``, ``_batches``, ``_compare``, ``_report``,
-``_calibrate``); the parser in ``_parser``.
+One module per command (``_eval``, ``_eval_traces``, ``_show``, ``_batches``, ``_compare``,
+``_report``, ``_calibrate``); the parser in ``_parser``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._common import EXIT_USAGE, UsageError
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
+from scorecore_adapters.cli._eval_traces import run_eval_traces
 
 # Importable here for tests and embedders (explicit re-exports), not the documented surface.
 from scorecore_adapters.cli._jsonl import MAX_NESTING as MAX_NESTING
@@ -77,6 +79,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         match args.command:
             case "eval":
                 return run_eval(args, stdout, stderr)
+            case "eval-traces":
+                return run_eval_traces(args, stdout, stderr)
             case "show":
                 return show(args, stdout)
             case "batches":

@@ -16,7 +16,9 @@ from typing import final
 import attrs
 
 from scorecore import BudgetExhausted, RunFailureCause, ScorerRunError
-from scorecore.evals import ScorerOutcome, ScoreRow, failure_kind
+from scorecore.evals import ScoreRow
+from scorecore.evals.engine import failure_kind
+from scorecore.evals.results import ScorerOutcome
 
 __all__ = [
     "FailureCause",
@@ -93,7 +95,7 @@ def cause_of_outcome(
     whole, of kind ``item_error_kind`` (:attr:`ItemResult.error_kind`; ``"item"`` when not
     given).
 
-    >>> from scorecore.evals import ScorerOutcome
+    >>> from scorecore.evals.results import ScorerOutcome
     >>> cause_of_outcome(ScorerOutcome(scorer_id="s", status="failed", error="scorer raised X"))
     FailureCause(kind='error', message='scorer raised X', step=None, summary=None)
     """
