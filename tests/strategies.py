@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from scorecore import (
     AgentInput,
+    BudgetExhausted,
     InputMismatch,
     InvalidScore,
     InvalidStepValue,
@@ -24,6 +25,7 @@ from scorecore import (
     ProcessorAborted,
     ScoreResult,
     ScorerRun,
+    StepFailed,
     StepRaised,
 )
 from scorecore.agent import (
@@ -176,8 +178,15 @@ run_failure_causes = st.one_of(
               errors=st.lists(text, max_size=3).map(tuple)),
     st.builds(InvalidScore, value_repr=text, type_name=names),
     st.builds(InvalidStepValue, what=names, expected=text, value_repr=text, type_name=names),
+    # A step's Failure value as stored: JSON (an exception is stored as its text).
+    st.builds(StepFailed, step=st.sampled_from(STEPS), error=text | st.integers()
+              | st.dictionaries(names, text, max_size=2)),
+    st.builds(BudgetExhausted, limit=st.sampled_from(["max_cost_usd", "max_tokens"]),
+              limit_value=finite_scores, spent=finite_scores, in_flight=finite_scores,
+              needed=st.none() | finite_scores, model_id=names,
+              output_tokens=st.none() | st.integers(1, 10**6), overrun=st.none() | text),
 )
-"""Every structured cause of a failed run."""
+"""Every structured cause of a failed run (but a panel's, :data:`panel_failures`)."""
 
 usages = st.builds(
     JudgeUsage,

@@ -1,16 +1,21 @@
 """Structured causes of a failed scorer run (``ScorerRunError.cause``).
 
-Each cause is a value with a :meth:`describe` method; match on its class to handle it::
+Each cause is a value with a :meth:`describe` method and a stable ``kind`` (a class constant,
+e.g. ``JudgeFailed.kind == "judge_failed"``; stored rows and judge executions are tagged with
+it). Match on its class to handle it::
 
     match error.cause:
         case JudgeFailed(error=judge_error): ...
         case InvalidScore(value_repr=v): ...
+
+Nothing reads a cause back from its message: :func:`failure_kind` and the reports use the
+value's fields.
 """
 
 from __future__ import annotations
 
 import traceback
-from typing import Any, Generic, Literal, TypeAlias, final
+from typing import Any, ClassVar, Generic, Literal, TypeAlias, final, get_args
 
 import attrs
 from typing_extensions import TypeVar
@@ -33,6 +38,7 @@ __all__ = [
     "RunFailureCause",
     "StepFailed",
     "StepRaised",
+    "failure_kind",
 ]
 
 E_co = TypeVar("E_co", covariant=True, default=Any)
@@ -78,6 +84,9 @@ class StepRaised:
     ``exception`` is the original exception object (not serialised); ``traceback`` its text.
     """
 
+    kind: ClassVar[str] = "step_raised"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     exception_type: str
     message: str
     traceback: str = ""
@@ -119,6 +128,9 @@ class StepFailed(Generic[E_co]):
     'preprocess returned Failure(ValueError: bad json)'
     """
 
+    kind: ClassVar[str] = "step_failed"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     step: StepName
     error: E_co
 
@@ -146,6 +158,9 @@ class StepFailed(Generic[E_co]):
 class PrepareRunFailed:
     """``prepare_run`` raised or returned something that is not a ``ScorerRun``."""
 
+    kind: ClassVar[str] = "prepare_run_failed"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     exception_type: str
     message: str
     traceback: str = ""
@@ -164,6 +179,9 @@ class InputMismatch:
     ``errors`` lists every bad field, e.g. ``"input.age: invalid value for type int"``.
     """
 
+    kind: ClassVar[str] = "input_mismatch"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     which: Literal["input", "output", "baseline_output"]
     expected_type: str
     errors: tuple[str, ...]
@@ -177,6 +195,9 @@ class InputMismatch:
 @attrs.frozen(kw_only=True)
 class InvalidScore:
     """``generate_score`` produced something that is not a finite real number."""
+
+    kind: ClassVar[str] = "invalid_score"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
 
     value_repr: str
     type_name: str
@@ -194,6 +215,9 @@ class InvalidScore:
 @attrs.frozen(kw_only=True)
 class InvalidStepValue:
     """A step or ``create_prompt`` returned a value of the wrong kind (e.g. a non-str reason)."""
+
+    kind: ClassVar[str] = "invalid_step_value"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
 
     what: str
     expected: str
@@ -222,6 +246,9 @@ class JudgeFailed:
             retryable error, but no processors are configured).
     """
 
+    kind: ClassVar[str] = "judge_failed"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     error: JudgeError
     model_calls: int
     stop_reason: JudgeStopReason
@@ -242,6 +269,9 @@ class JudgeOutputInvalid:
     ``errors`` lists every problem of the last attempt; ``raw_output`` is its text.
     """
 
+    kind: ClassVar[str] = "judge_output_invalid"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     errors: tuple[str, ...]
     raw_output: str
     attempts: int
@@ -257,6 +287,9 @@ class JudgeOutputInvalid:
 @attrs.frozen(kw_only=True)
 class ProcessorAborted:
     """An input or output processor aborted the judge call with a reason."""
+
+    kind: ClassVar[str] = "processor_aborted"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
 
     stage: Literal["input", "output"]
     processor: str
@@ -285,6 +318,9 @@ class BudgetExhausted:
             tokens than its cap allowed (``JudgeLedger.overrun``): no call starts after.
     """
 
+    kind: ClassVar[str] = "budget_exhausted"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     limit: Literal["max_cost_usd", "max_tokens"]
     limit_value: float
     spent: float
@@ -294,22 +330,36 @@ class BudgetExhausted:
     output_tokens: int | None = None
     overrun: str | None = None
 
-    def describe(self) -> str:
-        """One line: why, then the amounts; the part before the first ``"; "`` is the same for
-        every call the same limit refused (failures are grouped by it)."""
+    def describe_limit(self) -> str:
+        """Why, without this call's amounts: the same for every call the same limit refused
+        (failures are grouped by it); :meth:`describe` goes on with the amounts.
+
+        >>> BudgetExhausted(limit="max_tokens", limit_value=1000, spent=990, in_flight=0,
+        ...                 needed=50, model_id="m").describe_limit()
+        'judge budget exhausted: max_tokens=1000 (raise it, --budget-tokens, or lower the output \
+cap, --max-output-tokens or ModelSettings.max_output_tokens)'
+        """
         flag = "--budget-usd" if self.limit == "max_cost_usd" else "--budget-tokens"
         if self.overrun is not None:
             return (f"judge budget stopped: {self.overrun} (a hard budget starts no judge call "
-                    f"after that); {self.limit}={self.limit_value:g}, spent {self.spent:g}")
+                    f"after that)")
         if self.needed is None:
             return (f"judge budget: no price for model {self.model_id!r}, so a call cannot be "
                     f"kept within {self.limit}={self.limit_value:g} (add its price)")
+        return (f"judge budget exhausted: {self.limit}={self.limit_value:g} (raise it, {flag}, or "
+                f"lower the output cap, --max-output-tokens or ModelSettings.max_output_tokens)")
+
+    def describe(self) -> str:
+        """One line: :meth:`describe_limit`, then the amounts after ``"; "``."""
+        head = self.describe_limit()
+        if self.overrun is not None:
+            return f"{head}; {self.limit}={self.limit_value:g}, spent {self.spent:g}"
+        if self.needed is None:
+            return head
         cap = "" if self.output_tokens is None else f" with {self.output_tokens:,} output tokens"
         return (
-            f"judge budget exhausted: {self.limit}={self.limit_value:g} (raise it, {flag}, or "
-            f"lower the output cap, --max-output-tokens or ModelSettings.max_output_tokens); "
-            f"spent {self.spent:g} + {self.in_flight:g} in flight, the call reserves up to "
-            f"{self.needed:g}{cap}"
+            f"{head}; spent {self.spent:g} + {self.in_flight:g} in flight, the call reserves up "
+            f"to {self.needed:g}{cap}"
         )
 
 
@@ -343,6 +393,9 @@ class PanelFailed:
 return a finite real number, got 'high' of type str
     """
 
+    kind: ClassVar[str] = "panel_failed"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
     scored: int
     min_successful: int
     failures: tuple[MemberFailure, ...] = ()
@@ -365,3 +418,34 @@ RunFailureCause: TypeAlias = (
 JudgeExecutionError: TypeAlias = (
     JudgeFailed | JudgeOutputInvalid | ProcessorAborted | StepRaised | BudgetExhausted
 )
+
+
+def cause_classes() -> dict[str, type[RunFailureCause]]:
+    """Every cause class by its stable ``kind`` (the tags of stored causes).
+
+    >>> cause_classes()["judge_output_invalid"] is JudgeOutputInvalid
+    True
+    """
+    return {cls.kind: cls for cls in get_args(RunFailureCause)}
+
+
+def failure_kind(cause: RunFailureCause) -> str:
+    """A short, stable class of failure for ``cause``, for grouping failures; read from the
+    cause's fields, never from its message.
+
+    A judge error by its kind (``"judge network"``, ``"judge server"`` …), a raising step by
+    its exception type (``"raised KeyError"``), any other cause by its ``kind`` in words
+    (``JudgeOutputInvalid`` gives ``"judge output invalid"``). Rows of failed runs store it in
+    ``metadata["cause"]["kind"]``.
+
+    >>> from scorecore import InvalidScore, StepRaised
+    >>> failure_kind(StepRaised(exception_type="KeyError", message="'x'"))
+    'raised KeyError'
+    >>> failure_kind(InvalidScore(value_repr="'high'", type_name="str"))
+    'invalid score'
+    """
+    if isinstance(cause, JudgeFailed):
+        return f"judge {cause.error.kind}"
+    if isinstance(cause, StepRaised):
+        return f"raised {cause.exception_type}"
+    return cause.kind.replace("_", " ")

@@ -38,6 +38,8 @@ from scorecore._core._causes import (
     JudgeFailed,
     JudgeOutputInvalid,
     RunFailureCause,
+    StepFailed,
+    cause_classes,
 )
 from scorecore._core._judge import JudgeUsage
 from scorecore._core._reprs import REPR_LIMIT, short_repr
@@ -324,6 +326,36 @@ def _stopping_mapping(conv: cattrs.Converter, type_: Any, inner: Any) -> Any:
     return structure
 
 
+def _register_causes(conv: cattrs.Converter) -> None:
+    def unstructure_step_failed(cause: StepFailed) -> dict[str, Any]:
+        # A step's Failure value is stored as JSON; an exception (no JSON of it reads back) as
+        # its "Type: message" text.
+        error = cause.error
+        return {"step": cause.step,
+                "error": f"{cause.error_type}: {cause.message}"
+                if isinstance(error, BaseException) else conv.unstructure(error)}
+
+    conv.register_unstructure_hook(StepFailed, unstructure_step_failed)
+    _tag_by_kind(conv, JudgeExecutionError)
+    _tag_by_kind(conv, RunFailureCause)
+
+
+def _tag_by_kind(conv: cattrs.Converter, union: Any) -> None:
+    """Causes are tagged ``{"cause": kind, ...}`` by their stable ``kind``; a cause stored
+    before (tagged with its class name) still reads."""
+    kinds = {cls: kind for kind, cls in cause_classes().items()}
+    configure_tagged_union(union, conv, tag_name="cause", tag_generator=kinds.__getitem__)
+    by_kind = conv.get_structure_hook(union)
+    kind_of_name = {cls.__name__: kinds[cls] for cls in get_args(union)}
+
+    def structure(value: Any, type_: Any) -> Any:
+        if isinstance(value, Mapping) and value.get("cause") in kind_of_name:
+            value = {**value, "cause": kind_of_name[value["cause"]]}
+        return by_kind(value, type_)
+
+    conv.register_structure_hook(union, structure)
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
 
@@ -426,18 +458,7 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook(MessagePart, unstructure_part)
     conv.register_unstructure_hook(GenericPart, unstructure_part)
 
-    configure_tagged_union(
-        JudgeExecutionError,
-        conv,
-        tag_name="cause",
-        tag_generator=lambda cls: cls.__name__,
-    )
-    configure_tagged_union(
-        RunFailureCause,
-        conv,
-        tag_name="cause",
-        tag_generator=lambda cls: cls.__name__,
-    )
+    _register_causes(conv)
     # JudgeExecution.error is optional; route the optional union through the tagged one.
     optional_error: Any = JudgeExecutionError | None
     conv.register_structure_hook(

@@ -7,7 +7,7 @@ run path: an item that cannot run, with the reason in one line).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeAlias, final
+from typing import Any, Literal, TypeAlias, final
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -120,6 +120,9 @@ class InvalidItem:
     id: str | None = attrs.field(default=None, validator=_check_id)
 
 
+ItemFailureKind: TypeAlias = Literal["item", "target_raised"]
+"""Why a whole item failed: the target raised, or anything else about the item."""
+
 ItemLike: TypeAlias = EvalItem | Mapping[str, Any] | InvalidItem
 """What a dataset yields: an :class:`EvalItem`, a mapping with the same keys, or a placeholder."""
 
@@ -132,10 +135,13 @@ class ItemFailure:
     Attributes:
         error: one line saying why (it becomes the item's and each scorer's ``error``).
         duplicate_of: the index of the earlier item whose run id this item repeats.
+        kind: ``"target_raised"`` when the target raised, else ``"item"`` (unreadable,
+            repeated id, …); reports group by it, never by ``error``'s text.
     """
 
     error: str
     duplicate_of: int | None = None
+    kind: ItemFailureKind = "item"
 
 
 _KEYS: Mapping[str, str] = {

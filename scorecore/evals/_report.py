@@ -14,7 +14,7 @@ import attrs
 
 from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.evals._checks import FIXED_BITS, fixed, unit_interval
-from scorecore.evals._items import EvalItem
+from scorecore.evals._items import EvalItem, ItemFailureKind
 from scorecore.evals._spending import EconomicsSummary, TrialsSummary
 from scorecore.evals._trust import PairwiseSummary, PanelAgreement
 
@@ -74,6 +74,8 @@ class ItemResult:
         output: the output that was scored (the target's, or the item's).
         error: why the whole item failed (unreadable item, raising target, repeated id),
             else ``None``.
+        error_kind: the kind of that failure (``"target_raised"`` or ``"item"``), else
+            ``None``; reports group by it.
         outcomes: one outcome per scorer, in the scorers' order.
         duplicate_of: the index of the earlier item whose id (hence run id) this item
             repeats; such an item is failed and nothing is stored for it.
@@ -90,6 +92,7 @@ class ItemResult:
     outcomes: tuple[ScorerOutcome, ...] = ()
     duplicate_of: int | None = None
     trial: int = 0
+    error_kind: ItemFailureKind | None = None
 
 
 def _check_bound(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -1,11 +1,12 @@
 """Item results as flat result rows and back: how a runner carries results between processes.
 
 A worker turns each finished :class:`ItemResult` into one flat row per (item, scorer)
-(:func:`result_rows`: ids, status, score, reason, errors, the pair's judge costs and its
-panel or pairwise part); the driver regroups the rows into results (:func:`item_results`)
-and folds them into the report :func:`run_evals` gives (:func:`fold_result_rows`). The
-values are plain (int, float, bool, text, ``None``), so any columnar format carries them
-(``scorecore_adapters.ray`` uses Arrow): :data:`RESULT_COLUMNS` names them and their types.
+(:func:`result_rows`: ids, status, score, reason, errors, a failed run's stored cause, the
+pair's judge costs and its panel or pairwise part); the driver regroups the rows into results
+(:func:`item_results`) and folds them into the report :func:`run_evals` gives
+(:func:`fold_result_rows`). The values are plain (int, float, bool, text, ``None``), so any
+columnar format carries them (``scorecore_adapters.ray`` uses Arrow): :data:`RESULT_COLUMNS`
+names them and their types.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
+from scorecore._core._values import ScoreResult, ScorerRun, ScorerRunError
 from scorecore.evals._economics import EconomicsFold, pair_costs
 from scorecore.evals._report import EvalReport, ItemResult, ReportFold, ScorerOutcome
 from scorecore.evals._rows import ScoreRow, row_id
@@ -24,7 +26,7 @@ __all__ = ["RESULT_COLUMNS", "fold_result_rows", "item_results", "result_rows"]
 RESULT_COLUMNS: Final[tuple[tuple[str, type[object]], ...]] = (
     ("index", int), ("run_id", str), ("item_id", str), ("scorer_id", str), ("status", str),
     ("score", float), ("reason", str), ("error", str), ("item_error", str),
-    ("resumed", bool), ("duplicate_of", int),
+    ("item_error_kind", str), ("failure", str), ("resumed", bool), ("duplicate_of", int),
     ("cost_usd", float), ("cost_known", bool), ("saved_usd", float), ("cache_hits", int),
     ("cache_misses", int), ("model_calls", int), ("budget_stopped", bool),
     ("spent_usd", float), ("spent_tokens", int), ("trust", str),
@@ -34,6 +36,8 @@ but ``index``, ``run_id``, ``scorer_id``, ``status`` and the counts)."""
 
 _TRUST_KEYS: Final = ("panel", "pairwise")
 """The stored row's metadata the report's trust values are folded from (``trust`` column)."""
+_FAILURE_KEYS: Final = ("failedStep", "completedSteps", "cause")
+"""The stored row's metadata a failed run's error is rebuilt from (``failure`` column)."""
 
 
 def _text(value: str | None) -> str | None:
@@ -41,13 +45,13 @@ def _text(value: str | None) -> str | None:
     return None if value is None else value.encode("utf-8", "replace").decode("utf-8")
 
 
-def _trust_of(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], str]:
-    """The panel or pairwise part of each stored row that has one, as JSON text, by (run id,
-    scorer id)."""
+def _metadata_of(rows: Iterable[ScoreRow], keys: Sequence[str]) -> dict[tuple[str, str], str]:
+    """The part of each stored row's metadata under ``keys`` (a panel or pairwise result, a
+    failed run's cause), as JSON text, by (run id, scorer id), for the rows that have one."""
     out: dict[tuple[str, str], str] = {}
     for row in rows:
         metadata = row.metadata or {}
-        kept = {key: metadata[key] for key in _TRUST_KEYS if key in metadata}
+        kept = {key: metadata[key] for key in keys if key in metadata}
         if kept:
             out[(row.run_id, row.scorer_id)] = json.dumps(kept)
     return out
@@ -64,7 +68,9 @@ def result_rows(
             :class:`~scorecore.evals.engine.ItemRows` give them).
         stored: the rows stored for them: a pair's panel or pairwise part (``trust``, JSON
             text) is what its stored row keeps, which the report's ``panels`` and
-            ``pairwise`` are folded from.
+            ``pairwise`` are folded from; a failed pair's step and structured cause
+            (``failure``, JSON text) too, which :func:`item_results` rebuilds its
+            ``run_error`` from.
         spent: what the worker's meter spent on these items (USD, tokens), put on the first
             row (0 on the others), so that summing the column gives the batch's spend.
 
@@ -78,11 +84,15 @@ def result_rows(
     >>> list(item_results([row])) == [result]
     True
     """
-    trust = _trust_of(stored)
+    stored = list(stored)
+    trust = _metadata_of(stored, _TRUST_KEYS)
+    failures = _metadata_of((row for row in stored if row.status == "failed"), _FAILURE_KEYS)
     rows = [
         {"index": r.index, "run_id": r.run_id, "item_id": _text(r.item_id),
          "scorer_id": o.scorer_id, "status": o.status, "score": o.score,
          "reason": _text(o.reason), "error": _text(o.error), "item_error": _text(r.error),
+         "item_error_kind": r.error_kind,
+         "failure": None if o.resumed else failures.get((r.run_id, o.scorer_id)),
          "resumed": o.resumed, "duplicate_of": r.duplicate_of, **pair_costs(o),
          "spent_usd": 0.0, "spent_tokens": 0,
          "trust": None if o.resumed else trust.get((r.run_id, o.scorer_id))}
@@ -96,8 +106,9 @@ def result_rows(
 def item_results(rows: Iterable[Mapping[str, Any]]) -> Iterator[ItemResult]:
     """The items' results back from :func:`result_rows`'s rows (an item's rows together).
 
-    The results carry ids, statuses, scores, reasons and errors; the full results (step
-    results, prompts, judge calls) are in the store's rows.
+    The results carry ids, statuses, scores, reasons, errors and a failed run's
+    ``run_error`` (its step and structured cause; its ``partial`` result holds the run id
+    only); the full results (step results, prompts, judge calls) are in the store's rows.
     """
     item: list[Mapping[str, Any]] = []
     for row in rows:
@@ -114,11 +125,31 @@ def _item_result(rows: Sequence[Mapping[str, Any]]) -> ItemResult:
     return ItemResult(
         index=first["index"], item_id=first["item_id"], run_id=first["run_id"], item=None,
         error=first["item_error"], duplicate_of=first["duplicate_of"],
+        error_kind=first.get("item_error_kind"),
         outcomes=tuple(
             ScorerOutcome(scorer_id=r["scorer_id"], status=r["status"], score=r["score"],
-                          reason=r["reason"], error=r["error"], resumed=r["resumed"])
+                          reason=r["reason"], error=r["error"], resumed=r["resumed"],
+                          run_error=_run_error(r))
             for r in rows
         ),
+    )
+
+
+def _run_error(row: Mapping[str, Any]) -> ScorerRunError | None:
+    """A failed pair's run error, rebuilt from its stored step and cause (``failure``)."""
+    if row.get("failure") is None:
+        return None
+    metadata = json.loads(row["failure"])
+    cause = ScoreRow(id=row_id(row["run_id"], row["scorer_id"]), scorer_id=row["scorer_id"],
+                     run_id=row["run_id"], batch_id="", status="failed",
+                     metadata=metadata).failure_cause()
+    step = metadata.get("failedStep")
+    if cause is None or not isinstance(step, str):
+        return None
+    return ScorerRunError(
+        scorer_id=row["scorer_id"], failed_step=step,
+        completed_steps=tuple(metadata.get("completedSteps") or ()), cause=cause,
+        partial=ScoreResult(run=ScorerRun(input=None, output=None, run_id=row["run_id"])),
     )
 
 

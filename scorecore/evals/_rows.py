@@ -11,15 +11,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final, Literal, final
+from typing import Any, Final, Literal, cast, final
 
 import attrs
+import cattrs
 
+from scorecore._core._causes import RunFailureCause, failure_kind
 from scorecore._core._convert import RESULT_FIELD, RESULT_FIELDS, camel, converter
 from scorecore._core._redact import redact_secrets
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import ScoreResult, ScorerRunError
-from scorecore.evals._failure_kind import failure_kind
 from scorecore.evals._messages import exception_text
 from scorecore.evals._report import ItemResult, OutcomeStatus, ScorerOutcome
 from scorecore.evals._storable import Sanitizer, is_encodable_text
@@ -137,6 +138,34 @@ class ScoreRow:
             dataset_item_id=None, metadata={"scoreSource": record.source},
             trace_id=record.trace_id, span_id=record.span_id,
         )
+
+    def failure_cause(self) -> RunFailureCause | None:
+        """The structured cause of a failed run, read back from the row.
+
+        A failed run's row stores its cause as ``metadata["cause"]["value"]``, tagged with
+        the cause's ``kind``; this reads it back to the same value (a step's ``Failure`` value
+        as JSON, an exception as its ``"Type: message"`` text). ``None`` for a row that did
+        not fail, a row stored before rows kept the value, and a value this version cannot
+        read (a kind added later).
+
+        >>> from scorecore import InvalidScore
+        >>> row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b", status="failed",
+        ...                metadata={"cause": stored_cause(
+        ...                    InvalidScore(value_repr="'high'", type_name="str"), "analyze")})
+        >>> row.failure_cause()
+        InvalidScore(value_repr="'high'", type_name='str')
+        """
+        stored = (self.metadata or {}).get("cause")
+        if self.status != "failed" or not isinstance(stored, Mapping):
+            return None
+        value = stored.get("value")
+        if not isinstance(value, Mapping):
+            return None
+        try:
+            return cast(RunFailureCause, converter.structure(value, RunFailureCause))  # type: ignore[arg-type]
+        except (cattrs.BaseValidationError, KeyError, TypeError, ValueError):
+            return None
+
 
 
 @final
@@ -271,6 +300,30 @@ def _given_input(given: Any, stored: Any) -> Any:
     return _SAME if same else as_json
 
 
+def _item_cause(result: ItemResult) -> dict[str, Any]:
+    # A whole item's failure: its kind as reports show it ("target raised", "item").
+    if result.error is None:
+        return {}
+    kind = (result.error_kind or "item").replace("_", " ")
+    return {"cause": {"kind": kind, "step": None, "message": result.error}}
+
+
+def stored_cause(cause: RunFailureCause, step: str) -> dict[str, Any]:
+    """A failed run's cause as its row stores it (``metadata["cause"]``): ``kind``
+    (:func:`~scorecore.evals.failure_kind`), ``step``, ``message`` (``cause.describe()``) and
+    ``value``, the cause through the converter's tagged union (``{"cause": kind, ...}``).
+
+    >>> from scorecore import InvalidScore
+    >>> stored_cause(InvalidScore(value_repr="nan", type_name="float"), "generate_score")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'kind': 'invalid score', 'step': 'generate_score',
+     'message': 'generate_score must return a finite real number, got nan of type float',
+     'value': {'valueRepr': 'nan', 'typeName': 'float', 'cause': 'invalid_score'}}
+    """
+    return {"kind": failure_kind(cause), "step": step, "message": cause.describe(),
+            "value": converter.unstructure(cause, RunFailureCause)}
+
+
 def score_row(
     *,
     run_id: str,
@@ -301,7 +354,7 @@ def score_row(
     ``result`` (or the failed run's partial result) gives the run's input and output, the
     prompts and step results; ``metadata`` gets the status, the error, not-scorable details
     and judge executions after ``metadata``'s own keys (a failed run's cause as
-    ``{"kind": failure_kind(cause), "step": ...}`` under ``"cause"``); the contexts are
+    :func:`stored_cause` under ``"cause"``); the contexts are
     redacted. The row is :func:`storable_row`: what no store can keep is replaced and listed in
     ``metadata["sanitized"]``.
 
@@ -329,8 +382,7 @@ def score_row(
     if run_error is not None:
         meta["failedStep"] = run_error.failed_step
         meta["completedSteps"] = list(run_error.completed_steps)
-        # The structured kind, so readers need not recover it from the error text.
-        meta["cause"] = {"kind": failure_kind(run_error.cause), "step": run_error.failed_step}
+        meta["cause"] = stored_cause(run_error.cause, run_error.failed_step)
     for field in _TO_METADATA:
         if field.name in data:
             meta[field.key] = data[field.name]
@@ -536,6 +588,7 @@ class ItemRows:
             entity={"id": target, "name": target} if target else None,
             entity_id=target, source="TEST", dataset_item_id=result.item_id,
             metadata={"itemIndex": result.index,
-                      "fingerprint": self._scorer_json[outcome.scorer_id]["fingerprint"]},
+                      "fingerprint": self._scorer_json[outcome.scorer_id]["fingerprint"],
+                      **_item_cause(result)},
             error=outcome.error, run_error=outcome.run_error,
         )

@@ -150,6 +150,7 @@ class ItemScorer:
         return ItemResult(
             index=index, item_id=item_id, run_id=run_id or self._ids.of(index, item_id),
             item=item, error=failure.error, outcomes=outcomes, duplicate_of=failure.duplicate_of,
+            error_kind=failure.kind,
         )
 
     async def _output(self, item: EvalItem) -> Result[Any, ItemFailure]:
@@ -159,7 +160,8 @@ class ItemScorer:
             if inspect.isawaitable(output):
                 output = await output
         except Exception as exc:  # noqa: BLE001 - the user's target is the boundary
-            return Failure(ItemFailure(error=f"target raised {exception_text(exc)}"))
+            return Failure(ItemFailure(error=f"target raised {exception_text(exc)}",
+                                       kind="target_raised"))
         return Success(output)
 
     async def _score(

@@ -22,8 +22,8 @@ them (:func:`item_results`) and folds the report from them (:func:`fold_result_r
 "duplicate id 'q1', first seen at item #0"
 """
 
+from scorecore._core._causes import failure_kind
 from scorecore.evals._economics import EconomicsFold
-from scorecore.evals._failure_kind import failure_kind
 from scorecore.evals._items import ItemFailure, item_from_mapping, item_key, read_item
 from scorecore.evals._options import check_scorers, check_thresholds
 from scorecore.evals._report import ReportFold

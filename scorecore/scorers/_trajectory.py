@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, Final, TypedDict, final
 
 import attrs
+from returns.result import Failure, Result, Success
 
 from scorecore import (
     AgentInput,
@@ -28,7 +29,7 @@ from scorecore.scorers._shapes import refuse
 from scorecore.scorers._trajectory_rules import (
     Comparison,
     Efficiency,
-    MissingMeasureError,
+    MissingMeasure,
     ToolFailures,
     blacklist_violations,
     check_efficiency,
@@ -200,12 +201,12 @@ class TrajectoryLevel:
 
 
 def score_level(trajectory: Trajectory, expectation: TrajectoryExpectation,
-                weights: TrajectoryWeights) -> TrajectoryLevel:
+                weights: TrajectoryWeights) -> Result[TrajectoryLevel, MissingMeasure]:
     """Score one level: blacklist → 0; else the weighted mean of the active dimensions,
     mixed 70/30 with the mean of the nested levels (two decimals, no epsilon).
 
-    Raises:
-        MissingMeasureError: a token or duration budget cannot be measured.
+    ``Failure(MissingMeasure)`` when a token or duration budget (at any level) cannot be
+    measured.
     """
     steps = trajectory.steps
     values: dict[str, float] = {}
@@ -217,7 +218,10 @@ def score_level(trajectory: Trajectory, expectation: TrajectoryExpectation,
         values["accuracy"] = accuracy.score
     if (expectation.max_steps, expectation.max_total_tokens, expectation.max_total_duration,
             expectation.no_redundant_calls) != (None, None, None, None):
-        efficiency = check_efficiency(trajectory, expectation)
+        measured = check_efficiency(trajectory, expectation)
+        if isinstance(measured, Failure):
+            return Failure(measured.failure())
+        efficiency = measured.unwrap()
         values["efficiency"] = efficiency.score
     found = tool_failures(steps, 2 if expectation.max_retries_per_tool is None
                           else expectation.max_retries_per_tool)
@@ -242,19 +246,22 @@ def score_level(trajectory: Trajectory, expectation: TrajectoryExpectation,
         used.add(index)
         parent = steps[index]
         inner = Trajectory(steps=parent.children, total_duration=parent.duration)
-        nested.append((want.name, score_level(inner, want.children, weights)))
+        scored = score_level(inner, want.children, weights)
+        if isinstance(scored, Failure):
+            return scored
+        nested.append((want.name, scored.unwrap()))
     level = TrajectoryLevel(score=0.0, accuracy=accuracy, efficiency=efficiency,
                             tool_failures=failures, blacklist_violations=violations,
                             nested=tuple(nested))
     if level.violated:
-        return level
+        return Success(level)
     total = sum(getattr(weights, name) for name in values)
     score = (sum(getattr(weights, n) / total * v for n, v in values.items())
              if values and total > 0 else 1.0)
     if nested:
         mean = sum(n.score if n is not None else 0.0 for _, n in nested) / len(nested)
         score = 0.7 * score + 0.3 * mean
-    return attrs.evolve(level, score=r2_plain(score))
+    return Success(attrs.evolve(level, score=r2_plain(score)))
 
 
 _CHECKS: Final = ("steps", "max_steps", "max_total_tokens", "max_total_duration",
@@ -318,10 +325,10 @@ def trajectory(
                                 "expected_trajectory (steps, budgets or blacklists)")
         if not _checks_something(expectation):
             return not_scorable("the expectation sets no steps, budgets or blacklists")
-        try:
-            return score_level(ctx.run.output, expectation, chosen)
-        except MissingMeasureError as exc:
-            return not_scorable(str(exc))
+        scored = score_level(ctx.run.output, expectation, chosen)
+        if isinstance(scored, Failure):
+            return not_scorable(scored.failure().describe())
+        return scored.unwrap()
 
     def reason(ctx: Any) -> str:
         level: TrajectoryLevel = ctx.results.preprocess_step_result

@@ -9,9 +9,10 @@ import json
 import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final, final
+from typing import Any, Final, Literal, final
 
 import attrs
+from returns.result import Failure, Result, Success
 
 from scorecore.agent import (
     STEP_FIELDS,
@@ -205,16 +206,36 @@ class Efficiency:
     redundant_calls: int
 
 
-class MissingMeasureError(ValueError):
-    """A budget is set but the trajectory does not record what it limits."""
+@final
+@attrs.frozen(kw_only=True)
+class MissingMeasure:
+    """A budget is set but the trajectory does not record what it limits (the run is then not
+    scorable, with :meth:`describe` as the reason).
+
+    >>> MissingMeasure(budget="max_total_duration").describe()
+    'max_total_duration is set but the trajectory records no total duration (nor a duration on \
+every step)'
+    """
+
+    budget: Literal["max_total_tokens", "max_total_duration"]
+
+    def describe(self) -> str:
+        """One line naming the budget and what the trajectory lacks."""
+        if self.budget == "max_total_tokens":
+            return ("max_total_tokens is set but the trajectory has no model generation step "
+                    "with prompt and completion token counts")
+        return ("max_total_duration is set but the trajectory records no total duration (nor a "
+                "duration on every step)")
 
 
-def check_efficiency(trajectory: Trajectory, expectation: TrajectoryExpectation) -> Efficiency:
+def check_efficiency(
+    trajectory: Trajectory, expectation: TrajectoryExpectation
+) -> Result[Efficiency, MissingMeasure]:
     """The mean of the step, token and duration budgets (each ``1 - overrun / limit``) and of
     redundancy (``1 - 0.2 · redundant calls``); two decimals.
 
-    Raises:
-        MissingMeasureError: a token or duration budget is set but the trajectory lacks the counts.
+    ``Failure(MissingMeasure)`` when a token or duration budget is set but the trajectory lacks
+    the counts.
     """
     parts: list[float] = []
     steps = trajectory.steps
@@ -223,21 +244,20 @@ def check_efficiency(trajectory: Trajectory, expectation: TrajectoryExpectation)
     tokens = total_tokens(trajectory)
     if expectation.max_total_tokens is not None:
         if tokens is None:
-            raise MissingMeasureError("max_total_tokens is set but the trajectory has no model "
-                                 "generation step with prompt and completion token counts")
+            return Failure(MissingMeasure(budget="max_total_tokens"))
         parts.append(_budget(tokens, expectation.max_total_tokens))
     duration = total_duration(trajectory)
     if expectation.max_total_duration is not None:
         if duration is None:
-            raise MissingMeasureError("max_total_duration is set but the trajectory records no "
-                                 "total duration (nor a duration on every step)")
+            return Failure(MissingMeasure(budget="max_total_duration"))
         parts.append(_budget(duration, expectation.max_total_duration))
     redundant = redundant_calls(steps)
     if expectation.no_redundant_calls is not False:
         parts.append(max(0.0, 1 - 0.2 * redundant))
     score = sum(parts) / len(parts) if parts else 1.0
-    return Efficiency(score=r2(clamp(score)), total_steps=len(steps), total_tokens=tokens,
-                      total_duration=duration, redundant_calls=redundant)
+    return Success(Efficiency(score=r2(clamp(score)), total_steps=len(steps),
+                              total_tokens=tokens, total_duration=duration,
+                              redundant_calls=redundant))
 
 
 def blacklist_violations(

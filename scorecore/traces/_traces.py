@@ -129,47 +129,33 @@ class Span:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
     @classmethod
-    def from_mastra_json(cls, data: object) -> Result[Span, str]:
-        """Structure one span from Mastra's camelCase JSON; ``Failure`` names the bad field.
+    def from_mastra_json(cls, data: object) -> Result[Span, TraceError]:
+        """Structure one span from Mastra's camelCase JSON.
 
+        ``Failure(TraceError)`` (kind ``invalid_span``) when the JSON is not a span: the message
+        names the bad field and its value, ``span_id`` and ``trace_id`` are kept when readable.
         Timestamps may be ISO 8601 strings (a trailing ``Z`` is accepted) or datetimes.
         Unknown keys are kept in ``extra``.
 
         >>> Span.from_mastra_json({"spanId": "s", "spanType": "agent_run",
         ...                        "startedAt": "2025-01-01T00:00:00Z"}).unwrap().started_at.year
         2025
-        >>> Span.from_mastra_json({"spanId": "s"}).failure()
-        'spanType: required, a non-empty string'
+        >>> error = Span.from_mastra_json({"spanId": "s"}).failure()
+        >>> error.kind, error.message, error.span_id
+        ('invalid_span', 'spanType: required, a non-empty string', 's')
         """
         if not isinstance(data, Mapping):
-            return Failure(f"a span must be an object, got {short_repr(data)}")
+            return Failure(TraceError(kind="invalid_span",
+                                      message=f"a span must be an object, got {short_repr(data)}"))
         values: dict[str, Any] = {}
-        for key in ("spanId", "spanType"):
-            value = data.get(key)
-            if not isinstance(value, str) or not value:
-                return Failure(f"{key}: required, a non-empty string" if value is None
-                               else f"{key}: must be a non-empty string, got {short_repr(value)}")
-            values[_SPAN_KEYS[key]] = value
-        for key in ("parentSpanId", "traceId", "name", "entityType", "entityId", "entityName"):
-            value = data.get(key)
-            if value is not None and not isinstance(value, str):
-                return Failure(f"{key}: must be a string or null, got {short_repr(value)}")
-            values[_SPAN_KEYS[key]] = value
-        for key in ("startedAt", "endedAt"):
-            value = data.get(key)
-            if value is None:
-                if key == "startedAt":
-                    return Failure("startedAt: required, an ISO 8601 timestamp")
-                continue
-            parsed = _parse_time(value)
-            if parsed is None:
-                return Failure(f"{key}: must be an ISO 8601 timestamp, got {short_repr(value)}")
-            values[_SPAN_KEYS[key]] = parsed
-        for key in ("attributes", "metadata"):
-            value = data.get(key)
-            if value is not None and not isinstance(value, Mapping):
-                return Failure(f"{key}: must be an object or null, got {short_repr(value)}")
-            values[key] = value
+        problem = _span_values(cast(Mapping[str, Any], data), values)
+        if problem is not None:
+            span_id, trace_id = data.get("spanId"), data.get("traceId")
+            return Failure(TraceError(
+                kind="invalid_span", message=problem,
+                span_id=span_id if isinstance(span_id, str) and span_id else None,
+                trace_id=trace_id if isinstance(trace_id, str) else None,
+            ))
         values["input"] = data.get("input")
         values["output"] = data.get("output")
         values["error"] = data.get("error")
@@ -203,6 +189,37 @@ def _parse_time(value: object) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def _span_values(data: Mapping[str, Any], values: dict[str, Any]) -> str | None:
+    """Read a span's typed keys into ``values``; the first bad field's message, or ``None``."""
+    for key in ("spanId", "spanType"):
+        value = data.get(key)
+        if not isinstance(value, str) or not value:
+            return (f"{key}: required, a non-empty string" if value is None
+                    else f"{key}: must be a non-empty string, got {short_repr(value)}")
+        values[_SPAN_KEYS[key]] = value
+    for key in ("parentSpanId", "traceId", "name", "entityType", "entityId", "entityName"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key}: must be a string or null, got {short_repr(value)}"
+        values[_SPAN_KEYS[key]] = value
+    for key in ("startedAt", "endedAt"):
+        value = data.get(key)
+        if value is None:
+            if key == "startedAt":
+                return "startedAt: required, an ISO 8601 timestamp"
+            continue
+        parsed = _parse_time(value)
+        if parsed is None:
+            return f"{key}: must be an ISO 8601 timestamp, got {short_repr(value)}"
+        values[_SPAN_KEYS[key]] = parsed
+    for key in ("attributes", "metadata"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, Mapping):
+            return f"{key}: must be an object or null, got {short_repr(value)}"
+        values[key] = value
+    return None
 
 
 def _to_spans(value: Iterable[Span]) -> tuple[Span, ...]:
@@ -250,9 +267,10 @@ class Trace:
         for index, item in enumerate(spans_json):
             span = Span.from_mastra_json(item)
             if isinstance(span, Failure):
-                return Failure(TraceError(
-                    kind="invalid_span", message=f"spans[{index}]: {span.failure()}",
-                    trace_id=trace_id if isinstance(trace_id, str) else None,
+                error = span.failure()
+                return Failure(attrs.evolve(
+                    error, message=f"spans[{index}]: {error.message}",
+                    trace_id=trace_id if isinstance(trace_id, str) else error.trace_id,
                 ))
             spans.append(span.unwrap())
         if not isinstance(trace_id, str):

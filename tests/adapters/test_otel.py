@@ -128,6 +128,25 @@ async def test_batch_items_report_scores_and_failures(
 
 
 @pytest.mark.anyio
+async def test_a_raising_target_is_the_error_type_target_raised(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """An item whose target raised: each scorer's event has error.type "target raised", read
+    from the item's failure kind, not from its text."""
+    provider, exporter = spans
+    exact = create_scorer(id="exact", description="d").generate_score(lambda ctx: 1.0)
+
+    def target(item: EvalItem) -> str:
+        raise ConnectionError("down")
+
+    await run_evals([EvalItem(input="q", id="one")], [exact], target=target, batch_id="b2",
+                    on_item_complete=otel_sink(tracer_provider=provider), max_failures=None)
+    (event,) = map(_event, exporter.get_finished_spans())
+    assert event["error.type"] == "target raised"
+    assert event["gen_ai.evaluation.explanation"] == "target raised ConnectionError: down"
+
+
+@pytest.mark.anyio
 async def test_live_scores_are_events(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
     """Live scoring's sink: each sampled call's score is an event."""
     provider, exporter = spans

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.evals import ItemResult, Threshold
-from scorecore.evals.engine import ReportFold, result_rows
+from scorecore.evals import ItemResult, Threshold, run_evals
+from scorecore.evals.engine import ItemRows, ReportFold, result_rows
 from scorecore.evals.engine import item_results as regroup
 from scorecore.evals.results import ScorerOutcome
 from scorecore_adapters.ray._items import result_schema
+from scorecore_adapters.report import cause_of_outcome
+from tests.results.test_causes import failing_scorers
 
 SCORERS = ("a", "b", "c")
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too
@@ -69,3 +72,31 @@ def test_the_report_survives_the_result_rows_exactly(results: list[ItemResult]) 
     assert [[(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes]
             for r in regrouped] == [
         [(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes] for r in results]
+
+
+def test_failure_causes_survive_the_result_rows() -> None:
+    """Each failed pair's structured cause and an item's failure kind cross the result rows, so
+    ``scorecore eval --engine ray`` groups failures as the local engine does (kind, step,
+    message), reading no message."""
+    scorers = failing_scorers("s", "boom")
+    results: list[ItemResult] = []
+
+    def target(item: Any) -> Any:
+        if item.input == "raise":
+            raise ConnectionError("down")
+        return "a"
+
+    items = [{"id": "1", "input": "q"}, {"id": "2", "input": "raise"}]
+    anyio.run(lambda: run_evals(items, scorers, target=target, on_item_complete=results.append,
+                                max_failures=None))
+    builder = ItemRows(batch_id="b", scorers=scorers, target=target)
+    stored = [row for r in results for row in builder.rows(r)[1]]
+    table = pa.Table.from_pylist(result_rows(results, stored=stored), schema=result_schema())
+
+    def causes(of: list[ItemResult]) -> list[Any]:
+        return [cause_of_outcome(o, item_error=r.error, item_error_kind=r.error_kind)
+                for r in of for o in r.outcomes]
+
+    local = causes(results)
+    assert {c.kind for c in local} >= {"raised LookupError", "judge server", "target raised"}
+    assert causes(list(regroup(table.to_pylist()))) == local

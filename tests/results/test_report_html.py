@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore import create_scorer
+from scorecore import StepRaised, create_scorer
 from scorecore.evals import ScoreRow, Threshold, run_evals
+from scorecore.evals._rows import stored_cause
 from scorecore_adapters.report import render_report
 from scorecore_adapters.testing import InMemoryScoreStore
 from tests.results.batches import batch_rows, prose
@@ -64,7 +65,10 @@ def hostile_rows(text: str) -> list[ScoreRow]:
                  metadata={"judge": {text: {"executions": [{"prompt": text, "rawOutput": text,
                                                             "judgeModelId": text}]}}}),
         ScoreRow(id="2", scorer_id=text, run_id="b:2", batch_id="b", status="failed",
-                 dataset_item_id="2", metadata={"error": error, "failedStep": "analyze"}),
+                 dataset_item_id="2", metadata={
+                     "error": error, "failedStep": "analyze",
+                     "cause": stored_cause(StepRaised(exception_type="X", message=text,
+                                                      where="analyze"), "analyze")}),
         ScoreRow(id="3", scorer_id=text, run_id="b:3", batch_id="b", status="not_scorable",
                  dataset_item_id="3", reason=text),
     ]
@@ -122,14 +126,16 @@ def test_huge_and_deep_values_are_bounded() -> None:
     deep: Any = "bottom"
     for _ in range(10_000):
         deep = [deep]
-    cause = "analyze raised ValueError: " + "c" * 990
+    raised = StepRaised(exception_type="ValueError", message="c" * 990, where="analyze")
+    cause = raised.describe()
     rows = [
         ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored", score=1.0,
                  output="x" * 10_000_000, input=deep, dataset_item_id="1"),
         ScoreRow(id="2", scorer_id="s", run_id="b:2", batch_id="b", status="failed",
                  dataset_item_id="2",
                  metadata={"error": f"scorer 's' failed at step 'analyze' (completed: none): "
-                                    f"{cause}", "failedStep": "analyze"}),
+                                    f"{cause}", "failedStep": "analyze",
+                           "cause": stored_cause(raised, "analyze")}),
     ]
     page = render_report(rows, batch_id="b")
     assert len(page) < 200_000

@@ -28,6 +28,7 @@ from scorecore.agent import (
 from scorecore.scorers import TrajectoryWeights, trajectory, trajectory_accuracy
 from scorecore.scorers._expectations import expectation_from, laid_over
 from scorecore.scorers._trajectory_rules import (
+    MissingMeasure,
     check_efficiency,
     compare_trajectories,
     js_json,
@@ -132,7 +133,7 @@ def test_efficiency_budgets() -> None:
     twice = TrajectoryStep(name="fetch", tool_args={"u": 1})
     trajectory_ = Trajectory(steps=[twice, twice, *steps("a", "b")], total_duration=3.0)
     result = check_efficiency(trajectory_, TrajectoryExpectation(
-        max_steps=2, max_total_duration=2.0, no_redundant_calls=True))
+        max_steps=2, max_total_duration=2.0, no_redundant_calls=True)).unwrap()
     # steps 4 vs 2 → 0; duration 3 vs 2 → 0.5; one redundant call → 0.8; mean 0.433
     assert result.score == 0.43
     assert result.redundant_calls == 1
@@ -145,8 +146,19 @@ def test_tokens_count_at_every_depth() -> None:
     nested = TrajectoryStep(name="agent", step_type="agent_run", children=[model])
     result = check_efficiency(Trajectory(steps=[model, nested]),
                               TrajectoryExpectation(max_total_tokens=100,
-                                                    no_redundant_calls=False))
+                                                    no_redundant_calls=False)).unwrap()
     assert (result.total_tokens, result.score) == (200, 0.0)
+
+
+def test_a_budget_without_its_measure_is_a_value_naming_the_budget() -> None:
+    """A token or duration budget the trajectory does not record is a ``MissingMeasure``
+    value (not an exception), naming the budget."""
+    bare = taken("a", "b")
+    tokens = check_efficiency(bare, TrajectoryExpectation(max_total_tokens=10)).failure()
+    assert tokens == MissingMeasure(budget="max_total_tokens")
+    assert tokens.describe().startswith("max_total_tokens is set but the trajectory has no")
+    duration = check_efficiency(bare, TrajectoryExpectation(max_total_duration=1.0)).failure()
+    assert duration == MissingMeasure(budget="max_total_duration")
 
 
 def test_tool_failures() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.traces import Span
+from scorecore.traces import Span, TraceError
 
 
 class _Unprintable:
@@ -28,5 +28,19 @@ def test_an_unreadable_span_is_named_briefly(value: Any) -> None:
     """A span (or a field of one) that is huge or unprintable gives a bounded message."""
     for data in (value, {"spanId": value, "spanType": "agent_run"},
                  {"spanId": "s", "spanType": "agent_run", "startedAt": value}):
-        message = Span.from_mastra_json(data).failure()
-        assert len(message) < 400
+        error = Span.from_mastra_json(data).failure()
+        assert isinstance(error, TraceError)
+        assert len(error.message) < 400
+
+
+def test_an_invalid_span_is_a_trace_error_naming_the_field_and_the_span() -> None:
+    """``Span.from_mastra_json`` answers a ``TraceError`` value, like the rest of the trace API."""
+    error = Span.from_mastra_json({"spanId": "s7", "startedAt": "2025-01-01T00:00:00Z"}).failure()
+    assert error == TraceError(kind="invalid_span", span_id="s7",
+                               message="spanType: required, a non-empty string")
+    bad_time = {"spanId": "s8", "spanType": "tool_call", "startedAt": "yesterday", "traceId": "t"}
+    error = Span.from_mastra_json(bad_time).failure()
+    assert (error.kind, error.span_id, error.trace_id) == ("invalid_span", "s8", "t")
+    assert error.message == "startedAt: must be an ISO 8601 timestamp, got 'yesterday'"
+    assert Span.from_mastra_json([1]).failure() == TraceError(
+        kind="invalid_span", message="a span must be an object, got [1]")

@@ -139,7 +139,8 @@ class _Progress:
         item = result.item_id if result.item_id is not None else f"#{result.index}"
         for o in result.outcomes:
             if o.status == "failed" and not o.resumed:
-                self.failures.add(o.scorer_id, item, cause_of_outcome(o, item_error=result.error))
+                self.failures.add(o.scorer_id, item, cause_of_outcome(
+                    o, item_error=result.error, item_error_kind=result.error_kind))
         if self._bar is not None:
             self._bar.update(self._task, completed=self.done)
         elif self.done % self.step == 0 or self.done == self.total:

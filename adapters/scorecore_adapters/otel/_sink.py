@@ -251,7 +251,8 @@ class OtelSink:
         error_type = None
         explanation = outcome.reason
         if outcome.status == "failed":
-            cause = cause_of_outcome(outcome, item_error=item.error)
+            cause = cause_of_outcome(outcome, item_error=item.error,
+                                     item_error_kind=item.error_kind)
             error_type = cause.kind
             explanation = cause.message
         elif outcome.status == "not_scorable":

@@ -1,22 +1,21 @@
 """Why a scorer run failed, as a kind and a full message, and failures grouped by cause.
 
 A run's structured cause (``ScorerRunError.cause``) is at hand while a batch runs; a stored row
-keeps its text (``metadata["error"]``) and its kind (``metadata["cause"]``, both from
-:func:`scorecore.evals.engine.failure_kind`). :func:`cause_of_row` reads that kind, and recovers it
-from the message the cause's ``describe()`` wrote for rows stored before rows kept it. Both give
-the same :class:`FailureCause` for the same failure, so ``scorecore eval`` and
-``scorecore show`` group alike.
+keeps it too (``metadata["cause"]``: its kind, step, message and the cause itself, read back by
+:meth:`scorecore.evals.ScoreRow.failure_cause`). Both give the same :class:`FailureCause` for
+the same failure, so ``scorecore eval`` and ``scorecore show`` group alike. Nothing here reads a
+cause from its message: a row stored before rows kept the cause gives the kind it stored (or
+``"error"``) and its error text as it is.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
-from typing import Final, final
+from typing import final
 
 import attrs
 
-from scorecore import ScorerRunError
+from scorecore import BudgetExhausted, RunFailureCause, ScorerRunError
 from scorecore.evals import ScoreRow
 from scorecore.evals.engine import failure_kind
 from scorecore.evals.results import ScorerOutcome
@@ -44,11 +43,16 @@ class FailureCause:
         message: the full cause, without the ``scorer 'x' failed at step 'y' (completed: …):``
             prefix; never truncated here.
         step: the step that failed, when known.
+        summary: what every run failing the same way shares, when that is less than
+            ``message``: a budget refusal's limit and what to change, without the amounts of
+            the one call (:meth:`scorecore.BudgetExhausted.describe_limit`); failures are
+            grouped by it.
     """
 
     kind: str
     message: str
     step: str | None = None
+    summary: str | None = None
 
 
 @final
@@ -71,101 +75,75 @@ class FailureGroup:
     more_items: bool = False
 
 
-# Causes whose message starts with a stable head, then "; " and the amounts of one run (a
-# budget refusal: the limit and what to change, then what was spent and what this call would
-# have reserved). They are grouped by that head: 59 refusals by one limit are one cause.
-_GROUPED_BY_HEAD: Final = frozenset({"budget exhausted"})
-_PREFIX: Final = re.compile(
-    # The scorer id is a Python repr: single quotes, or double when the id holds a quote.
-    r"""scorer (?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*") failed at step """
-    r"'(?P<step>[^']*)' \(completed: [^)]*\): ",
-    re.DOTALL
-)
-_JUDGE_KIND: Final = re.compile(r"judge call failed after \d+ call\(s\) \([^)]*\): (?P<kind>\w+)")
-_RAISED: Final = re.compile(r"^\S+ raised (?P<type>[\w.]+)(?::|$)")
+def _of_cause(cause: RunFailureCause, step: str | None, message: str | None = None) -> FailureCause:
+    # A budget refusal's amounts differ per call: 59 refusals by one limit are one cause.
+    summary = cause.describe_limit() if isinstance(cause, BudgetExhausted) else None
+    return FailureCause(kind=failure_kind(cause),
+                        message=cause.describe() if message is None else message,
+                        step=step, summary=summary)
 
 
-def _kind_of_text(text: str) -> str:
-    """The kind :func:`failure_kind` gives, recovered from a cause's ``describe()`` text (rows
-    stored before rows kept the kind)."""
-    if found := _JUDGE_KIND.match(text):
-        return f"judge {found['kind']}"
-    if text.startswith("judge output invalid"):
-        return "judge output invalid"
-    if found := _RAISED.match(text):
-        return f"raised {found['type']}"
-    if text.startswith("prepare_run failed"):
-        return "prepare run failed"
-    if re.match(r"(input|output) processor \S+ aborted", text):
-        return "processor aborted"
-    if re.match(r"(input|output) does not match ", text):
-        return "input mismatch"
-    if text.startswith("generate_score must return"):
-        return "invalid score"
-    if re.match(r"\w+ returned Failure\(", text):
-        return "step failed"
-    if " must be " in text.split(",", 1)[0]:
-        return "invalid step value"
-    return "error"
-
-
-def cause_of_outcome(outcome: ScorerOutcome, *, item_error: str | None = None) -> FailureCause:
+def cause_of_outcome(
+    outcome: ScorerOutcome,
+    *,
+    item_error: str | None = None,
+    item_error_kind: str | None = None,
+) -> FailureCause:
     """The cause of a failed outcome of a running batch (its structured cause when it has one).
 
-    ``item_error`` is the item's own error (:attr:`ItemResult.error`): the item failed as a whole.
+    ``item_error`` is the item's own error (:attr:`ItemResult.error`): the item failed as a
+    whole, of kind ``item_error_kind`` (:attr:`ItemResult.error_kind`; ``"item"`` when not
+    given).
 
     >>> from scorecore.evals.results import ScorerOutcome
     >>> cause_of_outcome(ScorerOutcome(scorer_id="s", status="failed", error="scorer raised X"))
-    FailureCause(kind='error', message='scorer raised X', step=None)
+    FailureCause(kind='error', message='scorer raised X', step=None, summary=None)
     """
     if item_error is not None:
-        kind = "target raised" if item_error.startswith("target raised") else "item"
-        return FailureCause(kind=kind, message=item_error)
+        return FailureCause(kind=(item_error_kind or "item").replace("_", " "),
+                            message=item_error)
     error = outcome.run_error
     if isinstance(error, ScorerRunError):
-        return FailureCause(kind=failure_kind(error.cause), message=error.cause.describe(),
-                            step=str(error.failed_step))
-    return _from_text(outcome.error or "failed (no error recorded)", None)
-
-
-def _from_text(text: str, step: str | None, kind: str | None = None) -> FailureCause:
-    prefix = _PREFIX.match(text)
-    if prefix is None:
-        if kind is None:
-            kind = "target raised" if text.startswith("target raised") else "error"
-        return FailureCause(kind=kind, message=text, step=step)
-    message = text[prefix.end():]
-    return FailureCause(kind=kind if kind is not None else _kind_of_text(message),
-                        message=message, step=step or prefix["step"])
+        return _of_cause(error.cause, str(error.failed_step))
+    return FailureCause(kind="error", message=outcome.error or "failed (no error recorded)")
 
 
 def cause_of_row(row: ScoreRow) -> FailureCause | None:
     """The cause a failed stored row records; ``None`` for a row that did not fail.
 
-    The kind is ``metadata["cause"]["kind"]`` when the row has it; a row stored before rows
-    kept it gets the kind read back from its error text.
+    Read from the stored cause (:meth:`ScoreRow.failure_cause`); a row stored before rows kept
+    it gives its stored kind (else ``"error"``), its step and its error text as they are.
 
+    >>> from scorecore import InvalidScore
     >>> from scorecore.evals import ScoreRow
+    >>> cause = InvalidScore(value_repr="nan", type_name="float")
     >>> row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b", status="failed",
-    ...                metadata={"failedStep": "analyze", "error": "scorer 's' failed at step "
-    ...                          "'analyze' (completed: none): analyze raised KeyError: 'x'"})
-    >>> cause_of_row(row)
-    FailureCause(kind='raised KeyError', message="analyze raised KeyError: 'x'", step='analyze')
-    >>> cause_of_row(attrs.evolve(row, metadata={**row.metadata,
-    ...                                          "cause": {"kind": "raised a.<locals>.E"}})).kind
-    'raised a.<locals>.E'
+    ...                metadata={"failedStep": "generate_score", "cause": {
+    ...                    "kind": "invalid score", "step": "generate_score",
+    ...                    "message": cause.describe(), "value": {
+    ...                        "cause": "invalid_score", "valueRepr": "nan", "typeName": "float"}}})
+    >>> cause_of_row(row).kind, cause_of_row(row).step
+    ('invalid score', 'generate_score')
+    >>> old = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b", status="failed",
+    ...                metadata={"error": "scorer 's' failed: boom"})
+    >>> cause_of_row(old)
+    FailureCause(kind='error', message="scorer 's' failed: boom", step=None, summary=None)
     """
     if row.status != "failed":
         return None
     metadata: Mapping[str, object] = row.metadata or {}
-    text = str(metadata.get("error") or "failed (no error recorded)")
-    step = metadata.get("failedStep")
     stored = metadata.get("cause")
-    kind = stored.get("kind") if isinstance(stored, Mapping) else None
-    if step is None and isinstance(stored, Mapping):
-        step = stored.get("step")
-    return _from_text(text, str(step) if step is not None else None,
-                      kind if isinstance(kind, str) and kind else None)
+    stored = stored if isinstance(stored, Mapping) else {}
+    step = metadata.get("failedStep", stored.get("step"))
+    step_text = None if step is None else str(step)
+    cause = row.failure_cause()
+    if cause is not None:
+        message = stored.get("message")
+        return _of_cause(cause, step_text, message if isinstance(message, str) else None)
+    kind = stored.get("kind")
+    return FailureCause(kind=kind if isinstance(kind, str) and kind else "error",
+                        message=str(metadata.get("error") or "failed (no error recorded)"),
+                        step=step_text)
 
 
 @final
@@ -191,11 +169,11 @@ class FailureTally:
     def add(self, scorer_id: str, item_id: str, cause: FailureCause) -> None:
         """Count one failed run of ``scorer_id`` on ``item_id``.
 
-        A budget refusal counts under its limit and what to change, without the amounts of
-        the one call (:meth:`scorecore.BudgetExhausted.describe` puts them after ``"; "``).
+        A cause with a :attr:`~FailureCause.summary` (a budget refusal) counts under it: its
+        limit and what to change, without the amounts of the one call.
         """
-        if cause.kind in _GROUPED_BY_HEAD:
-            cause = attrs.evolve(cause, message=cause.message.split("; ", 1)[0])
+        if cause.summary is not None:
+            cause = attrs.evolve(cause, message=cause.summary, summary=None)
         self._counts[cause] = self._counts.get(cause, 0) + 1
         self._scorers.setdefault(cause, set()).add(scorer_id)
         first = self._ids.setdefault(cause, [])
