@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
-# No __all__: the kernel's own helper, in no public namespace (tests/test_public_api.py).
+__all__: list[str] = []  # internal: the run path builds its values with fast_init
 
 _T = TypeVar("_T")
 

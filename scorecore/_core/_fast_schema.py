@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
-# No __all__: the kernel's own helpers, in no public namespace (tests/test_public_api.py).
+__all__: list[str] = []  # internal: the structured-output check of the warm path
 
 Check: TypeAlias = Callable[[Any, int], bool]
 """A compiled check: ``check(value, depth)`` is whether ``value`` is valid (raises
