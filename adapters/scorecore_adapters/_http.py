@@ -45,7 +45,7 @@ from scorecore import redact_secrets
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
 from scorecore.judge.retry import kind_for
 from scorecore.validators import is_int, is_number, misuse
-from scorecore_adapters import _guard
+from scorecore_adapters import _batch_switch, _guard
 
 __all__ = [
     "HttpReply",
@@ -715,7 +715,18 @@ class HttpJudgeBase:
         refused = _guard.refusal(self._model, self._provider)
         if refused is not None:
             return Failure(refused)
+        router = _batch_switch.ROUTER.get()
+        if router is not None and router.routes(self):  # inside use_batch_api(...)
+            return await router.generate(self, request)
         return await self._generate(request)
+
+    @property
+    def batch_api(self) -> bool:
+        """Whether this judge's calls go through a provider batch API (inside
+        :func:`scorecore_adapters.batch.use_batch_api`); they are then priced at the batch
+        price."""
+        router = _batch_switch.ROUTER.get()
+        return router is not None and router.routes(self)
 
     async def _generate(self, request: JudgeRequest) -> Result[JudgeResponse, JudgeError]:
         """One exchange for ``request``; a judge that may need several overrides this."""
@@ -740,6 +751,29 @@ class HttpJudgeBase:
         return reply.bind(lambda r: self._parse(r, request)).map(
             lambda response: scrub_response(response, secrets)
         )
+
+    def read_reply(
+        self, request: JudgeRequest, body: object, *, status: int = 200,
+        headers: Mapping[str, str] | None = None,
+    ) -> Result[JudgeResponse, JudgeError]:
+        """Read a reply to ``request`` that came by another route than :meth:`generate` (a
+        batch result line) exactly as :meth:`generate` reads its own: a non-2xx ``status`` is
+        the provider's error, a 2xx body goes through the same parsing and repair, and every
+        secret is scrubbed."""
+        secrets = self._secrets(request)
+        response = httpx.Response(status, json=body, headers=dict(headers or {}))
+        if not response.is_success:
+            return Failure(error_from_response(response, provider=self._provider,
+                                               secrets=secrets))
+        reply = HttpReply(response=response, headers=_headers(response, secrets), body=body)
+        return self._parse(reply, request).map(
+            lambda parsed: scrub_response(self._finish_reply(parsed, request), secrets)
+        )
+
+    def _finish_reply(self, response: JudgeResponse, request: JudgeRequest) -> JudgeResponse:
+        """What :meth:`read_reply` does to a parsed reply besides scrubbing (none here)."""
+        del request
+        return response
 
     async def aclose(self) -> None:
         """Close the HTTP client this model created for the running event loop; an injected

@@ -519,6 +519,12 @@ class OpenAIChatModel(HttpJudgeBase):
             )
         )
 
+    def _finish_reply(self, response: JudgeResponse, request: JudgeRequest) -> JudgeResponse:
+        # A reply read back for a body built by build_body: in the mode build_body used.
+        return self._in_mode(
+            response, request=request, mode=self._first_mode(self._model_for(request))
+        )
+
     @staticmethod
     def _in_mode(response: JudgeResponse, *, request: JudgeRequest, mode: _Mode) -> JudgeResponse:
         """The reply as the user's schema expects it, tagged with the mode that produced it."""

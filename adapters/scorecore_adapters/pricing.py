@@ -7,6 +7,7 @@ The file maps model ids (``JudgeModel.model_id``) to prices in USD per million t
     input = 0.15
     output = 0.60
     cached_input = 0.075   # optional: input tokens served from the provider's prompt cache
+    batch_discount = 0.5   # optional: the share taken off batch API calls (default 0.5)
 
 JSON is the same shape: ``{"models": {"gpt-4o-mini": {"input": 0.15, "output": 0.6}}}`` (the
 ``models`` level may be left out). See :meth:`scorecore.judge.economics.Pricing.from_mapping`.

@@ -9,6 +9,7 @@ batch spent, what it saved, and the calls in flight.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import math
 import warnings
@@ -38,6 +39,7 @@ __all__ = [
     "JudgeMeter",
     "ModelPrice",
     "Pricing",
+    "current_cache_key",
 ]
 
 _R = TypeVar("_R")
@@ -59,6 +61,15 @@ def _price_field(_inst: object, attribute: attrs.Attribute[Any], value: object) 
         raise ValueError(
             f"ModelPrice.{attribute.name} must be a finite number >= 0 (USD per million "
             f"tokens), got {short_repr(value)}"
+        )
+
+
+def _discount_field(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not 0 <= value <= 1:  # type: ignore[operator]
+        raise ValueError(
+            f"ModelPrice.{attribute.name} must be a number from 0 to 1 (the share taken off "
+            f"batch API calls), got {short_repr(value)}"
         )
 
 
@@ -91,15 +102,30 @@ class ModelPrice:
     """One model's prices in USD per million tokens.
 
     ``cached_input`` prices input tokens the provider served from its prompt cache (the
-    usage's ``cached_input_tokens``); without it they cost ``input``.
+    usage's ``cached_input_tokens``); without it they cost ``input``. ``batch_discount`` is
+    the share taken off every price for calls made through the provider's batch API (a judge
+    model whose ``batch_api`` is true): 0.5 by default, OpenAI's and Anthropic's batch price.
 
     >>> ModelPrice(input=0.15, output=0.60).cost(JudgeUsage(input_tokens=1000, output_tokens=100))
     0.00021
+    >>> ModelPrice(input=0.15, output=0.60).for_batch().cost(
+    ...     JudgeUsage(input_tokens=1000, output_tokens=100))
+    0.000105
     """
 
     input: float = attrs.field(validator=_price_field)
     output: float = attrs.field(validator=_price_field)
     cached_input: float | None = attrs.field(default=None, validator=_price_field)
+    batch_discount: float = attrs.field(default=0.5, validator=_discount_field)
+
+    def for_batch(self) -> ModelPrice:
+        """The prices of a call made through the batch API (``batch_discount`` taken off)."""
+        keep = 1.0 - self.batch_discount
+        return ModelPrice(
+            input=self.input * keep, output=self.output * keep,
+            cached_input=None if self.cached_input is None else self.cached_input * keep,
+            batch_discount=0.0,
+        )
 
     def cost(self, usage: JudgeUsage) -> float | None:
         """The USD cost of ``usage``, or ``None`` when its input or output count is unknown."""
@@ -142,13 +168,16 @@ class Pricing:
 
     models: Mapping[str, ModelPrice] = attrs.field(factory=dict, converter=_prices)
 
-    def price(self, model_id: str) -> ModelPrice | None:
-        """The model's price, or ``None`` when it has none."""
-        return self.models.get(model_id)
-
-    def cost(self, model_id: str, usage: JudgeUsage) -> float | None:
-        """The USD cost of ``usage`` on ``model_id``; ``None`` when unpriced or unknown."""
+    def price(self, model_id: str, *, batch: bool = False) -> ModelPrice | None:
+        """The model's price (its batch API price with ``batch=True``), or ``None`` when it
+        has none."""
         price = self.models.get(model_id)
+        return price.for_batch() if price is not None and batch else price
+
+    def cost(self, model_id: str, usage: JudgeUsage, *, batch: bool = False) -> float | None:
+        """The USD cost of ``usage`` on ``model_id`` (through the batch API with
+        ``batch=True``); ``None`` when unpriced or unknown."""
+        price = self.price(model_id, batch=batch)
         return None if price is None else price.cost(usage)
 
     @classmethod
@@ -156,7 +185,8 @@ class Pricing:
         """Read prices from parsed TOML or JSON.
 
         Either ``{"models": {id: price}}`` or ``{id: price}``, where a price is a mapping with
-        ``input``, ``output`` and optionally ``cached_input`` (USD per million tokens).
+        ``input``, ``output`` and optionally ``cached_input`` (USD per million tokens) and
+        ``batch_discount`` (the share taken off batch API calls, 0 to 1; default 0.5).
 
         Raises:
             ValueError: a price is missing a field, has an unknown one, or a bad number; the
@@ -173,10 +203,10 @@ class Pricing:
             if not isinstance(raw, Mapping):
                 raise TypeError(f"{where} must be a mapping with input and output prices, "
                                  f"got {short_repr(raw)}")
-            unknown = set(raw) - {"input", "output", "cached_input"}
+            unknown = set(raw) - {"input", "output", "cached_input", "batch_discount"}
             if unknown:
                 raise ValueError(f"{where}: unknown field(s) {sorted(map(str, unknown))}; "
-                                 f"expected input, output, cached_input")
+                                 f"expected input, output, cached_input, batch_discount")
             missing = {"input", "output"} - set(raw)
             if missing:
                 raise ValueError(f"{where}: missing {sorted(missing)} (USD per million tokens)")
@@ -257,7 +287,9 @@ class JudgeLedger:
         spent_usd: USD charged for priced calls (a reply without token counts is charged at
             its worst case).
         spent_tokens: input plus output tokens of the replies (worst case when unknown).
-        saved_usd: what the cache hits would have cost.
+        saved_usd: what the cache hits would have cost, plus what batch API calls saved
+            against their direct price.
+        batch_saved_usd: the part of ``saved_usd`` batch API calls saved.
         model_calls: judge calls started through the meter (an attempt with its retries).
         cache_hits: replies read from the cache or shared with an identical call in flight.
         cache_misses: lookups that had to ask the judge.
@@ -275,6 +307,7 @@ class JudgeLedger:
     spent_usd: float = 0.0
     spent_tokens: int = 0
     saved_usd: float = 0.0
+    batch_saved_usd: float = 0.0
     model_calls: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
@@ -376,10 +409,11 @@ _DEFAULT_BUDGET = Budget()
 
 
 def _worst_case(
-    budget: Budget, pricing: Pricing | None, model_id: str, request: JudgeRequest
+    budget: Budget, pricing: Pricing | None, model_id: str, request: JudgeRequest,
+    *, batch: bool = False,
 ) -> _Reservation:
     worst_in, worst_out = _worst_tokens(request, budget)
-    price = pricing.price(model_id) if pricing is not None else None
+    price = pricing.price(model_id, batch=batch) if pricing is not None else None
     usd = 0.0 if price is None else (worst_in * price.input + worst_out * price.output) / _MILLION
     return _Reservation(usd=usd, tokens=worst_in + worst_out, output_tokens=worst_out,
                         priced=price is not None)
@@ -410,9 +444,9 @@ def _note_overrun(
 
 def _admit(
     ledger: JudgeLedger, budget: Budget, pricing: Pricing | None, model_id: str,
-    request: JudgeRequest,
+    request: JudgeRequest, *, batch: bool = False,
 ) -> _Reservation | BudgetExhausted:
-    worst = _worst_case(budget, pricing, model_id, request)
+    worst = _worst_case(budget, pricing, model_id, request, batch=batch)
     if budget.mode == "hard" and ledger.overrun is not None:
         ledger.refused += 1
         by_cost = budget.max_cost_usd is not None
@@ -452,6 +486,25 @@ def _admit(
     return worst
 
 
+# The cache key of the judge call the running task is making (set around the model call only).
+_CALL_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "scorecore_judge_call_key", default=None
+)
+
+
+def current_cache_key() -> str | None:
+    """The judge cache key of the call the running task is making, for a judge model to read
+    inside ``generate``; ``None`` outside a metered call or when the run has no cache.
+
+    A batch judge journals each request under this key (it holds the trial index and the
+    model's identity), so a process started again knows which requests it already submitted.
+
+    >>> current_cache_key() is None
+    True
+    """
+    return _CALL_KEY.get()
+
+
 def _spent_nothing(response: JudgeResponse) -> JudgeResponse:
     """The reply with no tokens spent (``attrs.evolve(response, usage=...)``, spelt out: the
     warm path)."""
@@ -464,6 +517,14 @@ def _spent_nothing(response: JudgeResponse) -> JudgeResponse:
 # A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
 # equals by accident (the meter compares it by identity, and never puts it in a key).
 _UNREADABLE = "\x00unreadable cache identity"
+
+
+def _is_batch(model: object) -> bool:
+    """Whether the model answers through a batch API (its optional ``batch_api`` is true)."""
+    try:
+        return getattr(model, "batch_api", False) is True
+    except Exception:  # noqa: BLE001 - a user's model is a boundary: unreadable is "no"
+        return False
 
 
 def _cache_identity(model: object) -> str | None:
@@ -485,8 +546,8 @@ class MeteredExecution:
     counts of the execution's telemetry.
     """
 
-    __slots__ = ("_candidate", "_cost", "_cost_known", "_hits", "_identity", "_meter",
-                 "_misses", "_model", "_saved")
+    __slots__ = ("_batch", "_candidate", "_cost", "_cost_known", "_hits", "_identity",
+                 "_meter", "_misses", "_model", "_saved")
 
     def __init__(self, meter: JudgeMeter | None, model: JudgeModel) -> None:
         self._meter = meter
@@ -494,6 +555,7 @@ class MeteredExecution:
         self._identity = (
             _cache_identity(model) if meter is not None and meter.cache is not None else None
         )
+        self._batch = _is_batch(model)
         self._candidate: tuple[str, JudgeResponse] | None = None
         self._hits = 0
         self._misses = 0
@@ -505,7 +567,16 @@ class MeteredExecution:
         pricing = self._meter.pricing if self._meter is not None else None
         if pricing is None or not isinstance(usage, JudgeUsage):
             return None
-        return pricing.cost(self._model.model_id, usage)
+        return pricing.cost(self._model.model_id, usage, batch=self._batch)
+
+    def _batch_saving(self, usage: JudgeUsage) -> float | None:
+        """What a batch API call saved against the same call made directly."""
+        pricing = self._meter.pricing if self._meter is not None else None
+        if not self._batch or pricing is None or not isinstance(usage, JudgeUsage):
+            return None
+        full = pricing.cost(self._model.model_id, usage)
+        paid = pricing.cost(self._model.model_id, usage, batch=True)
+        return None if full is None or paid is None else full - paid
 
     async def _lookup(self, cache: JudgeCache, key: str) -> JudgeResponse | None:
         try:
@@ -567,7 +638,8 @@ class MeteredExecution:
             ledger.cache_misses += 1
         reservation: _Reservation | None = None
         if meter.budget is not None:
-            admitted = _admit(ledger, meter.budget, meter.pricing, self._model.model_id, request)
+            admitted = _admit(ledger, meter.budget, meter.pricing, self._model.model_id, request,
+                              batch=self._batch)
             if isinstance(admitted, BudgetExhausted):
                 return admitted
             reservation = admitted
@@ -575,6 +647,7 @@ class MeteredExecution:
         if cache is not None:
             ledger._flights[key] = flight
         ledger.model_calls += 1
+        token = _CALL_KEY.set(key or None)
         try:
             outcome: _R | JudgeResponse = await call()
             if isinstance(outcome, JudgeResponse):
@@ -582,6 +655,7 @@ class MeteredExecution:
                 if cache is not None:
                     self._candidate = (key, outcome)
         finally:
+            _CALL_KEY.reset(token)
             if reservation is not None:
                 ledger._reserved_usd -= reservation.usd
                 ledger._reserved_tokens -= reservation.tokens
@@ -603,7 +677,8 @@ class MeteredExecution:
             response = attrs.evolve(response, usage=_UNKNOWN_USAGE)
         model_id = self._model.model_id
         self._charge(ledger, response, reservation or _worst_case(
-            meter.budget or _DEFAULT_BUDGET, meter.pricing, model_id, request))
+            meter.budget or _DEFAULT_BUDGET, meter.pricing, model_id, request,
+            batch=self._batch))
         if reservation is not None and meter.budget is not None:
             _note_overrun(ledger, meter.budget, model_id, response.usage, reservation)
         return response
@@ -620,6 +695,11 @@ class MeteredExecution:
             self._cost_known = False
         else:
             self._cost += cost
+        saving = self._batch_saving(usage)
+        if saving is not None:
+            self._saved += saving
+            ledger.saved_usd += saving
+            ledger.batch_saved_usd += saving
         known_tokens = usage.input_tokens is not None and usage.output_tokens is not None
         if known_tokens:
             ledger.spent_tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0)

@@ -274,6 +274,8 @@ class JudgeModel(Protocol):
       part of the judge cache key, so two endpoints serving one model id never share
       entries. A ``cache_identity`` that raises or is not a ``str`` keeps the model's calls
       out of the cache altogether (asked every time, never stored).
+    - ``batch_api`` (``True``): the model answers through a provider's batch API; its calls
+      are priced, and reserved by a budget, at :meth:`ModelPrice.for_batch` prices.
     """
 
     @property

@@ -188,7 +188,8 @@ class JudgeExecution:
         processor_errors: error processors that raised (they are ignored), in order.
         cost_usd: what the calls cost under the run's ``Pricing`` (retries and the format
             fallback included, cache hits free); ``None`` without a price or token counts.
-        saved_usd: what the cache hits would have cost; ``None`` without a price.
+        saved_usd: what the cache hits would have cost, plus what a batch API judge saved
+            against the direct price; ``None`` without a price.
         cache_hits: replies read from the judge cache (or shared with an identical call).
         cache_misses: cache lookups that asked the judge.
         structured_output: how the last reply was held to the step's schema: what the

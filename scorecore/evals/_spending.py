@@ -20,7 +20,7 @@ class ScorerCost:
         scorer_id: the scorer.
         cost_usd: what its judge calls cost (retries and format fallbacks included, cache hits
             free); ``None`` when some call could not be priced.
-        saved_usd: what its cache hits would have cost.
+        saved_usd: what its cache hits would have cost, plus batch API savings.
         cache_hits: judge replies read from the cache (or shared with an identical call).
         cache_misses: cache lookups that asked the judge.
         model_calls: calls made to the judge model, retries included.
@@ -44,7 +44,7 @@ class EconomicsSummary:
     Attributes:
         scorers: per-scorer costs, in the scorers' order.
         cost_usd: the total (``None`` when some call could not be priced).
-        saved_usd: what the cache hits would have cost.
+        saved_usd: what the cache hits would have cost, plus batch API savings.
         cache_hits: replies read from the cache, over the batch.
         cache_misses: cache lookups that asked the judge.
         spent_usd: the spend the budget counted (unknown token counts at their worst case).

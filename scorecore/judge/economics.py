@@ -1,6 +1,7 @@
 """Judge economics: the reply cache, prices, spending limits, and the meter calls go through.
 
-- the cache port (:class:`JudgeCache`) and its key (:func:`cache_key`);
+- the cache port (:class:`JudgeCache`) and its key (:func:`cache_key`; a judge model reads
+  the key of the call it is answering with :func:`current_cache_key`);
 - prices (:class:`Pricing`, :class:`ModelPrice`) and spending limits (:class:`Budget`,
   :class:`BudgetWarning`); the output cap a budget reserves (:data:`DEFAULT_OUTPUT_CAP`,
   :data:`OUTPUT_CAP_FIELDS`);
@@ -9,7 +10,7 @@
 A call a hard budget refuses ends its run with the cause :class:`scorecore.BudgetExhausted`.
 
 >>> Pricing.from_mapping({"gpt-4o-mini": {"input": 0.15, "output": 0.6}}).price("gpt-4o-mini")
-ModelPrice(input=0.15, output=0.6, cached_input=None)
+ModelPrice(input=0.15, output=0.6, cached_input=None, batch_discount=0.5)
 """
 
 from scorecore._core._cache import JudgeCache, cache_key
@@ -20,6 +21,7 @@ from scorecore._core._economics import (
     JudgeMeter,
     ModelPrice,
     Pricing,
+    current_cache_key,
 )
 from scorecore._core._judge import DEFAULT_OUTPUT_CAP, OUTPUT_CAP_FIELDS
 
@@ -34,4 +36,5 @@ __all__ = [
     "ModelPrice",
     "Pricing",
     "cache_key",
+    "current_cache_key",
 ]

@@ -11,6 +11,7 @@ import anyio
 
 from scorecore.evals import StoreError
 from scorecore.evals.store import BatchCatalog, BatchSummary
+from scorecore_adapters.cli._batch_api import pending_batches
 from scorecore_adapters.cli._common import (
     EXIT_PASSED,
     UsageError,
@@ -48,7 +49,10 @@ def _json(batch: BatchSummary) -> dict[str, Any]:
 
 
 def batches(args: argparse.Namespace, out: TextIO) -> int:
-    """List the store's batches (read-only)."""
+    """List the store's batches (read-only); with ``--pending``, the provider batches of
+    ``--batch-api`` runs not yet collected."""
+    if getattr(args, "pending", False):
+        return pending_batches(args, out)
     store = open_url(args.store, must_exist=True, read_only=True)
     found = anyio.run(_list, store)
     if args.json:

@@ -24,6 +24,7 @@ from scorecore.evals import (
     Threshold,
     run_evals,
 )
+from scorecore_adapters.cli._batch_api import batch_api_scope
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,
@@ -326,7 +327,8 @@ async def _run_plan(
     try:
         # On Ray the actors open the cache themselves (cache_url); the local one is unused.
         local = economics if args.engine != "ray" else {}
-        async with plan.store, closing_cache(local, strict=args.strict_cache, out=out):
+        async with plan.store, closing_cache(local, strict=args.strict_cache, out=out), \
+                batch_api_scope(args, economics, out):
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
             verb = "resuming" if args.resume else "batch"
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "

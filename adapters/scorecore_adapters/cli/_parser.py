@@ -6,6 +6,7 @@ import argparse
 import math
 from typing import Any
 
+from scorecore_adapters.cli._batch_api import add_batch_api_flags, add_pending_flags
 from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
 from scorecore_adapters.cli._economics import add_economics_flags
 
@@ -104,6 +105,7 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--data", required=True, help="the JSONL dataset (one item per line)")
     ev.add_argument("--target", help="module:function producing each item's output")
     _batch_flags(ev)
+    add_batch_api_flags(ev)
     ev.add_argument("--engine", choices=("local", "ray"), default="local",
                     help="local: in this process (default); ray: a Ray Data actor pool "
                          "(RAY_ADDRESS or a local cluster; needs scorecore[ray])")
@@ -173,6 +175,7 @@ def parser() -> argparse.ArgumentParser:
 
     listing = sub.add_parser("batches", help="list the stored batches")
     _store(listing)
+    add_pending_flags(listing)
     listing.add_argument("--json", action="store_true", help="print JSON for machines")
 
     cmp = sub.add_parser("compare", help="compare two batches; exit 1 on a significant regression")

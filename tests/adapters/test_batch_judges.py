@@ -1,0 +1,383 @@
+"""Batch judges against the protocol fakes: collection, outcomes, expiry, refusal, resumption."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from returns.result import Failure, Result, Success
+
+from scorecore import JudgeConfig, Runtime, ScorePromptStep, create_scorer
+from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse
+from scorecore.judge.economics import JudgeMeter
+from scorecore_adapters._guard import allow_model_requests
+from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel
+from scorecore_adapters.batch.fakes import (
+    FakeAnthropicBatchAPI,
+    FakeOpenAIBatchAPI,
+    FakeReply,
+    SimulatedKill,
+)
+from scorecore_adapters.cache import MemoryJudgeCache
+from scorecore_adapters.testing import VirtualClock
+
+pytestmark = pytest.mark.anyio
+
+SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {"score": {"type": "number"}}, "required": ["score"],
+}
+Judge = OpenAIBatchModel | AnthropicBatchModel
+Fake = FakeOpenAIBatchAPI | FakeAnthropicBatchAPI
+
+
+@pytest.fixture(autouse=True)
+def _allow() -> Any:
+    with allow_model_requests():
+        yield
+
+
+def request(n: int) -> JudgeRequest:
+    return JudgeRequest(
+        messages=(JudgeMessage(role="system", content="Grade it."),
+                  JudgeMessage(role="user", content=f"item {n}")),
+        output_schema=SCHEMA, native_schema=True,
+    )
+
+
+def item_of(body: Mapping[str, Any]) -> int:
+    """The item number a request body asks about (either provider's shape)."""
+    text = json.dumps(body["messages"])
+    return int(text.split("item ")[1].split('"')[0].split("\\")[0])
+
+
+def scores(body: Mapping[str, Any]) -> FakeReply:
+    return json.dumps({"score": item_of(body) / 10})
+
+
+class World:
+    """One provider's fake and a virtual clock that outlive the judge processes."""
+
+    def __init__(self, provider: str, tmp_path: Path,
+                 answer: Callable[[Mapping[str, Any]], FakeReply] = scores) -> None:
+        self.provider = provider
+        self.clock = VirtualClock()
+        self.path = tmp_path / "cache.db"
+        self.fake: Fake = (FakeOpenAIBatchAPI if provider == "openai" else FakeAnthropicBatchAPI)(
+            answer, clock=self.clock, processing_seconds=600.0)
+        self.ids = 0
+
+    def judge(self, **kwargs: Any) -> Judge:
+        """A judge as a fresh process would build it: new objects, the same file."""
+        def new_id() -> str:
+            self.ids += 1
+            return f"{self.ids:04d}"
+        options: dict[str, Any] = {
+            "journal": BatchJournal(self.path), "client": self.fake.client(),
+            "api_key": "sk-test-secret-key", "clock": self.clock, "sleep": self.clock.sleep,
+            "new_id": new_id, "max_batch_size": 100, "max_wait": 30.0, "poll_interval": 60.0,
+            **kwargs,
+        }
+        cls = OpenAIBatchModel if self.provider == "openai" else AnthropicBatchModel
+        return cls("judge-model", **options)
+
+
+async def ask_all(judge: Judge, ns: Sequence[int]) -> dict[int, Result[JudgeResponse, JudgeError]]:
+    out: dict[int, Result[JudgeResponse, JudgeError]] = {}
+
+    async def one(n: int) -> None:
+        out[n] = await judge.generate(request(n))
+
+    async with anyio.create_task_group() as tg:
+        for n in ns:
+            tg.start_soon(one, n)
+    return out
+
+
+def score_of(result: Result[JudgeResponse, JudgeError]) -> float:
+    assert isinstance(result, Success), result
+    return float(json.loads(result.unwrap().text)["score"])
+
+
+PROVIDERS = pytest.mark.parametrize("provider", ["openai", "anthropic"])
+
+
+@PROVIDERS
+async def test_concurrent_requests_go_out_as_one_batch_and_each_gets_its_answer(
+    provider: str, tmp_path: Path
+) -> None:
+    """Five concurrent requests at max_batch_size=5: one provider batch, five answers."""
+    world = World(provider, tmp_path)
+    judge = world.judge(max_batch_size=5)
+    results = await ask_all(judge, range(5))
+    assert {n: score_of(r) for n, r in results.items()} == {n: n / 10 for n in range(5)}
+    assert len(world.fake.batches) == 1
+    assert len(world.fake.submitted) == 5
+    assert judge.progress().batches_done == 1
+    assert judge.progress().requests_answered == 5
+
+
+async def test_openai_batch_walks_the_documented_statuses(tmp_path: Path) -> None:
+    """The judge polls through validating → in_progress → finalizing → completed."""
+    world = World("openai", tmp_path)
+    judge = world.judge(max_batch_size=2, poll_interval=20.0)
+    await ask_all(judge, range(2))
+    assert isinstance(world.fake, FakeOpenAIBatchAPI)
+    (seen,) = world.fake.statuses_seen.values()
+    order = list(dict.fromkeys(seen))
+    assert order == ["validating", "in_progress", "finalizing", "completed"]
+    uploads = [c for c in world.fake.calls if c == "POST /v1/files"]
+    assert len(uploads) == 1
+
+
+@PROVIDERS
+async def test_a_partial_queue_is_submitted_after_max_wait(provider: str, tmp_path: Path) -> None:
+    """Three requests below max_batch_size go out together once max_wait has passed."""
+    world = World(provider, tmp_path)
+    judge = world.judge(max_batch_size=100, max_wait=45.0)
+    await ask_all(judge, range(3))
+    (batch,) = world.fake.batches.values()
+    assert len(batch.lines) == 3
+    assert batch.created >= 45.0
+
+
+@PROVIDERS
+async def test_a_failed_request_fails_alone_with_the_providers_error_kind(
+    provider: str, tmp_path: Path
+) -> None:
+    """A request the provider rate-limited fails as rate_limit; its neighbours succeed."""
+    def answer(body: Mapping[str, Any]) -> FakeReply:
+        if item_of(body) == 1:
+            if provider == "openai":
+                return 429, {"error": {"message": "slow down", "type": "rate_limit_error",
+                                       "code": "rate_limit_exceeded"}}
+            return 429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                    "message": "slow down"}}
+        return scores(body)
+
+    world = World(provider, tmp_path, answer)
+    results = await ask_all(world.judge(max_batch_size=3), range(3))
+    assert score_of(results[0]) == 0.0
+    assert score_of(results[2]) == 0.2
+    failed = results[1]
+    assert isinstance(failed, Failure)
+    assert failed.failure().kind == "rate_limit"
+    assert failed.failure().is_retryable
+
+
+@PROVIDERS
+async def test_a_malformed_result_line_is_a_format_failure_of_that_request_only(
+    provider: str, tmp_path: Path
+) -> None:
+    """A "succeeded" line without a reply comes back as raw text (the core's format failure)."""
+    world = World(provider, tmp_path)
+    world.fake.malformed = {"scb_0001-1"}
+    results = await ask_all(world.judge(max_batch_size=3), range(3))
+    (row,) = [r for r in BatchJournal(world.path).requests_of("scb_0001")
+              if r.custom_id == "scb_0001-1"]
+    hit = item_of(row.body)
+    broken = results[hit]
+    assert isinstance(broken, Success)
+    with pytest.raises(ValueError, match="score"):
+        score_of_strict(broken.unwrap().text)
+    assert {n: score_of(r) for n, r in results.items() if n != hit} == {
+        n: n / 10 for n in range(3) if n != hit}
+
+
+def score_of_strict(text: str) -> float:
+    value = json.loads(text)
+    if not isinstance(value, dict) or "score" not in value:
+        raise ValueError(f"no score in {text!r}")
+    return float(value["score"])
+
+
+@PROVIDERS
+@pytest.mark.parametrize("ending", ["expire_after", "cancel_after"])
+async def test_an_expired_or_cancelled_batch_is_resubmitted_for_its_unanswered_requests_only(
+    provider: str, ending: str, tmp_path: Path
+) -> None:
+    """Two of four answered before the end: only the other two go out again, journalled."""
+    world = World(provider, tmp_path)
+    setattr(world.fake, ending, 2)
+    judge = world.judge(max_batch_size=4)
+    answered_first: list[str] = []
+
+    async def run() -> dict[int, Result[JudgeResponse, JudgeError]]:
+        return await ask_all(judge, range(4))
+
+    # The second batch must run normally.
+    original_create = world.fake._create
+
+    def create_once(lines: list[tuple[str, Mapping[str, Any]]]) -> Any:
+        batch = original_create(lines)
+        answered_first.append(str(len(lines)))
+        setattr(world.fake, ending, None)
+        return batch
+
+    world.fake._create = create_once  # type: ignore[method-assign]
+    results = await run()
+    assert {n: score_of(r) for n, r in results.items()} == {n: n / 10 for n in range(4)}
+    assert answered_first == ["4", "2"]
+    assert world.fake.duplicates() == []
+    journal = BatchJournal(world.path)
+    first, second = journal.batches()
+    assert first.counts == {"answered": 2, "unanswered": 2}
+    resent = journal.requests_of(second.job)
+    assert {r.resubmit_of for r in resent} == {"scb_0001-2", "scb_0001-3"}
+    assert judge.progress().requests_resubmitted == 2
+
+
+@PROVIDERS
+async def test_a_429_on_submit_fails_the_batchs_requests_and_creates_nothing(
+    provider: str, tmp_path: Path
+) -> None:
+    """A refused creation is a rate_limit failure (the retry policy's business), journalled."""
+    world = World(provider, tmp_path)
+    world.fake.refuse_next = [429]
+    judge = world.judge(max_batch_size=2)
+    results = await ask_all(judge, range(2))
+    assert all(isinstance(r, Failure) and r.failure().kind == "rate_limit"
+               for r in results.values())
+    assert world.fake.batches == {}
+    (refused,) = BatchJournal(world.path).batches()
+    assert refused.state == "refused"
+    again = await ask_all(judge, range(2))  # the retry joins the next batch
+    assert {n: score_of(r) for n, r in again.items()} == {0: 0.0, 1: 0.1}
+
+
+def stored_bytes(folder: Path) -> bytes:
+    """Everything the cache file (and its WAL) holds."""
+    return b"".join(p.read_bytes() for p in folder.glob("cache.db*"))
+
+
+def creation_call(provider: str) -> int:
+    """The HTTP call (1-based) that creates the batch: OpenAI uploads a file first."""
+    return 2 if provider == "openai" else 1
+
+
+@PROVIDERS
+@pytest.mark.parametrize("after_processing", [False, True])
+async def test_a_kill_around_submission_resumes_without_submitting_twice(
+    provider: str, after_processing: bool, tmp_path: Path
+) -> None:
+    """Killed as the batch is created (before or after the provider made it, before the id
+    was recorded): the next process adopts the batch or submits it, never both."""
+    world = World(provider, tmp_path)
+    world.fake.kill_at = creation_call(provider)
+    world.fake.kill_after_processing = after_processing
+    with pytest.raises(BaseExceptionGroup) as killed:
+        await ask_all(world.judge(max_batch_size=3), range(3))
+    assert killed.group_contains(SimulatedKill)
+    assert len(world.fake.batches) == (1 if after_processing else 0)
+    world.fake.restart()
+    second = world.judge(max_batch_size=3)
+    results = await ask_all(second, range(3))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1, 2: 0.2}
+    assert len(world.fake.batches) == 1
+    assert world.fake.duplicates() == []
+    assert len(world.fake.submitted) == 3
+
+
+@PROVIDERS
+async def test_a_kill_while_polling_resumes_the_submitted_batch(
+    provider: str, tmp_path: Path
+) -> None:
+    """Killed while the batch runs: the next process polls it and submits nothing."""
+    world = World(provider, tmp_path)
+    world.fake.kill_at = creation_call(provider) + 1  # the first status read
+    with pytest.raises(BaseExceptionGroup):
+        await ask_all(world.judge(max_batch_size=2), range(2))
+    world.fake.restart()
+    second = world.judge(max_batch_size=2)
+    results = await ask_all(second, range(2))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1}
+    assert len(world.fake.submitted) == 2
+    assert second.progress().batches_submitted == 0
+    assert second.progress().requests_resumed == 2
+
+
+@PROVIDERS
+async def test_secrets_never_reach_an_error(provider: str, tmp_path: Path) -> None:
+    """A provider error that echoes the key is scrubbed, as for the synchronous judges."""
+    def answer(body: Mapping[str, Any]) -> FakeReply:
+        del body
+        message = "bad key sk-test-secret-key"
+        if provider == "openai":
+            return 401, {"error": {"message": message, "type": "invalid_request_error"}}
+        return 401, {"type": "error", "error": {"type": "authentication_error",
+                                                "message": message}}
+
+    world = World(provider, tmp_path, answer)
+    (result,) = (await ask_all(world.judge(max_batch_size=1), [0])).values()
+    assert isinstance(result, Failure)
+    assert result.failure().kind == "auth"
+    assert "sk-test-secret-key" not in repr(result.failure())
+    assert b"sk-test-secret-key" not in stored_bytes(tmp_path)  # bodies only, scrubbed
+
+
+@PROVIDERS
+async def test_a_provider_outage_while_polling_fails_the_calls_and_a_retry_resumes_the_batch(
+    provider: str, tmp_path: Path
+) -> None:
+    """Status reads failing five times in a row fail the waiting runs (server error); run
+    again, their requests rejoin the batch already submitted: nothing is submitted twice."""
+    world = World(provider, tmp_path)
+    world.fake.fail_status_reads = 5
+    judge = world.judge(max_batch_size=2)
+    scorer = create_scorer(id="s", description="d", judge=JudgeConfig(
+        model=judge, instructions="Grade.",
+    )).generate_score(ScorePromptStep(description="s",
+                                      create_prompt=lambda c: f"item {c.run.output}"))
+    meter = JudgeMeter(cache=MemoryJudgeCache())
+
+    async def run_all() -> dict[int, Any]:
+        out: dict[int, Any] = {}
+
+        async def one(n: int) -> None:
+            out[n] = await scorer.run(input="q", output=str(n), runtime=Runtime(meter=meter))
+
+        async with anyio.create_task_group() as tg:
+            for n in range(2):
+                tg.start_soon(one, n)
+        return out
+
+    first = await run_all()
+    assert all(isinstance(r, Failure) for r in first.values())
+    again = await run_all()
+    assert {n: r.unwrap().score for n, r in again.items()} == {0: 0.0, 1: 0.1}
+    assert len(world.fake.submitted) == 2
+
+
+@PROVIDERS
+async def test_a_malformed_line_goes_through_the_format_fallback_into_the_next_batch(
+    provider: str, tmp_path: Path
+) -> None:
+    """The core's format fallback asks again (schema in the instructions): a second batch
+    answers, and the run scores."""
+    world = World(provider, tmp_path)
+    world.fake.malformed = {"scb_0001-0"}
+    judge = world.judge(max_batch_size=1)
+    scorer = create_scorer(id="s", description="d", judge=JudgeConfig(
+        model=judge, instructions="Grade.",
+    )).generate_score(ScorePromptStep(description="s",
+                                      create_prompt=lambda c: f"item {c.run.output}"))
+    result = await scorer.run(input="q", output="3",
+                              runtime=Runtime(meter=JudgeMeter(cache=MemoryJudgeCache())))
+    assert result.unwrap().score == 0.3
+    assert len(world.fake.batches) == 2
+    (execution,) = result.unwrap().judge["generate_score"]
+    assert execution.model_call_count == 2
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("max_batch_size", 0), ("max_batch_size", 2.5), ("max_wait", -1), ("poll_interval", "30s"),
+])
+def test_bad_options_name_the_field_and_value(field: str, value: Any, tmp_path: Path) -> None:
+    """A batch judge refuses a bad option at construction, naming it and the value given."""
+    with pytest.raises((TypeError, ValueError)) as raised:
+        OpenAIBatchModel("m", journal=str(tmp_path / "j.db"), **{field: value})
+    assert f"OpenAIBatchModel.{field}" in str(raised.value)
+    assert repr(value) in str(raised.value)
