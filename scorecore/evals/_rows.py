@@ -24,7 +24,7 @@ from scorecore.evals._failure_kind import failure_kind
 from scorecore.evals._messages import exception_text
 from scorecore.evals._report import ItemResult, OutcomeStatus, ScorerOutcome
 from scorecore.evals._storable import Sanitizer, is_encodable_text
-from scorecore.traces._traces import ScoreRecord, ScoreSink
+from scorecore.traces._sinks import ScoreRecord, ScoreSink
 
 if TYPE_CHECKING:
     from scorecore.evals._store import ScoreStore

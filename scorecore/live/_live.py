@@ -15,7 +15,7 @@ from a workflow step — and every call schedules a background job in an anyio t
    (fail closed). Mastra asks the filter first: the same calls are scored either way (the
    sampling is a hash), but here the filter is not asked about calls the sampling skipped;
 4. each scorer runs; each successful result goes to the ``sink`` as a
-   :class:`~scorecore.traces._traces.ScoreRecord`.
+   :class:`~scorecore.traces.ScoreRecord`.
 
 The caller gets its value back unchanged as soon as the job is scheduled. Each
 :class:`LiveScorer` scores at most ``max_concurrency`` calls at once (default 16) and keeps
@@ -61,7 +61,7 @@ from scorecore._core._errors import ScorerRunError
 from scorecore._core._redact import redact_secrets
 from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._core._scorer import Scorer
-from scorecore.traces._traces import ScoreRecord, ScoreSink, deliver
+from scorecore.traces._sinks import ScoreRecord, ScoreSink, deliver
 
 __all__ = [
     "LiveCall",

@@ -11,22 +11,17 @@ from scorecore.agent import (
     TrajectoryStep,
     extract_trajectory,
 )
-from scorecore.traces._traces import (
-    ScoreRecord,
-    ScoreSink,
-    Span,
-    Trace,
+from scorecore.traces._mastra import trace_to_agent_run
+from scorecore.traces._scoring import (
     TraceBatchResult,
-    TraceError,
-    TraceErrorKind,
-    TraceLike,
     TraceScoringError,
     TraceTarget,
     TraceTargetResult,
     score_trace,
     score_traces,
-    trace_to_agent_run,
 )
+from scorecore.traces._sinks import ScoreRecord, ScoreSink
+from scorecore.traces._spans import Span, Trace, TraceError, TraceErrorKind, TraceLike
 from scorecore.traces._trajectories import extract_trajectory_from_trace
 
 __all__ = [

@@ -18,7 +18,7 @@ from scorecore._core._redact import redact_secrets
 from scorecore._core._values import ScoreResult
 from scorecore.evals import SCORE_COLUMNS, ScoreRow
 from scorecore.evals._storable import Sanitizer
-from scorecore.traces._traces import ScoreRecord
+from scorecore.traces import ScoreRecord
 from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore
 from tests import strategies as sts
 from tests.evals.test_storage import DSN, KINDS

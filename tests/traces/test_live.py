@@ -21,7 +21,7 @@ from scorecore.live._live import (
     sample_point,
     scored,
 )
-from scorecore.traces._traces import ScoreRecord
+from scorecore.traces import ScoreRecord
 from scorecore_adapters.testing import virtual_runtime
 
 pytestmark = pytest.mark.anyio

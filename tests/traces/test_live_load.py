@@ -29,7 +29,7 @@ from scorecore.live._live import (
     sample_point,
     scored,
 )
-from scorecore.traces._traces import ScoreRecord
+from scorecore.traces import ScoreRecord
 from scorecore_adapters.testing import FunctionJudge, judge_error
 from tests import strategies as sts
 
