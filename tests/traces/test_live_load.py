@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.judge import JudgeRequest
-from scorecore.live._live import (
+from scorecore.live import (
     LiveScorer,
     LiveScoringError,
     LiveStats,

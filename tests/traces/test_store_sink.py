@@ -10,7 +10,7 @@ import pytest
 
 from scorecore import create_scorer, not_scorable
 from scorecore.evals import ScoreRow, row_id, store_sink
-from scorecore.live._live import LiveScorer, live_scoring, scored
+from scorecore.live import LiveScorer, live_scoring, scored
 from scorecore.traces import ScoreRecord, score_trace, score_traces
 from scorecore.traces._sinks import deliver
 from scorecore_adapters.storage import SqliteScoreStore
