@@ -28,13 +28,13 @@ from scorecore._core._causes import (
 )
 from scorecore._core._checks import is_number, maybe_await
 from scorecore._core._config import PromptStep, ResolvedJudge, ScorePromptStep
-from scorecore._core._convert import structure_run_value
 from scorecore._core._errors import ScorerRunError
 from scorecore._core._invoke import execute_judge
 from scorecore._core._judge import StepName
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
 from scorecore._core._structured import SCORE_SCHEMA, CompiledSchema, compile_schema
+from scorecore._core._structuring import structure_run_value
 from scorecore._core._trajectory import Trajectory, to_trajectory
 from scorecore._core._values import (
     CalculateScoreContext,

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 import attrs
 
-from scorecore._core._convert import RESULT_FIELD, RESULT_FIELDS, camel, converter
+from scorecore._core._convert import converter
 from scorecore._core._errors import ScorerRunError
+from scorecore._core._keys import camel
+from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import ScoreResult

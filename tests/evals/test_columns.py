@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 
 from scorecore import to_mastra_json
-from scorecore._core._convert import RESULT_FIELD, RESULT_FIELDS
+from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets
 from scorecore._core._values import ScoreResult
 from scorecore.evals import SCORE_COLUMNS, ScoreRow
