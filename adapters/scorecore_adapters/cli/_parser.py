@@ -1,4 +1,5 @@
-"""The command line's grammar: one subcommand per module of this package."""
+"""The command line's grammar: each subcommand's arguments (the command table in ``_commands``
+puts them together)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
 from scorecore_adapters.cli._economics import add_economics_flags
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors raise :class:`UsageError` (one line, exit 2)."""
+
     def error(self, message: str) -> Any:  # argparse's own errors: one line, exit 2
         raise UsageError(message)
 
@@ -70,7 +73,8 @@ def _comparison_rules(command: argparse.ArgumentParser) -> None:
                               "definition; by default changed scorers are compared and marked")
 
 
-def _eval_command(ev: argparse.ArgumentParser) -> None:
+def eval_arguments(ev: argparse.ArgumentParser) -> None:
+    """``scorecore eval``'s arguments."""
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
     ev.add_argument("--data", required=True, help="the JSONL dataset (one item per line)")
@@ -123,7 +127,8 @@ def label_flags(command: argparse.ArgumentParser, *, required: bool) -> None:
                          help="the value of a string label (repeatable): good=1, bad=0")
 
 
-def _calibrate_command(cal: argparse.ArgumentParser) -> None:
+def calibrate_arguments(cal: argparse.ArgumentParser) -> None:
+    """``scorecore calibrate``'s arguments."""
     cal.add_argument("batch", metavar="BATCH", help="the batch id")
     label_flags(cal, required=True)
     _store(cal)
@@ -138,24 +143,23 @@ def _calibrate_command(cal: argparse.ArgumentParser) -> None:
     cal.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
-def parser() -> argparse.ArgumentParser:
-    """The ``scorecore`` argument parser (its errors raise :class:`UsageError`)."""
-    root = _Parser(prog="scorecore", description="Run scorecore scorers over datasets.")
-    sub = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _eval_command(sub.add_parser("eval", help="evaluate a JSONL dataset with scorers"))
-
-    show = sub.add_parser("show", help="list a stored batch's rows and failure causes")
+def show_arguments(show: argparse.ArgumentParser) -> None:
+    """``scorecore show``'s arguments."""
     show.add_argument("run", metavar="BATCH", help="the batch id")
     _store(show)
     show.add_argument("--failures", action="store_true",
                       help="list every failed scorer run with its full cause")
     show.add_argument("--json", action="store_true", help="print JSON for machines")
 
-    listing = sub.add_parser("batches", help="list the stored batches")
+
+def batches_arguments(listing: argparse.ArgumentParser) -> None:
+    """``scorecore batches``'s arguments."""
     _store(listing)
     listing.add_argument("--json", action="store_true", help="print JSON for machines")
 
-    cmp = sub.add_parser("compare", help="compare two batches; exit 1 on a significant regression")
+
+def compare_arguments(cmp: argparse.ArgumentParser) -> None:
+    """``scorecore compare``'s arguments."""
     cmp.add_argument("base", metavar="BASE", help="the baseline batch id")
     cmp.add_argument("new", metavar="NEW", help="the batch to judge against it")
     _store(cmp)
@@ -170,7 +174,9 @@ def parser() -> argparse.ArgumentParser:
                      help="the bootstrap's seed (default 0: the same data, the same interval)")
     cmp.add_argument("--json", action="store_true", help="print JSON for machines")
 
-    rep = sub.add_parser("report", help="write a self-contained HTML report of a batch")
+
+def report_arguments(rep: argparse.ArgumentParser) -> None:
+    """``scorecore report``'s arguments."""
     rep.add_argument("batch", metavar="BATCH", help="the batch id")
     _store(rep)
     rep.add_argument("--baseline", metavar="OTHER", help="a batch to compare with")
@@ -183,6 +189,4 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default report.html)")
     label_flags(rep, required=False)
-    _calibrate_command(sub.add_parser(
-        "calibrate", help="measure scorers against human labels; exit 1 below --min-kappa"))
-    return root
+
