@@ -18,13 +18,13 @@ from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
 from scorecore_adapters.cli._parser import (
-    Parser,
-    batches_arguments,
-    calibrate_arguments,
-    compare_arguments,
-    eval_arguments,
-    report_arguments,
-    show_arguments,
+    _batches_command,
+    _calibrate_command,
+    _compare_command,
+    _eval_command,
+    _Parser,
+    _report_command,
+    _show_command,
 )
 from scorecore_adapters.cli._report import report
 from scorecore_adapters.cli._show import show
@@ -44,19 +44,19 @@ class Command:
 
 
 COMMANDS: Final[dict[str, Command]] = {
-    "eval": Command(help="evaluate a JSONL dataset with scorers", arguments=eval_arguments,
+    "eval": Command(help="evaluate a JSONL dataset with scorers", arguments=_eval_command,
                     run=run_eval),
     "show": Command(help="list a stored batch's rows and failure causes",
-                    arguments=show_arguments, run=lambda args, out, err: show(args, out)),
-    "batches": Command(help="list the stored batches", arguments=batches_arguments,
+                    arguments=_show_command, run=lambda args, out, err: show(args, out)),
+    "batches": Command(help="list the stored batches", arguments=_batches_command,
                        run=lambda args, out, err: batches(args, out)),
     "compare": Command(help="compare two batches; exit 1 on a significant regression",
-                       arguments=compare_arguments, run=compare),
+                       arguments=_compare_command, run=compare),
     "report": Command(help="write a self-contained HTML report of a batch",
-                      arguments=report_arguments, run=lambda args, out, err: report(args, out)),
+                      arguments=_report_command, run=lambda args, out, err: report(args, out)),
     "calibrate": Command(
         help="measure scorers against human labels; exit 1 below --min-kappa",
-        arguments=calibrate_arguments,
+        arguments=_calibrate_command,
         run=lambda args, out, err: calibrate_command(args, out),
     ),
 }
@@ -66,8 +66,8 @@ COMMANDS: Final[dict[str, Command]] = {
 def parser() -> argparse.ArgumentParser:
     """The ``scorecore`` argument parser, one subcommand per :data:`COMMANDS` entry (its errors
     raise :class:`~scorecore_adapters.cli._common.UsageError`)."""
-    root = Parser(prog="scorecore", description="Run scorecore scorers over datasets.")
-    sub = root.add_subparsers(dest="command", required=True, parser_class=Parser)
+    root = _Parser(prog="scorecore", description="Run scorecore scorers over datasets.")
+    sub = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, command in COMMANDS.items():
         command.arguments(sub.add_parser(name, help=command.help))
     return root

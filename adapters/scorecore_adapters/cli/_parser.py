@@ -11,9 +11,7 @@ from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
 from scorecore_adapters.cli._economics import add_economics_flags
 
 
-class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors raise :class:`UsageError` (one line, exit 2)."""
-
+class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse's own errors: one line, exit 2
         raise UsageError(message)
 
@@ -73,8 +71,7 @@ def _comparison_rules(command: argparse.ArgumentParser) -> None:
                               "definition; by default changed scorers are compared and marked")
 
 
-def eval_arguments(ev: argparse.ArgumentParser) -> None:
-    """``scorecore eval``'s arguments."""
+def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
     ev.add_argument("--data", required=True, help="the JSONL dataset (one item per line)")
@@ -127,8 +124,7 @@ def label_flags(command: argparse.ArgumentParser, *, required: bool) -> None:
                          help="the value of a string label (repeatable): good=1, bad=0")
 
 
-def calibrate_arguments(cal: argparse.ArgumentParser) -> None:
-    """``scorecore calibrate``'s arguments."""
+def _calibrate_command(cal: argparse.ArgumentParser) -> None:
     cal.add_argument("batch", metavar="BATCH", help="the batch id")
     label_flags(cal, required=True)
     _store(cal)
@@ -143,8 +139,7 @@ def calibrate_arguments(cal: argparse.ArgumentParser) -> None:
     cal.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
-def show_arguments(show: argparse.ArgumentParser) -> None:
-    """``scorecore show``'s arguments."""
+def _show_command(show: argparse.ArgumentParser) -> None:
     show.add_argument("run", metavar="BATCH", help="the batch id")
     _store(show)
     show.add_argument("--failures", action="store_true",
@@ -152,14 +147,12 @@ def show_arguments(show: argparse.ArgumentParser) -> None:
     show.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
-def batches_arguments(listing: argparse.ArgumentParser) -> None:
-    """``scorecore batches``'s arguments."""
+def _batches_command(listing: argparse.ArgumentParser) -> None:
     _store(listing)
     listing.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
-def compare_arguments(cmp: argparse.ArgumentParser) -> None:
-    """``scorecore compare``'s arguments."""
+def _compare_command(cmp: argparse.ArgumentParser) -> None:
     cmp.add_argument("base", metavar="BASE", help="the baseline batch id")
     cmp.add_argument("new", metavar="NEW", help="the batch to judge against it")
     _store(cmp)
@@ -175,8 +168,7 @@ def compare_arguments(cmp: argparse.ArgumentParser) -> None:
     cmp.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
-def report_arguments(rep: argparse.ArgumentParser) -> None:
-    """``scorecore report``'s arguments."""
+def _report_command(rep: argparse.ArgumentParser) -> None:
     rep.add_argument("batch", metavar="BATCH", help="the batch id")
     _store(rep)
     rep.add_argument("--baseline", metavar="OTHER", help="a batch to compare with")
@@ -189,4 +181,3 @@ def report_arguments(rep: argparse.ArgumentParser) -> None:
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default report.html)")
     label_flags(rep, required=False)
-
