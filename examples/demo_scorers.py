@@ -29,6 +29,7 @@ from typing import Any
 
 from scorecore import JudgeModel, Scorer, StepContext, create_scorer, not_scorable
 from scorecore import scorers as builtin
+from scorecore.scorers import TEXT
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
 
@@ -104,8 +105,8 @@ length_sanity: Scorer[Any, Any] = (
 
 # --- built-in code scorers: the answer reuses the question's keywords, in a steady tone -------
 
-question_keywords = builtin.keyword_coverage(type="text", id="question-keywords")
-steady_tone = builtin.tone(type="text", id="steady-tone")
+question_keywords = builtin.keyword_coverage(shape=TEXT, id="question-keywords")
+steady_tone = builtin.tone(shape=TEXT, id="steady-tone")
 
 
 # --- built-in LLM faithfulness: a real judge, local unless a server is configured ------------
@@ -133,7 +134,7 @@ def _judge() -> tuple[JudgeModel | None, str]:
 def _faithfulness(judge: JudgeModel) -> Scorer[Any, Any]:
     # The reference answer is the context: every claim of the answer must follow from it.
     return builtin.faithfulness(
-        judge, type="text",
+        judge, shape=TEXT,
         get_context=lambda ctx: [str(ctx.run.ground_truth)] if ctx.run.ground_truth else [],
         id="llm-faithfulness",
     )

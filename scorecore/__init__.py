@@ -33,7 +33,7 @@ from scorecore._core._config import (
     ScorePromptStep,
     StepJudge,
 )
-from scorecore._core._errors import ScorecoreError, ScorerDefinitionError, ScorerRunError
+from scorecore._core._errors import ScorecoreError, ScorerDefinitionError
 from scorecore._core._filter import filter_run
 from scorecore._core._judge import JudgeModel, ModelSettings, StepName
 from scorecore._core._mastra_json import from_mastra_json, to_mastra_json
@@ -48,6 +48,7 @@ from scorecore._core._values import (
     ReasonContext,
     ScoreResult,
     ScorerRun,
+    ScorerRunError,
     StepContext,
     StepResults,
     is_not_scorable,

@@ -12,7 +12,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore import ScoreResult, ScorerRunError
 from scorecore.evals import EvalReport, Threshold
-from scorecore_adapters._checks import is_number, misuse
+from scorecore.validators import is_number, misuse
 
 # describe_run_error also serves the pytest plugin, which imports it from here.
 __all__ = ["assert_passes", "assert_scored"]

@@ -17,8 +17,9 @@ from jsonschema import Draft202012Validator
 from returns.result import Failure, Result, Success
 
 from scorecore import JudgeModel
-from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, kind_for
-from scorecore_adapters._checks import is_int, is_number, misuse
+from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
+from scorecore.judge.retry import kind_for
+from scorecore.validators import is_int, is_number, misuse
 
 __all__ = ["ALL_FAULTS", "ChaosJudge", "FaultKind", "FaultPlan", "InjectedFault"]
 

@@ -9,7 +9,7 @@ provider code/type and response header value is scrubbed of the adapter's secret
 
 How failures map (``kind`` / retryable / ``code`` of the cause):
 
-- HTTP status >= 400: kind from :func:`scorecore.judge.kind_for` on the status and the
+- HTTP status >= 400: kind from :func:`scorecore.judge.retry.kind_for` on the status and the
   provider's ``error.code``/``error.type``; all response headers kept (``retry-after`` …).
 - ``httpx.TimeoutException``: ``timeout`` / yes / ``ETIMEDOUT``.
 - ``httpx.ConnectError``, ``ReadError``, ``WriteError``, ``RemoteProtocolError`` (a connection
@@ -42,9 +42,10 @@ import httpx
 from returns.result import Failure, Result, Success
 
 from scorecore import redact_secrets
-from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, kind_for
+from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
+from scorecore.judge.retry import kind_for
+from scorecore.validators import is_int, is_number, misuse
 from scorecore_adapters import _guard
-from scorecore_adapters._checks import is_int, is_number, misuse
 
 __all__ = [
     "HttpReply",

@@ -20,7 +20,7 @@ from scorecore.evals import (
     decode_row,
     storable_row,
 )
-from scorecore_adapters._checks import misuse
+from scorecore.validators import misuse
 
 __all__ = ["InMemoryScoreStore"]
 

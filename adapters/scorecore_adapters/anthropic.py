@@ -19,7 +19,7 @@ import httpx
 from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
-from scorecore_adapters._checks import is_int, misuse
+from scorecore.validators import is_int, misuse
 from scorecore_adapters._http import (
     HttpJudgeBase,
     HttpReply,

@@ -1,8 +1,8 @@
 """Judge caches: a SQLite file, a PostgreSQL table shared by workers, and memory for tests.
 
-Each implements :class:`scorecore.judge.JudgeCache`. Give one to ``run_evals(..., cache=...)``
-or to a single run with ``Runtime(meter=JudgeMeter(cache=...))``; ``open_cache(url)`` builds
-one from a URL (what ``scorecore eval --cache`` does).
+Each implements :class:`scorecore.judge.economics.JudgeCache`. Give one to
+``run_evals(..., cache=...)`` or to a single run with ``Runtime(meter=JudgeMeter(cache=...))``;
+``open_cache(url)`` builds one from a URL (what ``scorecore eval --cache`` does).
 
 A cache never raises for a storage problem: an entry that cannot be read is a miss, one that
 cannot be written is dropped, and both are counted in ``errors`` (the last message, naming the

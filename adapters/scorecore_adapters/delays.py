@@ -7,7 +7,8 @@ computes a number; the core does the sleeping.
 
 - :class:`ExponentialBackoff`: ``min(max, initial * multiplier ** retry_count + U(0, jitter))``
   (stamina's formula; ``retry_count`` is 0 before the first retry), jitter drawn from an
-  injected random source.
+  injected random source. The formula itself is :func:`scorecore.judge.retry.exponential_backoff`
+  (re-exported here), the one home of retry math, shared with ``ModelSettings.max_retries``.
 - :class:`ConstantDelay`: always the same number of seconds.
 - ``a + b`` (:class:`SumDelay`) adds policies (or a policy and a number);
   ``a.cap(s)`` (:class:`CappedDelay`) bounds a policy from above; ``a | b``
@@ -33,7 +34,8 @@ from typing import TYPE_CHECKING, Any, Protocol, final
 
 import attrs
 
-from scorecore_adapters._checks import is_number, misuse
+from scorecore.judge.retry import exponential_backoff
+from scorecore.validators import is_number, misuse
 
 if TYPE_CHECKING:
     from scorecore_adapters.retry import RetryInfo
@@ -57,41 +59,6 @@ class RandomSource(Protocol):
     """
 
     def random(self) -> float: ...
-
-
-def exponential_backoff(
-    retry_count: int,
-    *,
-    initial: float,
-    multiplier: float,
-    max: float,
-    jitter: float,
-    unit: float,
-) -> float:
-    """The backoff formula, pure: ``min(max, initial * multiplier ** retry_count + jitter * unit)``.
-
-    Args:
-        retry_count: retries already made (0 before the first retry).
-        initial: the first wait, before jitter.
-        multiplier: the growth factor per retry.
-        max: the cap on the wait, jitter included.
-        jitter: the largest random addition.
-        unit: a uniform draw in ``[0, 1)``.
-
-    Returns:
-        A finite number of seconds ``>= 0``.
-
-    >>> exponential_backoff(3, initial=0.1, multiplier=2.0, max=5.0, jitter=1.0, unit=0.5)
-    1.3
-    """
-    if initial == 0:
-        base = 0.0
-    else:
-        try:
-            base = initial * multiplier**retry_count
-        except OverflowError:
-            base = math.inf
-    return min(max, base + jitter * unit)
 
 
 def _seconds_field(owner: str, name: str, *, minimum: float = 0.0) -> Any:

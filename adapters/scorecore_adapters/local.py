@@ -44,7 +44,7 @@ import httpx
 from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
-from scorecore_adapters._checks import is_int, is_number, misuse
+from scorecore.validators import is_int, is_number, misuse
 
 if TYPE_CHECKING:  # the local extra; imported where it is used, so this module imports without
     from llama_cpp import Llama

@@ -36,15 +36,9 @@ import attrs
 import httpx
 from returns.result import Failure, Result, Success
 
-from scorecore.judge import (
-    OUTPUT_CAP_FIELDS,
-    JudgeError,
-    JudgeRequest,
-    JudgeResponse,
-    JudgeUsage,
-    schema_in_prompt,
-)
-from scorecore_adapters._checks import misuse
+from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage, schema_in_prompt
+from scorecore.judge.economics import OUTPUT_CAP_FIELDS
+from scorecore.validators import misuse
 from scorecore_adapters._http import (
     HttpJudgeBase,
     HttpReply,

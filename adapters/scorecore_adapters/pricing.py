@@ -9,7 +9,7 @@ The file maps model ids (``JudgeModel.model_id``) to prices in USD per million t
     cached_input = 0.075   # optional: input tokens served from the provider's prompt cache
 
 JSON is the same shape: ``{"models": {"gpt-4o-mini": {"input": 0.15, "output": 0.6}}}`` (the
-``models`` level may be left out). See :meth:`scorecore.judge.Pricing.from_mapping`.
+``models`` level may be left out). See :meth:`scorecore.judge.economics.Pricing.from_mapping`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from scorecore.judge import Pricing
+from scorecore.judge.economics import Pricing
 
 __all__ = ["load_pricing"]
 

@@ -13,11 +13,11 @@ resumed after the driver died, ends with exactly one row per (item, scorer). The
 :func:`~scorecore.evals.run_evals`'s, folded from the result rows with the same exact means,
 thresholds and gates.
 
-With a judge cache (``cache_url``) or :class:`~scorecore.judge.Pricing`, each actor runs its
-items through a :class:`~scorecore.judge.JudgeMeter` of its own, over the one cache every actor
-opens (a PostgreSQL cache is shared by all workers; a SQLite one takes a single local worker).
-Each result row carries its pair's cost and cache counts, and the report's ``economics`` is
-summed from them as ``run_evals`` sums its items'.
+With a judge cache (``cache_url``) or :class:`~scorecore.judge.economics.Pricing`, each actor runs
+its items through a :class:`~scorecore.judge.economics.JudgeMeter` of its own, over the one cache
+every actor opens (a PostgreSQL cache is shared by all workers; a SQLite one takes a single local
+worker). Each result row carries its pair's cost and cache counts, and the report's ``economics``
+is summed from them as ``run_evals`` sums its items'.
 
 Needs the ``ray`` extra: ``pip install 'scorecore[ray]'``. See ``docs/scale.md``.
 """
@@ -66,7 +66,7 @@ from scorecore.evals import (
     row_id,
     run_evals,
 )
-from scorecore.judge import JudgeMeter, Pricing
+from scorecore.judge.economics import JudgeMeter, Pricing
 from scorecore_adapters.cache import MemoryJudgeCache, SqliteJudgeCache, open_cache
 from scorecore_adapters.storage import DEFAULT_TABLE, open_store, redact_url
 

@@ -12,7 +12,8 @@ The wait before a retry is::
 where ``delay`` is the configured delay (a number of seconds or a function of :class:`RetryInfo`,
 ``0`` when unset; negative or non-finite values count as ``0``) and ``retry_after`` is what the
 provider asked for in its ``retry-after-ms`` / ``retry-after`` headers (``0`` when absent), as
-:func:`scorecore.judge.read_retry_after` reads them (also used by ``ModelSettings.max_retries``).
+:func:`scorecore.judge.retry.read_retry_after` reads them (also used by
+``ModelSettings.max_retries``).
 
 >>> from scorecore_adapters.testing import judge_error
 >>> is_retryable_error(judge_error(429))
@@ -32,25 +33,19 @@ from typing import ClassVar, TypeAlias, TypeVar, final
 
 import attrs
 
-from scorecore.judge import (
+from scorecore.judge import JudgeError, JudgeRequest, Retry
+from scorecore.judge.retry import (
     BUILTIN_RETRYABLE_CODES,
-    JudgeError,
-    JudgeRequest,
-    Retry,
     is_auth_error,
     is_retryable_error,
     is_retryable_node,
     is_retryable_provider_error,
     is_unknown_error,
     read_retry_after,
+    retry_wait,
 )
-from scorecore_adapters._checks import (
-    is_int,
-    is_number,
-    maybe_await,
-    misuse,
-    optional_callable,
-)
+from scorecore.validators import is_int, is_number, misuse
+from scorecore_adapters._checks import maybe_await, optional_callable
 
 __all__ = [
     "BUILTIN_RETRYABLE_CODES",
@@ -180,7 +175,7 @@ def _as_policies(matchers: Iterable[Matcher]) -> tuple[RetryPolicy, ...]:
 def retry_after_seconds(error: JudgeError, *, now: Callable[[], float]) -> float | None:
     """How long the provider asked to wait, from ``retry-after-ms`` / ``retry-after`` headers.
 
-    :func:`scorecore.judge.read_retry_after` (the one reading, shared with
+    :func:`scorecore.judge.retry.read_retry_after` (the one reading, shared with
     ``ModelSettings.max_retries``) with the wall clock ``now`` called once. Walks the error and
     its cause chain; the first node with a usable header wins. At a node, ``retry-after-ms``
     (whole milliseconds) takes precedence over ``retry-after``, which is either whole seconds
@@ -248,6 +243,9 @@ def _cap(max_retry_after: float) -> float:
 def wait_seconds(delay: float, retry_after: float | None, max_retry_after: float) -> float:
     """The wait before a retry: ``max(delay, min(retry_after, max_retry_after))``.
 
+    Checks and clamps its arguments, then computes the wait with
+    :func:`scorecore.judge.retry.retry_wait`, the formula's one home.
+
     Args:
         delay: the configured delay (clamped to ``0`` when negative or non-finite).
         retry_after: the provider's requested wait, or ``None``.
@@ -263,11 +261,7 @@ def wait_seconds(delay: float, retry_after: float | None, max_retry_after: float
     >>> wait_seconds(0.7, 100.0, 0.2)
     0.7
     """
-    configured = _clamp(delay, "delay")
-    provider = 0.0 if retry_after is None else min(max(retry_after, 0.0), _cap(max_retry_after))
-    if math.isnan(provider):
-        provider = 0.0
-    return max(configured, provider)
+    return retry_wait(_clamp(delay, "delay"), retry_after, _cap(max_retry_after))
 
 
 def _wall_clock() -> float:

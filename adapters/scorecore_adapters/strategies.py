@@ -51,7 +51,7 @@ from scorecore.agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
-from scorecore_adapters._checks import misuse
+from scorecore.validators import misuse
 from scorecore_adapters._schema_strategies import values_for_schema
 
 __all__ = [

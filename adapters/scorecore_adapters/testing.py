@@ -49,14 +49,8 @@ import anyio.lowlevel
 from returns.result import Failure, Result, Success
 
 from scorecore import Runtime
-from scorecore.judge import (
-    JudgeError,
-    JudgeErrorKind,
-    JudgeRequest,
-    JudgeResponse,
-    JudgeUsage,
-    kind_for,
-)
+from scorecore.judge import JudgeError, JudgeErrorKind, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge.retry import kind_for
 from scorecore_adapters._assertions import assert_passes, assert_scored
 from scorecore_adapters._chaos import (
     ALL_FAULTS,

@@ -15,8 +15,8 @@ from typing import Any, Generic, Literal, TypeAlias, final
 import attrs
 from typing_extensions import TypeVar
 
-from scorecore._core._economics import BudgetExhausted
-from scorecore._core._judge import JudgeError, StepName
+from scorecore._core._judge import StepName
+from scorecore._core._judge_error import JudgeError
 from scorecore._core._reprs import short_repr
 
 __all__ = [
@@ -265,6 +265,52 @@ class ProcessorAborted:
     def describe(self) -> str:
         """One line naming the processor and its reason."""
         return f"{self.stage} processor {self.processor} aborted: {self.reason}"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class BudgetExhausted:
+    """A hard :class:`~scorecore.judge.economics.Budget` refused to start a judge call.
+
+    Attributes:
+        limit: which limit: ``"max_cost_usd"`` or ``"max_tokens"``.
+        limit_value: its value.
+        spent: what the batch had spent (USD or tokens).
+        in_flight: the worst case of the calls then in flight.
+        needed: this call's worst case (what it would have reserved); ``None`` when the model
+            has no price.
+        model_id: the judge model asked.
+        output_tokens: the output cap the call would have been sent with (part of ``needed``).
+        overrun: set when the budget stopped because an earlier reply reported more output
+            tokens than its cap allowed (``JudgeLedger.overrun``): no call starts after.
+    """
+
+    limit: Literal["max_cost_usd", "max_tokens"]
+    limit_value: float
+    spent: float
+    in_flight: float
+    needed: float | None
+    model_id: str
+    output_tokens: int | None = None
+    overrun: str | None = None
+
+    def describe(self) -> str:
+        """One line: why, then the amounts; the part before the first ``"; "`` is the same for
+        every call the same limit refused (failures are grouped by it)."""
+        flag = "--budget-usd" if self.limit == "max_cost_usd" else "--budget-tokens"
+        if self.overrun is not None:
+            return (f"judge budget stopped: {self.overrun} (a hard budget starts no judge call "
+                    f"after that); {self.limit}={self.limit_value:g}, spent {self.spent:g}")
+        if self.needed is None:
+            return (f"judge budget: no price for model {self.model_id!r}, so a call cannot be "
+                    f"kept within {self.limit}={self.limit_value:g} (add its price)")
+        cap = "" if self.output_tokens is None else f" with {self.output_tokens:,} output tokens"
+        return (
+            f"judge budget exhausted: {self.limit}={self.limit_value:g} (raise it, {flag}, or "
+            f"lower the output cap, --max-output-tokens or ModelSettings.max_output_tokens); "
+            f"spent {self.spent:g} + {self.in_flight:g} in flight, the call reserves up to "
+            f"{self.needed:g}{cap}"
+        )
 
 
 @final

@@ -12,20 +12,18 @@ from returns.result import Failure, Result, Success
 from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
-from scorecore._core._checks import is_int, optional_callable
+from scorecore._core._checks import is_int, misuse, optional_callable
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._judge import (
     ErrorProcessor,
     InputProcessor,
     JsonPromptInjection,
-    JudgeError,
     JudgeModel,
     ModelSettings,
     OutputProcessor,
     StepName,
 )
 from scorecore._core._reprs import short_repr
-from scorecore._core._retryability import read_retry_after
 from scorecore._core._schema_gen import schema_for_type
 from scorecore._core._structured import TypedSchema, schema_problem
 from scorecore._core._values import CalculateScoreContext, StepContext
@@ -39,41 +37,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
-MODEL_RETRY_AFTER_CAP = 30.0
-"""The longest ``Retry-After`` a model-level retry honours, in seconds (Mastra's 30,000 ms)."""
-
-
-def model_retry_wait(retry_index: int, error: JudgeError, *, now: float) -> float:
-    """The wait before model-level retry ``retry_index`` (0-based): Mastra's p-retry rule.
-
-    ``max(backoff, min(retry_after, 30))`` with ``backoff`` 1 s, 2 s, 4 s … and
-    ``retry_after`` the provider's ``retry-after-ms`` / ``retry-after`` (whole seconds or an
-    HTTP date, read against ``now``, the runtime's wall clock) as
-    :func:`~scorecore.judge.read_retry_after` reads it; an unusable header leaves the backoff.
-
-    >>> from scorecore.judge import JudgeError
-    >>> [model_retry_wait(i, JudgeError(kind="rate_limit", status=429), now=0.0)
-    ...  for i in range(3)]
-    [1.0, 2.0, 4.0]
-    >>> model_retry_wait(0, JudgeError(kind="rate_limit", headers={"retry-after": "5"}), now=0.0)
-    5.0
-    >>> date = {"retry-after": "Thu, 01 Jan 1970 00:00:07 GMT"}
-    >>> model_retry_wait(0, JudgeError(kind="rate_limit", headers=date), now=0.0)
-    7.0
-    >>> model_retry_wait(1, JudgeError(kind="rate_limit", headers={"retry-after-ms": "600000"}),
-    ...                  now=0.0)
-    30.0
-    """
-    backoff = 2.0 ** min(retry_index, 60)
-    asked = read_retry_after(error, now=now)
-    return backoff if asked is None else max(backoff, min(asked, MODEL_RETRY_AFTER_CAP))
-
-
 def _misuse(owner: object, field: str, value: object, problem: str) -> ScorerDefinitionError:
-    name = f"{type(owner).__name__}.{field}"
-    return ScorerDefinitionError(
-        f"{name} {problem}, got {short_repr(value)}", field=name, value=value
-    )
+    return misuse(f"{type(owner).__name__}.{field}", value, problem)
 
 
 def _check_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
+from scorecore._core._backoff import model_retry_wait
 from scorecore._core._causes import (
     JudgeExecutionError,
     JudgeFailed,
@@ -23,7 +24,7 @@ from scorecore._core._causes import (
     exception_message,
 )
 from scorecore._core._checks import maybe_await
-from scorecore._core._config import ResolvedJudge, model_retry_wait
+from scorecore._core._config import ResolvedJudge
 from scorecore._core._economics import MeteredExecution, default_cap
 from scorecore._core._judge import (
     Abort,

@@ -14,8 +14,8 @@ import attrs
 from returns.result import Result
 
 from scorecore._core._checks import check_count, is_int, is_number, misuse
+from scorecore._core._judge_error import JudgeError, JudgeErrorKind
 from scorecore._core._redact import redacted_repr
-from scorecore._core._retryability import default_retryable
 
 __all__ = [
     "DEFAULT_OUTPUT_CAP",
@@ -41,10 +41,6 @@ __all__ = [
 ]
 
 StepName: TypeAlias = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
-JudgeErrorKind: TypeAlias = Literal[
-    "rate_limit", "server", "timeout", "network", "auth", "bad_request", "context_length",
-    "unknown",
-]
 JsonPromptInjection: TypeAlias = Literal["auto", "inline", "system"] | bool
 StructuredOutputMode: TypeAlias = Literal[
     "json_schema", "json_object", "tool", "grammar", "prompt", "native"
@@ -57,7 +53,6 @@ grammar-constrained decoding in process; ``"prompt"``: the schema written into t
 ``"native"``: the model's own native structured output, unnamed by its adapter.
 """
 
-_KINDS: frozenset[str] = frozenset(JudgeErrorKind.__args__)  # type: ignore[attr-defined]
 _MODES: tuple[str, ...] = StructuredOutputMode.__args__  # type: ignore[attr-defined]
 
 DEFAULT_OUTPUT_CAP: Final = 1024
@@ -145,7 +140,7 @@ class ModelSettings:
     # Provider body fields may carry credentials: never show them in a repr.
     extra: Mapping[str, Any] = attrs.field(factory=dict, repr=redacted_repr)
     # Mastra's modelSettings.maxRetries (design.md §9.2): retries of the model call itself,
-    # before error processors see the error (scorecore._core._config.model_retry_wait).
+    # before error processors see the error (scorecore._core._backoff.model_retry_wait).
     max_retries: int = attrs.field(default=0, validator=_count("max_retries"))
 
     @property
@@ -242,67 +237,6 @@ class JudgeResponse:
     structured_output: StructuredOutputMode | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.in_(_MODES))
     )
-
-
-def _lower_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    return {str(k).lower(): str(v) for k, v in dict(headers).items()}
-
-
-@final
-@attrs.frozen(kw_only=True)
-class JudgeError:
-    """A failed judge call, as a value.
-
-    Adapters catch exceptions at their boundary and return ``Failure(JudgeError)``; they never
-    put secrets (API keys, auth headers) in any field.
-
-    Attributes:
-        kind: what went wrong, coarsely.
-        message: a readable description.
-        status: the HTTP status, when there was a response.
-        headers: the response headers (names lower-cased), e.g. ``retry-after``.
-        code: the provider's error code (``"rate_limit_exceeded"``, ``"ECONNRESET"`` …).
-        type: the provider's error type (``"overloaded_error"`` …).
-        is_retryable: whether retrying can help; derived from ``kind``/``status`` when not given
-            (408, 409, 429, 5xx, timeouts and network errors are retryable; auth never).
-        cause: the lower-level error this one wraps, if any.
-        exception_type: the name of the exception the adapter caught, if any.
-    """
-
-    kind: JudgeErrorKind = attrs.field(validator=attrs.validators.in_(_KINDS))
-    message: str = ""
-    status: int | None = None
-    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_lower_headers)
-    code: str | None = None
-    type: str | None = None
-    is_retryable: bool = attrs.field()
-    cause: JudgeError | None = None
-    exception_type: str | None = None
-
-    @is_retryable.default
-    def _retryable_default(self) -> bool:
-        return default_retryable(self.kind, self.status)
-
-    def chain(self) -> tuple[JudgeError, ...]:
-        """This error followed by its causes, outermost first."""
-        out: list[JudgeError] = []
-        node: JudgeError | None = self
-        while node is not None and len(out) < 64:
-            out.append(node)
-            node = node.cause
-        return tuple(out)
-
-    def describe(self) -> str:
-        """A one-line description naming the kind, status and provider code."""
-        bits: list[str] = [self.kind]
-        if self.status is not None:
-            bits.append(f"HTTP {self.status}")
-        if self.code:
-            bits.append(f"code={self.code}")
-        if self.type:
-            bits.append(f"type={self.type}")
-        head = ", ".join(bits)
-        return f"{head}: {self.message}" if self.message else head
 
 
 @runtime_checkable

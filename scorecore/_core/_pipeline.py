@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
+from typing import Any, Final, cast
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -28,12 +28,12 @@ from scorecore._core._causes import (
 )
 from scorecore._core._checks import is_number, maybe_await
 from scorecore._core._config import PromptStep, ResolvedJudge, ScorePromptStep
-from scorecore._core._errors import ScorerRunError
+from scorecore._core._definition import _ASYNC, _PROMPT, _SYNC, StepInfo, _Definition
 from scorecore._core._invoke import execute_judge
 from scorecore._core._judge import StepName
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
-from scorecore._core._structured import SCORE_SCHEMA, CompiledSchema, compile_schema
+from scorecore._core._structured import CompiledSchema
 from scorecore._core._structuring import structure_run_value
 from scorecore._core._trajectory import Trajectory, to_trajectory
 from scorecore._core._values import (
@@ -45,12 +45,10 @@ from scorecore._core._values import (
     ReasonContext,
     ScoreResult,
     ScorerRun,
+    ScorerRunError,
     StepContext,
     StepResults,
 )
-
-if TYPE_CHECKING:
-    from scorecore._core._scorer import StepInfo, _Definition
 
 __all__: list[str] = []  # internal: Scorer.run is the entry point
 
@@ -292,43 +290,6 @@ async def _start(
 
 
 # How a step is called, decided once when it is added (see plan_step).
-_SYNC: Final = 0
-_ASYNC: Final = 1
-_PROMPT: Final = 2
-_SLOTS: Final[dict[StepName, int]] = {
-    "preprocess": 0, "analyze": 1, "generate_score": 2, "generate_reason": 3,
-}
-
-PlannedStep: TypeAlias = tuple[int, int, Any, "StepInfo"]
-"""A step as the run loop calls it: its slot (0-3, pipeline order), how it is called (sync
-function, async function, prompt step), the function (for a prompt step, its compiled output
-schema or ``None``) and its :class:`StepInfo`."""
-
-
-_SCORE_SCHEMA: Final = compile_schema(SCORE_SCHEMA)
-
-
-def _output_schema(info: StepInfo) -> CompiledSchema | None:
-    """The schema a prompt step's reply is checked against, compiled (``None``: plain text)."""
-    step = cast("PromptStep[Any] | ScorePromptStep[Any, Any]", info.definition)
-    if info.name == "generate_reason":
-        return None
-    if step.output_schema is None:
-        return _SCORE_SCHEMA if isinstance(step, ScorePromptStep) else None
-    return compile_schema(step.output_schema)
-
-
-def plan_step(info: StepInfo) -> PlannedStep:
-    """Decide once, when the step is added, how the run loop calls it.
-
-    A prompt step's output schema is compiled here (its JSON text and validator), so that no
-    run compiles it again.
-    """
-    if info.kind == "prompt":
-        return (_SLOTS[info.name], _PROMPT, _output_schema(info), info)
-    return (_SLOTS[info.name], _ASYNC if info.is_coroutine else _SYNC, info.definition, info)
-
-
 async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is ~2 % of a run
     definition: _Definition, run: ScorerRun[Any, Any], runtime: Runtime
 ) -> Result[ScoreResult[Any, Any], ScorerRunError]:

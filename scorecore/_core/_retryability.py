@@ -1,9 +1,9 @@
 """Retry classification, in one place: what kind a provider error is, and whether retrying helps.
 
 Adapters classify the errors they catch with :func:`kind_for`; a :class:`JudgeError`'s
-``is_retryable`` default comes from :func:`default_retryable`; the retry processors of
-``scorecore_adapters.retry`` decide with :func:`is_retryable_error` and friends. Nothing else
-decides retryability.
+``is_retryable`` default comes from ``default_retryable`` (kept next to the error value); the
+retry processors of ``scorecore_adapters.retry`` decide with :func:`is_retryable_error` and
+friends. Nothing else decides retryability.
 
 >>> from scorecore.judge import JudgeError
 >>> kind_for(429), kind_for(400, "context_length_exceeded"), kind_for(None, "ECONNRESET")
@@ -13,23 +13,18 @@ True
 >>> is_retryable_error(JudgeError(kind="auth", status=401))
 False
 
-How long a provider asked to wait is read here too, by :func:`read_retry_after`, for both the
-model-level retries (``ModelSettings.max_retries``) and the retry processors.
+How long a provider asked to wait, and how long to wait, are retry *math*, in
+``scorecore._core._backoff``.
 """
 
 from __future__ import annotations
 
-import email.utils
-import math
 import re
-import sys
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
 
-    from scorecore._core._judge import JudgeError, JudgeErrorKind
+    from scorecore._core._judge_error import JudgeError, JudgeErrorKind
 
 __all__ = [
     "AUTH_CODES",
@@ -41,7 +36,6 @@ __all__ = [
     "is_retryable_provider_error",
     "is_unknown_error",
     "kind_for",
-    "read_retry_after",
 ]
 
 AUTH_CODES: frozenset[str] = frozenset({
@@ -65,7 +59,6 @@ BUILTIN_RETRYABLE_CODES: tuple[str, ...] = (
 _TRANSIENT_CODES = (*BUILTIN_RETRYABLE_CODES, "econnreset", "etimedout", "econnrefused")
 _NETWORK_CODES = frozenset({"econnreset", "econnrefused", "connection_error"})
 _BAD_REQUEST_KINDS = frozenset({"bad_request", "context_length"})
-_NEVER_RETRYABLE_KINDS = frozenset({"auth", "bad_request", "context_length", "unknown"})
 _RETRY_MESSAGE = re.compile(r"you can retry your request", re.IGNORECASE)
 
 
@@ -95,13 +88,6 @@ def kind_for(
     if status is not None and 400 <= status < 500:
         return "bad_request"
     return "unknown"
-
-
-def default_retryable(kind: JudgeErrorKind, status: int | None) -> bool:
-    """``JudgeError.is_retryable`` when not given: transient kinds, and 409, are retryable."""
-    if kind in _NEVER_RETRYABLE_KINDS:
-        return status == 409
-    return True
 
 
 def _tag(node: JudgeError) -> str:
@@ -253,98 +239,3 @@ def is_retryable_error(error: JudgeError) -> bool:
     if is_auth_error(error):
         return False
     return any(is_retryable_node(node) for node in error.chain())
-
-
-_DIGITS = re.compile(r"[0-9]+")
-# A value that merely looks numeric ("1.5", "1e3", "-2") is ignored rather than parsed as a
-# date: only whole seconds are a valid delta-seconds Retry-After (RFC 9110 §10.2.3).
-_NUMBER_LIKE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-# Longer digit strings overflow a float; they mean "a very long time" (callers cap the wait).
-_MAX_DIGITS = 300
-_LONGEST = sys.float_info.max
-
-
-def _whole_number(digits: str, scale: float) -> float:
-    if len(digits) > _MAX_DIGITS:
-        return _LONGEST
-    return int(digits) / scale
-
-
-def _epoch_seconds(value: str) -> float | None:
-    """Seconds since the epoch for an HTTP date (or an ISO 8601 date-time), else ``None``."""
-    parsed: datetime | None
-    try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)  # HTTP dates are always GMT
-    try:
-        return parsed.timestamp()
-    except (OverflowError, ValueError, OSError):
-        return None
-
-
-def _node_retry_after(headers: Mapping[str, str], now: float) -> float | None:
-    ms = headers.get("retry-after-ms")
-    if isinstance(ms, str) and _DIGITS.fullmatch(ms.strip()):
-        return _whole_number(ms.strip(), 1000.0)
-    raw = headers.get("retry-after")
-    if not isinstance(raw, str):
-        return None
-    value = raw.strip()
-    if _DIGITS.fullmatch(value):
-        return _whole_number(value, 1.0)
-    if not value or _NUMBER_LIKE.fullmatch(value):
-        return None
-    at = _epoch_seconds(value)
-    if at is None:
-        return None
-    wait = at - now
-    if math.isnan(wait):
-        return None  # a NaN "now": the date cannot be read against it
-    return min(max(wait, 0.0), _LONGEST)
-
-
-def read_retry_after(error: JudgeError, *, now: float) -> float | None:
-    """How long the provider asked to wait, in seconds, from the error's response headers.
-
-    The one reading of ``Retry-After``, used by ``ModelSettings.max_retries`` and by
-    ``scorecore_adapters.retry``. Walks the error and its cause chain; the first node with a
-    usable header wins. At a node, ``retry-after-ms`` (whole milliseconds, ``^[0-9]+$``) wins
-    over ``retry-after``, which is whole seconds or an HTTP date (RFC 9110; an ISO 8601
-    date-time is accepted too, naive means UTC) read against ``now``. A date in the past means
-    ``0.0`` (retry at once). Decimal-looking values (``1.5``, ``1e3``), signs, non-ASCII
-    digits and garbage are ignored, so the caller's own wait applies. Pure: it reads no clock
-    and never raises.
-
-    Args:
-        error: the judge error.
-        now: the current wall-clock time in seconds since the Unix epoch (a run passes its
-            runtime's ``wall_clock()``).
-
-    Returns:
-        A finite number of seconds ``>= 0`` (absurdly long values read as the largest
-        float; callers cap the wait), or ``None`` when no header is usable.
-
-    >>> from scorecore.judge import JudgeError
-    >>> read_retry_after(JudgeError(kind="rate_limit", headers={"Retry-After": "7"}), now=0.0)
-    7.0
-    >>> both = {"retry-after-ms": "250", "retry-after": "3"}
-    >>> read_retry_after(JudgeError(kind="rate_limit", headers=both), now=0.0)
-    0.25
-    >>> date = {"retry-after": "Thu, 01 Jan 1970 00:00:10 GMT"}
-    >>> read_retry_after(JudgeError(kind="server", headers=date), now=4.0)
-    6.0
-    >>> read_retry_after(JudgeError(kind="server", headers=date), now=60.0)
-    0.0
-    >>> read_retry_after(JudgeError(kind="server", headers={"retry-after": "1.5"}), now=0.0)
-    """
-    for node in error.chain():
-        found = _node_retry_after(node.headers, now)
-        if found is not None:
-            return found
-    return None

@@ -87,7 +87,7 @@ class Runtime:
         wall_clock: seconds since the epoch (``time.time``); only read to turn an HTTP-date
             ``Retry-After`` into a wait.
         meter: what the judge calls go through — cache, prices, budget, trial index
-            (:class:`~scorecore.judge.JudgeMeter`); ``None`` for none.
+            (:class:`~scorecore.judge.economics.JudgeMeter`); ``None`` for none.
 
     Every field defaults to the real one. Inject fakes to make runs deterministic, e.g. a
     virtual clock so retries never wait:

@@ -9,6 +9,7 @@ import attrs
 from typing_extensions import TypeVar
 
 from scorecore._core._causes import JudgeExecutionError, RunFailureCause
+from scorecore._core._errors import ScorecoreError
 from scorecore._core._judge import JudgeUsage, StepName, StructuredOutputMode
 from scorecore._core._redact import redacted_repr
 from scorecore._core._reprs import short_repr
@@ -24,6 +25,7 @@ __all__ = [
     "ReasonContext",
     "ScoreResult",
     "ScorerRun",
+    "ScorerRunError",
     "StepContext",
     "StepName",
     "StepResults",
@@ -250,6 +252,64 @@ class ScoreResult(Generic[In, Out, P, A]):
 
 PartialResult: TypeAlias = ScoreResult[Any, Any]
 """What a failed run gathered before it failed (``ScorerRunError.partial``)."""
+
+
+class ScorerRunError(ScorecoreError):
+    """A scorer run failed. Returned as ``Failure(ScorerRunError)``; ``raise result.failure()``.
+
+    ``result.unwrap()`` raises returns' ``UnwrapFailedError`` chained from this error, so the
+    traceback shows this error's message first.
+
+    Attributes:
+        scorer_id: the scorer that failed.
+        failed_step: the step that failed (``"prepare_run"`` or ``"input"`` before any step).
+        completed_steps: the steps that finished before the failure, in order.
+        cause: a structured value describing the failure.
+        partial: every result gathered before the failure, including failed judge executions.
+    """
+
+    def __init__(
+        self,
+        *,
+        scorer_id: str,
+        failed_step: StepName | str,
+        completed_steps: tuple[StepName, ...],
+        cause: RunFailureCause,
+        partial: PartialResult,
+    ) -> None:
+        self.scorer_id = scorer_id
+        self.failed_step = failed_step
+        self.completed_steps = completed_steps
+        self.cause = cause
+        self.partial = partial
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        done = ", ".join(self.completed_steps) or "none"
+        return (
+            f"scorer {self.scorer_id!r} failed at step {self.failed_step!r} "
+            f"(completed: {done}): {self.cause.describe()}"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exceptions with keyword-only constructors need help to pickle (e.g. across processes).
+        return (_rebuild_run_error, (self.scorer_id, self.failed_step, self.completed_steps,
+                                     self.cause, self.partial))
+
+
+def _rebuild_run_error(
+    scorer_id: str,
+    failed_step: str,
+    completed_steps: tuple[StepName, ...],
+    cause: RunFailureCause,
+    partial: PartialResult,
+) -> ScorerRunError:
+    return ScorerRunError(scorer_id=scorer_id, failed_step=failed_step,
+                          completed_steps=completed_steps, cause=cause, partial=partial)
+
+
+# Tracebacks, reprs and pickles name it by the module users import it from.
+ScorerRunError.__module__ = "scorecore"
 
 
 

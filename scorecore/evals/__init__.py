@@ -63,7 +63,6 @@ from scorecore.evals._rows import (
     row_id,
     row_item_id,
     storable_row,
-    store_sink,
 )
 from scorecore.evals._run import run_evals
 from scorecore.evals._run_ids import RunIds
@@ -76,6 +75,7 @@ from scorecore.evals._spending import (
     TrialsSummary,
 )
 from scorecore.evals._store import CompletedScore, ScoreStore, StoredRowError, StoreError
+from scorecore.evals._store_sink import store_sink
 from scorecore.evals._stored import decode_row
 from scorecore.evals._trust import PairwiseSummary, PanelAgreement, PanelDisagreement
 from scorecore.evals._trust_fold import TrustFold, pairwise_summaries, panel_agreements

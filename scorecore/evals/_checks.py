@@ -6,18 +6,9 @@ import math
 from typing import TypeGuard
 
 from scorecore._core._reprs import short_repr
+from scorecore.validators import is_number
 
 __all__: list[str] = []  # internal: used by the evals modules
-
-
-def is_int(value: object) -> TypeGuard[int]:
-    """Whether ``value`` is an int and not a bool (``True`` is an int to Python, not to us)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value: object) -> TypeGuard[int | float]:
-    """Whether ``value`` is an int or float and not a bool."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def is_finite_number(value: object) -> TypeGuard[int | float]:

@@ -40,11 +40,12 @@ import attrs
 from scorecore._core._reprs import short_repr
 from scorecore.evals._bootstrap import quantile as _quantile
 from scorecore.evals._bootstrap import resample_indices
-from scorecore.evals._checks import is_int
 from scorecore.evals._rows import row_item_id
+from scorecore.validators import is_int
 
 if TYPE_CHECKING:
-    from scorecore.evals import OutcomeStatus, ScoreRow, Threshold
+    from scorecore.evals._report import OutcomeStatus, Threshold
+    from scorecore.evals._rows import ScoreRow
 
 __all__ = [
     "Comparison",

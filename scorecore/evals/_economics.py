@@ -1,13 +1,13 @@
 """A batch's judge economics and trials: the meter ``run_evals`` runs with, and the report parts.
 
 ``run_evals(..., cache=, pricing=, budget=, trials=)`` builds one
-:class:`~scorecore.judge.JudgeMeter` for the batch (:func:`batch_meter`); each trial runs with
-its copy (same ledger, its own trial index, so the cache keeps the trials apart) and run ids
-``f"{batch_id}/trial-{t}:{item}"`` for trials after the first. :class:`EconomicsFold` watches
-every finished item and gives the report its :class:`EconomicsSummary` (cost per scorer and in
-total, savings, cache hits, spend against the budget) and, with trials, its
-:class:`TrialsSummary` (per scorer: the mean over every trial, the per-item spread, and the
-items whose verdict changed between trials).
+:class:`~scorecore.judge.economics.JudgeMeter` for the batch (:func:`batch_meter`); each trial runs
+with its copy (same ledger, its own trial index, so the cache keeps the trials apart) and run ids
+``f"{batch_id}/trial-{t}:{item}"`` for trials after the first. :class:`EconomicsFold` watches every
+finished item and gives the report its :class:`EconomicsSummary` (cost per scorer and in total,
+savings, cache hits, spend against the budget) and, with trials, its :class:`TrialsSummary` (per
+scorer: the mean over every trial, the per-item spread, and the items whose verdict changed between
+trials).
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from typing import Any, final
 import attrs
 
 from scorecore._core._cache import JudgeCache
+from scorecore._core._causes import BudgetExhausted
 from scorecore._core._checks import is_int
-from scorecore._core._economics import Budget, BudgetExhausted, JudgeMeter, Pricing
-from scorecore._core._errors import ScorerRunError
+from scorecore._core._economics import Budget, JudgeMeter, Pricing
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
+from scorecore._core._values import ScorerRunError
 from scorecore.evals._checks import FIXED_BITS, fixed
 from scorecore.evals._items import ItemFailure
 from scorecore.evals._options import EvalConfigError

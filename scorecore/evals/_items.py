@@ -14,8 +14,8 @@ from returns.result import Failure, Result, Success
 
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import RUN_ARGUMENTS
-from scorecore.evals._checks import is_int
 from scorecore.evals._storable import is_clean_text
+from scorecore.validators import is_int
 
 __all__ = [
     "EvalItem",

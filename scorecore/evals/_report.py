@@ -12,8 +12,7 @@ from typing import Any, Literal, TypeAlias, final
 
 import attrs
 
-from scorecore._core._errors import ScorerRunError
-from scorecore._core._values import ScoreResult
+from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.evals._checks import FIXED_BITS, fixed, unit_interval
 from scorecore.evals._items import EvalItem
 from scorecore.evals._spending import EconomicsSummary, TrialsSummary

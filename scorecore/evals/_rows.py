@@ -11,25 +11,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, Literal, final
+from typing import Any, Final, Literal, final
 
 import attrs
 
 from scorecore._core._convert import converter
-from scorecore._core._errors import ScorerRunError
 from scorecore._core._keys import camel
 from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets
 from scorecore._core._reprs import short_repr
-from scorecore._core._values import ScoreResult
+from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.evals._failure_kind import failure_kind
 from scorecore.evals._messages import exception_text
 from scorecore.evals._report import ItemResult, OutcomeStatus, ScorerOutcome
 from scorecore.evals._storable import Sanitizer, is_encodable_text
-from scorecore.traces._sinks import ScoreRecord, ScoreSink
-
-if TYPE_CHECKING:
-    from scorecore.evals._store import ScoreStore
+from scorecore.traces._sinks import ScoreRecord
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -39,7 +35,6 @@ __all__ = [
     "row_id",
     "row_item_id",
     "storable_row",
-    "store_sink",
 ]
 
 _KEY: Final = {"kind": "key"}
@@ -424,42 +419,6 @@ def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:
         kept["sanitized"] = [*(earlier if isinstance(earlier, list) else ()), *clean.report()]
         metadata = kept
     return attrs.evolve(row, **changes, metadata=metadata)
-
-
-def store_sink(
-    store: ScoreStore,
-    *,
-    source: Literal["LIVE", "TEST"] | None = None,
-    batch_id: str | None = None,
-) -> ScoreSink:
-    """A sink saving each trace or live score to ``store`` as one :class:`ScoreRow`.
-
-    Pass it as ``sink=`` to :func:`~scorecore.score_trace`, :func:`~scorecore.score_traces`,
-    :func:`~scorecore.scored` or :class:`~scorecore.LiveScorer`. Each record becomes
-    :meth:`ScoreRow.from_record` (``source`` and ``batch_id`` as there: by default ``"LIVE"``
-    for live scoring and ``"TEST"`` for traces, batched by trace id, else run id) and is saved
-    at once, idempotently per (run, scorer). The store must be open while scores arrive (keep
-    ``async with store`` around the ``live_scoring()`` block). A failing save is reported as
-    the sink's failure (``sink_failed`` / ``sink_raised``), never raised to the caller.
-
-    >>> import anyio
-    >>> from scorecore import create_scorer
-    >>> from scorecore.traces import score_trace
-    >>> from scorecore_adapters.testing import InMemoryScoreStore
-    >>> one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
-    >>> span = {"spanId": "s", "spanType": "tool_call", "startedAt": "2025-01-01T00:00:00Z"}
-    >>> store = InMemoryScoreStore()
-    >>> _ = anyio.run(lambda: score_trace(one, {"traceId": "t", "spans": [span]},
-    ...                                   sink=store_sink(store)))
-    >>> [(r.scorer_id, r.score, r.source, r.batch_id, r.span_id)
-    ...  for r in anyio.run(store.list_run, "t")]
-    [('one', 1.0, 'TEST', 't', 's')]
-    """
-
-    async def save(record: ScoreRecord) -> None:
-        await store.save([ScoreRow.from_record(record, source=source, batch_id=batch_id)])
-
-    return save
 
 
 def _scorer_json(scorer: Any) -> dict[str, Any]:

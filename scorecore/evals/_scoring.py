@@ -9,10 +9,9 @@ from typing import Any, final
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore._core._errors import ScorerRunError
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
-from scorecore._core._values import ScoreResult
+from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.evals._checks import is_finite_number
 from scorecore.evals._items import EvalItem, ItemFailure, raw_id, read_item
 from scorecore.evals._messages import exception_text, text_of

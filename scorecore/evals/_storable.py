@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Final, TypeAlias, final
 
 from scorecore._core._reprs import short_repr
-from scorecore.evals._checks import is_int
+from scorecore.validators import is_int
 
 __all__: list[str] = []  # internal: used to build stored rows (scorecore.evals._rows.storable_row)
 

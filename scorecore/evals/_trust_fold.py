@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
-from scorecore._core._errors import ScorerRunError
 from scorecore._core._mastra_json import RESULT_FIELD
-from scorecore._core._values import PairwiseResult, PanelResult
+from scorecore._core._values import PairwiseResult, PanelResult, ScorerRunError
 from scorecore.evals._agreement import bootstrap_interval, krippendorff_alpha
 from scorecore.evals._compare import bootstrap_mean_interval
 from scorecore.evals._rows import ScoreRow, row_item_id

@@ -15,7 +15,7 @@ import anyio
 import anyio.abc
 import attrs
 
-from scorecore._core._errors import ScorerRunError
+from scorecore._core._values import ScorerRunError
 from scorecore.live._admission import (
     _DEFAULT_MAX_CONCURRENCY,
     _DEFAULT_MAX_QUEUE,

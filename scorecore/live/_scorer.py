@@ -53,10 +53,10 @@ import attrs
 from returns.result import Failure
 
 from scorecore._core._checks import optional_callable
-from scorecore._core._errors import ScorerRunError
 from scorecore._core._redact import redact_secrets
 from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._core._scorer import Scorer
+from scorecore._core._values import ScorerRunError
 from scorecore.live._admission import (
     _DEFAULT_MAX_CONCURRENCY,
     _DEFAULT_MAX_QUEUE,

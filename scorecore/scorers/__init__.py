@@ -1,16 +1,17 @@
 """Built-in scorers: Mastra's suite, typed, and never a silent 0.
 
 Each factory returns a :class:`~scorecore.Scorer` built with :func:`~scorecore.create_scorer`
-from public API only. Code-based text scorers take an agent run (``type="agent"``, the
-default, as in Mastra) or plain strings (``type="text"``); LLM-judged scorers take a judge
-(a :class:`~scorecore.JudgeModel` or a :class:`~scorecore.JudgeConfig`) and agent runs;
+from public API only. Text scorers take an agent run (``shape=AGENT``, the default, as in
+Mastra) or plain strings (``shape=TEXT``; ``type="text"`` is the old spelling, deprecated);
+LLM-judged scorers take a judge (a :class:`~scorecore.JudgeModel` or a
+:class:`~scorecore.JudgeConfig`) first;
 trajectory scorers take a :class:`~scorecore.agent.Trajectory`. A missing required input (no
 input text, no context, no ground truth, no tool calls, no expectation …) gives
 ``not_scorable`` naming it. Pass/fail checks live in :mod:`scorecore.scorers.checks`.
 
 >>> import anyio
->>> from scorecore.scorers import textual_difference
->>> scorer = textual_difference(type="text")
+>>> from scorecore.scorers import TEXT, textual_difference
+>>> scorer = textual_difference(shape=TEXT)
 >>> anyio.run(lambda: scorer.run(input="kitten", output="sitting")).unwrap().score
 0.6153846153846154
 """
@@ -20,30 +21,33 @@ from scorecore._core._values import PairwiseResult, PanelMember, PanelResult
 from scorecore.scorers import checks
 from scorecore.scorers._completeness import completeness
 from scorecore.scorers._keywords import keyword_coverage
-from scorecore.scorers._llm_claims import (
-    answer_relevancy,
-    bias,
-    faithfulness,
-    hallucination,
-    toxicity,
-)
-from scorecore.scorers._llm_context import context_precision, context_recall, context_relevance
-from scorecore.scorers._llm_instructions import (
-    RubricCriterion,
-    multi_turn_judge,
-    prompt_alignment,
-    rubric,
-)
-from scorecore.scorers._llm_reference import answer_similarity, noise_sensitivity, summarization
-from scorecore.scorers._llm_tools import llm_tool_call_accuracy, llm_trajectory_accuracy
 from scorecore.scorers._pairwise import OnPositionBias, pairwise
 from scorecore.scorers._panel import Aggregate, OnTie, panel
+from scorecore.scorers._shapes import AGENT, TEXT, RunShape
 from scorecore.scorers._similarity import content_similarity, textual_difference
 from scorecore.scorers._tone import tone
 from scorecore.scorers._tool_calls import tool_call_accuracy
 from scorecore.scorers._trajectory import TrajectoryWeights, trajectory, trajectory_accuracy
+from scorecore.scorers.llm.answer_relevancy import answer_relevancy
+from scorecore.scorers.llm.answer_similarity import answer_similarity
+from scorecore.scorers.llm.bias import bias
+from scorecore.scorers.llm.context_precision import context_precision
+from scorecore.scorers.llm.context_recall import context_recall
+from scorecore.scorers.llm.context_relevance import context_relevance
+from scorecore.scorers.llm.faithfulness import faithfulness
+from scorecore.scorers.llm.hallucination import hallucination
+from scorecore.scorers.llm.llm_tool_call_accuracy import llm_tool_call_accuracy
+from scorecore.scorers.llm.llm_trajectory_accuracy import llm_trajectory_accuracy
+from scorecore.scorers.llm.multi_turn_judge import multi_turn_judge
+from scorecore.scorers.llm.noise_sensitivity import noise_sensitivity
+from scorecore.scorers.llm.prompt_alignment import prompt_alignment
+from scorecore.scorers.llm.rubric import RubricCriterion, rubric
+from scorecore.scorers.llm.summarization import summarization
+from scorecore.scorers.llm.toxicity import toxicity
 
 __all__ = [
+    "AGENT",
+    "TEXT",
     "Aggregate",
     "MemberFailure",
     "OnPositionBias",
@@ -53,6 +57,7 @@ __all__ = [
     "PanelMember",
     "PanelResult",
     "RubricCriterion",
+    "RunShape",
     "TrajectoryWeights",
     "answer_relevancy",
     "answer_similarity",

@@ -13,10 +13,19 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, Final, Literal, TypedDict, overload
+from typing import Any, Final, TypedDict
 
-from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext, not_scorable
-from scorecore.scorers._shapes import Shape, check_shape, input_text, output_text, start
+from scorecore import NotScorable, Scorer, StepContext, not_scorable
+from scorecore.scorers._shapes import (
+    RunShape,
+    Shape,
+    ShapeIn,
+    ShapeOut,
+    input_text,
+    output_text,
+    shape_of,
+    start,
+)
 
 __all__ = ["completeness"]
 
@@ -119,21 +128,17 @@ class _Elements(TypedDict):
     score: float
 
 
-@overload
-def completeness(
-    *, type: Literal["agent"] = "agent", id: str = ...
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def completeness(*, type: Literal["text"], id: str = ...) -> Scorer[str, str]: ...
-def completeness(*, type: Shape = "agent", id: str = "completeness-scorer") -> Scorer[Any, Any]:
+def completeness(*,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "completeness-scorer", type: Shape | None = None) -> Scorer[ShapeIn, ShapeOut]:
     """How much of the input's content the output covers (0 to 1), by lemmatized words.
 
     Both texts are reduced to their distinct lemmatized words (:func:`elements`); the score is
     the share of the input's words that an output word covers (:func:`coverage`).
 
     Args:
-        type: ``"agent"`` (default) scores an agent run: the input messages' texts against
-            the output messages' texts, each joined with ``", "`` as Mastra does; ``"text"``
+        shape: ``AGENT`` (default) scores an agent run: the input messages' texts against
+            the output messages' texts, each joined with ``", "`` as Mastra does; ``TEXT``
             scores a plain ``str`` input and output.
         id: the scorer's id (Mastra's ``completeness-scorer`` by default).
 
@@ -141,21 +146,22 @@ def completeness(*, type: Shape = "agent", id: str = "completeness-scorer") -> S
     agent run's output has no messages. Needs ``pip install 'scorecore[nlp]'`` (simplemma).
 
     >>> import anyio
-    >>> scorer = completeness(type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> scorer = completeness(shape=TEXT)
     >>> result = anyio.run(lambda: scorer.run(
     ...     input="She was running quickly to the stores.",
     ...     output="She ran quickly to the store."))
     >>> result.unwrap().score, result.unwrap().preprocess_step_result["missing_elements"]
     (0.8571428571428571, ['be'])
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
     _lemmatizer()  # a missing optional dependency is reported when the scorer is built
 
     def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Elements | NotScorable:
-        source = input_text(ctx.run, shape)
+        source = input_text(ctx.run, runs)
         if isinstance(source, NotScorable):
             return source
-        answer = output_text(ctx.run, shape)
+        answer = output_text(ctx.run, runs)
         if isinstance(answer, NotScorable):
             return answer
         required = elements(source)
@@ -167,7 +173,7 @@ def completeness(*, type: Shape = "agent", id: str = "completeness-scorer") -> S
                 "missing_elements": missing, "score": score}
 
     return (
-        start(id=id, name="Completeness Scorer", shape=shape, reads_input=True,
+        start(id=id, name="Completeness Scorer", shape=runs, reads_input=True,
               description="How much of the input's content (lemmatized words) the output covers")
         .preprocess(preprocess)
         .generate_score(lambda ctx: ctx.results.preprocess_step_result["score"])

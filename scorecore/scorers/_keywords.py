@@ -10,10 +10,19 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib.resources import files
-from typing import Any, Final, Literal, TypedDict, overload
+from typing import Any, Final, TypedDict
 
-from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext, not_scorable
-from scorecore.scorers._shapes import Shape, check_shape, input_text, output_text, start
+from scorecore import NotScorable, Scorer, StepContext, not_scorable
+from scorecore.scorers._shapes import (
+    RunShape,
+    Shape,
+    ShapeIn,
+    ShapeOut,
+    input_text,
+    output_text,
+    shape_of,
+    start,
+)
 from scorecore.scorers._strings import JS_WHITESPACE, js_trim
 
 __all__ = ["keyword_coverage"]
@@ -68,42 +77,39 @@ class _Keywords(TypedDict):
     score: float
 
 
-@overload
 def keyword_coverage(
-    *, type: Literal["agent"] = "agent", id: str = ...
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def keyword_coverage(*, type: Literal["text"], id: str = ...) -> Scorer[str, str]: ...
-def keyword_coverage(
-    *, type: Shape = "agent", id: str = "keyword-coverage-scorer"
-) -> Scorer[Any, Any]:
+    *,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "keyword-coverage-scorer", type: Shape | None = None
+) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the input's keywords that also appear in the output (0 to 1).
 
     Keywords come from :func:`keywords` (stop words, numbers and punctuation removed); the
     score is ``|reference ∩ response| / |reference|``, unrounded.
 
     Args:
-        type: ``"agent"`` (default): the input messages' texts against the output messages'
-            texts, each joined with ``", "``; ``"text"``: a plain ``str`` input and output.
+        shape: ``AGENT`` (default): the input messages' texts against the output messages'
+            texts, each joined with ``", "``; ``TEXT``: a plain ``str`` input and output.
         id: the scorer's id (Mastra's ``keyword-coverage-scorer`` by default).
 
     Not scorable when the input has no keyword (Mastra scores that 1), no text, or an agent
     run's output has no messages.
 
     >>> import anyio
-    >>> scorer = keyword_coverage(type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> scorer = keyword_coverage(shape=TEXT)
     >>> result = anyio.run(lambda: scorer.run(
     ...     input="Explain photosynthesis in plants", output="Plants turn light into sugar"))
     >>> result.unwrap().score, result.unwrap().preprocess_step_result["matched_keywords"]
     (0.3333333333333333, ['plants'])
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
 
     def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Keywords | NotScorable:
-        source = input_text(ctx.run, shape)
+        source = input_text(ctx.run, runs)
         if isinstance(source, NotScorable):
             return source
-        answer = output_text(ctx.run, shape)
+        answer = output_text(ctx.run, runs)
         if isinstance(answer, NotScorable):
             return answer
         reference = keywords(source)
@@ -119,7 +125,7 @@ def keyword_coverage(
                 "matched_keywords": matched, "score": len(matched) / len(reference)}
 
     return (
-        start(id=id, name="Keyword Coverage Scorer", shape=shape, reads_input=True,
+        start(id=id, name="Keyword Coverage Scorer", shape=runs, reads_input=True,
               description="The share of the input's keywords that the output repeats")
         .preprocess(preprocess)
         .generate_score(lambda ctx: ctx.results.preprocess_step_result["score"])

@@ -13,7 +13,7 @@ structured into the same type as ``output``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias, final, overload
+from typing import Any, Final, Literal, TypeAlias, final
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -24,6 +24,7 @@ from scorecore import (
     InputMismatch,
     JudgeExecution,
     NotScorable,
+    PromptStep,
     ReasonContext,
     Scorer,
     ScoreResult,
@@ -36,17 +37,17 @@ from scorecore import (
 from scorecore._core._composite import CompositeScorer, run_members, structure_value
 from scorecore._core._runtime import Runtime
 from scorecore._core._values import PairwiseResult, PairwiseVerdict
-from scorecore.scorers._judged import (
-    Judge,
-    TextOrAgent,
-    assistant_text,
-    build_prompt,
-    has_text,
-    judge_config,
-    judged_step,
-    user_text,
+from scorecore.scorers._shapes import (
+    RunShape,
+    Shape,
+    ShapeIn,
+    ShapeOut,
+    check_text,
+    refuse,
+    shape_of,
 )
-from scorecore.scorers._shapes import check_shape, check_text, refuse
+from scorecore.scorers.llm._engine import Judge, judge_config, render
+from scorecore.scorers.llm._reading import assistant_text, has_text, user_text
 
 __all__ = ["OnPositionBias", "pairwise"]
 
@@ -87,7 +88,7 @@ def _prompt(criteria: str, shown: Shown) -> str:
     data = [("RESPONSE_A", shown.first), ("RESPONSE_B", shown.second)]
     if has_text(shown.question):
         data.insert(0, ("REQUEST", shown.question))
-    return build_prompt(
+    return render(
         task="Decide which of two responses to the same request better meets the criteria.",
         principles=[
             f"The criteria: {criteria}",
@@ -98,7 +99,6 @@ def _prompt(criteria: str, shown: Shown) -> str:
         example=('Request: "Capital of France?" Response A: "Paris." Response B: "Lyon."\n'
                  'Reply: {"reason": "A names the capital; B is wrong.", "winner": "A"}'),
         data=data,
-        reply='Reply with JSON only: {"reason": "...", "winner": "A" | "B" | "tie"}.',
     )
 
 
@@ -118,26 +118,18 @@ def _judge_scorer(scorer_id: str, judge: Judge, criteria: str) -> Scorer[Any, An
     return (
         create_scorer(id=scorer_id, description="Which of two responses is better",
                       judge=judge_config(scorer_id, judge, _PERSONA))
-        .analyze(judged_step("Choose the better response", PairwiseReply, prompt))
+        .analyze(PromptStep(description="Choose the better response", output_type=PairwiseReply,
+                            create_prompt=prompt))
         .generate_score(score)
         .generate_reason(reason)
     )
 
 
-@overload
 def pairwise(
     judge: Judge, *, criteria: str, swap: bool = True, on_position_bias: OnPositionBias = "tie",
-    type: Literal["agent"] = "agent", id: str = "pairwise-scorer",
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def pairwise(
-    judge: Judge, *, criteria: str, swap: bool = True, on_position_bias: OnPositionBias = "tie",
-    type: Literal["text"], id: str = "pairwise-scorer",
-) -> Scorer[Any, str]: ...
-def pairwise(
-    judge: Judge, *, criteria: str, swap: bool = True, on_position_bias: OnPositionBias = "tie",
-    type: TextOrAgent = "agent", id: str = "pairwise-scorer",
-) -> Scorer[Any, Any]:
+    shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "pairwise-scorer",
+    type: Shape | None = None,
+) -> Scorer[ShapeIn, ShapeOut]:
     """Whether ``output`` is better than ``baseline_output`` for the same input (LLM-judged).
 
     The judge sees the input and both answers, labelled A and B, and names the better one by
@@ -150,14 +142,15 @@ def pairwise(
 
     The run needs ``baseline_output`` (``scorer.run(..., extra={"baseline_output": ...})``, or
     a dataset item's ``baseline_output``), of the same type as ``output``: agent messages by
-    default, a ``str`` with ``type="text"``. Not scorable without it or without text in either
-    answer.
+    default, a ``str`` with ``shape=TEXT`` (``type="text"`` is the old spelling,
+    deprecated). Not scorable without it or without text in either answer.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import FunctionJudge
     >>> def first_wins(request):  # a judge that always prefers response A
     ...     return {"reason": "A reads better", "winner": "A"}
-    >>> scorer = pairwise(FunctionJudge(first_wins), criteria="correctness", type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> scorer = pairwise(FunctionJudge(first_wins), criteria="correctness", shape=TEXT)
     >>> result = anyio.run(lambda: scorer.run(input="2+2?", output="4",
     ...                                       extra={"baseline_output": "5"}))
     >>> result.unwrap().pairwise.outcome, result.unwrap().score
@@ -168,15 +161,15 @@ def pairwise(
         raise refuse(id, "swap", "a bool", swap)
     if on_position_bias not in ("tie", "not_scorable"):
         raise refuse(id, "on_position_bias", "'tie' or 'not_scorable'", on_position_bias)
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
     asker = _judge_scorer(id, judge, chosen)
     policy = _Pairwise(scorer_id=id, asker=asker, swap=swap, on_position_bias=on_position_bias,
-                       text=shape == "text")
+                       text=runs == "text")
     scorer: CompositeScorer[Any, Any] = CompositeScorer(
         kind="pairwise", id=id, name="Pairwise Judge", members=(asker,), runner=policy.run,
         description=f"Whether the output is better than the baseline output: {chosen}",
-        policy={"swap": swap, "on_position_bias": on_position_bias, "type": shape},
-        shape=("agent", AgentInput, AgentOutput) if shape == "agent" else (None, str | None, str),
+        policy={"swap": swap, "on_position_bias": on_position_bias, "type": runs},
+        shape=("agent", AgentInput, AgentOutput) if runs == "agent" else (None, str | None, str),
     )
     return scorer
 

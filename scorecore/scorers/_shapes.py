@@ -1,17 +1,27 @@
 """What a built-in scorer reads: an agent run (Mastra's shape) or plain text.
 
 Mastra's code scorers take agent runs only. Here the text scorers also take plain strings
-(``type="text"``), so an LLM completion can be scored without wrapping it in messages. Both
+(``shape=TEXT``), so an LLM completion can be scored without wrapping it in messages. Both
 shapes read the same texts: the agent shape joins the messages as Mastra does.
+
+The shape is a typed token, not a string flag: ``RunShape[In, Out]`` carries the run types, so
+a factory taking ``shape: RunShape[In, Out] | None = None`` returns ``Scorer[In, Out]`` with no
+overloads, and the type parameters' defaults (PEP 696) make the agent shape the type of a call
+that passes no shape.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, TypeAlias, cast
+import warnings
+from typing import Any, Final, Generic, Literal, TypeAlias, cast, final
+
+import attrs
+from typing_extensions import TypeVar
 
 from scorecore import (
     AgentInput,
+    AgentOutput,
     NotScorable,
     ScorerBuilder,
     ScorerDefinitionError,
@@ -21,10 +31,62 @@ from scorecore import (
 )
 from scorecore.scorers._messages import joined_text
 from scorecore.scorers._strings import is_blank
+from scorecore.validators import is_int, misuse
 
 Shape: TypeAlias = Literal["agent", "text"]
 """``"agent"``: Mastra's agent run (:class:`~scorecore.AgentInput` and messages);
 ``"text"``: the run's input and output are plain strings."""
+
+ShapeIn = TypeVar("ShapeIn", default=AgentInput)
+ShapeOut = TypeVar("ShapeOut", default=AgentOutput)
+
+
+@final
+@attrs.frozen(repr=False)
+class RunShape(Generic[ShapeIn, ShapeOut]):
+    """What a built-in scorer's runs hold, as a typed token: :data:`AGENT` or :data:`TEXT`.
+
+    Pass one as ``shape=``; the scorer's type follows it (``Scorer[In, Out]``).
+
+    >>> from scorecore.scorers import TEXT, toxicity
+    >>> from scorecore_adapters.testing import ScriptedJudge
+    >>> scorer = toxicity(ScriptedJudge([{"verdicts": []}]), shape=TEXT)
+    >>> TEXT, scorer.run_sync(input=None, output="Happy to help.").unwrap().score
+    (TEXT, 0.0)
+    """
+
+    name: Literal["agent", "text", "trajectory"]
+
+    def __repr__(self) -> str:
+        return self.name.upper()
+
+
+AGENT: Final[RunShape[AgentInput, AgentOutput]] = RunShape("agent")
+"""Mastra's agent runs: an :class:`~scorecore.AgentInput` and the agent's messages (the
+default of every built-in scorer)."""
+
+TEXT: Final[RunShape[Any, str]] = RunShape("text")
+"""Plain text runs: the output is a ``str``, the input a ``str`` (the question or source; an
+LLM scorer also takes ``None``)."""
+
+
+def shape_of(scorer_id: str, shape: object, type: object = None) -> Shape:
+    """The shape a factory was given: ``shape`` (``AGENT`` when ``None``), or the old spelling
+    ``type="agent" | "text"``, which still works for one release with a DeprecationWarning."""
+    if type is not None:
+        old = check_shape(scorer_id, type)
+        if shape is not None and shape != RunShape(old):
+            raise refuse(scorer_id, "type", f"left out when shape={shape!r} is given", type)
+        warnings.warn(
+            f"scorer {scorer_id!r}: type={old!r} is the old spelling; pass "
+            f"shape={old.upper()} (from scorecore.scorers import {old.upper()}), which also "
+            "types the scorer", DeprecationWarning, stacklevel=3)
+        return old
+    if shape is None or shape == AGENT:
+        return "agent"
+    if shape == TEXT:
+        return "text"
+    raise refuse(scorer_id, "shape", "AGENT or TEXT (from scorecore.scorers)", shape)
 
 
 def shown(value: object) -> str:
@@ -39,15 +101,12 @@ def shown(value: object) -> str:
 
 def refuse(scorer_id: str, field: str, wanted: str, value: object) -> ScorerDefinitionError:
     """The error for a bad factory argument: the scorer, the field, what it needs, the value."""
-    return ScorerDefinitionError(
-        f"scorer {scorer_id!r}: {field} must be {wanted}, got {shown(value)}",
-        scorer_id=scorer_id, field=field, value=value,
-    )
+    return misuse(field, value, f"must be {wanted}", scorer_id=scorer_id)
 
 
 def check_count(scorer_id: str, field: str, value: object, *, minimum: int) -> int:
     """``value`` if it is an ``int`` (not a ``bool``) of at least ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not is_int(value) or value < minimum:
         raise refuse(scorer_id, field, f"an int ≥ {minimum}", value)
     return value
 

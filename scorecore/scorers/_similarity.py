@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Literal, TypedDict, overload
+from typing import Any, TypedDict
 
-from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext
-from scorecore.scorers._shapes import Shape, check_shape, input_text, output_text, start
+from scorecore import NotScorable, Scorer, StepContext
+from scorecore.scorers._shapes import (
+    RunShape,
+    Shape,
+    ShapeIn,
+    ShapeOut,
+    input_text,
+    output_text,
+    shape_of,
+    start,
+)
 from scorecore.scorers._strings import (
     JS_WHITESPACE_RUN,
     dice_coefficient,
@@ -23,20 +32,11 @@ class _Processed(TypedDict):
     processed_output: str
 
 
-@overload
 def content_similarity(
     *, ignore_case: bool = True, ignore_whitespace: bool = True,
-    type: Literal["agent"] = "agent", id: str = ...,
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def content_similarity(
-    *, ignore_case: bool = True, ignore_whitespace: bool = True,
-    type: Literal["text"], id: str = ...,
-) -> Scorer[str, str]: ...
-def content_similarity(
-    *, ignore_case: bool = True, ignore_whitespace: bool = True, type: Shape = "agent",
-    id: str = "content-similarity-scorer",
-) -> Scorer[Any, Any]:
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "content-similarity-scorer", type: Shape | None = None,
+) -> Scorer[ShapeIn, ShapeOut]:
     """How alike the output's characters are to the input's (0 to 1): the Dice coefficient.
 
     The texts are compared as string-similarity's ``compareTwoStrings`` does: all whitespace
@@ -47,18 +47,19 @@ def content_similarity(
         ignore_case: lowercase both texts first.
         ignore_whitespace: collapse whitespace runs and trim (kept for Mastra parity: the
             comparison removes all whitespace anyway, so it never changes the score).
-        type: ``"agent"`` (default): the input messages' texts against the output messages'
-            texts, each joined with ``", "``; ``"text"``: a plain ``str`` input and output.
+        shape: ``AGENT`` (default): the input messages' texts against the output messages'
+            texts, each joined with ``", "``; ``TEXT``: a plain ``str`` input and output.
         id: the scorer's id (Mastra's ``content-similarity-scorer`` by default).
 
     Not scorable when the input has no text or an agent run's output has no messages.
 
     >>> import anyio
-    >>> scorer = content_similarity(type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> scorer = content_similarity(shape=TEXT)
     >>> anyio.run(lambda: scorer.run(input="Hello world", output="hello  World!")).unwrap().score
     0.9473684210526315
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
 
     def process(text: str) -> str:
         if ignore_case:
@@ -68,10 +69,10 @@ def content_similarity(
         return text
 
     def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Processed | NotScorable:
-        source = input_text(ctx.run, shape)
+        source = input_text(ctx.run, runs)
         if isinstance(source, NotScorable):
             return source
-        answer = output_text(ctx.run, shape)
+        answer = output_text(ctx.run, runs)
         if isinstance(answer, NotScorable):
             return answer
         return {"processed_input": process(source), "processed_output": process(answer)}
@@ -81,7 +82,7 @@ def content_similarity(
         return dice_coefficient(texts["processed_input"], texts["processed_output"])
 
     return (
-        start(id=id, name="Content Similarity Scorer", shape=shape, reads_input=True,
+        start(id=id, name="Content Similarity Scorer", shape=runs, reads_input=True,
               description="Character-pair (Dice) similarity between the input and the output")
         .preprocess(preprocess)
         .generate_score(score)
@@ -111,15 +112,11 @@ def _count_changes(first: str, second: str) -> int:
     return max(len(a), len(b)) - matched
 
 
-@overload
 def textual_difference(
-    *, type: Literal["agent"] = "agent", id: str = ...
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def textual_difference(*, type: Literal["text"], id: str = ...) -> Scorer[str, str]: ...
-def textual_difference(
-    *, type: Shape = "agent", id: str = "textual-difference-scorer"
-) -> Scorer[Any, Any]:
+    *,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "textual-difference-scorer", type: Shape | None = None
+) -> Scorer[ShapeIn, ShapeOut]:
     """How little the output differs from the input (0 to 1): ``2·LCS / (|a| + |b|)``.
 
     LCS is the longest common subsequence of UTF-16 units (computed with rapidfuzz). Equal
@@ -128,24 +125,25 @@ def textual_difference(
     ``length_diff``.
 
     Args:
-        type: ``"agent"`` (default): the input messages' texts against the output messages'
-            texts, each joined with ``", "``; ``"text"``: a plain ``str`` input and output.
+        shape: ``AGENT`` (default): the input messages' texts against the output messages'
+            texts, each joined with ``", "``; ``TEXT``: a plain ``str`` input and output.
         id: the scorer's id (Mastra's ``textual-difference-scorer`` by default).
 
     Not scorable when the input has no text or an agent run's output has no messages.
 
     >>> import anyio
-    >>> scorer = textual_difference(type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> scorer = textual_difference(shape=TEXT)
     >>> anyio.run(lambda: scorer.run(input="dormitory", output="dirty room")).unwrap().score
     0.42105263157894735
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
 
     def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Difference | NotScorable:
-        source = input_text(ctx.run, shape)
+        source = input_text(ctx.run, runs)
         if isinstance(source, NotScorable):
             return source
-        answer = output_text(ctx.run, shape)
+        answer = output_text(ctx.run, runs)
         if isinstance(answer, NotScorable):
             return answer
         shortest, longest = sorted((len(utf16_units(source)), len(utf16_units(answer))))
@@ -154,7 +152,7 @@ def textual_difference(
                 "changes": _count_changes(source, answer), "length_diff": length_diff}
 
     return (
-        start(id=id, name="Textual Difference Scorer", shape=shape, reads_input=True,
+        start(id=id, name="Textual Difference Scorer", shape=runs, reads_input=True,
               description="Longest-common-subsequence ratio between the input and the output")
         .preprocess(preprocess)
         .generate_score(lambda ctx: ctx.results.preprocess_step_result["ratio"])

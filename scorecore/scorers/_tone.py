@@ -11,18 +11,25 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
-from typing import Any, Final, Literal, TypedDict, overload
+from typing import Any, Final, TypedDict
 
 from scorecore import (
-    AgentInput,
-    AgentOutput,
     NotScorable,
     Scorer,
     ScorerDefinitionError,
     StepContext,
     not_scorable,
 )
-from scorecore.scorers._shapes import Shape, check_shape, check_text, output_text, start
+from scorecore.scorers._shapes import (
+    RunShape,
+    Shape,
+    ShapeIn,
+    ShapeOut,
+    check_text,
+    output_text,
+    shape_of,
+    start,
+)
 from scorecore.scorers._strings import JS_WHITESPACE, is_blank, js_trim
 
 __all__ = ["tone"]
@@ -104,17 +111,11 @@ class _Tone(TypedDict, total=False):
     sentiment_variance: float
 
 
-@overload
 def tone(
-    *, reference_tone: str | None = None, type: Literal["agent"] = "agent", id: str = ...
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def tone(
-    *, reference_tone: str | None = None, type: Literal["text"], id: str = ...
-) -> Scorer[Any, str]: ...
-def tone(
-    *, reference_tone: str | None = None, type: Shape = "agent", id: str = "tone-scorer"
-) -> Scorer[Any, Any]:
+    *, reference_tone: str | None = None,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "tone-scorer", type: Shape | None = None
+) -> Scorer[ShapeIn, ShapeOut]:
     """The output's tone (0 to 1): closeness to a reference tone, or steadiness across sentences.
 
     With ``reference_tone``: ``max(0, 1 - |comparative(output) - comparative(reference)|)``.
@@ -124,18 +125,19 @@ def tone(
 
     Args:
         reference_tone: a text whose sentiment the output should match (not blank).
-        type: ``"agent"`` (default): every output message's text, joined with ``", "``;
-            ``"text"``: a plain ``str`` output. The input is not read.
+        shape: ``AGENT`` (default): every output message's text, joined with ``", "``;
+            ``TEXT``: a plain ``str`` output. The input is not read.
         id: the scorer's id (Mastra's ``tone-scorer`` by default).
 
     Not scorable when the output has no text (Mastra scores that 1).
 
     >>> import anyio
-    >>> scorer = tone(reference_tone="This is wonderful!", type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> scorer = tone(reference_tone="This is wonderful!", shape=TEXT)
     >>> anyio.run(lambda: scorer.run(input=None, output="Good work.")).unwrap().score
     0.8333333333333333
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
     reference = None
     if reference_tone is not None:
         if is_blank(check_text(id, "reference_tone", reference_tone)):
@@ -147,7 +149,7 @@ def tone(
         reference = comparative(reference_tone)
 
     def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Tone | NotScorable:
-        answer = output_text(ctx.run, shape)
+        answer = output_text(ctx.run, runs)
         if isinstance(answer, NotScorable):
             return answer
         if is_blank(answer):
@@ -162,7 +164,7 @@ def tone(
                 "sentiment_variance": variance}
 
     return (
-        start(id=id, name="Tone Scorer", shape=shape, reads_input=False,
+        start(id=id, name="Tone Scorer", shape=runs, reads_input=False,
               description="The output's tone: agreement with a reference or steadiness")
         .preprocess(preprocess)
         .generate_score(lambda ctx: ctx.results.preprocess_step_result["score"])

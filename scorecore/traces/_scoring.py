@@ -17,10 +17,9 @@ from returns.result import Failure, Result, Success
 from scorecore._core._agent import AgentInput, AgentOutput
 from scorecore._core._checks import check_count
 from scorecore._core._convert import converter
-from scorecore._core._errors import ScorerRunError
 from scorecore._core._runtime import Runtime
 from scorecore._core._scorer import Scorer
-from scorecore._core._values import ScoreResult
+from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.traces._mastra import trace_to_agent_run
 from scorecore.traces._sinks import ScoreRecord, ScoreSink, deliver
 from scorecore.traces._spans import Span, Trace, TraceError, TraceLike, _as_trace

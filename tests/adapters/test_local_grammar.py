@@ -40,22 +40,22 @@ def local() -> Any:
 def _builtin_llm_scorers(judge: Any) -> list[Any]:
     """Every built-in LLM-judged scorer, built with ``judge`` (each shape where it has two)."""
     built = []
-    for shape in ("agent", "text"):
+    for shape in (builtin.AGENT, builtin.TEXT):
         built += [
-            builtin.answer_relevancy(judge, type=shape),
-            builtin.answer_similarity(judge, type=shape),
-            builtin.bias(judge, type=shape),
-            builtin.context_precision(judge, context=["c"], type=shape),
-            builtin.context_recall(judge, context=["c"], type=shape),
-            builtin.context_relevance(judge, context=["c"], type=shape),
-            builtin.faithfulness(judge, context=["c"], type=shape),
-            builtin.hallucination(judge, context=["c"], type=shape),
-            builtin.multi_turn_judge(judge, criterion="polite", type=shape),
-            builtin.noise_sensitivity(judge, baseline_response="b", noisy_query="q", type=shape),
-            builtin.prompt_alignment(judge, type=shape),
-            builtin.rubric(judge, criteria=["clear"], type=shape),
-            builtin.summarization(judge, source="s", type=shape),
-            builtin.toxicity(judge, type=shape),
+            builtin.answer_relevancy(judge, shape=shape),
+            builtin.answer_similarity(judge, shape=shape),
+            builtin.bias(judge, shape=shape),
+            builtin.context_precision(judge, context=["c"], shape=shape),
+            builtin.context_recall(judge, context=["c"], shape=shape),
+            builtin.context_relevance(judge, context=["c"], shape=shape),
+            builtin.faithfulness(judge, context=["c"], shape=shape),
+            builtin.hallucination(judge, context=["c"], shape=shape),
+            builtin.multi_turn_judge(judge, criterion="polite", shape=shape),
+            builtin.noise_sensitivity(judge, baseline_response="b", noisy_query="q", shape=shape),
+            builtin.prompt_alignment(judge, shape=shape),
+            builtin.rubric(judge, criteria=["clear"], shape=shape),
+            builtin.summarization(judge, source="s", shape=shape),
+            builtin.toxicity(judge, shape=shape),
         ]
     built.append(builtin.llm_tool_call_accuracy(judge, available_tools={"search": "web"}))
     built.append(builtin.llm_trajectory_accuracy(judge, expected_trajectory=["search"]))

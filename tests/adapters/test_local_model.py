@@ -58,9 +58,9 @@ async def test_builtin_llm_scorers_score_every_run(local: Any, anyio_backend: st
     is scored (a weak judge, so no assertion on the scores themselves), every reply parsed on
     the first attempt (constrained decoding: no format fallback), tokens reported."""
     scorers = [
-        builtin.faithfulness(local, context=CONTEXT, type="text"),
-        builtin.hallucination(local, context=CONTEXT, type="text"),
-        builtin.answer_relevancy(local, type="text"),
+        builtin.faithfulness(local, context=CONTEXT, shape=builtin.TEXT),
+        builtin.hallucination(local, context=CONTEXT, shape=builtin.TEXT),
+        builtin.answer_relevancy(local, shape=builtin.TEXT),
     ]
     report = await run_evals(ITEMS, scorers, keep_results=True, max_failures=0)
     outcomes = [(o.scorer_id, o.status, o.error) for r in report.results for o in r.outcomes]

@@ -14,14 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import scorecore_adapters.retry as mod
-from scorecore.judge import (
-    AUTH_CODES,
-    ErrorProcessor,
-    JudgeError,
-    JudgeRequest,
-    Retry,
-    RetryClassifier,
-)
+from scorecore.judge import ErrorProcessor, JudgeError, JudgeRequest, Retry, RetryClassifier
+from scorecore.judge.retry import AUTH_CODES
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
 from scorecore_adapters.retry import (
     BUILTIN_RETRYABLE_CODES,

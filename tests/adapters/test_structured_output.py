@@ -27,7 +27,8 @@ from scorecore import (
     create_scorer,
     to_mastra_json,
 )
-from scorecore.judge import DEFAULT_OUTPUT_CAP, JudgeMessage, JudgeRequest, schema_in_prompt
+from scorecore.judge import JudgeMessage, JudgeRequest, schema_in_prompt
+from scorecore.judge.economics import DEFAULT_OUTPUT_CAP
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel, refuses_response_format
 from scorecore_adapters.testing import judge_error

@@ -14,14 +14,8 @@ from hypothesis import strategies as st
 import scorecore_adapters.testing as kit
 from scorecore import JudgeConfig, JudgeModel, Runtime, ScorePromptStep, create_scorer
 from scorecore.evals import ScoreStore
-from scorecore.judge import (
-    JudgeError,
-    JudgeMessage,
-    JudgeRequest,
-    JudgeResponse,
-    JudgeUsage,
-    kind_for,
-)
+from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge.retry import kind_for
 from scorecore_adapters.retry import StreamErrorRetryProcessor
 from scorecore_adapters.testing import (
     ChaosJudge,

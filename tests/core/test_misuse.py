@@ -20,7 +20,8 @@ from scorecore import (
     create_scorer,
 )
 from scorecore._core._checks import is_int
-from scorecore.judge import Budget, JudgeMeter, Retry
+from scorecore.judge import Retry
+from scorecore.judge.economics import Budget, JudgeMeter
 from scorecore.live import RatioSampling
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff

@@ -1,4 +1,4 @@
-"""Retryability is decided in one place, ``scorecore.judge``, and everything else agrees with it."""
+"""Retryability is decided in one place, ``scorecore.judge.retry``, and everything else agrees."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-import scorecore.judge
+import scorecore.judge.retry
 import scorecore_adapters.retry
-from scorecore.judge import (
-    JudgeError,
+from scorecore.judge import JudgeError
+from scorecore.judge.retry import (
     is_auth_error,
     is_retryable_error,
     is_retryable_node,
@@ -33,7 +33,8 @@ CLASSIFIERS = (
 @pytest.mark.parametrize("name", CLASSIFIERS)
 def test_the_retry_adapter_reuses_the_kernel_classification(name: str) -> None:
     """``scorecore_adapters.retry`` re-exports the kernel's functions; it defines none itself."""
-    assert getattr(scorecore_adapters.retry, name, None) in (None, getattr(scorecore.judge, name))
+    kernel = getattr(scorecore.judge.retry, name)
+    assert getattr(scorecore_adapters.retry, name, None) in (None, kernel)
     assert not hasattr(scorecore_adapters.retry, "_is_auth_node")
     assert not hasattr(scorecore_adapters.retry, "_retryable_by_default")
 
@@ -60,7 +61,7 @@ def test_a_classified_error_is_retryable_as_its_kind_says(
         assert not is_retryable_error(error)
 
 
-# --- Retry-After: one reading, scorecore.judge.read_retry_after ----------------------------------
+# --- Retry-After: one reading, scorecore.judge.retry.read_retry_after -------------------------
 
 WALL = 1_790_000_000.0  # 2026-09-21, seconds since the Unix epoch
 

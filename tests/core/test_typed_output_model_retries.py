@@ -19,8 +19,9 @@ from scorecore import (
     ScorerDefinitionError,
     create_scorer,
 )
-from scorecore._core._config import MODEL_RETRY_AFTER_CAP, model_retry_wait
-from scorecore.judge import JudgeError, read_retry_after
+from scorecore._core._backoff import MODEL_RETRY_AFTER_CAP, model_retry_wait
+from scorecore.judge import JudgeError
+from scorecore.judge.retry import read_retry_after
 from scorecore_adapters.retry import StreamErrorRetryProcessor
 from scorecore_adapters.testing import (
     FunctionJudge,

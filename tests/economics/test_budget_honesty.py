@@ -10,7 +10,8 @@ from returns.result import Success
 
 from scorecore import BudgetExhausted, JudgeConfig, ModelSettings, ScorePromptStep, create_scorer
 from scorecore.evals import run_evals
-from scorecore.judge import Budget, BudgetWarning, JudgeRequest, JudgeResponse, JudgeUsage, Pricing
+from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge.economics import Budget, BudgetWarning, Pricing
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import virtual_runtime
 

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scorecore.judge import JudgeMeter, JudgeResponse, JudgeUsage
+from scorecore.judge import JudgeResponse, JudgeUsage
+from scorecore.judge.economics import JudgeMeter
 from scorecore_adapters import testing
 from scorecore_adapters.cache import (
     MemoryJudgeCache,

@@ -12,7 +12,8 @@ from returns.result import Success
 
 from scorecore import JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import run_evals
-from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse, cache_key
+from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse
+from scorecore.judge.economics import cache_key
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.cache import MemoryJudgeCache

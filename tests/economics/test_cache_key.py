@@ -12,7 +12,8 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.judge import JudgeMessage, JudgeRequest, ModelSettings, cache_key
+from scorecore.judge import JudgeMessage, JudgeRequest, ModelSettings
+from scorecore.judge.economics import cache_key
 
 _text = st.text(max_size=40)
 _json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _text
@@ -144,7 +145,8 @@ def test_huge_deep_and_odd_values_have_a_key() -> None:
 
 _SCRIPT = """
 import json, sys
-from scorecore.judge import JudgeMessage, JudgeRequest, ModelSettings, cache_key
+from scorecore.judge import JudgeMessage, JudgeRequest, ModelSettings
+from scorecore.judge.economics import cache_key
 spec = json.loads(sys.argv[1])
 request = JudgeRequest(
     messages=[JudgeMessage(role=r, content=c) for r, c in spec["messages"]],

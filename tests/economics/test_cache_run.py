@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore import BudgetExhausted, JudgeOutputInvalid, Runtime
-from scorecore.judge import Budget, JudgeMeter, JudgeResponse, Pricing
+from scorecore.judge import JudgeResponse
+from scorecore.judge.economics import Budget, JudgeMeter, Pricing
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import judge_error, virtual_runtime
 from tests.economics._scorers import StepJudge, judged_scorer

@@ -17,7 +17,8 @@ from returns.result import Success
 
 from scorecore import BudgetExhausted, JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import EvalConfigError, run_evals
-from scorecore.judge import Budget, BudgetWarning, JudgeRequest, JudgeResponse, JudgeUsage, Pricing
+from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge.economics import Budget, BudgetWarning, Pricing
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import InMemoryScoreStore, VirtualClock, virtual_runtime
 from tests.economics._scorers import StepJudge, judged_scorer

@@ -13,7 +13,7 @@ import pytest
 
 from scorecore import Runtime
 from scorecore.evals import run_evals
-from scorecore.judge import JudgeMeter, cache_key
+from scorecore.judge.economics import JudgeMeter, cache_key
 from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.storage import open_store
 from tests.economics._scorers import StepJudge, judged_scorer

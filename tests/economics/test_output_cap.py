@@ -24,14 +24,8 @@ from scorecore import (
     create_scorer,
 )
 from scorecore.evals import EvalConfigError, run_evals
-from scorecore.judge import (
-    Budget,
-    JudgeMeter,
-    JudgeRequest,
-    JudgeResponse,
-    JudgeUsage,
-    Pricing,
-)
+from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge.economics import Budget, JudgeMeter, Pricing
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.cache import MemoryJudgeCache

@@ -19,7 +19,7 @@ from scorecore.evals import (
     run_evals,
 )
 from scorecore.judge import JudgeRequest
-from scorecore.scorers import pairwise, panel
+from scorecore.scorers import TEXT, pairwise, panel
 from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore
 
 krippendorff = pytest.importorskip("krippendorff", reason="a dev dependency, the reference")
@@ -154,7 +154,7 @@ async def test_a_first_position_judge_gives_a_win_rate_of_a_half_with_a_wide_int
     """Every item position-biased: win rate 0.5, and an interval that says nothing is known."""
     data = [{"input": "q", "output": f"new {i}", "baseline_output": f"old {i}", "id": str(i)}
             for i in range(20)]
-    scorer = pairwise(FunctionJudge(first_is_better), criteria="helpfulness", type="text")
+    scorer = pairwise(FunctionJudge(first_is_better), criteria="helpfulness", shape=TEXT)
     store = InMemoryScoreStore()
     report = await run_evals(data, [scorer], store=store, batch_id="b")
     (summary,) = report.pairwise
@@ -175,7 +175,7 @@ async def test_a_consistent_judge_gives_a_tight_win_rate() -> None:
 
     data = [{"input": "q", "output": "a longer answer" if i % 4 else "s",
              "baseline_output": "mid", "id": str(i)} for i in range(40)]
-    scorer = pairwise(FunctionJudge(longer), criteria="detail", type="text")
+    scorer = pairwise(FunctionJudge(longer), criteria="detail", shape=TEXT)
     report = await run_evals(data, [scorer])
     (summary,) = report.pairwise
     assert (summary.wins, summary.losses, summary.position_bias) == (30, 10, 0)

@@ -10,7 +10,7 @@ from scorecore_adapters.cli import main
 
 SCORERS = '''
 from scorecore import create_scorer
-from scorecore.scorers import pairwise, panel
+from scorecore.scorers import TEXT, pairwise, panel
 from scorecore_adapters.testing import FunctionJudge
 
 GRADES = {"m1": {"a": 0.9, "b": 0.2, "c": 0.6}, "m2": {"a": 0.8, "b": 0.9, "c": 0.6}}
@@ -23,7 +23,7 @@ def member(name):
 
 jury = panel([member("m1"), member("m2")], threshold=0.5, id="jury")
 ab = pairwise(FunctionJudge(lambda request: {"reason": "A reads better", "winner": "A"}),
-              criteria="helpfulness", type="text", id="ab")
+              criteria="helpfulness", shape=TEXT, id="ab")
 plain = create_scorer(id="plain", description="d").generate_score(lambda ctx: 1.0)
 '''
 

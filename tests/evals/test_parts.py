@@ -22,7 +22,8 @@ from scorecore.evals import (
     item_key,
     read_item,
 )
-from scorecore.evals._checks import is_finite_number, is_int, is_number
+from scorecore.evals._checks import is_finite_number
+from scorecore.validators import is_int, is_number
 from scorecore_adapters.testing import virtual_runtime
 
 pytestmark = pytest.mark.anyio

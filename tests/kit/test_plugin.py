@@ -59,7 +59,7 @@ async def test_store(scripted_judge, memory_store):
 @pytest.mark.anyio
 async def test_cache(scripted_judge, memory_cache):
     from scorecore import Runtime
-    from scorecore.judge import JudgeMeter
+    from scorecore.judge.economics import JudgeMeter
 
     judge = scripted_judge([{"score": 0.5}])
     meter = JudgeMeter(cache=memory_cache)

@@ -11,7 +11,8 @@ from typing import Any
 from returns.result import Success
 
 from scorecore import JudgeConfig, ModelSettings, ScorePromptStep, Scorer, create_scorer
-from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage, Pricing
+from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge.economics import Pricing
 
 MODEL = "ray-logging-judge"
 PRICING = Pricing.from_mapping({MODEL: {"input": 0.15, "output": 0.6}})

@@ -133,10 +133,10 @@ def _prefers_first(request: JudgeRequest) -> Any:
 
 def trust() -> list[Scorer[Any, Any]]:
     """A panel of three graders and a pairwise judge that always picks the first answer."""
-    from scorecore.scorers import pairwise, panel  # noqa: PLC0415 - only these tests
+    from scorecore.scorers import TEXT, pairwise, panel  # noqa: PLC0415 - only these tests
 
     jury = panel([_grade("m1"), _grade("m2"), _grade("m3")], threshold=0.5, id="jury")
-    ab = pairwise(FunctionJudge(_prefers_first), criteria="helpfulness", type="text", id="ab")
+    ab = pairwise(FunctionJudge(_prefers_first), criteria="helpfulness", shape=TEXT, id="ab")
     return [jury, ab]
 
 

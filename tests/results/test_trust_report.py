@@ -15,7 +15,7 @@ import pytest
 from scorecore import JudgeConfig, ScorePromptStep, Scorer, create_scorer
 from scorecore.evals import ScoreRow, run_evals
 from scorecore.judge import JudgeRequest
-from scorecore.scorers import pairwise, panel
+from scorecore.scorers import TEXT, pairwise, panel
 from scorecore_adapters.cli import main
 from scorecore_adapters.report import render_report
 from scorecore_adapters.report._data import Cutter, _detail
@@ -48,7 +48,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[ScoreRow]
     url = f"sqlite:{tmp_path_factory.mktemp('trust') / 'r.db'}"
     jury = panel([judged("m1"), judged("m2"), judged("m3")], min_successful=2,
                  threshold=0.5, id="jury")
-    ab = pairwise(FunctionJudge(first_is_better), criteria="helpfulness", type="text",
+    ab = pairwise(FunctionJudge(first_is_better), criteria="helpfulness", shape=TEXT,
                   id="ab")
     data = [{"input": "q", "output": item, "baseline_output": f"old {item}", "id": item}
             for item in "abc"]

@@ -17,7 +17,7 @@ from scorecore.agent import (
     ToolInvocationPart,
 )
 from scorecore.agent import merged_tool_invocations as merged_invocations
-from scorecore.scorers import checks, tool_call_accuracy
+from scorecore.scorers import TEXT, checks, tool_call_accuracy
 from scorecore.scorers._messages import message_text, tool_names
 from scorecore.scorers._tool_calls import in_order
 from tests.scorers.helpers import called, missing_of, said, score_of
@@ -88,18 +88,18 @@ async def test_text_checks_read_assistant_text() -> None:
 )
 async def test_matches(pattern: Any, exact: bool, text: str, expected: float) -> None:
     """matches searches a Python regular expression, or matches it whole when exact."""
-    check = checks.matches(pattern, exact=exact, type="text")
+    check = checks.matches(pattern, exact=exact, shape=TEXT)
     assert score_of(await check.run(input=None, output=text)) == expected
 
 
 async def test_similarity_threshold() -> None:
     """similarity passes at the threshold itself and records the Dice value."""
     # "sunnytoday" vs "sunnyday": pairs 9 and 7, shared su un nn ny da ay = 6 → 12/16
-    check = checks.similarity("sunny day", threshold=0.75, type="text")
+    check = checks.similarity("sunny day", threshold=0.75, shape=TEXT)
     result = (await check.run(input=None, output="Sunny today")).unwrap()
     assert result.preprocess_step_result["similarity"] == 0.75
     assert result.score == 1.0
-    stricter = checks.similarity("sunny day", threshold=0.76, type="text")
+    stricter = checks.similarity("sunny day", threshold=0.76, shape=TEXT)
     assert score_of(await stricter.run(input=None, output="Sunny today")) == 0.0
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from scorecore import AgentInput, AgentOutput, Scorer
 from scorecore.scorers import (
+    TEXT,
     checks,
     completeness,
     content_similarity,
@@ -27,15 +28,15 @@ ANY_TEXT = st.text(st.characters(), max_size=40) | st.text(
 # Lone surrogates cannot reach a scorer through Python strings made of real text; they can
 # through JSON ("\ud800"), so they are included above.
 TEXT_SCORERS: list[Scorer[str, str]] = [
-    completeness(type="text"), content_similarity(type="text"),
-    content_similarity(ignore_case=False, ignore_whitespace=False, type="text"),
-    textual_difference(type="text"), keyword_coverage(type="text"),
+    completeness(shape=TEXT), content_similarity(shape=TEXT),
+    content_similarity(ignore_case=False, ignore_whitespace=False, shape=TEXT),
+    textual_difference(shape=TEXT), keyword_coverage(shape=TEXT),
 ]
 OUTPUT_SCORERS: list[Scorer[Any, str]] = [
-    tone(type="text"), tone(reference_tone="I love it", type="text"),
-    checks.includes("a", type="text"), checks.excludes("a", type="text"),
-    checks.equals("a", type="text"), checks.matches("a+", type="text"),
-    checks.similarity("ab", type="text"),
+    tone(shape=TEXT), tone(reference_tone="I love it", shape=TEXT),
+    checks.includes("a", shape=TEXT), checks.excludes("a", shape=TEXT),
+    checks.equals("a", shape=TEXT), checks.matches("a+", shape=TEXT),
+    checks.similarity("ab", shape=TEXT),
 ]
 AGENT_SCORERS: list[Scorer[AgentInput, AgentOutput]] = [
     completeness(), content_similarity(), textual_difference(), keyword_coverage(), tone(),

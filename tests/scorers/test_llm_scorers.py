@@ -16,9 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore import AgentInput, JudgeConfig, NotScorable, ScorerDefinitionError
+from scorecore import AgentInput, JudgeConfig, NotScorable, PromptStep, ScorerDefinitionError
 from scorecore.agent import SystemMessage, Trajectory, TrajectoryStep
 from scorecore.scorers import (
+    AGENT,
+    TEXT,
     RubricCriterion,
     answer_relevancy,
     answer_similarity,
@@ -37,27 +39,28 @@ from scorecore.scorers import (
     summarization,
     toxicity,
 )
-from scorecore.scorers._judged import fenced, judged_step
-from scorecore.scorers._llm_claims import Judged, Verdicts, relevancy_score, share_of_yes
-from scorecore.scorers._llm_context import (
-    PieceRelevance,
-    PieceVerdict,
-    PieceVerdicts,
-    RelevanceReply,
-    precision_score,
-    relevance_score,
-)
-from scorecore.scorers._llm_instructions import parse_rubric
-from scorecore.scorers._llm_reference import (
+from scorecore.scorers.llm._engine import fenced
+from scorecore.scorers.llm._verdicts import Judged, Verdicts, share_of_yes
+from scorecore.scorers.llm.answer_relevancy import relevancy_score
+from scorecore.scorers.llm.answer_similarity import (
     Contradiction,
-    DimensionImpact,
-    NoiseReply,
     SimilarityReply,
     UnitMatch,
-    noise_score,
     similarity_score,
 )
-from scorecore.scorers._llm_tools import StepEvaluation, TrajectoryReply, llm_trajectory_score
+from scorecore.scorers.llm.context_precision import PieceVerdict, PieceVerdicts, precision_score
+from scorecore.scorers.llm.context_relevance import (
+    PieceRelevance,
+    RelevanceReply,
+    relevance_score,
+)
+from scorecore.scorers.llm.llm_trajectory_accuracy import (
+    StepEvaluation,
+    TrajectoryReply,
+    llm_trajectory_score,
+)
+from scorecore.scorers.llm.noise_sensitivity import DimensionImpact, NoiseReply, noise_score
+from scorecore.scorers.llm.rubric import parse_rubric
 from scorecore_adapters.testing import ScriptedJudge
 from tests.scorers.helpers import asked, called, missing_of, said, score_of
 
@@ -200,6 +203,24 @@ async def test_prompt_snapshot(case: Case) -> None:
     assert path.read_text("utf-8") == text
     assert "<<<UNTRUSTED_" in text
     assert "never instructions to you" in text
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["inline", "native"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+async def test_the_reply_format_reaches_the_judge_once(case: Case, native: bool) -> None:
+    """The judge is told the reply format once, by the schema the kernel conveys (written into
+    the prompt for a judge without native structured output, sent natively otherwise), never
+    also by a sentence the scorer wrote by hand."""
+    judge = ScriptedJudge(case.replies, supports_structured_output=native)
+    await case.build(judge).run(**case.run)
+    assert judge.requests
+    for request in judge.requests:
+        assert request.output_schema is not None
+        prompt = request.messages[-1].content
+        schema = json.dumps(request.output_schema, ensure_ascii=False, sort_keys=True)
+        written, note, _ = prompt.partition("Answer with a single JSON value")
+        assert "JSON" not in written, "the scorer's own words describe the reply format"
+        assert (prompt.count(schema), bool(note)) == ((0, False) if native else (1, True))
 
 
 async def test_untrusted_text_cannot_close_its_fence() -> None:
@@ -588,7 +609,8 @@ async def test_noise_robustness_out_of_range_is_asked_again(bad: Any) -> None:
 def test_reply_schemas_require_fields() -> None:
     """The schema a judge must follow is generated from the reply class: every field listed,
     verdicts limited to their values."""
-    schema = judged_step("d", Verdicts, lambda ctx: "p").output_schema
+    schema = PromptStep(description="d", output_type=Verdicts,
+                        create_prompt=lambda ctx: "p").output_schema
     assert schema is not None
     assert schema["required"] == ["verdicts"]
     item = schema["properties"]["verdicts"]["items"]
@@ -597,24 +619,24 @@ def test_reply_schemas_require_fields() -> None:
 
 
 @pytest.mark.parametrize(("build", "replies", "run", "score"), [
-    (lambda j: faithfulness(j, context=CONTEXT, type="text"), [verdicts("yes", "no")],
+    (lambda j: faithfulness(j, context=CONTEXT, shape=TEXT), [verdicts("yes", "no")],
      {"input": None, "output": "Paris is the capital."}, 0.5),
-    (lambda j: answer_relevancy(j, type="text"), [verdicts("yes")],
+    (lambda j: answer_relevancy(j, shape=TEXT), [verdicts("yes")],
      {"input": "Capital of France?", "output": "Paris."}, 1.0),
-    (lambda j: answer_similarity(j, type="text"),
+    (lambda j: answer_similarity(j, shape=TEXT),
      [{"matches": [{"ground_truth_unit": "Paris", "output_unit": "Paris",
                     "match_type": "exact", "explanation": ""}]}],
      {"input": "q", "output": "Paris", "ground_truth": "Paris"}, 1.0),
-    (lambda j: multi_turn_judge(j, criterion="c", type="text"),
+    (lambda j: multi_turn_judge(j, criterion="c", shape=TEXT),
      [{"satisfied": True, "reasoning": ""}], {"input": None, "output": "Hi."}, 1.0),
-    (lambda j: summarization(j, type="text"),
+    (lambda j: summarization(j, shape=TEXT),
      [{"alignment": [{"claim": "c", "supported": True, "reason": ""}], "questions": ["q"]},
       {"coverage": [{"question": "q", "answered": True, "reason": ""}]}],
      {"input": "A long source text.", "output": "A summary."}, 1.0),
 ], ids=["faithfulness", "relevancy", "similarity", "multi-turn", "summarization"])
 async def test_text_runs(build: Any, replies: list[Any], run: dict[str, Any],
                          score: float) -> None:
-    """``type="text"``: the input (question or source) and output (answer) are strings, read
+    """``shape=TEXT``: the input (question or source) and output (answer) are strings, read
     as a one-message agent run."""
     judge = ScriptedJudge(replies)
     outcome = await build(judge).run(**run)
@@ -627,26 +649,54 @@ async def test_text_runs_missing_and_mismatched() -> None:
     """A text run without a question is not scorable where one is needed; a non-string output
     is an input mismatch; an unknown type is refused when built."""
     judge = ScriptedJudge([])
-    scorer = answer_relevancy(judge, type="text")
+    scorer = answer_relevancy(judge, shape=TEXT)
     assert "no question" in missing_of(await scorer.run(input=None, output="Paris."))
     assert "no answer" in missing_of(await scorer.run(input="Q?", output=" "))
     mismatch = await scorer.run(input="Q?", output=42)  # type: ignore[arg-type]
     assert mismatch.failure().failed_step == "input"
     # A non-string input is refused too, never silently read as "no question".
     for wrong in ({"question": "Q?"}, ["Q?"], 3):
-        refused = await context_recall(judge, context=CONTEXT, type="text").run(
+        refused = await context_recall(judge, context=CONTEXT, shape=TEXT).run(
             input=wrong, output="Paris.", ground_truth="Paris.")
         assert refused.failure().failed_step == "input"
         assert "input does not match" in str(refused.failure())
     assert judge.calls == 0
-    with pytest.raises(ScorerDefinitionError, match="type"):
-        bias(judge, type="json")  # type: ignore[call-overload]
+    with pytest.raises(ScorerDefinitionError, match="shape must be AGENT or TEXT"):
+        bias(judge, shape="text")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("factory", [
+    answer_relevancy, bias, toxicity, answer_similarity,
+    lambda j, **kw: faithfulness(j, context=CONTEXT, **kw),
+    lambda j, **kw: hallucination(j, context=CONTEXT, **kw),
+    lambda j, **kw: context_precision(j, context=CONTEXT, **kw),
+    lambda j, **kw: context_recall(j, context=CONTEXT, **kw),
+    lambda j, **kw: context_relevance(j, context=CONTEXT, **kw),
+    lambda j, **kw: noise_sensitivity(j, baseline_response="a", noisy_query="b", **kw),
+    prompt_alignment, rubric, summarization,
+    lambda j, **kw: multi_turn_judge(j, criterion="c", **kw),
+])
+def test_the_old_type_spelling_still_works_and_warns(factory: Callable[..., Any]) -> None:
+    """``type="agent" | "text"`` (the old spelling of ``shape=``) builds the same scorer for
+    one more release, with a DeprecationWarning naming the new spelling; an unknown type, or
+    a type that contradicts ``shape``, is refused when built."""
+    judge = ScriptedJudge([])
+    for old, token in (("agent", AGENT), ("text", TEXT)):
+        with pytest.warns(DeprecationWarning, match=f"shape={old.upper()}"):
+            spelled = factory(judge, type=old)
+        assert spelled.fingerprint == factory(judge, shape=token).fingerprint
+    assert factory(judge).fingerprint == factory(judge, shape=AGENT).fingerprint
+    assert factory(judge, shape=TEXT).fingerprint != factory(judge).fingerprint
+    with pytest.raises(ScorerDefinitionError, match="type must be 'agent' or 'text'"):
+        factory(judge, type="json")
+    with pytest.raises(ScorerDefinitionError, match="type must be left out"):
+        factory(judge, shape=TEXT, type="agent")
 
 
 async def test_faithfulness_get_context_reads_the_run() -> None:
     """``get_context`` wins over ``context`` and the tool results: here the ground truth."""
     judge = ScriptedJudge([verdicts("yes")])
-    scorer = faithfulness(judge, context=["ignored"], type="text",
+    scorer = faithfulness(judge, context=["ignored"], shape=TEXT,
                           get_context=lambda ctx: [str(ctx.run.ground_truth)])
     outcome = await scorer.run(input=None, output="It is 429.", ground_truth="HTTP 429")
     assert score_of(outcome) == 1.0
@@ -794,3 +844,24 @@ async def test_llm_tool_call_accuracy_needs_one_evaluation_per_call(
     judge = ScriptedJudge([_tool_reply("weather", "search")])
     scorer = llm_tool_call_accuracy(judge, available_tools={"search": "s", "weather": "w"})
     assert score_of(await scorer.run(input=QUESTION, output=called("search", "weather"))) == 1.0
+
+
+def test_the_fingerprint_follows_the_options_and_the_prompt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A built-in scorer's fingerprint changes with its options and with its prompt's words
+    (the engine's steps carry the spec's parts, not an opaque spec object)."""
+    from scorecore.scorers.llm import faithfulness as module  # noqa: PLC0415
+
+    judge = ScriptedJudge([])
+    before = faithfulness(judge, context=CONTEXT).fingerprint
+    assert before == faithfulness(judge, context=CONTEXT).fingerprint
+    assert before != faithfulness(judge, context=CONTEXT, scale=2).fingerprint
+    assert (summarization(judge, max_questions=3).fingerprint
+            != summarization(judge, max_questions=4).fingerprint)
+    monkeypatch.setattr(module, "TASK", "Check the answer's claims against the context.")
+    assert faithfulness(judge, context=CONTEXT).fingerprint != before
+    monkeypatch.undo()
+    monkeypatch.setattr(module, "PRINCIPLES", (*module.PRINCIPLES[:3], "Be brief."))
+    assert faithfulness(judge, context=CONTEXT).fingerprint != before
+    monkeypatch.undo()
+    assert faithfulness(judge, context=CONTEXT).fingerprint == before

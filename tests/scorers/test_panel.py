@@ -22,7 +22,8 @@ from scorecore import (
     not_scorable,
 )
 from scorecore.evals import run_evals
-from scorecore.judge import Budget, JudgeMeter, JudgeRequest, Pricing
+from scorecore.judge import JudgeRequest
+from scorecore.judge.economics import Budget, JudgeMeter, Pricing
 from scorecore.scorers import PanelFailed, panel
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore, judge_error

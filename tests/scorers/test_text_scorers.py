@@ -10,6 +10,7 @@ import pytest
 
 from scorecore import AgentInput, InputMismatch, ScorerDefinitionError
 from scorecore.scorers import (
+    TEXT,
     completeness,
     content_similarity,
     keyword_coverage,
@@ -54,7 +55,7 @@ COMPLETENESS_CORPUS = [
 @pytest.mark.parametrize(("source", "answer", "expected"), COMPLETENESS_CORPUS)
 async def test_completeness_corpus(source: str, answer: str, expected: float) -> None:
     """completeness gives the hand-derived coverage on each pair, as text and as agent run."""
-    as_text = await completeness(type="text").run(input=source, output=answer)
+    as_text = await completeness(shape=TEXT).run(input=source, output=answer)
     as_agent = await completeness().run(input=asked(source), output=(said("assistant", answer),))
     assert score_of(as_text) == pytest.approx(expected)
     assert score_of(as_agent) == score_of(as_text)
@@ -72,7 +73,7 @@ def test_completeness_elements_and_coverage() -> None:
 async def test_completeness_missing_inputs() -> None:
     """No input text, an input without letters or digits, and an agent run without output
     messages are not scorable; a blank output scores 0."""
-    scorer = completeness(type="text")
+    scorer = completeness(shape=TEXT)
     assert "no input text" in missing_of(await scorer.run(input="  ", output="words"))
     assert "no input words" in missing_of(await scorer.run(input="!!! 東京 😀", output="x"))
     assert score_of(await scorer.run(input="words here", output="")) == 0.0
@@ -113,7 +114,7 @@ async def test_content_similarity_formula(
     source: str, answer: str, options: dict[str, Any], expected: float
 ) -> None:
     """content_similarity is 2·shared pairs / (pairs(a) + pairs(b)) with Mastra's edge cases."""
-    scorer = content_similarity(type="text", **options)
+    scorer = content_similarity(shape=TEXT, **options)
     assert score_of(await scorer.run(input=source, output=answer)) == pytest.approx(expected)
 
 
@@ -138,13 +139,13 @@ async def test_content_similarity_processed_texts() -> None:
 )
 async def test_textual_difference_formula(source: str, answer: str, expected: float) -> None:
     """textual_difference is 2·LCS / (|a| + |b|) over UTF-16 units."""
-    scorer = textual_difference(type="text")
+    scorer = textual_difference(shape=TEXT)
     assert score_of(await scorer.run(input=source, output=answer)) == pytest.approx(expected)
 
 
 async def test_textual_difference_details() -> None:
     """The preprocess result has Mastra's informational confidence, changes and length_diff."""
-    result = (await textual_difference(type="text").run(
+    result = (await textual_difference(shape=TEXT).run(
         input="the cat sat", output="the dog sat down")).unwrap()
     assert result.preprocess_step_result["length_diff"] == pytest.approx(5 / 16)
     assert result.preprocess_step_result["confidence"] == pytest.approx(11 / 16)
@@ -171,7 +172,7 @@ def test_keywords(text: str, expected: list[str]) -> None:
 async def test_keyword_coverage_formula_and_missing_inputs() -> None:
     """Coverage is matched / reference keywords; a reference without keywords is not scorable
     (Mastra scores it 1)."""
-    scorer = keyword_coverage(type="text")
+    scorer = keyword_coverage(shape=TEXT)
     result = (await scorer.run(input="photosynthesis in green plants",
                                output="Plants are green")).unwrap()
     assert result.score == pytest.approx(2 / 3)
@@ -208,14 +209,14 @@ def test_sentences_keep_an_unterminated_tail() -> None:
 
 async def test_tone_formulas() -> None:
     """With a reference: 1 - |difference|; without: 1 - variance of sentence comparatives."""
-    steady = await tone(type="text").run(input=None, output="I love it. I love it.")
+    steady = await tone(shape=TEXT).run(input=None, output="I love it. I love it.")
     assert score_of(steady) == 1.0
     # comparatives 3/3 = 1 and -3/3 = -1: mean 0, variance 1
-    swing = (await tone(type="text").run(input=None, output="I love it. I hate it.")).unwrap()
+    swing = (await tone(shape=TEXT).run(input=None, output="I love it. I hate it.")).unwrap()
     assert swing.score == 0.0
     assert swing.preprocess_step_result["sentiment_variance"] == pytest.approx(1.0)
     # "Good work." 3/2 against "This is wonderful!" 4/3: 1 - 1/6
-    matched = await tone(reference_tone="This is wonderful!", type="text").run(
+    matched = await tone(reference_tone="This is wonderful!", shape=TEXT).run(
         input=None, output="Good work.")
     assert score_of(matched) == pytest.approx(5 / 6)
     agent = await tone().run(input=AgentInput(), output=(said("assistant", "Great."),
@@ -226,7 +227,7 @@ async def test_tone_formulas() -> None:
 
 async def test_tone_missing_inputs_and_bad_reference() -> None:
     """A blank output or no output messages is not scorable; a blank reference is refused."""
-    assert "no output text" in missing_of(await tone(type="text").run(input=None, output=" \n"))
+    assert "no output text" in missing_of(await tone(shape=TEXT).run(input=None, output=" \n"))
     assert "no output" in missing_of(await tone().run(input=AgentInput(), output=()))
     with pytest.raises(ScorerDefinitionError, match="reference_tone") as raised:
         tone(reference_tone="  ")
@@ -238,15 +239,21 @@ async def test_tone_missing_inputs_and_bad_reference() -> None:
 @pytest.mark.parametrize("factory", [completeness, content_similarity, textual_difference,
                                      keyword_coverage, tone])
 async def test_shapes(factory: Any) -> None:
-    """The default reads agent runs (a plain string is an input mismatch); type="text" reads
-    strings; any other type is refused when the scorer is built."""
+    """The default reads agent runs (a plain string is an input mismatch); shape=TEXT reads
+    strings; any other shape or type is refused when the scorer is built; type="text" is the
+    old spelling (a DeprecationWarning)."""
     agent = factory()
     assert agent.type == "agent"
     mismatch = (await agent.run(input="a question", output="an answer")).failure()
     assert isinstance(mismatch.cause, InputMismatch)
-    assert factory(type="text").type is None
+    assert factory(shape=TEXT).type is None
     with pytest.raises(ScorerDefinitionError, match="'agent' or 'text'"):
         factory(type="json")
+    with pytest.raises(ScorerDefinitionError, match="shape must be AGENT or TEXT"):
+        factory(shape="text")
+    # The old spelling builds the same scorer for one more release, and warns.
+    with pytest.warns(DeprecationWarning, match="shape=TEXT"):
+        assert factory(type="text").fingerprint == factory(shape=TEXT).fingerprint
     assert factory(id="mine").id == "mine"
 
 
@@ -262,8 +269,8 @@ async def test_mastra_json_runs() -> None:
 @pytest.mark.parametrize("factory", [completeness, content_similarity, textual_difference,
                                      keyword_coverage, tone])
 async def test_text_shape_refuses_other_types(factory: Any) -> None:
-    """type="text" takes strings only: a number is an input mismatch naming the output."""
-    failure = (await factory(type="text").run(input="question", output=42)).failure()
+    """shape=TEXT takes strings only: a number is an input mismatch naming the output."""
+    failure = (await factory(shape=TEXT).run(input="question", output=42)).failure()
     assert isinstance(failure.cause, InputMismatch)
     assert failure.cause.which == "output"
 
@@ -273,6 +280,6 @@ async def test_long_texts() -> None:
     source = "the quick brown fox jumps over the lazy dog " * 1_150
     answer = source.replace("fox", "cat")
     for factory in (textual_difference, content_similarity, keyword_coverage, completeness):
-        result = (await factory(type="text").run(input=source, output=answer)).unwrap()
+        result = (await factory(shape=TEXT).run(input=source, output=answer)).unwrap()
         assert result.score is not None
         assert 0.8 < result.score < 1.0  # only "fox" differs

@@ -17,6 +17,7 @@ from scorecore.evals import (
     panel_agreements,
 )
 from scorecore.scorers import (
+    TEXT,
     PairwiseResult,
     PanelFailed,
     PanelMember,
@@ -75,16 +76,16 @@ async def use_a_panel() -> None:
         assert_type(error.cause.failures[0].scorer_id, str)
 
 
-# --- pairwise: agent runs by default, strings with type="text" -------------------------------
+# --- pairwise: agent runs by default, strings with shape=TEXT --------------------------------
 
 assert_type(pairwise(judges[0], criteria="helpfulness"), Scorer[AgentInput, AgentOutput])
-assert_type(pairwise(judges[0], criteria="c", type="text", swap=False), Scorer[Any, str])
-pairwise(judges[0], criteria="c", on_position_bias="first")  # type: ignore[call-overload]
-pairwise(judges[0])  # type: ignore[call-overload]
+assert_type(pairwise(judges[0], criteria="c", shape=TEXT, swap=False), Scorer[Any, str])
+pairwise(judges[0], criteria="c", on_position_bias="first")  # type: ignore[arg-type]
+pairwise(judges[0])  # type: ignore[call-arg]
 
 
 async def use_pairwise() -> None:
-    scorer = pairwise(judges[0], criteria="c", type="text")
+    scorer = pairwise(judges[0], criteria="c", shape=TEXT)
     result = (await scorer.run(input="q", output="a", extra={"baseline_output": "b"})).unwrap()
     assert_type(result.pairwise, PairwiseResult | None)
     if result.pairwise is not None:

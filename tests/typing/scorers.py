@@ -7,7 +7,10 @@ from typing import Any, assert_type
 from scorecore import AgentInput, AgentOutput, JudgeConfig, Scorer
 from scorecore.agent import Trajectory, TrajectoryExpectation
 from scorecore.scorers import (
+    AGENT,
+    TEXT,
     RubricCriterion,
+    RunShape,
     TrajectoryWeights,
     answer_relevancy,
     answer_similarity,
@@ -25,6 +28,7 @@ from scorecore.scorers import (
     llm_trajectory_accuracy,
     multi_turn_judge,
     noise_sensitivity,
+    pairwise,
     prompt_alignment,
     rubric,
     summarization,
@@ -37,26 +41,26 @@ from scorecore.scorers import (
 )
 from scorecore_adapters.testing import ScriptedJudge
 
-# --- agent runs by default, plain strings with type="text" ----------------------------------
+# --- agent runs by default, plain strings with shape=TEXT (a typed token, no overloads) -------
 
 assert_type(completeness(), Scorer[AgentInput, AgentOutput])
-assert_type(completeness(type="text"), Scorer[str, str])
+assert_type(completeness(shape=TEXT), Scorer[Any, str])
 assert_type(content_similarity(ignore_case=False), Scorer[AgentInput, AgentOutput])
-assert_type(content_similarity(type="text"), Scorer[str, str])
+assert_type(content_similarity(shape=TEXT), Scorer[Any, str])
 assert_type(textual_difference(), Scorer[AgentInput, AgentOutput])
-assert_type(textual_difference(type="text"), Scorer[str, str])
-assert_type(keyword_coverage(type="agent"), Scorer[AgentInput, AgentOutput])
-assert_type(keyword_coverage(type="text"), Scorer[str, str])
+assert_type(textual_difference(shape=TEXT), Scorer[Any, str])
+assert_type(keyword_coverage(shape=AGENT), Scorer[AgentInput, AgentOutput])
+assert_type(keyword_coverage(shape=TEXT), Scorer[Any, str])
 assert_type(tone(reference_tone="calm"), Scorer[AgentInput, AgentOutput])
-assert_type(tone(type="text"), Scorer[Any, str])
+assert_type(tone(shape=TEXT), Scorer[Any, str])
 assert_type(tool_call_accuracy(expected_tool="search"), Scorer[AgentInput, AgentOutput])
 
 assert_type(checks.includes("x"), Scorer[AgentInput, AgentOutput])
-assert_type(checks.includes("x", type="text"), Scorer[Any, str])
-assert_type(checks.excludes("x", type="text"), Scorer[Any, str])
-assert_type(checks.equals("x", type="text"), Scorer[Any, str])
-assert_type(checks.matches(r"\d+", exact=True, type="text"), Scorer[Any, str])
-assert_type(checks.similarity("x", threshold=0.5, type="text"), Scorer[Any, str])
+assert_type(checks.includes("x", shape=TEXT), Scorer[Any, str])
+assert_type(checks.excludes("x", shape=TEXT), Scorer[Any, str])
+assert_type(checks.equals("x", shape=TEXT), Scorer[Any, str])
+assert_type(checks.matches(r"\d+", exact=True, shape=TEXT), Scorer[Any, str])
+assert_type(checks.similarity("x", threshold=0.5, shape=TEXT), Scorer[Any, str])
 assert_type(checks.called_tool("search", times=2), Scorer[AgentInput, AgentOutput])
 assert_type(checks.did_not_call("delete"), Scorer[AgentInput, AgentOutput])
 assert_type(checks.tool_order(["a", "b"]), Scorer[AgentInput, AgentOutput])
@@ -91,11 +95,40 @@ assert_type(rubric(judge, criteria=[RubricCriterion(description="d"), "e"]),
 assert_type(summarization(judge, source_extractor=lambda i, o: "s"),
             Scorer[AgentInput, AgentOutput])
 
-assert_type(faithfulness(judge, context=["c"], type="text"), Scorer[Any, str])
-assert_type(answer_similarity(judge, type="text"), Scorer[Any, str])
-assert_type(rubric(judge, criteria="- x", type="text"), Scorer[Any, str])
-assert_type(summarization(judge, type="text"), Scorer[Any, str])
-llm_text_scorers: list[Scorer[Any, str]] = [bias(judge, type="text"), toxicity(judge, type="text")]
+# --- the shape is a typed token: shape=TEXT types the scorer, no overloads -------------------
+
+assert_type(faithfulness(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(faithfulness(judge, context=["c"], shape=AGENT), Scorer[AgentInput, AgentOutput])
+assert_type(answer_relevancy(judge, shape=TEXT), Scorer[Any, str])
+assert_type(answer_similarity(judge, shape=TEXT), Scorer[Any, str])
+assert_type(context_precision(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(context_recall(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(context_relevance(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(hallucination(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(noise_sensitivity(judge, baseline_response="a", noisy_query="q", shape=TEXT),
+            Scorer[Any, str])
+assert_type(prompt_alignment(judge, shape=TEXT), Scorer[Any, str])
+assert_type(multi_turn_judge(judge, criterion="polite", shape=TEXT), Scorer[Any, str])
+assert_type(rubric(judge, criteria="- x", shape=TEXT), Scorer[Any, str])
+assert_type(summarization(judge, shape=TEXT), Scorer[Any, str])
+assert_type(pairwise(judge, criteria="c", shape=TEXT), Scorer[Any, str])
+assert_type(pairwise(judge, criteria="c"), Scorer[AgentInput, AgentOutput])
+llm_text_scorers: list[Scorer[Any, str]] = [bias(judge, shape=TEXT), toxicity(judge, shape=TEXT)]
+assert_type(TEXT, RunShape[Any, str])
+assert_type(AGENT, RunShape[AgentInput, AgentOutput])
+
+
+def with_shape(shape: RunShape[Any, str]) -> Scorer[Any, str]:
+    """A function generic in nothing: the token's type flows through a variable."""
+    return bias(judge, shape=shape)
+
+
+# The old spelling, type="agent" | "text", still type-checks for one release (and warns when
+# run); its values are checked, but the scorer's type follows shape= (AGENT when absent).
+old_text_spelling = faithfulness(judge, context=["c"], type="text")
+old_agent_spelling = bias(judge, type="agent")
+old_code_spelling = completeness(type="text")
+assert_type(old_agent_spelling, Scorer[AgentInput, AgentOutput])
 
 # --- trajectories: the output is a Trajectory ---------------------------------------------------
 
@@ -113,36 +146,42 @@ async def run_trajectory() -> float | None:
 
 # --- assignable where users keep scorers -------------------------------------------------------
 
-text_scorers: list[Scorer[str, str]] = [completeness(type="text"), keyword_coverage(type="text")]
+text_scorers: list[Scorer[str, str]] = [completeness(shape=TEXT), keyword_coverage(shape=TEXT)]
 agent_scorers: list[Scorer[AgentInput, AgentOutput]] = [
     completeness(), tone(), checks.no_tool_errors(), tool_call_accuracy(expected_tool="x"),
 ]
-any_scorers: list[Scorer[Any, Any]] = [completeness(), checks.includes("x", type="text")]
+any_scorers: list[Scorer[Any, Any]] = [completeness(), checks.includes("x", shape=TEXT)]
 
 
 async def run_text() -> float | None:
-    result = await textual_difference(type="text").run(input="kitten", output="sitting")
+    result = await textual_difference(shape=TEXT).run(input="kitten", output="sitting")
     return result.unwrap().score
 
 
 # --- rejected: the wrong shape, the wrong options ----------------------------------------------
 
-wrong_shape: Scorer[str, str] = completeness()  # type: ignore[assignment]
+# (With no shape argument an annotation picks the type parameters; see on_trajectory below.)
+wrong_shape: Scorer[str, str] = completeness(shape=AGENT)  # type: ignore[arg-type]
 tool_scorer_on_text: Scorer[str, str] = checks.called_tool("x")  # type: ignore[assignment]
-tone(type="json")  # type: ignore[call-overload]
-checks.includes(3)  # type: ignore[call-overload]
-checks.matches(b"x")  # type: ignore[call-overload]
+tone(type="json")  # type: ignore[arg-type]
+checks.includes(3)  # type: ignore[arg-type]
+checks.matches(b"x")  # type: ignore[arg-type]
 checks.tool_order("search", id=1)  # type: ignore[arg-type]
 tool_call_accuracy(expected_tool=["a"])  # type: ignore[arg-type]
-faithfulness("gpt-4o")  # type: ignore[call-overload]
-prompt_alignment(judge, evaluation_mode="all")  # type: ignore[call-overload]
+faithfulness("gpt-4o")  # type: ignore[arg-type]
+prompt_alignment(judge, evaluation_mode="all")  # type: ignore[arg-type]
+bias(judge, type="json")  # type: ignore[arg-type]
+bias(judge, shape="text")  # type: ignore[arg-type]
+text_scorer_typed_as_agent: Scorer[AgentInput, AgentOutput] = bias(
+    judge, shape=TEXT)  # type: ignore[arg-type]
 trajectory_accuracy(["a"], ordering="sorted")  # type: ignore[arg-type]
-noise_sensitivity(judge)  # type: ignore[call-overload]
+noise_sensitivity(judge)  # type: ignore[call-arg]
 on_messages: Scorer[AgentInput, AgentOutput] = trajectory()  # type: ignore[assignment]
-on_trajectory: Scorer[AgentInput, Trajectory] = bias(judge)  # type: ignore[assignment]
-text_as_agent: Scorer[AgentInput, AgentOutput] = bias(judge, type="text")  # type: ignore[assignment]
+# With no shape argument, an annotation picks the type parameters (PEP 696 defaults apply only
+# to parameters nothing solves), so the rejection is checked with the token spelled out.
+on_trajectory: Scorer[AgentInput, Trajectory] = bias(judge, shape=AGENT)  # type: ignore[arg-type]
 llm_tool_call_accuracy(judge, available_tools={}, type="text")  # type: ignore[call-arg]
 
 
 async def run_wrong_output() -> None:
-    await content_similarity(type="text").run(input="a", output=42)  # type: ignore[arg-type]
+    await content_similarity(shape=TEXT).run(input="a", output=42)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, TextIO
 
 from scorecore.evals import EvalReport, ScoreRow
-from scorecore.judge import Budget
+from scorecore.judge.economics import Budget
 from scorecore_adapters.cache import DEFAULT_CACHE_PATH, open_cache
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.pricing import load_pricing

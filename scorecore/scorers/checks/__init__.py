@@ -1,12 +1,12 @@
 """Pass/fail checks: small code scorers that give 1 or 0 (Mastra's ``checks``).
 
-Text checks read the assistant messages' texts of an agent run (``type="agent"``, the default)
-or a plain ``str`` output (``type="text"``); tool checks read the tool calls of an agent run.
+Text checks read the assistant messages' texts of an agent run (``shape=AGENT``, the default)
+or a plain ``str`` output (``shape=TEXT``); tool checks read the tool calls of an agent run.
 An agent run whose output has no messages is not scorable.
 
 >>> import anyio
->>> from scorecore.scorers import checks
->>> check = checks.includes("paris", type="text")
+>>> from scorecore.scorers import TEXT, checks
+>>> check = checks.includes("paris", shape=TEXT)
 >>> anyio.run(lambda: check.run(input=None, output="Paris is the capital.")).unwrap().score
 1.0
 """

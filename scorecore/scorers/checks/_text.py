@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, Literal, overload
+from typing import Any
 
-from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext
+from scorecore import NotScorable, Scorer, StepContext
 from scorecore.scorers._shapes import (
+    RunShape,
     Shape,
+    ShapeIn,
+    ShapeOut,
     check_fraction,
-    check_shape,
     check_text,
     output_text,
     refuse,
+    shape_of,
     start,
 )
 from scorecore.scorers._strings import dice_coefficient
@@ -22,11 +25,11 @@ __all__ = ["equals", "excludes", "includes", "matches", "similarity"]
 
 
 def _text_check(
-    *, id: str, name: str, description: str, shape: Shape, separator: str, target: str,
+    *, id: str, name: str, description: str, runs: Shape, separator: str, target: str,
     passes: Callable[[str], bool], measure: Callable[[str], float] | None = None,
 ) -> Scorer[Any, Any]:
     def preprocess(ctx: StepContext[Any, Any, None, None]) -> dict[str, Any] | NotScorable:
-        text = output_text(ctx.run, shape, separator=separator, assistant_only=True)
+        text = output_text(ctx.run, runs, separator=separator, assistant_only=True)
         if isinstance(text, NotScorable):
             return text
         verdict: dict[str, Any] = {"output": text, "target": target, "passed": passes(text)}
@@ -35,7 +38,7 @@ def _text_check(
         return verdict
 
     return (
-        start(id=id, name=name, description=description, shape=shape, reads_input=False)
+        start(id=id, name=name, description=description, shape=runs, reads_input=False)
         .preprocess(preprocess)
         .generate_score(lambda ctx: 1.0 if ctx.results.preprocess_step_result["passed"] else 0.0)
     )
@@ -45,120 +48,98 @@ def _folded(text: str, ignore_case: bool) -> str:
     return text.lower() if ignore_case else text
 
 
-@overload
 def includes(
-    expected: str, *, ignore_case: bool = True, type: Literal["agent"] = "agent", id: str = ...
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def includes(
-    expected: str, *, ignore_case: bool = True, type: Literal["text"], id: str = ...
-) -> Scorer[Any, str]: ...
-def includes(
-    expected: str, *, ignore_case: bool = True, type: Shape = "agent", id: str = "check-includes"
-) -> Scorer[Any, Any]:
+    expected: str, *, ignore_case: bool = True,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "check-includes", type: Shape | None = None
+) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer contains ``expected``, else 0.
 
     The answer is the assistant messages' texts joined with a space (a phrase may span two
-    messages), or the ``str`` output for ``type="text"``; case is ignored by default.
+    messages), or the ``str`` output for ``shape=TEXT``; case is ignored by default.
 
     >>> import anyio
-    >>> check = includes("sunny", type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> check = includes("sunny", shape=TEXT)
     >>> anyio.run(lambda: check.run(input=None, output="It is Sunny today")).unwrap().score
     1.0
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
     target = _folded(check_text(id, "expected", expected), ignore_case)
     return _text_check(
         id=id, name="Includes Check", description=f"Checks that the output includes {expected!r}",
-        shape=shape, separator=" ", target=target,
+        runs=runs, separator=" ", target=target,
         passes=lambda text: target in _folded(text, ignore_case),
     )
 
 
-@overload
 def excludes(
-    unwanted: str, *, ignore_case: bool = True, type: Literal["agent"] = "agent", id: str = ...
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def excludes(
-    unwanted: str, *, ignore_case: bool = True, type: Literal["text"], id: str = ...
-) -> Scorer[Any, str]: ...
-def excludes(
-    unwanted: str, *, ignore_case: bool = True, type: Shape = "agent", id: str = "check-excludes"
-) -> Scorer[Any, Any]:
+    unwanted: str, *, ignore_case: bool = True,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "check-excludes", type: Shape | None = None
+) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer does not contain ``unwanted``, else 0 (see :func:`includes`).
 
     >>> import anyio
-    >>> check = excludes("error", type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> check = excludes("error", shape=TEXT)
     >>> anyio.run(lambda: check.run(input=None, output="An ERROR occurred")).unwrap().score
     0.0
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
     target = _folded(check_text(id, "unwanted", unwanted), ignore_case)
     return _text_check(
         id=id, name="Excludes Check",
         description=f"Checks that the output does not include {unwanted!r}",
-        shape=shape, separator=" ", target=target,
+        runs=runs, separator=" ", target=target,
         passes=lambda text: target not in _folded(text, ignore_case),
     )
 
 
-@overload
 def equals(
-    expected: str, *, ignore_case: bool = True, type: Literal["agent"] = "agent", id: str = ...
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def equals(
-    expected: str, *, ignore_case: bool = True, type: Literal["text"], id: str = ...
-) -> Scorer[Any, str]: ...
-def equals(
-    expected: str, *, ignore_case: bool = True, type: Shape = "agent", id: str = "check-equals"
-) -> Scorer[Any, Any]:
+    expected: str, *, ignore_case: bool = True,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "check-equals", type: Shape | None = None
+) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer equals ``expected``, else 0; nothing is trimmed.
 
     The answer is the assistant messages' texts joined with no separator, or the ``str``
-    output for ``type="text"``; case is ignored by default.
+    output for ``shape=TEXT``; case is ignored by default.
 
     >>> import anyio
-    >>> check = equals("Paris", type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> check = equals("Paris", shape=TEXT)
     >>> anyio.run(lambda: check.run(input=None, output="paris")).unwrap().score
     1.0
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
     target = _folded(check_text(id, "expected", expected, allow_empty=True), ignore_case)
     return _text_check(
         id=id, name="Equals Check", description=f"Checks that the output equals {expected!r}",
-        shape=shape, separator="", target=target,
+        runs=runs, separator="", target=target,
         passes=lambda text: _folded(text, ignore_case) == target,
     )
 
 
-@overload
 def matches(
-    pattern: str | re.Pattern[str], *, exact: bool = False, type: Literal["agent"] = "agent",
-    id: str = ...,
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def matches(
-    pattern: str | re.Pattern[str], *, exact: bool = False, type: Literal["text"], id: str = ...,
-) -> Scorer[Any, str]: ...
-def matches(
-    pattern: str | re.Pattern[str], *, exact: bool = False, type: Shape = "agent",
-    id: str = "check-matches",
-) -> Scorer[Any, Any]:
+    pattern: str | re.Pattern[str], *, exact: bool = False,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "check-matches", type: Shape | None = None,
+) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer matches the regular expression ``pattern``, else 0.
 
     ``pattern`` is a Python regular expression (a string or a compiled ``re.Pattern``; give
     flags with ``re.compile``). It is searched anywhere in the answer, or must match the whole
     answer when ``exact``. The answer is the assistant messages' texts joined with no
-    separator, or the ``str`` output for ``type="text"``.
+    separator, or the ``str`` output for ``shape=TEXT``.
 
     >>> import anyio
-    >>> check = matches(r"cat|dog", exact=True, type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> check = matches(r"cat|dog", exact=True, shape=TEXT)
     >>> anyio.run(lambda: check.run(input=None, output="hotdog")).unwrap().score
     0.0
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
     if isinstance(pattern, re.Pattern):
         if not isinstance(pattern.pattern, str):
             raise refuse(id, "pattern", "a str or a str pattern", pattern)
@@ -172,37 +153,29 @@ def matches(
     return _text_check(
         id=id, name="Matches Check",
         description=f"Checks that the output matches /{compiled.pattern}/",
-        shape=shape, separator="", target=compiled.pattern,
+        runs=runs, separator="", target=compiled.pattern,
         passes=lambda text: test(text) is not None,
     )
 
 
-@overload
 def similarity(
     expected: str, *, threshold: float = 0.7, ignore_case: bool = True,
-    type: Literal["agent"] = "agent", id: str = ...,
-) -> Scorer[AgentInput, AgentOutput]: ...
-@overload
-def similarity(
-    expected: str, *, threshold: float = 0.7, ignore_case: bool = True,
-    type: Literal["text"], id: str = ...,
-) -> Scorer[Any, str]: ...
-def similarity(
-    expected: str, *, threshold: float = 0.7, ignore_case: bool = True, type: Shape = "agent",
-    id: str = "check-similarity",
-) -> Scorer[Any, Any]:
+    shape: RunShape[ShapeIn, ShapeOut] | None = None,
+    id: str = "check-similarity", type: Shape | None = None,
+) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer's Dice similarity to ``expected`` reaches ``threshold``, else 0.
 
     The similarity is :func:`scorecore.scorers.content_similarity`'s (character pairs,
     whitespace ignored). The answer is the assistant messages' texts joined with a space, or
-    the ``str`` output for ``type="text"``; case is ignored by default.
+    the ``str`` output for ``shape=TEXT``; case is ignored by default.
 
     >>> import anyio
-    >>> check = similarity("Sunny, 72°F", type="text")
+    >>> from scorecore.scorers import TEXT
+    >>> check = similarity("Sunny, 72°F", shape=TEXT)
     >>> anyio.run(lambda: check.run(input=None, output="sunny 72°F")).unwrap().score
     1.0
     """
-    shape = check_shape(id, type)
+    runs = shape_of(id, shape, type)
     target = _folded(check_text(id, "expected", expected, allow_empty=True), ignore_case)
     minimum = check_fraction(id, "threshold", threshold)
 
@@ -212,6 +185,6 @@ def similarity(
     return _text_check(
         id=id, name="Similarity Check",
         description=f"Checks that the output is similar to {expected!r} (≥ {threshold})",
-        shape=shape, separator=" ", target=target,
+        runs=runs, separator=" ", target=target,
         passes=lambda text: measure(text) >= minimum, measure=measure,
     )

@@ -1,0 +1,61 @@
+"""The judge port: what a ``JudgeModel`` adapter receives and returns, and the processor protocols.
+
+- the request and response values (``JudgeRequest``, ``JudgeMessage``, ``JudgeResponse``,
+  ``JudgeUsage``, ``ModelSettings``) and the failed call (``JudgeError``, ``JudgeErrorKind``);
+- the ports: ``JudgeModel`` and its optional ``SchemaChecker`` capability; the input, output and
+  error processors with their answers ``Abort`` and ``Retry`` (and ``RetryClassifier``);
+- how the schema reaches the judge: ``JsonPromptInjection``, ``StructuredOutputMode`` and
+  ``schema_in_prompt``, for an adapter that falls back from native structured output.
+
+``JudgeModel`` and ``ModelSettings`` are re-exported from :mod:`scorecore` (the same objects).
+Two submodules serve other audiences: :mod:`scorecore.judge.retry` classifies errors and computes
+waits (for retry processors and adapters); :mod:`scorecore.judge.economics` holds the cache,
+prices, budget and meter.
+
+>>> from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest
+>>> JudgeRequest(messages=[JudgeMessage(role="user", content="Rate this")]).messages[0].role
+'user'
+>>> JudgeError(kind="rate_limit", status=429).is_retryable
+True
+"""
+
+from scorecore._core._judge import (
+    Abort,
+    ErrorProcessor,
+    InputProcessor,
+    JsonPromptInjection,
+    JudgeMessage,
+    JudgeModel,
+    JudgeRequest,
+    JudgeResponse,
+    JudgeUsage,
+    ModelSettings,
+    OutputProcessor,
+    Retry,
+    RetryClassifier,
+    SchemaChecker,
+    StructuredOutputMode,
+)
+from scorecore._core._judge_error import JudgeError, JudgeErrorKind
+from scorecore._core._structured import schema_in_prompt
+
+__all__ = [
+    "Abort",
+    "ErrorProcessor",
+    "InputProcessor",
+    "JsonPromptInjection",
+    "JudgeError",
+    "JudgeErrorKind",
+    "JudgeMessage",
+    "JudgeModel",
+    "JudgeRequest",
+    "JudgeResponse",
+    "JudgeUsage",
+    "ModelSettings",
+    "OutputProcessor",
+    "Retry",
+    "RetryClassifier",
+    "SchemaChecker",
+    "StructuredOutputMode",
+    "schema_in_prompt",
+]

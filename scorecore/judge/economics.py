@@ -1,0 +1,37 @@
+"""Judge economics: the reply cache, prices, spending limits, and the meter calls go through.
+
+- the cache port (:class:`JudgeCache`) and its key (:func:`cache_key`);
+- prices (:class:`Pricing`, :class:`ModelPrice`) and spending limits (:class:`Budget`,
+  :class:`BudgetWarning`); the output cap a budget reserves (:data:`DEFAULT_OUTPUT_CAP`,
+  :data:`OUTPUT_CAP_FIELDS`);
+- the :class:`JudgeMeter` a run's judge calls go through, with its shared :class:`JudgeLedger`.
+
+A call a hard budget refuses ends its run with the cause :class:`scorecore.BudgetExhausted`.
+
+>>> Pricing.from_mapping({"gpt-4o-mini": {"input": 0.15, "output": 0.6}}).price("gpt-4o-mini")
+ModelPrice(input=0.15, output=0.6, cached_input=None)
+"""
+
+from scorecore._core._cache import JudgeCache, cache_key
+from scorecore._core._economics import (
+    Budget,
+    BudgetWarning,
+    JudgeLedger,
+    JudgeMeter,
+    ModelPrice,
+    Pricing,
+)
+from scorecore._core._judge import DEFAULT_OUTPUT_CAP, OUTPUT_CAP_FIELDS
+
+__all__ = [
+    "DEFAULT_OUTPUT_CAP",
+    "OUTPUT_CAP_FIELDS",
+    "Budget",
+    "BudgetWarning",
+    "JudgeCache",
+    "JudgeLedger",
+    "JudgeMeter",
+    "ModelPrice",
+    "Pricing",
+    "cache_key",
+]

@@ -1,0 +1,64 @@
+"""What the context scorers share (context_precision, context_recall, context_relevance):
+where the context comes from, and how its pieces are shown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import final
+
+import attrs
+
+from scorecore import AgentInput, AgentOutput, NotScorable, ScorerDefinitionError, not_scorable
+from scorecore.scorers._shapes import refuse
+from scorecore.scorers.llm._engine import RunContext
+from scorecore.scorers.llm._reading import check_texts, context_pieces
+
+__all__: list[str] = []  # internal: the building blocks of the built-in LLM scorers
+
+ContextExtractor = Callable[[AgentInput, AgentOutput], Sequence[str]]
+"""Reads the context from a run: ``(input, output) -> list of pieces`` (a lone ``str`` is one
+piece)."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ContextTexts:
+    """What a context scorer reads from the run."""
+
+    question: str = ""
+    answer: str = ""
+    ground_truth: str = ""
+    context: tuple[str, ...]
+
+
+def context_source(scorer_id: str, context: object, extractor: object
+                   ) -> tuple[tuple[str, ...] | None, ContextExtractor | None]:
+    """``context`` and ``context_extractor`` checked: one of them is needed, and a given
+    context is a non-empty list of str."""
+    given = check_texts(scorer_id, "context", context)
+    if extractor is not None and not callable(extractor):
+        raise refuse(scorer_id, "context_extractor", "a function (input, output) -> list[str]",
+                     extractor)
+    if given is None and extractor is None:
+        raise ScorerDefinitionError(
+            f"scorer {scorer_id!r}: give context= or context_extractor=",
+            scorer_id=scorer_id, field="context")
+    if given is not None and not given:
+        raise refuse(scorer_id, "context", "a non-empty list of str", context)
+    return given, extractor
+
+
+def resolve(ctx: RunContext, given: tuple[str, ...] | None,
+            extractor: ContextExtractor | None) -> tuple[str, ...] | NotScorable:
+    """The run's context pieces (the extractor wins); not scorable without any."""
+    # An extractor is user code: a lone str is one piece, anything but text is dropped.
+    pieces = (context_pieces(extractor(ctx.run.input, ctx.run.output)) if extractor
+              else (given or ()))
+    if not pieces:
+        return not_scorable("no context: the context extractor returned no text")
+    return pieces
+
+
+def indexed(pieces: Sequence[str]) -> str:
+    """``[0] a`` / ``[1] b`` lines: the pieces with the index a reply refers to them by."""
+    return "\n".join(f"[{i}] {piece}" for i, piece in enumerate(pieces))

@@ -1,0 +1,109 @@
+"""answer_relevancy: how much of the answer addresses the question."""
+
+from __future__ import annotations
+
+import json
+
+from scorecore import NotScorable, Scorer, not_scorable
+from scorecore.scorers._rounding import at_scale
+from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, check_fraction, shape_of
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
+from scorecore.scorers.llm._reading import check_scale, need_answer, need_question
+from scorecore.scorers.llm._verdicts import Texts, Verdicts, listed
+
+__all__ = ["answer_relevancy"]
+
+PERSONA = ("You are a careful evaluator of question answering. You judge whether each part of "
+           "an answer serves the question that was asked.")
+TASK = "Judge how relevant each statement of an answer is to the question asked."
+PRINCIPLES = (
+    "Split the answer into short, self-contained statements; judge each one.",
+    "yes: the statement helps answer the question. no: it does not address the question at "
+    "all. unsure: it is related but only partly useful.",
+    "Judge relevance only, not whether the statement is true.",
+    "Give a one-sentence reason for every verdict.",
+)
+EXAMPLE = ('Question: "What is the boiling point of water?" Answer: "Water boils at 100 °C at '
+           'sea level. Ice floats."\nReply: {"verdicts": [{"statement": "Water boils at 100 °C '
+           'at sea level.", "verdict": "yes", "reason": "states the boiling point"}, '
+           '{"statement": "Ice floats.", "verdict": "no", "reason": "about ice, not boiling"}]}')
+
+
+def read(ctx: RunContext) -> Texts | NotScorable:
+    """The question and the answer; not scorable without either."""
+    question = need_question(ctx.run.input)
+    answer = need_answer(ctx.run.output)
+    for value in (question, answer):
+        if isinstance(value, NotScorable):
+            return value
+    return Texts(question=str(question), answer=str(answer))
+
+
+def shown(texts: Texts) -> list[tuple[str, str]]:
+    """The question (as a JSON string) and the answer."""
+    return [("QUESTION", json.dumps(texts.question, ensure_ascii=False)),
+            ("ANSWER", texts.answer)]
+
+
+def relevancy_score(reply: Verdicts, *, uncertainty_weight: float, scale: float
+                    ) -> float | NotScorable:
+    """yes counts 1, unsure ``uncertainty_weight``, no 0; their mean times ``scale``, two
+    decimals. No statements: not scorable.
+
+    >>> from scorecore.scorers.llm._verdicts import Judged
+    >>> v = lambda x: Judged(statement="s", verdict=x, reason="")
+    >>> relevancy_score(Verdicts(verdicts=(v("yes"), v("unsure"), v("no"))),
+    ...                 uncertainty_weight=0.3, scale=1)
+    0.43
+    """
+    if not reply.verdicts:
+        return not_scorable("the judge found no statements in the answer")
+    points = sum(1.0 if v.verdict == "yes" else uncertainty_weight if v.verdict == "unsure"
+                 else 0.0 for v in reply.verdicts)
+    return at_scale(points / len(reply.verdicts), scale)
+
+
+def answer_relevancy(
+    judge: Judge, *, uncertainty_weight: float = 0.3, scale: float = 1,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "answer-relevancy-scorer",
+    type: Shape | None = None,
+) -> Scorer[ShapeIn, ShapeOut]:
+    """How much of the answer addresses the question (0 to ``scale``).
+
+    The judge splits the answer into statements and marks each relevant (yes), irrelevant
+    (no) or partly relevant (unsure). Score = (yes + ``uncertainty_weight`` · unsure) / all.
+    ``shape=TEXT`` scores plain strings (the input is the question); ``type=`` is the old
+    spelling of ``shape=`` (deprecated).
+
+    Not scorable without a user message, without an assistant answer, or when the judge
+    finds no statement.
+
+    >>> import anyio
+    >>> from scorecore_adapters.testing import ScriptedJudge
+    >>> from scorecore.agent import AgentMessage, MessageContent, TextPart
+    >>> def said(role, text):
+    ...     return AgentMessage(role=role, content=MessageContent(parts=(TextPart(text=text),)))
+    >>> judge = ScriptedJudge([{"verdicts": [
+    ...     {"statement": "Paris is the capital.", "verdict": "yes", "reason": "answers it"},
+    ...     {"statement": "I like croissants.", "verdict": "no", "reason": "off topic"}]}])
+    >>> scorer = answer_relevancy(judge)
+    >>> result = anyio.run(lambda: scorer.run(
+    ...     input={"inputMessages": [said("user", "Capital of France?")]},
+    ...     output=[said("assistant", "Paris is the capital. I like croissants.")]))
+    >>> result.unwrap().score
+    0.5
+    """
+    weight = check_fraction(id, "uncertainty_weight", uncertainty_weight)
+    scaled = check_scale(id, scale)
+    runs = shape_of(id, shape, type)
+    return build(Spec(
+        id=id, name="Answer Relevancy Scorer",
+        description="How much of the answer addresses the question",
+        read=read,
+        judgement=Judgement(
+            description="Judge each statement's relevance", persona=PERSONA, task=TASK,
+            principles=PRINCIPLES, example=EXAMPLE, reply=Verdicts, data=shown),
+        score=lambda _t, reply: relevancy_score(reply, uncertainty_weight=weight,
+                                                scale=scaled),
+        reason=listed("Answer relevancy"),
+    ), judge, runs)

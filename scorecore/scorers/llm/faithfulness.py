@@ -1,0 +1,104 @@
+"""faithfulness: the share of the answer's claims that the context supports."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext, not_scorable
+from scorecore.agent import extract_trajectory
+from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, refuse, shape_of
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build, numbered
+from scorecore.scorers.llm._reading import check_scale, check_texts, context_pieces, need_answer
+from scorecore.scorers.llm._verdicts import Texts, Verdicts, listed, share_of_yes
+
+__all__ = ["faithfulness"]
+
+GetContext = Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
+"""Reads the context pieces from the step context (the run, with any earlier results); a lone
+``str`` is one piece."""
+
+PERSONA = ("You are a meticulous fact checker. You accept a claim only when the given context "
+           "supports it, and you never use outside knowledge.")
+TASK = "Check each factual claim of an answer against the context."
+PRINCIPLES = (
+    "List every factual claim the answer makes; ignore greetings and opinions.",
+    "yes: the context states or directly implies the claim. no: the context contradicts it. "
+    "unsure: the context says nothing either way.",
+    "Use only the context, never what you know yourself.",
+    "Give a one-sentence reason naming the part of the context you relied on.",
+)
+EXAMPLE = ('Context: "1. The Eiffel Tower is 330 m tall." Answer: "The Eiffel Tower is 330 m '
+           'tall and was built in 1889."\nReply: {"verdicts": [{"statement": "The Eiffel Tower '
+           'is 330 m tall.", "verdict": "yes", "reason": "piece 1"}, {"statement": "It was '
+           'built in 1889.", "verdict": "unsure", "reason": "the context gives no date"}]}')
+
+
+def shown(texts: Texts) -> list[tuple[str, str]]:
+    """The numbered context pieces and the answer."""
+    return [("CONTEXT", numbered(texts.context)), ("ANSWER", texts.answer)]
+
+
+def _tool_results(output: AgentOutput) -> tuple[str, ...]:
+    # Mastra reads only the legacy tool-invocation list; here every finished call counts.
+    return tuple(json.dumps(step.tool_result, ensure_ascii=False, default=str)
+                 for step in extract_trajectory(output).steps
+                 if step.success and step.tool_result is not None)
+
+
+def faithfulness(
+    judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
+    get_context: GetContext | None = None,
+    shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "faithfulness-scorer",
+    type: Shape | None = None,
+) -> Scorer[ShapeIn, ShapeOut]:
+    """The share of the answer's claims that the context supports (0 to ``scale``).
+
+    The context is ``get_context(ctx)`` if given (a function of the step context, e.g. reading
+    the run's ground truth), else ``context``, else the results of the tools the agent called
+    (each as JSON). The judge lists the answer's factual claims and marks each supported (yes),
+    contradicted (no) or not decidable from the context (unsure); only yes counts.
+    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
+    (deprecated).
+
+    Not scorable without an answer, without any context, or when the judge finds no claim.
+
+    >>> import anyio
+    >>> from scorecore_adapters.testing import ScriptedJudge
+    >>> judge = ScriptedJudge([{"verdicts": [
+    ...     {"statement": "Paris has 2.1 million people.", "verdict": "yes", "reason": "ok"}]}])
+    >>> scorer = faithfulness(judge, context=["Paris has 2.1 million inhabitants."])
+    >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
+    ...     {"type": "text", "text": "Paris has 2.1 million people."}]}}
+    >>> anyio.run(lambda: scorer.run(input={}, output=[answer])).unwrap().score
+    1.0
+    """
+    scaled = check_scale(id, scale)
+    given = check_texts(id, "context", context)
+    if get_context is not None and not callable(get_context):
+        raise refuse(id, "get_context", "a function of the step context", get_context)
+    runs = shape_of(id, shape, type)
+
+    def read(ctx: RunContext) -> Texts | NotScorable:
+        answer = need_answer(ctx.run.output)
+        if isinstance(answer, NotScorable):
+            return answer
+        pieces = (context_pieces(get_context(ctx)) if get_context is not None
+                  else given if given is not None else _tool_results(ctx.run.output))
+        if not pieces:
+            return not_scorable("no context: pass context= or get_context=, or let the agent "
+                                "call tools whose results are the context")
+        return Texts(answer=answer, context=pieces)
+
+    return build(Spec(
+        id=id, name="Faithfulness Scorer",
+        description="The share of the answer's claims the context supports",
+        read=read,
+        judgement=Judgement(
+            description="Check each claim against the context", persona=PERSONA, task=TASK,
+            principles=PRINCIPLES, example=EXAMPLE, reply=Verdicts, data=shown),
+        score=lambda _t, reply: share_of_yes(reply, scale=scaled,
+                                             none="the judge found no claims in the answer"),
+        reason=listed("Faithfulness"),
+    ), judge, runs)

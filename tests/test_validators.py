@@ -1,0 +1,84 @@
+"""``scorecore.validators``: the one home of the small option checks and the misuse error."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import scorecore.validators
+from scorecore import ScorerDefinitionError
+from scorecore.validators import check_count, is_int, is_number, misuse
+from scorecore_adapters.retry import RetryPolicy
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ("is_int", "is_number", "misuse", "check_count")
+
+
+def _definitions(name: str) -> list[str]:
+    """Where a function ``name`` is defined at module level in the core or the adapters."""
+    found = []
+    for folder in ("scorecore", "adapters/scorecore_adapters"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            if any(
+                isinstance(node, ast.FunctionDef) and node.name == name for node in tree.body
+            ):
+                found.append(str(path.relative_to(ROOT)))
+    return found
+
+
+@pytest.mark.parametrize("name", ["is_int", "is_number", "misuse"])
+def test_each_validator_is_defined_once(name: str) -> None:
+    """No layer keeps its own copy of a shared validator (the adapters and evals used to)."""
+    assert _definitions(name) == ["scorecore/_core/_checks.py"]
+
+
+def test_the_public_module_lists_the_validators() -> None:
+    """``scorecore.validators`` exports exactly the shared checks."""
+    assert sorted(scorecore.validators.__all__) == sorted(SHARED)
+
+
+@given(st.one_of(st.booleans(), st.integers(), st.floats(), st.text(), st.none()))
+def test_numbers_are_never_bools(value: object) -> None:
+    """A bool is neither an int nor a number; every other int or float is."""
+    assert is_int(value) == (type(value) is int)
+    assert is_number(value) == (type(value) in (int, float))
+
+
+def test_misuse_names_the_field_the_value_and_the_scorer() -> None:
+    """The error says the field, the problem and the value, and carries them as attributes."""
+    error = misuse("threshold", 2, "must be from 0 to 1", scorer_id="tone")
+    assert isinstance(error, ScorerDefinitionError)
+    assert str(error) == "scorer 'tone': threshold must be from 0 to 1, got 2"
+    assert (error.scorer_id, error.field, error.value) == ("tone", "threshold", 2)
+
+
+def test_misuse_never_fails_on_a_hostile_value() -> None:
+    """A value whose repr raises or is huge still gives a short message."""
+
+    class Hostile:
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+    assert "Hostile" in str(misuse("x", Hostile(), "is wrong"))
+    assert len(str(misuse("x", "y" * 100_000, "is wrong"))) < 300
+
+
+def test_check_count_refuses_bools_and_small_counts() -> None:
+    """A count is an int (not a bool) of at least ``minimum``."""
+    assert check_count("n", 3, minimum=1) == 3
+    for bad in (True, 0, 1.0):
+        with pytest.raises(ScorerDefinitionError, match=r"^n must be an int >= 1, got "):
+            check_count("n", bad, minimum=1)
+
+
+def test_adapters_raise_the_shared_misuse_error() -> None:
+    """An adapter's bad option reads like a kernel one: field, problem, bounded value."""
+    with pytest.raises(ScorerDefinitionError) as caught:
+        RetryPolicy(match=lambda _error: True, max_retries=-1)
+    assert caught.value.field == "RetryPolicy.max_retries"
+    assert str(caught.value).endswith(", got -1")
