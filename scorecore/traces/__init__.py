@@ -2,6 +2,10 @@
 
 The trajectory values are defined with the agent messages (:mod:`scorecore.agent`) and
 re-exported here.
+
+One module per concept: ``_spans`` (Span, Trace, TraceError and their Mastra JSON), one module
+per transform of a trace format into a scorer's input (``_mastra``), ``_sinks`` (ScoreRecord and
+delivery), ``_scoring`` (score_trace, score_traces), ``_trajectories``.
 """
 
 from scorecore.agent import (
