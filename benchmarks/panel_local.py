@@ -40,15 +40,9 @@ import anyio
 import attrs
 
 from scorecore import JudgeConfig, ModelSettings, PromptStep, Scorer, create_scorer
-from scorecore.evals import (
-    Calibration,
-    EvalReport,
-    ScorerCalibration,
-    ScoreRow,
-    calibrate,
-    row_id,
-    run_evals,
-)
+from scorecore.evals import Calibration, EvalReport, ScoreRow, calibrate, run_evals
+from scorecore.evals.results import ScorerCalibration
+from scorecore.evals.store import row_id
 from scorecore.judge import JudgeModel
 from scorecore.scorers import panel
 from scorecore_adapters import allow_model_requests

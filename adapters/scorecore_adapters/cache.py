@@ -21,6 +21,7 @@ entry); ``scorecore eval`` warns once about a damaged cache, and ``--strict-cach
 from __future__ import annotations
 
 import json
+import json.scanner
 import sqlite3
 import time
 from collections.abc import Mapping
@@ -35,6 +36,7 @@ import attrs
 
 from scorecore.judge import JudgeResponse, JudgeUsage, StructuredOutputMode
 from scorecore_adapters.storage._common import redact_url
+from scorecore_adapters.storage._url import StoreUrl
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
@@ -65,15 +67,32 @@ def _encode(response: JudgeResponse) -> str:
     }, ensure_ascii=False)
 
 
+# The JSON reader json.loads ends in: a row written by _encode is one JSON object with
+# nothing around it, read without json.loads' layers (anything else goes through json.loads).
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed
+
+
+def _load(data: Any) -> Any:
+    if type(data) is str:
+        try:
+            raw, end = _scan(data, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(data):
+                return raw
+    return json.loads(data) if isinstance(data, str | bytes) else data
+
+
 def _decode(data: Any) -> JudgeResponse | None:
     """The stored reply, or ``None`` for anything not written by :func:`_encode`."""
     try:
-        raw = json.loads(data) if isinstance(data, str | bytes) else data
+        raw = _load(data)
         usage = raw["usage"]
         counts = {name: usage.get(name) for name in _USAGE_FIELDS}
-        if not all(v is None or (isinstance(v, int) and not isinstance(v, bool))
-                   for v in counts.values()):
-            return None
+        for v in counts.values():
+            if v is not None and (type(v) is bool or not isinstance(v, int)):
+                return None
         finish, model_id = raw.get("finish_reason"), raw.get("model_id")
         if not (finish is None or isinstance(finish, str)) or not (
             model_id is None or isinstance(model_id, str)
@@ -296,6 +315,21 @@ class _ThreadedCache:
         await self.aclose()
 
 
+_READ_CHUNK = 500  # keys per read: well within SQLite's limit on a query's parameters
+
+
+@final
+class _Ask:
+    """One get's key and, once read, its stored data (``None``: no entry)."""
+
+    __slots__ = ("data", "done", "key")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.data: Any = None
+        self.done = False
+
+
 @final
 class SqliteJudgeCache(_ThreadedCache):
     """A judge cache in a SQLite file, created (with its directory) on first use.
@@ -308,6 +342,7 @@ class SqliteJudgeCache(_ThreadedCache):
         self.path = Path(path)
         self._name = f"sqlite:{self.path}"
         self._reader: sqlite3.Connection | None = None
+        self._asked: list[_Ask] = []
 
     async def get(self, key: str, /) -> JudgeResponse | None:
         """The reply stored under ``key``; ``None`` for a miss or an unreadable entry.
@@ -315,14 +350,44 @@ class SqliteJudgeCache(_ThreadedCache):
         Read on the event loop's thread: an indexed read of a local WAL file takes
         microseconds and never waits for a writer, while a hop to a worker thread costs
         far more than the read. Writes still go through a worker thread.
+
+        Every get yields to the event loop once; the gets of concurrent runs that ask in
+        the same round are read together, in one query, by the first of them to go on.
         """
-        try:
-            data = self._get_sync(self._inline(), key)
-        except (sqlite3.Error, OSError) as exc:
-            self._failed(exc)
-            data = None
+        ask = _Ask(key)
+        self._asked.append(ask)
         await anyio.lowlevel.checkpoint()
-        return None if data is None else self._decoded(data)
+        if not ask.done:
+            asked, self._asked = self._asked, []
+            if ask not in asked:
+                asked.append(ask)
+            self._read_asked(asked)
+        return None if ask.data is None else self._decoded(ask.data)
+
+    def _read_asked(self, asked: list[_Ask]) -> None:
+        """Read every asked key (in one query per 500), marking each ask done."""
+        try:
+            conn = self._inline()
+            if len(asked) == 1:
+                found = {asked[0].key: self._get_sync(conn, asked[0].key)}
+            else:
+                keys = list(dict.fromkeys(a.key for a in asked))
+                found = {}
+                for start in range(0, len(keys), _READ_CHUNK):
+                    chunk = keys[start:start + _READ_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    found.update(conn.execute(
+                        f"SELECT key, response FROM {_TABLE} WHERE key IN ({marks})",  # noqa: S608
+                        chunk,
+                    ).fetchall())
+        except (sqlite3.Error, OSError) as exc:
+            for a in asked:  # each get that could not be read is a counted miss
+                self._failed(exc)
+                a.done = True
+            return
+        for a in asked:
+            a.data = found.get(a.key)
+            a.done = True
 
     async def put(self, key: str, response: JudgeResponse, /) -> None:
         """Store ``response`` under ``key``; return once committed.
@@ -459,36 +524,24 @@ class PostgresJudgeCache(_ThreadedCache):
 AnyJudgeCache: TypeAlias = SqliteJudgeCache | PostgresJudgeCache | MemoryJudgeCache
 
 
-def open_cache(url: str) -> AnyJudgeCache:
+def open_cache(url: str | StoreUrl) -> AnyJudgeCache:
     """Build the judge cache a URL names (connected on first use).
 
     ``sqlite:PATH`` (or a bare path) gives a :class:`SqliteJudgeCache`; ``postgresql://…`` or
     ``postgres://…`` a :class:`PostgresJudgeCache`; ``memory:`` a :class:`MemoryJudgeCache`.
 
     Raises:
-        ValueError: the URL is empty, names no known cache, or is a key=value DSN.
+        ValueError: the URL is empty, names no known cache, or is a key=value DSN (see
+            :meth:`~scorecore_adapters.storage.StoreUrl.for_cache`).
 
     >>> open_cache("sqlite:.scorecore/cache.db")
     SqliteJudgeCache('.scorecore/cache.db')
     >>> open_cache("postgresql://me:pw@localhost/db")
     PostgresJudgeCache('postgresql://me:***@localhost/db')
     """
-    if url.startswith(("postgresql://", "postgres://")):
-        return PostgresJudgeCache(url)
-    if url in ("memory:", "memory"):
+    parsed = url if isinstance(url, StoreUrl) else StoreUrl.for_cache(url)
+    if parsed.kind == "postgres":
+        return PostgresJudgeCache(parsed.url)
+    if parsed.kind == "memory" or parsed.path is None:
         return MemoryJudgeCache()
-    if "=" in url and not url.startswith("sqlite:"):
-        # A libpq key=value DSN (``host=db password=…``) is not a file name.
-        raise ValueError(
-            f"cache URL {redact_url(url)!r} looks like a key=value connection string; use "
-            f"postgresql://USER@HOST/DB (or sqlite:PATH for a file whose name has '=')"
-        )
-    path = url.removeprefix("sqlite:")
-    if url.startswith("sqlite:") and path.startswith("//"):
-        path = path[2:]  # sqlite:///abs/path → /abs/path
-    if not path or "://" in path:
-        raise ValueError(
-            f"unknown cache URL {redact_url(url)!r}; use sqlite:PATH, postgresql://USER@HOST/DB "
-            f"or memory:"
-        )
-    return SqliteJudgeCache(path)
+    return SqliteJudgeCache(parsed.path)

@@ -31,7 +31,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, final
@@ -45,6 +44,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.validators import is_int, is_number, misuse
+from scorecore_adapters._grammar import GrammarUnsupported, grammar_schema
 
 if TYPE_CHECKING:  # the local extra; imported where it is used, so this module imports without
     from llama_cpp import Llama
@@ -201,6 +201,9 @@ def llama_server(
             ``.gguf``. The server answers whatever model name a request sends.
         startup_timeout: seconds to wait for the first answer before giving up.
         extra_args: more command-line options for the server (``["--n_threads", "2"]``).
+            The server's repeat penalty looks back 256 tokens, as :class:`LocalModel`'s
+            does, unless these name ``--last_n_tokens_size`` (its own default is 64, too
+            short for a small model's loops).
 
     Raises:
         LlamaServerError: the server exited or did not answer in time; the message quotes the
@@ -222,13 +225,17 @@ def llama_server(
     if importlib.util.find_spec("llama_cpp") is None:
         raise ModuleNotFoundError(f"llama_server needs llama-cpp-python: {_EXTRA_HINT}")
     alias = model_alias or path.name.removesuffix(".gguf")
+    # LocalModel's repeat-penalty window (see _PENALTY_WINDOW) unless extra_args name one.
+    window = () if "--last_n_tokens_size" in extra_args else (
+        "--last_n_tokens_size", str(_PENALTY_WINDOW))
     attempts = 1 if port is not None else _PORT_ATTEMPTS
     for attempt in range(attempts):
         chosen = port if port is not None else _free_port(host)
         url = f"http://{host}:{chosen}/v1"
         command = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host,
-            "--port", str(chosen), "--n_ctx", str(n_ctx), "--model_alias", alias, *extra_args,
+            "--port", str(chosen), "--n_ctx", str(n_ctx), "--model_alias", alias, *window,
+            *extra_args,
         ]
         with tempfile.TemporaryFile() as log:
             process = subprocess.Popen(  # noqa: S603 - our interpreter, arguments as a list
@@ -265,144 +272,6 @@ _DEFAULT_SEED: Final = 0
 _DEFAULT_REPEAT_PENALTY: Final = 1.1
 _PENALTY_WINDOW: Final = 256
 
-# Keywords that annotate a schema without constraining it: dropped before conversion (the
-# converter reads a schema made only of annotations as "unrecognized").
-_ANNOTATIONS: Final = frozenset({
-    "description", "title", "examples", "default", "$comment", "$schema", "$id", "$anchor",
-    "deprecated", "readOnly", "writeOnly",
-})
-_ANY_JSON: Final = ("object", "array", "string", "number", "boolean", "null")
-_SUB_MAPS: Final = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
-_SUB_LISTS: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SUB_ONE: Final = (
-    "items", "additionalProperties", "not", "contains", "if", "then", "else", "additionalItems",
-    "propertyNames", "unevaluatedProperties", "unevaluatedItems",
-)
-_DEFS: Final = ("$defs", "definitions")
-# Definitions are renamed so that their grammar rules cannot collide with the converter's own
-# (it names a definition's rule after the last segment of its $ref, "string" included).
-_DEF_NAME: Final = "scorecore-def-{}"
-
-
-class _Unsupported(Exception):  # noqa: N818 - internal signal, carries the sentence
-    """A schema the grammar converter cannot express; the message says what."""
-
-
-def _pointer_segments(ref: str) -> list[str]:
-    fragment = urllib.parse.unquote(ref[1:])  # drop the "#"
-    return [p.replace("~1", "/").replace("~0", "~") for p in fragment.split("/")[1:]]
-
-
-def _for_grammar(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """``schema`` rewritten for llama.cpp's JSON-schema-to-grammar converter.
-
-    Annotations are dropped, ``{}`` becomes "any JSON value", root-level definitions get names
-    of their own, a reference to the root (``#``, a class containing itself) points to a copy
-    of the root kept under ``$defs``, and an array without ``items`` gets "any value" items so
-    its ``minItems``/``maxItems`` hold. Raises :class:`_Unsupported` for what cannot be decoded.
-    """
-    root = dict(schema)
-    renames: dict[str, str] = {}
-    defs: dict[str, Any] = {}
-    for key in _DEFS:
-        found = root.pop(key, None)
-        if found is None:
-            continue
-        if not isinstance(found, Mapping):
-            raise _Unsupported(f"{key} is not an object")
-        for name, sub in found.items():
-            new = _DEF_NAME.format(len(defs))
-            renames[f"{key}/{name}"] = new
-            defs[new] = sub
-    root_ref = _mentions_root(root) or any(_mentions_root(sub) for sub in defs.values())
-    root_name = _DEF_NAME.format(len(defs))
-
-    def ref(value: object) -> str:
-        if not isinstance(value, str) or not value.startswith("#"):
-            raise _Unsupported(f"the reference {value!r} is not local (only '#…' references "
-                               f"are followed)")
-        if value == "#":
-            return f"#/$defs/{root_name}"
-        parts = _pointer_segments(value)
-        if len(parts) >= 2 and f"{parts[0]}/{parts[1]}" in renames:
-            rest = "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts[2:])
-            target = f"#/$defs/{renames[f'{parts[0]}/{parts[1]}']}"
-            return f"{target}/{rest}" if rest else target
-        if parts and parts[0] in _DEFS:
-            raise _Unsupported(f"the reference {value!r} names no definition")
-        return f"#/$defs/{root_name}{value[1:]}" if root_ref else value
-
-    converted_root: dict[str, Any] = _clean(root, ref)
-    converted_defs = {name: _clean(sub, ref) for name, sub in defs.items()}
-    if root_ref:
-        converted_defs[root_name] = converted_root
-        # Not a bare {"$ref": …}: the converter does not look inside a node holding a $ref,
-        # so the references within $defs would never be resolved.
-        converted_root = {"anyOf": [{"$ref": f"#/$defs/{root_name}"}]}
-    if converted_defs:
-        converted_root = {**converted_root, "$defs": converted_defs}
-    return converted_root
-
-
-def _mentions_root(schema: object) -> bool:
-    stack = [schema]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Mapping):
-            if item.get("$ref") == "#":
-                return True
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
-def _clean(schema: object, ref: Callable[[object], str]) -> Any:
-    if schema is True:
-        return {"type": list(_ANY_JSON)}
-    if schema is False:
-        raise _Unsupported("a schema is false (no value can satisfy it)")
-    if not isinstance(schema, Mapping):
-        raise _Unsupported(f"{schema!r} is not a schema")
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in _ANNOTATIONS:
-            continue
-        if key in _DEFS:
-            raise _Unsupported(f"{key} is only read at the root of the schema")
-        if key == "$ref":
-            out[key] = ref(value)
-        elif key in _SUB_MAPS and isinstance(value, Mapping):
-            out[key] = {name: _clean(sub, ref) for name, sub in value.items()}
-        elif key in _SUB_LISTS and isinstance(value, list):
-            out[key] = [_clean(sub, ref) for sub in value]
-        elif key in _SUB_ONE and isinstance(value, bool):
-            out[key] = value  # additionalProperties/items: true or false keep their meaning
-        elif key in _SUB_ONE:
-            out[key] = _clean(value, ref)
-        else:
-            out[key] = value
-    if not out:
-        return {"type": list(_ANY_JSON)}
-    if set(out) == {"allOf"} and len(out["allOf"]) == 1:
-        only: Any = out["allOf"][0]  # {"allOf": [X], "description": …} as a $ref is written
-        return only
-    is_array = out.get("type") == "array"
-    if is_array and "prefixItems" in out and out.get("items", False) is not False:
-        raise _Unsupported(
-            "an array with prefixItems and more items after them (items) cannot be decoded: "
-            "the grammar converter reads only one of the two"
-        )
-    if is_array and "prefixItems" not in out and out.get("items") is False:
-        out["items"] = {"type": list(_ANY_JSON)}
-        out["maxItems"] = 0
-    elif is_array and "prefixItems" not in out and "items" not in out:
-        out["items"] = {"type": list(_ANY_JSON)}
-    if out.get("additionalProperties") is True:
-        out["additionalProperties"] = {"type": list(_ANY_JSON)}
-    return out
-
-
 def _canonical(schema: Mapping[str, Any]) -> str:
     # Not sorted: the grammar writes properties in the schema's order, so the order is part of it.
     return json.dumps(schema, separators=(",", ":"), allow_nan=False)
@@ -412,8 +281,8 @@ def _canonical(schema: Mapping[str, Any]) -> str:
 def _convert(canonical: str) -> tuple[str | None, str | None]:
     """``(grammar, None)`` for a schema (its canonical JSON), or ``(None, problem)``."""
     try:
-        prepared = _for_grammar(json.loads(canonical))
-    except _Unsupported as exc:
+        prepared = grammar_schema(json.loads(canonical))
+    except GrammarUnsupported as exc:
         return None, str(exc)
     from llama_cpp.llama_grammar import json_schema_to_gbnf as converter  # noqa: PLC0415
     try:

@@ -39,6 +39,7 @@ from returns.result import Failure, Result, Success
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage, schema_in_prompt
 from scorecore.judge.economics import OUTPUT_CAP_FIELDS
 from scorecore.validators import misuse
+from scorecore_adapters._grammar import GrammarUnsupported, grammar_schema
 from scorecore_adapters._http import (
     HttpJudgeBase,
     HttpReply,
@@ -229,6 +230,15 @@ def native_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     }
     wrapped.update({k: schema[k] for k in _ROOT_DEFS if k in schema})
     return strict_schema(wrapped)
+
+
+def _for_the_grammar(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema sent with ``json_object``: rewritten for llama.cpp's converter when it can
+    be, else as written (the server then decides; the core's check still reads the reply)."""
+    try:
+        return grammar_schema(schema)
+    except GrammarUnsupported:
+        return dict(schema)
 
 
 def _usage(raw: object) -> JudgeUsage:
@@ -427,10 +437,12 @@ class OpenAIChatModel(HttpJudgeBase):
             # llama.cpp's dialect: the server compiles the schema into a grammar. Servers that
             # ignore "schema" still get it in the prompt. A request whose schema the core
             # already wrote into the prompt (its format fallback) is held to the grammar too:
-            # the schema is the user's own, so nothing in the reply needs undoing.
+            # the schema is the user's own, so nothing in the reply needs undoing. The schema
+            # sent is rewritten for llama.cpp's converter (same meaning): one it refuses makes
+            # llama-cpp-python's server fall back, silently, to a grammar for any JSON.
             body["response_format"] = {
                 "type": "json_object",
-                "schema": dict(request.output_schema),
+                "schema": _for_the_grammar(request.output_schema),
             }
         body.update(settings.extra)
         return body

@@ -8,7 +8,7 @@
 - :func:`virtual_runtime` returns such a runtime with ids ``"run-1"``, ``"run-2"`` … as well.
 - :class:`ChaosJudge` wraps any judge and injects provider-like faults from a seeded
   :class:`FaultPlan` (429s with every ``Retry-After`` form, 5xx, resets, timeouts, bad JSON).
-- :class:`InMemoryScoreStore` is a real :class:`~scorecore.evals.ScoreStore` kept in memory.
+- :class:`InMemoryScoreStore` is a real :class:`~scorecore.evals.store.ScoreStore` kept in memory.
 - :func:`assert_scored` and :func:`assert_passes` check a scorer result or an eval report and
   fail with a readable table (scorer, score, reason, cause).
 

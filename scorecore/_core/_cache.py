@@ -14,7 +14,7 @@ import json
 import math
 import struct
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Final, Protocol, final
 
 from scorecore._core._judge import JudgeRequest, JudgeResponse
 
@@ -105,10 +105,11 @@ def _key(key: object) -> bytes:
 _JSON_DEPTH = 200  # json.dumps recurses; deeper values take the iterative path
 
 
-def _plain_json(value: object) -> bool:
+def _plain_json(value: object, depth: int = 0) -> bool:
     """Whether ``value`` is dicts with str keys, lists, tuples, str, float, None and ints
-    small enough for ``str()`` — what ``json.dumps`` encodes one-to-one."""
-    stack: list[tuple[object, int]] = [(value, 0)]
+    small enough for ``str()`` — what ``json.dumps`` encodes one-to-one (``depth``: how deep
+    ``value`` sits in the canonical request)."""
+    stack: list[tuple[object, int]] = [(value, depth)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str | float | None):
@@ -147,6 +148,67 @@ def canonical_digest(label: str, value: object) -> str:
     return hashlib.sha256(b"".join(out)).hexdigest()
 
 
+# The JSON path's encoder: one instance, as json.dumps(canonical, sort_keys=True,
+# separators=(",", ":"), allow_nan=True) writes every part.
+_ENCODE: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=True).encode
+
+
+@final
+class SchemaKey:
+    """An output schema's part of every cache key, written once (internal).
+
+    ``json`` is the schema as the JSON path writes it (``None`` when the schema is not plain
+    JSON, see :func:`_plain_json`); ``exact`` its encoding on the exact path. A key built with
+    it is the key :func:`cache_key` gives the request carrying that schema.
+    """
+
+    __slots__ = ("exact", "json")
+
+    def __init__(self, schema: object) -> None:
+        # The schema is the value of the canonical request's "output_schema": depth 1.
+        self.json: str | None = _ENCODE(schema) if _plain_json(schema, 1) else None
+        out: list[bytes] = []
+        _feed(out, schema)
+        self.exact: bytes = b"".join(out)
+
+
+NO_SCHEMA_KEY: Final = SchemaKey(None)
+"""The schema part of a plain-text request's key."""
+
+
+_esc: Final = json.encoder.encode_basestring_ascii  # how json.dumps writes a str
+
+
+def _scalar(value: object) -> str:
+    """A value :func:`_plain_scalar` accepts, as json.dumps(..., allow_nan=True) writes it."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is str:
+        return _esc(value)
+    if type(value) is int:
+        return int.__repr__(value)
+    number = float(value)  # type: ignore[arg-type]
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    return float.__repr__(number)
+
+
+def _small_int(value: object) -> bool:
+    return type(value) is int and value.bit_length() < 14_000
+
+
+def _plain_scalar(value: object) -> bool:
+    """A setting or name the JSON path writes as it is (no walk needed)."""
+    return (value is None or type(value) is str or type(value) is float
+            or type(value) is bool or _small_int(value))
+
+
 def cache_key(
     request: JudgeRequest, *, provider: str, model_id: str, trial: int = 0,
     identity: str | None = None,
@@ -171,28 +233,68 @@ def cache_key(
     >>> len(key), key == cache_key(request, provider="openai", model_id="gpt-4o-mini", trial=1)
     (64, False)
     """
+    return request_key(request, provider=provider, model_id=model_id, trial=trial,
+                       identity=identity, schema=SchemaKey(request.output_schema))
+
+
+def request_key(
+    request: JudgeRequest, *, provider: str, model_id: str, trial: int,
+    identity: str | None, schema: SchemaKey,
+) -> str:
+    """:func:`cache_key` with the request's output schema already written (internal: the judge
+    loop writes each step's schema once, when the step is added)."""
     settings = request.settings
-    canonical = {
-        "provider": provider,
-        "model_id": model_id,
-        "trial": trial,
-        "messages": [(m.role, m.content) for m in request.messages],
-        "output_schema": request.output_schema,
-        "native_schema": request.native_schema,
-        **({} if identity is None else {"identity": identity}),
-        "settings": {
-            "temperature": settings.temperature,
-            "top_p": settings.top_p,
-            "max_output_tokens": settings.max_output_tokens,
-            "seed": settings.seed,
-            "extra": settings.extra,
-        },
+    extra = settings.extra
+    settings_part = {
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "max_output_tokens": settings.max_output_tokens,
+        "seed": settings.seed,
+        "extra": extra,
     }
-    if _plain_json(canonical):
-        # The common case, at C speed: JSON with sorted keys is canonical when every key is a
-        # str (json.dumps would turn 1 and "1" into the same key, so those take the slow path).
-        text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    native = request.native_schema
+    if (
+        schema.json is not None
+        # What every request of a run is, checked without a walk (messages are str pairs:
+        # JudgeMessage checks them): written here as json.dumps would write it.
+        and type(provider) is str and type(model_id) is str and _small_int(trial)
+        and (identity is None or type(identity) is str) and _plain_scalar(native)
+        and _plain_scalar(settings.temperature) and _plain_scalar(settings.top_p)
+        and _plain_scalar(settings.max_output_tokens) and _plain_scalar(settings.seed)
+        and type(extra) is dict and (not extra or _plain_json(extra, 2))
+    ):
+        messages_text = ",".join(
+            f"[{_esc(m.role)},{_esc(m.content)}]" for m in request.messages)
+        text = (
+            f'{{{"" if identity is None else f""""identity":{_esc(identity)},"""}'
+            f'"messages":[{messages_text}],"model_id":{_esc(model_id)},'
+            f'"native_schema":{_scalar(native)},"output_schema":{schema.json},'
+            f'"provider":{_esc(provider)},'
+            f'"settings":{{"extra":{_ENCODE(extra) if extra else "{}"},'
+            f'"max_output_tokens":{_scalar(settings.max_output_tokens)},'
+            f'"seed":{_scalar(settings.seed)},"temperature":{_scalar(settings.temperature)},'
+            f'"top_p":{_scalar(settings.top_p)}}},"trial":{int.__repr__(trial)}}}'
+        )
         return hashlib.sha256(_KEY_VERSION + b"J" + text.encode()).hexdigest()
+    messages = [(m.role, m.content) for m in request.messages]
+    rest = {"provider": provider, "model_id": model_id, "trial": trial, "messages": messages,
+            "native_schema": native, "identity": identity, "settings": settings_part}
+    if schema.json is not None and _plain_json(rest):
+        # JSON with sorted keys is canonical when every key is a str (json.dumps would turn
+        # 1 and "1" into the same key, so those take the exact path). The text is what one
+        # json.dumps of the whole request writes: the keys in order, the schema's part
+        # written when the step was added.
+        head: dict[str, object] = {"messages": messages, "model_id": model_id,
+                                   "native_schema": native}
+        if identity is not None:
+            head["identity"] = identity
+        tail = {"provider": provider, "settings": settings_part, "trial": trial}
+        text = f'{_ENCODE(head)[:-1]},"output_schema":{schema.json},{_ENCODE(tail)[1:]}'
+        return hashlib.sha256(_KEY_VERSION + b"J" + text.encode()).hexdigest()
+    # The exact path (the schema's encoding written once, byte for byte what it adds).
+    if identity is None:
+        del rest["identity"]
+    canonical = {**rest, "output_schema": _Raw(schema.exact)}
     out = [_KEY_VERSION]
     _feed(out, canonical)
     return hashlib.sha256(b"".join(out)).hexdigest()

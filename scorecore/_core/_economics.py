@@ -13,12 +13,12 @@ import json
 import math
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, final
+from typing import Any, Literal, TypeVar, final
 
 import anyio
 import attrs
 
-from scorecore._core._cache import JudgeCache, cache_key
+from scorecore._core._cache import JudgeCache, SchemaKey, request_key
 from scorecore._core._causes import BudgetExhausted
 from scorecore._core._checks import check_count, is_int, is_number, misuse
 from scorecore._core._judge import (
@@ -30,9 +30,6 @@ from scorecore._core._judge import (
     model_default_cap,
 )
 from scorecore._core._reprs import short_repr
-
-if TYPE_CHECKING:
-    from scorecore._core._values import JudgeExecution
 
 __all__ = [
     "Budget",
@@ -455,6 +452,15 @@ def _admit(
     return worst
 
 
+def _spent_nothing(response: JudgeResponse) -> JudgeResponse:
+    """The reply with no tokens spent (``attrs.evolve(response, usage=...)``, spelt out: the
+    warm path)."""
+    return JudgeResponse(
+        text=response.text, usage=_NOTHING_SPENT, finish_reason=response.finish_reason,
+        model_id=response.model_id, structured_output=response.structured_output,
+    )
+
+
 # A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
 # equals by accident (the meter compares it by identity, and never puts it in a key).
 _UNREADABLE = "\x00unreadable cache identity"
@@ -475,8 +481,8 @@ class MeteredExecution:
     """One judge execution's view of the meter (internal; used by the judge loop only).
 
     ``call`` wraps each attempt's model call (cache, single flight, budget, charging);
-    ``store`` keeps the reply that passed validation; ``settle`` writes cost and cache
-    counts into the execution's telemetry.
+    ``store`` keeps the reply that passed validation; ``settlement`` gives the cost and cache
+    counts of the execution's telemetry.
     """
 
     __slots__ = ("_candidate", "_cost", "_cost_known", "_hits", "_identity", "_meter",
@@ -514,18 +520,23 @@ class MeteredExecution:
         if usage_problem(response.usage) is not None:
             # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
             ledger.usage_errors += 1
-            return attrs.evolve(response, usage=_NOTHING_SPENT)
+            return _spent_nothing(response)
         saved = self._price_of(response.usage)
         if saved is not None:
             self._saved += saved
             ledger.saved_usd += saved
         # A hit spends nothing: the execution's usage counts only tokens paid for now.
-        return attrs.evolve(response, usage=_NOTHING_SPENT)
+        return _spent_nothing(response)
 
     async def call(
-        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]]
+        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]],
+        schema_key: SchemaKey | None = None,
     ) -> _R | JudgeResponse | BudgetExhausted:
-        """Answer from the cache, or wait for an identical call in flight, or call."""
+        """Answer from the cache, or wait for an identical call in flight, or call.
+
+        ``schema_key`` is the request's output schema's part of the cache key, written when
+        the step was added (written now when not given).
+        """
         meter = self._meter
         if meter is None:
             return await call()
@@ -536,8 +547,11 @@ class MeteredExecution:
         key = ""
         if cache is not None:
             model = self._model
-            key = cache_key(request, provider=model.provider, model_id=model.model_id,
-                            trial=meter.trial, identity=identity)
+            key = request_key(
+                request, provider=model.provider, model_id=model.model_id, trial=meter.trial,
+                identity=identity,
+                schema=SchemaKey(request.output_schema) if schema_key is None else schema_key,
+            )
             while True:
                 found = await self._lookup(cache, key)
                 if found is not None:
@@ -613,6 +627,11 @@ class MeteredExecution:
             ledger.spent_tokens += reservation.tokens
         ledger.spent_usd += reservation.usd if cost is None else cost
 
+    @property
+    def storing(self) -> bool:
+        """Whether :meth:`store` has a reply to keep (a cache hit has none)."""
+        return self._candidate is not None
+
     async def store(self) -> None:
         """Keep the last reply the judge gave (it passed validation) in the cache."""
         meter = self._meter
@@ -624,16 +643,15 @@ class MeteredExecution:
         with contextlib.suppress(Exception):
             await meter.cache.put(key, response)
 
-    def settle(self, execution: JudgeExecution) -> JudgeExecution:
-        """The execution with its cost, savings and cache counts."""
+    def settlement(self) -> tuple[float | None, float | None, int, int]:
+        """The execution's ``cost_usd``, ``saved_usd``, ``cache_hits`` and ``cache_misses``."""
         meter = self._meter
         if meter is None:
-            return execution
+            return None, None, 0, 0
         priced = meter.pricing is not None and meter.pricing.price(self._model.model_id)
-        return attrs.evolve(
-            execution,
-            cost_usd=round(self._cost, 12) if priced and self._cost_known else None,
-            saved_usd=round(self._saved, 12) if priced else None,
-            cache_hits=self._hits,
-            cache_misses=self._misses,
+        return (
+            round(self._cost, 12) if priced and self._cost_known else None,
+            round(self._saved, 12) if priced else None,
+            self._hits,
+            self._misses,
         )

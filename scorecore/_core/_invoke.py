@@ -14,6 +14,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._backoff import model_retry_wait
+from scorecore._core._cache import NO_SCHEMA_KEY
 from scorecore._core._causes import (
     JudgeExecutionError,
     JudgeFailed,
@@ -26,6 +27,7 @@ from scorecore._core._causes import (
 from scorecore._core._checks import maybe_await
 from scorecore._core._config import ResolvedJudge
 from scorecore._core._economics import MeteredExecution, default_cap
+from scorecore._core._fast_init import fast_init
 from scorecore._core._judge import (
     Abort,
     JudgeError,
@@ -52,6 +54,9 @@ from scorecore._core._structured import (
 from scorecore._core._values import JudgeExecution
 
 __all__: list[str] = []  # internal: used by the pipeline only
+
+# Every field given (by name): set directly, as JudgeExecution checks nothing (fast_init).
+new_execution = fast_init(JudgeExecution)
 
 
 @attrs.define
@@ -308,7 +313,8 @@ async def execute_judge(
         routings = (first, "system")
 
     def finish(value: Any, error: JudgeExecutionError | None) -> JudgeOutcome:
-        execution = JudgeExecution(
+        cost_usd, saved_usd, cache_hits, cache_misses = meter.settlement()
+        execution = new_execution(
             status="failed" if error is not None else "success",
             prompt=prompt,
             model_id=judge.model.model_id,
@@ -323,26 +329,33 @@ async def execute_judge(
             error=error,
             waits=tuple(tally.waits),
             processor_errors=tuple(tally.processor_errors),
+            cost_usd=cost_usd,
+            saved_usd=saved_usd,
+            cache_hits=cache_hits,
+            cache_misses=cache_misses,
             structured_output=tally.structured_output,
         )
-        return JudgeOutcome(value=value, execution=meter.settle(execution))
+        return JudgeOutcome(value=value, execution=execution)
 
     last_errors: tuple[str, ...] = ()
     for routing in routings:
         tally.attempts += 1
         messages = base if schema is None else inject(base, schema, routing)
-        processed = await _apply_input_processors(judge, messages)
-        if isinstance(processed, Failure):
-            return finish(None, processed.failure())
+        if judge.input_processors:
+            processed = await _apply_input_processors(judge, messages)
+            if isinstance(processed, Failure):
+                return finish(None, processed.failure())
+            messages = processed.unwrap()
         request = JudgeRequest(
-            messages=processed.unwrap(),
+            messages=messages,
             output_schema=None if schema is None else schema.schema,
             native_schema=schema is not None and routing == "native",
             settings=settings,
             step=step,
         )
         response = await meter.call(
-            request, functools.partial(_call_with_retries, judge, request, runtime, tally)
+            request, functools.partial(_call_with_retries, judge, request, runtime, tally),
+            NO_SCHEMA_KEY if schema is None else schema.key,
         )
         if not isinstance(response, JudgeResponse):
             return finish(None, response)
@@ -351,16 +364,20 @@ async def execute_judge(
         tally.finish_reason = response.finish_reason
         tally.raw_output = response.text
         tally.structured_output = _structured_output(request, response)
-        processed_text = await _apply_output_processors(judge, response.text)
-        if isinstance(processed_text, Failure):
-            return finish(None, processed_text.failure())
-        text = processed_text.unwrap()
+        text = response.text
+        if judge.output_processors:
+            processed_text = await _apply_output_processors(judge, text)
+            if isinstance(processed_text, Failure):
+                return finish(None, processed_text.failure())
+            text = processed_text.unwrap()
         if schema is None:
-            await meter.store()
+            if meter.storing:
+                await meter.store()
             return finish(text, None)
         match parse_and_validate(text, schema):
             case Success(value):
-                await meter.store()
+                if meter.storing:
+                    await meter.store()
                 return finish(value, None)
             case Failure(errors):
                 last_errors = errors

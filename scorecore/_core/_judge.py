@@ -173,7 +173,21 @@ def with_default_cap(settings: ModelSettings, default: int) -> ModelSettings:
         name in settings.extra for name in OUTPUT_CAP_FIELDS
     ):
         return settings
-    return attrs.evolve(settings, max_output_tokens=default)
+    # Every execution of a step asks this of the same settings: the capped copy is kept (a
+    # frozen value, sharing ``extra`` as evolve does), keyed by the settings' identity.
+    key = (id(settings), default)
+    kept = _CAPPED.get(key)
+    if kept is not None and kept[0] is settings:
+        return kept[1]
+    capped = attrs.evolve(settings, max_output_tokens=default)
+    if len(_CAPPED) >= _CAPPED_SIZE:
+        _CAPPED.clear()
+    _CAPPED[key] = (settings, capped)
+    return capped
+
+
+_CAPPED: dict[tuple[int, int], tuple[ModelSettings, ModelSettings]] = {}
+_CAPPED_SIZE: Final = 256
 
 
 @final

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Mapping
 from typing import Any, Final, cast
 
 import attrs
@@ -29,6 +28,7 @@ from scorecore._core._causes import (
 from scorecore._core._checks import is_number, maybe_await
 from scorecore._core._config import PromptStep, ResolvedJudge, ScorePromptStep
 from scorecore._core._definition import _ASYNC, _PROMPT, _SYNC, StepInfo, _Definition
+from scorecore._core._fast_init import fast_init
 from scorecore._core._invoke import execute_judge
 from scorecore._core._judge import StepName
 from scorecore._core._reprs import short_repr
@@ -40,8 +40,6 @@ from scorecore._core._values import (
     CalculateScoreContext,
     JudgeExecution,
     NotScorable,
-    PairwiseResult,
-    PanelResult,
     ReasonContext,
     ScoreResult,
     ScorerRun,
@@ -60,98 +58,17 @@ _NO_RESULTS: Final[StepResults[None, None]] = StepResults(
 )
 
 
-# Fast constructors for the run path, which builds about eight of these values per run. The
-# classes have no validators, converters or computed defaults, so setting their slots directly
-# builds exactly what ``__init__`` builds, in half the time (tests/core/test_fast_values.py
-# checks every field is set and the values equal those built by ``__init__``). The run loop
-# below sets the slots inline.
-_new = object.__new__
-
-
-def _slot(cls: type, name: str) -> Any:
-    return cls.__dict__[name].__set__
-
-
-_SET_RUN_INPUT = _slot(ScorerRun, "input")
-_SET_RUN_OUTPUT = _slot(ScorerRun, "output")
-_SET_RUN_ID = _slot(ScorerRun, "run_id")
-_SET_RUN_GROUND_TRUTH = _slot(ScorerRun, "ground_truth")
-_SET_RUN_REQUEST_CONTEXT = _slot(ScorerRun, "request_context")
-_SET_RUN_EXPECTED_TRAJECTORY = _slot(ScorerRun, "expected_trajectory")
-_SET_RUN_EXTRA = _slot(ScorerRun, "extra")
-_SET_RESULTS_P = _slot(StepResults, "preprocess_step_result")
-_SET_RESULTS_A = _slot(StepResults, "analyze_step_result")
-_SET_CTX_RUN = _slot(StepContext, "run")
-_SET_CTX_RESULTS = _slot(StepContext, "results")
-_SET_REASON_RUN = _slot(ReasonContext, "run")
-_SET_REASON_RESULTS = _slot(ReasonContext, "results")
-_SET_REASON_SCORE = _slot(ReasonContext, "score")
-_SET_SR_RUN = _slot(ScoreResult, "run")
-_SET_SR_SCORE = _slot(ScoreResult, "score")
-_SET_SR_NOT_SCORABLE = _slot(ScoreResult, "not_scorable")
-_SET_SR_REASON = _slot(ScoreResult, "reason")
-_SET_SR_P = _slot(ScoreResult, "preprocess_step_result")
-_SET_SR_P_PROMPT = _slot(ScoreResult, "preprocess_prompt")
-_SET_SR_A = _slot(ScoreResult, "analyze_step_result")
-_SET_SR_A_PROMPT = _slot(ScoreResult, "analyze_prompt")
-_SET_SR_SCORE_PROMPT = _slot(ScoreResult, "generate_score_prompt")
-_SET_SR_REASON_PROMPT = _slot(ScoreResult, "generate_reason_prompt")
-_SET_SR_JUDGE = _slot(ScoreResult, "judge")
-_SET_SR_PANEL = _slot(ScoreResult, "panel")
-_SET_SR_PAIRWISE = _slot(ScoreResult, "pairwise")
-
-def make_run(  # noqa: PLR0917 - one argument per field, positional for speed
-    input: Any,
-    output: Any,
-    run_id: str | None,
-    ground_truth: Any,
-    request_context: Mapping[str, Any] | None,
-    expected_trajectory: Any,
-    extra: Mapping[str, Any],
-) -> ScorerRun[Any, Any]:
-    """``ScorerRun(...)`` for ``Scorer.run`` (every field given, positionally)."""
-    run: ScorerRun[Any, Any] = _new(ScorerRun)
-    _SET_RUN_INPUT(run, input)
-    _SET_RUN_OUTPUT(run, output)
-    _SET_RUN_ID(run, run_id)
-    _SET_RUN_GROUND_TRUTH(run, ground_truth)
-    _SET_RUN_REQUEST_CONTEXT(run, request_context)
-    _SET_RUN_EXPECTED_TRAJECTORY(run, expected_trajectory)
-    _SET_RUN_EXTRA(run, extra)
-    return run
-
-
-def make_score_result(  # noqa: PLR0917 - one argument per field, positional for speed
-    run: ScorerRun[Any, Any],
-    score: float | None,
-    not_scorable: NotScorable | None,
-    reason: str | None,
-    preprocess_step_result: Any,
-    preprocess_prompt: str | None,
-    analyze_step_result: Any,
-    analyze_prompt: str | None,
-    generate_score_prompt: str | None,
-    generate_reason_prompt: str | None,
-    judge: Mapping[StepName, tuple[JudgeExecution, ...]],
-    panel: PanelResult | None = None,
-    pairwise: PairwiseResult | None = None,
-) -> ScoreResult[Any, Any]:
-    """``ScoreResult`` from every field's value, in field order, for the run path."""
-    result: ScoreResult[Any, Any] = _new(ScoreResult)
-    _SET_SR_RUN(result, run)
-    _SET_SR_SCORE(result, score)
-    _SET_SR_NOT_SCORABLE(result, not_scorable)
-    _SET_SR_REASON(result, reason)
-    _SET_SR_P(result, preprocess_step_result)
-    _SET_SR_P_PROMPT(result, preprocess_prompt)
-    _SET_SR_A(result, analyze_step_result)
-    _SET_SR_A_PROMPT(result, analyze_prompt)
-    _SET_SR_SCORE_PROMPT(result, generate_score_prompt)
-    _SET_SR_REASON_PROMPT(result, generate_reason_prompt)
-    _SET_SR_JUDGE(result, judge)
-    _SET_SR_PANEL(result, panel)
-    _SET_SR_PAIRWISE(result, pairwise)
-    return result
+# Fast constructors for the run path, which builds about eight of these values per run: each
+# is written from its class's fields (fast_init), takes every field positionally and sets the
+# slots directly, in half the time ``__init__`` takes (tests/core/test_fast_values.py checks
+# each builds what ``__init__`` builds).
+make_run: Final = fast_init(ScorerRun)
+"""``ScorerRun(...)`` for ``Scorer.run`` (every field given, positionally)."""
+make_score_result: Final = fast_init(ScoreResult)
+"""``ScoreResult`` from every field's value, in field order, for the run path."""
+_new_results: Final = fast_init(StepResults)
+_new_context: Final = fast_init(StepContext)
+_new_reason_context: Final = fast_init(ReasonContext)
 
 
 def _type_name(value: object) -> str:
@@ -196,13 +113,14 @@ def _result(
 ) -> ScoreResult[Any, Any]:
     if judged is None:
         return make_score_result(
-            run, score, not_scorable, reason, preprocess, None, analyze, None, None, None, {}
+            run, score, not_scorable, reason, preprocess, None, analyze, None, None, None, {},
+            None, None,
         )
     prompts = judged.prompts
     return make_score_result(
         run, score, not_scorable, reason, preprocess, prompts.get("preprocess"), analyze,
         prompts.get("analyze"), prompts.get("generate_score"), prompts.get("generate_reason"),
-        judged.executions,
+        judged.executions, None, None,
     )
 
 
@@ -315,17 +233,11 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
     cause: RunFailureCause
     ctx: Any
     value: Any
-    # The contexts and results are built inline (as make_run builds a run): the hot path.
     for index, (slot, mode, call, info) in enumerate(definition.plan):
         if slot == 3:  # generate_reason
-            ctx = _new(ReasonContext)
-            _SET_REASON_RUN(ctx, run)
-            _SET_REASON_RESULTS(ctx, results)
-            _SET_REASON_SCORE(ctx, 0.0 if score is None else score)
+            ctx = _new_reason_context(run, results, 0.0 if score is None else score)
         else:
-            ctx = _new(StepContext)
-            _SET_CTX_RUN(ctx, run)
-            _SET_CTX_RESULTS(ctx, results)
+            ctx = _new_context(run, results)
         if mode == _SYNC:
             try:
                 value = call(ctx)
@@ -368,14 +280,10 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
                 ))
         if slot == 0:
             preprocess = value
-            results = _new(StepResults)
-            _SET_RESULTS_P(results, value)
-            _SET_RESULTS_A(results, None)
+            results = _new_results(value, None)
         elif slot == 1:
             analyze = value
-            results = _new(StepResults)
-            _SET_RESULTS_P(results, preprocess)
-            _SET_RESULTS_A(results, value)
+            results = _new_results(preprocess, value)
         elif slot == 2:  # generate_score
             score = value if type(value) is float and math.isfinite(value) else _as_score(value)
             if score is None:
@@ -394,7 +302,8 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
                 run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=None))
     if judged is None:  # the common case, without the keyword call of _result
         return Success(make_score_result(
-            run, score, None, reason, preprocess, None, analyze, None, None, None, {}))
+            run, score, None, reason, preprocess, None, analyze, None, None, None, {}, None,
+            None))
     return Success(_result(
         run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=reason))
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import json.scanner
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeAlias, final
 
 import attrs
@@ -15,6 +16,8 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 from returns.result import Failure, Result, Success
 
+from scorecore._core._cache import NO_SCHEMA_KEY, SchemaKey
+from scorecore._core._fast_schema import TooDeep, fast_check
 from scorecore._core._judge import JsonPromptInjection, JudgeMessage, JudgeRequest
 from scorecore._core._reprs import short_repr
 from scorecore._core._structuring import structure_run_value
@@ -87,12 +90,16 @@ def _cut(text: str, limit: int) -> str:
 @final
 @attrs.frozen(kw_only=True, eq=False)
 class CompiledSchema:
-    """A step's output schema ready for every run: its JSON text (sent to the judge) and its
-    validator, built once when the step is added (see :func:`compile_schema`)."""
+    """A step's output schema ready for every run: its JSON text (sent to the judge), its
+    validator and, for a schema of the common keywords, a fast check giving the validator's
+    verdict (``None`` otherwise), and its part of the judge cache key; built once when the
+    step is added (see :func:`compile_schema`)."""
 
     schema: Mapping[str, Any]
     text: str
     validator: Draft202012Validator
+    check: Callable[[Any], bool] | None = None
+    key: SchemaKey = attrs.field(factory=lambda: NO_SCHEMA_KEY)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A validator holds local functions that do not pickle; a scorer sent to another
@@ -105,8 +112,10 @@ def compile_schema(schema: Mapping[str, Any]) -> CompiledSchema:
     text = json.dumps(schema, ensure_ascii=False, sort_keys=True, allow_nan=False)
     # An empty registry: a $ref is resolved within the schema (and the JSON Schema
     # meta-schemas), never fetched over the network.
-    validator = Draft202012Validator(json.loads(text), registry=Registry())
-    return CompiledSchema(schema=schema, text=text, validator=validator)
+    parsed = json.loads(text)
+    validator = Draft202012Validator(parsed, registry=Registry())
+    return CompiledSchema(schema=schema, text=text, validator=validator,
+                          check=fast_check(parsed), key=SchemaKey(schema))
 
 
 def _unresolvable_ref(schema: Mapping[str, Any]) -> str | None:
@@ -227,6 +236,19 @@ def _extract_json_text(text: str) -> str:
     return stripped
 
 
+# The JSON reader json.loads ends in, for a body that is one JSON value with nothing around it
+# (what a reply comes to once stripped); anything else, errors included, is json.loads' own.
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed
+
+
+def _read_json(body: str) -> Any:
+    try:
+        value, end = _scan(body, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return json.loads(body)
+    return value if end == len(body) else json.loads(body)
+
+
 def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[str, ...]]:
     """Parse the judge's text as JSON (a fenced json block is accepted) and validate it.
 
@@ -238,7 +260,7 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
     if not body:
         return Failure(("reply is empty",))
     try:
-        value = json.loads(body)
+        value = _read_json(body)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         return Failure((f"reply is not valid JSON: {exc.msg} at {where}",))
@@ -249,6 +271,14 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
             return Failure(("reply is not usable JSON: it holds an integer of more than 4,300 "
                             "digits, more than Python reads",))
         return Failure((f"reply is not usable JSON: {_cut(str(exc), 120)}",))
+    if schema.check is not None:
+        try:
+            valid = schema.check(value)
+        except (TooDeep, RecursionError):
+            pass  # jsonschema answers for a deeply nested reply, as for any other
+        else:
+            if valid:
+                return _structured(value, schema.schema)
     validator = schema.validator
     try:
         if validator.is_valid(value):

@@ -428,7 +428,7 @@ def calibrate(
 ) -> Calibration:
     """Measure each scorer of a batch against human labels, with seeded bootstrap intervals.
 
-    Items are paired by id (:func:`~scorecore.evals.row_item_id`); an item's trials are one
+    Items are paired by id (:func:`~scorecore.evals.store.row_item_id`); an item's trials are one
     item scored with the mean of its scored trials (as :func:`compare` does); items whose runs
     all failed or were not scorable are listed apart, not counted. Labelled items without
     rows and rows without labels are listed, never silently dropped.

@@ -47,14 +47,7 @@ if TYPE_CHECKING:
     from scorecore.evals._report import OutcomeStatus, Threshold
     from scorecore.evals._rows import ScoreRow
 
-__all__ = [
-    "Comparison",
-    "ItemDelta",
-    "ScorerComparison",
-    "bootstrap_mean_interval",
-    "compare",
-    "mcnemar_p_value",
-]
+__all__ = ["Comparison", "ItemDelta", "ScorerComparison", "compare"]
 
 DEFAULT_PASS_MIN: Final = 0.5
 """Without a threshold for a scorer, an item passes when it is scored at least 0.5."""
@@ -548,7 +541,7 @@ def compare(
     definition changed (another fingerprint) is compared and marked ``definition_changed``
     (refuse such pairs yourself when :attr:`Comparison.scorers_differ`). A batch run
     with ``trials`` has one row per trial: an item's trials are one item
-    (:func:`~scorecore.evals.row_item_id`), scored with the mean of its scored trials. See the
+    (:func:`~scorecore.evals.store.row_item_id`), scored with the mean of its scored trials. See the
     module docstring for the gate, :attr:`Comparison.regressed`.
 
     Args:

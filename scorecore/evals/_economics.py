@@ -32,7 +32,7 @@ from scorecore.evals._report import EvalReport, ItemResult, Threshold
 from scorecore.evals._scoring import ClaimedItem, ItemScorer
 from scorecore.evals._spending import EconomicsSummary, ScorerCost, TrialSpread, TrialsSummary
 
-__all__: list[str] = []  # internal: run_evals' part; the report values are in _spending
+__all__ = ["EconomicsFold"]
 
 _CHANGED_IDS_KEPT = 100
 
@@ -115,6 +115,24 @@ def _executions(outcome: Any) -> Iterable[Any]:
     return [e for executions in result.judge.values() for e in executions]
 
 
+def pair_costs(outcome: Any) -> dict[str, Any]:
+    """One pair's judge costs and cache counts, as :meth:`EconomicsFold.add` counts them (a
+    failed run's partial result included): the cost columns of a result row."""
+    executions = list(_executions(outcome))
+    error = outcome.run_error
+    return {
+        "cost_usd": math.fsum(e.cost_usd or 0.0 for e in executions),
+        "cost_known": all(e.cost_usd is not None or not (e.model_call_count or e.cache_hits)
+                          for e in executions),
+        "saved_usd": math.fsum(e.saved_usd or 0.0 for e in executions),
+        "cache_hits": sum(e.cache_hits for e in executions),
+        "cache_misses": sum(e.cache_misses for e in executions),
+        "model_calls": sum(e.model_call_count for e in executions),
+        "budget_stopped": isinstance(error, ScorerRunError)
+        and isinstance(error.cause, BudgetExhausted),
+    }
+
+
 @final
 class _ItemTrials:
     """One item's runs of one scorer so far, over its trials: counts and exact sums only."""
@@ -185,27 +203,60 @@ class _Spread:
 
 @final
 class EconomicsFold:
-    """Watches finished items; adds the economics and trials parts to the report."""
+    """Folds finished items, in any order, into the report's ``economics`` and ``trials`` parts.
 
-    __slots__ = ("_costs", "_marks", "_meter", "_open", "_spreads", "_trials")
+    In one process, give it the batch's meter: the spend, the budget and the refused calls come
+    from the meter's ledger, and :meth:`add` counts each item's judge executions. A runner
+    whose items ran on workers, each with a meter of its own, gives ``metered=True`` and no
+    meter, and folds the result rows the workers sent back with :meth:`add_row` (their costs,
+    and what each worker's meter spent).
+
+    Args:
+        scorer_ids: the scorers, in the report's order.
+        meter: the batch's meter, if any.
+        trials: how many trials each item runs (> 1: the report gets ``trials``).
+        thresholds: scorer id → threshold; its ``min`` is the pass mark of trials' verdicts.
+        metered: whether the report gets ``economics`` (default: when a meter is given).
+
+    >>> from scorecore.evals import ItemResult
+    >>> from scorecore.evals.engine import EconomicsFold, ReportFold, result_rows
+    >>> from scorecore.evals.results import ScorerOutcome
+    >>> result = ItemResult(index=0, item_id=None, run_id="b:#0", item=None,
+    ...                     outcomes=(ScorerOutcome(scorer_id="s", status="scored", score=1.0),))
+    >>> fold = EconomicsFold(scorer_ids=["s"], metered=True)
+    >>> for row in result_rows([result], spent=(0.25, 120)):
+    ...     fold.add_row(row)
+    >>> report = ReportFold(["s"]).report(batch_id="b", duration=0.0)
+    >>> economics = fold.finish(report).economics
+    >>> economics.spent_usd, economics.spent_tokens, economics.cost_usd
+    (0.25, 120, 0.0)
+    """
+
+    __slots__ = ("_costs", "_marks", "_meter", "_metered", "_open", "_spent_tokens",
+                 "_spent_usd", "_spreads", "_trials")
 
     def __init__(
         self,
         *,
         scorer_ids: Sequence[str],
-        meter: JudgeMeter | None,
-        trials: int,
-        thresholds: Mapping[str, Threshold],
+        meter: JudgeMeter | None = None,
+        trials: int = 1,
+        thresholds: Mapping[str, Threshold] | None = None,
+        metered: bool | None = None,
     ) -> None:
         self._meter = meter
+        self._metered = meter is not None if metered is None else metered
         self._trials = trials
         self._costs = {sid: _Costs() for sid in scorer_ids}
         self._marks = {
-            sid: (t.min if t.min is not None else 0.5) for sid, t in thresholds.items()
+            sid: (t.min if t.min is not None else 0.5) for sid, t in (thresholds or {}).items()
         }
         # (item index, scorer) → its trials so far, until all are in (memory: the items open)
         self._open: dict[tuple[int, str], _ItemTrials] = {}
         self._spreads = {sid: _Spread() for sid in scorer_ids}
+        # What workers' meters spent (add_row), when there is no batch meter to ask.
+        self._spent_usd: list[float] = []
+        self._spent_tokens = 0
 
     def hook(
         self, then: Callable[[ItemResult], Any] | None
@@ -251,12 +302,28 @@ class EconomicsFold:
                 if item.runs == self._trials:  # every trial is in: fold it, forget it
                     self._spreads[outcome.scorer_id].add(self._open.pop(key))
 
+    def add_row(self, row: Mapping[str, Any]) -> None:
+        """Count one result row (see :func:`~scorecore.evals.engine.result_rows`): its pair's
+        costs and cache counts, and the spend of the worker call it was the first row of."""
+        if row["spent_usd"]:
+            self._spent_usd.append(row["spent_usd"])
+        self._spent_tokens += row["spent_tokens"]
+        costs = self._costs.get(row["scorer_id"])
+        if costs is None:
+            return
+        costs.cost += row["cost_usd"]
+        costs.cost_known = costs.cost_known and row["cost_known"]
+        costs.saved += row["saved_usd"]
+        costs.hits += row["cache_hits"]
+        costs.misses += row["cache_misses"]
+        costs.calls += row["model_calls"]
+        costs.stopped += bool(row["budget_stopped"])
+
     def finish(self, report: EvalReport) -> EvalReport:
         """The report with its ``economics`` and ``trials`` parts."""
         economics = None
         meter = self._meter
-        if meter is not None:
-            ledger = meter.ledger
+        if self._metered:
             costs = [
                 ScorerCost(
                     scorer_id=sid, cost_usd=round(c.cost, 12) if c.cost_known else None,
@@ -266,6 +333,15 @@ class EconomicsFold:
                 for sid, c in self._costs.items()
             ]
             known = all(c.cost_usd is not None for c in costs)
+            spend: dict[str, Any] = {
+                "spent_usd": round(math.fsum(self._spent_usd), 12),
+                "spent_tokens": self._spent_tokens,
+            }
+            if meter is not None:  # the batch's own ledger: spend, budget, refusals
+                ledger = meter.ledger
+                spend = {"spent_usd": round(ledger.spent_usd, 12),
+                         "spent_tokens": ledger.spent_tokens, "budget": meter.budget,
+                         "budget_refused": ledger.refused, "usage_errors": ledger.usage_errors}
             economics = EconomicsSummary(
                 scorers=tuple(costs),
                 cost_usd=round(math.fsum(c.cost_usd or 0.0 for c in costs), 12) if known
@@ -273,9 +349,7 @@ class EconomicsFold:
                 saved_usd=round(math.fsum(c.saved_usd for c in costs), 12),
                 cache_hits=sum(c.cache_hits for c in costs),
                 cache_misses=sum(c.cache_misses for c in costs),
-                spent_usd=round(ledger.spent_usd, 12), spent_tokens=ledger.spent_tokens,
-                budget=meter.budget, budget_refused=ledger.refused,
-                usage_errors=ledger.usage_errors,
+                **spend,
             )
         trials = self._trials_summary() if self._trials > 1 else None
         return attrs.evolve(report, economics=economics, trials=trials)

@@ -9,7 +9,7 @@ and back.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, Literal, final
 
@@ -421,6 +421,15 @@ def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:
     return attrs.evolve(row, **changes, metadata=metadata)
 
 
+def _target_name(target: Callable[..., Any] | None) -> str | None:
+    """The entity a row names for the target: ``"module:qualname"``."""
+    if target is None:
+        return None
+    module = getattr(target, "__module__", None)
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    return f"{module}:{name}" if module else name
+
+
 def _scorer_json(scorer: Any) -> dict[str, Any]:
     return {
         "id": scorer.id,
@@ -452,15 +461,18 @@ class ItemRows:
 
     Outcomes read from the store (resumed) get no row; an item repeating an earlier item's run
     id gets none at all. A pair whose row lost data (see :func:`storable_row`) is failed in the
-    returned result, so the report says what the store holds.
+    returned result, so the report says what the store holds. With a ``target``, each row
+    names it as its entity: ``"module:qualname"``.
     """
 
     __slots__ = ("_batch_id", "_scorer_json", "_target")
 
-    def __init__(self, *, batch_id: str, scorers: Sequence[Any], target_name: str | None) -> None:
+    def __init__(
+        self, *, batch_id: str, scorers: Sequence[Any], target: Callable[..., Any] | None
+    ) -> None:
         self._batch_id = batch_id
         self._scorer_json = {s.id: _scorer_json(s) for s in scorers}
-        self._target = target_name
+        self._target = _target_name(target)
 
     def rows(self, result: ItemResult) -> tuple[ItemResult, list[ScoreRow]]:
         """The item's rows to save, and its result with each pair whose row lost data failed."""

@@ -271,14 +271,6 @@ async def _writer(
         stop.fail(exc)
 
 
-def _target_name(target: Callable[..., Any] | None) -> str | None:
-    if target is None:
-        return None
-    module = getattr(target, "__module__", None)
-    name = getattr(target, "__qualname__", None) or type(target).__qualname__
-    return f"{module}:{name}" if module else name
-
-
 async def run_evals(
     data: Iterable[ItemLike] | AsyncIterable[ItemLike],
     scorers: Iterable[Scorer[Any, Any]],
@@ -418,7 +410,7 @@ async def run_evals(
             send, receive = anyio.create_memory_object_stream[list[ScoreRow]](
                 max(concurrency, _QUEUED_ITEMS)
             )
-            rows = ItemRows(batch_id=batch_id, scorers=chosen, target_name=_target_name(target))
+            rows = ItemRows(batch_id=batch_id, scorers=chosen, target=target)
             finish = _Finish(fold=fold, rows=rows, send=send, hook=hook)
             group.start_soon(_writer, receive, store, stop)
             async with send, anyio.create_task_group() as workers:

@@ -34,7 +34,7 @@ class StoreError(ScorecoreError):
 class StoredRowError(StoreError):
     """A stored row holds a value scorecore cannot read (another writer's row, or an edit).
 
-    Raised by a store's reads (:func:`~scorecore.evals.decode_row` builds it): the message
+    Raised by a store's reads (:func:`~scorecore.evals.store.decode_row` builds it): the message
     names the row, the column and the value in one line.
 
     Attributes:

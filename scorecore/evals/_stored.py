@@ -161,7 +161,7 @@ def decode_row(
             an infinity; the mapping columns a JSON object), a time that is not ISO-8601.
             The error names the row, the column and the value.
 
-    >>> from scorecore.evals import StoredRowError
+    >>> from scorecore.evals.store import StoredRowError
     >>> record = {"id": "r1", "scorerId": "s", "runId": "b:1", "batchId": "b",
     ...           "status": "scored", "score": 0.5, "createdAt": "2025-01-01T00:00:00+00:00"}
     >>> decode_row(record, json_text=True, store="sqlite:s.db").created_at.year

@@ -2,7 +2,8 @@
 
 :class:`TrustFold` folds, in any order, the panel and pairwise results of a batch's runs —
 from :func:`run_evals`' item results or from stored rows — into
-:class:`~scorecore.evals.PanelAgreement` and :class:`~scorecore.evals.PairwiseSummary`.
+:class:`~scorecore.evals.results.PanelAgreement` and
+:class:`~scorecore.evals.results.PairwiseSummary`.
 Pure: no clock, no I/O.
 """
 

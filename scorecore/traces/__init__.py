@@ -1,4 +1,4 @@
-"""Recorded agent traces: Span and Trace values, trace_to_agent_run, trajectories, score_trace(s).
+"""Recorded agent traces: Span and Trace values (Mastra JSON or OTLP), trajectories, scoring.
 
 The trajectory values are defined with the agent messages (:mod:`scorecore.agent`) and
 re-exported here.
@@ -16,6 +16,7 @@ from scorecore.agent import (
     extract_trajectory,
 )
 from scorecore.traces._mastra import trace_to_agent_run
+from scorecore.traces._otlp import agent_traces, otlp_to_traces, read_otlp_json_lines
 from scorecore.traces._scoring import (
     TraceBatchResult,
     TraceScoringError,
@@ -44,8 +45,11 @@ __all__ = [
     "Trajectory",
     "TrajectoryExpectation",
     "TrajectoryStep",
+    "agent_traces",
     "extract_trajectory",
     "extract_trajectory_from_trace",
+    "otlp_to_traces",
+    "read_otlp_json_lines",
     "score_trace",
     "score_traces",
     "trace_to_agent_run",

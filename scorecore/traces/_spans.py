@@ -38,6 +38,7 @@ TraceErrorKind: TypeAlias = Literal[
     "no_model_span",
     "span_not_found",
     "sink_failed",
+    "invalid_otlp",
 ]
 """Why a trace could not be scored (see :class:`TraceError`)."""
 
@@ -253,7 +254,8 @@ class TraceError:
         kind: ``null_trace`` · ``no_spans_array`` · ``invalid_span`` · ``no_spans`` ·
             ``dangling_parent`` · ``no_root_agent_span`` · ``no_agent_output`` ·
             ``no_model_span`` · ``span_not_found`` · ``sink_failed`` (the score was computed
-            but the sink raised; see ``result``).
+            but the sink raised; see ``result``) · ``invalid_otlp`` (an OTLP payload that is
+            not JSON or not a trace request; a malformed OTLP span is ``invalid_span``).
         message: a readable message, e.g. ``Span s2 references non-existent parent s9``.
         trace_id: the trace, when known.
         span_id: the span concerned, when there is one.

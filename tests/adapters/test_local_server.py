@@ -72,3 +72,39 @@ def test_bad_options_are_refused_before_anything_starts(
     with pytest.raises(ScorerDefinitionError) as caught, llama_server(**{option: value}):
         pass
     assert str(caught.value).startswith(says)
+
+
+def _commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The command lines llama_server starts (the real server still starts)."""
+    import subprocess  # noqa: PLC0415
+
+    from scorecore_adapters import local  # noqa: PLC0415 - needs the local extra
+
+    started: list[list[str]] = []
+    real_popen = subprocess.Popen
+
+    def popen(command: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+        started.append(list(command))
+        return real_popen(command, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(local.subprocess, "Popen", popen)
+    return started
+
+
+def test_the_server_penalises_repeats_over_the_window_local_model_uses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """llama-cpp-python's server looks back 64 tokens for its repeat penalty, too short for the
+    cycle of a small model listing the same verdict again and again until the output cap (a
+    format failure): llama_server asks for LocalModel's 256 unless extra_args say otherwise."""
+    from scorecore_adapters.local import llama_server  # noqa: PLC0415 - needs the local extra
+
+    started = _commands(monkeypatch)
+    with llama_server(n_ctx=512) as url:
+        assert httpx.get(f"{url}/models", timeout=10).status_code == 200
+    with llama_server(n_ctx=512, extra_args=["--last_n_tokens_size", "64"]):
+        pass
+    default, chosen = started
+    assert default[default.index("--last_n_tokens_size") + 1] == "256"
+    assert chosen.count("--last_n_tokens_size") == 1
+    assert chosen[chosen.index("--last_n_tokens_size") + 1] == "64"

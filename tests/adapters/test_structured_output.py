@@ -468,3 +468,43 @@ async def test_a_refused_schema_does_not_undo_a_mode_that_worked(anyio_backend: 
     assert odd_reply.unwrap().structured_output == "json_object"
     assert plain.modes == ["json_schema", "json_object", "json_schema"]
     assert model.negotiated_structured_output == "json_schema"
+
+
+# A schema llama.cpp's converter refuses as written: a property documented but not typed (an
+# ``Any`` field) is "Unrecognized schema", and llama-cpp-python's server then silently decodes
+# under a grammar for *any* JSON instead of the schema's.
+UNTYPED: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["yes", "no"], "description": "the verdict"},
+        "evidence": {"description": "anything the judge found"},
+    },
+    "required": ["verdict", "evidence"],
+    "additionalProperties": False,
+}
+
+
+async def test_json_object_mode_sends_a_schema_llama_cpp_can_turn_into_a_grammar(
+    anyio_backend: str,
+) -> None:
+    """The schema in ``{"type": "json_object", "schema": ...}`` is rewritten as LocalModel's is
+    (annotations dropped, an untyped node made "any JSON value"), so the server's converter
+    takes it instead of falling back to a grammar for any JSON; its meaning is unchanged."""
+    from llama_cpp import llama_grammar  # noqa: PLC0415 - the local extra, which make test installs
+
+    with pytest.raises(AssertionError, match="Unrecognized schema"):
+        llama_grammar.json_schema_to_gbnf(json.dumps(UNTYPED))
+    server = Server({"json_object"}, reply='{"verdict": "yes", "evidence": [1, "x"]}')
+    model, client = model_for(server, structured_output="json_object")
+    request = attrs.evolve(native_request(), output_schema=UNTYPED)
+    async with client:
+        reply = (await model.generate(request)).unwrap()
+    sent = server.bodies[0]["response_format"]
+    assert sent["type"] == "json_object"
+    assert llama_grammar.json_schema_to_gbnf(json.dumps(sent["schema"]))
+    assert sent["schema"]["required"] == ["verdict", "evidence"]
+    assert sent["schema"]["properties"]["verdict"]["enum"] == ["yes", "no"]
+    assert sent["schema"]["additionalProperties"] is False
+    assert reply.structured_output == "json_object"
+    # The prompt still carries the schema as the step wrote it, descriptions included.
+    assert "anything the judge found" in server.bodies[0]["messages"][-1]["content"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import scorecore_adapters.testing as kit
 from scorecore import JudgeConfig, JudgeModel, Runtime, ScorePromptStep, create_scorer
-from scorecore.evals import ScoreStore
+from scorecore.evals.store import ScoreStore
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.judge.retry import kind_for
 from scorecore_adapters.retry import StreamErrorRetryProcessor

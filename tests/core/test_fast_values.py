@@ -1,4 +1,8 @@
-"""The run path builds its values faster than ``__init__`` does, and exactly the same values."""
+"""The run path builds its values faster than ``__init__`` does, and exactly the same values.
+
+Its constructors are written from the classes' fields (``fast_init``), so a field added to one
+of these classes is a parameter of its constructor: it cannot be left unset.
+"""
 
 from __future__ import annotations
 
@@ -20,14 +24,17 @@ from scorecore import (
     StepResults,
     create_scorer,
 )
-from scorecore._core._pipeline import make_run, make_score_result
+from scorecore._core import _pipeline
+from scorecore._core._fast_init import fast_init
 from tests import strategies as sts
 
 BUILDERS: list[tuple[type, Callable[..., Any]]] = [
-    (ScorerRun, make_run),
-    (ScoreResult, make_score_result),
+    (ScorerRun, _pipeline.make_run),
+    (ScoreResult, _pipeline.make_score_result),
+    (StepResults, _pipeline._new_results),
+    (StepContext, _pipeline._new_context),
+    (ReasonContext, _pipeline._new_reason_context),
 ]
-BUILT_INLINE = (StepResults, StepContext, ReasonContext)
 
 
 @pytest.mark.parametrize(("cls", "builder"), BUILDERS)
@@ -36,8 +43,26 @@ def test_builders_take_every_field(cls: type, builder: Callable[..., Any]) -> No
     assert list(inspect.signature(builder).parameters) == [f.name for f in attrs.fields(cls)]
 
 
-@pytest.mark.parametrize("cls", [c for c, _ in BUILDERS] + list(BUILT_INLINE))
-def test_fast_built_classes_check_nothing(cls: type) -> None:
+@pytest.mark.parametrize(("cls", "builder"), BUILDERS)
+def test_builders_set_every_field_to_its_own_argument(
+    cls: type, builder: Callable[..., Any]
+) -> None:
+    """Each field reads back the value given for it (none is set from another argument)."""
+    names = [f.name for f in attrs.fields(cls)]
+    marks = [object() for _ in names]
+    built = builder(*marks)
+    assert [getattr(built, name) for name in names] == marks
+
+
+def test_the_run_path_builds_every_value_with_a_derived_constructor() -> None:
+    """No hand-written slot setter is left: the pipeline's builders are fast_init's."""
+    assert not [name for name in vars(_pipeline) if name.startswith("_SET_")]
+    for cls, builder in BUILDERS:
+        assert builder.__name__ == f"new_{cls.__name__}"
+
+
+@pytest.mark.parametrize(("cls", "builder"), BUILDERS)
+def test_fast_built_classes_check_nothing(cls: type, builder: Callable[..., Any]) -> None:
     """None of these classes checks or converts its fields: nothing ``__init__`` does is skipped."""
     assert all(f.validator is None and f.converter is None for f in attrs.fields(cls))
 
@@ -96,3 +121,79 @@ def test_contexts_built_inline_equal_init_built_ones(pre: Any, analysis: Any, sc
             ctx.__setattr__("run", None)
         with pytest.raises(attrs.exceptions.FrozenInstanceError):
             ctx.results.__setattr__("preprocess_step_result", None)
+
+
+def test_a_field_added_to_a_class_is_a_parameter_of_its_constructor() -> None:
+    """The constructor follows the class: a new field, wherever it is, is set from its argument."""
+
+    @attrs.frozen(kw_only=True)
+    class Before:
+        run: Any
+        results: Any
+
+    @attrs.frozen(kw_only=True)
+    class After:
+        run: Any
+        added: Any
+        results: Any = None
+
+    assert list(inspect.signature(fast_init(Before)).parameters) == ["run", "results"]
+    build = fast_init(After)
+    assert list(inspect.signature(build).parameters) == ["run", "added", "results"]
+    assert build(1, 2, 3) == After(run=1, added=2, results=3)
+
+
+@attrs.frozen
+class _Validated:
+    x: int = attrs.field(validator=attrs.validators.instance_of(int))
+
+
+@attrs.frozen
+class _Converted:
+    x: int = attrs.field(converter=int)
+
+
+@attrs.frozen
+class _NotInit:
+    x: int = attrs.field(init=False, default=0)
+
+
+@attrs.frozen
+class _Hooked:
+    x: int
+
+    def __attrs_post_init__(self) -> None:
+        pass
+
+
+@attrs.frozen(cache_hash=True)
+class _CachedHash:
+    x: int
+
+
+@attrs.frozen(slots=False)
+class _NoSlots:
+    x: int
+
+
+class _Plain:
+    __slots__ = ("x",)
+
+
+@pytest.mark.parametrize(
+    ("cls", "why"),
+    [
+        (_Validated, "checked or converted"),
+        (_Converted, "checked or converted"),
+        (_NotInit, "init=False"),
+        (_Hooked, "hook"),
+        (_CachedHash, "not fields"),
+        (_NoSlots, "no slots"),
+        (_Plain, "not an attrs class"),
+    ],
+)
+def test_a_class_whose_init_does_more_than_set_its_fields_is_refused(cls: type, why: str) -> None:
+    """Setting slots would skip what __init__ does: refused when the constructor is made."""
+    with pytest.raises(TypeError, match=why) as caught:
+        fast_init(cls)
+    assert cls.__qualname__ in str(caught.value)

@@ -217,3 +217,57 @@ async def test_an_entry_without_a_known_mode_is_still_a_hit(
                    (json.dumps({**entry, **stored}),))
     async with SqliteJudgeCache(tmp_path / "c.db") as cache:
         assert await cache.get("k") == JudgeResponse(text="{}")
+
+
+async def test_concurrent_gets_are_read_together_each_getting_its_own(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """Gets asked in the same round are one query (a warm re-run asks 64 at a time); each
+    still answers its own key, a missing key among them is a miss, and a get alone or a
+    repeated key is answered too."""
+    async with SqliteJudgeCache(tmp_path / "c.db") as cache:
+        for i in range(30):
+            await cache.put(f"k{i}", JudgeResponse(text=f"reply {i}"))
+        queries: list[str] = []
+        cache._inline().set_trace_callback(queries.append)
+        got: dict[str, str | None] = {}
+
+        async def get(key: str) -> None:
+            response = await cache.get(key)
+            got[key] = None if response is None else response.text
+
+        keys = [f"k{i}" for i in range(30)] + ["missing", "k3"]
+        async with anyio.create_task_group() as tg:
+            for key in keys:
+                tg.start_soon(get, key)
+        assert got == {**{f"k{i}": f"reply {i}" for i in range(30)}, "missing": None}
+        selects = [q for q in queries if q.startswith("SELECT")]
+        assert 1 <= len(selects) <= 2  # the repeated key may be read on its own
+        queries.clear()
+        alone = await cache.get("k7")
+        assert alone is not None
+        assert alone.text == "reply 7"
+        assert len(queries) == 1
+
+
+async def test_a_get_cancelled_while_waiting_leaves_the_others_answered(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """A get cancelled in its round is not read for; the gets beside it still are."""
+    async with SqliteJudgeCache(tmp_path / "c.db") as cache:
+        await cache.put("a", JudgeResponse(text="A"))
+        await cache.put("b", JudgeResponse(text="B"))
+        answers: list[str | None] = []
+
+        async def get(key: str) -> None:
+            response = await cache.get(key)
+            answers.append(None if response is None else response.text)
+
+        async with anyio.create_task_group() as tg:
+            with anyio.CancelScope() as scope:
+                scope.cancel()
+                await cache.get("a")  # cancelled at its checkpoint: never answers
+            tg.start_soon(get, "b")
+            tg.start_soon(get, "a")
+        assert sorted(a or "" for a in answers) == ["A", "B"]
+        assert cache.errors == 0

@@ -12,6 +12,8 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scorecore._core._cache import SchemaKey, request_key
+from scorecore._core._structured import TypedSchema
 from scorecore.judge import JudgeMessage, JudgeRequest, ModelSettings
 from scorecore.judge.economics import cache_key
 
@@ -211,3 +213,83 @@ def test_a_json_schema_and_an_int_keyed_one_each_keep_their_key() -> None:
     assert _key(plain) == _key(attrs.evolve(plain))
     assert _key(odd) == _key(attrs.evolve(odd))
     assert _key(plain) != _key(odd)
+
+
+def _previous_key(
+    request: JudgeRequest, *, provider: str, model_id: str, trial: int = 0,
+    identity: str | None = None,
+) -> str:
+    """cache_key as the previous release wrote it: one walk and one json.dumps of it all."""
+    import hashlib  # noqa: PLC0415 - the reference needs it alone
+
+    from scorecore._core._cache import _KEY_VERSION, _feed, _plain_json  # noqa: PLC0415
+
+    settings = request.settings
+    canonical = {
+        "provider": provider, "model_id": model_id, "trial": trial,
+        "messages": [(m.role, m.content) for m in request.messages],
+        "output_schema": request.output_schema, "native_schema": request.native_schema,
+        **({} if identity is None else {"identity": identity}),
+        "settings": {"temperature": settings.temperature, "top_p": settings.top_p,
+                     "max_output_tokens": settings.max_output_tokens, "seed": settings.seed,
+                     "extra": settings.extra},
+    }
+    if _plain_json(canonical):
+        text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), allow_nan=True)
+        return hashlib.sha256(_KEY_VERSION + b"J" + text.encode()).hexdigest()
+    out = [_KEY_VERSION]
+    _feed(out, canonical)
+    return hashlib.sha256(b"".join(out)).hexdigest()
+
+
+_odd_schema = st.dictionaries(st.integers(-3, 3) | _text, _mixed, max_size=3)
+
+
+@given(
+    _requests, st.none() | _text, st.integers(0, 3) | st.just(2**50_000),
+    st.none() | _odd_schema | st.builds(
+        lambda s: TypedSchema(s, output_type=dict), st.dictionaries(_text, _json, max_size=3)),
+)
+def test_keys_are_the_previous_release_s_so_old_caches_still_hit(
+    request: JudgeRequest, identity: str | None, trial: int, schema: Any,
+) -> None:
+    """The key of any request, written in parts (the schema's once per step), is the key the
+    previous release computed in one go: a cache filled before the change still hits."""
+    if schema is not None:
+        request = attrs.evolve(request, output_schema=schema)
+    expected = _previous_key(request, provider="p", model_id="m", trial=trial,
+                             identity=identity)
+    assert cache_key(request, provider="p", model_id="m", trial=trial,
+                     identity=identity) == expected
+    compiled = SchemaKey(request.output_schema)
+    assert request_key(request, provider="p", model_id="m", trial=trial, identity=identity,
+                       schema=compiled) == expected
+
+
+def test_known_requests_keep_their_keys() -> None:
+    """Keys written by earlier releases, pinned: the JSON path, a plain-text request, a typed
+    schema, int keys and a huge seed (the exact path)."""
+    short = [JudgeMessage(role="user", content="q")]
+    requests = {
+        "7a0f0c107ff59456a44df1a2b6bf69a773e3dfac29f750ed86d1eadde8e3e701": (JudgeRequest(
+            messages=[JudgeMessage(role="system", content="Grade it."),
+                      JudgeMessage(role="user", content="Ünïcode ✓ \ud800")],
+            output_schema={"type": "object", "properties": {"score": {"type": "number"}},
+                           "required": ["score"]},
+            native_schema=True,
+            settings=ModelSettings(temperature=0.0, max_output_tokens=1024,
+                                   extra={"b": [1, 2.5], "a": None}),
+        ), {"provider": "openai", "model_id": "gpt-4o-mini", "trial": 2, "identity": "http://h"}),
+        "d475aa23c273168823b78e8bad27d52de18d954a78cd746ed81561731bfc8bb7": (
+            JudgeRequest(messages=short), {}),
+        "b1c66abce7d81e8f6ec6a99534bedfaf49d4ef2e92cf507d290eae01129ff434": (JudgeRequest(
+            messages=short, output_schema=TypedSchema({"type": "string"}, output_type=str),
+        ), {"trial": 1}),
+        "d06f8830f7683b38fb4f1cb28a18a4b538181ef51bb160a864706f4c1c00bbef": (JudgeRequest(
+            messages=short, output_schema={1: "one", "x": (1, 2)}), {}),
+        "11a7a92a12726319491b04e1f912e1ff3e087a8e65496ab30a15c14501fe181c": (JudgeRequest(
+            messages=short, output_schema={"type": "number"},
+            settings=ModelSettings(seed=10**5000)), {}),
+    }
+    for key, (request, options) in requests.items():
+        assert cache_key(request, **{"provider": "p", "model_id": "m", **options}) == key

@@ -218,3 +218,18 @@ async def test_a_bad_run_cap_is_refused_before_anything_runs(
     with pytest.raises(EvalConfigError, match=r"max_output_tokens must be an int >= 1"):
         await run_evals(_items(1), [_scorer(judge)], max_output_tokens=bad)  # type: ignore[arg-type]
     assert judge.caps == []
+
+
+def test_a_step_s_capped_settings_are_made_once_and_follow_its_extra() -> None:
+    """The capped copy is kept per settings value (every run of a step reuses it); a cap put
+    into ``extra`` afterwards still wins, as the request body sends it."""
+    from scorecore._core._judge import with_default_cap  # noqa: PLC0415 - internal helper
+
+    extra: dict[str, Any] = {"top_k": 3}
+    settings = ModelSettings(temperature=0.0, extra=extra)
+    capped = with_default_cap(settings, 512)
+    assert capped == ModelSettings(temperature=0.0, max_output_tokens=512, extra=extra)
+    assert with_default_cap(settings, 512) is capped
+    assert with_default_cap(settings, 256).max_output_tokens == 256
+    extra["max_tokens"] = 64
+    assert with_default_cap(settings, 512) is settings

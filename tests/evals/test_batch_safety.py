@@ -19,7 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore import Scorer, create_scorer
-from scorecore.evals import CompletedScore, EvalConfigError, ScoreRow, ScoreStore, run_evals
+from scorecore.evals import EvalConfigError, ScoreRow, run_evals
+from scorecore.evals.store import CompletedScore, ScoreStore
 from scorecore_adapters.cli import main
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import InMemoryScoreStore

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorecore.evals import bootstrap_mean_interval
 from scorecore.evals._agreement_stats import (
     average_ranks,
     kappa,
@@ -22,6 +21,7 @@ from scorecore.evals._agreement_stats import (
     spearman,
 )
 from scorecore.evals._bootstrap import bootstrap_interval, percentile_interval
+from scorecore.evals._compare import bootstrap_mean_interval
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 scipy_stats = pytest.importorskip("scipy.stats")

@@ -11,18 +11,10 @@ from hypothesis import strategies as st
 from returns.result import Success
 
 from scorecore import create_scorer
-from scorecore.evals import (
-    CompletedScore,
-    EvalItem,
-    InvalidItem,
-    ItemFailure,
-    ItemRows,
-    ItemScorer,
-    RunIds,
-    item_key,
-    read_item,
-)
+from scorecore.evals import EvalItem, InvalidItem
 from scorecore.evals._checks import is_finite_number
+from scorecore.evals.engine import ItemFailure, ItemRows, ItemScorer, RunIds, item_key, read_item
+from scorecore.evals.store import CompletedScore
 from scorecore.validators import is_int, is_number
 from scorecore_adapters.testing import virtual_runtime
 
@@ -123,7 +115,7 @@ async def test_item_rows_store_each_run_once_and_nothing_for_a_repeat(anyio_back
     two = create_scorer(id="two", description="d").generate_score(lambda ctx: 0.5)
     done = {("b:#0", "two"): CompletedScore(status="scored", score=0.5)}
     score = ItemScorer(scorers=[one, two], target=None, runtime=runtime, batch_id="b", done=done)
-    rows = ItemRows(batch_id="b", scorers=[one, two], target_name=None)
+    rows = ItemRows(batch_id="b", scorers=[one, two], target=None)
     first = await score(0, {"input": "x", "output": "x"})
     kept, saved = rows.rows(first)
     assert kept == first

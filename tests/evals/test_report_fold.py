@@ -11,14 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore import create_scorer, not_scorable
-from scorecore.evals import (
-    EvalReport,
-    ItemResult,
-    ReportFold,
-    ScorerOutcome,
-    Threshold,
-    run_evals,
-)
+from scorecore.evals import EvalReport, ItemResult, Threshold, run_evals
+from scorecore.evals.engine import ReportFold
+from scorecore.evals.results import ScorerOutcome
 
 IDS = ("a", "b")
 

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from scorecore import JudgeConfig, PromptStep, ScorePromptStep, Scorer, create_scorer, not_scorable
 from scorecore._core._redact import redact_secrets
 from scorecore.evals import (
-    CompletedScore,
     EvalConfigError,
     EvalItem,
     InvalidItem,
@@ -24,10 +23,10 @@ from scorecore.evals import (
     ScoreRow,
     StoreError,
     Threshold,
-    item_from_mapping,
-    row_id,
     run_evals,
 )
+from scorecore.evals.engine import item_from_mapping
+from scorecore.evals.store import CompletedScore, row_id
 from scorecore_adapters.testing import (
     FunctionJudge,
     InMemoryScoreStore,

@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore import create_scorer, not_scorable
-from scorecore.evals import EvalItem, ScoreRow, StoreError, row_id, run_evals, storable_row
+from scorecore.evals import EvalItem, ScoreRow, StoreError, run_evals
 from scorecore.evals._storable import MAX_DEPTH
+from scorecore.evals.store import row_id, storable_row
 from scorecore_adapters.cache import open_cache
 from scorecore_adapters.storage import (
     PostgresScoreStore,

@@ -25,7 +25,8 @@ import anyio
 import attrs
 import pytest
 
-from scorecore.evals import ScoreRow, StoredRowError, compare, decode_row, row_id
+from scorecore.evals import ScoreRow, compare
+from scorecore.evals.store import StoredRowError, decode_row, row_id
 from scorecore_adapters.cli import main
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import InMemoryScoreStore

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from scorecore import create_scorer, not_scorable
-from scorecore.evals import EvalConfigError, ItemResult, ReportFold, ScorerOutcome, run_evals
+from scorecore.evals import EvalConfigError, ItemResult, run_evals
+from scorecore.evals.engine import ReportFold
+from scorecore.evals.results import ScorerOutcome
 from scorecore_adapters.cli import main
 
 

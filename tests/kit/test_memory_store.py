@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore import ScorerDefinitionError, create_scorer
-from scorecore.evals import BatchSummary, ScoreRow, StoreError, compare, row_id, run_evals
+from scorecore.evals import ScoreRow, StoreError, compare, run_evals
+from scorecore.evals.store import BatchSummary, row_id
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.strategies import json_values
 from scorecore_adapters.testing import InMemoryScoreStore

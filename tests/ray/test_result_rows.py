@@ -1,9 +1,10 @@
 """The law behind score_dataset's exact report: results → Arrow result rows → results folds equal.
 
-The actors turn each item's result into result rows (an Arrow table, as Ray Data carries them);
-the driver regroups them and folds the report. For any results — any finite scores (subnormal,
-huge, negative zero), any text (lone surrogates included), failed items, repeats — the report
-is the one the original results fold to, to the last bit. No Ray runtime needed.
+The actors turn each item's result into the engine's result rows (an Arrow table, as Ray Data
+carries them); the driver regroups them and folds the report. For any results — any finite
+scores (subnormal, huge, negative zero), any text (lone surrogates included), failed items,
+repeats — the report is the one the original results fold to, to the last bit. No Ray runtime
+needed.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.evals import ItemResult, ReportFold, ScorerOutcome, Threshold
-from scorecore_adapters.ray import _regroup, _result_rows, _result_schema
+from scorecore.evals import ItemResult, Threshold
+from scorecore.evals.engine import ReportFold, result_rows
+from scorecore.evals.engine import item_results as regroup
+from scorecore.evals.results import ScorerOutcome
+from scorecore_adapters.ray._items import result_schema
 
 SCORERS = ("a", "b", "c")
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too
@@ -57,8 +61,8 @@ def _fold(results: list[ItemResult]) -> Any:
 @given(item_results())
 def test_the_report_survives_the_result_rows_exactly(results: list[ItemResult]) -> None:
     """Folding the regrouped Arrow rows gives the report the results themselves give."""
-    table = pa.Table.from_pylist(_result_rows(results), schema=_result_schema())
-    regrouped = list(_regroup(table.to_pylist()))
+    table = pa.Table.from_pylist(result_rows(results), schema=result_schema())
+    regrouped = list(regroup(table.to_pylist()))
     assert _fold(regrouped) == _fold(results)
     assert [(r.index, r.run_id, r.duplicate_of) for r in regrouped] == [
         (r.index, r.run_id, r.duplicate_of) for r in results]

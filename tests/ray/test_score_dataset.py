@@ -13,14 +13,9 @@ import attrs
 import pytest
 
 from scorecore.evals import EvalConfigError, EvalReport, InvalidItem, ScoreRow, run_evals
-from scorecore_adapters.ray import (
-    _KEY,
-    ITEM_COLUMN,
-    _decode,
-    items_dataset,
-    load_scorers,
-    score_dataset,
-)
+from scorecore_adapters.ray import ITEM_COLUMN, items_dataset, load_scorers, score_dataset
+from scorecore_adapters.ray._items import KEY as _KEY
+from scorecore_adapters.ray._items import decode as _decode
 from scorecore_adapters.storage import open_store
 from tests.ray import _scorers
 from tests.ray.conftest import RAY_WARNINGS, ROOT

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scorecore.evals import BatchCatalog, BatchSummary, ScoreRow
+from scorecore.evals import ScoreRow
+from scorecore.evals.store import BatchCatalog, BatchSummary
 from tests.evals.test_storage import STORE_KINDS, StepClock, make_store
 
 pytestmark = pytest.mark.anyio

@@ -10,14 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.evals import (
-    ScoreRow,
-    Threshold,
-    bootstrap_mean_interval,
-    compare,
-    mcnemar_p_value,
-    row_item_id,
-)
+from scorecore.evals import ScoreRow, Threshold, compare
+from scorecore.evals._compare import bootstrap_mean_interval, mcnemar_p_value
+from scorecore.evals.store import row_item_id
 from tests.results.simulation import gate_rate
 
 

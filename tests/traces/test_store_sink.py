@@ -9,7 +9,8 @@ import anyio
 import pytest
 
 from scorecore import create_scorer, not_scorable
-from scorecore.evals import ScoreRow, row_id, store_sink
+from scorecore.evals import ScoreRow, store_sink
+from scorecore.evals.store import row_id
 from scorecore.live import LiveScorer, live_scoring, scored
 from scorecore.traces import ScoreRecord, score_trace, score_traces
 from scorecore.traces._sinks import deliver

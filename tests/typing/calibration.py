@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from typing import Literal, assert_type
 
-from scorecore.evals import (
-    Calibration,
-    ConfusionMatrix,
-    Estimate,
-    EvalReport,
-    LabelValue,
-    ScoreRow,
-    calibrate,
-)
+from scorecore.evals import Calibration, EvalReport, LabelValue, ScoreRow, calibrate
+from scorecore.evals.results import ConfusionMatrix, Estimate
 from scorecore_adapters.labels import read_labels
 
 

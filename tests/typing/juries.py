@@ -8,14 +8,9 @@ from typing import Any, assert_type
 from returns.result import Result
 
 from scorecore import AgentInput, AgentOutput, Scorer, ScoreResult, ScorerRunError, create_scorer
-from scorecore.evals import (
-    EvalReport,
-    PairwiseSummary,
-    PanelAgreement,
-    krippendorff_alpha,
-    pairwise_summaries,
-    panel_agreements,
-)
+from scorecore.evals import EvalReport, pairwise_summaries, panel_agreements
+from scorecore.evals._agreement import krippendorff_alpha
+from scorecore.evals.results import PairwiseSummary, PanelAgreement
 from scorecore.scorers import (
     TEXT,
     PairwiseResult,

@@ -5,6 +5,7 @@
     scorecore eval SCORERS --data FILE.jsonl [--target MODULE:FUNCTION] [--concurrency N]
                    [--store sqlite:PATH | postgresql://...] [--threshold ID=MIN[:MAX] ...]
                    [--gate ID ...] [--resume RUN | --batch-id ID] [--output report.json]
+    scorecore eval-traces FILE SCORERS [--store ...] [the batch flags of eval]
     scorecore show BATCH [--store ...] [--failures] [--json]
     scorecore batches [--store ...] [--json]
     scorecore compare BASE NEW [--store ...] [--tolerance 0.02] [--threshold ID=MIN[:MAX] ...]
@@ -36,9 +37,9 @@ items for a verdict, 0 otherwise; it compares a scorer whose definition changed 
 ``calibrate`` exits 1 with ``--min-kappa K`` when a scorer's kappa interval reaches below K
 or kappa is undefined.
 
-One module per command (``_eval``, ``_show``, ``_batches``, ``_compare``, ``_report``,
-``_calibrate``), each subcommand's arguments in ``_parser``, and the command table that joins
-them (and builds the parser) in ``_commands``.
+One module per command (``_eval``, ``_eval_traces``, ``_show``, ``_batches``, ``_compare``,
+``_report``, ``_calibrate``), each subcommand's arguments in ``_parser``, and the command table
+that joins them (and builds the parser) in ``_commands``.
 """
 
 from __future__ import annotations

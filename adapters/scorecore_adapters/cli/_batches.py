@@ -9,7 +9,8 @@ from typing import Any, TextIO
 
 import anyio
 
-from scorecore.evals import BatchCatalog, BatchSummary, StoreError
+from scorecore.evals import StoreError
+from scorecore.evals.store import BatchCatalog, BatchSummary
 from scorecore_adapters.cli._common import (
     EXIT_PASSED,
     UsageError,

@@ -6,16 +6,8 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from scorecore.evals import (
-    Calibration,
-    ConfusionMatrix,
-    Estimate,
-    LabelValue,
-    ScorerCalibration,
-    ScoreRow,
-    Threshold,
-    calibrate,
-)
+from scorecore.evals import Calibration, LabelValue, ScoreRow, Threshold, calibrate
+from scorecore.evals.results import ConfusionMatrix, Estimate, ScorerCalibration
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,

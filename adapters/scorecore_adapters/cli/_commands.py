@@ -17,11 +17,13 @@ from scorecore_adapters.cli._batches import batches
 from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
+from scorecore_adapters.cli._eval_traces import run_eval_traces
 from scorecore_adapters.cli._parser import (
     _batches_command,
     _calibrate_command,
     _compare_command,
     _eval_command,
+    _eval_traces_command,
     _Parser,
     _report_command,
     _show_command,
@@ -46,6 +48,10 @@ class Command:
 COMMANDS: Final[dict[str, Command]] = {
     "eval": Command(help="evaluate a JSONL dataset with scorers", arguments=_eval_command,
                     run=run_eval),
+    "eval-traces": Command(
+        help="score every agent run of an OTLP trace file with scorers",
+        arguments=_eval_traces_command, run=run_eval_traces,
+    ),
     "show": Command(help="list a stored batch's rows and failure causes",
                     arguments=_show_command, run=lambda args, out, err: show(args, out)),
     "batches": Command(help="list the stored batches", arguments=_batches_command,

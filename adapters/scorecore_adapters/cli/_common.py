@@ -10,7 +10,7 @@ from typing import Any, Final, TextIO
 import anyio
 
 from scorecore.evals import ScoreRow, StoreError
-from scorecore_adapters.storage import Store, open_store
+from scorecore_adapters.storage import Store, StoreUrl, open_store
 
 DEFAULT_STORE: Final = "sqlite:scorecore.db"
 EXIT_PASSED: Final = 0
@@ -32,13 +32,12 @@ def clip(text: str, limit: int = 200) -> str:
 def open_url(url: str, *, must_exist: bool = False, read_only: bool = False) -> Store:
     """The store ``url`` names; a bad URL, a missing driver or SQLite file: a usage error."""
     try:
-        store = open_store(url, read_only=read_only)
+        parsed = StoreUrl.for_store(url)
+        store = open_store(parsed, read_only=read_only)
     except (ValueError, StoreError) as exc:
         raise UsageError(str(exc)) from None
-    if must_exist and url.startswith("sqlite:"):
-        path = Path(store.url.removeprefix("sqlite:"))
-        if not path.is_file():
-            raise UsageError(f"store {store.url} does not exist")
+    if must_exist and parsed.path is not None and not Path(parsed.path).is_file():
+        raise UsageError(f"store {store.url} does not exist")
     return store
 
 

@@ -6,8 +6,9 @@ import argparse
 from collections.abc import Sequence
 from typing import Final, TextIO
 
-from scorecore.evals import Comparison, ScorerComparison, ScoreRow, Threshold
+from scorecore.evals import Comparison, ScoreRow, Threshold
 from scorecore.evals import compare as compare_rows
+from scorecore.evals.results import ScorerComparison
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
     EXIT_NO_VERDICT,

@@ -6,10 +6,10 @@ import argparse
 import json
 import shlex
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO, final
+from typing import Any, Protocol, TextIO, final
 
 import anyio
 import anyio.to_thread
@@ -18,6 +18,7 @@ import attrs
 from scorecore.evals import (
     EvalConfigError,
     EvalReport,
+    ItemLike,
     ItemResult,
     StoreError,
     Threshold,
@@ -41,6 +42,7 @@ from scorecore_adapters.cli._economics import (
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
+from scorecore_adapters.cli._otel import OtelReporter
 from scorecore_adapters.cli._ray import run_on_ray, start_ray
 from scorecore_adapters.cli._trust import print_agreements
 from scorecore_adapters.report._causes import FailureGroup, FailureTally, cause_of_outcome
@@ -97,9 +99,11 @@ class _Progress:
     plain lines otherwise."""
 
     def __init__(
-        self, total: int, *, rich_output: bool, out: TextIO, unit: str = "items"
+        self, total: int, *, rich_output: bool, out: TextIO, unit: str = "items",
+        also: Callable[[ItemResult], None] | None = None,
     ) -> None:
         self.total = total
+        self.also = also
         self.unit = unit
         self.done = 0
         self.failed = 0
@@ -125,6 +129,8 @@ class _Progress:
             self._bar.stop()
 
     def __call__(self, result: ItemResult) -> None:
+        if self.also is not None:
+            self.also(result)
         self.done += 1
         if result.error is not None or any(o.status == "failed" for o in result.outcomes):
             self.failed += 1
@@ -211,6 +217,27 @@ def _new_batch_id(data: Path) -> str:
 
 
 
+class DatasetReader(Protocol):
+    """What ``eval`` reads items from: a JSONL dataset, or (``eval-traces``) a trace file."""
+
+    invalid: int
+    """Unreadable lines or records so far (they make the exit code 2)."""
+    shown: str
+    """The file's path as printed."""
+
+    def count(self) -> int:
+        """How many items iterating will yield (for the progress bar)."""
+        ...
+
+    def __iter__(self) -> Iterator[ItemLike]:
+        """The items, streamed; an unreadable one as an ``InvalidItem``."""
+        ...
+
+
+MakeReader = Callable[[Path, TextIO], DatasetReader]
+"""Opens the data file given on the command line (already checked to exist)."""
+
+
 @final
 @attrs.frozen(kw_only=True)
 class _EvalPlan:
@@ -220,12 +247,14 @@ class _EvalPlan:
     thresholds: dict[str, Threshold]
     gates: list[str]
     batch_id: str
-    reader: JsonlReader
+    reader: DatasetReader
     total: int
     store: Store
 
 
-def _plan_eval(args: argparse.Namespace, err: TextIO) -> _EvalPlan:
+def _plan_eval(
+    args: argparse.Namespace, err: TextIO, reader_of: MakeReader | None = None
+) -> _EvalPlan:
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1, got {args.concurrency}")
     loaded = load_scorers(args.scorers)
@@ -253,7 +282,8 @@ def _plan_eval(args: argparse.Namespace, err: TextIO) -> _EvalPlan:
     given = args.resume or args.batch_id
     if given is not None:
         _check_batch_id(given, "--resume" if args.resume else "--batch-id")
-    reader = JsonlReader(data_path, needs_output=target is None, warn=err)
+    reader = (JsonlReader(data_path, needs_output=target is None, warn=err)
+              if reader_of is None else reader_of(data_path, err))
     return _EvalPlan(
         loaded=loaded, data_path=data_path, target=target, thresholds=thresholds, gates=gates,
         batch_id=given or _new_batch_id(data_path), reader=reader,
@@ -327,19 +357,29 @@ async def _run_plan(
         raise UsageError(str(exc)) from None
 
 
-def run_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Run ``scorecore eval``; returns the exit code."""
-    plan = _plan_eval(args, err)
+def run_eval(
+    args: argparse.Namespace, out: TextIO, err: TextIO, *, reader: MakeReader | None = None,
+    unit: str = "items",
+) -> int:
+    """Run ``scorecore eval`` (or, with another ``reader``, ``eval-traces``); returns the exit
+    code."""
+    plan = _plan_eval(args, err, reader)
     rich_output = out.isatty()
     for sid, why in plan.loaded.skipped.items():
         print(f"skipped: {sid} ({why})", file=out)
     if not plan.loaded.scorers:
         raise UsageError("every selected scorer was skipped; nothing to run")
     # With --trials N every item completes N times (once per trial).
+    reporter = (OtelReporter(args.otel_endpoint, thresholds=plan.thresholds, gates=plan.gates)
+                if args.otel_endpoint else None)
     progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out,
-                         unit="item trials" if args.trials > 1 else "items")
+                         unit=f"{unit[:-1]} trials" if args.trials > 1 else unit, also=reporter)
     ray_cache = start_ray(args, out) if args.engine == "ray" else None
-    report = anyio.run(lambda: _run_plan(plan, args, out, progress, ray_cache))
+    try:
+        report = anyio.run(lambda: _run_plan(plan, args, out, progress, ray_cache))
+    finally:
+        if reporter is not None:
+            reporter.close()
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
     progress.judges.print(report.duration, out=out)

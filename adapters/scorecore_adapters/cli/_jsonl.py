@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final, TextIO, final
 
-from scorecore.evals import InvalidItem, ItemLike, item_from_mapping
+from scorecore.evals import InvalidItem, ItemLike
+from scorecore.evals.engine import item_from_mapping
 from scorecore_adapters.cli._common import clip as _clip
 
 MAX_NESTING: Final = 128

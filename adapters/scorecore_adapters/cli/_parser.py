@@ -71,11 +71,9 @@ def _comparison_rules(command: argparse.ArgumentParser) -> None:
                               "definition; by default changed scorers are compared and marked")
 
 
-def _eval_command(ev: argparse.ArgumentParser) -> None:
-    ev.add_argument("scorers", metavar="SCORERS",
-                    help="path/to/scorers.py or a module, optionally :id1,id2")
-    ev.add_argument("--data", required=True, help="the JSONL dataset (one item per line)")
-    ev.add_argument("--target", help="module:function producing each item's output")
+def _batch_flags(ev: argparse.ArgumentParser) -> None:
+    """The flags ``eval`` and ``eval-traces`` share: concurrency, store, gates, resume, report,
+    judge economics."""
     ev.add_argument("--concurrency", type=int, default=8, help="items in flight (default 8)")
     _store(ev)
     ev.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
@@ -86,7 +84,27 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--resume", metavar="RUN", help="resume the batch RUN, skipping stored rows")
     ev.add_argument("--batch-id", help="the id of a new batch (default: generated)")
     ev.add_argument("--output", help="write the report as JSON to this file")
+    ev.add_argument("--otel-endpoint", metavar="URL",
+                    help="also report each scored run as a gen_ai.evaluation.result event to "
+                         "this OTLP/HTTP traces endpoint (needs scorecore[otel])")
     add_economics_flags(ev)
+
+
+def _eval_traces_command(ev: argparse.ArgumentParser) -> None:
+    ev.add_argument("file", metavar="FILE",
+                    help="OTLP/JSON traces: the Collector file exporter's JSON lines, or one "
+                         "request")
+    ev.add_argument("scorers", metavar="SCORERS",
+                    help="path/to/scorers.py or a module, optionally :id1,id2")
+    _batch_flags(ev)
+
+
+def _eval_command(ev: argparse.ArgumentParser) -> None:
+    ev.add_argument("scorers", metavar="SCORERS",
+                    help="path/to/scorers.py or a module, optionally :id1,id2")
+    ev.add_argument("--data", required=True, help="the JSONL dataset (one item per line)")
+    ev.add_argument("--target", help="module:function producing each item's output")
+    _batch_flags(ev)
     ev.add_argument("--engine", choices=("local", "ray"), default="local",
                     help="local: in this process (default); ray: a Ray Data actor pool "
                          "(RAY_ADDRESS or a local cluster; needs scorecore[ray])")

@@ -22,15 +22,20 @@ from scorecore.judge.economics import Pricing
 from scorecore_adapters.cache import open_cache
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._loading import load_scorers, load_target
+from scorecore_adapters.storage import StoreUrl
 
 
 def _check_store(args: argparse.Namespace) -> None:
     """What ``score_dataset`` would refuse about ``--store``, said in the command's flags and
     before Ray starts (it takes seconds)."""
     store: str = args.store
-    if not store.startswith("sqlite:"):
+    try:
+        parsed = StoreUrl.for_store(store)
+    except ValueError as exc:
+        raise UsageError(f"--store: {exc}") from None
+    if parsed.kind != "sqlite":
         return
-    if store.removeprefix("sqlite:") == ":memory:":
+    if parsed.path == ":memory:":
         raise UsageError(f"--store {store} would keep the rows inside a Ray actor, which ends "
                          f"with the batch; give a file (--store sqlite:PATH) or "
                          f"--store postgresql://… with --engine ray")
@@ -97,11 +102,11 @@ def start_ray(args: argparse.Namespace, out: TextIO) -> str | None:
 
 def _check_cluster(args: argparse.Namespace) -> None:
     """A SQLite ``--store`` on a cluster that is not this one machine (``RAY_ADDRESS``)."""
-    from scorecore_adapters.ray import _several_workers  # noqa: PLC0415 - the ray extra
+    from scorecore_adapters.ray._checks import several_workers  # noqa: PLC0415 - the ray extra
 
-    if not args.store.startswith("sqlite:"):
+    if StoreUrl.for_store(args.store).kind != "sqlite":  # checked by _check_store
         return
-    if _several_workers(args.workers) is not None:
+    if several_workers(args.workers) is not None:
         raise UsageError(f"--store {args.store} is a SQLite file, which one local worker only "
                          f"can write, but the Ray cluster (RAY_ADDRESS) is not this one "
                          f"machine: give --store postgresql://… that every worker can reach")
@@ -110,12 +115,14 @@ def _check_cluster(args: argparse.Namespace) -> None:
 def _ray_cache(args: argparse.Namespace, out: TextIO) -> str | None:
     """``--cache``, unless it is a SQLite (or memory) cache and the run has more than one local
     worker: then no cache, with a note saying why."""
-    from scorecore_adapters.ray import _several_workers  # noqa: PLC0415 - the ray extra
+    from scorecore_adapters.ray._checks import several_workers  # noqa: PLC0415 - the ray extra
 
     url: str = args.cache
-    if args.no_cache or url.startswith(("postgresql://", "postgres://")):
-        return None if args.no_cache else url
-    several = _several_workers(args.workers)
+    if args.no_cache:
+        return None
+    if StoreUrl.for_cache(url).shared:  # checked by start_ray
+        return url
+    several = several_workers(args.workers)
     if several is None:
         return url
     print(f"note: --engine ray runs without the judge cache: {url} cannot be shared by "

@@ -5,13 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from scorecore.evals import (
-    PairwiseSummary,
-    PanelAgreement,
-    ScoreRow,
-    pairwise_summaries,
-    panel_agreements,
-)
+from scorecore.evals import ScoreRow, pairwise_summaries, panel_agreements
+from scorecore.evals.results import PairwiseSummary, PanelAgreement
 from scorecore_adapters.report._text import number, percent
 
 __all__ = ["print_agreements", "print_trust", "trust_json"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scorecore.evals import Calibration, ConfusionMatrix, Estimate, ScorerCalibration
+from scorecore.evals import Calibration
+from scorecore.evals.results import ConfusionMatrix, Estimate, ScorerCalibration
 from scorecore_adapters.report._text import esc
 
 _LISTED = 50

@@ -2,7 +2,7 @@
 
 A run's structured cause (``ScorerRunError.cause``) is at hand while a batch runs; a stored row
 keeps its text (``metadata["error"]``) and its kind (``metadata["cause"]``, both from
-:func:`scorecore.evals.failure_kind`). :func:`cause_of_row` reads that kind, and recovers it
+:func:`scorecore.evals.engine.failure_kind`). :func:`cause_of_row` reads that kind, and recovers it
 from the message the cause's ``describe()`` wrote for rows stored before rows kept it. Both give
 the same :class:`FailureCause` for the same failure, so ``scorecore eval`` and
 ``scorecore show`` group alike.
@@ -17,7 +17,9 @@ from typing import Final, final
 import attrs
 
 from scorecore import ScorerRunError
-from scorecore.evals import ScorerOutcome, ScoreRow, failure_kind
+from scorecore.evals import ScoreRow
+from scorecore.evals.engine import failure_kind
+from scorecore.evals.results import ScorerOutcome
 
 __all__ = [
     "FailureCause",
@@ -112,7 +114,7 @@ def cause_of_outcome(outcome: ScorerOutcome, *, item_error: str | None = None) -
 
     ``item_error`` is the item's own error (:attr:`ItemResult.error`): the item failed as a whole.
 
-    >>> from scorecore.evals import ScorerOutcome
+    >>> from scorecore.evals.results import ScorerOutcome
     >>> cause_of_outcome(ScorerOutcome(scorer_id="s", status="failed", error="scorer raised X"))
     FailureCause(kind='error', message='scorer raised X', step=None)
     """

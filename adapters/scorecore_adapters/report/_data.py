@@ -16,15 +16,10 @@ from typing import Any, Final
 
 import attrs
 
-from scorecore.evals import (
-    EvalReport,
-    ItemResult,
-    ReportFold,
-    ScorerOutcome,
-    ScoreRow,
-    Threshold,
-    row_item_id,
-)
+from scorecore.evals import EvalReport, ItemResult, ScoreRow, Threshold
+from scorecore.evals.engine import ReportFold
+from scorecore.evals.results import ScorerOutcome
+from scorecore.evals.store import row_item_id
 from scorecore_adapters.report._causes import FailureCause, FailureTally, cause_of_row
 from scorecore_adapters.report._text import packed_json
 

@@ -6,16 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 from urllib.parse import quote
 
-from scorecore.evals import (
-    Calibration,
-    Comparison,
-    EvalReport,
-    ScorerComparison,
-    ScoreRow,
-    Threshold,
-    compare,
-    row_item_id,
-)
+from scorecore.evals import Calibration, Comparison, EvalReport, ScoreRow, Threshold, compare
+from scorecore.evals.results import ScorerComparison
+from scorecore.evals.store import row_item_id
 from scorecore_adapters.report._assets import CSS, JS
 from scorecore_adapters.report._calibration import calibration_section
 from scorecore_adapters.report._charts import histogram_svg, status_svg

@@ -9,13 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from scorecore.evals import (
-    PairwiseSummary,
-    PanelAgreement,
-    ScoreRow,
-    pairwise_summaries,
-    panel_agreements,
-)
+from scorecore.evals import ScoreRow, pairwise_summaries, panel_agreements
+from scorecore.evals.results import PairwiseSummary, PanelAgreement
 from scorecore_adapters.report._text import esc, number, percent
 
 __all__ = ["trust_sections"]

@@ -1,8 +1,8 @@
 """Score stores: SQLite (the embedded default) and PostgreSQL, plus :func:`open_store`.
 
-Both implement :class:`scorecore.evals.ScoreStore` over one table (``scorecore_scores`` by
+Both implement :class:`scorecore.evals.store.ScoreStore` over one table (``scorecore_scores`` by
 default) whose columns are Mastra's ``mastra_scorers`` columns, camelCase and quoted
-(:data:`scorecore.evals.SCORE_COLUMNS` names them), plus scorecore's ``status`` column.
+(:data:`scorecore.evals.store.SCORE_COLUMNS` names them), plus scorecore's ``status`` column.
 ``("runId", "scorerId")`` is unique and every save is an upsert inside one transaction, so
 saving is idempotent and a batch killed at any point resumes cleanly.
 
@@ -27,11 +27,13 @@ from scorecore_adapters.storage._common import import_psycopg, redact_url
 from scorecore_adapters.storage._postgres import PostgresScoreStore
 from scorecore_adapters.storage._schema import DEFAULT_TABLE
 from scorecore_adapters.storage._sqlite import SqliteScoreStore
+from scorecore_adapters.storage._url import StoreUrl
 
 __all__ = [
     "DEFAULT_TABLE",
     "PostgresScoreStore",
     "SqliteScoreStore",
+    "StoreUrl",
     "open_store",
     "redact_url",
 ]
@@ -40,7 +42,9 @@ Store: TypeAlias = SqliteScoreStore | PostgresScoreStore
 """Either store (what :func:`open_store` returns)."""
 
 
-def open_store(url: str, *, table: str = DEFAULT_TABLE, read_only: bool = False) -> Store:
+def open_store(
+    url: str | StoreUrl, *, table: str = DEFAULT_TABLE, read_only: bool = False
+) -> Store:
     """Build the store a URL names (not yet open: use ``async with``).
 
     ``sqlite:PATH`` (relative or absolute; ``sqlite:///abs/path`` and ``sqlite::memory:``
@@ -49,7 +53,7 @@ def open_store(url: str, *, table: str = DEFAULT_TABLE, read_only: bool = False)
     (what ``scorecore show`` does).
 
     Raises:
-        ValueError: the URL names no known store.
+        ValueError: the URL names no known store (see :meth:`StoreUrl.for_store`).
         StoreError: a PostgreSQL URL, but psycopg is not installed
             (``pip install 'scorecore[postgres]'``).
 
@@ -58,17 +62,11 @@ def open_store(url: str, *, table: str = DEFAULT_TABLE, read_only: bool = False)
     >>> open_store("postgresql://me:pw@localhost/db")
     PostgresScoreStore('postgresql://me:***@localhost/db', table='scorecore_scores')
     """
-    if url.startswith(("postgresql://", "postgres://")):
-        import_psycopg(redact_url(url))
-        return PostgresScoreStore(url, table=table, read_only=read_only)
-    if url.startswith("sqlite:"):
-        path = url.removeprefix("sqlite:")
-        if path.startswith("//"):
-            # sqlite:///abs/path (SQLAlchemy style) → /abs/path; sqlite://rel → rel
-            path = path[2:]
-        if not path:
-            raise ValueError(f"store URL {url!r} names no file; use sqlite:PATH")
-        return SqliteScoreStore(path, table=table, read_only=read_only)
-    raise ValueError(
-        f"unknown store URL {redact_url(url)!r}; use sqlite:PATH or postgresql://USER@HOST/DB"
-    )
+    parsed = url if isinstance(url, StoreUrl) else StoreUrl.for_store(url)
+    if parsed.kind == "postgres":
+        import_psycopg(parsed.shown)
+        return PostgresScoreStore(parsed.url, table=table, read_only=read_only)
+    if parsed.kind == "sqlite" and parsed.path is not None:
+        return SqliteScoreStore(parsed.path, table=table, read_only=read_only)
+    raise ValueError(f"{parsed.shown!r} is a judge cache URL, not a store's; use sqlite:PATH or "
+                     f"postgresql://USER@HOST/DB")

@@ -1,4 +1,4 @@
-"""Listing the stored batches (:class:`scorecore.evals.BatchCatalog`): one SQL for both stores."""
+"""Listing the stored batches (:class:`scorecore.evals.store.BatchCatalog`): one SQL for both."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from scorecore.evals import SCORE_COLUMNS, BatchSummary, ScoreRow, StoredRowError
+from scorecore.evals import ScoreRow
+from scorecore.evals.store import SCORE_COLUMNS, BatchSummary, StoredRowError
 from scorecore_adapters.storage._schema import BATCH_ID, CREATED_AT, RUN_ID, SCORER_ID, STATUS, q
 
 _UPDATED_AT: Final = next(c.name for c in SCORE_COLUMNS if c.attr == "updated_at")

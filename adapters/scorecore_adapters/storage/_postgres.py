@@ -10,7 +10,8 @@ from typing import Any, Self, final
 import anyio
 import anyio.to_thread
 
-from scorecore.evals import BatchSummary, CompletedScore, ScoreRow, StoreError
+from scorecore.evals import ScoreRow, StoreError
+from scorecore.evals.store import BatchSummary, CompletedScore
 from scorecore_adapters.storage._batches import (
     UnreadableTime,
     batches_sql,

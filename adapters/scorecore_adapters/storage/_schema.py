@@ -1,4 +1,5 @@
-"""The table both stores share: columns from :data:`scorecore.evals.SCORE_COLUMNS`, rows ↔ records.
+"""The table both stores share: columns from :data:`scorecore.evals.store.SCORE_COLUMNS`,
+rows ↔ records.
 
 Every column of a :class:`~scorecore.evals.ScoreRow` is stored under its Mastra name (quoted,
 camelCase), plus Mastra's other ``mastra_scorers`` columns (always NULL here) so the table has
@@ -13,12 +14,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from scorecore.evals import (
+from scorecore.evals import ScoreRow, StoreError
+from scorecore.evals.store import (
     SCORE_COLUMNS,
     CompletedScore,
     ScoreColumn,
-    ScoreRow,
-    StoreError,
     decode_row,
     storable_row,
 )

@@ -12,7 +12,8 @@ from typing import Any, Self, final
 import anyio
 import anyio.to_thread
 
-from scorecore.evals import BatchSummary, CompletedScore, ScoreRow, StoredRowError, StoreError
+from scorecore.evals import ScoreRow, StoreError
+from scorecore.evals.store import BatchSummary, CompletedScore, StoredRowError
 from scorecore_adapters.storage._batches import (
     UnreadableTime,
     batches_sql,

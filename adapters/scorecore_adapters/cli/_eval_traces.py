@@ -1,0 +1,95 @@
+"""``scorecore eval-traces``: score every agent run of an OTLP trace file, as ``eval`` does.
+
+Each agent root span of the file (an ``agent_run`` span with no agent above it: GenAI
+``invoke_agent``, OpenInference ``AGENT``) becomes one dataset item: its agent input and output
+(:func:`~scorecore.traces.trace_to_agent_run`), the id ``TRACE_ID-SPAN_ID`` (stable, so
+``--resume`` works), and the run's extra keys naming the span, as ``score_trace`` sets them.
+From there the batch is ``eval``'s: the same report, store, judge cache and gates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO, final
+
+from returns.result import Failure
+
+from scorecore.evals import EvalItem, InvalidItem, ItemLike
+from scorecore.traces import Trace, agent_traces, read_otlp_json_lines, trace_to_agent_run
+from scorecore_adapters.cli._eval import run_eval
+
+
+def _item_id(trace: Trace) -> tuple[str, str]:
+    root = next(s for s in trace.spans if s.parent_span_id is None)
+    return f"{trace.trace_id}-{root.span_id}", root.span_id
+
+
+@final
+class OtlpTraceReader:
+    """Streams one item per agent run from an OTLP/JSON trace file (JSON lines, or a single
+    request); a line or span that cannot be read becomes an :class:`InvalidItem` (counted in
+    :attr:`invalid`, written to ``warn``), an agent run that cannot be scored a failed item."""
+
+    def __init__(self, path: Path, *, warn: TextIO) -> None:
+        self.path = path
+        self.warn = warn
+        self.invalid = 0
+        self.without_agent = 0
+        self.shown = os.fsencode(path).decode("utf-8", "replace")
+
+    def _items(self, *, report: bool) -> Iterator[ItemLike]:
+        with self.path.open(encoding="utf-8-sig", errors="replace", newline="\n") as handle:
+            for outcome in read_otlp_json_lines(handle):
+                if isinstance(outcome, Failure):
+                    reason = f"{self.shown}: {outcome.failure().message}"
+                    if report:
+                        self.invalid += 1
+                        print(f"scorecore: warning: {reason}", file=self.warn)
+                    yield InvalidItem(reason=reason)
+                    continue
+                agents = agent_traces(outcome.unwrap())
+                if not agents and report:
+                    self.without_agent += 1
+                for agent in agents:
+                    item_id, span_id = _item_id(agent)
+                    run = trace_to_agent_run(agent)
+                    if isinstance(run, Failure):
+                        yield InvalidItem(id=item_id, reason=(
+                            f"{self.shown}: trace {agent.trace_id} span {span_id}: "
+                            f"{run.failure().kind}: {run.failure().message}"))
+                        continue
+                    agent_input, output = run.unwrap()
+                    yield EvalItem(input=agent_input, output=output, id=item_id, extra={
+                        "score_source": "trace", "target_scope": "span",
+                        "target_entity_type": "agent_run",
+                        "target_trace_id": agent.trace_id, "target_span_id": span_id,
+                    })
+
+    def count(self) -> int:
+        """The number of items (a streaming pass over the file, for the progress bar)."""
+        return sum(1 for _ in self._items(report=False))
+
+    def __iter__(self) -> Iterator[ItemLike]:
+        return self._items(report=True)
+
+
+def run_eval_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run ``scorecore eval-traces``; returns the exit code."""
+    # eval's options that a trace file does not have: the output is recorded, one engine.
+    args.data, args.target, args.engine, args.workers = args.file, None, "local", 1
+    readers: list[OtlpTraceReader] = []
+
+    def reader(path: Path, warn: TextIO) -> OtlpTraceReader:
+        readers.append(OtlpTraceReader(path, warn=warn))
+        return readers[-1]
+
+    code = run_eval(args, out, err, reader=reader, unit="agent runs")
+    for made in readers:
+        if made.without_agent:
+            print(f"note: {made.without_agent} trace(s) in {made.shown} had no agent span "
+                  f"(gen_ai.operation.name=invoke_agent or openinference.span.kind=AGENT) "
+                  f"and were not scored", file=err)
+    return code

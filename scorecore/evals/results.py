@@ -1,0 +1,61 @@
+"""The values a batch's results are made of: read them, never build them.
+
+:class:`~scorecore.evals.EvalReport` holds :class:`ScorerSummary`, :class:`ThresholdResult`,
+:class:`GateResult`, :class:`EconomicsSummary` (:class:`ScorerCost`), :class:`TrialsSummary`
+(:class:`TrialSpread`), :class:`PanelAgreement` (:class:`PanelDisagreement`) and
+:class:`PairwiseSummary`; each :class:`~scorecore.evals.ItemResult` holds
+:class:`ScorerOutcome` values; :class:`~scorecore.evals.Comparison` holds
+:class:`ScorerComparison` (:class:`ItemDelta`); :class:`~scorecore.evals.Calibration` holds
+:class:`ScorerCalibration` (:class:`Estimate`, :class:`ConfusionMatrix`,
+:class:`FittedThreshold`). Import them from here to annotate code that reads them.
+
+>>> import anyio
+>>> from scorecore import create_scorer
+>>> from scorecore.evals import run_evals
+>>> from scorecore.evals.results import ScorerSummary
+>>> exact = create_scorer(id="exact", description="Exact match").generate_score(
+...     lambda ctx: 1.0 if ctx.run.output == ctx.run.ground_truth else 0.0
+... )
+>>> report = anyio.run(lambda: run_evals([{"input": "2+2?", "output": "4"}], [exact]))
+>>> summary: ScorerSummary = report.summary("exact")
+>>> summary.scored, summary.mean
+(1, 0.0)
+"""
+
+from scorecore.evals._calibration import (
+    ConfusionMatrix,
+    Estimate,
+    FittedThreshold,
+    ScorerCalibration,
+)
+from scorecore.evals._compare import ItemDelta, ScorerComparison
+from scorecore.evals._report import (
+    GateResult,
+    OutcomeStatus,
+    ScorerOutcome,
+    ScorerSummary,
+    ThresholdResult,
+)
+from scorecore.evals._spending import EconomicsSummary, ScorerCost, TrialSpread, TrialsSummary
+from scorecore.evals._trust import PairwiseSummary, PanelAgreement, PanelDisagreement
+
+__all__ = [
+    "ConfusionMatrix",
+    "EconomicsSummary",
+    "Estimate",
+    "FittedThreshold",
+    "GateResult",
+    "ItemDelta",
+    "OutcomeStatus",
+    "PairwiseSummary",
+    "PanelAgreement",
+    "PanelDisagreement",
+    "ScorerCalibration",
+    "ScorerComparison",
+    "ScorerCost",
+    "ScorerOutcome",
+    "ScorerSummary",
+    "ThresholdResult",
+    "TrialSpread",
+    "TrialsSummary",
+]

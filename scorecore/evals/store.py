@@ -1,0 +1,39 @@
+"""The store SPI: what a score store implements, and the helpers every store uses.
+
+A store (``scorecore_adapters.storage`` has SQLite and PostgreSQL ones) implements
+:class:`ScoreStore` (and, to be listed by ``scorecore batches``, :class:`BatchCatalog`). It
+keeps :class:`~scorecore.evals.ScoreRow` values in the columns :data:`SCORE_COLUMNS` names,
+passes every row it saves through :func:`storable_row`, reads every row back through
+:func:`decode_row` (a :class:`StoredRowError` names what it cannot read), answers resume with
+:class:`CompletedScore` values keyed by (run id, scorer id), and raises
+:class:`~scorecore.evals.StoreError` and nothing else. :func:`row_id` is a row's stable key;
+:func:`row_item_id` the dataset item a row scored.
+
+>>> from scorecore.evals import ScoreRow
+>>> from scorecore.evals.store import SCORE_COLUMNS, row_id, storable_row
+>>> row = ScoreRow(id=row_id("b:1", "exact"), scorer_id="exact", run_id="b:1", batch_id="b",
+...                status="scored", score=1.0)
+>>> storable_row(row) == row
+True
+>>> SCORE_COLUMNS[0].name
+'id'
+"""
+
+from scorecore.evals._batches import BatchCatalog, BatchSummary
+from scorecore.evals._rows import SCORE_COLUMNS, ScoreColumn, row_id, row_item_id, storable_row
+from scorecore.evals._store import CompletedScore, ScoreStore, StoredRowError
+from scorecore.evals._stored import decode_row
+
+__all__ = [
+    "SCORE_COLUMNS",
+    "BatchCatalog",
+    "BatchSummary",
+    "CompletedScore",
+    "ScoreColumn",
+    "ScoreStore",
+    "StoredRowError",
+    "decode_row",
+    "row_id",
+    "row_item_id",
+    "storable_row",
+]

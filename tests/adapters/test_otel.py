@@ -1,0 +1,281 @@
+"""Tests of scorecore_adapters.otel: protobuf traces in, gen_ai.evaluation.result events out."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from google.protobuf.json_format import ParseDict
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore.evals import EvalItem, run_evals
+from scorecore.live import live_scoring, scored
+from scorecore.traces import Trace, otlp_to_traces, score_traces, trace_to_agent_run
+from scorecore_adapters.otel import EVENT_NAME, otel_sink, read_otlp_protobuf
+from scorecore_adapters.testing import ScriptedJudge, judge_error
+
+OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
+AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+AGENT_SPAN = "00f067aa0ba902b7"
+
+
+def _fixture(name: str) -> Any:
+    return json.loads((OTLP / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def spans() -> tuple[TracerProvider, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+said = create_scorer(id="said-weather", description="d", type="agent").generate_score(
+    lambda ctx: float("weather" in ctx.run.output[0].content.content)
+).generate_reason(lambda ctx: f"score {ctx.score}; key sk-proj-abc123def456ghi789jkl0 leaked")
+
+
+def _event(span: ReadableSpan) -> dict[str, Any]:
+    (event,) = span.events
+    assert event.name == EVENT_NAME
+    return dict(event.attributes or {})
+
+
+@pytest.mark.anyio
+async def test_trace_scores_are_events_parented_to_the_judged_span(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """score_traces with otel_sink: one event per run, under the judged agent span, with the
+    score, a pass/fail label from the threshold and the reason (secrets redacted)."""
+    provider, exporter = spans
+    traces = otlp_to_traces(_fixture("genai_agent.json")).unwrap()
+    sink = otel_sink(tracer_provider=provider, thresholds={"said-weather": 0.5})
+    summary = await score_traces(said, traces, sink=sink)
+    assert summary.scored_count == 1
+    (span,) = exporter.get_finished_spans()
+    assert span.context is not None
+    assert span.parent is not None
+    assert f"{span.context.trace_id:032x}" == AGENT_TRACE
+    assert f"{span.parent.span_id:016x}" == AGENT_SPAN
+    event = _event(span)
+    assert event["gen_ai.evaluation.name"] == "said-weather"
+    assert event["gen_ai.evaluation.score.value"] == 1.0
+    assert event["gen_ai.evaluation.score.label"] == "pass"
+    assert event["gen_ai.evaluation.explanation"] == "score 1.0; key [REDACTED] leaked"
+    assert "error.type" not in event
+    assert "sk-proj" not in json.dumps(dict(span.attributes or {}))
+
+
+@pytest.mark.anyio
+async def test_log_events_carry_the_judged_span_as_context() -> None:
+    """Through a logger provider the event is a log record named gen_ai.evaluation.result whose
+    trace and span ids are the judged span's (the conventions' parenting)."""
+    exporter = InMemoryLogRecordExporter()
+    provider = LoggerProvider()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    traces = otlp_to_traces(_fixture("genai_agent.json")).unwrap()
+    await score_traces(said, traces, sink=otel_sink(logger_provider=provider))
+    (log,) = exporter.get_finished_logs()
+    record = log.log_record
+    assert record.event_name == EVENT_NAME
+    assert (f"{record.trace_id:032x}", f"{record.span_id:016x}") == (AGENT_TRACE, AGENT_SPAN)
+    assert record.attributes is not None
+    assert record.attributes["gen_ai.evaluation.score.value"] == 1.0
+    assert "gen_ai.evaluation.score.label" not in record.attributes  # no threshold given
+
+
+@pytest.mark.anyio
+async def test_batch_items_report_scores_and_failures(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """As run_evals' on_item_complete: one event per scorer outcome; a failed run has
+    error.type; an item that is no span carries its run and item ids; gates label pass/fail."""
+    provider, exporter = spans
+    exact = create_scorer(id="exact", description="d").generate_score(
+        lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+
+    def boom(ctx: Any) -> float:
+        raise RuntimeError("judge down")
+
+    broken = create_scorer(id="broken", description="d").generate_score(boom)
+    report = await run_evals(
+        [EvalItem(input="2+2", output="4", ground_truth="4", id="sum")], [exact, broken],
+        batch_id="b1", on_item_complete=otel_sink(tracer_provider=provider, gates=["exact"]),
+        max_failures=None,
+    )
+    assert report.total_items == 1
+    events = {e["scorecore.scorer.id"]: e for e in map(_event, exporter.get_finished_spans())}
+    assert events["exact"]["gen_ai.evaluation.score.label"] == "pass"
+    assert events["exact"]["scorecore.item_id"] == "sum"
+    assert events["exact"]["scorecore.run_id"] == "b1:sum"
+    assert events["broken"]["error.type"] == "raised RuntimeError"
+    assert "judge down" in events["broken"]["gen_ai.evaluation.explanation"]
+    assert "gen_ai.evaluation.score.value" not in events["broken"]
+    assert all(s.parent is None for s in exporter.get_finished_spans())
+
+
+@pytest.mark.anyio
+async def test_live_scores_are_events(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    """Live scoring's sink: each sampled call's score is an event."""
+    provider, exporter = spans
+    one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+
+    @scored(one, sink=otel_sink(tracer_provider=provider))
+    async def shout(text: str) -> str:
+        return text.upper()
+
+    async with live_scoring():
+        assert await shout("hi") == "HI"
+    (span,) = exporter.get_finished_spans()
+    event = _event(span)
+    assert (event["gen_ai.evaluation.name"], event["scorecore.score_source"]) == ("one", "live")
+
+
+def _to_protobuf(payload: dict[str, Any]) -> bytes:
+    # OTLP/JSON writes ids as hex; protobuf's JSON mapping expects base64 for bytes.
+    for resource in payload["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+                    else:
+                        span.pop(key, None)
+    return ParseDict(payload, ExportTraceServiceRequest()).SerializeToString()
+
+
+@pytest.mark.parametrize("name", ["genai_agent.json", "openinference_agent.json"])
+def test_protobuf_reads_as_the_json_encoding(name: str) -> None:
+    """A protobuf request maps to the same spans as its OTLP/JSON encoding."""
+    from_json = otlp_to_traces(_fixture(name)).unwrap()
+    from_protobuf = read_otlp_protobuf(_to_protobuf(_fixture(name))).unwrap()
+
+    def shape(traces: Any) -> list[Any]:
+        return [(s.span_id, s.parent_span_id, s.span_type, s.input, s.output, s.started_at,
+                 s.entity_name) for t in traces for s in t.spans]
+
+    assert shape(from_protobuf) == shape(from_json)
+
+
+@pytest.mark.anyio
+async def test_evaluation_spans_show_items_scorers_and_judge_calls(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """With evaluation_spans: an item span, a scorer span carrying the event, and a judge span
+    per call with the model, provider and token usage; a failed judge call is an error span."""
+    provider, exporter = spans
+    judge = ScriptedJudge([{"score": 0.5},
+                           judge_error(401, message="bad key sk-proj-abc123def456ghi789jkl0")])
+    judged = create_scorer(
+        id="judged", description="d", judge=JudgeConfig(model=judge, instructions="judge")
+    ).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: "rate"))
+    await run_evals([EvalItem(input="a", output="a", id="one"),
+                     EvalItem(input="b", output="b", id="two")], [judged], concurrency=1,
+                    max_failures=None,
+                    on_item_complete=otel_sink(tracer_provider=provider, evaluation_spans=True))
+    finished = exporter.get_finished_spans()
+    by_name: dict[str, list[ReadableSpan]] = {}
+    for span in finished:
+        by_name.setdefault(span.name, []).append(span)
+    assert sorted(by_name) == [
+        "chat scripted-judge", "evaluate one", "evaluate two", "score judged"]
+    item = by_name["evaluate one"][0]
+    scorer = next(s for s in by_name["score judged"]
+                  if s.parent is not None and s.parent.span_id == item.context.span_id)
+    assert _event(scorer)["gen_ai.evaluation.score.value"] == 0.5
+    ok_call, failed_call = sorted(by_name["chat scripted-judge"], key=lambda s: s.start_time or 0)
+    assert ok_call.parent is not None
+    assert ok_call.parent.span_id == scorer.context.span_id
+    assert ok_call.attributes is not None
+    assert ok_call.attributes["gen_ai.request.model"] == "scripted-judge"
+    assert ok_call.attributes["gen_ai.usage.input_tokens"] > 0
+    assert failed_call.status.status_code.name == "ERROR"
+    assert failed_call.attributes is not None
+    assert "error.type" in failed_call.attributes
+    assert "sk-proj" not in repr([dict(s.attributes or {}) for s in finished])
+    assert "sk-proj" not in repr([dict(e.attributes or {}) for s in finished for e in s.events])
+
+
+@pytest.mark.anyio
+async def test_no_evaluation_spans_by_default(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """Off by default: a batch item gives its evaluation events' spans only."""
+    provider, exporter = spans
+    one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
+    await run_evals([EvalItem(input="a", output="a", id="x")], [one],
+                    on_item_complete=otel_sink(tracer_provider=provider))
+    assert [s.name for s in exporter.get_finished_spans()] == ["evaluation one"]
+
+
+class _Capture(BaseHTTPRequestHandler):
+    bodies: ClassVar[list[bytes]] = []
+
+    def do_POST(self) -> None:  # the OTLP/HTTP exporter posts protobuf to /v1/traces
+        length = int(self.headers["Content-Length"])
+        type(self).bodies.append(self.rfile.read(length))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+def test_what_the_sdk_exporter_sends_is_read_and_scored() -> None:
+    """An agent instrumented with the OpenTelemetry SDK (GenAI attributes) exports over
+    OTLP/HTTP; the protobuf bodies it sent read back into an agent run scorecore can score."""
+    _Capture.bodies = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
+            endpoint=f"http://127.0.0.1:{server.server_address[1]}/v1/traces")))
+        tracer = provider.get_tracer("weather-agent")
+        user = json.dumps([{"role": "user", "parts": [{"type": "text",
+                                                       "content": "Weather in Paris?"}]}])
+        answer = json.dumps([{"role": "assistant", "parts": [
+            {"type": "text", "content": "Rainy in Paris."}]}])
+        with tracer.start_as_current_span("invoke_agent weather", attributes={
+                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather",
+                "gen_ai.input.messages": user, "gen_ai.output.messages": answer}):
+            with tracer.start_as_current_span("chat gpt-4o", attributes={
+                    "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+                    "gen_ai.usage.input_tokens": 12, "gen_ai.input.messages": user,
+                    "gen_ai.output.messages": answer}):
+                pass
+            with tracer.start_as_current_span("execute_tool get_weather", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                    "gen_ai.tool.call.arguments": '{"city": "Paris"}',
+                    "gen_ai.tool.call.result": "rainy"}):
+                pass
+        provider.shutdown()
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+    spans = [s for body in _Capture.bodies for t in read_otlp_protobuf(body).unwrap()
+             for s in t.spans]
+    assert sorted(s.span_type for s in spans) == ["agent_run", "model_generation", "tool_call"]
+    trace = Trace(spans=spans, trace_id=spans[0].trace_id)
+    agent_input, (message,) = trace_to_agent_run(trace).unwrap()
+    assert agent_input.input_messages[0].content.content == "Weather in Paris?"
+    assert message.content.content == "Rainy in Paris."
+    (call,) = message.content.tool_invocations or ()
+    assert (call.tool_name, call.args, call.result) == ("get_weather", {"city": "Paris"}, "rainy")

@@ -1,0 +1,163 @@
+"""End to end through a real OTLP receiver: Arize Phoenix, started by .ci/phoenix.sh.
+
+An agent's trace is exported to Phoenix, the same trace file is scored by ``scorecore
+eval-traces --otel-endpoint``, a plain batch is scored with ``otel_sink``; then the spans are read
+back from Phoenix's REST API: the evaluation events sit under the agent span they judged (same
+trace id, that span as parent), with the convention's attributes.
+
+Needs ``SCORECORE_TEST_PHOENIX_URL`` (``export SCORECORE_TEST_PHOENIX_URL="$(bash
+.ci/phoenix.sh)"``); skipped without it, except under CI=true, where it fails.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from google.protobuf.json_format import ParseDict
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from scorecore import create_scorer
+from scorecore.evals import EvalItem, run_evals_sync
+from scorecore_adapters.cli import main
+from scorecore_adapters.otel import EVENT_NAME, otel_sink
+
+OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
+SCORERS = '''
+from scorecore import create_scorer
+
+said = create_scorer(id="said-weather", description="d", type="agent").generate_score(
+    lambda ctx: float("weather" in ctx.run.output[0].content.content)
+).generate_reason(lambda ctx: "mentions the weather")
+'''
+
+
+@pytest.fixture
+def phoenix() -> str:
+    url = os.environ.get("SCORECORE_TEST_PHOENIX_URL")
+    if not url:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but SCORECORE_TEST_PHOENIX_URL is unset: .ci/run starts "
+                        "Phoenix with .ci/phoenix.sh and exports it")
+        pytest.skip("SCORECORE_TEST_PHOENIX_URL unset (start Phoenix with .ci/phoenix.sh)")
+    return url.rstrip("/")
+
+
+def _fresh_ids(payload: dict[str, Any], project: str) -> dict[str, str]:
+    """Give the recorded trace new ids (reruns never collide in the receiver) and a project."""
+    new = {"": ""}
+    spans = [sp for r in payload["resourceSpans"] for s in r["scopeSpans"] for sp in s["spans"]]
+    for span in spans:
+        new.setdefault(span["traceId"], secrets.token_hex(16))
+        new.setdefault(span["spanId"], secrets.token_hex(8))
+    for span in spans:
+        for key in ("traceId", "spanId", "parentSpanId"):
+            span[key] = new[span.get(key, "")]
+    for resource in payload["resourceSpans"]:
+        resource["resource"]["attributes"].append(
+            {"key": "openinference.project.name", "value": {"stringValue": project}})
+    return new
+
+
+def _protobuf(payload: dict[str, Any]) -> bytes:
+    copy = json.loads(json.dumps(payload))
+    for resource in copy["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+                    else:
+                        span.pop(key, None)
+    return ParseDict(copy, ExportTraceServiceRequest()).SerializeToString()
+
+
+def _spans(url: str, project: str, count: int) -> list[dict[str, Any]]:
+    """The project's spans, once Phoenix has ingested ``count`` of them (60 s at most)."""
+    deadline = time.monotonic() + 60
+    found: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        reply = httpx.get(f"{url}/v1/projects/{project}/spans", params={"limit": 1000},
+                          timeout=10)
+        if reply.status_code == 200:
+            found = reply.json()["data"]
+            if len(found) >= count:
+                return found
+        time.sleep(0.5)
+    pytest.fail(f"Phoenix holds {len(found)} span(s) of {project}, expected {count}")
+
+
+def test_scores_reach_phoenix_under_the_spans_they_judged(
+    phoenix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trace file scored from the command line and a batch scored in Python: Phoenix holds
+    one evaluation span per run, the trace's under its agent span, each carrying the
+    gen_ai.evaluation.result event with the score, label and explanation."""
+    project = f"scorecore-e2e-{secrets.token_hex(4)}"
+    payload = json.loads((OTLP / "genai_agent.json").read_text(encoding="utf-8"))
+    ids = _fresh_ids(payload, project)
+    trace_id, agent_span = ids["4bf92f3577b34da6a3ce929d0e0e4736"], ids["00f067aa0ba902b7"]
+    # the agent's own exporter sends its trace to the backend
+    sent = httpx.post(f"{phoenix}/v1/traces", content=_protobuf(payload), timeout=30,
+                      headers={"Content-Type": "application/x-protobuf"})
+    assert sent.status_code == 200, sent.text
+
+    # 1. the same trace, from a Collector-style file, scored from the command line
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps(payload) + "\n", encoding="utf-8")
+    scorers = tmp_path / "trace_scorers.py"
+    scorers.write_text(SCORERS)
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval-traces", str(traces), str(scorers), "--store",
+                 f"sqlite:{tmp_path / 's.db'}", "--threshold", "said-weather=0.5",
+                 "--otel-endpoint", f"{phoenix}/v1/traces"], out=out, err=err)
+    assert code == 0, out.getvalue() + err.getvalue()
+
+    # 2. a plain batch, scored in Python with the sink as on_item_complete
+    provider = TracerProvider(resource=Resource.create({"openinference.project.name": project}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(
+        endpoint=f"{phoenix}/v1/traces")))
+    exact = create_scorer(id="exact", description="d").generate_score(
+        lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+    report = run_evals_sync(
+        [EvalItem(input="2+2", output="4", ground_truth="4", id="right"),
+         EvalItem(input="2+2", output="5", ground_truth="4", id="wrong")],
+        [exact], on_item_complete=otel_sink(tracer_provider=provider, gates=["exact"]),
+        batch_id="e2e", max_failures=None)
+    assert report.total_items == 2
+    provider.shutdown()
+
+    spans = _spans(phoenix, project, 4 + 1 + 2)
+    evaluations = {s["name"]: s for s in spans if s["name"].startswith("evaluation ")}
+    judged = evaluations["evaluation said-weather"]
+    assert judged["context"]["trace_id"] == trace_id
+    assert judged["parent_id"] == agent_span
+    assert any(s["context"]["span_id"] == agent_span for s in spans)  # the judged span is there
+    (event,) = judged["events"]
+    assert event["name"] == EVENT_NAME
+    attributes = event["attributes"]
+    assert attributes["gen_ai.evaluation.name"] == "said-weather"
+    assert attributes["gen_ai.evaluation.score.value"] == 1.0
+    assert attributes["gen_ai.evaluation.score.label"] == "pass"
+    assert attributes["gen_ai.evaluation.explanation"] == "mentions the weather"
+
+    batch = [s for s in spans if s["name"] == "evaluation exact"]
+    by_item = {s["attributes"]["scorecore.item_id"]: s for s in batch}
+    assert set(by_item) == {"right", "wrong"}
+    assert all(s["parent_id"] is None for s in batch)
+    assert by_item["right"]["attributes"]["gen_ai.evaluation.score.label"] == "pass"
+    assert by_item["wrong"]["attributes"]["gen_ai.evaluation.score.label"] == "fail"
+    assert by_item["wrong"]["attributes"]["scorecore.run_id"] == "e2e:wrong"
