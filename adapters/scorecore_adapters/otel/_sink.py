@@ -23,7 +23,9 @@ from opentelemetry.trace import (
 )
 
 from scorecore import JudgeExecution, ScoreResult, redact_secrets
-from scorecore.evals import ItemResult, ScorerOutcome, Threshold, failure_kind
+from scorecore.evals import ItemResult, Threshold
+from scorecore.evals.engine import failure_kind
+from scorecore.evals.results import ScorerOutcome
 from scorecore.traces import ScoreRecord
 from scorecore_adapters.report._causes import cause_of_outcome
 
