@@ -43,7 +43,7 @@ PHOENIX_WORKING_DIR="$WORKDIR" PHOENIX_HOST=127.0.0.1 PHOENIX_PORT="$PORT" \
     nohup "$VENV/bin/phoenix" serve >"$WORKDIR/phoenix.log" 2>&1 </dev/null &
 echo $! >"$PID_FILE"
 
-for _ in $(seq 1 240); do
+for _ in $(seq 1 600); do
     if up; then
         log "Phoenix is up"
         echo "$URL"
@@ -56,6 +56,6 @@ for _ in $(seq 1 240); do
     fi
     sleep 0.5
 done
-log "Phoenix did not answer within 120 s; its log:"
+log "Phoenix did not answer within 300 s; its log:"
 tail -n 30 "$WORKDIR/phoenix.log" >&2
 exit 1

@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
-__all__ = ["fast_init"]
+__all__: list[str] = []  # internal: the run path builds its values with fast_init
 
 _T = TypeVar("_T")
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
-__all__ = ["MAX_DEPTH", "Check", "TooDeep", "fast_check"]
+__all__: list[str] = []  # internal: the structured-output check of the warm path
 
 Check: TypeAlias = Callable[[Any, int], bool]
 """A compiled check: ``check(value, depth)`` is whether ``value`` is valid (raises

@@ -16,7 +16,7 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 from returns.result import Failure, Result, Success
 
-from scorecore._core._cache import NO_SCHEMA_KEY, SchemaKey
+from scorecore._core._cache import SchemaKey
 from scorecore._core._fast_schema import TooDeep, fast_check
 from scorecore._core._judge import JsonPromptInjection, JudgeMessage, JudgeRequest
 from scorecore._core._reprs import short_repr
@@ -98,8 +98,8 @@ class CompiledSchema:
     schema: Mapping[str, Any]
     text: str
     validator: Draft202012Validator
+    key: SchemaKey
     check: Callable[[Any], bool] | None = None
-    key: SchemaKey = attrs.field(factory=lambda: NO_SCHEMA_KEY)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A validator holds local functions that do not pickle; a scorer sent to another

@@ -279,3 +279,36 @@ def test_what_the_sdk_exporter_sends_is_read_and_scored() -> None:
     assert message.content.content == "Rainy in Paris."
     (call,) = message.content.tool_invocations or ()
     assert (call.tool_name, call.args, call.result) == ("get_weather", {"city": "Paris"}, "rainy")
+
+
+@pytest.mark.anyio
+async def test_trace_batch_failures_are_events_with_error_type(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """report_failures: a failed scorer run under the span it judged, an unusable trace with
+    its TraceError kind; successful runs (already sunk) are not repeated."""
+    provider, exporter = spans
+
+    def picky(ctx: Any) -> float:
+        if "Paris" in ctx.run.input.input_messages[0].content.content:
+            raise RuntimeError("no Paris")
+        return 1.0
+
+    scorer = create_scorer(id="picky", description="d", type="agent").generate_score(picky)
+    traces = [*otlp_to_traces(_fixture("genai_agent.json")).unwrap(),
+              *otlp_to_traces(_fixture("openinference_agent.json")).unwrap(),
+              {"traceId": "t-bad"}]
+    sink = otel_sink(tracer_provider=provider)
+    batch = await score_traces(scorer, traces, sink=sink)
+    assert (batch.scored_count, batch.failed_count) == (1, 2)
+    sink.report_failures(batch, scorer_id="picky")
+    finished = exporter.get_finished_spans()
+    events = [_event(s) for s in finished]
+    assert sorted(e.get("error.type", "-") for e in events) == [
+        "-", "no_spans_array", "raised RuntimeError"]
+    failed = next(s for s in finished if _event(s).get("error.type") == "raised RuntimeError")
+    assert failed.parent is not None
+    assert f"{failed.parent.span_id:016x}" == AGENT_SPAN
+    assert "no Paris" in _event(failed)["gen_ai.evaluation.explanation"]
+    bad = next(e for e in events if e.get("error.type") == "no_spans_array")
+    assert bad["scorecore.trace_id"] == "t-bad"

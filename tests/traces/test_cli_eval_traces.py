@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,3 +137,42 @@ def test_otel_endpoint_must_be_an_http_url(tmp_path: Path, scorers: Path) -> Non
     assert code == 2
     assert "--otel-endpoint must be an http(s) URL" in err
     assert "'localhost:4318'" in err
+
+
+def _protobuf(payload: dict[str, Any]) -> bytes:
+    from google.protobuf.json_format import ParseDict  # noqa: PLC0415 - the otel extra
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: PLC0415
+        ExportTraceServiceRequest,
+    )
+
+    for resource in payload["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+                    else:
+                        span.pop(key, None)
+    return ParseDict(payload, ExportTraceServiceRequest()).SerializeToString()
+
+
+def test_a_protobuf_request_file_is_scored(tmp_path: Path, scorers: Path) -> None:
+    """A .pb file (one binary OTLP request, as an OTLP/HTTP exporter posts it) is read too."""
+    data = tmp_path / "request.pb"
+    data.write_bytes(_protobuf(json.loads((OTLP / "genai_agent.json").read_text("utf-8"))))
+    db = tmp_path / "t.db"
+    code, out, err = run("eval-traces", str(data), f"{scorers}:said", "--store", f"sqlite:{db}",
+                         "--batch-id", "pb")
+    assert code == 0, out + err
+    assert stored(db) == [("pb:4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+                           "said-weather", "scored", 1.0)]
+
+
+def test_a_protobuf_file_that_is_not_a_request_exits_2(tmp_path: Path, scorers: Path) -> None:
+    """Bytes that are not an OTLP request are a failed item named on stderr; exit 2."""
+    data = tmp_path / "broken.pb"
+    data.write_bytes(b"\xff\xff\xff")
+    code, _, err = run("eval-traces", str(data), f"{scorers}:said",
+                       "--store", f"sqlite:{tmp_path / 't.db'}")
+    assert code == 2
+    assert "not an OTLP protobuf trace request" in err

@@ -15,11 +15,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO, final
 
-from returns.result import Failure
+from returns.result import Failure, Result, Success
 
 from scorecore.evals import EvalItem, InvalidItem, ItemLike
-from scorecore.traces import Trace, agent_traces, read_otlp_json_lines, trace_to_agent_run
+from scorecore.traces import (
+    Trace,
+    TraceError,
+    agent_traces,
+    read_otlp_json_lines,
+    trace_to_agent_run,
+)
+from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._eval import run_eval
+
+PROTOBUF_SUFFIXES = (".pb", ".binpb", ".protobuf")
+"""A file with one of these suffixes holds one binary OTLP ExportTraceServiceRequest."""
 
 
 def _item_id(trace: Trace) -> tuple[str, str]:
@@ -40,33 +50,49 @@ class OtlpTraceReader:
         self.without_agent = 0
         self.shown = os.fsencode(path).decode("utf-8", "replace")
 
-    def _items(self, *, report: bool) -> Iterator[ItemLike]:
+    def _traces(self) -> Iterator[Result[Trace, TraceError]]:
+        if self.path.suffix in PROTOBUF_SUFFIXES:
+            try:
+                # Imported here: protobuf needs the otel extra; JSON does not.
+                from scorecore_adapters.otel import read_otlp_protobuf  # noqa: PLC0415
+            except ImportError:
+                raise UsageError(f"{self.shown}: reading protobuf needs the otel extra: "
+                                 f"pip install 'scorecore[otel]'") from None
+            traces = read_otlp_protobuf(self.path.read_bytes())
+            if isinstance(traces, Failure):
+                yield Failure(traces.failure())
+            else:
+                yield from (Success(t) for t in traces.unwrap())
+            return
         with self.path.open(encoding="utf-8-sig", errors="replace", newline="\n") as handle:
-            for outcome in read_otlp_json_lines(handle):
-                if isinstance(outcome, Failure):
-                    reason = f"{self.shown}: {outcome.failure().message}"
-                    if report:
-                        self.invalid += 1
-                        print(f"scorecore: warning: {reason}", file=self.warn)
-                    yield InvalidItem(reason=reason)
+            yield from read_otlp_json_lines(handle)
+
+    def _items(self, *, report: bool) -> Iterator[ItemLike]:
+        for outcome in self._traces():
+            if isinstance(outcome, Failure):
+                reason = f"{self.shown}: {outcome.failure().message}"
+                if report:
+                    self.invalid += 1
+                    print(f"scorecore: warning: {reason}", file=self.warn)
+                yield InvalidItem(reason=reason)
+                continue
+            agents = agent_traces(outcome.unwrap())
+            if not agents and report:
+                self.without_agent += 1
+            for agent in agents:
+                item_id, span_id = _item_id(agent)
+                run = trace_to_agent_run(agent)
+                if isinstance(run, Failure):
+                    yield InvalidItem(id=item_id, reason=(
+                        f"{self.shown}: trace {agent.trace_id} span {span_id}: "
+                        f"{run.failure().kind}: {run.failure().message}"))
                     continue
-                agents = agent_traces(outcome.unwrap())
-                if not agents and report:
-                    self.without_agent += 1
-                for agent in agents:
-                    item_id, span_id = _item_id(agent)
-                    run = trace_to_agent_run(agent)
-                    if isinstance(run, Failure):
-                        yield InvalidItem(id=item_id, reason=(
-                            f"{self.shown}: trace {agent.trace_id} span {span_id}: "
-                            f"{run.failure().kind}: {run.failure().message}"))
-                        continue
-                    agent_input, output = run.unwrap()
-                    yield EvalItem(input=agent_input, output=output, id=item_id, extra={
-                        "score_source": "trace", "target_scope": "span",
-                        "target_entity_type": "agent_run",
-                        "target_trace_id": agent.trace_id, "target_span_id": span_id,
-                    })
+                agent_input, output = run.unwrap()
+                yield EvalItem(input=agent_input, output=output, id=item_id, extra={
+                    "score_source": "trace", "target_scope": "span",
+                    "target_entity_type": "agent_run",
+                    "target_trace_id": agent.trace_id, "target_span_id": span_id,
+                })
 
     def count(self) -> int:
         """The number of items (a streaming pass over the file, for the progress bar)."""

@@ -21,12 +21,13 @@ from opentelemetry.trace import (
     Tracer,
     TracerProvider,
 )
+from returns.result import Failure
 
-from scorecore import JudgeExecution, ScoreResult, redact_secrets
+from scorecore import JudgeExecution, ScoreResult, ScorerRunError, redact_secrets
 from scorecore.evals import ItemResult, Threshold
 from scorecore.evals.engine import failure_kind
 from scorecore.evals.results import ScorerOutcome
-from scorecore.traces import ScoreRecord
+from scorecore.traces import ScoreRecord, TraceBatchResult
 from scorecore_adapters.report._causes import cause_of_outcome
 
 __all__ = ["EVENT_NAME", "OtelSink", "otel_sink"]
@@ -96,6 +97,37 @@ class OtelSink:
             self._emit_record(value)
         else:
             self._emit_item(value)
+
+    def report_failures(self, batch: TraceBatchResult, *, scorer_id: str) -> None:
+        """Emit an event with ``error.type`` for each target of a ``score_traces`` batch that
+        failed: a sink only receives the runs that succeeded.
+
+        ``error.type`` is the failure's kind (``raised RuntimeError``, ``judge`` …) for a
+        failed scorer run, the :class:`~scorecore.traces.TraceError` kind (``invalid_span``,
+        ``no_root_agent_span`` …) for an unusable trace; the event is parented to the target
+        span when it is known.
+        """
+        for entry in batch.results:
+            outcome = entry.outcome
+            if not isinstance(outcome, Failure):
+                continue
+            error = outcome.failure()
+            trace_id, span_id = entry.trace_id, entry.span_id
+            attributes: dict[str, Any] = {"scorecore.scorer.id": scorer_id,
+                                          "scorecore.score_source": "trace"}
+            if isinstance(error, ScorerRunError):
+                kind, message = failure_kind(error.cause), error.cause.describe()
+                if error.partial is not None:
+                    run = error.partial.run
+                    trace_id = run.extra.get("target_trace_id", trace_id)
+                    span_id = run.extra.get("target_span_id", span_id)
+                    if run.run_id is not None:
+                        attributes["scorecore.run_id"] = run.run_id
+            else:
+                kind, message = error.kind, error.message
+                trace_id, span_id = error.trace_id or trace_id, error.span_id or span_id
+            self._emit(name=scorer_id, score=None, label=None, explanation=message,
+                       error_type=kind, trace_id=trace_id, span_id=span_id, extra=attributes)
 
     def _label(self, scorer_id: str, score: float | None) -> str | None:
         if score is None:
