@@ -33,10 +33,10 @@ from scorecore._core._config import (
     ScorePromptStep,
     StepJudge,
 )
-from scorecore._core._convert import from_mastra_json, to_mastra_json
 from scorecore._core._errors import ScorecoreError, ScorerDefinitionError
 from scorecore._core._filter import filter_run
 from scorecore._core._judge import JudgeModel, ModelSettings, StepName
+from scorecore._core._mastra_json import from_mastra_json, to_mastra_json
 from scorecore._core._redact import redact_secrets
 from scorecore._core._runtime import Clock, NewId, Runtime, Sleep, WallClock
 from scorecore._core._scorer import PrepareRun, Scorer, ScorerBuilder, StepInfo, create_scorer

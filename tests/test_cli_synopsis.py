@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scorecore_adapters.cli._parser import parser
+from scorecore_adapters.cli._commands import parser
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAG = re.compile(r"(?<![\w-])(--?[a-z][a-z-]*)")

@@ -17,14 +17,16 @@ import attrs
 import cattrs
 
 from scorecore._core._causes import RunFailureCause, failure_kind
-from scorecore._core._convert import RESULT_FIELD, RESULT_FIELDS, camel, converter
+from scorecore._core._convert import converter
+from scorecore._core._keys import camel
+from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.evals._messages import exception_text
 from scorecore.evals._report import ItemResult, OutcomeStatus, ScorerOutcome
 from scorecore.evals._storable import Sanitizer, is_encodable_text
-from scorecore.traces._traces import ScoreRecord
+from scorecore.traces._sinks import ScoreRecord
 
 __all__ = [
     "SCORE_COLUMNS",

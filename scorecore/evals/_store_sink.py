@@ -6,7 +6,7 @@ from typing import Literal
 
 from scorecore.evals._rows import ScoreRow
 from scorecore.evals._store import ScoreStore
-from scorecore.traces._traces import ScoreRecord, ScoreSink
+from scorecore.traces._sinks import ScoreRecord, ScoreSink
 
 __all__ = ["store_sink"]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
-from scorecore._core._convert import RESULT_FIELD
+from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._values import PairwiseResult, PanelResult, ScorerRunError
 from scorecore.evals._agreement import bootstrap_interval, krippendorff_alpha
 from scorecore.evals._compare import bootstrap_mean_interval
@@ -193,7 +193,7 @@ def panel_agreements(
     """Each panel's agreement over a batch's stored rows (see :class:`PanelAgreement`).
 
     >>> from scorecore.scorers import PanelMember, PanelResult
-    >>> from scorecore._core._convert import RESULT_FIELD
+    >>> from scorecore._core._mastra_json import RESULT_FIELD
     >>> def row(item, a, b):
     ...     members = tuple(PanelMember(scorer_id=m, status="scored", score=s)
     ...                     for m, s in (("a", a), ("b", b)))

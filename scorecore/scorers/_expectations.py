@@ -8,7 +8,7 @@ from typing import Any, Final, cast
 
 import attrs
 
-from scorecore._core._convert import millisecond_keys, read_milliseconds
+from scorecore._core._keys import millisecond_keys, read_milliseconds
 from scorecore.agent import ExpectedStep, Trajectory, TrajectoryExpectation, TrajectoryStep
 from scorecore.scorers._trajectory_rules import _VARIANT_FIELDS
 

@@ -2,6 +2,10 @@
 
 The trajectory values are defined with the agent messages (:mod:`scorecore.agent`) and
 re-exported here.
+
+One module per concept: ``_spans`` (Span, Trace, TraceError and their Mastra JSON), one module
+per transform of a trace format into a scorer's input (``_mastra``), ``_sinks`` (ScoreRecord and
+delivery), ``_scoring`` (score_trace, score_traces), ``_trajectories``.
 """
 
 from scorecore.agent import (
@@ -11,25 +15,18 @@ from scorecore.agent import (
     TrajectoryStep,
     extract_trajectory,
 )
+from scorecore.traces._mastra import trace_to_agent_run
 from scorecore.traces._otlp import agent_traces, otlp_to_traces, read_otlp_json_lines
 from scorecore.traces._scoring import (
     TraceBatchResult,
+    TraceScoringError,
     TraceTarget,
     TraceTargetResult,
     score_trace,
     score_traces,
 )
-from scorecore.traces._traces import (
-    ScoreRecord,
-    ScoreSink,
-    Span,
-    Trace,
-    TraceError,
-    TraceErrorKind,
-    TraceLike,
-    TraceScoringError,
-    trace_to_agent_run,
-)
+from scorecore.traces._sinks import ScoreRecord, ScoreSink
+from scorecore.traces._spans import Span, Trace, TraceError, TraceErrorKind, TraceLike
 from scorecore.traces._trajectories import extract_trajectory_from_trace
 
 __all__ = [

@@ -25,7 +25,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._reprs import short_repr
-from scorecore.traces._traces import Span, Trace, TraceError
+from scorecore.traces._spans import Span, Trace, TraceError
 
 __all__ = [
     "agent_traces",

@@ -1,13 +1,14 @@
-"""Scoring recorded traces: :func:`score_trace` on one trace, :func:`score_traces` on many.
+"""Scoring recorded traces: :func:`score_trace` for one, :func:`score_traces` for a batch.
 
-Kept apart from the span values and the trace → agent-run transform (``_traces``) because a
-trajectory scorer needs the trajectory module, which itself builds on those values.
+A ``type="agent"`` scorer gets the trace as an agent run (:func:`trace_to_agent_run`), a
+``type="trajectory"`` scorer its trajectory (:func:`extract_trajectory_from_trace`), any
+other scorer the target span's input and output.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, final
+from typing import Any, TypeAlias, final
 
 import anyio
 import attrs
@@ -18,28 +19,24 @@ from scorecore._core._checks import check_count
 from scorecore._core._convert import converter
 from scorecore._core._runtime import Runtime
 from scorecore._core._scorer import Scorer
-from scorecore._core._values import ScoreResult
-from scorecore.traces._traces import (
-    ScoreRecord,
-    ScoreSink,
-    Span,
-    Trace,
-    TraceError,
-    TraceLike,
-    TraceScoringError,
-    _as_trace,
-    deliver,
-    trace_to_agent_run,
-)
+from scorecore._core._values import ScoreResult, ScorerRunError
+from scorecore.traces._mastra import trace_to_agent_run
+from scorecore.traces._sinks import ScoreRecord, ScoreSink, deliver
+from scorecore.traces._spans import Span, Trace, TraceError, TraceLike, _as_trace
 from scorecore.traces._trajectories import extract_trajectory_from_trace
 
 __all__ = [
     "TraceBatchResult",
+    "TraceScoringError",
     "TraceTarget",
     "TraceTargetResult",
     "score_trace",
     "score_traces",
 ]
+
+TraceScoringError: TypeAlias = TraceError | ScorerRunError
+"""Why scoring a trace failed: the trace was unusable, or the scorer run failed."""
+
 
 
 def _target_span(trace: Trace, span_id: str | None) -> Span | None:

@@ -8,7 +8,7 @@ from typing import Any, Final, get_args
 from returns.result import Failure, Result, Success
 
 from scorecore.agent import StepType, Trajectory, TrajectoryStep
-from scorecore.traces._traces import Span, Trace, TraceError, TraceLike, _utc
+from scorecore.traces._spans import Span, Trace, TraceError, TraceLike, _utc
 
 __all__ = ["extract_trajectory_from_trace"]
 

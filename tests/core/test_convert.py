@@ -35,7 +35,8 @@ from scorecore import (
     not_scorable,
     to_mastra_json,
 )
-from scorecore._core._convert import MAX_ERRORS, converter
+from scorecore._core._convert import converter
+from scorecore._core._hooks import MAX_ERRORS
 from scorecore.judge import JudgeError
 from scorecore_adapters.testing import ScriptedJudge, virtual_runtime
 from tests import strategies as sts

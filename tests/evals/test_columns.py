@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given
 
 from scorecore import to_mastra_json
-from scorecore._core._convert import RESULT_FIELD, RESULT_FIELDS
+from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets
 from scorecore._core._values import ScoreResult
 from scorecore.evals import ScoreRow
 from scorecore.evals._storable import Sanitizer
 from scorecore.evals.store import SCORE_COLUMNS
-from scorecore.traces._traces import ScoreRecord
+from scorecore.traces import ScoreRecord
 from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore
 from tests import strategies as sts
 from tests.evals.test_storage import DSN, KINDS

@@ -3,25 +3,30 @@
 from __future__ import annotations
 
 import logging
+from types import ModuleType
 from typing import Any
 
 import anyio
 import pytest
 from returns.result import Result
 
-import scorecore.live._live as mod
 from scorecore import Scorer, ScoreResult, ScorerRunError, create_scorer
-from scorecore.live._live import (
+from scorecore.live import (
     LiveCall,
     LiveScorer,
     LiveScoringError,
     LiveStats,
     RatioSampling,
+    _admission,
+    _calls,
+    _sampling,
+    _scope,
+    _scorer,
     live_scoring,
     sample_point,
     scored,
 )
-from scorecore.traces._traces import ScoreRecord
+from scorecore.traces import ScoreRecord
 from scorecore_adapters.testing import virtual_runtime
 
 pytestmark = pytest.mark.anyio
@@ -402,8 +407,10 @@ def test_misuse_raises_when_building():
         scored(length_scorer(), sampling="ratio")  # type: ignore[arg-type]
 
 
-def test_all_is_sorted():
-    """``__all__`` is sorted and covers the public names."""
+@pytest.mark.parametrize("mod", [_admission, _calls, _sampling, _scope, _scorer],
+                         ids=lambda m: m.__name__)
+def test_all_is_sorted(mod: ModuleType):
+    """Each private live module's ``__all__`` is sorted and covers its public names."""
     assert mod.__all__ == sorted(mod.__all__)
     public = {n for n, v in vars(mod).items()
               if not n.startswith("_") and getattr(v, "__module__", None) == mod.__name__}

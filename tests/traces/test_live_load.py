@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.judge import JudgeRequest
-from scorecore.live._live import (
+from scorecore.live import (
     LiveScorer,
     LiveScoringError,
     LiveStats,
@@ -29,7 +29,7 @@ from scorecore.live._live import (
     sample_point,
     scored,
 )
-from scorecore.traces._traces import ScoreRecord
+from scorecore.traces import ScoreRecord
 from scorecore_adapters.testing import FunctionJudge, judge_error
 from tests import strategies as sts
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.live._live import NoSampling, RatioSampling, _to_sampling, sample_point
+from scorecore.live import NoSampling, RatioSampling, sample_point
+from scorecore.live._sampling import _to_sampling
 
 keys = st.text(max_size=40)
 rates = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)

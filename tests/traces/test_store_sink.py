@@ -11,9 +11,9 @@ import pytest
 from scorecore import create_scorer, not_scorable
 from scorecore.evals import ScoreRow, store_sink
 from scorecore.evals.store import row_id
-from scorecore.live._live import LiveScorer, live_scoring, scored
-from scorecore.traces import score_trace, score_traces
-from scorecore.traces._traces import ScoreRecord, deliver
+from scorecore.live import LiveScorer, live_scoring, scored
+from scorecore.traces import ScoreRecord, score_trace, score_traces
+from scorecore.traces._sinks import deliver
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import virtual_runtime
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
@@ -13,7 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-import scorecore.traces._traces as mod
 from scorecore import AgentInput, ScorerRunError, StepRaised, create_scorer, not_scorable
 from scorecore.agent import (
     AgentMessage,
@@ -22,12 +22,20 @@ from scorecore.agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
-from scorecore.traces import TraceTarget, extract_trajectory, score_trace, score_traces
-from scorecore.traces._traces import (
+from scorecore.traces import (
     ScoreRecord,
     Span,
     Trace,
     TraceError,
+    TraceTarget,
+    _mastra,
+    _scoring,
+    _sinks,
+    _spans,
+    _trajectories,
+    extract_trajectory,
+    score_trace,
+    score_traces,
     trace_to_agent_run,
 )
 from scorecore_adapters.testing import virtual_runtime
@@ -449,8 +457,10 @@ def test_score_traces_rejects_a_bad_concurrency(bad: Any):
         anyio.run(lambda: score_traces(echo_scorer(), [], concurrency=bad))
 
 
-def test_all_is_sorted_and_complete():
-    """Every public name is in the sorted ``__all__``."""
+@pytest.mark.parametrize("mod", [_spans, _mastra, _sinks, _scoring, _trajectories],
+                         ids=lambda m: m.__name__)
+def test_all_is_sorted_and_complete(mod: ModuleType):
+    """Every public name of each private traces module is in its sorted ``__all__``."""
     assert mod.__all__ == sorted(mod.__all__)
     public = {n for n, v in vars(mod).items()
               if not n.startswith("_") and getattr(v, "__module__", None) == mod.__name__}

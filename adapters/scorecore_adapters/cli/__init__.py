@@ -38,7 +38,8 @@ items for a verdict, 0 otherwise; it compares a scorer whose definition changed 
 or kappa is undefined.
 
 One module per command (``_eval``, ``_eval_traces``, ``_show``, ``_batches``, ``_compare``,
-``_report``, ``_calibrate``); the parser in ``_parser``.
+``_report``, ``_calibrate``), each subcommand's arguments in ``_parser``, and the command table
+that joins them (and builds the parser) in ``_commands``.
 """
 
 from __future__ import annotations
@@ -48,12 +49,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from scorecore_adapters.cli._batches import batches
-from scorecore_adapters.cli._calibrate import calibrate_command
+from scorecore_adapters.cli._commands import COMMANDS, parser
 from scorecore_adapters.cli._common import EXIT_USAGE, UsageError
-from scorecore_adapters.cli._compare import compare
-from scorecore_adapters.cli._eval import run_eval
-from scorecore_adapters.cli._eval_traces import run_eval_traces
 
 # Importable here for tests and embedders (explicit re-exports), not the documented surface.
 from scorecore_adapters.cli._jsonl import MAX_NESTING as MAX_NESTING
@@ -61,9 +58,6 @@ from scorecore_adapters.cli._jsonl import JsonlReader as JsonlReader
 from scorecore_adapters.cli._loading import LoadedScorers as LoadedScorers
 from scorecore_adapters.cli._loading import load_scorers as load_scorers
 from scorecore_adapters.cli._loading import load_target as load_target
-from scorecore_adapters.cli._parser import parser
-from scorecore_adapters.cli._report import report
-from scorecore_adapters.cli._show import show
 
 __all__ = ["main"]
 
@@ -76,21 +70,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     stderr = err or sys.stderr
     try:
         args = parser().parse_args(argv)
-        match args.command:
-            case "eval":
-                return run_eval(args, stdout, stderr)
-            case "eval-traces":
-                return run_eval_traces(args, stdout, stderr)
-            case "show":
-                return show(args, stdout)
-            case "batches":
-                return batches(args, stdout)
-            case "compare":
-                return compare(args, stdout, stderr)
-            case "calibrate":
-                return calibrate_command(args, stdout)
-            case _:
-                return report(args, stdout)
+        # No default: a subcommand is in the parser only through its table entry.
+        return COMMANDS[args.command].run(args, stdout, stderr)
     except UsageError as exc:
         print(f"scorecore: error: {exc}", file=stderr)
         return EXIT_USAGE

@@ -1,4 +1,5 @@
-"""The command line's grammar: one subcommand per module of this package."""
+"""The command line's grammar: each subcommand's arguments (the command table in ``_commands``
+puts them together)."""
 
 from __future__ import annotations
 
@@ -158,27 +159,21 @@ def _calibrate_command(cal: argparse.ArgumentParser) -> None:
     cal.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
-def parser() -> argparse.ArgumentParser:
-    """The ``scorecore`` argument parser (its errors raise :class:`UsageError`)."""
-    root = _Parser(prog="scorecore", description="Run scorecore scorers over datasets.")
-    sub = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _eval_command(sub.add_parser("eval", help="evaluate a JSONL dataset with scorers"))
-    _eval_traces_command(sub.add_parser(
-        "eval-traces", help="score every agent run of an OTLP trace file with scorers"))
-
-    show = sub.add_parser("show", help="list a stored batch's rows and failure causes")
+def _show_command(show: argparse.ArgumentParser) -> None:
     show.add_argument("run", metavar="BATCH", help="the batch id")
     _store(show)
     show.add_argument("--failures", action="store_true",
                       help="list every failed scorer run with its full cause")
     show.add_argument("--json", action="store_true", help="print JSON for machines")
 
-    listing = sub.add_parser("batches", help="list the stored batches")
+
+def _batches_command(listing: argparse.ArgumentParser) -> None:
     _store(listing)
     add_pending_flags(listing)
     listing.add_argument("--json", action="store_true", help="print JSON for machines")
 
-    cmp = sub.add_parser("compare", help="compare two batches; exit 1 on a significant regression")
+
+def _compare_command(cmp: argparse.ArgumentParser) -> None:
     cmp.add_argument("base", metavar="BASE", help="the baseline batch id")
     cmp.add_argument("new", metavar="NEW", help="the batch to judge against it")
     _store(cmp)
@@ -193,7 +188,8 @@ def parser() -> argparse.ArgumentParser:
                      help="the bootstrap's seed (default 0: the same data, the same interval)")
     cmp.add_argument("--json", action="store_true", help="print JSON for machines")
 
-    rep = sub.add_parser("report", help="write a self-contained HTML report of a batch")
+
+def _report_command(rep: argparse.ArgumentParser) -> None:
     rep.add_argument("batch", metavar="BATCH", help="the batch id")
     _store(rep)
     rep.add_argument("--baseline", metavar="OTHER", help="a batch to compare with")
@@ -206,6 +202,3 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default report.html)")
     label_flags(rep, required=False)
-    _calibrate_command(sub.add_parser(
-        "calibrate", help="measure scorers against human labels; exit 1 below --min-kappa"))
-    return root

@@ -1,157 +1,52 @@
-"""Live scoring: score what a function returns, in the background, without touching the caller.
+"""The live scorer: :class:`LiveScorer` and :func:`scored` schedule, score and report each call.
 
-Wrap an async (or sync) function with :func:`scored` — or call :meth:`LiveScorer.submit`
-from a workflow step — and every call schedules a background job in an anyio task group:
-
-1. the input and output are taken from the call (``input_from`` / ``output_from``); the
-   default input (the bound arguments) and the ``request_context`` pass through
-   :func:`~scorecore.redact_secrets` first, so an ``api_key=`` argument is never scored or
-   recorded — give ``input_from`` to choose exactly what is scored;
-2. the ``sampling`` decides as soon as the call is offered, deterministically from the trace
-   id (else the run id), exactly as Mastra does:
-   ``int.from_bytes(sha256(key).digest()[:6]) / 2**48 < rate``; a call it skips is counted
-   (``sampled_out``) and never queued, so a burst keeps every sampled call the queue can hold;
-3. the ``filter`` predicate decides, in the background; if it raises, the call is skipped
-   (fail closed). Mastra asks the filter first: the same calls are scored either way (the
-   sampling is a hash), but here the filter is not asked about calls the sampling skipped;
-4. each scorer runs; each successful result goes to the ``sink`` as a
-   :class:`~scorecore.traces._traces.ScoreRecord`.
-
-The caller gets its value back unchanged as soon as the job is scheduled. Each
-:class:`LiveScorer` scores at most ``max_concurrency`` calls at once (default 16) and keeps
-at most ``max_queue`` more waiting (default 1,000), first come first served; a call arriving
-when the queue is full is dropped and counted, never waited for; :attr:`LiveScorer.stats`
-gives the counts. Nothing that goes wrong in the background (a failing scorer, a raising
-filter or sink) reaches the caller: it is reported as a :class:`LiveScoringError` to
-``on_error``, recorded on the active :func:`live_scoring` scope, and otherwise logged to the
-``scorecore.live`` logger.
-
-The task group is the one given as ``task_group=``, else the innermost active
-:func:`live_scoring` scope's. Without either, the call is not scored (reported as
-``not_scheduled``); the caller is still unaffected.
-
-Sampling and admission are plain bookkeeping done synchronously in the caller's call (no
-lock, no await; with a ratio sampling ``trace_id_from`` runs there, what it raises is
-reported, never raised): a sampled call takes a free slot, else a queue place, else is
-dropped. Every accepted call is one
-task in the task group, so a task group that is cancelled stops the queued calls at once and
-a :func:`live_scoring` block that ends normally waits for them. The bookkeeping is not
-thread-safe: use one ``LiveScorer`` from one event loop at a time.
+How a call flows through sampling, admission, the scope and the scorers is described in
+:mod:`scorecore.live`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
-import hashlib
 import inspect
 import logging
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias, TypeVar, cast, final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar, cast, final
 
 import anyio
 import anyio.abc
 import attrs
 from returns.result import Failure
 
-from scorecore._core._checks import check_count, is_number, misuse, optional_callable
+from scorecore._core._checks import optional_callable
 from scorecore._core._redact import redact_secrets
 from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._core._scorer import Scorer
 from scorecore._core._values import ScorerRunError
-from scorecore.traces._traces import ScoreRecord, ScoreSink, deliver
+from scorecore.live._admission import (
+    _DEFAULT_MAX_CONCURRENCY,
+    _DEFAULT_MAX_QUEUE,
+    LiveStats,
+    _checked_concurrency,
+    _checked_queue,
+    _Lane,
+    _Ticket,
+)
+from scorecore.live._calls import LiveCall, _Call, _default_input, _Job
+from scorecore.live._sampling import NoSampling, Sampling, _to_sampling
+from scorecore.live._scope import (
+    _SCOPE,
+    LiveScoringError,
+    LiveScoringErrorKind,
+    LiveScoringScope,
+    OnError,
+)
+from scorecore.traces._sinks import ScoreRecord, ScoreSink, deliver
 
-__all__ = [
-    "LiveCall",
-    "LiveScorer",
-    "LiveScoringError",
-    "LiveScoringErrorKind",
-    "LiveScoringScope",
-    "LiveStats",
-    "NoSampling",
-    "OnError",
-    "RatioSampling",
-    "Sampling",
-    "live_scoring",
-    "sample_point",
-    "scored",
-]
+__all__ = ["LiveScorer", "scored"]
 
 _LOG = logging.getLogger("scorecore.live")
 _F = TypeVar("_F", bound=Callable[..., Any])
 AnyScorer = Scorer[Any, Any, Any, Any]
-
-# Enough to keep a judge busy without flooding it or the event loop (issue 10: 3,000 judge
-# calls started at once sent no request in 180 s); a queue that absorbs a burst.
-_DEFAULT_MAX_CONCURRENCY = 16
-_DEFAULT_MAX_QUEUE = 1000
-
-
-def sample_point(key: str) -> float:
-    """Where ``key`` falls in ``[0, 1)``: the first 6 bytes of its SHA-256, over ``2**48``.
-
-    A ratio sampling with rate ``r`` scores a call iff ``sample_point(key) < r``; the same
-    key always gets the same point, so every scorer on one trace decides alike.
-
-    >>> sample_point("trace-1") == sample_point("trace-1")
-    True
-    >>> 0.0 <= sample_point("anything") < 1.0
-    True
-    """
-    digest = hashlib.sha256(key.encode("utf-8")).digest()
-    return int.from_bytes(digest[:6], "big") / 2**48
-
-
-@final
-@attrs.frozen(kw_only=True)
-class NoSampling:
-    """Score every call (Mastra's ``{type: 'none'}``, and the default)."""
-
-    type: Literal["none"] = attrs.field(default="none", init=False)
-
-    def decide(self, key: str) -> bool:
-        """Always ``True``."""
-        return True
-
-
-def _check_rate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not is_number(value) or not 0.0 <= value <= 1.0:
-        raise misuse("RatioSampling.rate", value, "must be a number in [0, 1]")
-
-
-@final
-@attrs.frozen(kw_only=True)
-class RatioSampling:
-    """Score a deterministic fraction ``rate`` of calls, keyed on the trace or run id.
-
-    >>> RatioSampling(rate=1.0).decide("t"), RatioSampling(rate=0.0).decide("t")
-    (True, False)
-    >>> RatioSampling(rate=1.5)
-    Traceback (most recent call last):
-    ...
-    scorecore.ScorerDefinitionError: RatioSampling.rate must be a number in [0, 1], got 1.5
-    """
-
-    rate: float = attrs.field(validator=_check_rate)
-    type: Literal["ratio"] = attrs.field(default="ratio", init=False)
-
-    def decide(self, key: str) -> bool:
-        """Whether a call keyed ``key`` is scored: ``sample_point(key) < rate``."""
-        return sample_point(key) < self.rate
-
-
-Sampling: TypeAlias = NoSampling | RatioSampling
-"""How many calls to score: all of them, or a deterministic ratio."""
-
-
-def _checked_concurrency(owner: str, value: object) -> int:
-    return check_count(f"{owner}.max_concurrency", value, minimum=1)
-
-
-def _checked_queue(owner: str, value: object) -> int:
-    return check_count(f"{owner}.max_queue", value, minimum=0)
 
 
 def _check_limit(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -161,297 +56,6 @@ def _check_limit(instance: object, attribute: attrs.Attribute[Any], value: objec
         _checked_concurrency("LiveScorer", value)
     else:
         _checked_queue("LiveScorer", value)
-
-
-def _to_sampling(value: object) -> Sampling:
-    if isinstance(value, NoSampling | RatioSampling):
-        return value
-    if value is None or value == "none":
-        return NoSampling()
-    if isinstance(value, Mapping) and value.get("type") == "none":
-        return NoSampling()
-    if isinstance(value, Mapping) and value.get("type") == "ratio" and "rate" in value:
-        return RatioSampling(rate=value["rate"])
-    raise ValueError(
-        "sampling must be NoSampling(), RatioSampling(rate=...), 'none', None, or Mastra's "
-        f"{{'type': 'none'}} / {{'type': 'ratio', 'rate': r}}, got {value!r}"
-    )
-
-
-@final
-@attrs.frozen(kw_only=True)
-class LiveCall:
-    """What a live-scoring ``filter`` sees about a call."""
-
-    entity: str
-    input: Any
-    output: Any
-    run_id: str
-    trace_id: str | None = None
-    request_context: Mapping[str, Any] | None = None
-
-
-LiveScoringErrorKind: TypeAlias = Literal[
-    "not_scheduled", "queue_full", "extract_raised", "filter_raised", "scorer_failed",
-    "scorer_raised", "sink_raised",
-]
-"""What went wrong in the background (see :class:`LiveScoringError`)."""
-
-
-@final
-@attrs.frozen(kw_only=True)
-class LiveScoringError:
-    """A problem in background scoring, reported instead of raised.
-
-    Attributes:
-        kind: ``not_scheduled`` (no task group, or it was closed) · ``queue_full`` (every
-            slot busy and the queue full: the call was dropped; reported for the first drop
-            after the queue last had room, later ones are only counted in
-            :attr:`LiveStats.dropped`) · ``extract_raised``
-            (``input_from``/``output_from``/``trace_id_from`` raised; the call was skipped) ·
-            ``filter_raised`` (skipped, fail closed) · ``scorer_failed`` (the run returned
-            ``Failure``; see ``run_error``) · ``scorer_raised`` (a scorer broke its contract
-            and raised) · ``sink_raised`` (the score was computed but not delivered).
-        message: a readable description.
-        entity: the function or step scored.
-        scorer_id: the scorer concerned, when there is one.
-        run_id: the run id, once assigned.
-        trace_id: the call's trace id, when known.
-        run_error: the failed run, for ``scorer_failed``.
-        exception: the exception raised, for the ``*_raised`` and ``not_scheduled`` kinds.
-    """
-
-    kind: LiveScoringErrorKind
-    message: str
-    entity: str
-    scorer_id: str | None = None
-    run_id: str | None = None
-    trace_id: str | None = None
-    run_error: ScorerRunError | None = attrs.field(default=None, eq=False, repr=False)
-    exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
-
-
-OnError: TypeAlias = Callable[[LiveScoringError], None]
-"""Receives background-scoring problems; synchronous. What it raises is logged and dropped."""
-
-
-@final
-@attrs.frozen(kw_only=True)
-class LiveStats:
-    """Counts of one :class:`LiveScorer`'s calls, taken at one moment (see ``stats``).
-
-    Every call offered (a wrapped call that returned, or :meth:`LiveScorer.submit`) is counted
-    in ``submitted`` and is, at any moment, in exactly one of the other states, so
-    ``submitted == sampled_out + dropped + queued + in_flight + completed + failed +
-    cancelled``; once nothing is pending and nothing was cancelled, ``sampled_out + completed
-    + failed + dropped == submitted``.
-
-    Attributes:
-        submitted: calls offered for scoring.
-        started: calls that got a slot (those running, and those finished or cancelled after).
-        completed: calls scored with nothing to report (filtered calls too).
-        failed: calls whose scoring reported a :class:`LiveScoringError` (a scorer failed or
-            raised, the sink, filter or an extractor raised).
-        dropped: sampled calls never scored because every slot was busy and the queue was
-            full, or there was no usable task group (``submit`` returned ``False``).
-        cancelled: calls whose task group was cancelled while they were queued or running.
-        in_flight: calls being scored now (at most ``max_concurrency``).
-        queued: calls waiting for a slot now (at most ``max_queue``).
-        sampled_out: calls the sampling skipped, decided when they were offered: they never
-            take a slot or a queue place.
-
-    >>> LiveStats(submitted=4, completed=1, dropped=1, queued=1, sampled_out=1)
-    LiveStats(submitted=4, started=0, completed=1, failed=0, dropped=1, cancelled=0, \
-in_flight=0, queued=1, sampled_out=1)
-    """
-
-    submitted: int = 0
-    started: int = 0
-    completed: int = 0
-    failed: int = 0
-    dropped: int = 0
-    cancelled: int = 0
-    in_flight: int = 0
-    queued: int = 0
-    sampled_out: int = 0
-
-
-@final
-class _Ticket:
-    """One accepted call's place: running (``admitted``) or waiting for a slot."""
-
-    __slots__ = ("admitted", "event", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.admitted = False
-        # Created by the waiting task itself, so it belongs to that task's event loop.
-        self.event: anyio.Event | None = None
-
-
-@final
-class _Lane:
-    """A LiveScorer's slots, its queue of waiting calls and its counts.
-
-    Plain bookkeeping, changed only synchronously from the event loop's thread, so it needs
-    no lock and works on any backend (and across successive ``anyio.run`` calls).
-    """
-
-    __slots__ = ("cancelled", "completed", "dropped", "failed", "in_flight", "overflowing",
-                 "sampled_out", "started", "submitted", "waiting")
-
-    def __init__(self) -> None:
-        self.submitted = self.started = self.completed = self.failed = 0
-        self.dropped = self.cancelled = self.in_flight = self.sampled_out = 0
-        # True from a drop until a call is accepted again: one queue_full report per episode.
-        self.overflowing = False
-        self.waiting: OrderedDict[_Ticket, None] = OrderedDict()
-
-    def stats(self) -> LiveStats:
-        return LiveStats(
-            submitted=self.submitted, started=self.started, completed=self.completed,
-            failed=self.failed, dropped=self.dropped, cancelled=self.cancelled,
-            in_flight=self.in_flight, queued=len(self.waiting), sampled_out=self.sampled_out,
-        )
-
-    def admit(self, ticket: _Ticket) -> None:
-        ticket.admitted = True
-        self.in_flight += 1
-        self.started += 1
-
-    def accept(self, limit: int, max_queue: int) -> _Ticket | None:
-        """A running or queued ticket, or ``None`` when the call must be dropped."""
-        ticket = _Ticket(limit)
-        if self.in_flight < limit and not self.waiting:
-            self.admit(ticket)
-        elif len(self.waiting) < max_queue:
-            self.waiting[ticket] = None
-        else:
-            return None
-        return ticket
-
-    def withdraw(self, ticket: _Ticket) -> None:
-        """Undo :meth:`accept` when the task could not be started (nothing ran in between)."""
-        if ticket.admitted:
-            self.in_flight -= 1
-            self.started -= 1
-        else:
-            self.waiting.pop(ticket, None)
-
-    def leave(self, ticket: _Ticket) -> None:
-        """The ticket's task ended: free its slot or its queue place; admit who is next."""
-        if not ticket.admitted:
-            self.waiting.pop(ticket, None)
-            return
-        self.in_flight -= 1
-        while self.waiting:
-            head = next(iter(self.waiting))
-            if self.in_flight >= head.limit:
-                break
-            self.waiting.popitem(last=False)
-            self.admit(head)
-            if head.event is not None:
-                head.event.set()
-
-
-@final
-class LiveScoringScope:
-    """An active :func:`live_scoring` block: its task group, its defaults and its problems.
-
-    ``max_concurrency`` and ``max_queue`` are the limits for the scorers that set none.
-    """
-
-    __slots__ = ("_errors", "max_concurrency", "max_queue", "on_error", "task_group")
-
-    def __init__(self, task_group: anyio.abc.TaskGroup, on_error: OnError | None, *,
-                 max_concurrency: int = _DEFAULT_MAX_CONCURRENCY,
-                 max_queue: int = _DEFAULT_MAX_QUEUE) -> None:
-        self.task_group = task_group
-        self.on_error = on_error
-        self.max_concurrency = _checked_concurrency("live_scoring", max_concurrency)
-        self.max_queue = _checked_queue("live_scoring", max_queue)
-        self._errors: list[LiveScoringError] = []
-
-    @property
-    def errors(self) -> tuple[LiveScoringError, ...]:
-        """Every problem reported while this scope was active, in order."""
-        return tuple(self._errors)
-
-    def _record(self, error: LiveScoringError) -> None:
-        self._errors.append(error)
-
-
-_SCOPE: contextvars.ContextVar[LiveScoringScope | None] = contextvars.ContextVar(
-    "scorecore_live_scoring_scope", default=None
-)
-
-
-@contextlib.asynccontextmanager
-async def live_scoring(
-    *,
-    task_group: anyio.abc.TaskGroup | None = None,
-    on_error: OnError | None = None,
-    max_concurrency: int | None = None,
-    max_queue: int | None = None,
-) -> AsyncIterator[LiveScoringScope]:
-    """Run the enclosed code with a task group for background scoring.
-
-    Without ``task_group``, a new task group is created and leaving the block normally waits
-    for every accepted call, running or queued, to be scored (at most ``max_concurrency +
-    max_queue`` per scorer, so the wait is bounded by the queue, not by the traffic). Leaving
-    it by an exception or a cancellation cancels the group: queued calls are dropped at once
-    and running ones are cancelled at their next checkpoint (counted as ``cancelled``). With
-    ``task_group`` (one you own, e.g. your server's), that group is used and leaving the
-    block does not wait; cancel your group to stop the scoring. Scopes nest; the innermost
-    wins.
-
-    Args:
-        task_group: an existing anyio task group to schedule scoring in.
-        on_error: receives problems of scorers that have no ``on_error`` of their own.
-        max_concurrency: calls each scorer without its own ``max_concurrency`` scores at
-            once (default 16).
-        max_queue: calls each scorer without its own ``max_queue`` keeps waiting (default
-            1,000).
-
-    Raises:
-        ValueError: ``max_concurrency`` is not an int >= 1 or ``max_queue`` not an int >= 0.
-
-    >>> import anyio
-    >>> from scorecore import create_scorer
-    >>> one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
-    >>> records = []
-    >>> @scored(one, sink=records.append)
-    ... async def shout(text: str) -> str:
-    ...     return text.upper()
-    >>> async def main() -> str:
-    ...     async with live_scoring():
-    ...         return await shout("hi")
-    >>> anyio.run(main), [(r.scorer_id, r.score, r.result.run.input) for r in records]
-    ('HI', [('one', 1.0, 'hi')])
-    """
-    # Checked here so that misuse raises before a task group is started.
-    limits = {
-        "max_concurrency": _checked_concurrency(
-            "live_scoring", _DEFAULT_MAX_CONCURRENCY if max_concurrency is None
-            else max_concurrency),
-        "max_queue": _checked_queue(
-            "live_scoring", _DEFAULT_MAX_QUEUE if max_queue is None else max_queue),
-    }
-    if task_group is not None:
-        scope = LiveScoringScope(task_group, on_error, **limits)
-        token = _SCOPE.set(scope)
-        try:
-            yield scope
-        finally:
-            _SCOPE.reset(token)
-        return
-    async with anyio.create_task_group() as group:
-        scope = LiveScoringScope(group, on_error, **limits)
-        token = _SCOPE.set(scope)
-        try:
-            yield scope
-        finally:
-            _SCOPE.reset(token)
 
 
 def _to_scorers(value: Sequence[AnyScorer]) -> tuple[AnyScorer, ...]:
@@ -468,58 +72,6 @@ def _check_scorers(instance: object, attribute: attrs.Attribute[Any], value: obj
                 f"LiveScorer.scorers[{index}] must be a Scorer (with a generate_score step), "
                 f"got {scorer!r:.200}"
             )
-
-
-def _default_input(signature: inspect.Signature | None, args: tuple[Any, ...],
-                   kwargs: Mapping[str, Any]) -> Any:
-    """The call's arguments as the scorer input, secrets redacted by argument name first.
-
-    A single argument is unwrapped only after its ``{name: value}`` mapping went through
-    :func:`redact_secrets`, so ``call(api_key="…")`` is stored as ``"[REDACTED]"``.
-    """
-    if len(args) == 1 and not kwargs:
-        name = _single_name(signature, args)
-        if name is None:
-            return redact_secrets(args[0])
-        return redact_secrets({name: args[0]})[name]
-    if not args and len(kwargs) == 1:
-        name, value = next(iter(kwargs.items()))
-        return redact_secrets({name: value})[name]
-    if signature is None:
-        return redact_secrets({"args": list(args), "kwargs": dict(kwargs)})
-    bound = signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    return redact_secrets(dict(bound.arguments))
-
-
-def _single_name(signature: inspect.Signature | None, args: tuple[Any, ...]) -> str | None:
-    """The parameter name a lone positional argument binds to, when the signature says."""
-    if signature is None:
-        return None
-    try:
-        bound = signature.bind_partial(*args)
-    except TypeError:
-        return None
-    # A ``*args`` parameter binds a tuple, not the value: no name to judge it by then.
-    named = [name for name, value in bound.arguments.items() if value is args[0]]
-    return named[0] if len(named) == 1 else None
-
-
-@final
-@attrs.frozen(kw_only=True)
-class _Call:
-    entity: str
-    input: Any = None
-    output: Any = None
-    args: tuple[Any, ...] = ()
-    kwargs: Mapping[str, Any] = attrs.field(factory=dict)
-    signature: inspect.Signature | None = None
-    from_call: bool = False
-    trace_id: str | None = None
-    run_id: str | None = None
-    request_context: Mapping[str, Any] | None = None
-    # Sampled when offered: trace_id and run_id are final, the sampling already said yes.
-    sampled: bool = False
 
 
 @final
@@ -866,18 +418,6 @@ class LiveScorer:
         return True
 
 
-@final
-@attrs.frozen(kw_only=True)
-class _Job:
-    input: Any
-    output: Any
-    run_id: str
-    trace_id: str | None
-    request_context: Mapping[str, Any] | None
-    call: _Call
-    scope: LiveScoringScope | None
-
-
 def scored(
     *scorers: AnyScorer,
     sampling: Sampling | Literal["none"] | Mapping[str, Any] | None = None,
@@ -897,6 +437,7 @@ def scored(
 
     >>> import anyio
     >>> from scorecore import create_scorer
+    >>> from scorecore.live import RatioSampling, live_scoring
     >>> boom = create_scorer(id="boom", description="d").generate_score(lambda ctx: 1 / 0)
     >>> @scored(boom, sampling=RatioSampling(rate=1.0))
     ... async def echo(text: str) -> str:

@@ -1,51 +1,30 @@
-"""Scoring recorded traces: span values, the trace → agent-run transform, trajectories.
+"""Trace values: :class:`Span`, :class:`Trace` and :class:`TraceError`, with Mastra's JSON.
 
 A trace is a list of spans (``agent_run``, ``model_generation``, ``tool_call`` …) linked by
-parent ids, as Mastra's observability records them. :func:`trace_to_agent_run` turns one into
-the :class:`~scorecore.AgentInput` and :data:`~scorecore.AgentOutput` an agent scorer expects,
-exactly as Mastra's ``transformTraceToScorerInputAndOutput`` does; :func:`score_trace` and
-:func:`score_traces` (``_scoring``) run a scorer on traces; :func:`extract_trajectory` lists
-the tool calls an agent made.
+parent ids, as Mastra's observability records them. Transforms (:mod:`scorecore.traces._mastra`)
+turn a trace into what a scorer receives; :mod:`scorecore.traces._scoring` runs scorers on them.
 
 Every invalid trace is a :class:`TraceError` value, never an exception.
 """
 
 from __future__ import annotations
 
-import inspect
-import math
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias, cast, final, get_args
 
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore._core._agent import (
-    AgentInput,
-    AgentMessage,
-    AgentOutput,
-    MessageContent,
-    MessagePart,
-    SystemMessage,
-    TextPart,
-    ToolInvocation,
-    ToolInvocationPart,
-)
-from scorecore._core._checks import is_number
 from scorecore._core._reprs import short_repr
-from scorecore._core._values import ScoreResult, ScorerRunError
+from scorecore._core._values import ScoreResult
 
 __all__ = [
-    "ScoreRecord",
-    "ScoreSink",
     "Span",
     "Trace",
     "TraceError",
     "TraceErrorKind",
     "TraceLike",
-    "TraceScoringError",
-    "trace_to_agent_run",
 ]
 
 TraceErrorKind: TypeAlias = Literal[
@@ -62,8 +41,6 @@ TraceErrorKind: TypeAlias = Literal[
     "invalid_otlp",
 ]
 """Why a trace could not be scored (see :class:`TraceError`)."""
-
-_ROLES = frozenset({"user", "assistant", "system", "signal"})
 
 
 def _non_empty_str(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -315,10 +292,9 @@ class TraceError:
                              f"got {self.kind!r}")
 
 
-TraceScoringError: TypeAlias = TraceError | ScorerRunError
-"""Why scoring a trace failed: the trace was unusable, or the scorer run failed."""
 TraceLike: TypeAlias = Trace | Mapping[str, Any] | None
 """A :class:`Trace`, or Mastra's JSON for one (structured with :meth:`Trace.from_mastra_json`)."""
+
 
 
 def _as_trace(trace: TraceLike) -> Result[Trace, TraceError]:
@@ -330,211 +306,3 @@ def _as_trace(trace: TraceLike) -> Result[Trace, TraceError]:
 def _utc(moment: datetime) -> datetime:
     # Naive timestamps are read as UTC so that mixed traces still sort instead of raising.
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def _sorted(spans: Iterable[Span]) -> list[Span]:
-    return sorted(spans, key=lambda s: _utc(s.started_at))
-
-
-def _js_falsy(value: object) -> bool:
-    # Mastra tests `!value` and `value || {}`: JavaScript falsiness, where {} and [] are truthy.
-    if value is None or value is False or value == "":
-        return True
-    if is_number(value):
-        return value == 0 or (isinstance(value, float) and math.isnan(value))
-    return False
-
-
-def _normalize_content(content: object) -> str:
-    """A message's text: a string as is; for a list of parts, the last text part's text."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list | tuple):
-        texts = [p.get("text") for p in content
-                 if isinstance(p, Mapping) and p.get("type") == "text"
-                 and isinstance(p.get("text"), str)]
-        return cast(str, texts[-1]) if texts else ""
-    return ""
-
-
-def _raw_messages(value: object) -> list[Mapping[str, Any]]:
-    if isinstance(value, Mapping):
-        value = value.get("messages")
-    if not isinstance(value, list | tuple):
-        return []
-    return [m for m in value
-            if isinstance(m, Mapping) and isinstance(m.get("role"), str) and "content" in m]
-
-
-def _message(role: str, text: str, created_at: datetime) -> AgentMessage:
-    return AgentMessage(
-        id="", role=cast(Any, role), created_at=created_at,
-        content=MessageContent(format=2, parts=(TextPart(text=text),), content=text),
-    )
-
-
-def trace_to_agent_run(trace: TraceLike) -> Result[tuple[AgentInput, AgentOutput], TraceError]:
-    """Turn a recorded agent trace into the input and output an agent scorer receives.
-
-    Follows Mastra's ``transformTraceToScorerInputAndOutput``: the root ``agent_run`` span's
-    input gives the input messages, its first direct ``model_generation`` child gives the
-    system and remembered messages, and the output is one assistant message holding a
-    tool-invocation part per direct ``tool_call`` child, then the text of ``output.text``.
-    Messages with a role other than user/assistant/system/signal are skipped.
-
-    Returns:
-        ``Success((AgentInput, AgentOutput))``, or ``Failure(TraceError)`` for a ``None``
-        trace, no ``spans`` array, no spans, a span whose parent is missing, no root
-        ``agent_run`` span, a root span without output, or no ``model_generation`` child.
-
-    >>> trace = {"traceId": "t1", "spans": [
-    ...     {"spanId": "a", "spanType": "agent_run", "startedAt": "2025-01-01T00:00:00Z",
-    ...      "input": "Weather in Paris?", "output": {"text": "Sunny."}},
-    ...     {"spanId": "m", "parentSpanId": "a", "spanType": "model_generation",
-    ...      "startedAt": "2025-01-01T00:00:01Z",
-    ...      "input": {"messages": [{"role": "system", "content": "Be brief."}]}},
-    ... ]}
-    >>> agent_input, output = trace_to_agent_run(trace).unwrap()
-    >>> agent_input.input_messages[0].text(), agent_input.system_messages[0].content
-    ('Weather in Paris?', 'Be brief.')
-    >>> output[0].text()
-    'Sunny.'
-    >>> trace_to_agent_run({"spans": []}).failure().message
-    'Trace has no spans'
-    """
-    structured = _as_trace(trace)
-    if isinstance(structured, Failure):
-        return Failure(structured.failure())
-    valid = structured.unwrap()
-    trace_id = valid.trace_id
-    if not valid.spans:
-        return Failure(TraceError(kind="no_spans", message="Trace has no spans",
-                                  trace_id=trace_id))
-    ids = {s.span_id for s in valid.spans}
-    for span in valid.spans:
-        if span.parent_span_id is not None and span.parent_span_id not in ids:
-            return Failure(TraceError(
-                kind="dangling_parent", trace_id=trace_id, span_id=span.span_id,
-                message=f"Span {span.span_id} references non-existent parent "
-                        f"{span.parent_span_id}",
-            ))
-    roots = _sorted(s for s in valid.spans if s.parent_span_id is None)
-    root = next((s for s in roots if s.span_type == "agent_run"), None)
-    if root is None:
-        return Failure(TraceError(kind="no_root_agent_span", trace_id=trace_id,
-                                  message="No root agent_run span found in trace"))
-    if _js_falsy(root.output):
-        return Failure(TraceError(kind="no_agent_output", trace_id=trace_id,
-                                  span_id=root.span_id, message="Root agent span has no output"))
-    children = _sorted(s for s in valid.spans if s.parent_span_id == root.span_id)
-    llm = next((s for s in children if s.span_type == "model_generation"), None)
-    if llm is None:
-        return Failure(TraceError(kind="no_model_span", trace_id=trace_id, span_id=root.span_id,
-                                  message="No model generation span found in trace"))
-
-    root_input = root.input
-    if isinstance(root_input, str):
-        input_messages = [_message("user", root_input, root.started_at)]
-    else:
-        input_messages = [
-            _message(m["role"], _normalize_content(m["content"]), root.started_at)
-            for m in _raw_messages(root_input) if m["role"] in _ROLES
-        ]
-    first_text = input_messages[0].content.content if input_messages else None
-    llm_messages = [m for m in _raw_messages(llm.input) if m["role"] in _ROLES]
-    system_messages = tuple(
-        SystemMessage(content=_normalize_content(m["content"]))
-        for m in llm_messages if m["role"] == "system"
-    )
-    remembered = tuple(
-        _message(m["role"], text, llm.started_at)
-        for m in llm_messages
-        if m["role"] != "system" and (text := _normalize_content(m["content"])) != first_text
-    )
-    invocations = tuple(
-        ToolInvocation(
-            tool_call_id=s.span_id,
-            tool_name=s.entity_name or s.entity_id or "unknown",
-            tool_id=s.entity_id,
-            args={} if _js_falsy(s.input) else s.input,
-            result={} if _js_falsy(s.output) else s.output,
-            state="result",
-        )
-        for s in children if s.span_type == "tool_call"
-    )
-    text_value = root.output.get("text") if isinstance(root.output, Mapping) else None
-    text = text_value if isinstance(text_value, str) else ""
-    parts: list[MessagePart] = [ToolInvocationPart(tool_invocation=i) for i in invocations]
-    if text.strip():
-        parts.append(TextPart(text=text))
-    answer = AgentMessage(
-        id="", role="assistant", created_at=root.ended_at or root.started_at,
-        content=MessageContent(format=2, parts=tuple(parts), content=text,
-                               tool_invocations=invocations),
-    )
-    agent_input = AgentInput(
-        input_messages=tuple(input_messages), remembered_messages=remembered,
-        system_messages=system_messages, tagged_system_messages={},
-    )
-    return Success((agent_input, (answer,)))
-
-
-@final
-@attrs.frozen(kw_only=True)
-class ScoreRecord:
-    """A score and where it came from, as delivered to a sink (one row of a score store).
-
-    Attributes:
-        scorer_id: the scorer's id.
-        scorer_name: the scorer's name.
-        source: ``"trace"`` for trace scoring, ``"live"`` for live scoring.
-        result: the scorer's result (``score`` or ``not_scorable``).
-        trace_id: the trace scored or the live call's trace, when known.
-        span_id: the span scored, for trace scoring.
-        entity_type: the span type (trace scoring) or ``"function"`` (live scoring).
-        entity_id: the span's entity, or the live function's name.
-        scorer_description: the scorer's description.
-        has_judge: whether the scorer has a prompt step (asks a judge).
-
-    :meth:`ScoreRow.from_record <scorecore.ScoreRow.from_record>` turns a record into a stored
-    row; :func:`~scorecore.store_sink` is a sink saving each record to a score store.
-    """
-
-    scorer_id: str
-    scorer_name: str
-    source: Literal["trace", "live"]
-    result: ScoreResult[Any, Any]
-    trace_id: str | None = None
-    span_id: str | None = None
-    entity_type: str | None = None
-    entity_id: str | None = None
-    scorer_description: str = ""
-    has_judge: bool = False
-
-    @property
-    def run_id(self) -> str:
-        """The scorer run's id."""
-        return self.result.run_id
-
-    @property
-    def score(self) -> float | None:
-        """The score (``None`` when the run was not scorable)."""
-        return self.result.score
-
-
-ScoreSink: TypeAlias = Callable[[ScoreRecord], "Awaitable[object] | object"]
-"""Receives each score: a sync or async callable taking a :class:`ScoreRecord`.
-
-``store_sink(store)`` (:func:`~scorecore.store_sink`) saves each record to a score store as a
-Mastra-shaped row.
-
-Its return value is ignored. An exception it raises is reported, never propagated to the
-code that produced the score.
-"""
-
-
-async def deliver(sink: ScoreSink, record: ScoreRecord) -> None:
-    """Hand a record to a sink, awaiting it when it is async (exceptions propagate)."""
-    outcome = sink(record)
-    if inspect.isawaitable(outcome):
-        await outcome
