@@ -148,6 +148,8 @@ def schema_problem(schema: Mapping[str, Any]) -> str | None:
         compiled = compile_schema(schema)
     except (TypeError, ValueError, RecursionError) as exc:
         return f"cannot be written as JSON ({_cut(str(exc), 120)})"
+    except Exception as exc:  # noqa: BLE001 - the schema's own objects (user code) raised
+        return f"cannot be written as JSON (writing it raised {type(exc).__qualname__})"
     try:
         ref = _unresolvable_ref(json.loads(compiled.text))
     except RecursionError:
@@ -238,15 +240,17 @@ def _extract_json_text(text: str) -> str:
 
 # The JSON reader json.loads ends in, for a body that is one JSON value with nothing around it
 # (what a reply comes to once stripped); anything else, errors included, is json.loads' own.
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed
+# Not strict: a raw control character (a real line break) inside a string is read as the text
+# it is. llama.cpp's JSON grammar allows one there, so a grammar-held reply may hold it.
+_scan = json.scanner.make_scanner(json.JSONDecoder(strict=False))  # type: ignore[arg-type]
 
 
 def _read_json(body: str) -> Any:
     try:
         value, end = _scan(body, 0)
     except (StopIteration, ValueError, RecursionError):
-        return json.loads(body)
-    return value if end == len(body) else json.loads(body)
+        return json.loads(body, strict=False)
+    return value if end == len(body) else json.loads(body, strict=False)
 
 
 def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[str, ...]]:

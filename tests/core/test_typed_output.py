@@ -499,3 +499,17 @@ def test_json_schema_metadata_that_is_not_a_mapping_is_refused_naming_the_field(
     with pytest.raises(ScorerDefinitionError,
                        match=r"'json_schema' is not a mapping.*at \(root\)\.score"):
         schema_for_type(Wrong)
+
+
+def test_a_raw_line_break_inside_a_reply_string_is_read() -> None:
+    """llama.cpp's JSON grammar lets a string hold a raw control character (its ``char`` rule
+    is ``[^"\\\\]``), so a grammar-held reply over HTTP may put a real line break inside an
+    explanation: strict JSON refuses it ("Invalid control character"), which made such a reply
+    a format failure (measured with benchmarks/real_judge.py over llama_cpp.server). It is
+    read as the text it is; a control character outside a string is still refused."""
+    compiled = compile_schema({"type": "object", "properties": {"reason": {"type": "string"}},
+                               "required": ["reason"]})
+    assert parse_and_validate('{"reason": "line one\nline two\ttab"}', compiled).unwrap() == {
+        "reason": "line one\nline two\ttab"}
+    refused = parse_and_validate('{"reason": "x"}\x01', compiled).failure()
+    assert refused[0].startswith("reply is not valid JSON")
