@@ -11,7 +11,13 @@ import attrs
 from scorecore import AgentInput, AgentOutput, NotScorable, ScorerDefinitionError, not_scorable
 from scorecore.scorers._shapes import refuse
 from scorecore.scorers.llm._engine import RunContext
-from scorecore.scorers.llm._reading import check_texts, context_pieces
+from scorecore.scorers.llm._reading import (
+    assistant_text,
+    check_texts,
+    context_pieces,
+    has_text,
+    user_text,
+)
 
 __all__: list[str] = []  # internal: the building blocks of the built-in LLM scorers
 
@@ -57,6 +63,26 @@ def resolve(ctx: RunContext, given: tuple[str, ...] | None,
     if not pieces:
         return not_scorable("no context: the context extractor returned no text")
     return pieces
+
+
+def question_answer_context(
+    given: tuple[str, ...] | None, extractor: ContextExtractor | None
+) -> Callable[[RunContext], ContextTexts | NotScorable]:
+    """The ``read`` of a scorer judging the context against the question and the answer:
+    not scorable without a user question, an assistant answer or a context piece."""
+
+    def read(ctx: RunContext) -> ContextTexts | NotScorable:
+        question, answer = user_text(ctx.run.input), assistant_text(ctx.run.output)
+        if not has_text(question):
+            return not_scorable("no question: run.input has no user message with text")
+        if not has_text(answer):
+            return not_scorable("no answer: run.output has no assistant message with text")
+        pieces = resolve(ctx, given, extractor)
+        if isinstance(pieces, NotScorable):
+            return pieces
+        return ContextTexts(question=question, answer=answer, context=pieces)
+
+    return read
 
 
 def indexed(pieces: Sequence[str]) -> str:

@@ -22,10 +22,10 @@ from scorecore.scorers.llm._context import (
     ContextTexts,
     context_source,
     indexed,
-    resolve,
+    question_answer_context,
 )
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
-from scorecore.scorers.llm._reading import assistant_text, check_scale, has_text, user_text
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._reading import check_scale
 
 __all__ = ["context_relevance"]
 
@@ -147,16 +147,7 @@ def context_relevance(
     }
     runs = shape_of(id, shape, type)
 
-    def read(ctx: RunContext) -> ContextTexts | NotScorable:
-        question, answer = user_text(ctx.run.input), assistant_text(ctx.run.output)
-        if not has_text(question):
-            return not_scorable("no question: run.input has no user message with text")
-        if not has_text(answer):
-            return not_scorable("no answer: run.output has no assistant message with text")
-        pieces = resolve(ctx, given, extractor)
-        if isinstance(pieces, NotScorable):
-            return pieces
-        return ContextTexts(question=question, answer=answer, context=pieces)
+    read = question_answer_context(given, extractor)
 
     return build(Spec(
         id=id, name="Context Relevance Scorer",
