@@ -331,3 +331,114 @@ async def test_trace_batch_failures_are_events_with_error_type(
     assert "no Paris" in _event(failed)["gen_ai.evaluation.explanation"]
     bad = next(e for e in events if e.get("error.type") == "no_spans_array")
     assert bad["scorecore.trace_id"] == "t-bad"
+
+
+class _Watching(SimpleSpanProcessor):
+    """A processor of the user's own (not the SDK's): it sees every span start."""
+
+    def __init__(self, exporter: InMemorySpanExporter) -> None:
+        super().__init__(exporter)
+        self.started: list[str] = []
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.started.append(span.name)
+
+
+async def _runs() -> list[Any]:
+    """Score records and batch items of every kind: parented, plain, not scorable, failed."""
+    runs: list[Any] = []
+    traces = otlp_to_traces(_fixture("genai_agent.json")).unwrap()
+    await score_traces(said, traces, sink=runs.append)
+
+    def maybe(ctx: Any) -> float:
+        if ctx.run.output == "boom":
+            raise RuntimeError("boom")
+        return 0.25
+
+    scorer = create_scorer(id="maybe", description="d").generate_score(maybe)
+    await run_evals([EvalItem(input="q", output="a", id="one"),
+                     EvalItem(input="q", output="boom", id="two", extra={
+                         "target_trace_id": AGENT_TRACE, "target_span_id": AGENT_SPAN})],
+                    [scorer], batch_id="b", max_failures=None, on_item_complete=runs.append)
+    return runs
+
+
+def _shape(span: ReadableSpan) -> tuple[Any, ...]:
+    assert span.context is not None
+    parent = span.parent
+    scope = span.instrumentation_scope
+    return (
+        span.name, span.kind, span.status.status_code,
+        None if parent is None else (f"{parent.trace_id:032x}", f"{parent.span_id:016x}"),
+        parent is None or span.context.trace_id == parent.trace_id,
+        span.context.trace_flags.sampled,
+        dict(span.attributes or {}),
+        [(e.name, dict(e.attributes or {})) for e in span.events],
+        None if scope is None else (scope.name, scope.version),
+        dict(span.resource.attributes),
+    )
+
+
+@pytest.mark.anyio
+async def test_the_sdks_own_processors_export_what_the_tracer_would() -> None:
+    """With the SDK's own processors the sink hands finished spans straight to them (no span
+    life cycle); the export is the same as through Tracer.start_span, which a processor of the
+    user's own still gets (it sees every evaluation span start)."""
+    runs = await _runs()
+    direct, public = InMemorySpanExporter(), InMemorySpanExporter()
+    watching = _Watching(public)
+    shown: dict[str, list[tuple[Any, ...]]] = {}
+    for name, processor, exporter in (("direct", SimpleSpanProcessor(direct), direct),
+                                      ("public", watching, public)):
+        provider = TracerProvider()
+        provider.add_span_processor(processor)
+        sink = otel_sink(tracer_provider=provider, thresholds={"said-weather": 0.5})
+        for run in runs:
+            sink(run)
+        shown[name] = [_shape(s) for s in exporter.get_finished_spans()]
+    assert len(shown["direct"]) == 3
+    assert shown["direct"] == shown["public"]
+    assert watching.started == [s[0] for s in shown["public"]]
+
+
+@pytest.mark.anyio
+async def test_a_processor_added_later_or_a_sampler_is_honoured() -> None:
+    """A processor of the user's own added after the sink was made still sees the spans start,
+    and a sampler that drops everything leaves nothing to export."""
+    runs = await _runs()
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    sink = otel_sink(tracer_provider=provider)
+    later = _Watching(InMemorySpanExporter())
+    provider.add_span_processor(later)
+    for run in runs:
+        sink(run)
+    assert len(later.started) == len(exporter.get_finished_spans()) == 3
+
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF  # noqa: PLC0415
+
+    dropped = InMemorySpanExporter()
+    quiet = TracerProvider(sampler=ALWAYS_OFF)
+    quiet.add_span_processor(SimpleSpanProcessor(dropped))
+    sink = otel_sink(tracer_provider=quiet)
+    for run in runs:
+        sink(run)
+    assert dropped.get_finished_spans() == ()
+
+
+@pytest.mark.anyio
+async def test_an_attribute_length_limit_truncates_the_explanation() -> None:
+    """The provider's span limits apply to the evaluation spans as to any span."""
+    from opentelemetry.sdk.trace import SpanLimits  # noqa: PLC0415
+
+    runs = await _runs()
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(span_limits=SpanLimits(max_attribute_length=5))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    sink = otel_sink(tracer_provider=provider)
+    sink(runs[0])
+    (span,) = exporter.get_finished_spans()
+    assert span.attributes is not None
+    assert span.attributes["gen_ai.evaluation.explanation"] == "score"
+    assert _event(span)["gen_ai.evaluation.explanation"] == "score"
