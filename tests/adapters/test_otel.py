@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -442,3 +443,108 @@ async def test_an_attribute_length_limit_truncates_the_explanation() -> None:
     assert span.attributes is not None
     assert span.attributes["gen_ai.evaluation.explanation"] == "score"
     assert _event(span)["gen_ai.evaluation.explanation"] == "score"
+
+
+JUDGED_SCORERS = '''
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore_adapters.testing import ScriptedJudge
+
+said = create_scorer(id="said-weather", description="d").generate_score(
+    lambda ctx: float("weather" in str(ctx.run.output)))
+judged = create_scorer(
+    id="judged", description="d",
+    judge=JudgeConfig(model=ScriptedJudge([{"score": 0.5}] * 8), instructions="judge"),
+).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: "rate"))
+'''
+
+
+@pytest.fixture
+def receiver() -> Any:
+    """A local OTLP/HTTP receiver: its traces URL, and the protobuf bodies posted to it."""
+    _Capture.bodies = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1/traces", _Capture.bodies
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+def _received(bodies: list[bytes]) -> dict[str, list[dict[str, Any]]]:
+    """The spans posted, by name: ids in hex, attributes as a flat dict."""
+    from google.protobuf.json_format import MessageToDict  # noqa: PLC0415
+
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for body in bodies:
+        request = MessageToDict(ExportTraceServiceRequest.FromString(body))
+        for resource in request["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        span[key] = base64.b64decode(span.get(key, "")).hex()
+                    span["attributes"] = {a["key"]: next(iter(a["value"].values()))
+                                          for a in span.get("attributes", [])}
+                    by_name.setdefault(span["name"], []).append(span)
+    return by_name
+
+
+def test_cli_evaluation_spans_arrive_under_the_judged_span(
+    tmp_path: Path, receiver: Any,
+) -> None:
+    """eval-traces --otel-endpoint URL --otel-evaluation-spans: an item span under the judged
+    agent span, a span per scorer below it carrying the event, a chat span per judge call."""
+    url, bodies = receiver
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text(JUDGED_SCORERS)
+    from scorecore_adapters.cli import main  # noqa: PLC0415
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval-traces", str(OTLP / "genai_agent.json"), str(scorers), "--store",
+                 f"sqlite:{tmp_path / 's.db'}", "--no-cache", "--otel-endpoint", url,
+                 "--otel-evaluation-spans"], out=out, err=err)
+    assert code == 0, out.getvalue() + err.getvalue()
+    spans = _received(bodies)
+    assert sorted(spans) == ["chat scripted-judge", f"evaluate {AGENT_TRACE}-{AGENT_SPAN}",
+                             "score judged", "score said-weather"]
+    (item,) = spans[f"evaluate {AGENT_TRACE}-{AGENT_SPAN}"]
+    assert (item["traceId"], item["parentSpanId"]) == (AGENT_TRACE, AGENT_SPAN)
+    for name in ("score judged", "score said-weather"):
+        (scorer,) = spans[name]
+        assert scorer["parentSpanId"] == item["spanId"]
+        (event,) = scorer["events"]
+        assert event["name"] == EVENT_NAME
+    (judged,) = spans["score judged"]
+    assert judged["attributes"]["gen_ai.evaluation.score.value"] == 0.5
+    (call,) = spans["chat scripted-judge"]
+    assert call["parentSpanId"] == judged["spanId"]
+    assert call["traceId"] == AGENT_TRACE
+    assert call["attributes"]["gen_ai.operation.name"] == "chat"
+    assert call["attributes"]["gen_ai.provider.name"] == "scripted"
+    assert call["attributes"]["gen_ai.request.model"] == "scripted-judge"
+    assert int(call["attributes"]["gen_ai.usage.input_tokens"]) > 0
+
+
+def test_cli_eval_without_the_flag_sends_evaluation_events_only(
+    tmp_path: Path, receiver: Any,
+) -> None:
+    """eval --otel-endpoint alone: one evaluation span per scorer run and no item, scorer or
+    judge spans; with --otel-evaluation-spans the dataset items become root item spans."""
+    url, bodies = receiver
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text(JUDGED_SCORERS)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "sunny", "input": "q", "output": "weather"}) + "\n")
+    from scorecore_adapters.cli import main  # noqa: PLC0415
+
+    args = ["eval", f"{scorers}:said", "--data", str(data), "--store",
+            f"sqlite:{tmp_path / 's.db'}", "--no-cache", "--otel-endpoint", url]
+    assert main(args, out=io.StringIO(), err=io.StringIO()) == 0
+    assert sorted(_received(bodies)) == ["evaluation said-weather"]
+    bodies.clear()
+    assert main([*args, "--otel-evaluation-spans"], out=io.StringIO(), err=io.StringIO()) == 0
+    spans = _received(bodies)
+    assert sorted(spans) == ["evaluate sunny", "score said-weather"]
+    assert spans["evaluate sunny"][0]["parentSpanId"] == ""

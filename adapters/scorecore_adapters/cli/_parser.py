@@ -88,6 +88,10 @@ def _batch_flags(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--otel-endpoint", metavar="URL",
                     help="also report each scored run as a gen_ai.evaluation.result event to "
                          "this OTLP/HTTP traces endpoint (needs scorecore[otel])")
+    ev.add_argument("--otel-evaluation-spans", action="store_true",
+                    help="with --otel-endpoint: also send the evaluation itself as spans, one "
+                         "per item with a child per scorer and per judge call (model, tokens, "
+                         "cost)")
     add_economics_flags(ev)
 
 
