@@ -161,3 +161,59 @@ def test_scores_reach_phoenix_under_the_spans_they_judged(
     assert by_item["right"]["attributes"]["gen_ai.evaluation.score.label"] == "pass"
     assert by_item["wrong"]["attributes"]["gen_ai.evaluation.score.label"] == "fail"
     assert by_item["wrong"]["attributes"]["scorecore.run_id"] == "e2e:wrong"
+
+
+JUDGED_SCORERS = '''
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore_adapters.testing import ScriptedJudge
+
+judged = create_scorer(
+    id="judged", description="d", type="agent",
+    judge=JudgeConfig(model=ScriptedJudge([{"score": 0.75}] * 4), instructions="judge"),
+).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: "rate"))
+'''
+
+
+def test_evaluation_spans_reach_phoenix_under_the_judged_span(
+    phoenix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """eval-traces --otel-evaluation-spans with a judge (the scripted one): Phoenix holds the
+    item span under the judged agent span, the scorer span under it carrying the event, and
+    the judge's chat span under that with its gen_ai.* request and usage attributes."""
+    project = f"scorecore-spans-{secrets.token_hex(4)}"
+    payload = json.loads((OTLP / "genai_agent.json").read_text(encoding="utf-8"))
+    ids = _fresh_ids(payload, project)
+    trace_id, agent_span = ids["4bf92f3577b34da6a3ce929d0e0e4736"], ids["00f067aa0ba902b7"]
+    sent = httpx.post(f"{phoenix}/v1/traces", content=_protobuf(payload), timeout=30,
+                      headers={"Content-Type": "application/x-protobuf"})
+    assert sent.status_code == 200, sent.text
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps(payload) + "\n", encoding="utf-8")
+    scorers = tmp_path / "judged_scorers.py"
+    scorers.write_text(JUDGED_SCORERS)
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval-traces", str(traces), str(scorers), "--store",
+                 f"sqlite:{tmp_path / 's.db'}", "--no-cache", "--otel-endpoint",
+                 f"{phoenix}/v1/traces", "--otel-evaluation-spans"], out=out, err=err)
+    assert code == 0, out.getvalue() + err.getvalue()
+
+    spans = _spans(phoenix, project, 4 + 3)
+    by_name = {s["name"]: s for s in spans}
+    item = by_name[f"evaluate {trace_id}-{agent_span}"]
+    scorer = by_name["score judged"]
+    call = by_name["chat scripted-judge"]
+    assert {s["context"]["trace_id"] for s in (item, scorer, call)} == {trace_id}
+    assert item["parent_id"] == agent_span
+    assert scorer["parent_id"] == item["context"]["span_id"]
+    assert call["parent_id"] == scorer["context"]["span_id"]
+    (event,) = scorer["events"]
+    assert event["name"] == EVENT_NAME
+    assert event["attributes"]["gen_ai.evaluation.score.value"] == 0.75
+    attributes = call["attributes"]
+    assert attributes["gen_ai.operation.name"] == "chat"
+    assert attributes["gen_ai.provider.name"] == "scripted"
+    assert attributes["gen_ai.request.model"] == "scripted-judge"
+    assert attributes["gen_ai.usage.input_tokens"] > 0
+    assert attributes["gen_ai.usage.output_tokens"] > 0
+    assert attributes["scorecore.judge.model_calls"] == 1
