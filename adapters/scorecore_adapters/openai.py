@@ -69,7 +69,9 @@ StructuredOutput: TypeAlias = Literal["auto", "json_schema", "json_object", "pro
 
 ``"json_schema"``: ``response_format`` ``json_schema`` in strict mode (OpenAI, vLLM, Ollama,
 LM Studio); ``"json_object"``: ``{"type": "json_object", "schema": ...}`` (llama.cpp's
-server, which then decodes under a grammar) with the schema also written into the prompt;
+server, which then decodes under a grammar; the schema is not also written into the prompt,
+which made a small model ramble inside a string: a server that ignores ``"schema"`` gets it
+in the prompt from the core's second attempt, when the first reply does not fit);
 ``"prompt"``: the schema in the prompt only; ``"auto"``: the first of these the server accepts.
 """
 
@@ -333,7 +335,7 @@ class OpenAIChatModel(HttpJudgeBase):
             api_key=api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),
             client=client,
             # Every mode but "prompt" takes native requests: the adapter itself writes the
-            # schema into the prompt when it ends up in json_object or prompt mode.
+            # schema into the prompt when it ends up in prompt mode.
             structured=mode != "prompt",
             timeout=timeout,
             default_headers=default_headers,
@@ -410,7 +412,11 @@ class OpenAIChatModel(HttpJudgeBase):
     def _body(self, request: JudgeRequest, mode: _Mode) -> dict[str, Any]:
         settings = request.settings
         native = request.native_schema and request.output_schema is not None
-        sent = request if not native or mode == "json_schema" else schema_in_prompt(request)
+        # json_object: the grammar holds the reply to the schema, which is not written into
+        # the prompt as well (SmolLM2 over llama.cpp's server ran on inside a string in 6 of
+        # 60 greedy replies with it there, 0 of 60 without; docs/local-judges.md). A server
+        # that ignores "schema" gets it in the prompt from the core's format fallback.
+        sent = request if not native or mode != "prompt" else schema_in_prompt(request)
         body: dict[str, Any] = {
             "model": self._model,
             "messages": [{"role": m.role, "content": m.content} for m in sent.messages],
@@ -434,12 +440,12 @@ class OpenAIChatModel(HttpJudgeBase):
                 },
             }
         elif mode == "json_object" and request.output_schema is not None:
-            # llama.cpp's dialect: the server compiles the schema into a grammar. Servers that
-            # ignore "schema" still get it in the prompt. A request whose schema the core
-            # already wrote into the prompt (its format fallback) is held to the grammar too:
-            # the schema is the user's own, so nothing in the reply needs undoing. The schema
-            # sent is rewritten for llama.cpp's converter (same meaning): one it refuses makes
-            # llama-cpp-python's server fall back, silently, to a grammar for any JSON.
+            # llama.cpp's dialect: the server compiles the schema into a grammar. A request
+            # whose schema the core already wrote into the prompt (its format fallback) is
+            # held to the grammar too: the schema is the user's own, so nothing in the reply
+            # needs undoing. The schema sent is rewritten for llama.cpp's converter (same
+            # meaning): one it refuses makes llama-cpp-python's server fall back, silently,
+            # to a grammar for any JSON.
             body["response_format"] = {
                 "type": "json_object",
                 "schema": _for_the_grammar(request.output_schema),

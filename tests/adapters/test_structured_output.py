@@ -177,8 +177,9 @@ async def test_a_server_that_takes_json_object_settles_on_it(
     assert (first.structured_output, second.structured_output) == ("json_object", "json_object")
     assert json.loads(first.text) == {"verdict": "yes"}
     assert model.negotiated_structured_output == "json_object"
-    # A server that ignores "schema" still gets it, once, in the prompt.
-    assert [schema_mentions(b) for b in server.bodies] == [0, 1, 1]
+    # The grammar holds the reply: the schema is not also written into the prompt (a small
+    # model rambled inside a string with it there; docs/local-judges.md).
+    assert [schema_mentions(b) for b in server.bodies] == [0, 0, 0]
 
 
 async def test_a_server_that_takes_neither_ends_in_the_prompt(anyio_backend: str) -> None:
@@ -191,7 +192,7 @@ async def test_a_server_that_takes_neither_ends_in_the_prompt(anyio_backend: str
     assert server.modes == ["json_schema", "json_object", "prompt", "prompt"]
     assert first.structured_output == "prompt"
     assert model.negotiated_structured_output == "prompt"
-    assert [schema_mentions(b) for b in server.bodies] == [0, 1, 1, 1]
+    assert [schema_mentions(b) for b in server.bodies] == [0, 0, 1, 1]
     assert server.bodies[2]["messages"][-1]["content"].startswith("Is the answer right?")
 
 
@@ -291,7 +292,7 @@ async def test_fixed_modes_do_not_negotiate(anyio_backend: str) -> None:
         reply = (await model.generate(native_request())).unwrap()
     assert server.modes == ["json_object"]
     assert reply.structured_output == "json_object"
-    assert schema_mentions(server.bodies[0]) == 1
+    assert schema_mentions(server.bodies[0]) == 0  # the grammar holds it
 
 
 @pytest.mark.parametrize("mode", ["auto", "json_schema", "json_object", "prompt"])
@@ -346,7 +347,8 @@ async def test_the_mode_is_recorded_on_the_execution(
     anyio_backend: str, takes: set[str], settled: str
 ) -> None:
     """Through the kernel: the execution (and its stored row) says which mode answered, and the
-    schema reached the model exactly once in every request."""
+    schema is written into the prompt only in prompt mode (once); the other modes carry it in
+    response_format."""
     server = Server(takes)
     model, client = model_for(server)
     async with client:
@@ -361,7 +363,7 @@ async def test_the_mode_is_recorded_on_the_execution(
     assert row["structuredOutput"] == settled
     # No settings given: every request, in every mode, carries the default output cap.
     assert {b.get("max_tokens") for b in server.bodies} == {DEFAULT_OUTPUT_CAP}
-    assert all(schema_mentions(b) == (0 if mode_of(b) == "json_schema" else 1)
+    assert all(schema_mentions(b) == (1 if mode_of(b) == "prompt" else 0)
                for b in server.bodies)
 
 
@@ -429,15 +431,16 @@ async def test_the_format_fallback_keeps_the_grammar_in_json_object_mode(
     anyio_backend: str,
 ) -> None:
     """When the first reply fails the schema, the core asks again with the schema in the
-    system prompt; a json_object server still gets the schema as a grammar for that request
-    (and the schema is still written once), so constrained decoding is never dropped."""
+    system prompt (so a server that ignores ``"schema"`` learns it then); a json_object server
+    still gets the schema as a grammar for that request, so constrained decoding is never
+    dropped, and the schema is written into the prompt once."""
     server = Server({"json_object"}, reply=['{"verdict": "maybe"}', '{"verdict": "no"}'])
     model, client = model_for(server)
     async with client:
         result = (await _scorer(model).run(input="q", output="a")).unwrap()
     assert server.modes == ["json_schema", "json_object", "json_object"]
     assert server.bodies[2]["response_format"] == {"type": "json_object", "schema": SCHEMA}
-    assert [schema_mentions(b) for b in server.bodies] == [0, 1, 1]
+    assert [schema_mentions(b) for b in server.bodies] == [0, 0, 1]
     (execution,) = result.judge["analyze"]
     assert (execution.attempt_count, execution.structured_output) == (2, "json_object")
     assert result.score == 0.0
@@ -506,5 +509,6 @@ async def test_json_object_mode_sends_a_schema_llama_cpp_can_turn_into_a_grammar
     assert sent["schema"]["properties"]["verdict"]["enum"] == ["yes", "no"]
     assert sent["schema"]["additionalProperties"] is False
     assert reply.structured_output == "json_object"
-    # The prompt still carries the schema as the step wrote it, descriptions included.
-    assert "anything the judge found" in server.bodies[0]["messages"][-1]["content"]
+    # Only the grammar carries the schema: the prompt is the step's own.
+    assert all("anything the judge found" not in m["content"]
+               for m in server.bodies[0]["messages"])
