@@ -15,6 +15,8 @@ keeps the two in sync.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -54,6 +56,7 @@ OPENINFERENCE_KINDS: Final[Mapping[str, str]] = {
 _GENERIC: Final = "generic"
 _ERROR_CODES: Final = frozenset({2, "2", "STATUS_CODE_ERROR"})
 _HEX_ID: Final = re.compile(r"[0-9a-fA-F]+")
+_BASE64_ID: Final = {"traceId": 24, "spanId": 12, "parentSpanId": 12}  # 16 and 8 bytes
 _OI_MESSAGE: Final = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
 _OI_TOOL_CALL: Final = re.compile(r"tool_calls\.(\d+)\.tool_call\.(.+)")
 _OI_CONTENT: Final = re.compile(r"contents\.(\d+)\.message_content\.(.+)")
@@ -165,6 +168,13 @@ def _hex_id(raw: Mapping[str, Any], camel: str, *, required: bool) -> str | None
         if required:
             raise _Malformed(camel, "required, a hex string")
         return None
+    if isinstance(value, str) and value.endswith("=") and len(value) == _BASE64_ID[camel]:
+        # protobuf's own JSON mapping (google.protobuf.json_format, what a dump of the SDK's
+        # OTLP encoder gives) writes ids as base64: always padded, so never hex
+        try:
+            return base64.b64decode(value, validate=True).hex()
+        except binascii.Error:
+            pass
     if not isinstance(value, str) or not _HEX_ID.fullmatch(value):
         raise _Malformed(camel, f"must be a hex string, got {short_repr(value)}")
     return value.lower()

@@ -26,6 +26,8 @@ from scorecore.live import live_scoring, scored
 from scorecore.traces import Trace, otlp_to_traces, score_traces, trace_to_agent_run
 from scorecore_adapters.otel import EVENT_NAME, otel_sink, read_otlp_protobuf
 from scorecore_adapters.testing import ScriptedJudge, judge_error
+from tests.adapters.otel_agent import SCORERS as SDK_AGENT_SCORERS
+from tests.adapters.otel_agent import record_agent, write_trace_files
 
 OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
 AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -548,3 +550,34 @@ def test_cli_eval_without_the_flag_sends_evaluation_events_only(
     spans = _received(bodies)
     assert sorted(spans) == ["evaluate sunny", "score said-weather"]
     assert spans["evaluate sunny"][0]["parentSpanId"] == ""
+
+
+@pytest.mark.parametrize("kind", ["json-lines", "protobuf"])
+def test_files_the_sdks_encoder_writes_are_scored_under_its_agent_span(
+    tmp_path: Path, receiver: Any, kind: str,
+) -> None:
+    """An agent traced by the OpenTelemetry SDK, its spans written by the SDK's OTLP encoder (as
+    JSON lines through json_format, or protobuf): eval-traces scores the agent run (its answer
+    and its tool call) and reports each score under the SDK's agent span."""
+    url, bodies = receiver
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace_id, agent_span = record_agent(provider)
+    lines, binary = write_trace_files(exporter.get_finished_spans(), tmp_path)
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text(SDK_AGENT_SCORERS)
+    from scorecore_adapters.cli import main  # noqa: PLC0415
+
+    db = tmp_path / "s.db"
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval-traces", str(lines if kind == "json-lines" else binary), str(scorers),
+                 "--store", f"sqlite:{db}", "--gate", "said-weather", "--gate", "used-tool",
+                 "--otel-endpoint", url], out=out, err=err)
+    assert code == 0, out.getvalue() + err.getvalue()
+    assert "1/1 agent runs" in out.getvalue()
+    spans = _received(bodies)
+    assert sorted(spans) == ["evaluation said-weather", "evaluation used-tool"]
+    for (span,) in spans.values():
+        assert (span["traceId"], span["parentSpanId"]) == (trace_id, agent_span)
+        assert span["attributes"]["gen_ai.evaluation.score.label"] == "pass"

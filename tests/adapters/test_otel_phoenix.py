@@ -3,7 +3,10 @@
 An agent's trace is exported to Phoenix, the same trace file is scored by ``scorecore
 eval-traces --otel-endpoint``, a plain batch is scored with ``otel_sink``; then the spans are read
 back from Phoenix's REST API: the evaluation events sit under the agent span they judged (same
-trace id, that span as parent), with the convention's attributes.
+trace id, that span as parent), with the convention's attributes. With
+``--otel-evaluation-spans`` the item, scorer and judge-call spans arrive too; and an agent traced
+by the OpenTelemetry SDK itself (exported to Phoenix and written to files by the SDK's OTLP
+encoder) is scored from those files under its own agent span.
 
 Needs ``SCORECORE_TEST_PHOENIX_URL`` (``export SCORECORE_TEST_PHOENIX_URL="$(bash
 .ci/phoenix.sh)"``); skipped without it, except under CI=true, where it fails.
@@ -27,12 +30,15 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from scorecore import create_scorer
 from scorecore.evals import EvalItem, run_evals_sync
 from scorecore_adapters.cli import main
 from scorecore_adapters.otel import EVENT_NAME, otel_sink
+from tests.adapters.otel_agent import SCORERS as SDK_AGENT_SCORERS
+from tests.adapters.otel_agent import record_agent, write_trace_files
 
 OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
 SCORERS = '''
@@ -217,3 +223,49 @@ def test_evaluation_spans_reach_phoenix_under_the_judged_span(
     assert attributes["gen_ai.usage.input_tokens"] > 0
     assert attributes["gen_ai.usage.output_tokens"] > 0
     assert attributes["scorecore.judge.model_calls"] == 1
+
+
+def test_an_sdk_traced_agent_is_scored_from_its_files_and_the_scores_reach_phoenix(
+    phoenix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The in direction from a real exporter: an agent traced by the OpenTelemetry SDK sends
+    its spans to Phoenix (OTLPSpanExporter over HTTP) and to files written by the SDK's OTLP
+    encoder (JSON lines through json_format, and protobuf); eval-traces scores each file and
+    Phoenix holds the scores under the SDK-made agent span."""
+    project = f"scorecore-sdk-{secrets.token_hex(4)}"
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create(
+        {"service.name": "weather-agent", "openinference.project.name": project}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(
+        endpoint=f"{phoenix}/v1/traces")))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    trace_id, agent_span = record_agent(provider)
+    provider.shutdown()
+    lines, binary = write_trace_files(memory.get_finished_spans(), tmp_path)
+    scorers = tmp_path / "sdk_scorers.py"
+    scorers.write_text(SDK_AGENT_SCORERS)
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
+    for path in (lines, binary):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["eval-traces", str(path), str(scorers), "--store",
+                     f"sqlite:{tmp_path / 's.db'}", "--gate", "said-weather",
+                     "--gate", "used-tool", "--otel-endpoint", f"{phoenix}/v1/traces"],
+                    out=out, err=err)
+        assert code == 0, out.getvalue() + err.getvalue()
+        assert "1/1 agent runs" in out.getvalue()
+
+    spans = _spans(phoenix, project, 4 + 2 * 2)
+    agent = next(s for s in spans if s["context"]["span_id"] == agent_span)
+    assert agent["name"] == "invoke_agent weather"
+    assert agent["attributes"]["gen_ai.operation.name"] == "invoke_agent"
+    evaluations = [s for s in spans if s["name"].startswith("evaluation ")]
+    assert sorted(s["name"] for s in evaluations) == [
+        "evaluation said-weather", "evaluation said-weather",
+        "evaluation used-tool", "evaluation used-tool"]
+    for span in evaluations:
+        assert span["context"]["trace_id"] == trace_id
+        assert span["parent_id"] == agent_span
+        (event,) = span["events"]
+        assert event["name"] == EVENT_NAME
+        assert event["attributes"]["gen_ai.evaluation.score.value"] == 1.0
+        assert event["attributes"]["gen_ai.evaluation.score.label"] == "pass"
