@@ -564,10 +564,31 @@ def read_otlp_json_lines(lines: Iterable[str | bytes]) -> Iterator[Result[Trace,
     >>> first.unwrap().trace_id, second.failure().message
     ('01', 'line 2: not JSON (Expecting value at character 0)')
     """
+    return read_otlp_requests((f"line {n}", p) for n, p in _payloads(lines))
+
+
+def read_otlp_requests(
+    requests: Iterable[tuple[str, object]],
+) -> Iterator[Result[Trace, TraceError]]:
+    """Stream the traces of a sequence of OTLP/JSON requests, each with where it was read.
+
+    What :func:`read_otlp_json_lines` does once it has parsed the lines, for readers of other
+    framings (the protobuf reader of ``scorecore_adapters.otel``): each item is a request (as
+    ``otlp_to_traces`` takes it) with a label for the messages (``"line 3"``, ``"frame 2 at
+    byte 120"``); a trace is yielded once its root span has been read, the spans of a trace
+    without a root at the end. An item that is already a ``TraceError`` (a request its reader
+    could not decode) is passed on as a ``Failure``.
+
+    >>> root = {"traceId": "01", "spanId": "02", "name": "root", "startTimeUnixNano": "1"}
+    >>> request = {"resourceSpans": [{"scopeSpans": [{"spans": [root]}]}]}
+    >>> first, second = read_otlp_requests([("frame 1", request), ("frame 2", {"x": 1})])
+    >>> first.unwrap().trace_id, second.failure().message
+    ('01', 'frame 2: resourceSpans: required, a list, got None')
+    """
     pending: dict[str, list[Span]] = {}
     broken: dict[str, TraceError] = {}
     rooted: set[str] = set()
-    for number, payload in _payloads(lines):
+    for where, payload in requests:
         if isinstance(payload, TraceError):
             yield Failure(payload)
             continue
@@ -575,10 +596,10 @@ def read_otlp_json_lines(lines: Iterable[str | bytes]) -> Iterator[Result[Trace,
             if isinstance(item, Failure):
                 error = item.failure()
                 if error.trace_id is None:
-                    yield Failure(attrs.evolve(error, message=f"line {number}: {error.message}"))
+                    yield Failure(attrs.evolve(error, message=f"{where}: {error.message}"))
                 else:
                     broken.setdefault(error.trace_id.lower(), attrs.evolve(
-                        error, message=f"line {number}: {error.message}"))
+                        error, message=f"{where}: {error.message}"))
                 continue
             span = item.unwrap()
             trace_id = cast(str, span.trace_id)

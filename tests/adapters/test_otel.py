@@ -19,12 +19,18 @@ from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogR
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from returns.result import Failure
 
 from scorecore import JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import EvalItem, run_evals
 from scorecore.live import live_scoring, scored
 from scorecore.traces import Trace, otlp_to_traces, score_traces, trace_to_agent_run
-from scorecore_adapters.otel import EVENT_NAME, otel_sink, read_otlp_protobuf
+from scorecore_adapters.otel import (
+    EVENT_NAME,
+    otel_sink,
+    read_otlp_protobuf,
+    read_otlp_protobuf_frames,
+)
 from scorecore_adapters.testing import ScriptedJudge, judge_error
 from tests.adapters.otel_agent import SCORERS as SDK_AGENT_SCORERS
 from tests.adapters.otel_agent import record_agent, write_trace_files
@@ -581,3 +587,111 @@ def test_files_the_sdks_encoder_writes_are_scored_under_its_agent_span(
     for (span,) in spans.values():
         assert (span["traceId"], span["parentSpanId"]) == (trace_id, agent_span)
         assert span["attributes"]["gen_ai.evaluation.score.label"] == "pass"
+
+
+def _framed(*messages: bytes) -> bytes:
+    """The Collector file exporter's `format: proto`: each message after its length, a 4-byte
+    big-endian unsigned integer."""
+    return b"".join(len(m).to_bytes(4, "big") + m for m in messages)
+
+
+def _sdk_frames() -> tuple[str, str, list[bytes]]:
+    """An SDK-traced agent run, one export request per span, in the order the spans ended."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import (  # noqa: PLC0415
+        encode_spans,
+    )
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace_id, agent_span = record_agent(provider)
+    frames = [encode_spans([s]).SerializeToString() for s in exporter.get_finished_spans()]
+    return trace_id, agent_span, frames
+
+
+def test_collector_proto_frames_stream_traces_as_their_roots_arrive() -> None:
+    """Length-prefixed requests are read one frame at a time; a trace whose spans came in
+    several frames is yielded once the frame holding its root has been read."""
+    trace_id, agent_span, frames = _sdk_frames()
+    data = _framed(*frames)
+    stream = io.BytesIO(data)
+    traces = read_otlp_protobuf_frames(stream)
+    trace = next(traces).unwrap()
+    assert stream.tell() == len(data)  # the root is in the last frame
+    assert trace.trace_id == trace_id
+    assert len(trace.spans) == 4
+    agent_input, (message,) = trace_to_agent_run(trace).unwrap()
+    assert agent_input.input_messages[0].content.content == "What is the weather in Paris?"
+    assert message.content.content == "Rainy weather in Paris today."
+    assert next(traces, None) is None
+    assert any(s.span_id == agent_span and s.parent_span_id is None for s in trace.spans)
+
+
+def test_a_truncated_or_corrupt_frame_is_an_invalid_otlp_error_naming_it() -> None:
+    """A frame cut short (in its length or its body) or that is not a request is an
+    invalid_otlp TraceError naming the frame's number and byte offset, never an exception; a
+    corrupt body does not stop the frames after it."""
+    _, _, frames = _sdk_frames()
+    good = _framed(*frames)
+    offsets = [0]
+    for frame in frames:
+        offsets.append(offsets[-1] + 4 + len(frame))
+
+    cut = list(read_otlp_protobuf_frames(io.BytesIO(good[:-3])))
+    errors = [o.failure() for o in cut if isinstance(o, Failure)]
+    assert [(e.kind, e.message) for e in errors] == [(
+        "invalid_otlp", f"frame 4 at byte {offsets[3]}: truncated: "
+                        f"{len(frames[3]) - 3} of its {len(frames[3])} bytes")]
+    assert [len(o.unwrap().spans) for o in cut if not isinstance(o, Failure)] == [3]
+
+    header = list(read_otlp_protobuf_frames(io.BytesIO(good + b"\x00\x01")))
+    assert header[-1].failure().message == (
+        f"frame 5 at byte {offsets[4]}: truncated: 2 of the 4 length bytes")
+
+    garbage = _framed(frames[0], b"\xff\xff\xff", *frames[1:])
+    read = list(read_otlp_protobuf_frames(io.BytesIO(garbage)))
+    (error,) = [o.failure() for o in read if isinstance(o, Failure)]
+    assert error.kind == "invalid_otlp"
+    assert error.message.startswith(
+        f"frame 2 at byte {4 + len(frames[0])}: not an OTLP protobuf trace request")
+    assert [len(o.unwrap().spans) for o in read if not isinstance(o, Failure)] == [4]
+
+
+@pytest.mark.parametrize(("name", "flag"), [("traces.bin", []), ("traces.pb", []),
+                                            ("traces.pb", ["--format", "collector-proto"])])
+def test_eval_traces_reads_the_collectors_proto_file(
+    tmp_path: Path, name: str, flag: list[str],
+) -> None:
+    """eval-traces reads the Collector file exporter's proto format: found by its leading zero
+    byte (JSON and a single request never start with one), or named by --format."""
+    from scorecore_adapters.cli import main  # noqa: PLC0415
+
+    _, _, frames = _sdk_frames()
+    path = tmp_path / name
+    path.write_bytes(_framed(*frames))
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text(SDK_AGENT_SCORERS)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval-traces", str(path), str(scorers), "--store",
+                 f"sqlite:{tmp_path / 's.db'}", "--gate", "said-weather", "--gate", "used-tool",
+                 *flag], out=out, err=err)
+    assert code == 0, out.getvalue() + err.getvalue()
+    assert "1/1 agent runs" in out.getvalue()
+
+
+def test_eval_traces_names_the_corrupt_frame(tmp_path: Path) -> None:
+    """A truncated frame in the file is a failed item naming the frame (exit 2); the traces
+    before it are still scored."""
+    from scorecore_adapters.cli import main  # noqa: PLC0415
+
+    _, _, frames = _sdk_frames()
+    path = tmp_path / "traces.bin"
+    whole = _framed(*frames)
+    path.write_bytes(whole + whole[:10])
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text(SDK_AGENT_SCORERS)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval-traces", str(path), f"{scorers}:said", "--store",
+                 f"sqlite:{tmp_path / 's.db'}"], out=out, err=err)
+    assert code == 2, out.getvalue() + err.getvalue()
+    assert f"frame 5 at byte {len(whole)}: truncated: 6 of its" in err.getvalue()

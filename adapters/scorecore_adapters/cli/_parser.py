@@ -97,8 +97,11 @@ def _batch_flags(ev: argparse.ArgumentParser) -> None:
 
 def _eval_traces_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("file", metavar="FILE",
-                    help="OTLP/JSON traces: the Collector file exporter's JSON lines, or one "
-                         "request")
+                    help="OTLP traces: the Collector file exporter's JSON lines or proto "
+                         "file, one OTLP/JSON request, or one protobuf request (*.pb)")
+    ev.add_argument("--format", choices=("json", "protobuf", "collector-proto"), default=None,
+                    help="how FILE is encoded (default: a file starting with a zero byte is "
+                         "collector-proto, *.pb / *.binpb / *.protobuf protobuf, else json)")
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
     _batch_flags(ev)
