@@ -64,12 +64,19 @@ def record_agent(provider: TracerProvider) -> tuple[str, str]:
     return f"{context.trace_id:032x}", f"{context.span_id:016x}"
 
 
-def write_trace_files(spans: Sequence[ReadableSpan], folder: Path) -> tuple[Path, Path]:
-    """The spans as the SDK's OTLP encoder writes them: a JSON-lines file (one request per
-    line, protobuf's JSON mapping) and a protobuf file (one binary request)."""
+def write_trace_files(spans: Sequence[ReadableSpan], folder: Path) -> tuple[Path, Path, Path]:
+    """The spans as the SDK's OTLP encoder makes them, in three files: JSON lines (one request
+    per line, protobuf's JSON mapping), one binary request, and the Collector file exporter's
+    ``format: proto`` (a request per span, in the order they ended, each after its 4-byte
+    big-endian length)."""
     request = encode_spans(spans)
     lines = folder / "agent.jsonl"
     lines.write_text(json.dumps(MessageToDict(request)) + "\n", encoding="utf-8")
     binary = folder / "agent.pb"
     binary.write_bytes(request.SerializeToString())
-    return lines, binary
+    framed = folder / "agent-collector.bin"
+    with framed.open("wb") as handle:
+        for span in spans:
+            body = encode_spans([span]).SerializeToString()
+            handle.write(len(body).to_bytes(4, "big") + body)
+    return lines, binary, framed

@@ -558,26 +558,28 @@ def test_cli_eval_without_the_flag_sends_evaluation_events_only(
     assert spans["evaluate sunny"][0]["parentSpanId"] == ""
 
 
-@pytest.mark.parametrize("kind", ["json-lines", "protobuf"])
+@pytest.mark.parametrize("kind", ["json-lines", "protobuf", "collector-proto"])
 def test_files_the_sdks_encoder_writes_are_scored_under_its_agent_span(
     tmp_path: Path, receiver: Any, kind: str,
 ) -> None:
     """An agent traced by the OpenTelemetry SDK, its spans written by the SDK's OTLP encoder (as
-    JSON lines through json_format, or protobuf): eval-traces scores the agent run (its answer
-    and its tool call) and reports each score under the SDK's agent span."""
+    JSON lines through json_format, one protobuf request, or the Collector's length-prefixed
+    frames): eval-traces scores the agent run (its answer and its tool call) and reports each
+    score under the SDK's agent span."""
     url, bodies = receiver
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace_id, agent_span = record_agent(provider)
-    lines, binary = write_trace_files(exporter.get_finished_spans(), tmp_path)
+    files = dict(zip(["json-lines", "protobuf", "collector-proto"],
+                     write_trace_files(exporter.get_finished_spans(), tmp_path), strict=True))
     scorers = tmp_path / "scorers.py"
     scorers.write_text(SDK_AGENT_SCORERS)
     from scorecore_adapters.cli import main  # noqa: PLC0415
 
     db = tmp_path / "s.db"
     out, err = io.StringIO(), io.StringIO()
-    code = main(["eval-traces", str(lines if kind == "json-lines" else binary), str(scorers),
+    code = main(["eval-traces", str(files[kind]), str(scorers),
                  "--store", f"sqlite:{db}", "--gate", "said-weather", "--gate", "used-tool",
                  "--otel-endpoint", url], out=out, err=err)
     assert code == 0, out.getvalue() + err.getvalue()

@@ -230,8 +230,9 @@ def test_an_sdk_traced_agent_is_scored_from_its_files_and_the_scores_reach_phoen
 ) -> None:
     """The in direction from a real exporter: an agent traced by the OpenTelemetry SDK sends
     its spans to Phoenix (OTLPSpanExporter over HTTP) and to files written by the SDK's OTLP
-    encoder (JSON lines through json_format, and protobuf); eval-traces scores each file and
-    Phoenix holds the scores under the SDK-made agent span."""
+    encoder (JSON lines through json_format, one protobuf request, and the Collector file
+    exporter's length-prefixed format: proto); eval-traces scores each file and Phoenix holds
+    the scores under the SDK-made agent span."""
     project = f"scorecore-sdk-{secrets.token_hex(4)}"
     memory = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create(
@@ -241,11 +242,11 @@ def test_an_sdk_traced_agent_is_scored_from_its_files_and_the_scores_reach_phoen
     provider.add_span_processor(SimpleSpanProcessor(memory))
     trace_id, agent_span = record_agent(provider)
     provider.shutdown()
-    lines, binary = write_trace_files(memory.get_finished_spans(), tmp_path)
+    files = write_trace_files(memory.get_finished_spans(), tmp_path)
     scorers = tmp_path / "sdk_scorers.py"
     scorers.write_text(SDK_AGENT_SCORERS)
     monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
-    for path in (lines, binary):
+    for path in files:
         out, err = io.StringIO(), io.StringIO()
         code = main(["eval-traces", str(path), str(scorers), "--store",
                      f"sqlite:{tmp_path / 's.db'}", "--gate", "said-weather",
@@ -254,14 +255,13 @@ def test_an_sdk_traced_agent_is_scored_from_its_files_and_the_scores_reach_phoen
         assert code == 0, out.getvalue() + err.getvalue()
         assert "1/1 agent runs" in out.getvalue()
 
-    spans = _spans(phoenix, project, 4 + 2 * 2)
+    spans = _spans(phoenix, project, 4 + 3 * 2)
     agent = next(s for s in spans if s["context"]["span_id"] == agent_span)
     assert agent["name"] == "invoke_agent weather"
     assert agent["attributes"]["gen_ai.operation.name"] == "invoke_agent"
     evaluations = [s for s in spans if s["name"].startswith("evaluation ")]
-    assert sorted(s["name"] for s in evaluations) == [
-        "evaluation said-weather", "evaluation said-weather",
-        "evaluation used-tool", "evaluation used-tool"]
+    assert sorted(s["name"] for s in evaluations) == (
+        ["evaluation said-weather"] * 3 + ["evaluation used-tool"] * 3)
     for span in evaluations:
         assert span["context"]["trace_id"] == trace_id
         assert span["parent_id"] == agent_span
