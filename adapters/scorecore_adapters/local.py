@@ -138,6 +138,8 @@ def _tail(log: IO[bytes]) -> str:
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.stdin is not None:
+        process.stdin.close()  # the guard's signal to end, should terminate() not reach it
     if process.poll() is not None:
         return
     process.terminate()
@@ -187,10 +189,12 @@ def llama_server(
 ) -> Iterator[str]:
     """Run llama.cpp's OpenAI-compatible server for a GGUF file; yield its base URL.
 
-    Starts ``python -m llama_cpp.server --model PATH --host HOST --port PORT --n_ctx N`` (the
-    current interpreter, so it needs the ``local`` extra), waits until ``GET /v1/models``
-    answers, yields ``"http://HOST:PORT/v1"`` and stops the server on exit. A sync context
-    manager; an async test may use it too (start-up blocks for the few seconds it takes).
+    Starts llama-cpp-python's server (``llama_cpp.server --model PATH --host HOST --port PORT
+    --n_ctx N``) with the current interpreter, so it needs the ``local`` extra; waits until
+    ``GET /v1/models`` answers, yields ``"http://HOST:PORT/v1"`` and stops the server on exit.
+    The server also ends when the process that started it ends in any other way (``kill -9``
+    included): it watches a pipe from this process. A sync context manager; an async test may
+    use it too (start-up blocks for the few seconds it takes).
 
     Args:
         model_path: the GGUF file; ``None`` (the default) serves the bundled SmolLM2 model.
@@ -233,13 +237,16 @@ def llama_server(
         chosen = port if port is not None else _free_port(host)
         url = f"http://{host}:{chosen}/v1"
         command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host,
+            # The guard runs llama_cpp.server and exits when its stdin (a pipe kept open
+            # here) closes: when this process ends, even by kill -9, the server ends too.
+            sys.executable, "-m", "scorecore_adapters._llama_guard", "--model", str(path),
+            "--host", host,
             "--port", str(chosen), "--n_ctx", str(n_ctx), "--model_alias", alias, *window,
             *extra_args,
         ]
         with tempfile.TemporaryFile() as log:
             process = subprocess.Popen(  # noqa: S603 - our interpreter, arguments as a list
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.PIPE
             )
             try:
                 try:

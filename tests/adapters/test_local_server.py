@@ -108,3 +108,48 @@ def test_the_server_penalises_repeats_over_the_window_local_model_uses(
     assert default[default.index("--last_n_tokens_size") + 1] == "256"
     assert chosen.count("--last_n_tokens_size") == 1
     assert chosen[chosen.index("--last_n_tokens_size") + 1] == "64"
+
+
+_PARENT = """
+import sys, time
+from scorecore_adapters.local import llama_server
+with llama_server(n_ctx=512) as url:
+    print(url, flush=True)
+    time.sleep(600)
+"""
+
+
+def test_the_server_stops_when_the_process_that_started_it_is_killed() -> None:
+    """kill -9 of the process holding ``llama_server()`` leaves no server behind: the server
+    watches a pipe from its parent and exits when the pipe closes."""
+    import signal  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    parent = subprocess.Popen(  # noqa: S603 - our interpreter
+        [sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        url = parent.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        assert httpx.get(f"{url}/models", timeout=10).status_code == 200
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{url}/models", timeout=2)
+            except httpx.ConnectError:
+                break  # gone
+            if time.monotonic() > deadline:
+                port = url.rsplit(":", 1)[1].split("/")[0]
+                subprocess.run(["pkill", "-f", "--", f"--port {port} "], check=False)  # noqa: S603,S607
+                pytest.fail(f"the server at {url} still answers 30 s after its parent was killed")
+            time.sleep(0.5)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
