@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -42,9 +43,10 @@ _SPAN_ID: Final = re.compile(r"[0-9a-f]{16}")
 _MAX_EXPLANATION: Final = 4096  # attribute values travel in every export; keep them bounded
 
 
+@functools.lru_cache(maxsize=256)  # an item's scorers all judge the same span
 def _judged(trace_id: str | None, span_id: str | None) -> tuple[Context, SpanContext] | None:
     """The judged span as a (remote) parent, when its ids are OpenTelemetry ids: the context
-    to start a child in, and the span's own context."""
+    to start a child in, and the span's own context (both immutable, so shared)."""
     if trace_id is None or span_id is None:
         return None
     trace_id, span_id = trace_id.lower(), span_id.lower()
