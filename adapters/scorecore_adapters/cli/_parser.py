@@ -10,6 +10,7 @@ from typing import Any
 from scorecore_adapters.cli._batch_api import add_batch_api_flags, add_pending_flags
 from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
 from scorecore_adapters.cli._economics import add_economics_flags
+from scorecore_adapters.cli._eval_traces import FORMATS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -99,7 +100,7 @@ def _eval_traces_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("file", metavar="FILE",
                     help="OTLP traces: the Collector file exporter's JSON lines or proto "
                          "file, one OTLP/JSON request, or one protobuf request (*.pb)")
-    ev.add_argument("--format", choices=("json", "protobuf", "collector-proto"), default=None,
+    ev.add_argument("--format", choices=FORMATS, default=None,
                     help="how FILE is encoded (default: a file starting with a zero byte is "
                          "collector-proto, *.pb / *.binpb / *.protobuf protobuf, else json)")
     ev.add_argument("scorers", metavar="SCORERS",
