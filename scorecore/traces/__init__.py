@@ -16,7 +16,12 @@ from scorecore.agent import (
     extract_trajectory,
 )
 from scorecore.traces._mastra import trace_to_agent_run
-from scorecore.traces._otlp import agent_traces, otlp_to_traces, read_otlp_json_lines
+from scorecore.traces._otlp import (
+    agent_traces,
+    otlp_to_traces,
+    read_otlp_json_lines,
+    read_otlp_requests,
+)
 from scorecore.traces._scoring import (
     TraceBatchResult,
     TraceScoringError,
@@ -50,6 +55,7 @@ __all__ = [
     "extract_trajectory_from_trace",
     "otlp_to_traces",
     "read_otlp_json_lines",
+    "read_otlp_requests",
     "score_trace",
     "score_traces",
     "trace_to_agent_run",

@@ -15,6 +15,8 @@ keeps the two in sync.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -54,6 +56,7 @@ OPENINFERENCE_KINDS: Final[Mapping[str, str]] = {
 _GENERIC: Final = "generic"
 _ERROR_CODES: Final = frozenset({2, "2", "STATUS_CODE_ERROR"})
 _HEX_ID: Final = re.compile(r"[0-9a-fA-F]+")
+_BASE64_ID: Final = {"traceId": 24, "spanId": 12, "parentSpanId": 12}  # 16 and 8 bytes
 _OI_MESSAGE: Final = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
 _OI_TOOL_CALL: Final = re.compile(r"tool_calls\.(\d+)\.tool_call\.(.+)")
 _OI_CONTENT: Final = re.compile(r"contents\.(\d+)\.message_content\.(.+)")
@@ -165,6 +168,13 @@ def _hex_id(raw: Mapping[str, Any], camel: str, *, required: bool) -> str | None
         if required:
             raise _Malformed(camel, "required, a hex string")
         return None
+    if isinstance(value, str) and value.endswith("=") and len(value) == _BASE64_ID[camel]:
+        # protobuf's own JSON mapping (google.protobuf.json_format, what a dump of the SDK's
+        # OTLP encoder gives) writes ids as base64: always padded, so never hex
+        try:
+            return base64.b64decode(value, validate=True).hex()
+        except binascii.Error:
+            pass
     if not isinstance(value, str) or not _HEX_ID.fullmatch(value):
         raise _Malformed(camel, f"must be a hex string, got {short_repr(value)}")
     return value.lower()
@@ -554,10 +564,31 @@ def read_otlp_json_lines(lines: Iterable[str | bytes]) -> Iterator[Result[Trace,
     >>> first.unwrap().trace_id, second.failure().message
     ('01', 'line 2: not JSON (Expecting value at character 0)')
     """
+    return read_otlp_requests((f"line {n}", p) for n, p in _payloads(lines))
+
+
+def read_otlp_requests(
+    requests: Iterable[tuple[str, object]],
+) -> Iterator[Result[Trace, TraceError]]:
+    """Stream the traces of a sequence of OTLP/JSON requests, each with where it was read.
+
+    What :func:`read_otlp_json_lines` does once it has parsed the lines, for readers of other
+    framings (the protobuf reader of ``scorecore_adapters.otel``): each item is a request (as
+    ``otlp_to_traces`` takes it) with a label for the messages (``"line 3"``, ``"frame 2 at
+    byte 120"``); a trace is yielded once its root span has been read, the spans of a trace
+    without a root at the end. An item that is already a ``TraceError`` (a request its reader
+    could not decode) is passed on as a ``Failure``.
+
+    >>> root = {"traceId": "01", "spanId": "02", "name": "root", "startTimeUnixNano": "1"}
+    >>> request = {"resourceSpans": [{"scopeSpans": [{"spans": [root]}]}]}
+    >>> first, second = read_otlp_requests([("frame 1", request), ("frame 2", {"x": 1})])
+    >>> first.unwrap().trace_id, second.failure().message
+    ('01', 'frame 2: resourceSpans: required, a list, got None')
+    """
     pending: dict[str, list[Span]] = {}
     broken: dict[str, TraceError] = {}
     rooted: set[str] = set()
-    for number, payload in _payloads(lines):
+    for where, payload in requests:
         if isinstance(payload, TraceError):
             yield Failure(payload)
             continue
@@ -565,10 +596,10 @@ def read_otlp_json_lines(lines: Iterable[str | bytes]) -> Iterator[Result[Trace,
             if isinstance(item, Failure):
                 error = item.failure()
                 if error.trace_id is None:
-                    yield Failure(attrs.evolve(error, message=f"line {number}: {error.message}"))
+                    yield Failure(attrs.evolve(error, message=f"{where}: {error.message}"))
                 else:
                     broken.setdefault(error.trace_id.lower(), attrs.evolve(
-                        error, message=f"line {number}: {error.message}"))
+                        error, message=f"{where}: {error.message}"))
                 continue
             span = item.unwrap()
             trace_id = cast(str, span.trace_id)

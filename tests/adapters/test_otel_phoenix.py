@@ -3,7 +3,10 @@
 An agent's trace is exported to Phoenix, the same trace file is scored by ``scorecore
 eval-traces --otel-endpoint``, a plain batch is scored with ``otel_sink``; then the spans are read
 back from Phoenix's REST API: the evaluation events sit under the agent span they judged (same
-trace id, that span as parent), with the convention's attributes.
+trace id, that span as parent), with the convention's attributes. With
+``--otel-evaluation-spans`` the item, scorer and judge-call spans arrive too; and an agent traced
+by the OpenTelemetry SDK itself (exported to Phoenix and written to files by the SDK's OTLP
+encoder) is scored from those files under its own agent span.
 
 Needs ``SCORECORE_TEST_PHOENIX_URL`` (``export SCORECORE_TEST_PHOENIX_URL="$(bash
 .ci/phoenix.sh)"``); skipped without it, except under CI=true, where it fails.
@@ -27,12 +30,15 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from scorecore import create_scorer
 from scorecore.evals import EvalItem, run_evals_sync
 from scorecore_adapters.cli import main
 from scorecore_adapters.otel import EVENT_NAME, otel_sink
+from tests.adapters.otel_agent import SCORERS as SDK_AGENT_SCORERS
+from tests.adapters.otel_agent import record_agent, write_trace_files
 
 OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
 SCORERS = '''
@@ -161,3 +167,105 @@ def test_scores_reach_phoenix_under_the_spans_they_judged(
     assert by_item["right"]["attributes"]["gen_ai.evaluation.score.label"] == "pass"
     assert by_item["wrong"]["attributes"]["gen_ai.evaluation.score.label"] == "fail"
     assert by_item["wrong"]["attributes"]["scorecore.run_id"] == "e2e:wrong"
+
+
+JUDGED_SCORERS = '''
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore_adapters.testing import ScriptedJudge
+
+judged = create_scorer(
+    id="judged", description="d", type="agent",
+    judge=JudgeConfig(model=ScriptedJudge([{"score": 0.75}] * 4), instructions="judge"),
+).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: "rate"))
+'''
+
+
+def test_evaluation_spans_reach_phoenix_under_the_judged_span(
+    phoenix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """eval-traces --otel-evaluation-spans with a judge (the scripted one): Phoenix holds the
+    item span under the judged agent span, the scorer span under it carrying the event, and
+    the judge's chat span under that with its gen_ai.* request and usage attributes."""
+    project = f"scorecore-spans-{secrets.token_hex(4)}"
+    payload = json.loads((OTLP / "genai_agent.json").read_text(encoding="utf-8"))
+    ids = _fresh_ids(payload, project)
+    trace_id, agent_span = ids["4bf92f3577b34da6a3ce929d0e0e4736"], ids["00f067aa0ba902b7"]
+    sent = httpx.post(f"{phoenix}/v1/traces", content=_protobuf(payload), timeout=30,
+                      headers={"Content-Type": "application/x-protobuf"})
+    assert sent.status_code == 200, sent.text
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps(payload) + "\n", encoding="utf-8")
+    scorers = tmp_path / "judged_scorers.py"
+    scorers.write_text(JUDGED_SCORERS)
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval-traces", str(traces), str(scorers), "--store",
+                 f"sqlite:{tmp_path / 's.db'}", "--no-cache", "--otel-endpoint",
+                 f"{phoenix}/v1/traces", "--otel-evaluation-spans"], out=out, err=err)
+    assert code == 0, out.getvalue() + err.getvalue()
+
+    spans = _spans(phoenix, project, 4 + 3)
+    by_name = {s["name"]: s for s in spans}
+    item = by_name[f"evaluate {trace_id}-{agent_span}"]
+    scorer = by_name["score judged"]
+    call = by_name["chat scripted-judge"]
+    assert {s["context"]["trace_id"] for s in (item, scorer, call)} == {trace_id}
+    assert item["parent_id"] == agent_span
+    assert scorer["parent_id"] == item["context"]["span_id"]
+    assert call["parent_id"] == scorer["context"]["span_id"]
+    (event,) = scorer["events"]
+    assert event["name"] == EVENT_NAME
+    assert event["attributes"]["gen_ai.evaluation.score.value"] == 0.75
+    attributes = call["attributes"]
+    assert attributes["gen_ai.operation.name"] == "chat"
+    assert attributes["gen_ai.provider.name"] == "scripted"
+    assert attributes["gen_ai.request.model"] == "scripted-judge"
+    assert attributes["gen_ai.usage.input_tokens"] > 0
+    assert attributes["gen_ai.usage.output_tokens"] > 0
+    assert attributes["scorecore.judge.model_calls"] == 1
+
+
+def test_an_sdk_traced_agent_is_scored_from_its_files_and_the_scores_reach_phoenix(
+    phoenix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The in direction from a real exporter: an agent traced by the OpenTelemetry SDK sends
+    its spans to Phoenix (OTLPSpanExporter over HTTP) and to files written by the SDK's OTLP
+    encoder (JSON lines through json_format, one protobuf request, and the Collector file
+    exporter's length-prefixed format: proto); eval-traces scores each file and Phoenix holds
+    the scores under the SDK-made agent span."""
+    project = f"scorecore-sdk-{secrets.token_hex(4)}"
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create(
+        {"service.name": "weather-agent", "openinference.project.name": project}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(
+        endpoint=f"{phoenix}/v1/traces")))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    trace_id, agent_span = record_agent(provider)
+    provider.shutdown()
+    files = write_trace_files(memory.get_finished_spans(), tmp_path)
+    scorers = tmp_path / "sdk_scorers.py"
+    scorers.write_text(SDK_AGENT_SCORERS)
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
+    for path in files:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["eval-traces", str(path), str(scorers), "--store",
+                     f"sqlite:{tmp_path / 's.db'}", "--gate", "said-weather",
+                     "--gate", "used-tool", "--otel-endpoint", f"{phoenix}/v1/traces"],
+                    out=out, err=err)
+        assert code == 0, out.getvalue() + err.getvalue()
+        assert "1/1 agent runs" in out.getvalue()
+
+    spans = _spans(phoenix, project, 4 + 3 * 2)
+    agent = next(s for s in spans if s["context"]["span_id"] == agent_span)
+    assert agent["name"] == "invoke_agent weather"
+    assert agent["attributes"]["gen_ai.operation.name"] == "invoke_agent"
+    evaluations = [s for s in spans if s["name"].startswith("evaluation ")]
+    assert sorted(s["name"] for s in evaluations) == (
+        ["evaluation said-weather"] * 3 + ["evaluation used-tool"] * 3)
+    for span in evaluations:
+        assert span["context"]["trace_id"] == trace_id
+        assert span["parent_id"] == agent_span
+        (event,) = span["events"]
+        assert event["name"] == EVENT_NAME
+        assert event["attributes"]["gen_ai.evaluation.score.value"] == 1.0
+        assert event["attributes"]["gen_ai.evaluation.score.label"] == "pass"

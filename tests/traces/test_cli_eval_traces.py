@@ -176,3 +176,23 @@ def test_a_protobuf_file_that_is_not_a_request_exits_2(tmp_path: Path, scorers: 
                        "--store", f"sqlite:{tmp_path / 't.db'}")
     assert code == 2
     assert "not an OTLP protobuf trace request" in err
+
+
+@pytest.mark.parametrize("command", ["eval-traces", "eval"])
+def test_evaluation_spans_need_an_otel_endpoint(
+    tmp_path: Path, scorers: Path, command: str,
+) -> None:
+    """--otel-evaluation-spans without --otel-endpoint is a usage error saying what is missing,
+    for eval-traces and eval alike; nothing is scored."""
+    db = tmp_path / "t.db"
+    source = OTLP / "genai_agent.json"
+    if command == "eval":
+        data = tmp_path / "d.jsonl"
+        data.write_text('{"input": "q", "output": "a"}\n')
+        argv = ["eval", f"{scorers}:where", "--data", str(data)]
+    else:
+        argv = ["eval-traces", str(source), f"{scorers}:said"]
+    code, _, err = run(*argv, "--store", f"sqlite:{db}", "--otel-evaluation-spans")
+    assert code == 2
+    assert "--otel-evaluation-spans needs --otel-endpoint URL" in err
+    assert not db.exists()

@@ -249,3 +249,44 @@ def test_a_broken_first_line_does_not_drop_the_file() -> None:
     assert [type(o) for o in outcomes] == [Failure, Success, Failure]
     assert outcomes[0].failure().message.startswith("line 1: not JSON")
     assert outcomes[2].failure().message.startswith("line 4: not JSON")
+
+
+def _base64_ids(payload: Any) -> Any:
+    """The payload as protobuf's JSON mapping writes it (google.protobuf.json_format): ids in
+    base64, enums by name."""
+    import base64  # noqa: PLC0415
+
+    for resource in payload["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+                    else:
+                        span.pop(key, None)
+                span["kind"] = "SPAN_KIND_INTERNAL"
+    return payload
+
+
+@pytest.mark.parametrize("name", ["genai_agent.json", "openinference_agent.json"])
+def test_protobuf_json_mapping_ids_read_as_hex(name: str) -> None:
+    """A request written with protobuf's JSON mapping (base64 ids, as json_format dumps what the
+    Python SDK's OTLP encoder makes) reads into the same spans and agent run as OTLP/JSON."""
+    hex_trace = _one(name)
+    (line,) = read_otlp_json_lines([json.dumps(_base64_ids(_load(name)))])
+    trace = line.unwrap()
+    assert trace.trace_id == hex_trace.trace_id
+    assert [(s.span_id, s.parent_span_id, s.span_type) for s in trace.spans] == [
+        (s.span_id, s.parent_span_id, s.span_type) for s in hex_trace.spans]
+    assert trace_to_agent_run(trace).unwrap() == trace_to_agent_run(hex_trace).unwrap()
+
+
+@pytest.mark.parametrize("bad", ["AAAAAAAAAAAAAAAAAAAAAA=", "AAAAAAAAAAA*AAAAAAAAAA==",
+                                 "AAAAAAAAAAA="])
+def test_a_base64_trace_id_of_the_wrong_size_is_malformed(bad: str) -> None:
+    """Only a base64 id of exactly 16 (trace) or 8 (span) bytes is read; anything else stays
+    an invalid_span naming the field and the value."""
+    outcome = otlp_to_traces(_request({**_GOOD, "traceId": bad}))
+    assert isinstance(outcome, Failure)
+    assert outcome.failure().message == (
+        f"span bb ('chat'): traceId: must be a hex string, got {bad!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, assert_type
 
 from returns.result import Result
@@ -10,9 +11,12 @@ from scorecore import AgentInput, AgentOutput, Scorer, ScoreResult, create_score
 from scorecore.evals import EvalReport, Threshold, run_evals
 from scorecore.live import Registry, scored
 from scorecore.traces import (
+    Trace,
     TraceBatchResult,
     TraceError,
     TraceScoringError,
+    read_otlp_json_lines,
+    read_otlp_requests,
     score_trace,
     score_traces,
     trace_to_agent_run,
@@ -37,6 +41,12 @@ async def traces(trace_json: dict[str, Any]) -> None:
         await score_trace(exact, trace_json), Result[ScoreResult[Any, Any], TraceScoringError]
     )
     assert_type(await score_traces(exact, [trace_json]), TraceBatchResult)
+
+
+def otlp_streams(request: dict[str, Any]) -> None:
+    assert_type(read_otlp_requests([("line 1", request)]), Iterator[Result[Trace, TraceError]])
+    assert_type(read_otlp_json_lines(["{}"]), Iterator[Result[Trace, TraceError]])
+    read_otlp_requests([request])  # type: ignore[list-item]
 
 
 registry = Registry(scorers={"exact": exact})

@@ -259,6 +259,9 @@ def _plan_eval(
 ) -> _EvalPlan:
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1, got {args.concurrency}")
+    if args.otel_evaluation_spans and not args.otel_endpoint:
+        raise UsageError("--otel-evaluation-spans needs --otel-endpoint URL (the OTLP/HTTP "
+                         "traces endpoint the spans are sent to)")
     loaded = load_scorers(args.scorers)
     data_path = Path(args.data)
     if not data_path.is_file():
@@ -373,7 +376,8 @@ def run_eval(
     if not plan.loaded.scorers:
         raise UsageError("every selected scorer was skipped; nothing to run")
     # With --trials N every item completes N times (once per trial).
-    reporter = (OtelReporter(args.otel_endpoint, thresholds=plan.thresholds, gates=plan.gates)
+    reporter = (OtelReporter(args.otel_endpoint, thresholds=plan.thresholds, gates=plan.gates,
+                             evaluation_spans=args.otel_evaluation_spans)
                 if args.otel_endpoint else None)
     progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out,
                          unit=f"{unit[:-1]} trials" if args.trials > 1 else unit, also=reporter)

@@ -31,6 +31,30 @@ from scorecore_adapters.cli._eval import run_eval
 PROTOBUF_SUFFIXES = (".pb", ".binpb", ".protobuf")
 """A file with one of these suffixes holds one binary OTLP ExportTraceServiceRequest."""
 
+FORMATS = ("json", "protobuf", "collector-proto")
+"""``--format``: OTLP/JSON (lines, or one request), one protobuf request, or the Collector
+file exporter's ``format: proto`` (length-prefixed protobuf requests)."""
+
+
+def file_format(path: Path, given: str | None) -> str:
+    """The format to read ``path`` in: ``given``, else found from the file.
+
+    A file starting with a zero byte holds length-prefixed requests (the Collector's
+    ``format: proto``; a first frame under 16 MiB starts with one), which neither JSON nor a
+    protobuf request ever does; otherwise the suffix decides (:data:`PROTOBUF_SUFFIXES`: one
+    protobuf request), and anything else is JSON.
+    """
+    if given is not None:
+        return given
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(1)
+    except OSError:
+        first = b""  # reported when the file is read
+    if first == b"\x00":
+        return "collector-proto"
+    return "protobuf" if path.suffix in PROTOBUF_SUFFIXES else "json"
+
 
 def _item_id(trace: Trace) -> tuple[str, str]:
     root = next(s for s in trace.spans if s.parent_span_id is None)
@@ -43,21 +67,29 @@ class OtlpTraceReader:
     request); a line or span that cannot be read becomes an :class:`InvalidItem` (counted in
     :attr:`invalid`, written to ``warn``), an agent run that cannot be scored a failed item."""
 
-    def __init__(self, path: Path, *, warn: TextIO) -> None:
+    def __init__(self, path: Path, *, warn: TextIO, given_format: str | None = None) -> None:
         self.path = path
         self.warn = warn
+        self.format = file_format(path, given_format)
         self.invalid = 0
         self.without_agent = 0
         self.shown = os.fsencode(path).decode("utf-8", "replace")
 
     def _traces(self) -> Iterator[Result[Trace, TraceError]]:
-        if self.path.suffix in PROTOBUF_SUFFIXES:
+        if self.format != "json":
             try:
                 # Imported here: protobuf needs the otel extra; JSON does not.
-                from scorecore_adapters.otel import read_otlp_protobuf  # noqa: PLC0415
+                from scorecore_adapters.otel import (  # noqa: PLC0415
+                    read_otlp_protobuf,
+                    read_otlp_protobuf_frames,
+                )
             except ImportError:
                 raise UsageError(f"{self.shown}: reading protobuf needs the otel extra: "
                                  f"pip install 'scorecore[otel]'") from None
+            if self.format == "collector-proto":
+                with self.path.open("rb") as handle:
+                    yield from read_otlp_protobuf_frames(handle)
+                return
             traces = read_otlp_protobuf(self.path.read_bytes())
             if isinstance(traces, Failure):
                 yield Failure(traces.failure())
@@ -109,7 +141,7 @@ def run_eval_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     readers: list[OtlpTraceReader] = []
 
     def reader(path: Path, warn: TextIO) -> OtlpTraceReader:
-        readers.append(OtlpTraceReader(path, warn=warn))
+        readers.append(OtlpTraceReader(path, warn=warn, given_format=args.format))
         return readers[-1]
 
     code = run_eval(args, out, err, reader=reader, unit="agent runs")

@@ -1,4 +1,5 @@
-"""``--otel-endpoint``: report each scored run of ``eval`` / ``eval-traces`` over OTLP/HTTP."""
+"""``--otel-endpoint``: report each scored run of ``eval`` / ``eval-traces`` over OTLP/HTTP;
+``--otel-evaluation-spans``: the evaluation itself too, as spans."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from scorecore_adapters.cli._common import UsageError
 @final
 class OtelReporter:
     """The ``otel_sink`` of a command: one ``gen_ai.evaluation.result`` event per scorer
-    outcome, sent by a batch span processor to the endpoint; :meth:`close` flushes them."""
+    outcome, sent by a batch span processor to the endpoint; :meth:`close` flushes them. With
+    ``evaluation_spans``, an item span with a span per scorer and per judge call as well."""
 
     def __init__(
-        self, endpoint: str, *, thresholds: Mapping[str, Threshold], gates: Iterable[str]
+        self, endpoint: str, *, thresholds: Mapping[str, Threshold], gates: Iterable[str],
+        evaluation_spans: bool = False,
     ) -> None:
         try:
             # Imported here: the otel extra is optional, and only this flag needs it.
@@ -36,7 +39,8 @@ class OtelReporter:
         # Resource.create reads OTEL_RESOURCE_ATTRIBUTES / OTEL_SERVICE_NAME as usual.
         self._provider = TracerProvider(resource=Resource.create({"service.name": "scorecore"}))
         self._provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
-        self._sink = otel_sink(tracer_provider=self._provider, thresholds=thresholds, gates=gates)
+        self._sink = otel_sink(tracer_provider=self._provider, thresholds=thresholds, gates=gates,
+                               evaluation_spans=evaluation_spans)
 
     def __call__(self, result: ItemResult) -> None:
         """Report one completed item's outcomes."""

@@ -10,6 +10,7 @@ from typing import Any
 from scorecore_adapters.cli._batch_api import add_batch_api_flags, add_pending_flags
 from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
 from scorecore_adapters.cli._economics import add_economics_flags
+from scorecore_adapters.cli._eval_traces import FORMATS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,13 +89,20 @@ def _batch_flags(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--otel-endpoint", metavar="URL",
                     help="also report each scored run as a gen_ai.evaluation.result event to "
                          "this OTLP/HTTP traces endpoint (needs scorecore[otel])")
+    ev.add_argument("--otel-evaluation-spans", action="store_true",
+                    help="with --otel-endpoint: also send the evaluation itself as spans, one "
+                         "per item with a child per scorer and per judge call (model, tokens, "
+                         "cost)")
     add_economics_flags(ev)
 
 
 def _eval_traces_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("file", metavar="FILE",
-                    help="OTLP/JSON traces: the Collector file exporter's JSON lines, or one "
-                         "request")
+                    help="OTLP traces: the Collector file exporter's JSON lines or proto "
+                         "file, one OTLP/JSON request, or one protobuf request (*.pb)")
+    ev.add_argument("--format", choices=FORMATS, default=None,
+                    help="how FILE is encoded (default: a file starting with a zero byte is "
+                         "collector-proto, *.pb / *.binpb / *.protobuf protobuf, else json)")
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
     _batch_flags(ev)

@@ -8,11 +8,17 @@ SDK (``opentelemetry-sdk``, and an OTLP exporter to send them). See ``docs/otel.
 """
 
 try:
-    from scorecore_adapters.otel._protobuf import read_otlp_protobuf
+    from scorecore_adapters.otel._protobuf import read_otlp_protobuf, read_otlp_protobuf_frames
     from scorecore_adapters.otel._sink import EVENT_NAME, OtelSink, otel_sink
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         f"scorecore_adapters.otel needs the otel extra: pip install 'scorecore[otel]' ({exc})"
     ) from exc
 
-__all__ = ["EVENT_NAME", "OtelSink", "otel_sink", "read_otlp_protobuf"]
+__all__ = [
+    "EVENT_NAME",
+    "OtelSink",
+    "otel_sink",
+    "read_otlp_protobuf",
+    "read_otlp_protobuf_frames",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -28,6 +29,7 @@ from scorecore.evals import ItemResult, Threshold
 from scorecore.evals.engine import failure_kind
 from scorecore.evals.results import ScorerOutcome
 from scorecore.traces import ScoreRecord, TraceBatchResult
+from scorecore_adapters.otel._direct import DirectSpans
 from scorecore_adapters.report._causes import cause_of_outcome
 
 __all__ = ["EVENT_NAME", "OtelSink", "otel_sink"]
@@ -41,8 +43,10 @@ _SPAN_ID: Final = re.compile(r"[0-9a-f]{16}")
 _MAX_EXPLANATION: Final = 4096  # attribute values travel in every export; keep them bounded
 
 
-def _parent(trace_id: str | None, span_id: str | None) -> Context | None:
-    """The judged span as a (remote) parent, when its ids are OpenTelemetry ids."""
+@functools.lru_cache(maxsize=256)  # an item's scorers all judge the same span
+def _judged(trace_id: str | None, span_id: str | None) -> tuple[Context, SpanContext] | None:
+    """The judged span as a (remote) parent, when its ids are OpenTelemetry ids: the context
+    to start a child in, and the span's own context (both immutable, so shared)."""
     if trace_id is None or span_id is None:
         return None
     trace_id, span_id = trace_id.lower(), span_id.lower()
@@ -52,7 +56,12 @@ def _parent(trace_id: str | None, span_id: str | None) -> Context | None:
         return None
     context = SpanContext(trace_id=int(trace_id, 16), span_id=int(span_id, 16), is_remote=True,
                           trace_flags=TraceFlags(TraceFlags.SAMPLED))
-    return trace.set_span_in_context(NonRecordingSpan(context))
+    return trace.set_span_in_context(NonRecordingSpan(context)), context
+
+
+def _parent(trace_id: str | None, span_id: str | None) -> Context | None:
+    judged = _judged(trace_id, span_id)
+    return judged[0] if judged is not None else None
 
 
 def _explanation(text: str | None) -> str | None:
@@ -84,6 +93,7 @@ class OtelSink:
     ) -> None:
         self._tracer: Tracer | None = (
             tracer_provider.get_tracer(_SCOPE) if tracer_provider is not None else None)
+        self._direct = DirectSpans.of(self._tracer) if self._tracer is not None else None
         self._logger = (logger_provider.get_logger(_SCOPE)
                         if logger_provider is not None else None)
         self._thresholds = {k: v if isinstance(v, Threshold) else Threshold(min=v)
@@ -281,7 +291,8 @@ class OtelSink:
             attributes["gen_ai.evaluation.explanation"] = text
         if error_type is not None:
             attributes["error.type"] = error_type
-        parent = _parent(trace_id, span_id)
+        judged = _judged(trace_id, span_id)
+        parent = judged[0] if judged is not None else None
         if parent is None:
             # Not an OpenTelemetry span (a dataset item, a Mastra trace): say what was judged.
             if trace_id is not None:
@@ -296,6 +307,9 @@ class OtelSink:
             # With evaluation spans, the scorer's own span carries the event.
             carrier.set_attributes(attributes)
             carrier.add_event(EVENT_NAME, attributes=attributes)
+        elif self._direct is not None and self._direct.emit(
+                f"evaluation {name}", EVENT_NAME, attributes, judged):
+            pass  # the same span as below, made without the SDK's span life cycle
         elif self._tracer is not None:
             # A span beside the judged one (its child) carrying the event: tracing backends
             # that take no logs (Jaeger, Phoenix) show the score next to the span it judges.
