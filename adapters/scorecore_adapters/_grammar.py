@@ -20,7 +20,9 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeGuard
 
-__all__ = ["GrammarUnsupported", "grammar_schema"]
+from scorecore.validators import is_int
+
+__all__ = ["STRING_BOUND", "GrammarUnsupported", "grammar_schema"]
 
 # Keywords that annotate a schema without constraining it: dropped before conversion (the
 # converter reads a schema made only of annotations as "unrecognized").
@@ -158,7 +160,27 @@ def _clean(schema: object, ref: Callable[[object], str]) -> Any:
         out["items"] = {"type": list(_ANY_JSON)}
     if out.get("additionalProperties") is True:
         out["additionalProperties"] = {"type": list(_ANY_JSON)}
-    return _bounded(out)
+    return _bounded_string(_bounded(out))
+
+
+STRING_BOUND: Final = 600
+"""Characters a reply string may have under the grammar when its schema sets no ``maxLength``.
+
+A small model can run on inside a string until the output cap (the bundled SmolLM2 counted
+"117 different types of grapes, 118 …" in noise_sensitivity's replies): a grammar holds a reply
+to the schema's shape, but a string has no end of its own, so the reply was cut off at the cap
+and was not JSON. With a bound the grammar closes the string at 600 characters (about 150
+tokens) and the reply ends as JSON. Only the grammar carries it: the core still validates the
+reply against the step's own schema, and a field with its own ``maxLength`` keeps it.
+"""
+_FREE_STRING_KEYS: Final = frozenset({"type", "minLength"})
+
+
+def _bounded_string(out: dict[str, Any]) -> dict[str, Any]:
+    if out.get("type") != "string" or not set(out) <= _FREE_STRING_KEYS:
+        return out  # an enum, a const, a pattern, a format or its own maxLength: as it is
+    low = out.get("minLength", 0)
+    return {**out, "maxLength": max(STRING_BOUND, low) if is_int(low) else STRING_BOUND}
 
 
 # The converter ignores minimum/maximum: a bounded number becomes the list of its values at two

@@ -301,3 +301,25 @@ def test_every_score_prompt_alignment_asks_for_is_bounded_in_its_schema(local: A
                 walk(step.definition.output_schema)
     assert len(seen) == 5
     assert all((s["minimum"], s["maximum"]) == (0, 1) for s in seen)
+
+
+def test_an_unbounded_string_is_bounded_in_the_grammar_only() -> None:
+    """A string the schema leaves unbounded gets STRING_BOUND as maxLength in the grammar's
+    schema (a small model ran on inside one to the output cap); a string with its own bound,
+    an enum, a pattern or a format is left as it is."""
+    from scorecore_adapters._grammar import STRING_BOUND, grammar_schema  # noqa: PLC0415
+    from scorecore_adapters.local import grammar_for_schema  # noqa: PLC0415 - local extra
+
+    assert grammar_schema({"type": "string"}) == {"type": "string", "maxLength": STRING_BOUND}
+    assert grammar_schema({"type": "string", "minLength": 2}) == {
+        "type": "string", "minLength": 2, "maxLength": STRING_BOUND}
+    assert grammar_schema({"type": "string", "minLength": 900})["maxLength"] == 900
+    for kept in ({"type": "string", "maxLength": 5000}, {"type": "string", "pattern": "a+"},
+                 {"type": "string", "format": "date"}, {"enum": ["yes", "no"]},
+                 {"type": "string", "enum": ["yes", "no"]}):
+        assert grammar_schema(kept) == kept
+    nested = grammar_schema({"type": "object", "properties": {"claims": {
+        "type": "array", "items": {"type": "string"}}}})
+    assert nested["properties"]["claims"]["items"]["maxLength"] == STRING_BOUND
+    assert grammar_for_schema({"type": "object", "properties": {"note": {"type": "string"}},
+                               "required": ["note"]})

@@ -166,6 +166,30 @@ async def test_replies_are_deterministic_and_capped(local: Any, anyio_backend: s
     assert first.finish_reason == "length"
 
 
+async def test_a_string_that_runs_on_is_closed_so_the_reply_stays_json(
+    local: Any, anyio_backend: str
+) -> None:
+    """A reply that counts on inside a string used to run to the output cap and end as
+    unterminated JSON (a format failure: noise_sensitivity's "117 different types of grapes,
+    118 …"); the grammar now closes an unbounded string at STRING_BOUND characters and the
+    reply ends as JSON of the schema's shape, the fields after the string included."""
+    import json  # noqa: PLC0415
+
+    from scorecore_adapters._grammar import STRING_BOUND  # noqa: PLC0415
+
+    schema = {"type": "object", "required": ["story", "score"],
+              "properties": {"story": {"type": "string"}, "score": {"type": "number"}}}
+    request = attrs.evolve(
+        _request("Count from 1 to 500 inside the story field, like 1, 2, 3, ...",
+                 max_output_tokens=400),
+        output_schema=schema, native_schema=True, step="analyze")
+    reply = (await local.generate(request)).unwrap()
+    assert reply.finish_reason == "stop"
+    value = json.loads(reply.text, strict=False)
+    assert set(value) == {"story", "score"}
+    assert len(value["story"]) == STRING_BOUND
+
+
 async def test_a_timeout_is_a_timeout_error(local: Any, anyio_backend: str) -> None:
     error = (await local.generate(_request("Count to one thousand.", timeout=0.001,
                                            max_output_tokens=500))).failure()
