@@ -470,9 +470,11 @@ class LocalModel:
 
     When a request has an ``output_schema``, the reply is decoded under a grammar built from it
     (llama.cpp's JSON-schema-to-grammar), so it is always JSON of the schema's shape: objects
-    with their required properties, enums, lists, nested classes. Constraints the grammar does
-    not express (``minimum``, ``maximum``, ``multipleOf``, ``uniqueItems``, ``not`` inside an
-    object …) are checked by the core after decoding, as for any judge. A schema that cannot be
+    with their required properties, enums, lists, nested classes; a number bounded to a short
+    range is held to its values, and a string without its own ``maxLength`` ends after 600
+    characters (a small model otherwise runs on inside one until the output cap). Constraints
+    the grammar does not express (``multipleOf``, ``uniqueItems``, ``not`` inside an object …)
+    are checked by the core after decoding, as for any judge. A schema that cannot be
     converted is refused when the scorer is built (the :class:`~scorecore.judge.SchemaChecker`
     capability).
 
