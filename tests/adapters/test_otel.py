@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from google.protobuf.json_format import ParseDict
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk._logs import LoggerProvider
@@ -34,6 +33,7 @@ from scorecore_adapters.otel import (
 from scorecore_adapters.testing import ScriptedJudge, judge_error
 from tests.adapters.otel_agent import SCORERS as SDK_AGENT_SCORERS
 from tests.adapters.otel_agent import record_agent, write_trace_files
+from tests.otlp_payloads import to_protobuf
 
 OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
 AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -172,24 +172,11 @@ async def test_live_scores_are_events(spans: tuple[TracerProvider, InMemorySpanE
     assert (event["gen_ai.evaluation.name"], event["scorecore.score_source"]) == ("one", "live")
 
 
-def _to_protobuf(payload: dict[str, Any]) -> bytes:
-    # OTLP/JSON writes ids as hex; protobuf's JSON mapping expects base64 for bytes.
-    for resource in payload["resourceSpans"]:
-        for scope in resource["scopeSpans"]:
-            for span in scope["spans"]:
-                for key in ("traceId", "spanId", "parentSpanId"):
-                    if span.get(key):
-                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
-                    else:
-                        span.pop(key, None)
-    return ParseDict(payload, ExportTraceServiceRequest()).SerializeToString()
-
-
 @pytest.mark.parametrize("name", ["genai_agent.json", "openinference_agent.json"])
 def test_protobuf_reads_as_the_json_encoding(name: str) -> None:
     """A protobuf request maps to the same spans as its OTLP/JSON encoding."""
     from_json = otlp_to_traces(_fixture(name)).unwrap()
-    from_protobuf = read_otlp_protobuf(_to_protobuf(_fixture(name))).unwrap()
+    from_protobuf = read_otlp_protobuf(to_protobuf(_fixture(name))).unwrap()
 
     def shape(traces: Any) -> list[Any]:
         return [(s.span_id, s.parent_span_id, s.span_type, s.input, s.output, s.started_at,

@@ -14,7 +14,6 @@ Needs ``SCORECORE_TEST_PHOENIX_URL`` (``export SCORECORE_TEST_PHOENIX_URL="$(bas
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import os
@@ -25,9 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
-from google.protobuf.json_format import ParseDict
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -39,6 +36,7 @@ from scorecore_adapters.cli import main
 from scorecore_adapters.otel import EVENT_NAME, otel_sink
 from tests.adapters.otel_agent import SCORERS as SDK_AGENT_SCORERS
 from tests.adapters.otel_agent import record_agent, write_trace_files
+from tests.otlp_payloads import to_protobuf
 
 OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
 SCORERS = '''
@@ -78,16 +76,7 @@ def _fresh_ids(payload: dict[str, Any], project: str) -> dict[str, str]:
 
 
 def _protobuf(payload: dict[str, Any]) -> bytes:
-    copy = json.loads(json.dumps(payload))
-    for resource in copy["resourceSpans"]:
-        for scope in resource["scopeSpans"]:
-            for span in scope["spans"]:
-                for key in ("traceId", "spanId", "parentSpanId"):
-                    if span.get(key):
-                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
-                    else:
-                        span.pop(key, None)
-    return ParseDict(copy, ExportTraceServiceRequest()).SerializeToString()
+    return to_protobuf(json.loads(json.dumps(payload)))  # a copy: the caller keeps hex ids
 
 
 def _spans(url: str, project: str, count: int) -> list[dict[str, Any]]:

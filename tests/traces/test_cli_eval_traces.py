@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from scorecore_adapters.cli import main
+from tests.otlp_payloads import to_protobuf
 
 OTLP = Path(__file__).parent / "fixtures" / "otlp"
 
@@ -139,27 +138,10 @@ def test_otel_endpoint_must_be_an_http_url(tmp_path: Path, scorers: Path) -> Non
     assert "'localhost:4318'" in err
 
 
-def _protobuf(payload: dict[str, Any]) -> bytes:
-    from google.protobuf.json_format import ParseDict  # noqa: PLC0415 - the otel extra
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: PLC0415
-        ExportTraceServiceRequest,
-    )
-
-    for resource in payload["resourceSpans"]:
-        for scope in resource["scopeSpans"]:
-            for span in scope["spans"]:
-                for key in ("traceId", "spanId", "parentSpanId"):
-                    if span.get(key):
-                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
-                    else:
-                        span.pop(key, None)
-    return ParseDict(payload, ExportTraceServiceRequest()).SerializeToString()
-
-
 def test_a_protobuf_request_file_is_scored(tmp_path: Path, scorers: Path) -> None:
     """A .pb file (one binary OTLP request, as an OTLP/HTTP exporter posts it) is read too."""
     data = tmp_path / "request.pb"
-    data.write_bytes(_protobuf(json.loads((OTLP / "genai_agent.json").read_text("utf-8"))))
+    data.write_bytes(to_protobuf(json.loads((OTLP / "genai_agent.json").read_text("utf-8"))))
     db = tmp_path / "t.db"
     code, out, err = run("eval-traces", str(data), f"{scorers}:said", "--store", f"sqlite:{db}",
                          "--batch-id", "pb")

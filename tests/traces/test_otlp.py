@@ -19,6 +19,7 @@ from scorecore.traces import (
     score_traces,
     trace_to_agent_run,
 )
+from tests.otlp_payloads import ids_as_base64
 
 OTLP = Path(__file__).parent / "fixtures" / "otlp"
 
@@ -254,16 +255,9 @@ def test_a_broken_first_line_does_not_drop_the_file() -> None:
 def _base64_ids(payload: Any) -> Any:
     """The payload as protobuf's JSON mapping writes it (google.protobuf.json_format): ids in
     base64, enums by name."""
-    import base64  # noqa: PLC0415
-
-    for resource in payload["resourceSpans"]:
+    for resource in ids_as_base64(payload)["resourceSpans"]:
         for scope in resource["scopeSpans"]:
             for span in scope["spans"]:
-                for key in ("traceId", "spanId", "parentSpanId"):
-                    if span.get(key):
-                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
-                    else:
-                        span.pop(key, None)
                 span["kind"] = "SPAN_KIND_INTERNAL"
     return payload
 
