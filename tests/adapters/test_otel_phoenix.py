@@ -79,6 +79,23 @@ def _protobuf(payload: dict[str, Any]) -> bytes:
     return to_protobuf(json.loads(json.dumps(payload)))  # a copy: the caller keeps hex ids
 
 
+def _recorded_trace_sent(
+    phoenix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: str
+) -> tuple[str, str, Path]:
+    """The recorded agent trace, with fresh ids, sent to Phoenix (as the agent's own exporter
+    would) and written to a Collector-style file; the scorer's OTel resource names
+    ``project``. Returns the trace id, the agent span's id and the file."""
+    payload = json.loads((OTLP / "genai_agent.json").read_text(encoding="utf-8"))
+    ids = _fresh_ids(payload, project)
+    sent = httpx.post(f"{phoenix}/v1/traces", content=_protobuf(payload), timeout=30,
+                      headers={"Content-Type": "application/x-protobuf"})
+    assert sent.status_code == 200, sent.text
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps(payload) + "\n", encoding="utf-8")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
+    return ids["4bf92f3577b34da6a3ce929d0e0e4736"], ids["00f067aa0ba902b7"], traces
+
+
 def _spans(url: str, project: str, count: int) -> list[dict[str, Any]]:
     """The project's spans, once Phoenix has ingested ``count`` of them (60 s at most)."""
     deadline = time.monotonic() + 60
@@ -101,20 +118,12 @@ def test_scores_reach_phoenix_under_the_spans_they_judged(
     one evaluation span per run, the trace's under its agent span, each carrying the
     gen_ai.evaluation.result event with the score, label and explanation."""
     project = f"scorecore-e2e-{secrets.token_hex(4)}"
-    payload = json.loads((OTLP / "genai_agent.json").read_text(encoding="utf-8"))
-    ids = _fresh_ids(payload, project)
-    trace_id, agent_span = ids["4bf92f3577b34da6a3ce929d0e0e4736"], ids["00f067aa0ba902b7"]
     # the agent's own exporter sends its trace to the backend
-    sent = httpx.post(f"{phoenix}/v1/traces", content=_protobuf(payload), timeout=30,
-                      headers={"Content-Type": "application/x-protobuf"})
-    assert sent.status_code == 200, sent.text
+    trace_id, agent_span, traces = _recorded_trace_sent(phoenix, tmp_path, monkeypatch, project)
 
     # 1. the same trace, from a Collector-style file, scored from the command line
-    traces = tmp_path / "traces.jsonl"
-    traces.write_text(json.dumps(payload) + "\n", encoding="utf-8")
     scorers = tmp_path / "trace_scorers.py"
     scorers.write_text(SCORERS)
-    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
     out, err = io.StringIO(), io.StringIO()
     code = main(["eval-traces", str(traces), str(scorers), "--store",
                  f"sqlite:{tmp_path / 's.db'}", "--threshold", "said-weather=0.5",
@@ -176,17 +185,9 @@ def test_evaluation_spans_reach_phoenix_under_the_judged_span(
     item span under the judged agent span, the scorer span under it carrying the event, and
     the judge's chat span under that with its gen_ai.* request and usage attributes."""
     project = f"scorecore-spans-{secrets.token_hex(4)}"
-    payload = json.loads((OTLP / "genai_agent.json").read_text(encoding="utf-8"))
-    ids = _fresh_ids(payload, project)
-    trace_id, agent_span = ids["4bf92f3577b34da6a3ce929d0e0e4736"], ids["00f067aa0ba902b7"]
-    sent = httpx.post(f"{phoenix}/v1/traces", content=_protobuf(payload), timeout=30,
-                      headers={"Content-Type": "application/x-protobuf"})
-    assert sent.status_code == 200, sent.text
-    traces = tmp_path / "traces.jsonl"
-    traces.write_text(json.dumps(payload) + "\n", encoding="utf-8")
+    trace_id, agent_span, traces = _recorded_trace_sent(phoenix, tmp_path, monkeypatch, project)
     scorers = tmp_path / "judged_scorers.py"
     scorers.write_text(JUDGED_SCORERS)
-    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"openinference.project.name={project}")
     out, err = io.StringIO(), io.StringIO()
     code = main(["eval-traces", str(traces), str(scorers), "--store",
                  f"sqlite:{tmp_path / 's.db'}", "--no-cache", "--otel-endpoint",
