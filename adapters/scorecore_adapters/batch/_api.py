@@ -84,6 +84,15 @@ _OPENAI_UNANSWERED: Final = frozenset({"batch_expired", "batch_cancelled"})
 _LIST_PAGES: Final = 5
 
 
+def _batch_id(provider: str, body: Mapping[str, Any]) -> Result[str, JudgeError]:
+    """The id of the batch a provider's create call answered with."""
+    batch_id = body.get("id")
+    if isinstance(batch_id, str) and batch_id:
+        return Success(batch_id)
+    return Failure(JudgeError(kind="unknown", message=f"{provider} batch reply has no 'id'",
+                              code="malformed_response", is_retryable=False))
+
+
 @final
 class OpenAIBatchAPI:
     """OpenAI's Batch API for ``/v1/chat/completions`` through an :class:`OpenAIChatModel`."""
@@ -114,14 +123,8 @@ class OpenAIBatchAPI:
             "input_file_id": file_id.unwrap(), "endpoint": "/v1/chat/completions",
             "completion_window": self._window, "metadata": {"scorecore_job": job},
         })
-        return created.bind(lambda r: json_body(self._chat, r)).bind(self._id)
-
-    def _id(self, body: Mapping[str, Any]) -> Result[str, JudgeError]:
-        batch_id = body.get("id")
-        if isinstance(batch_id, str) and batch_id:
-            return Success(batch_id)
-        return Failure(JudgeError(kind="unknown", message="openai batch reply has no 'id'",
-                                  code="malformed_response", is_retryable=False))
+        return created.bind(lambda r: json_body(self._chat, r)).bind(
+            lambda b: _batch_id("openai", b))
 
     async def find(
         self, job: str, custom_ids: frozenset[str], known: set[str]
@@ -227,14 +230,8 @@ class AnthropicBatchAPI:
         created = await send(self._model, "POST", self._root, json_body={
             "requests": [{"custom_id": cid, "params": body} for cid, body in lines],
         })
-        return created.bind(lambda r: json_body(self._model, r)).bind(self._id)
-
-    def _id(self, body: Mapping[str, Any]) -> Result[str, JudgeError]:
-        batch_id = body.get("id")
-        if isinstance(batch_id, str) and batch_id:
-            return Success(batch_id)
-        return Failure(JudgeError(kind="unknown", message="anthropic batch reply has no 'id'",
-                                  code="malformed_response", is_retryable=False))
+        return created.bind(lambda r: json_body(self._model, r)).bind(
+            lambda b: _batch_id("anthropic", b))
 
     async def find(
         self, job: str, custom_ids: frozenset[str], known: set[str]
