@@ -76,12 +76,17 @@ def _register_strict_hooks(conv: cattrs.Converter) -> None:
     def is_guarded_collection(type_: Any) -> bool:
         return _is_collection_type(type_) and type_ not in building.get()
 
-    def collection_factory(type_: Any) -> Any:
+    def inner_hook(type_: Any) -> Any:
+        """cattrs' own hook for ``type_``, built while ``type_`` is marked as being built (so
+        the guarded factories below step aside for it)."""
         token = building.set((*building.get(), type_))
         try:
-            inner = conv.get_structure_hook(type_, cache_result=False)
+            return conv.get_structure_hook(type_, cache_result=False)
         finally:
             building.reset(token)
+
+    def collection_factory(type_: Any) -> Any:
+        inner = inner_hook(type_)
         wanted = "a list or set" if is_any_set(type_) else "a list"
         structure = _stopping_collection(conv, type_, inner) or inner
 
@@ -100,11 +105,7 @@ def _register_strict_hooks(conv: cattrs.Converter) -> None:
         return is_mapping(type_) and len(get_args(type_)) == 2 and type_ not in building.get()
 
     def mapping_factory(type_: Any) -> Any:
-        token = building.set((*building.get(), type_))
-        try:
-            inner = conv.get_structure_hook(type_, cache_result=False)
-        finally:
-            building.reset(token)
+        inner = inner_hook(type_)
         return _stopping_mapping(conv, type_, inner) or inner
 
     conv.register_structure_hook_factory(is_guarded_mapping, mapping_factory)
