@@ -138,11 +138,16 @@ class CalculateScoreContext(Generic[In, Out, P, A, J]):
 class NotScorable:
     """A step's answer meaning "this run cannot be scored"; see :func:`not_scorable`.
 
-    In a result, ``step`` names the step that returned it.
+    In a result, ``step`` names the step that returned it. ``kind`` is ``None`` when the run
+    is one the scorer does not apply to (a step's ``not_scorable(reason)``), and a stable
+    cause kind when the judge could not decide it: ``"example_echo"`` (its replies restated
+    the prompt's worked example, see :class:`~scorecore.ExampleEcho`). Rows store it with the
+    reason (``metadata["notScorable"]["kind"]``).
     """
 
     reason: str | None = None
     step: StepName | None = None
+    kind: str | None = None
 
 
 def not_scorable(reason: str | None = None) -> NotScorable:
