@@ -79,9 +79,10 @@ class Judgement(Generic[C, R]):
     principles: tuple[str, ...]
     example: str
     echoes: tuple[str, ...]
-    """What a reply would only say by restating ``example`` (its claims and statements,
-    specific enough that a reply about another run would not say them): each is words of
-    ``example``; a reply holding one the run does not is an echo."""
+    """What a reply would only say by restating ``example``: words of the example's *data*
+    (its claims, statements, names) that a reply copies, never the judge's own words in it (a
+    reason, a missing item): a reply about a run like the example may say those, and the run
+    would not hold them. A reply holding one the run does not is an echo."""
     reply: type[R]
     """The reply class: the step's ``output_type``, whose JSON schema the judge follows."""
     data: Callable[[C], Data]

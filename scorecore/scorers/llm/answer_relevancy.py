@@ -28,8 +28,7 @@ EXAMPLE = ('Question: "What is the boiling point of water?" Answer: "Water boils
            'at sea level.", "verdict": "yes", "reason": "states the boiling point"}, '
            '{"statement": "Ice floats.", "verdict": "no", "reason": "about ice, not boiling"}]}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Water boils at 100 °C at sea level.", "Ice floats.", "states the boiling point",
-          "about ice, not boiling")
+ECHOES = ("Water boils at 100 °C at sea level.", "Ice floats.")
 
 
 def read(ctx: RunContext) -> Texts | NotScorable:

@@ -47,7 +47,7 @@ EXAMPLE = ('Question: "When did the museum open and what does it cost?" Context:
            '"gives the date"}], "missing_context": ["the ticket price"], "overall_assessment": '
            '"the price is missing"}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("The museum opened in 1901.", "the ticket price")
+ECHOES = ("The museum opened in 1901.", "museum")
 
 Relevance = Literal["high", "medium", "low", "none"]
 _WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}

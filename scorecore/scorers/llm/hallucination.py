@@ -29,7 +29,7 @@ EXAMPLE = ('Context: "1. The meeting is on Monday." Answer: "The meeting is on T
            '"yes", "reason": "piece 1 says Monday"}, {"statement": "It is at noon.", "verdict": '
            '"yes", "reason": "no time is given"}]}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("The meeting is on Tuesday", "The meeting is on Monday", "piece 1 says Monday")
+ECHOES = ("The meeting is on Tuesday", "The meeting is on Monday")
 
 
 def shown(texts: Texts) -> list[tuple[str, str]]:

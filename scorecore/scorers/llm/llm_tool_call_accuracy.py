@@ -33,7 +33,7 @@ EXAMPLE = ('Tools: weather: current weather; calendar: the user\'s events. Reque
            '"calendar", "was_appropriate": false, "reasoning": "events do not tell the '
            'weather"}], "missing_tools": ["weather"]}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("calendar", "Will it rain in Oslo?", "events do not tell the weather")
+ECHOES = ("calendar", "Will it rain in Oslo?")
 
 
 @final

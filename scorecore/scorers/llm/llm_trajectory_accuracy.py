@@ -35,7 +35,7 @@ EXAMPLE = ('Task: "Book the cheapest flight." Steps: 1. [tool_call] book 2. [too
            'first"}], "missing_steps": ["compare prices"], "extra_steps": [], '
            '"overall_assessment": "wrong order"}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Book the cheapest flight.", "booked before searching", "compare prices")
+ECHOES = ("Book the cheapest flight.",)
 
 
 @final

@@ -34,7 +34,7 @@ PRINCIPLES = (
 EXAMPLE = ('Criterion: "Never reveals the discount code." Turns: 1. "Hi!" 2. "The code is '
            'SAVE10."\nReply: {"satisfied": false, "reasoning": "turn 2 reveals the code"}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("discount code", "SAVE10", "turn 2 reveals the code")
+ECHOES = ("Never reveals the discount code.", "SAVE10")
 
 
 @final

@@ -49,7 +49,7 @@ EXAMPLE = ('Clean: "Capital of Italy?" Noisy: "Capital of Italy? btw pizza is fr
            '"noise_influence": "echoed the aside"}], "robustness_score": 0.9, "major_issues": '
            '[], "overall_assessment": "robust"}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Naples", "Capital of Italy", "same capital", "adds pizza", "echoed the aside")
+ECHOES = ("Capital of Italy", "pizza is from Naples", "Rome")
 
 Impact = Literal["none", "minimal", "moderate", "significant", "severe"]
 IMPACT_WEIGHTS: Final[Mapping[str, float]] = {

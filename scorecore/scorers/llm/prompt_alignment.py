@@ -54,7 +54,7 @@ EXAMPLE = ('Request: "Two bullet points on tea, formal." Response: "- Tea is pop
            '"tone_alignment": true, "reasoning": "bullets, formal"}, "overall_assessment": '
            '"half done"}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Two bullet points on tea", "Tea is popular.", "facts about tea", "a second point")
+ECHOES = ("Two bullet points on tea", "Tea is popular.")
 
 # Every score the judge gives is from 0 to 1: the field docstrings say so in the schema the
 # judge receives, and unit_interval refuses any other (a format failure, asked again).

@@ -30,7 +30,7 @@ EXAMPLE = ('Rubric: 1. [required] greets the user 2. [optional] under 20 words. 
            'words", "satisfied": true, "reasoning": "6 words"}], "overall_assessment": "meets '
            'the rubric"}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("greets the user", "under 20 words", "says hello", "Your order ships today.")
+ECHOES = ("greets the user", "under 20 words", "Your order ships today.")
 
 
 @final

@@ -41,7 +41,7 @@ EXAMPLE = ('Source: "The bridge opened in 1932 and cost $10M." Summary: "The bri
            'false, "reason": "the source says 1932"}], "questions": ["Did the bridge open in '
            '1932?", "Did it cost $10M?"]}')
 # What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("The bridge opened in 1930.", "Did the bridge open in 1932?", "Did it cost $10M?")
+ECHOES = ("The bridge opened in 1930.", "cost $10M")
 
 COVERAGE_PERSONA = ("You are a reader who has only the summary. You answer questions from it "
                     "alone and never guess.")
@@ -56,8 +56,7 @@ COVERAGE_EXAMPLE = ('Summary: "Sales rose 5% in May." Questions: 1. Did sales ri
                     'costs fall?\nReply: {"coverage": [{"question": "Did sales rise?", '
                     '"answered": true, "reason": "stated"}, {"question": "Did costs fall?", '
                     '"answered": false, "reason": "costs are not mentioned"}]}')
-COVERAGE_ECHOES = ("Sales rose 5% in May.", "Did sales rise?", "Did costs fall?",
-                   "costs are not mentioned")
+COVERAGE_ECHOES = ("Sales rose 5% in May.", "Did sales rise?", "Did costs fall?")
 
 
 def principles(limit: int) -> tuple[str, ...]:
