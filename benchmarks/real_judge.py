@@ -10,12 +10,13 @@ each answered once faithfully and once unfaithfully, 50 items) goes through ever
 
 Per scorer and judge it prints: runs scored / not scorable / failed; **format failures** (judge
 replies that did not parse or validate or that restated the worked example, the format
-fallback's second attempt included; the goal with constrained decoding is 0), with examples; judge calls; latency per judge call p50 /
-p95; completion tokens per second; the structured-output mode the executions recorded; and
-agreement with the labels for the scorers whose score says "faithful or not" (faithfulness,
-hallucination, answer_similarity, summarization, and rubric and multi_turn_judge with the
-context as criterion; a score >= 0.5 reads "faithful", reversed for hallucination; recorded,
-not gated: a 135M model is a weak judge). With both judges, the first ``--overhead-calls``
+fallback's second attempt included; the goal with constrained decoding is 0), with examples;
+judge calls; latency per judge call p50 / p95; completion tokens per second; the
+structured-output mode the executions recorded; and agreement with the labels for the
+scorers whose score says "faithful or not" (faithfulness, hallucination, answer_similarity,
+summarization, and rubric and multi_turn_judge with the context as criterion; a score >= 0.5
+reads "faithful", reversed for hallucination; recorded, not gated: a 135M model is a weak
+judge). With both judges, the first ``--overhead-calls``
 requests of the HTTP run are replayed greedily (temperature 0, seed 0) through both, so both
 generate the same tokens and the time difference is the HTTP path's overhead.
 
@@ -25,7 +26,11 @@ It also counts **echoed replies**: judge replies that restate the prompt's worke
 as the answer (how the scorers behaved before the check); with ``--example omitted`` the
 prompts are sent without the worked example (an input processor takes it out), to compare a
 small judge's agreement with and without it. Runs that ended not scorable because the judge
-echoed twice are counted as ``example_echo``.
+echoed twice are counted as ``example_echo``. "Agreement, echoes kept" is the agreement the
+same runs would have had without the check: each run whose replies echoed is scored again
+by the scorer without the check, its requests answered with the replies already received
+(the local judge is greedy, so the same request gets the same reply) and any other request
+asked of the model.
 
     .venv/bin/python benchmarks/real_judge.py [--items 50] [--judges http,local]
         [--scorers faithfulness,hallucination] [--overhead-calls 30] [--temperature T]
@@ -208,6 +213,7 @@ class Recorded:
         self.inner = inner
         self.calls: list[Call] = []
         self.requests: list[JudgeRequest] = []
+        self.replies: dict[Any, Result[JudgeResponse, JudgeError]] = {}
 
     @property
     def model_id(self) -> str:
@@ -229,6 +235,7 @@ class Recorded:
         started = time.perf_counter()
         result = await self.inner.generate(request)
         seconds = time.perf_counter() - started
+        self.replies[_request_key(request)] = result
         if isinstance(result, Success):
             reply = result.unwrap()
             self.calls.append(Call(seconds=seconds, output_tokens=reply.usage.output_tokens,
@@ -237,6 +244,68 @@ class Recorded:
             self.calls.append(Call(seconds=seconds, output_tokens=None, ok=False,
                                    text=result.failure().describe()))
         return result
+
+
+def _request_key(request: JudgeRequest) -> Any:
+    return (tuple((m.role, m.content) for m in request.messages), request.native_schema)
+
+
+class Replayed:
+    """A judge that answers a request it was sent before with that reply, and asks the
+    recorded judge otherwise (a new call, counted).
+
+    The local judge decodes greedily, so the same request gets the same reply: running a
+    scorer without the echo check through this gives the scores the echoed replies would have
+    given, without asking the model again for the requests the run already sent.
+    """
+
+    def __init__(self, recorded: Recorded) -> None:
+        self.recorded = recorded
+        self.new_calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.recorded, name)
+
+    @property
+    def model_id(self) -> str:
+        return self.recorded.model_id
+
+    @property
+    def provider(self) -> str:
+        return self.recorded.provider
+
+    @property
+    def supports_structured_output(self) -> bool:
+        return self.recorded.supports_structured_output
+
+    async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
+        known = self.recorded.replies.get(_request_key(request))
+        if known is not None:
+            return known
+        self.new_calls += 1
+        return await self.recorded.inner.generate(request)
+
+
+@contextlib.contextmanager
+def no_echo_check() -> Any:
+    """Scorers built inside declare no worked example: the core keeps an echoed reply."""
+    kept = _engine.worked_example
+    _engine.worked_example = lambda _judgement: None  # type: ignore[assignment,return-value]
+    try:
+        yield
+    finally:
+        _engine.worked_example = kept
+
+
+def _says_faithful(name: str, outcome: Any) -> bool | None:
+    """What a run's score says about the answer (``None``: not scored or not about it)."""
+    direction = DIRECTION.get(name)
+    if direction is None or not isinstance(outcome, Success):
+        return None
+    result = outcome.unwrap()
+    if result.not_scorable is not None or result.score is None:
+        return None
+    return bool((result.score >= 0.5) == (direction > 0))
 
 
 @dataclass
@@ -254,6 +323,10 @@ class Tally:
     echoed_replies: int = 0
     example_echo: int = 0
     echo_examples: list[str] = field(default_factory=list)
+    # The same runs with the echoed replies kept (the scorers before the check): replayed.
+    agree_before: int = 0
+    judged_before: int = 0
+    replayed_calls: int = 0
 
 
 def _format_failures(executions: Sequence[JudgeExecution]) -> int:
@@ -268,7 +341,7 @@ def _format_failures(executions: Sequence[JudgeExecution]) -> int:
     return bad
 
 
-async def score_all(
+async def score_all(  # noqa: PLR0915 - one loop that tallies every figure of a run
     judge: Recorded, items: Sequence[Mapping[str, Any]], names: Sequence[str],
     settings: ModelSettings | None = None, *, omit_example: bool = False,
 ) -> dict[str, Tally]:
@@ -278,20 +351,34 @@ async def score_all(
     config = JudgeConfig(model=judge, instructions="", model_settings=settings,
                          input_processors=[WithoutExample()] if omit_example else [])
     built = [cases(item, config) for item in items]
+    replay = Replayed(judge)
+    with no_echo_check():
+        unchecked = [cases(item, attrs.evolve(config, model=replay)) for item in items]
     tallies = {name: Tally() for name in names}
     for name in names:
         tally = tallies[name]
         examples = worked_examples(name)
-        for item, item_cases in zip(items, built, strict=True):
+        for item, item_cases, before_cases in zip(items, built, unchecked, strict=True):
             scorer, kwargs = item_cases[name]
             first = len(judge.calls)
             outcome = await scorer.run(**kwargs)
             tally.calls.extend(judge.calls[first:])
+            echoes = 0
             for request, call in zip(judge.requests[first:], judge.calls[first:], strict=True):
                 if call.ok and echoed(examples, request, call.text):
-                    tally.echoed_replies += 1
+                    echoes += 1
                     if len(tally.echo_examples) < 3:
                         tally.echo_examples.append(f"{item['id']}: {call.text[:160]}")
+            tally.echoed_replies += echoes
+            before = outcome
+            if echoes:  # the check changed what was asked: score the echoed replies as kept
+                new_calls = replay.new_calls
+                before = await before_cases[name][0].run(**kwargs)
+                tally.replayed_calls += replay.new_calls - new_calls
+            said = _says_faithful(name, before)
+            if said is not None:
+                tally.judged_before += 1
+                tally.agree_before += said == (item["label"] == "faithful")
             if isinstance(outcome, Success):
                 result = outcome.unwrap()
                 executions = [e for es in result.judge.values() for e in es]
@@ -329,8 +416,9 @@ async def score_all(
         print(f"  {name}: {tally.scored} scored, {tally.not_scorable} not scorable "
               f"({tally.example_echo} example_echo), {tally.failed} failed, "
               f"{tally.format_failures} format failures, {tally.echoed_replies} echoed "
-              f"replies, {len(tally.calls)} calls, agreement {tally.agree}/{tally.judged}",
-              flush=True)
+              f"replies, {len(tally.calls)} calls, agreement {tally.agree}/{tally.judged}; "
+              f"with the echoes kept {tally.agree_before}/{tally.judged_before} "
+              f"({tally.replayed_calls} calls replayed anew)", flush=True)
     return tallies
 
 
@@ -346,16 +434,17 @@ def _row(name: str, judge: str, t: Tally) -> list[str]:
     tokens = sum(c.output_tokens or 0 for c in t.calls)
     rate = tokens / sum(seconds) if seconds else math.nan
     agreement = f"{t.agree}/{t.judged}" if t.judged else "n/a"
+    before = f"{t.agree_before}/{t.judged_before}" if t.judged_before else "n/a"
     modes = ",".join(sorted(t.modes)) or "-"
     return [name, judge, str(t.scored), str(t.not_scorable), str(t.failed),
             str(t.format_failures), str(t.echoed_replies), str(t.example_echo),
             str(len(t.calls)), f"{_quantile(seconds, 0.5):.2f}",
-            f"{_quantile(seconds, 0.95):.2f}", f"{rate:.0f}", agreement, modes]
+            f"{_quantile(seconds, 0.95):.2f}", f"{rate:.0f}", agreement, before, modes]
 
 
 HEADERS = ["scorer", "judge", "scored", "not scorable", "failed", "format failures",
            "echoed replies", "example_echo", "calls", "p50 s", "p95 s", "tok/s", "agreement",
-           "structured output"]
+           "agreement, echoes kept", "structured output"]
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:
@@ -382,6 +471,8 @@ def _total(tallies: Mapping[str, Tally]) -> Tally:
         total.format_failures += t.format_failures
         total.echoed_replies += t.echoed_replies
         total.example_echo += t.example_echo
+        total.agree_before += t.agree_before
+        total.judged_before += t.judged_before
         total.calls += t.calls
         total.agree += t.agree
         total.judged += t.judged
@@ -430,10 +521,10 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {"items": len(items), "scorers": names, "runs": {}}
     runs: dict[str, dict[str, Tally]] = {}
     recorded: dict[str, Recorded] = {}
-    if args.echo_check == "off":
-        # The steps then declare no example, so the core keeps an echoed reply as the answer.
-        _engine.worked_example = lambda _judgement: None  # type: ignore[assignment,return-value]
     with allow_model_requests(), contextlib.ExitStack() as stack:
+        if args.echo_check == "off":
+            # The steps then declare no example: the core keeps an echoed reply as the answer.
+            stack.enter_context(no_echo_check())
         # The server only when it is asked for: it is a second copy of the model on the CPUs.
         url = stack.enter_context(llama_server()) if "http" in wanted else "http://127.0.0.1:9/v1"
         http = OpenAIChatModel("smollm2", base_url=url, timeout=args.timeout)
