@@ -344,6 +344,7 @@ def _format_failures(executions: Sequence[JudgeExecution]) -> int:
 async def score_all(  # noqa: PLR0915 - one loop that tallies every figure of a run
     judge: Recorded, items: Sequence[Mapping[str, Any]], names: Sequence[str],
     settings: ModelSettings | None = None, *, omit_example: bool = False,
+    progress: bool = False,
 ) -> dict[str, Tally]:
     """Every scorer over every item, one run at a time, scorer by scorer: consecutive prompts
     of one scorer share their long head (persona, principles, worked example), which the
@@ -379,6 +380,9 @@ async def score_all(  # noqa: PLR0915 - one loop that tallies every figure of a 
             if said is not None:
                 tally.judged_before += 1
                 tally.agree_before += said == (item["label"] == "faithful")
+            if progress:
+                print(f"    {name} {item['id']}: {echoes} echoed, says faithful "
+                      f"{_says_faithful(name, outcome)} (echoes kept: {said})", flush=True)
             if isinstance(outcome, Success):
                 result = outcome.unwrap()
                 executions = [e for es in result.judge.values() for e in es]
@@ -541,7 +545,8 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             settings = None if args.temperature is None else ModelSettings(
                 temperature=args.temperature)
             runs[judge_name] = await score_all(recorded[judge_name], items, names, settings,
-                                               omit_example=args.example == "omitted")
+                                               omit_example=args.example == "omitted",
+                                               progress=args.progress)
             report["runs"][judge_name] = {"seconds": time.perf_counter() - started}
         if "http" in judges:
             report["runs"]["http"]["negotiated"] = http.negotiated_structured_output
@@ -579,6 +584,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "kept as the answer (the scorers before the check)")
     parser.add_argument("--example", choices=("shown", "omitted"), default="shown",
                         help="omitted: every prompt is sent without its worked example")
+    parser.add_argument("--progress", action="store_true",
+                        help="print one line per run (echoes, what the score says)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per HTTP judge call (a loaded machine is slow)")

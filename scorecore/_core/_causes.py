@@ -287,13 +287,14 @@ class JudgeOutputInvalid:
 @final
 @attrs.frozen(kw_only=True)
 class ExampleEcho:
-    """The judge's reply restated the prompt's worked example instead of judging the run,
-    twice (the second attempt without the example included).
+    """The judge's reply restated the prompt's worked example instead of judging the run, and
+    the second attempt (sent without the example) gave no usable reply either: it echoed too,
+    or did not parse.
 
     The run is then not scorable, not failed: the judge could not decide it. The result's
     ``not_scorable.kind`` is ``"example_echo"`` and the step's judge execution keeps this
-    cause as its ``error``. ``statements`` are the example's statements the last reply
-    restated (see :class:`~scorecore.judge.WorkedExample`); ``raw_output`` is that reply.
+    cause as its ``error``. ``statements`` are the example's statements a reply restated
+    (see :class:`~scorecore.judge.WorkedExample`); ``raw_output`` is that reply.
 
     >>> ExampleEcho(statements=("The sky is green.",), raw_output="{}", attempts=2).describe()
     "the judge's reply restated the prompt's worked example, not the run, in 2 attempt(s): \

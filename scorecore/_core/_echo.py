@@ -57,7 +57,7 @@ class WorkedExample:
     ``statements`` are what a reply would only say by restating the example (its claims,
     the statements of its reply); each must be words of ``text``. A reply that holds one of
     them, when the rest of the prompt does not, is an echo: a format failure, so the step's
-    second attempt runs; an echo again ends the run not scorable, kind ``"example_echo"``.
+    second attempt runs; no usable reply then ends the run not scorable, kind ``"example_echo"``.
 
     >>> example = WorkedExample(
     ...     text='Answer: "Paris is in Spain."\\nReply: {"claims": ["Paris is in Spain."]}',

@@ -329,8 +329,8 @@ async def execute_judge(
     """Ask the judge for one step: at most one format fallback, retries per error processors.
 
     With ``example``, a reply that restates it is a format failure too (see the module
-    docstring); two such replies fail the execution with :class:`ExampleEcho`. Never raises
-    for anything the model, a processor or the reply did.
+    docstring); when no attempt succeeds and one of them echoed, the execution fails with
+    :class:`ExampleEcho`. Never raises for anything the model, a processor or the reply did.
     """
     started = runtime.clock()
     tally = _Tally()
@@ -371,10 +371,11 @@ async def execute_judge(
 
     last_errors: tuple[str, ...] = ()
     echoed: tuple[str, ...] = ()
+    echo_reply = ""
     asked = prompt
     for attempt in range(attempts):
         if attempt:
-            if echoed:  # the same request again, without the example it restated
+            if echo_reply:  # the same request again, without the example it restated
                 asked = own_text + ECHO_NOTE
             else:
                 routing = "system"
@@ -415,15 +416,25 @@ async def execute_judge(
             text = processed_text.unwrap()
         read = _read_reply(text, schema, example, own_text)
         if isinstance(read, Failure):  # never cached: the next run asks the judge again
-            last_errors, echoed = read.failure().errors, read.failure().echoed
+            rejected = read.failure()
+            if rejected.echoed:
+                echoed, echo_reply = rejected.echoed, text
+            else:
+                last_errors = rejected.errors
             continue
         if meter.storing:
             await meter.store()
         return finish(read.unwrap(), None)
+    return finish(None, _no_usable_reply(echoed, echo_reply, last_errors, tally))
+
+
+def _no_usable_reply(
+    echoed: tuple[str, ...], echo_reply: str, errors: tuple[str, ...], tally: _Tally
+) -> ExampleEcho | JudgeOutputInvalid:
+    """Why no attempt gave the step its value."""
     if echoed:
-        return finish(None, ExampleEcho(
-            statements=echoed, raw_output=tally.raw_output or "", attempts=tally.attempts))
-    invalid = JudgeOutputInvalid(
-        errors=last_errors, raw_output=tally.raw_output or "", attempts=tally.attempts
-    )
-    return finish(None, invalid)
+        # An echo in either attempt names the cause, even when the other reply did not parse:
+        # the judge's only well-formed answer was about the example, so it never judged the run.
+        return ExampleEcho(statements=echoed, raw_output=echo_reply, attempts=tally.attempts)
+    return JudgeOutputInvalid(
+        errors=errors, raw_output=tally.raw_output or "", attempts=tally.attempts)

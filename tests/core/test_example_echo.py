@@ -104,12 +104,19 @@ async def test_a_run_that_says_the_statement_itself_is_not_an_echo() -> None:
     assert judge.calls == 1
 
 
-async def test_a_reply_that_fails_its_schema_then_echoes_is_not_scorable() -> None:
-    """Both attempts are format failures of either kind; the last one names the cause."""
-    judge = ScriptedJudge(["not json", ECHO])
+@pytest.mark.parametrize("replies", [["not json", ECHO], [ECHO, "not json"]])
+async def test_an_echo_and_an_unreadable_reply_make_the_run_not_scorable(
+    replies: list[Any],
+) -> None:
+    """An echo and a reply that does not parse, in either order: the judge's only well-formed
+    answer was about the example, so the run is not scorable (``example_echo``), not failed."""
+    judge = ScriptedJudge(replies)
     result = (await claims_scorer(judge).run(input="q", output="Rome.")).unwrap()
     assert result.not_scorable is not None
     assert result.not_scorable.kind == "example_echo"
+    error = result.judge["analyze"][0].error
+    assert isinstance(error, ExampleEcho)
+    assert error.raw_output == '{"claims": ["The Eiffel Tower is 330 m tall."]}'
 
 
 async def test_a_plain_text_reason_that_echoes_is_asked_again() -> None:
