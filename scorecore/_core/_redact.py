@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 __all__ = ["redact_secrets"]
 
@@ -22,8 +22,9 @@ _SECRET_WORDS = frozenset({
     "signature", "private",
 })
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-# A whole string that starts like an HTTP credential ("Bearer …", "Basic …", "Token …").
-_AUTH_VALUE = re.compile(r"^\s*(bearer|basic|token)\s+\S", re.IGNORECASE)
+# A whole string that is an HTTP credential ("Bearer …", "Basic …", "Token …"): the scheme and
+# one credential, nothing after it, so a sentence starting "Basic arithmetic is …" is kept.
+_AUTH_VALUE = re.compile(r"^\s*(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]+\s*$", re.IGNORECASE)
 # Well-known credential shapes, found anywhere in a string (each replaced by REDACTED).
 _SECRET_VALUE = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
@@ -31,13 +32,43 @@ _SECRET_VALUE = re.compile(
     r"|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"  # Stripe secret / restricted keys
     r"|gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub tokens
     r"|github_pat_[A-Za-z0-9_]{20,}"  # GitHub fine-grained personal access tokens
+    r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face access tokens
     r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack tokens
     r"|(?:AKIA|ASIA)[A-Z0-9]{16}"  # AWS access key ids
     r"|AIza[A-Za-z0-9_-]{35}"  # Google API keys
     r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"  # JSON web tokens
     r"|(?i:bearer)\s+[A-Za-z0-9._~+/-]{16,}=*"  # a bearer token inside a longer text
     r")"
+    # An AWS secret access key: exactly 40 base64 characters mixing upper and lower case and
+    # digits (a 40-character git hash is lower-case hex, so it is kept).
+    r"|(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
+    r"(?=[A-Za-z0-9/+]{0,39}\d)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
+# A PEM private key block, or its beginning when the text was cut before its END line.
+_PEM_KEY = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END [A-Z0-9 ]*-----|\Z)", re.DOTALL
+)
+# The credential of an Authorization header quoted in text ("Authorization: Basic dXNl…"),
+# with its scheme.
+_AUTH_HEADER = re.compile(
+    r"(?P<head>\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?)"
+    r"(?:(?:basic|bearer|token|digest|negotiate)[ \t]+)?[^\s\"',;]+",
+    re.IGNORECASE,
+)
+# The password of a URL's user information: "https://user:password@host".
+_URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]+(?=@)")
+# "name=value", "name: value", "\"name\": \"value\"" in text; the name decides (_is_text_secret).
+_ASSIGNMENT = re.compile(
+    r"(?P<key>(?<![A-Za-z0-9_.-])[A-Za-z][A-Za-z0-9_.-]*)"
+    r"(?P<sep>[\"']?[ \t]*(?P<op>[:=])[ \t]*[\"']?)"
+    # A quoted value runs to its closing quote ("password": "two words").
+    r"(?P<value>(?<=\")[^\"\n]+(?=\")|(?<=')[^'\n]+(?=')|[^\s\"'`,;&<>()\[\]{}]+)"
+)
+# Everyday words that also name a credential: after a colon they start prose ("Key: the answer
+# is …", "Secret: none"), so only compound names ("api_key:") and passwords count there.
+_PLAIN_WORDS = frozenset({"key", "keys", "token", "auth", "secret", "private", "session",
+                          "signature", "bearer", "pat", "sk", "cookie", "credentials"})
+_PASSWORDS = frozenset({"password", "passwd", "pwd", "passphrase"})
 
 
 def _is_secret_key(key: str) -> bool:
@@ -47,7 +78,39 @@ def _is_secret_key(key: str) -> bool:
     return any(w.lower() in _SECRET_WORDS for w in _WORDS.findall(key))
 
 
+def _is_text_secret(key: str, op: str) -> bool:
+    """Whether ``key`` followed by ``op`` (``=`` or ``:``) in prose names a credential."""
+    plain = key.lower()
+    if plain in _PASSWORDS:
+        return True
+    if plain in {"key", "keys"} or (op == ":" and plain in _PLAIN_WORDS):
+        return False  # "key=value pairs", "Token: …" start ordinary sentences
+    return _is_secret_key(key)
 
+
+def _assignment(match: re.Match[str]) -> str:
+    # An Authorization header was redacted with its scheme already (_AUTH_HEADER).
+    if (match["value"] == REDACTED or "authoriz" in match["key"].lower()
+            or not _is_text_secret(match["key"], match["op"])):
+        return match[0]
+    return f"{match['key']}{match['sep']}{REDACTED}"
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every credential shape in it replaced by ``"[REDACTED]"`` (see
+    :func:`redact_secrets`, whose rule for strings this is)."""
+    text = _PEM_KEY.sub(REDACTED, text)
+    text = _AUTH_HEADER.sub(lambda m: m["head"] + REDACTED, text)
+    text = _URL_PASSWORD.sub(lambda m: m["head"] + REDACTED, text)
+    text = _ASSIGNMENT.sub(_assignment, text)
+    return _SECRET_VALUE.sub(REDACTED, text)
+
+
+
+@overload
+def redact_secrets(value: str) -> str: ...
+@overload
+def redact_secrets(value: Any) -> Any: ...
 def redact_secrets(value: Any) -> Any:
     """A copy of ``value`` (nested mappings and lists) with secrets replaced by ``"[REDACTED]"``.
 
@@ -62,14 +125,23 @@ def redact_secrets(value: Any) -> Any:
       ``auth``, ``session``, ``pat``, ``sk``, ``pwd``, ``jwt``, ``bearer``, ``signature``,
       ``private`` (``githubPat``, ``stripe_sk``, ``session_id``). Look-alikes are kept:
       ``max_tokens``, ``prompt_tokens``, ``tokenizer``, ``author``, ``path``.
-    - **Values.** A string that starts like an HTTP credential (``"Bearer …"``, ``"Basic …"``,
-      ``"Token …"``) is replaced whole; anywhere in any string, well-known credential shapes
-      are replaced: ``sk-…`` (OpenAI, ``sk-proj-…``, Anthropic ``sk-ant-…``), Stripe
-      ``sk_live_…``, GitHub ``ghp_…``/``gho_…``/``github_pat_…``, Slack ``xoxb-…``, AWS
-      ``AKIA…``, Google ``AIza…``, JSON web tokens and ``Bearer <token>``.
+    - **Values.** A string that is an HTTP credential (``"Bearer …"``, ``"Basic …"``,
+      ``"Token …"`` and nothing after the credential) is replaced whole. Anywhere in any
+      string (a reason, an error message quoting a reply), these are replaced: well-known
+      credential shapes — ``sk-…`` (OpenAI, ``sk-proj-…``, Anthropic ``sk-ant-…``), Stripe
+      ``sk_live_…``, GitHub ``ghp_…``/``gho_…``/``github_pat_…``, Hugging Face ``hf_…``,
+      Slack ``xoxb-…``, AWS ``AKIA…`` ids and 40-character secret keys, Google ``AIza…``,
+      JSON web tokens, ``Bearer <token>``, PEM private key blocks (a block cut before its
+      ``END`` line too); the credential of an ``Authorization: <scheme> <credential>``
+      header; the password of a URL's ``user:password@``; and the value of a secret name
+      written ``name=value``, ``name: value`` or ``"name": "value"`` (the key rule above
+      decides, except that ``key=`` alone, and an everyday word before a colon —
+      ``Key: …``, ``Token: …``, ``Secret: …`` — start ordinary sentences and are kept;
+      ``password: …`` and compound names such as ``api_key: …`` are redacted).
 
-    Everything else is returned as it was (tuples become lists). It is a safety net, not a
-    guarantee: choose what is stored (``input_from=`` in live scoring) to keep secrets out.
+    Everything else is returned as it was (tuples become lists): prose about secrets ("the
+    password policy", "rotate the API key") is kept. It is a safety net, not a guarantee:
+    choose what is stored (``input_from=`` in live scoring) to keep secrets out.
 
     >>> redact_secrets({"userId": "u1", "headers": {"Authorization": "Bearer x", "X-Api-Key": "k"},
     ...                 "max_tokens": 10})
@@ -77,6 +149,8 @@ def redact_secrets(value: Any) -> Any:
 'max_tokens': 10}
     >>> redact_secrets(["use sk-proj-abc123def456ghi789jkl0 now", {"githubPat": "p"}])
     ['use [REDACTED] now', {'githubPat': '[REDACTED]'}]
+    >>> redact_secrets("login with password=hunter2 at https://bob:pw@db.example.com failed")
+    'login with password=[REDACTED] at https://bob:[REDACTED]@db.example.com failed'
     """
     if isinstance(value, Mapping):
         return {
@@ -88,7 +162,7 @@ def redact_secrets(value: Any) -> Any:
     if isinstance(value, str):
         if _AUTH_VALUE.match(value):
             return REDACTED
-        return _SECRET_VALUE.sub(REDACTED, value)
+        return redact_text(value)
     return value
 
 
