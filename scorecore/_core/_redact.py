@@ -166,6 +166,19 @@ def redact_secrets(value: Any) -> Any:
     return value
 
 
+def redact_strings(value: Any) -> Any:
+    """A copy of ``value`` with :func:`redact_text` applied to every string in it (nested
+    mappings and lists), keys left alone: for values whose keys are the program's own (a row's
+    metadata: ``cacheKey`` is no credential) but whose texts may quote a reply."""
+    if isinstance(value, Mapping):
+        return {k: redact_strings(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_strings(v) for v in value]
+    if isinstance(value, str):
+        return redact_text(value)
+    return value
+
+
 def redacted_repr(value: Any) -> str:
     """``repr`` of ``value`` with its secrets redacted (for attrs ``repr=``)."""
     return repr(redact_secrets(value))
