@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, overload
@@ -25,7 +26,8 @@ _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # A whole string that is an HTTP credential ("Bearer …", "Basic …", "Token …"): the scheme and
 # one credential, nothing after it, so a sentence starting "Basic arithmetic is …" is kept.
 _AUTH_VALUE = re.compile(r"^\s*(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]+\s*$", re.IGNORECASE)
-# Well-known credential shapes, found anywhere in a string (each replaced by REDACTED).
+# Well-known credential shapes, found anywhere in a string (each replaced by REDACTED). Each
+# starts with a literal (_TOKEN_LITERALS): text holding none of them skips the regex.
 _SECRET_VALUE = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
     r"sk-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"  # OpenAI sk-…, sk-proj-…, Anthropic sk-ant-…
@@ -39,11 +41,12 @@ _SECRET_VALUE = re.compile(
     r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"  # JSON web tokens
     r"|(?i:bearer)\s+[A-Za-z0-9._~+/-]{16,}=*"  # a bearer token inside a longer text
     r")"
-    # An AWS secret access key: exactly 40 base64 characters mixing upper and lower case and
-    # digits (a 40-character git hash is lower-case hex, so it is kept).
-    r"|(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
-    r"(?=[A-Za-z0-9/+]{0,39}\d)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
+_TOKEN_LITERALS = ("sk-", "k_live_", "k_test_", "gho_", "ghp_", "ghu_", "ghs_", "ghr_",
+                   "github_pat_", "hf_", "xox", "AKIA", "ASIA", "AIza", "eyJ", "earer", "EARER")
+# A run of exactly 40 base64 characters: an AWS secret access key when it mixes upper and lower
+# case and digits (_is_aws_secret; a 40-character git hash is lower-case hex, so it is kept).
+_RUN_OF_40 = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 # A PEM private key block, or its beginning when the text was cut before its END line.
 _PEM_KEY = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END [A-Z0-9 ]*-----|\Z)", re.DOTALL
@@ -57,13 +60,14 @@ _AUTH_HEADER = re.compile(
 )
 # The password of a URL's user information: "https://user:password@host".
 _URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]+(?=@)")
-# "name=value", "name: value", "\"name\": \"value\"" in text; the name decides (_is_text_secret).
-_ASSIGNMENT = re.compile(
-    r"(?P<key>(?<![A-Za-z0-9_.-])[A-Za-z][A-Za-z0-9_.-]*)"
-    r"(?P<sep>[\"']?[ \t]*(?P<op>[:=])[ \t]*[\"']?)"
-    # A quoted value runs to its closing quote ("password": "two words").
-    r"(?P<value>(?<=\")[^\"\n]+(?=\")|(?<=')[^'\n]+(?=')|[^\s\"'`,;&<>()\[\]{}]+)"
+# What follows the separator of "name=value", "name: value", "\"name\": \"value\"" in text: a
+# quoted value runs to its closing quote. The regex starts at the separator (a fast scan);
+# the name before it is read backwards (_name_before) and decides (_is_text_secret).
+_ASSIGNED = re.compile(
+    r"[:=][ \t]*(?:(?P<quote>[\"'])(?P<quoted>[^\"'\n]+)(?P=quote)"
+    r"|(?P<value>[^\s\"'`,;&<>()\[\]{}]+))"
 )
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # Everyday words that also name a credential: after a colon they start prose ("Key: the answer
 # is …", "Secret: none"), so only compound names ("api_key:") and passwords count there.
 _PLAIN_WORDS = frozenset({"key", "keys", "token", "auth", "secret", "private", "session",
@@ -78,6 +82,7 @@ def _is_secret_key(key: str) -> bool:
     return any(w.lower() in _SECRET_WORDS for w in _WORDS.findall(key))
 
 
+@functools.lru_cache(maxsize=1024)  # prose repeats its few "name:" words
 def _is_text_secret(key: str, op: str) -> bool:
     """Whether ``key`` followed by ``op`` (``=`` or ``:``) in prose names a credential."""
     plain = key.lower()
@@ -88,23 +93,63 @@ def _is_text_secret(key: str, op: str) -> bool:
     return _is_secret_key(key)
 
 
-def _assignment(match: re.Match[str]) -> str:
-    # An Authorization header was redacted with its scheme already (_AUTH_HEADER).
-    if (match["value"] == REDACTED or "authoriz" in match["key"].lower()
-            or not _is_text_secret(match["key"], match["op"])):
-        return match[0]
-    return f"{match['key']}{match['sep']}{REDACTED}"
+def _name_before(text: str, end: int) -> str:
+    """The name ending at ``end`` (before optional blanks and a closing quote), or ``""``."""
+    while end > 0 and text[end - 1] in " \t":
+        end -= 1
+    if end > 0 and text[end - 1] in "\"'":
+        end -= 1
+    start = end
+    while start > 0 and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    name = text[start:end]
+    return name if name[:1].isascii() and name[:1].isalpha() else ""
+
+
+def _redact_assignments(text: str) -> str:
+    pieces: list[str] = []
+    done = 0
+    for match in _ASSIGNED.finditer(text):
+        name = _name_before(text, match.start())
+        value = match["quoted"] or match["value"]
+        # An Authorization header was redacted with its scheme already (_AUTH_HEADER).
+        if (not name or value == REDACTED or "authoriz" in name.lower()
+                or not _is_text_secret(name, text[match.start()])):
+            continue
+        at = match.start("quoted") if match["quoted"] else match.start("value")
+        pieces += (text[done:at], REDACTED)
+        done = at + len(value)
+    return "".join((*pieces, text[done:])) if pieces else text
+
+
+def _is_aws_secret(match: re.Match[str]) -> str:
+    run = match[0]
+    mixed = (any(c.isupper() for c in run) and any(c.islower() for c in run)
+             and any(c.isdigit() for c in run))
+    return REDACTED if mixed else run
 
 
 def redact_text(text: str) -> str:
     """``text`` with every credential shape in it replaced by ``"[REDACTED]"`` (see
-    :func:`redact_secrets`, whose rule for strings this is)."""
-    text = _PEM_KEY.sub(REDACTED, text)
-    text = _AUTH_HEADER.sub(lambda m: m["head"] + REDACTED, text)
-    text = _URL_PASSWORD.sub(lambda m: m["head"] + REDACTED, text)
-    text = _ASSIGNMENT.sub(_assignment, text)
-    return _SECRET_VALUE.sub(REDACTED, text)
+    :func:`redact_secrets`, whose rule for strings this is).
 
+    Each rule runs only when the text holds its telltale characters (a fast substring test),
+    so ordinary prose costs a few substring scans.
+    """
+    if "-----BEGIN " in text:
+        text = _PEM_KEY.sub(REDACTED, text)
+    if "uthoriz" in text or "UTHORIZ" in text:
+        text = _AUTH_HEADER.sub(lambda m: m["head"] + REDACTED, text)
+    if "://" in text and "@" in text:
+        text = _URL_PASSWORD.sub(lambda m: m["head"] + REDACTED, text)
+    if "=" in text or ":" in text:
+        text = _redact_assignments(text)
+    if any(literal in text for literal in _TOKEN_LITERALS):
+        text = _SECRET_VALUE.sub(REDACTED, text)
+    # The length of an AWS secret access key; most text has no word that long.
+    if len(text) >= 40 and max(map(len, text.split()), default=0) >= 40:  # noqa: PLR2004
+        text = _RUN_OF_40.sub(_is_aws_secret, text)
+    return text
 
 
 @overload
