@@ -147,7 +147,7 @@ def redact_text(text: str) -> str:
     if any(literal in text for literal in _TOKEN_LITERALS):
         text = _SECRET_VALUE.sub(REDACTED, text)
     # The length of an AWS secret access key; most text has no word that long.
-    if len(text) >= 40 and max(map(len, text.split()), default=0) >= 40:  # noqa: PLR2004
+    if len(text) >= 40 and max(map(len, text.split()), default=0) >= 40:
         text = _RUN_OF_40.sub(_is_aws_secret, text)
     return text
 
