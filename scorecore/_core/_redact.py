@@ -1,4 +1,7 @@
-"""Redacting secrets (API keys, auth tokens) from values before they are shown or stored."""
+"""Redacting secrets (API keys, auth tokens, passwords) from values before they are shown or
+stored: the one redaction every output uses (stored rows, reports, OpenTelemetry attributes,
+logs, error messages). Pure text rules, no I/O, so the kernel applies them where it builds rows
+and causes, and the adapters where they print or export."""
 
 from __future__ import annotations
 

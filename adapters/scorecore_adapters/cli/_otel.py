@@ -4,6 +4,7 @@ scoring waits for room in the export queue, and the end for the last events."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO, final
 
@@ -57,7 +58,12 @@ class OtelReporter:
         # queue and batch sizes come from the standard OTEL_BSP_* variables.
         self._provider = TracerProvider(resource=Resource.create({"service.name": "scorecore"}))
         max_queue, max_batch, delay = batch_settings()
-        self._queue = ExportQueue(OTLPSpanExporter(endpoint=endpoint), event_name=EVENT_NAME,
+        # One export waits as long as the rest does (an endpoint taking 10 s per export
+        # answers in time), unless the standard variables set the exporter's own timeout.
+        own = any(os.environ.get(name) for name in ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+                                                    "OTEL_EXPORTER_OTLP_TIMEOUT"))
+        exporter = OTLPSpanExporter(endpoint=endpoint, timeout=None if own else timeout)
+        self._queue = ExportQueue(exporter, event_name=EVENT_NAME,
                                   max_queue=max_queue, max_batch=max_batch,
                                   schedule_delay=delay, wait=timeout)
         self._provider.add_span_processor(self._queue)
