@@ -181,3 +181,45 @@ def test_the_sinks_fast_path_hands_spans_to_the_queue() -> None:
     assert direct.emit("evaluation x", EVENT_NAME, {"a": 1}, None)
     assert queue.close(timeout=10).sent == 1
     assert exporter.exported == ["evaluation x"]
+
+
+class _Slow(SpanExporter):
+    """An exporter taking ``seconds`` per export (a slow but working endpoint)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.exported = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        time.sleep(self.seconds)
+        self.exported += len(spans)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+def test_the_end_waits_while_exports_succeed() -> None:
+    """Draining takes longer than the timeout, but each export takes less: the end keeps
+    waiting while exports succeed, and every span arrives (the timeout bounds a stall)."""
+    exporter = _Slow(0.05)
+    queue = ExportQueue(exporter, event_name=EVENT_NAME, max_queue=16, max_batch=1,
+                        schedule_delay=10.0, wait=10)
+    for n in range(8):
+        queue.on_end(_span(n))
+    tally = queue.close(timeout=0.15)  # 8 exports of 0.05 s: 0.4 s in all
+    assert (tally.events, tally.sent, tally.dropped) == (8, 8, 0)
+
+
+def test_the_end_gives_up_after_one_timeout_without_progress() -> None:
+    """An endpoint that never answers costs one timeout at the end, and everything is
+    counted dropped."""
+    exporter = _Gated()  # never released until shutdown
+    queue = ExportQueue(exporter, event_name=EVENT_NAME, max_queue=16, max_batch=2,
+                        schedule_delay=0.01, wait=10)
+    for n in range(6):
+        queue.on_end(_span(n))
+    started = time.monotonic()
+    tally = queue.close(timeout=0.2)
+    assert time.monotonic() - started < 5
+    assert (tally.events, tally.sent, tally.dropped) == (6, 0, 6)

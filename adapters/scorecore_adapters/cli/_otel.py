@@ -25,8 +25,8 @@ class OtelReporter:
     span with a span per scorer and per judge call as well.
 
     A full export queue makes scoring wait for room (at most ``timeout`` seconds) instead of
-    dropping events; :meth:`close` sends the rest, waiting at most ``timeout`` seconds, and
-    says how many events were sent and how many were not.
+    dropping events; :meth:`close` sends the rest while exports succeed (giving up after
+    ``timeout`` seconds without one), and says how many events were sent and how many were not.
     """
 
     def __init__(
@@ -76,8 +76,8 @@ class OtelReporter:
         self._sink(result)
 
     def close(self) -> None:
-        """Send what is still queued (at most ``timeout`` seconds) and stop; :attr:`tally`
-        then holds the final counts."""
+        """Send what is still queued (while exports succeed) and stop; :attr:`tally` then
+        holds the final counts."""
         if self.tally is None:
             self.tally = self._queue.close(timeout=self._timeout)
             self._provider.shutdown()

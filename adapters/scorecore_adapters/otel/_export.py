@@ -5,9 +5,10 @@ full, dropping Span.`` on stderr: against an endpoint taking 10 s per export, a 
 10,000 score events delivered 2,048. :class:`ExportQueue` exports the same way (a worker
 thread, batches of ``max_batch``, at once when a batch is waiting, else every
 ``schedule_delay``) but a full queue makes the caller wait for room, up to ``wait`` seconds,
-and :meth:`ExportQueue.close` waits a bounded time for the rest; every span is counted as
-sent (the exporter said so), or dropped (no room in time, an export that failed after the
-exporter's own retries, or still unsent at the end).
+and :meth:`ExportQueue.close` sends the rest while exports succeed, giving up after a
+``timeout`` without one; every span is counted as sent (the exporter said so), or dropped (no
+room in time, an export that failed after the exporter's own retries, or still unsent at the
+end).
 """
 
 from __future__ import annotations
@@ -162,12 +163,23 @@ class ExportQueue(SpanProcessor):
                              spans_dropped=counts["spans"] - counts["spans_sent"])
 
     def close(self, *, timeout: float) -> DeliveryTally:
-        """Send what is queued, waiting at most ``timeout`` seconds, then stop; the final
-        counts (whatever was not sent by then is dropped)."""
+        """Send what is queued, then stop; the final counts (whatever was not sent is dropped).
+
+        Waits while exports succeed, and gives up once ``timeout`` seconds pass without one:
+        a slow endpoint gets the whole queue (at most ``max_queue / max_batch`` exports, each
+        bounded by the exporter's timeout), one that does not answer costs one ``timeout``.
+        """
         with self._lock:
             self._closing = True
             self._lock.notify_all()
-        self._worker.join(timeout)
+        while True:
+            with self._lock:
+                before = self._counts["spans_sent"]
+            self._worker.join(timeout)
+            with self._lock:
+                stalled = self._counts["spans_sent"] == before
+            if not self._worker.is_alive() or stalled:
+                break
         with self._lock:
             self._abandoned = True  # an export still running is not waited for
             self._queue.clear()
