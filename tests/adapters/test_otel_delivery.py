@@ -101,6 +101,20 @@ def test_the_otel_timeout_must_be_a_positive_number() -> None:
     assert "expected a positive number of seconds, got '-1'" in err.getvalue()
 
 
+def test_the_otel_timeout_needs_an_endpoint(tmp_path: Path) -> None:
+    """``--otel-timeout`` without ``--otel-endpoint`` is a usage error, before anything runs."""
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text(SCORERS)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"input": "q", "output": "a"}) + "\n")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval", str(scorers), "--data", str(data), "--store",
+                 f"sqlite:{tmp_path / 's.db'}", "--otel-timeout", "5"], out=out, err=err)
+    assert code == 2
+    assert "--otel-timeout needs --otel-endpoint URL" in err.getvalue()
+    assert not (tmp_path / "s.db").exists()
+
+
 def _span(number: int) -> ReadableSpan:
     context = SpanContext(trace_id=1, span_id=number + 1, is_remote=False,
                           trace_flags=TraceFlags(TraceFlags.SAMPLED))
