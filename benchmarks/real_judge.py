@@ -53,6 +53,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import anyio
 import attrs
@@ -93,7 +94,6 @@ from scorecore.scorers import (
     summarization,
     toxicity,
 )
-from scorecore.scorers.llm import _engine
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters.local import llama_server
 from scorecore_adapters.openai import OpenAIChatModel
@@ -114,8 +114,9 @@ def worked_examples(name: str) -> tuple[WorkedExample, ...]:
     """Every worked example scorer ``name``'s prompts show, as its steps declare them (the
     module's ``EXAMPLE``/``ECHOES`` pairs, ``COVERAGE_EXAMPLE``/``COVERAGE_ECHOES`` …)."""
     module = importlib.import_module(f"scorecore.scorers.llm.{name}")
+    # The example as the built-in prompts write it: after a blank line, under "Example:".
     return tuple(
-        WorkedExample(text=_engine.example_block(getattr(module, attr)),
+        WorkedExample(text=f"\n\nExample:\n{getattr(module, attr)}",
                       statements=getattr(module, attr.replace("EXAMPLE", "ECHOES")))
         for attr in dir(module) if attr.endswith("EXAMPLE"))
 
@@ -286,15 +287,14 @@ class Replayed:
         return await self.recorded.inner.generate(request)
 
 
-@contextlib.contextmanager
 def no_echo_check() -> Any:
-    """Scorers built inside declare no worked example: the core keeps an echoed reply."""
-    kept = _engine.worked_example
-    _engine.worked_example = lambda _judgement: None  # type: ignore[assignment,return-value]
-    try:
-        yield
-    finally:
-        _engine.worked_example = kept
+    """Scorers built inside declare no worked example: the core keeps an echoed reply.
+
+    The one reach into the engine's internals, on purpose: no public option turns the check
+    off (a user has no reason to keep echoed replies), but measuring what it changed needs
+    the scorers as they were without it.
+    """
+    return mock.patch("scorecore.scorers.llm._engine.worked_example", return_value=None)
 
 
 def _says_faithful(name: str, outcome: Any) -> bool | None:
