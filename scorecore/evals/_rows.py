@@ -141,6 +141,24 @@ class ScoreRow:
             trace_id=record.trace_id, span_id=record.span_id,
         )
 
+    def not_scorable_kind(self) -> str | None:
+        """A not-scorable row's :attr:`~scorecore.NotScorable.kind`
+        (``metadata["notScorable"]["kind"]``): ``"position_bias"`` and the other kinds of a
+        judge that could not decide; ``None`` for other rows and a step's own not_scorable.
+
+        >>> row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b",
+        ...                status="not_scorable", metadata={"notScorable": {
+        ...                    "reason": "the verdict followed the position",
+        ...                    "kind": "position_bias"}})
+        >>> row.not_scorable_kind()
+        'position_bias'
+        """
+        stored = (self.metadata or {}).get("notScorable")
+        if self.status != "not_scorable" or not isinstance(stored, Mapping):
+            return None
+        kind = stored.get("kind")
+        return kind if isinstance(kind, str) else None
+
     def failure_cause(self) -> RunFailureCause | None:
         """The structured cause of a failed run, read back from the row.
 
