@@ -91,7 +91,8 @@ class PanelAgreement:
             "alphaNominal": self.alpha_nominal, "alphaNominalCi": _pair(self.alpha_nominal_ci),
             "agreed": self.agreed, "ties": self.ties, "memberFailures": self.member_failures,
             "mostDisagreed": [
-                {"itemId": d.item_id, "runId": d.run_id, "spread": d.spread if math.isfinite(d.spread) else None,
+                {"itemId": d.item_id, "runId": d.run_id,
+                 "spread": d.spread if math.isfinite(d.spread) else None,
                  "scores": dict(d.scores), "votes": dict(d.votes)}
                 for d in self.most_disagreed
             ],

@@ -236,7 +236,8 @@ def test_report_with_labels_has_a_calibration_section(tmp_path: Path,
     assert 'id="calibration"' not in target.read_text()
     code, _, err = run("report", "b", "--store", store(tmp_path), "--kind", "ordinal")
     assert code == 2
-    assert "--kind, --scale and --label-value describe --labels: give --labels FILE" in err
+    assert ("--kind, --scale, --label-value and --min-kappa describe --labels: give --labels "
+            "FILE") in err
 
 
 def test_the_calibration_section_escapes_ids_and_reasons() -> None:
@@ -252,3 +253,103 @@ def test_the_calibration_section_escapes_ids_and_reasons() -> None:
     assert "&lt;b&gt;judge&lt;/b&gt;" in section
     assert "&lt;script&gt;x()&lt;/script&gt;" in section
     assert "the labels hold one class only (pass)" in section
+
+
+JUDGED = '''
+import re
+
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore_adapters.testing import FunctionJudge
+
+
+def judged(name, verdict):
+    return create_scorer(
+        id=name, description="d",
+        # A model id per judge: the judge cache keeps their answers apart.
+        judge=JudgeConfig(model=FunctionJudge(verdict, model_id=name), instructions="Rate."),
+    ).generate_score(ScorePromptStep(description="rate",
+                                     create_prompt=lambda ctx: f"Answer: {ctx.run.output}"))
+
+
+def agrees(request):  # a judge that sees what the labels say
+    return {"score": 0.9 if "good" in request.messages[-1].content else 0.1}
+
+
+def at_chance(request):  # a judge right on half the items, whatever the label
+    number = int(re.search(r"Answer: \\w+ (\\d+)", request.messages[-1].content).group(1))
+    return {"score": 0.9 if number % 4 < 2 else 0.1}
+
+
+sharp = judged("sharp", agrees)
+coin = judged("coin", at_chance)
+plain = create_scorer(id="plain", description="d").generate_score(lambda ctx: 1.0)
+'''
+
+
+def _judged_batch(tmp_path: Path, *flags: str) -> tuple[int, str, str]:
+    (tmp_path / "judged_scorers.py").write_text(JUDGED)
+    items, labels = [], {}
+    for i in range(40):
+        good = i % 2 == 0
+        items.append({"id": f"q{i}", "input": "q", "output": f"{'good' if good else 'bad'} {i}"})
+        labels[f"q{i}"] = good
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in items))
+    labels_path = labels_file(tmp_path / "labels.jsonl", labels)
+    return run("eval", str(tmp_path / "judged_scorers.py"), "--data", str(data), "--store",
+               store(tmp_path), "--batch-id", "j", "--labels", str(labels_path), *flags)
+
+
+def test_eval_with_labels_prints_each_judged_scorers_agreement(tmp_path: Path) -> None:
+    """``eval --labels``: after the summary, κ with its interval for each LLM-judged scorer;
+    a judge at chance gets the one-line caveat, one that agrees does not; the scorer without
+    a judge is not measured; the verdict and exit code are the batch's."""
+    code, out, err = _judged_batch(tmp_path, "--output", str(tmp_path / "r.json"))
+    assert code == 0, err + out
+    labels = tmp_path / "labels.jsonl"
+    assert (f"agreement with the labels in {labels} (40 label(s), binary; 95% bootstrap "
+            "intervals):\n") in out
+    assert ("  sharp: kappa 1.000 [1.000, 1.000], accuracy 1.000 [1.000, 1.000] over 40 "
+            "labelled item(s), passing at >= 0.5\n") in out
+    assert re.search(r"^  coin: kappa 0\.000 \[-0\.\d{3}, 0\.\d{3}\], accuracy 0\.500 ", out,
+                     re.MULTILINE), out
+    assert ("  coin: agreement with your labels is at chance level: do not gate on this "
+            "judge\n") in out
+    assert "sharp: agreement with your labels" not in out
+    assert "  plain:" not in out
+    assert out.index("agreement with the labels") > out.index("scorer ")
+    assert out.splitlines()[-1] == "verdict: passed"
+    document = json.loads((tmp_path / "r.json").read_text())
+    caveats = {s["id"]: s["caveat"] for s in document["calibration"]["scorers"]}
+    assert caveats == {"coin": "agreement with your labels is at chance level: do not gate on "
+                               "this judge", "sharp": None}
+
+
+def test_eval_with_a_bad_labels_file_runs_nothing(tmp_path: Path) -> None:
+    """A labels file that does not fit ``--kind`` is a usage error before any item runs."""
+    bad = labels_file(tmp_path / "bad.jsonl", {"q0": 0.5})
+    code, out, err = _judged_batch(tmp_path, "--labels", str(bad))
+    assert (code, out) == (2, "")
+    assert "the label of item 'q0' must be true/false or 1/0 for binary labels" in err
+    assert not (tmp_path / "r.db").exists() or "j" not in run(
+        "batches", "--store", store(tmp_path))[1]
+
+
+def test_report_with_labels_and_min_kappa_gates_the_page(tmp_path: Path,
+                                                         batch: dict[str, bool]) -> None:
+    """``report --labels --min-kappa``: a passing batch whose noisy judge is at chance gets a
+    failed header naming the κ gate, and the chance caveat; ``--min-kappa`` needs labels."""
+    labels = labels_file(tmp_path / "labels.jsonl", batch)
+    target = tmp_path / "r.html"
+    code, _, err = run("report", "b", "--labels", str(labels), "--store", store(tmp_path),
+                       "-o", str(target), "--min-kappa", "0.6")
+    assert code == 0, err
+    page = target.read_text()
+    header = page[:page.index("</header>")]
+    assert '<span class="verdict failed" id="verdict">failed</span>' in header
+    assert "verdict: failed — noisy: kappa 0.000, interval&#x27;s lower end -0." in header
+    assert ("noisy: agreement with your labels is at chance level: do not gate on this judge"
+            in header)
+    code, _, err = run("report", "b", "--store", store(tmp_path), "--min-kappa", "0.6")
+    assert code == 2
+    assert "give --labels FILE" in err

@@ -55,20 +55,26 @@ def _scale(text: str | None) -> tuple[float, float] | None:
     raise UsageError(f"--scale must look like LOW:HIGH (1:5), got {text!r}")
 
 
-def _labels(path: str) -> dict[str, LabelValue]:
+def labels_of(args: argparse.Namespace) -> dict[str, LabelValue]:
+    """The ``--labels`` file, checked against ``--kind``, ``--scale`` and ``--label-value``
+    (before a batch runs, so a bad file costs no judge call); bad labels are usage errors."""
     try:
-        return read_labels(path)
+        labels = read_labels(args.labels)
     except LabelFileError as exc:
         raise UsageError(str(exc)) from None
+    calibration_of(args, [], threshold=None, labels=labels)
+    return labels
 
 
 def calibration_of(
     args: argparse.Namespace, rows: Sequence[ScoreRow], *,
     threshold: float | Mapping[str, float] | None, scorer_ids: Sequence[str] | None = None,
+    labels: Mapping[str, LabelValue] | None = None,
 ) -> Calibration:
-    """The batch's rows calibrated against ``--labels`` with the label flags; bad labels or
-    options are usage errors."""
-    labels = _labels(args.labels)
+    """The batch's rows calibrated against ``--labels`` (read from the file unless given) with
+    the label flags; bad labels or options are usage errors."""
+    if labels is None:
+        labels = labels_of(args)
     try:
         return calibrate(rows, labels, kind=args.kind, threshold=threshold,
                          scale=_scale(args.scale), label_values=_label_values(args.label_value),
@@ -169,6 +175,9 @@ def print_calibration(result: Calibration, labels: str, out: TextIO) -> None:
         if s.grades is not None:
             _matrix(s.scorer_id, "grades (scores rounded to the nearest grade)", s.grades, out)
         _notes(s, out)
+        caveat = s.caveat()
+        if caveat is not None:
+            print(f"{s.scorer_id}: {caveat}", file=out)
     if any(s.fitted_threshold.threshold is not None for s in result.scorers):
         print("fitted threshold: the cut that maximises kappa on these labels, fitted on "
               "them: its kappa is optimistic; check it on other labels before using it",
@@ -178,6 +187,21 @@ def print_calibration(result: Calibration, labels: str, out: TextIO) -> None:
               file=out)
     if result.rows_without_labels:
         print(f"items without a label: {_ids(result.rows_without_labels)}", file=out)
+
+
+def print_agreement(result: Calibration, labels: str, out: TextIO) -> None:
+    """Each scorer's κ against the labels in one line, and a caveat line for a scorer whose
+    agreement cannot be told from chance (``scorecore eval --labels``)."""
+    print(f"agreement with the labels in {labels} ({result.labels} label(s), {result.kind}; "
+          f"{100 * result.confidence:g}% bootstrap intervals):", file=out)
+    for s in result.scorers:
+        kappa = "quadratic kappa" if s.kappa_kind == "quadratic" else "kappa"
+        print(f"  {s.scorer_id}: {kappa} {_estimate(s.kappa)}, accuracy "
+              f"{_estimate(s.accuracy)} over {s.n} labelled item(s), passing at "
+              f">= {s.threshold:g}", file=out)
+        caveat = s.caveat()
+        if caveat is not None:
+            print(f"  {s.scorer_id}: {caveat}", file=out)
 
 
 def calibrate_command(args: argparse.Namespace, out: TextIO) -> int:

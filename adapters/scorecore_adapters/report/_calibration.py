@@ -73,6 +73,23 @@ def _notes(s: ScorerCalibration) -> str:
     return "".join(f"<p class=\"muted\">{note}</p>" for note in notes)
 
 
+def _caveat(s: ScorerCalibration) -> str:
+    caveat = s.caveat()
+    if caveat is None:
+        return ""
+    return f'<p class="caveat">{esc(s.scorer_id)}: {esc(caveat)}</p>'
+
+
+def caveats(c: Calibration | None) -> str:
+    """The caveat of each scorer whose agreement with the labels cannot be told from chance,
+    for the page's header (nothing without labels or caveats)."""
+    if c is None:
+        return ""
+    return "".join(f'<p class="caveat" id="caveat-{i}">{esc(s.scorer_id)}: '
+                   f"{esc(caveat)}</p>"
+                   for i, s in enumerate(c.scorers) if (caveat := s.caveat()) is not None)
+
+
 def calibration_section(c: Calibration | None) -> str:
     """The section, or nothing without labels."""
     if c is None:
@@ -91,7 +108,7 @@ def calibration_section(c: Calibration | None) -> str:
         + _matrix(f"pass/fail at ≥ {s.threshold:g}", s.confusion)
         + (_matrix("grades (score rounded to the nearest grade)", s.grades)
            if s.grades is not None else "")
-        + "</div>" + _notes(s)
+        + "</div>" + _caveat(s) + _notes(s)
         for s in c.scorers
     )
     sides = []
