@@ -60,9 +60,17 @@ def _number(item: str, value: object, label_values: Mapping[str, float | bool]) 
         value = label_values[value]
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if not is_number(value) or not math.isfinite(value):
+    if not is_number(value) or not _finite(value):
         raise _label_error(item, given, "must be a bool, a finite number or a string")
     return float(value)
+
+
+def _finite(value: float) -> bool:
+    """Whether a number is finite as a float (an int too large for one is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 @attrs.frozen(kw_only=True)
@@ -121,10 +129,10 @@ def _check_options(
     if kind == "binary":
         raise ValueError("calibrate: scale is for ordinal and continuous labels, not binary")
     if (not isinstance(scale, tuple | list) or len(scale) != 2
-            or not all(is_number(v) and math.isfinite(v) for v in scale)
-            or not scale[0] < scale[1]):
+            or not all(is_number(v) and _finite(v) for v in scale)
+            or not scale[0] < scale[1] or not math.isfinite(scale[1] - scale[0])):
         raise ValueError(f"calibrate: scale must be (low, high), finite numbers with low < "
-                         f"high, got {short_repr(scale)}")
+                         f"high and a finite span, got {short_repr(scale)}")
     if kind == "ordinal" and not all(float(v).is_integer() for v in scale):
         raise ValueError(f"calibrate: an ordinal scale must be whole grades, got "
                          f"{short_repr(scale)}")
@@ -133,7 +141,7 @@ def _check_options(
 
 def _thresholds(threshold: object, scorer_ids: Sequence[str]) -> dict[str, float]:
     def checked(name: str, value: object) -> float:
-        if not is_number(value) or not math.isfinite(value):
+        if not is_number(value) or not _finite(value):
             raise ValueError(f"calibrate: {name} must be a finite number, got "
                              f"{short_repr(value)}")
         return float(value)
@@ -230,7 +238,15 @@ def _recall(p: _Paired, idx: Sequence[int], counts: list[list[int]]) -> float | 
 
 
 def _mae(p: _Paired, idx: Sequence[int], counts: list[list[int]]) -> float | None:
-    return math.fsum(map(p.errors.__getitem__, idx)) / len(idx) if idx else None
+    if not idx:
+        return None
+    try:
+        return math.fsum(map(p.errors.__getitem__, idx)) / len(idx)
+    except OverflowError:
+        # Errors near the largest float (labels of ±1e308): their sum overflows, the sum of
+        # each divided by n first does not (at the price of a last bit).
+        n = len(idx)
+        return math.fsum(p.errors[i] / n for i in idx)
 
 
 def _spearman(p: _Paired, idx: Sequence[int], counts: list[list[int]]) -> float | None:

@@ -93,3 +93,87 @@ def test_eval_and_show_with_panel_members_scoring_the_largest_floats(tmp_path: P
     assert code == 0, err
     (agreement,) = strict_json(text)["panels"]
     assert agreement["mostDisagreed"][0]["spread"] is None
+
+
+SCORERS = '''
+from scorecore import create_scorer
+
+judge = create_scorer(id="judge", description="d").generate_score(
+    lambda ctx: float(ctx.run.extra["s"]))
+'''
+
+
+@pytest.fixture
+def batch(tmp_path: Path) -> str:
+    """A stored batch "b" of 20 items scored 0.9 (even) or 0.1 (odd); the store's URL."""
+    (tmp_path / "edge_scorers.py").write_text(SCORERS)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": f"i{i}", "input": i, "output": i,
+                                        "extra": {"s": 0.9 if i % 2 == 0 else 0.1}}) + "\n"
+                            for i in range(20)))
+    url = f"sqlite:{tmp_path / 'r.db'}"
+    code, out, err = run("eval", str(tmp_path / "edge_scorers.py"), "--data", str(data),
+                         "--store", url, "--batch-id", "b")
+    assert code == 0, err + out
+    return url
+
+
+def _labels(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("command", ["calibrate", "report"])
+def test_a_label_too_large_for_a_float_is_a_usage_error(
+    tmp_path: Path, batch: str, command: str
+) -> None:
+    """A label of 10**400 (valid JSON, no float holds it): exit 2, naming the line and the
+    field, for calibrate and report --labels alike."""
+    labels = _labels(tmp_path / "l.jsonl", '{"id": "i0", "label": 1' + "0" * 400 + "}\n")
+    argv = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    code, out, err = run(command, "b", "--labels", str(labels), "--store", batch,
+                         "--kind", "continuous", *argv)
+    assert (code, out) == (2, "")
+    assert f"{labels}:1: field 'label' must be a finite number" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["calibrate", "report"])
+def test_labels_near_the_largest_float_are_measured(
+    tmp_path: Path, batch: str, command: str
+) -> None:
+    """Continuous labels of ±1e308: calibrate prints the MAE in three significant digits and
+    the report is written; nothing overflows."""
+    labels = _labels(tmp_path / "l.jsonl", "".join(
+        json.dumps({"id": f"i{i}", "label": HUGE if i % 2 == 0 else -HUGE}) + "\n"
+        for i in range(20)))
+    argv = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    code, out, err = run(command, "b", "--labels", str(labels), "--store", batch,
+                         "--kind", "continuous", *argv)
+    assert code == 0, err
+    if command == "calibrate":
+        assert "1e+308 [1e+308, 1e+308]" in out
+        assert "0" * 50 not in out
+    else:
+        assert "1e+308" in (tmp_path / "r.html").read_text()
+
+
+def test_label_ids_with_control_characters_are_printed_escaped(tmp_path: Path,
+                                                               batch: str) -> None:
+    """Label ids holding ESC or CR (labels without rows) reach the terminal escaped."""
+    labels = _labels(tmp_path / "l.jsonl", json.dumps({"id": "i0", "label": True}) + "\n"
+                     + json.dumps({"id": "x\x1b[2Jy\rz", "label": False}) + "\n")
+    code, out, err = run("calibrate", "b", "--labels", str(labels), "--store", batch)
+    assert code == 0, err
+    assert "\x1b" not in out and "\r" not in out
+    assert "labels without rows in b: x\\x1b[2Jy\\rz" in out
+
+
+def test_calibrate_from_python_refuses_a_label_too_large_for_a_float() -> None:
+    """``calibrate`` raises ValueError naming the item, not OverflowError."""
+    from scorecore.evals import ScoreRow, calibrate
+
+    rows = [ScoreRow(id="r", scorer_id="s", run_id="b:a", batch_id="b", status="scored",
+                     score=0.5, dataset_item_id="a")]
+    with pytest.raises(ValueError, match="the label of item 'a' must be a bool, a finite number"):
+        calibrate(rows, {"a": 10**400}, kind="continuous")

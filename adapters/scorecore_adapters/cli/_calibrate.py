@@ -15,8 +15,10 @@ from scorecore_adapters.cli._common import (
     clip,
     print_json,
     print_table,
+    printable,
     read_batch,
 )
+from scorecore_adapters.report._text import number
 from scorecore_adapters.labels import LabelFileError, read_labels
 
 _LISTED = 10
@@ -99,8 +101,8 @@ def _estimate(e: Estimate | None) -> str:
     if e.value is None:
         return "undefined"
     if e.low is None or e.high is None:
-        return f"{e.value:.3f} (no interval)"
-    return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
+        return f"{number(e.value)} (no interval)"
+    return f"{number(e.value)} [{number(e.low)}, {number(e.high)}]"
 
 
 def _columns(result: Calibration) -> list[tuple[str, str]]:
@@ -125,7 +127,7 @@ def _fitted(s: ScorerCalibration) -> str:
 
 
 def _ids(ids: Sequence[str]) -> str:
-    shown = ", ".join(clip(i, 60) for i in ids[:_LISTED])
+    shown = ", ".join(printable(clip(i, 60)) for i in ids[:_LISTED])
     return shown + (f", … ({len(ids)} in all)" if len(ids) > _LISTED else "")
 
 

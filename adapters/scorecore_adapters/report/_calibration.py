@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from scorecore.evals import Calibration
 from scorecore.evals.results import ConfusionMatrix, Estimate, ScorerCalibration
-from scorecore_adapters.report._text import esc
+from scorecore_adapters.report._text import esc, number
 
 _LISTED = 50
 
@@ -17,10 +17,10 @@ def _estimate(e: Estimate | None) -> str:
     if e.value is None:
         return f'<td class=num title="{esc(e.reason or "")}">undefined</td>'
     if e.low is None or e.high is None:
-        return (f'<td class=num title="{esc(e.reason or "")}">{e.value:.3f} '
+        return (f'<td class=num title="{esc(e.reason or "")}">{number(e.value)} '
                 f'<span class="muted">(no interval)</span></td>')
-    return (f"<td class=num>{e.value:.3f} <span class=\"muted\">[{e.low:.3f}, "
-            f"{e.high:.3f}]</span></td>")
+    return (f"<td class=num>{number(e.value)} <span class=\"muted\">[{number(e.low)}, "
+            f"{number(e.high)}]</span></td>")
 
 
 def _columns(c: Calibration) -> list[tuple[str, str]]:
