@@ -114,7 +114,8 @@ class FittedThreshold:
     Attributes:
         threshold: the cut (an item passes when its score is at least this), one of the
             scores; the lowest such score nearest the given threshold when several cuts tie.
-            ``None`` when no cut has a κ.
+            ``None`` when no cut has a κ, or none beats chance (κ > 0): no threshold turns
+            scores that say nothing about the labels, or run against them, into a judge.
         kappa: Cohen's κ of pass/fail at ``threshold``.
         kappa_at_threshold: the same κ at the threshold given to :func:`calibrate`.
         fitted_on: how many labelled items it was fitted on.
@@ -179,8 +180,9 @@ class ScorerCalibration:
     def caveat(self) -> str | None:
         """One line when this scorer's agreement with the labels cannot be told from chance
         (``None`` when κ's whole interval is above 0): :data:`CHANCE_CAVEAT` when the interval
-        includes 0, or why κ says nothing (undefined, no interval, below chance). A gate on
-        such a judge's scores gates on noise.
+        includes 0 (or, without an interval, κ is at most 0), or why κ says nothing
+        (undefined, no interval, below chance). A gate on such a judge's scores gates on
+        noise.
 
         >>> from scorecore.evals import ScoreRow, calibrate
         >>> rows = [ScoreRow(id=str(i), scorer_id="judge", run_id=f"b:{i}", batch_id="b",
@@ -195,6 +197,8 @@ class ScorerCalibration:
             return (f"agreement with your labels cannot be measured ({k.reason}): do not "
                     f"gate on this judge")
         if k.low is None or k.high is None:
+            if k.value <= 0:  # at chance (or worse), and no interval to say otherwise
+                return CHANCE_CAVEAT
             return (f"agreement with your labels has no interval ({k.reason}): do not gate "
                     f"on this judge")
         if k.high < 0:

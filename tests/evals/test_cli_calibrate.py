@@ -153,7 +153,7 @@ def test_ordinal_and_continuous_labels(tmp_path: Path, batch: dict[str, bool]) -
         ('{"id": "a", "label": NaN}\n', "labels.jsonl:1: field 'label' must be a finite "
                                          "number, got NaN"),
         ('[1, 2]\n{"id": "a"}\n', 'labels.jsonl:1: expected a JSON object {"id": …, '
-                                   '"label": …}, got list (and 1 more bad line(s))'),
+                                   '"label": …}, got list\n'),  # then line 2's, on a line
         ("\n\n", "holds no labels"),
         ('{"id": "item-0", "label": 3}\n', "calibrate: the label of item 'item-0' must be "
                                             "true/false or 1/0 for binary labels"),
@@ -163,8 +163,8 @@ def test_ordinal_and_continuous_labels(tmp_path: Path, batch: dict[str, bool]) -
 def test_bad_label_files_are_usage_errors_naming_the_line(
     tmp_path: Path, batch: dict[str, bool], content: str, message: str
 ) -> None:
-    """A bad labels file is one line on stderr naming the file, the line and the field (or the
-    item), exit 2, for calibrate and for report --labels alike."""
+    """A bad labels file is a line on stderr per problem naming the file, the line and the
+    field (or the item), exit 2, for calibrate and for report --labels alike."""
     path = tmp_path / "labels.jsonl"
     path.write_text(content)
     for argv in (("calibrate", "b", "--min-kappa", "0.5"),
@@ -172,7 +172,7 @@ def test_bad_label_files_are_usage_errors_naming_the_line(
         code, out, err = run(*argv, "--labels", str(path), "--store", store(tmp_path))
         assert (code, out) == (2, "")
         assert message in err
-        assert err.count("\n") == 1
+        assert err.count("\n") == 1 + message.count("\n")
     assert not (tmp_path / "r.html").exists()
 
 
@@ -353,3 +353,82 @@ def test_report_with_labels_and_min_kappa_gates_the_page(tmp_path: Path,
     code, _, err = run("report", "b", "--store", store(tmp_path), "--min-kappa", "0.6")
     assert code == 2
     assert "give --labels FILE" in err
+
+
+def test_every_bad_label_is_named_with_the_flag_to_change(tmp_path: Path,
+                                                          batch: dict[str, bool]) -> None:
+    """Bad lines in the file: each one named (not the first only); labels that do not fit
+    the options: each item named, with the command line's flag (``--label-value``,
+    ``--kind``), not the Python argument alone."""
+    path = tmp_path / "labels.jsonl"
+    path.write_text('{"id": "item-0"}\n{"id": "item-1", "label": true}\n{"label": 1}\nnope\n')
+    code, _, err = run("calibrate", "b", "--labels", str(path), "--store", store(tmp_path))
+    assert code == 2
+    assert [line.removeprefix("scorecore: error: ").split(": ", 1)[-1]
+            for line in err.splitlines()] == [
+        "field 'label' is missing", "field 'id' is missing",
+        "invalid JSON: Expecting value (column 1)"]
+    assert [f"{path}:{n}:" in err for n in (1, 3, 4)] == [True, True, True]
+    path.write_text('{"id": "item-0", "label": "yes"}\n{"id": "item-1", "label": 0.5}\n'
+                    '{"id": "item-2", "label": "no"}\n')
+    code, _, err = run("calibrate", "b", "--labels", str(path), "--store", store(tmp_path))
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 3
+    assert "item 'item-0' is a string without a value in label_values / --label-value" in lines[0]
+    assert "item 'item-1' must be true/false or 1/0 for binary labels" in lines[1]
+    assert "--kind" in lines[1]
+    assert "item 'item-2'" in lines[2]
+
+
+PANEL_SCORERS = '''
+from scorecore import create_scorer
+from scorecore.scorers import panel
+
+def member(name, key):
+    return create_scorer(id=name, description="d").generate_score(
+        lambda ctx: float(ctx.run.extra[key]))
+
+jury = panel([member("supported", "s"), member("coin", "n")], id="grounded-jury")
+'''
+
+
+def test_calibrate_reaches_a_panel_member(tmp_path: Path, batch: dict[str, bool]) -> None:
+    """``--scorer grounded-jury/supported`` calibrates one judge of a jury from the panel's
+    rows; an unknown member is a usage error listing the members there are."""
+    (tmp_path / "panel_scorers.py").write_text(PANEL_SCORERS)
+    data = tmp_path / "panel.jsonl"
+    data.write_text("".join(
+        json.dumps({"id": item, "input": i, "output": i,
+                    "extra": {"s": 0.9 if label else 0.1, "n": 0.9 if i % 4 < 2 else 0.1}})
+        + "\n" for i, (item, label) in enumerate(batch.items())))
+    code, _, err = run("eval", str(tmp_path / "panel_scorers.py"), "--data", str(data),
+                       "--store", store(tmp_path), "--batch-id", "p")
+    assert code == 0, err
+    labels = labels_file(tmp_path / "labels.jsonl", batch)
+    code, out, err = run("calibrate", "p", "--labels", str(labels), "--store", store(tmp_path),
+                         "--scorer", "grounded-jury/supported", "--scorer",
+                         "grounded-jury/coin")
+    assert code == 0, err
+    assert re.search(r"^grounded-jury/supported +60 +>= 0\.5 +1\.000 \[1\.000, 1\.000\]", out,
+                     re.MULTILINE), out
+    assert re.search(r"^grounded-jury/coin +60 +>= 0\.5 +0\.000 ", out, re.MULTILINE), out
+    code, _, err = run("calibrate", "p", "--labels", str(labels), "--store", store(tmp_path),
+                       "--scorer", "grounded-jury/nope")
+    assert code == 2
+    assert ("no rows of scorer(s) 'grounded-jury/nope' (the rows' scorers: grounded-jury; "
+            "panel members: grounded-jury/coin, grounded-jury/supported)") in err
+
+
+def test_an_anti_correlated_judge_gets_no_fitted_threshold(tmp_path: Path,
+                                                           batch: dict[str, bool]) -> None:
+    """Scores that run against the labels: the fitted column is "-" and a line says why,
+    never "0 (kappa 0.000)"."""
+    flipped = labels_file(tmp_path / "flipped.jsonl", {k: not v for k, v in batch.items()})
+    code, out, err = run("calibrate", "b", "--labels", str(flipped), "--store",
+                         store(tmp_path), "--scorer", "judge")
+    assert code == 0, err
+    assert "(kappa 0.000)" not in out
+    assert re.search(r"^judge +60 +>= 0\.5 +-1\.000 .* -$", out, re.MULTILINE), out
+    assert ("judge: no fitted threshold: no cut agrees with the labels better than chance "
+            "(the best kappa is 0.000)") in out

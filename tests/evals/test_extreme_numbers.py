@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from scorecore import create_scorer
-from scorecore.evals import run_evals
+from scorecore.evals import ScoreRow, calibrate, run_evals
 from scorecore.evals._agreement import krippendorff_alpha
 from scorecore.scorers import panel
 from scorecore_adapters.cli import main
@@ -165,14 +165,13 @@ def test_label_ids_with_control_characters_are_printed_escaped(tmp_path: Path,
                      + json.dumps({"id": "x\x1b[2Jy\rz", "label": False}) + "\n")
     code, out, err = run("calibrate", "b", "--labels", str(labels), "--store", batch)
     assert code == 0, err
-    assert "\x1b" not in out and "\r" not in out
+    assert "\x1b" not in out
+    assert "\r" not in out
     assert "labels without rows in b: x\\x1b[2Jy\\rz" in out
 
 
 def test_calibrate_from_python_refuses_a_label_too_large_for_a_float() -> None:
     """``calibrate`` raises ValueError naming the item, not OverflowError."""
-    from scorecore.evals import ScoreRow, calibrate
-
     rows = [ScoreRow(id="r", scorer_id="s", run_id="b:a", batch_id="b", status="scored",
                      score=0.5, dataset_item_id="a")]
     with pytest.raises(ValueError, match="the label of item 'a' must be a bool, a finite number"):

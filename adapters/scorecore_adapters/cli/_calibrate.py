@@ -18,8 +18,8 @@ from scorecore_adapters.cli._common import (
     printable,
     read_batch,
 )
-from scorecore_adapters.report._text import number
 from scorecore_adapters.labels import LabelFileError, read_labels
+from scorecore_adapters.report._text import number
 
 _LISTED = 10
 
@@ -63,7 +63,8 @@ def labels_of(args: argparse.Namespace) -> dict[str, LabelValue]:
     try:
         labels = read_labels(args.labels)
     except LabelFileError as exc:
-        raise UsageError(str(exc)) from None
+        # Every bad line, one per line, as the file's problems list them.
+        raise UsageError("\n".join(exc.problems)) from None
     calibration_of(args, [], threshold=None, labels=labels)
     return labels
 
@@ -151,6 +152,8 @@ def _notes(s: ScorerCalibration, out: TextIO) -> None:
         if e is not None and e.reason is not None:
             state = "undefined" if e.value is None else "no interval"
             print(f"{s.scorer_id}: {header} {state}: {e.reason}", file=out)
+    if s.fitted_threshold.threshold is None and s.fitted_threshold.reason is not None:
+        print(f"{s.scorer_id}: no fitted threshold: {s.fitted_threshold.reason}", file=out)
     if s.not_scored:
         listed = [f"{item} ({status})" for item, status in s.not_scored.items()]
         print(f"{s.scorer_id}: labelled items not scored (left out): {_ids(listed)}",
