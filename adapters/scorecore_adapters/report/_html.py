@@ -182,10 +182,13 @@ def _gates(
                    outcome=verdict.verdict, reason=verdict.verdict_reason)]
     if calibration is not None and min_kappa is not None:
         failed = calibration.failed_checks(min_kappa)
+        # One line, as the checks' reason: the first failing scorer, and how many more (the
+        # calibration section has each scorer's κ and interval).
+        more = f" (and {len(failed) - 1} more scorer(s))" if len(failed) > 1 else ""
         gates.append(_Gate(
             name=f"calibration: every scorer's κ interval above {min_kappa:g}",
             passed=not failed, outcome="failed" if failed else "passed",
-            reason="; ".join(failed) or None))
+            reason=failed[0] + more if failed else None))
     if comparison is not None:
         regressed = [s.scorer_id for s in comparison.scorers if s.verdict == "regressed"]
         reason = None
