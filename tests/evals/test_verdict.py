@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -288,6 +289,7 @@ def test_cli_verdict_line_says_the_judge_could_not_decide(tmp_path: Path) -> Non
     assert out.getvalue().splitlines()[-1] == (
         "verdict: failed — scorer 'ab' has no scored run (10 undecided by the judge "
         "(10 position bias))")
+    assert re.search(r"^ab +- +0 +10 \(10 undecided\) +0$", out.getvalue(), re.MULTILINE)
     page = tmp_path / "r.html"
     assert main(["report", "b", "--store", store, "-o", str(page)], out=io.StringIO(),
                 err=io.StringIO()) == 0

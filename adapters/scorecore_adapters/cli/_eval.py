@@ -85,7 +85,11 @@ def _summary_rows(
     for s in report.scorers:
         check, ok = checks.get(s.scorer_id, ("", True))
         result = ("pass" if ok else "FAIL") if check else ""
-        rows.append((s.scorer_id, number(s.mean), str(s.scored), str(s.not_scorable),
+        # Runs the judge could not decide are among the not scorable: said apart, as the
+        # failure budget counts them.
+        unscorable = str(s.not_scorable) + (f" ({s.undecided} undecided)" if s.undecided
+                                            else "")
+        rows.append((s.scorer_id, number(s.mean), str(s.scored), unscorable,
                      str(s.failed), check, result))
     rows.extend((sid, "-", "-", "-", "-", "", "skipped") for sid in skipped)
     return rows
