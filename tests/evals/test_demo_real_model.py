@@ -50,10 +50,13 @@ def test_the_demo_is_judged_by_the_local_model_without_a_key(
     found = re.search(r"^  llm-faithfulness: kappa (?P<kappa>.+), accuracy .* over 8 labelled "
                       r"item\(s\), passing at >= 0\.5$", text, re.MULTILINE)
     assert found, text
-    calibration = report["calibration"]["scorers"][0]
-    low, high = calibration["kappa"]["low"], calibration["kappa"]["high"]
-    at_chance = low is None or high is None or low <= 0
+    kappa = report["calibration"]["scorers"][0]["kappa"]
+    value, low, high = kappa["value"], kappa["low"], kappa["high"]
+    # The documented rule: at chance when the interval includes 0, or, without an interval,
+    # when kappa is at most 0 (a judge passing every item).
+    chance = value is not None and (
+        (low is not None and high is not None and low <= 0 <= high)
+        or ((low is None or high is None) and value <= 0))
     caveat = ("  llm-faithfulness: agreement with your labels is at chance level: do not gate "
               "on this judge")
-    assert (caveat in text) == (at_chance and high is not None and high >= 0), text
-    assert (calibration["caveat"] is not None) == at_chance
+    assert (caveat in text) == chance, text
