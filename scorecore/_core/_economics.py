@@ -442,6 +442,12 @@ def _note_overrun(
         ledger.overrun = line
 
 
+def _past_cap(usage: object, reservation: _Reservation) -> bool:
+    """Whether a reply reports more output tokens than its cap allowed."""
+    output = usage.output_tokens if isinstance(usage, JudgeUsage) else None
+    return output is not None and output > reservation.output_tokens
+
+
 def _admit(
     ledger: JudgeLedger, budget: Budget, pricing: Pricing | None, model_id: str,
     request: JudgeRequest, *, batch: bool = False,
@@ -670,17 +676,30 @@ class MeteredExecution:
     ) -> JudgeResponse:
         """Charge a reply; a reply with a usage error comes back with unknown counts."""
         ledger = meter.ledger
-        if usage_problem(response.usage) is not None:
+        model_id = self._model.model_id
+        worst = reservation or _worst_case(
+            meter.budget or _DEFAULT_BUDGET, meter.pricing, model_id, request,
+            batch=self._batch)
+        reported = response.usage
+        bad = usage_problem(reported) is not None
+        past_cap = not bad and self._batch and _past_cap(reported, worst)
+        if past_cap:
+            # A provider batch's replies all come back together, long after the budget
+            # admitted every one of them: stopping the budget at the first reply past its cap
+            # bounds nothing, so a batch reply is charged no more than its reserve (its prompt
+            # and output cap) and its count is a usage error. (A direct call's overrun is
+            # charged what it reports: at most the calls in flight pass their reserve.)
+            bad = True
+        if bad:
             # A usage error of this reply: its counts are unknown, so it is charged at its
             # worst case and nothing downstream sums the bad numbers.
             ledger.usage_errors += 1
             response = attrs.evolve(response, usage=_UNKNOWN_USAGE)
-        model_id = self._model.model_id
-        self._charge(ledger, response, reservation or _worst_case(
-            meter.budget or _DEFAULT_BUDGET, meter.pricing, model_id, request,
-            batch=self._batch))
+        self._charge(ledger, response, worst)
         if reservation is not None and meter.budget is not None:
-            _note_overrun(ledger, meter.budget, model_id, response.usage, reservation)
+            # A batch reply past its cap still stops a hard budget (its later calls).
+            _note_overrun(ledger, meter.budget, model_id,
+                          reported if past_cap else response.usage, reservation)
         return response
 
     def _charge(

@@ -381,3 +381,22 @@ def test_bad_options_name_the_field_and_value(field: str, value: Any, tmp_path: 
         OpenAIBatchModel("m", journal=str(tmp_path / "j.db"), **{field: value})
     assert f"OpenAIBatchModel.{field}" in str(raised.value)
     assert repr(value) in str(raised.value)
+
+
+@PROVIDERS
+async def test_a_result_line_repeating_a_custom_id_is_ignored_and_counted(
+    provider: str, tmp_path: Path
+) -> None:
+    """A result file with a custom_id twice (the answer, then an error): the first line is
+    the answer, the copy is counted in the progress and noted on the journalled batch."""
+    world = World(provider, tmp_path)
+    world.fake.duplicated = {"scb_0001-1"}
+    judge = world.judge(max_batch_size=3)
+    results = await ask_all(judge, range(3))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1, 2: 0.2}
+    assert judge.progress().duplicate_results == 1
+    assert "1 duplicate result line(s) ignored" in judge.progress().describe()
+    (batch,) = judge.journal.batches()
+    assert batch.note is not None
+    assert "1 duplicate result line(s) ignored" in batch.note
+    judge.journal.close()

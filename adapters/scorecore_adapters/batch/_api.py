@@ -29,7 +29,15 @@ from scorecore_adapters.batch._journal import RequestState
 from scorecore_adapters.batch._wire import json_body, jsonl_lines, send
 from scorecore_adapters.openai import OpenAIChatModel
 
-__all__ = ["WAIT", "AnthropicBatchAPI", "BatchAPI", "BatchStatus", "OpenAIBatchAPI", "Outcome"]
+__all__ = [
+    "WAIT",
+    "AnthropicBatchAPI",
+    "BatchAPI",
+    "BatchStatus",
+    "OpenAIBatchAPI",
+    "Outcome",
+    "ResultFile",
+]
 
 Outcome: TypeAlias = tuple[RequestState, Mapping[str, Any]]
 WAIT: Final = "wait"
@@ -46,6 +54,36 @@ class BatchStatus:
     ended: bool
     raw: Mapping[str, Any]
     counts: Mapping[str, int] = attrs.field(factory=dict)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ResultFile:
+    """An ended batch's results: each ``custom_id`` 's outcome (``"*"`` for a batch refused as
+    a whole) and how many lines repeated a ``custom_id`` already read (the first line wins:
+    it is the one the provider wrote first, and a later copy must not replace an answer)."""
+
+    outcomes: Mapping[str, Outcome]
+    duplicates: int = 0
+
+
+class _Lines:
+    """Result lines read in order: the first outcome of each ``custom_id`` is kept."""
+
+    __slots__ = ("duplicates", "outcomes")
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, Outcome] = {}
+        self.duplicates = 0
+
+    def add(self, custom_id: str, outcome: Outcome) -> None:
+        if custom_id in self.outcomes:
+            self.duplicates += 1
+        else:
+            self.outcomes[custom_id] = outcome
+
+    def done(self) -> ResultFile:
+        return ResultFile(outcomes=self.outcomes, duplicates=self.duplicates)
 
 
 class BatchAPI(Protocol):
@@ -68,7 +106,7 @@ class BatchAPI(Protocol):
         """The batch's current status."""
         ...
 
-    async def results(self, status: BatchStatus) -> Result[dict[str, Outcome], JudgeError]:
+    async def results(self, status: BatchStatus) -> Result[ResultFile, JudgeError]:
         """Each answered ``custom_id`` 's outcome (an ended batch)."""
         ...
 
@@ -161,15 +199,16 @@ class OpenAIBatchAPI:
         got = await send(self._chat, "GET", f"{self._chat.base_url}/files/{file_id}/content")
         return got.map(lambda r: r.text)
 
-    async def results(self, status: BatchStatus) -> Result[dict[str, Outcome], JudgeError]:
-        out: dict[str, Outcome] = {}
+    async def results(self, status: BatchStatus) -> Result[ResultFile, JudgeError]:
+        out = _Lines()
         if status.status == "failed":
             # The input was refused as a whole (validation): nothing ran, nothing will.
             errors = status.raw.get("errors")
             data = errors.get("data") if isinstance(errors, dict) else None
             first = data[0] if isinstance(data, list) and data else {}
             refused: Outcome = ("errored", {"status": 400, "body": {"error": first}})
-            return Success({"*": refused})
+            return Success(ResultFile(outcomes={"*": refused}))
+        # The output file first: a custom_id in both files keeps its answer.
         for name in ("output_file_id", "error_file_id"):
             text = await self._file(status.raw.get(name))
             if isinstance(text, Failure):
@@ -177,8 +216,8 @@ class OpenAIBatchAPI:
             for raw, line in jsonl_lines(text.unwrap()):
                 cid = line.get("custom_id") if line is not None else None
                 if isinstance(cid, str) and line is not None:
-                    out[cid] = _openai_outcome(line, raw)
-        return Success(out)
+                    out.add(cid, _openai_outcome(line, raw))
+        return Success(out.done())
 
 
 def _openai_outcome(line: Mapping[str, Any], raw: str) -> Outcome:
@@ -257,7 +296,7 @@ class AnthropicBatchAPI:
                 results = await self.results(status)
                 if isinstance(results, Failure):
                     return results
-                if custom_ids & set(results.unwrap()):
+                if custom_ids & set(results.unwrap().outcomes):
                     return Success(status.batch_id)
             after = as_str(body.get("last_id"))
             if not body.get("has_more") or after is None:
@@ -268,19 +307,19 @@ class AnthropicBatchAPI:
         got = await send(self._model, "GET", f"{self._root}/{batch_id}")
         return got.bind(lambda r: json_body(self._model, r)).map(_anthropic_status)
 
-    async def results(self, status: BatchStatus) -> Result[dict[str, Outcome], JudgeError]:
+    async def results(self, status: BatchStatus) -> Result[ResultFile, JudgeError]:
         url = status.raw.get("results_url")
         if not isinstance(url, str) or not url:
             url = f"{self._root}/{status.batch_id}/results"
         got = await send(self._model, "GET", url)
         if isinstance(got, Failure):
             return got
-        out: dict[str, Outcome] = {}
+        out = _Lines()
         for raw, line in jsonl_lines(got.unwrap().text):
             cid = line.get("custom_id") if line is not None else None
             if isinstance(cid, str) and line is not None:
-                out[cid] = _anthropic_outcome(line.get("result"), raw)
-        return Success(out)
+                out.add(cid, _anthropic_outcome(line.get("result"), raw))
+        return Success(out.done())
 
 
 def _anthropic_status(raw: Mapping[str, Any]) -> BatchStatus:

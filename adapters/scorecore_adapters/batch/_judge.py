@@ -54,6 +54,8 @@ class BatchProgress:
             from answers an earlier process collected (never submitted again).
         requests_resubmitted: requests sent again because their batch expired or was
             cancelled before answering them.
+        duplicate_results: result lines ignored because they repeated a ``custom_id`` whose
+            line came earlier in the results (the first line is kept).
     """
 
     batches_submitted: int = 0
@@ -63,6 +65,7 @@ class BatchProgress:
     requests_answered: int = 0
     requests_resumed: int = 0
     requests_resubmitted: int = 0
+    duplicate_results: int = 0
 
     def counts(self) -> dict[str, int]:
         """The figures by name (to sum several judges')."""
@@ -73,7 +76,9 @@ class BatchProgress:
         return (f"batches: {self.batches_submitted} submitted, {self.batches_in_progress} in "
                 f"progress, {self.batches_done} done; requests: {self.requests_submitted} "
                 f"submitted, {self.requests_answered} answered, {self.requests_resumed} resumed, "
-                f"{self.requests_resubmitted} resubmitted")
+                f"{self.requests_resubmitted} resubmitted"
+                + (f"; {self.duplicate_results} duplicate result line(s) ignored"
+                   if self.duplicate_results else ""))
 
 
 @attrs.define(eq=False)
@@ -515,15 +520,20 @@ class BatchJudgeBase:
             if job.poll_failures >= _MAX_POLL_FAILURES:
                 job.failure = found.failure()
             return
-        outcomes = found.unwrap()
+        results = found.unwrap()
+        outcomes = results.outcomes
         rows = self._journal.requests_of(job.job)
         if "*" in outcomes:  # the whole batch was refused
             outcomes = {row.custom_id: outcomes["*"] for row in rows}
         mine = {row.custom_id: self._scrubbed(outcomes[row.custom_id])
                 for row in rows if row.custom_id in outcomes}
         self._journal.finish(job.job, status=status.status, outcomes=mine)
+        if results.duplicates:
+            self._journal.note(job.job, note=f"{results.duplicates} duplicate result line(s) "
+                                             "ignored (the first line of each custom_id kept)")
         job.ended = True
         self._counts["batches_done"] += 1
+        self._counts["duplicate_results"] += results.duplicates
         self._counts["requests_answered"] += sum(
             1 for state, _ in mine.values() if state != "unanswered")
         if self._on_change is not None:

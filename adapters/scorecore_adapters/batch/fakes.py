@@ -15,7 +15,9 @@ was created.
 ``refuse_next`` (statuses for the next batch creations, e.g. ``[429]``), ``expire_after``
 (a batch answers only that many requests, then expires), ``cancel_after`` (the same, then
 is cancelled), ``malformed`` (custom ids whose result line is broken), ``fail_status_reads``
-(that many status reads answer 500), and
+(that many status reads answer 500), ``duplicated`` (custom ids whose result is followed by
+a second line for the same id, a server error), ``reported_output_tokens`` (every answer's
+usage claims that many output tokens: a result file lying about usage), and
 ``kill_at`` / ``kill_after_processing`` (raise :class:`SimulatedKill` on the n-th HTTP call,
 before or after the fake acted on it, and on every call after it until :meth:`restart`: a
 process killed mid-exchange).
@@ -90,10 +92,14 @@ class _Fake:
         self.expire_after: int | None = None
         self.cancel_after: int | None = None
         self.malformed: set[str] = set()
+        self.duplicated: set[str] = set()
+        """Custom ids whose result line is followed by a second one (a server error)."""
         self.kill_at: int | None = None
         self.kill_after_processing = False
         self.fail_status_reads = 0
         """How many of the next batch status reads answer 500 (a provider outage)."""
+        self.reported_output_tokens: int | None = None
+        """The output tokens every answer's usage claims (``None``: what the reply holds)."""
         self.dead = False
         """Set by a simulated kill: every later call is refused until :meth:`restart`."""
         self._ids = 0
@@ -146,6 +152,11 @@ class _Fake:
                        terminal=terminal)
         self.submitted.extend(cid for cid, _ in lines)
         return batch
+
+    def _output_tokens(self, reply: str) -> int:
+        if self.reported_output_tokens is not None:
+            return self.reported_output_tokens
+        return _tokens(reply)
 
     def _ended(self, batch: _Batch) -> bool:
         return self.clock() - batch.created >= self.processing_seconds or (
@@ -324,14 +335,20 @@ class FakeOpenAIBatchAPI(_Fake):
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": reply}}],
                     "usage": {"prompt_tokens": _tokens(body.get("messages")),
-                              "completion_tokens": _tokens(reply),
-                              "total_tokens": _tokens(body.get("messages")) + _tokens(reply)},
+                              "completion_tokens": self._output_tokens(reply),
+                              "total_tokens": _tokens(body.get("messages"))
+                              + self._output_tokens(reply)},
                 }
                 if cid in self.malformed:
                     completion = {"object": "chat.completion", "note": "no choices"}
                 output.append({"id": f"batch_req_{cid}", "custom_id": cid, "error": None,
                                "response": {"status_code": 200, "request_id": cid,
                                             "body": completion}})
+                if cid in self.duplicated:
+                    output.append({"id": f"batch_req_{cid}_2", "custom_id": cid, "error": None,
+                                   "response": {"status_code": 500, "request_id": cid,
+                                                "body": {"error": {"message": "copy",
+                                                                   "type": "server_error"}}}})
             batch.results = {"output": output, "errors": errors}
         out: dict[str, Any] = {}
         for name, key in (("output_file_id", "output"), ("error_file_id", "errors")):
@@ -461,6 +478,9 @@ class FakeAnthropicBatchAPI(_Fake):
                 "model": params.get("model"), "content": content,
                 "stop_reason": "tool_use" if forced else "end_turn",
                 "usage": {"input_tokens": _tokens(params.get("messages")),
-                          "output_tokens": _tokens(reply)},
+                          "output_tokens": self._output_tokens(reply)},
             }}})
+            if cid in self.duplicated:
+                out.append({"custom_id": cid, "result": {"type": "errored", "error": {
+                    "type": "error", "error": {"type": "api_error", "message": "copy"}}}})
         return "".join(json.dumps(x) + "\n" for x in out).encode()

@@ -59,7 +59,9 @@ def _line(progress: BatchProgress) -> str:
             f"{progress.requests_submitted} submitted"
             + (f", {progress.requests_resumed} resumed" if progress.requests_resumed else "")
             + (f", {progress.requests_resubmitted} resubmitted"
-               if progress.requests_resubmitted else ""))
+               if progress.requests_resubmitted else "")
+            + (f"; {progress.duplicate_results} duplicate result line(s) ignored"
+               if progress.duplicate_results else ""))
 
 
 @contextlib.asynccontextmanager
