@@ -400,3 +400,72 @@ async def test_a_result_line_repeating_a_custom_id_is_ignored_and_counted(
     assert batch.note is not None
     assert "1 duplicate result line(s) ignored" in batch.note
     judge.journal.close()
+
+
+async def _newer_batches(world: World, count: int) -> None:
+    """``count`` batches made in the same account by someone else, after ours."""
+    async with world.fake.client() as client:
+        if world.provider == "openai":
+            line = {"custom_id": "other", "method": "POST", "url": "/v1/chat/completions",
+                    "body": {"model": "m", "messages": [{"role": "user", "content": "item 0"}]}}
+            uploaded = await client.post(
+                "https://api.openai.com/v1/files", data={"purpose": "batch"},
+                files={"file": ("x.jsonl", json.dumps(line).encode(), "application/jsonl")})
+            for _ in range(count):
+                await client.post("https://api.openai.com/v1/batches", json={
+                    "input_file_id": uploaded.json()["id"], "endpoint": "/v1/chat/completions",
+                    "completion_window": "24h"})
+        else:
+            for n in range(count):
+                await client.post("https://api.anthropic.com/v1/messages/batches", json={
+                    "requests": [{"custom_id": f"other-{n}", "params": {
+                        "model": "m", "max_tokens": 10,
+                        "messages": [{"role": "user", "content": "item 0"}]}}]})
+
+
+@PROVIDERS
+async def test_recovery_pages_back_past_many_newer_batches_to_the_prepare_time(
+    provider: str, tmp_path: Path
+) -> None:
+    """Killed after the provider made the batch, before its id was recorded, then 600 other
+    batches are made in the account: the next process pages back through the listing to the
+    batch's prepare time, finds it and submits nothing again."""
+    world = World(provider, tmp_path)
+    world.fake.kill_at = creation_call(provider)
+    world.fake.kill_after_processing = True
+    with pytest.raises(BaseExceptionGroup):
+        await ask_all(world.judge(max_batch_size=3), range(3))
+    world.fake.restart()
+    await _newer_batches(world, 600)
+    second = world.judge(max_batch_size=3)
+    results = await ask_all(second, range(3))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1, 2: 0.2}
+    assert second.progress().batches_submitted == 0
+    assert [cid for cid in world.fake.submitted if cid.startswith("scb_")] == [
+        "scb_0001-0", "scb_0001-1", "scb_0001-2"]
+    second.journal.close()
+
+
+@PROVIDERS
+async def test_recovery_stops_listing_at_batches_older_than_the_prepare_time(
+    provider: str, tmp_path: Path
+) -> None:
+    """Killed before the provider made the batch: the next process reads the listing back to
+    the prepare time (less an hour for clock skew), not the account's whole history."""
+    world = World(provider, tmp_path)
+    await _newer_batches(world, 450)
+    for batch in world.fake.batches.values():
+        batch.created_wall -= 2 * 3600.0  # made two hours before ours
+    world.fake.kill_at = len(world.fake.calls) + creation_call(provider)
+    with pytest.raises(BaseExceptionGroup):
+        await ask_all(world.judge(max_batch_size=3), range(3))
+    world.fake.restart()
+    before = len(world.fake.calls)
+    second = world.judge(max_batch_size=3)
+    results = await ask_all(second, range(3))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1, 2: 0.2}
+    listings = [c for c in world.fake.calls[before:] if c.rstrip("/").endswith("batches")
+                and c.startswith("GET")]
+    assert len(listings) == 1  # the first page reaches the old batches
+    assert second.progress().batches_submitted == 1
+    second.journal.close()

@@ -358,8 +358,10 @@ class BatchJudgeBase:
         ids = frozenset(row.custom_id for row in rows)
         known = self._journal.provider_batch_ids(provider=self.provider,
                                                  base_url=self._model.base_url)
+        journalled = self._journal.batch(job.job)
+        since = 0.0 if journalled is None else journalled.created_at
         while True:
-            found = await self._api.find(job.job, ids, known)
+            found = await self._api.find(job.job, ids, known, since)
             if isinstance(found, Failure):
                 job.failure = found.failure()
                 return

@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any, Final, TypeAlias
 
 import attrs
@@ -69,6 +71,8 @@ class _Batch:
     results: dict[str, list[dict[str, Any]]] | None = None
     input_file_id: str = ""
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    # The provider's own wall clock (its created_at), as a real provider stamps a batch.
+    created_wall: float = attrs.field(factory=time.time)
 
 
 class _Fake:
@@ -305,7 +309,7 @@ class FakeOpenAIBatchAPI(_Fake):
             "id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions",
             "errors": None, "input_file_id": batch.input_file_id, "completion_window": "24h",
             "status": status, "output_file_id": None, "error_file_id": None,
-            "created_at": int(batch.created), "metadata": dict(batch.metadata),
+            "created_at": int(batch.created_wall), "metadata": dict(batch.metadata),
             "request_counts": {"total": len(batch.lines), "completed": 0, "failed": 0},
         }
         if status in ("completed", "expired", "cancelled"):
@@ -447,7 +451,9 @@ class FakeAnthropicBatchAPI(_Fake):
             "id": batch.id, "type": "message_batch", "processing_status": status,
             "request_counts": {"processing": 0 if ended else len(batch.lines),
                                "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
-            "created_at": f"t+{batch.created:.0f}s", "ended_at": None,
+            "created_at": datetime.fromtimestamp(batch.created_wall, UTC).isoformat().replace(
+                "+00:00", "Z"),
+            "ended_at": None,
             "cancel_initiated_at": None,
             "results_url": f"{self.base_url}/v1/messages/batches/{batch.id}/results"
             if ended else None,
