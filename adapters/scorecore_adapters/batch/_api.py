@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, Literal, Protocol, TypeAlias, final
 
@@ -147,7 +147,7 @@ def _created(raw: Mapping[str, Any]) -> float | None:
 
 async def _listing(
     model: HttpJudgeBase, url: str, cursor: str, since: float,
-) -> AsyncIterator[Result[dict[str, Any], JudgeError]]:
+) -> AsyncGenerator[Result[dict[str, Any], JudgeError]]:
     """The provider's batches, newest first, page by page (``cursor`` names the ``after``
     parameter), back to ``since`` less the clock slack; a failed page ends the listing."""
     after: str | None = None
