@@ -248,9 +248,12 @@ class Budget:
     """A spending limit for a batch's judge calls.
 
     In ``"hard"`` mode a judge call starts only if what was spent, plus the worst case of the
-    calls in flight, plus this call's worst case stays within every limit; a refused call
-    fails its run with cause :class:`BudgetExhausted` (never a score). ``"soft"`` mode warns
-    once (:class:`BudgetWarning`) and goes on.
+    calls in flight, plus this call's worst case stays within every limit. A call that fits
+    once the calls in flight settle waits for them (in the order the calls asked); one that
+    cannot fit even with nothing in flight is refused at once and fails its run with cause
+    :class:`BudgetExhausted` (never a score). So the spend and refusals are those of one call
+    at a time, whatever the concurrency. ``"soft"`` mode warns once (:class:`BudgetWarning`)
+    and goes on.
 
     A call's worst case: one token per byte of its messages (and of a native schema) plus a
     few per message, and its output cap (``ModelSettings.output_cap``, exactly what the
