@@ -15,7 +15,12 @@ from scorecore import JudgeConfig, Runtime, ScorePromptStep, create_scorer
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse
 from scorecore.judge.economics import JudgeMeter
 from scorecore_adapters._guard import allow_model_requests
-from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel
+from scorecore_adapters.batch import (
+    AnthropicBatchModel,
+    BatchJournal,
+    BatchJournalWarning,
+    OpenAIBatchModel,
+)
 from scorecore_adapters.batch.fakes import (
     FakeAnthropicBatchAPI,
     FakeOpenAIBatchAPI,
@@ -468,4 +473,34 @@ async def test_recovery_stops_listing_at_batches_older_than_the_prepare_time(
                 and c.startswith("GET")]
     assert len(listings) == 1  # the first page reaches the old batches
     assert second.progress().batches_submitted == 1
+    second.journal.close()
+
+
+@PROVIDERS
+async def test_a_journalled_batch_the_provider_does_not_know_is_resubmitted_with_a_warning(
+    provider: str, tmp_path: Path
+) -> None:
+    """The journal holds a submitted batch the provider answers 404 for (it has no such
+    batch, so none of its requests ran): the next process says so and submits them again,
+    once, instead of failing every resume."""
+    world = World(provider, tmp_path)
+    world.fake.kill_at = creation_call(provider) + 1  # the first status read
+    with pytest.raises(BaseExceptionGroup):
+        await ask_all(world.judge(max_batch_size=3), range(3))
+    world.fake.restart()
+    (lost,) = list(world.fake.batches)
+    del world.fake.batches[lost]
+    second = world.judge(max_batch_size=3)
+    with pytest.warns(BatchJournalWarning, match=rf"no batch {lost} \(HTTP 404\)"):
+        results = await ask_all(second, range(3))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1, 2: 0.2}
+    assert second.progress().batches_not_found == 1
+    assert second.progress().requests_resubmitted == 3
+    assert "1 not found at the provider" in second.progress().describe()
+    assert len(world.fake.submitted) == 6
+    assert world.fake.duplicates() == []
+    (gone, _) = second.journal.batches()
+    assert gone.status == "not_found"
+    assert gone.note is not None
+    assert "HTTP 404" in gone.note
     second.journal.close()

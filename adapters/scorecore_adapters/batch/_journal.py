@@ -28,7 +28,7 @@ from typing import Any, Final, Literal, TypeAlias, final
 
 import attrs
 
-__all__ = ["BatchJournal", "JournalBatch", "JournalRequest", "RequestState"]
+__all__ = ["BatchJournal", "BatchJournalWarning", "JournalBatch", "JournalRequest", "RequestState"]
 
 BatchState: TypeAlias = Literal["prepared", "submitted", "ended", "refused"]
 RequestState: TypeAlias = Literal["pending", "answered", "errored", "unanswered", "refused"]
@@ -46,6 +46,13 @@ _SCHEMA: Final = (
     f"CREATE INDEX IF NOT EXISTS {_REQUESTS}_key ON {_REQUESTS} (key, seq)",
     f"CREATE INDEX IF NOT EXISTS {_REQUESTS}_job ON {_REQUESTS} (job)",
 )
+
+
+class BatchJournalWarning(UserWarning):
+    """What a batch judge did about a journal that does not match the provider or its file:
+    a journalled batch the provider does not know (its requests are submitted again), or a
+    journal file that was replaced or lost its write-ahead log (what it forgot may be
+    submitted again)."""
 
 
 @final
@@ -186,9 +193,10 @@ class BatchJournal:
     def finish(
         self, job: str, *, status: str,
         outcomes: Mapping[str, tuple[RequestState, Mapping[str, Any]]],
+        unanswered: str | None = None,
     ) -> None:
         """``job`` ended with ``status``: every request's outcome, one transaction. A request
-        of the batch missing from ``outcomes`` is ``unanswered``."""
+        of the batch missing from ``outcomes`` is ``unanswered`` (for the reason given)."""
         db = self._db()
         with db:
             db.execute("BEGIN IMMEDIATE")
@@ -197,7 +205,8 @@ class BatchJournal:
             db.execute(
                 f"UPDATE {_REQUESTS} SET state = 'unanswered', outcome = ?"  # noqa: S608
                 " WHERE job = ? AND state = 'pending'",
-                (_dumps({"reason": f"missing from the results of a {status} batch"}), job),
+                (_dumps({"reason": unanswered
+                         or f"missing from the results of a {status} batch"}), job),
             )
             db.executemany(
                 f"UPDATE {_REQUESTS} SET state = ?, outcome = ? WHERE custom_id = ? AND job = ?",  # noqa: S608

@@ -13,6 +13,7 @@ import hashlib
 import json
 import time
 import uuid
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
@@ -26,7 +27,7 @@ from scorecore.validators import is_int, is_number, misuse
 from scorecore_adapters import _guard
 from scorecore_adapters._http import HttpJudgeBase, redact
 from scorecore_adapters.batch._api import WAIT, BatchAPI, BatchStatus, Outcome
-from scorecore_adapters.batch._journal import BatchJournal, JournalRequest
+from scorecore_adapters.batch._journal import BatchJournal, BatchJournalWarning, JournalRequest
 
 __all__ = ["BatchJudgeBase", "BatchProgress"]
 
@@ -35,6 +36,8 @@ _MAX_RESUBMITS: Final = 3
 # Status reads that fail in a row before the waiting runs are told (the journal keeps the
 # batch; a later process resumes it).
 _MAX_POLL_FAILURES: Final = 5
+# The status of a batch the provider does not have.
+_NOT_FOUND: Final = 404
 # How often the collector looks at the queue while it waits for max_wait.
 _TICK: Final = 1.0
 
@@ -56,6 +59,8 @@ class BatchProgress:
             cancelled before answering them.
         duplicate_results: result lines ignored because they repeated a ``custom_id`` whose
             line came earlier in the results (the first line is kept).
+        batches_not_found: journalled batches the provider answered 404 for (it has no such
+            batch, so none of their requests ran): their requests were submitted again.
     """
 
     batches_submitted: int = 0
@@ -66,6 +71,7 @@ class BatchProgress:
     requests_resumed: int = 0
     requests_resubmitted: int = 0
     duplicate_results: int = 0
+    batches_not_found: int = 0
 
     def counts(self) -> dict[str, int]:
         """The figures by name (to sum several judges')."""
@@ -78,7 +84,9 @@ class BatchProgress:
                 f"submitted, {self.requests_answered} answered, {self.requests_resumed} resumed, "
                 f"{self.requests_resubmitted} resubmitted"
                 + (f"; {self.duplicate_results} duplicate result line(s) ignored"
-                   if self.duplicate_results else ""))
+                   if self.duplicate_results else "")
+                + (f"; {self.batches_not_found} not found at the provider (resubmitted)"
+                   if self.batches_not_found else ""))
 
 
 @attrs.define(eq=False)
@@ -491,6 +499,9 @@ class BatchJudgeBase:
                 return
         await self._sleep(self._poll_interval)
         status = await self._api.status(job.batch_id)
+        if isinstance(status, Failure) and status.failure().status == _NOT_FOUND:
+            self._not_found(job, job.batch_id)
+            return
         if isinstance(status, Failure):
             job.poll_failures += 1
             if job.poll_failures >= _MAX_POLL_FAILURES:
@@ -501,6 +512,21 @@ class BatchJudgeBase:
         self._journal.note(job.job, status=current.status)
         if current.ended:
             await self._collect_results(job, current)
+
+    def _not_found(self, job: _Job, batch_id: str) -> None:
+        """The provider has no batch ``batch_id`` (a 404: deleted, or never kept): none of its
+        requests ran, so they end ``unanswered`` and go into a new batch, as an expired
+        batch's do — rather than failing every later resume."""
+        reason = (f"{self.provider} has no batch {batch_id} (HTTP 404): its requests never "
+                  "ran there and are submitted again")
+        self._journal.finish(job.job, status="not_found", outcomes={}, unanswered=reason)
+        self._journal.note(job.job, note=reason)
+        job.ended = True
+        self._counts["batches_not_found"] += 1
+        warnings.warn(f"batch journal {self._journal.path}: {reason}", BatchJournalWarning,
+                      stacklevel=2)
+        for waiter in job.waiters.values():
+            waiter.outcome = ("unanswered", {"reason": reason})
 
     def _scrubbed(self, outcome: Outcome) -> Outcome:
         """An outcome without the model's secrets (a provider may echo the key into an error

@@ -61,7 +61,9 @@ def _line(progress: BatchProgress) -> str:
             + (f", {progress.requests_resubmitted} resubmitted"
                if progress.requests_resubmitted else "")
             + (f"; {progress.duplicate_results} duplicate result line(s) ignored"
-               if progress.duplicate_results else ""))
+               if progress.duplicate_results else "")
+            + (f"; {progress.batches_not_found} batch(es) not found at the provider "
+               "(their requests resubmitted)" if progress.batches_not_found else ""))
 
 
 @contextlib.asynccontextmanager
