@@ -15,12 +15,20 @@ The order of writes is the guarantee:
 
 A process that finds a ``prepared`` batch asks the provider whether it exists (it may have
 died between the provider accepting it and step 2) before it submits it.
+
+One process writes a journal at a time: a writer first :meth:`BatchJournal.claim` s the file,
+an exclusive ``flock`` on a lock file beside it (``cache.db.batch-lock``) that the operating
+system releases when the process ends, killed or not. Two processes resuming one journal would
+both submit its ``prepared`` batches; the second is refused instead, with the holder's pid.
+Readers need no claim.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +40,11 @@ __all__ = ["BatchJournal", "BatchJournalWarning", "JournalBatch", "JournalReques
 
 BatchState: TypeAlias = Literal["prepared", "submitted", "ended", "refused"]
 RequestState: TypeAlias = Literal["pending", "answered", "errored", "unanswered", "refused"]
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no flock, so no claim (documented)
+    fcntl = None  # type: ignore[assignment]
 
 _BATCHES: Final = "scorecore_batch_jobs"
 _REQUESTS: Final = "scorecore_batch_requests"
@@ -92,6 +105,48 @@ class JournalBatch:
         return sum(self.counts.values())
 
 
+# The lock files this process holds: path -> [descriptor, journals claiming it]. A flock
+# belongs to an open file, so two journals of one process on one file share one descriptor
+# (the process is the writer), and the lock goes when the last of them is closed.
+_CLAIMS: dict[str, list[int]] = {}
+_CLAIMS_GUARD = threading.Lock()
+
+
+def _lock_file(path: Path) -> str:
+    return str(path.resolve().with_name(path.name + ".batch-lock"))
+
+
+def _take(lock: str) -> str | None:
+    """Claim ``lock`` for this process: ``None`` when held, else who holds it."""
+    with _CLAIMS_GUARD:
+        held = _CLAIMS.get(lock)
+        if held is not None:
+            held[1] += 1
+            return None
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # BlockingIOError: another process holds it
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            return holder
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        _CLAIMS[lock] = [fd, 1]
+        return None
+
+
+def _give_back(lock: str) -> None:
+    with _CLAIMS_GUARD:
+        held = _CLAIMS.get(lock)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] == 0:
+            del _CLAIMS[lock]
+            os.close(held[0])  # closing the descriptor releases the flock
+
+
 def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
@@ -103,6 +158,8 @@ class BatchJournal:
 
     >>> import tempfile, pathlib
     >>> journal = BatchJournal(pathlib.Path(tempfile.mkdtemp()) / "cache.db")
+    >>> journal.claim() is None  # this process writes it
+    True
     >>> journal.prepare("job1", provider="openai", base_url="http://x", model="m",
     ...                 requests=[("job1-0", "k", {"model": "m"}, None)])
     >>> journal.record("job1", "batch_1")
@@ -111,11 +168,12 @@ class BatchJournal:
     >>> journal.close()
     """
 
-    __slots__ = ("_conn", "path")
+    __slots__ = ("_claimed", "_conn", "path")
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._conn: sqlite3.Connection | None = None
+        self._claimed: str | None = None
 
     def __repr__(self) -> str:
         return f"BatchJournal({str(self.path)!r})"
@@ -134,10 +192,45 @@ class BatchJournal:
         return self._conn
 
     def close(self) -> None:
-        """Close the connection (idempotent); a later call opens it again."""
+        """Close the connection and give back the claim (idempotent); a later call opens it
+        again."""
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+        claimed, self._claimed = self._claimed, None
+        if claimed is not None:
+            _give_back(claimed)
+
+    def __del__(self) -> None:
+        # A journal dropped without close() (a test's abandoned "process") gives back its share
+        # of the claim, so this process's lock files do not pile up.
+        claimed = getattr(self, "_claimed", None)
+        if claimed is not None:
+            _give_back(claimed)
+
+    def claim(self) -> str | None:
+        """Make this process the journal's one writer, until :meth:`close`: ``None`` when it
+        is (or already was), else why not — another process holds the file, named by its pid.
+        A process that ends, even killed, lets go of the file. (Without ``flock``, on
+        Windows, every claim succeeds.)"""
+        if self._claimed is not None or str(self.path) == ":memory:" or fcntl is None:
+            return None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock = _lock_file(self.path)
+        holder = _take(lock)
+        if holder is None:
+            self._claimed = lock
+            return None
+        return (f"batch journal {self.path} is in use by process {holder} (another batch "
+                "run on the same file): wait for it to end, or give this run another journal "
+                "file")
+
+    def _writer(self) -> sqlite3.Connection:
+        """The connection, for a write: only the process that claimed the file writes."""
+        busy = self.claim()
+        if busy is not None:
+            raise RuntimeError(busy)
+        return self._db()
 
     def prepare(
         self, job: str, *, provider: str, base_url: str, model: str,
@@ -146,7 +239,7 @@ class BatchJournal:
         """Write a batch about to be submitted: ``requests`` are ``(custom_id, key, body,
         resubmit_of)``; one transaction."""
         now = time.time()
-        db = self._db()
+        db = self._writer()
         with db:
             db.execute("BEGIN IMMEDIATE")
             db.execute(
@@ -164,7 +257,7 @@ class BatchJournal:
 
     def record(self, job: str, provider_batch_id: str, *, status: str | None = None) -> None:
         """The provider accepted ``job`` as ``provider_batch_id``."""
-        db = self._db()
+        db = self._writer()
         with db:
             db.execute(
                 f"UPDATE {_BATCHES} SET provider_batch_id = ?, state = 'submitted', status = ?,"  # noqa: S608
@@ -173,7 +266,7 @@ class BatchJournal:
 
     def note(self, job: str, *, status: str | None = None, note: str | None = None) -> None:
         """The provider's latest status of ``job`` (and a note, e.g. a resubmission)."""
-        db = self._db()
+        db = self._writer()
         with db:
             db.execute(
                 f"UPDATE {_BATCHES} SET status = COALESCE(?, status), note = COALESCE(?, note),"  # noqa: S608
@@ -182,7 +275,7 @@ class BatchJournal:
 
     def refuse(self, job: str, error: Mapping[str, Any]) -> None:
         """The provider refused ``job`` (nothing was created): its requests are ``refused``."""
-        db = self._db()
+        db = self._writer()
         with db:
             db.execute("BEGIN IMMEDIATE")
             db.execute(f"UPDATE {_BATCHES} SET state = 'refused', note = ?, updated_at = ?"  # noqa: S608
@@ -197,7 +290,7 @@ class BatchJournal:
     ) -> None:
         """``job`` ended with ``status``: every request's outcome, one transaction. A request
         of the batch missing from ``outcomes`` is ``unanswered`` (for the reason given)."""
-        db = self._db()
+        db = self._writer()
         with db:
             db.execute("BEGIN IMMEDIATE")
             db.execute(f"UPDATE {_BATCHES} SET state = 'ended', status = ?, updated_at = ?"  # noqa: S608

@@ -252,6 +252,12 @@ class BatchJudgeBase:
         refused = _guard.refusal(self.model_id, self.provider)
         if refused is not None:
             return Failure(refused)
+        busy = self._journal.claim()
+        if busy is not None:
+            # Another process writes this journal: resuming it too would submit its prepared
+            # batches twice. Nothing is sent.
+            return Failure(JudgeError(kind="bad_request", code="journal_in_use", message=busy,
+                                      is_retryable=False))
         await self._recover()
         body = self._model.build_body(request)
         key = current_cache_key() or self._fingerprint(body)

@@ -83,17 +83,25 @@ async def batch_api_scope(
         raise UsageError("--batch-api journals its requests in the judge cache's SQLite file: "
                          "give --cache sqlite:PATH (not --no-cache, memory: or PostgreSQL)")
     args.concurrency = max(args.concurrency, args.batch_max_size)
+    journal = BatchJournal(cache.path)
+    busy = journal.claim()
+    if busy is not None:
+        journal.close()
+        raise UsageError(f"--batch-api: {busy} (give another --cache, or wait)")
 
     def show(progress: BatchProgress) -> None:
         print(_line(progress), file=out, flush=True)
 
-    with use_batch_api(cache.path, max_batch_size=args.batch_max_size,
-                       max_wait=args.batch_max_wait, poll_interval=args.batch_poll,
-                       on_change=show) as routing:
-        try:
-            yield
-        finally:
-            print(_line(routing.progress()), file=out, flush=True)
+    try:
+        with use_batch_api(journal, max_batch_size=args.batch_max_size,
+                           max_wait=args.batch_max_wait, poll_interval=args.batch_poll,
+                           on_change=show) as routing:
+            try:
+                yield
+            finally:
+                print(_line(routing.progress()), file=out, flush=True)
+    finally:
+        journal.close()
 
 
 def add_pending_flags(command: argparse.ArgumentParser) -> None:
