@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -504,3 +507,76 @@ async def test_a_journalled_batch_the_provider_does_not_know_is_resubmitted_with
     assert gone.note is not None
     assert "HTTP 404" in gone.note
     second.journal.close()
+
+
+def _delete_journal(folder: Path) -> None:
+    """The cache file and its -wal and -shm, as a user deleting the journal would."""
+    for name in ("cache.db", "cache.db-wal", "cache.db-shm"):
+        (folder / name).unlink(missing_ok=True)
+
+
+@PROVIDERS
+async def test_a_deleted_journal_is_noticed_and_warned_about(provider: str, tmp_path: Path) -> None:
+    """The journal (the cache file and its -wal and -shm) is deleted after a batch was
+    submitted: the next process cannot know what was sent, and says so instead of
+    resubmitting in silence."""
+    world = World(provider, tmp_path)
+    world.fake.kill_at = creation_call(provider) + 1  # the first status read
+    first = world.judge(max_batch_size=2)
+    with pytest.raises(BaseExceptionGroup):
+        await ask_all(first, range(2))
+    first.journal.close()
+    _delete_journal(tmp_path)
+    world.fake.restart()
+    second = world.judge(max_batch_size=2)
+    with pytest.warns(BatchJournalWarning, match="deleted or replaced"):
+        results = await ask_all(second, range(2))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1}
+    second.journal.close()
+
+
+def _copy_without_wal(folder: Path) -> Path:
+    """The cache file and its .batch-id mark, copied without the -wal file."""
+    moved = folder / "moved"
+    moved.mkdir()
+    for name in ("cache.db", "cache.db.batch-id"):
+        shutil.copy(folder / name, moved / name)
+    return moved
+
+
+@PROVIDERS
+async def test_a_journal_that_lost_its_wal_file_is_warned_about(
+    provider: str, tmp_path: Path
+) -> None:
+    """A process journals two batches and dies; the second lives only in the -wal file, which
+    is deleted (here: the cache file is copied without it). The next process warns that the
+    journal lost requests it had."""
+    world = World(provider, tmp_path)
+    first = world.judge(max_batch_size=1)
+    await ask_all(first, [0])
+    checkpoint = sqlite3.connect(world.path)
+    checkpoint.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    checkpoint.close()
+    await ask_all(first, [1])  # journalled in the -wal file only
+    moved = _copy_without_wal(tmp_path)
+    first.journal.close()
+    world.path = moved / "cache.db"
+    second = world.judge(max_batch_size=1)
+    with pytest.warns(BatchJournalWarning, match=r"holds 1 of the 2 request\(s\)"):
+        results = await ask_all(second, [1])
+    assert score_of(results[1]) == 0.1
+    second.journal.close()
+
+
+def test_a_journal_written_as_remembered_gives_no_warning(tmp_path: Path) -> None:
+    """Closed and opened again, a journal that holds what it last wrote claims in silence."""
+    journal = BatchJournal(tmp_path / "cache.db")
+    assert journal.claim() is None
+    journal.prepare("job1", provider="openai", base_url="http://x", model="m",
+                    requests=[("job1-0", "k", {"model": "m"}, None)])
+    journal.close()
+    again = BatchJournal(tmp_path / "cache.db")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert again.claim() is None
+    again.close()

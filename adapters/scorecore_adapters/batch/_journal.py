@@ -21,6 +21,12 @@ an exclusive ``flock`` on a lock file beside it (``cache.db.batch-lock``) that t
 system releases when the process ends, killed or not. Two processes resuming one journal would
 both submit its ``prepared`` batches; the second is refused instead, with the holder's pid.
 Readers need no claim.
+
+A journal cannot see that it was deleted, replaced, or lost the writes its ``-wal`` file held:
+it would just submit those requests again. So the database holds a random journal id, and a
+file beside it (``cache.db.batch-id``) remembers that id and the number of requests last
+journalled; a writer that finds another id, or fewer requests, warns
+(:class:`BatchJournalWarning`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ import os
 import sqlite3
 import threading
 import time
+import uuid
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias, final
@@ -48,6 +56,7 @@ except ImportError:  # pragma: no cover - Windows: no flock, so no claim (docume
 
 _BATCHES: Final = "scorecore_batch_jobs"
 _REQUESTS: Final = "scorecore_batch_requests"
+_META: Final = "scorecore_batch_meta"
 _SCHEMA: Final = (
     f"CREATE TABLE IF NOT EXISTS {_BATCHES} ("
     "job TEXT PRIMARY KEY, provider TEXT NOT NULL, base_url TEXT NOT NULL, model TEXT NOT NULL,"
@@ -58,6 +67,7 @@ _SCHEMA: Final = (
     " state TEXT NOT NULL, outcome TEXT, resubmit_of TEXT, seq INTEGER NOT NULL)",
     f"CREATE INDEX IF NOT EXISTS {_REQUESTS}_key ON {_REQUESTS} (key, seq)",
     f"CREATE INDEX IF NOT EXISTS {_REQUESTS}_job ON {_REQUESTS} (job)",
+    f"CREATE TABLE IF NOT EXISTS {_META} (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
 
@@ -147,6 +157,31 @@ def _give_back(lock: str) -> None:
             os.close(held[0])  # closing the descriptor releases the flock
 
 
+def _mark_file(path: Path) -> Path:
+    return path.with_name(path.name + ".batch-id")
+
+
+def _read_mark(path: Path) -> tuple[str, int] | None:
+    """The journal id and request count a writer last left beside the file, if any."""
+    try:
+        mark = json.loads(_mark_file(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    journal, requests = (mark.get("journal"), mark.get("requests")) if isinstance(
+        mark, dict) else (None, None)
+    if not isinstance(journal, str) or not isinstance(requests, int):
+        return None
+    return journal, requests
+
+
+def _write_mark(path: Path, journal: str, requests: int) -> None:
+    target = _mark_file(path)
+    temporary = target.with_name(target.name + ".tmp")
+    temporary.write_text(json.dumps({"journal": journal, "requests": requests}) + "\n",
+                         encoding="utf-8")
+    os.replace(temporary, target)  # whole or not at all
+
+
 def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
@@ -168,12 +203,13 @@ class BatchJournal:
     >>> journal.close()
     """
 
-    __slots__ = ("_claimed", "_conn", "path")
+    __slots__ = ("_claimed", "_conn", "_id", "path")
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._conn: sqlite3.Connection | None = None
         self._claimed: str | None = None
+        self._id: str | None = None
 
     def __repr__(self) -> str:
         return f"BatchJournal({str(self.path)!r})"
@@ -220,10 +256,37 @@ class BatchJournal:
         holder = _take(lock)
         if holder is None:
             self._claimed = lock
+            self._check_identity()
             return None
         return (f"batch journal {self.path} is in use by process {holder} (another batch "
                 "run on the same file): wait for it to end, or give this run another journal "
                 "file")
+
+    def _check_identity(self) -> None:
+        """Warn when the file is not the journal last written here, or lost requests it
+        had; then remember the file as it is."""
+        db = self._db()
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(f"INSERT OR IGNORE INTO {_META} (key, value) VALUES ('journal', ?)",  # noqa: S608
+                       (uuid.uuid4().hex,))
+            journal = db.execute(f"SELECT value FROM {_META} WHERE key = 'journal'").fetchone()[0]  # noqa: S608
+            requests = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {_REQUESTS}").fetchone()[0]  # noqa: S608
+        mark = _read_mark(self.path)
+        if mark is not None and mark[0] != journal:
+            warnings.warn(
+                f"batch journal {self.path} is not the journal last written there (which held "
+                f"{mark[1]} request(s)): the file was deleted or replaced, so requests it "
+                "held that were already submitted may be submitted again (and paid twice)",
+                BatchJournalWarning, stacklevel=3)
+        elif mark is not None and requests < mark[1]:
+            warnings.warn(
+                f"batch journal {self.path} holds {requests} of the {mark[1]} request(s) last "
+                "journalled there: it lost its latest writes (was its -wal file deleted?), so "
+                "those requests, if they were submitted, may be submitted again (and paid "
+                "twice)", BatchJournalWarning, stacklevel=3)
+        self._id = journal
+        _write_mark(self.path, journal, requests)
 
     def _writer(self) -> sqlite3.Connection:
         """The connection, for a write: only the process that claimed the file writes."""
@@ -254,6 +317,9 @@ class BatchJournal:
                 [(cid, job, key, _dumps(body), prior, seq + i + 1)
                  for i, (cid, key, body, prior) in enumerate(requests)],
             )
+        if self._id is not None:
+            # After the commit: the mark never claims more than the file holds.
+            _write_mark(self.path, self._id, seq + len(requests))
 
     def record(self, job: str, provider_batch_id: str, *, status: str | None = None) -> None:
         """The provider accepted ``job`` as ``provider_batch_id``."""
