@@ -59,21 +59,23 @@ class _SlowJudge:
             input_tokens=20, output_tokens=self.output_tokens)))
 
 
-def _scorer(judge: Any) -> Any:
+def _scorer(judge: Any, settings: ModelSettings = SETTINGS) -> Any:
     return create_scorer(id="s", description="d", judge=JudgeConfig(
-        model=judge, instructions="Grade.", model_settings=SETTINGS,
+        model=judge, instructions="Grade.", model_settings=settings,
     )).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: str(c.run.output)))
 
 
-def _items(n: int) -> list[dict[str, Any]]:
-    return [{"id": f"q{i}", "input": "q", "output": f"a{i:03d}"} for i in range(n)]
+def _items(n: int, pad: int = 0) -> list[dict[str, Any]]:
+    return [{"id": f"q{i}", "input": "q", "output": f"a{i:03d}" + "." * pad} for i in range(n)]
 
 
-async def _run(n: int, budget: Budget, concurrency: int, latencies: list[float],
+async def _run(n: int, budget: Budget, concurrency: int, latencies: list[float], *,
+               cap: int = 1_024, pad: int = 0,
                **judge: Any) -> tuple[EvalReport, _SlowJudge, VirtualClock]:
     runtime, clock = virtual_runtime()
     slow = _SlowJudge(clock, latencies, **judge)
-    report = await run_evals(_items(n), [_scorer(slow)], pricing=PRICING, runtime=runtime,
+    scorer = _scorer(slow, ModelSettings(max_output_tokens=cap))
+    report = await run_evals(_items(n, pad), [scorer], pricing=PRICING, runtime=runtime,
                              budget=budget, concurrency=concurrency, keep_results=True)
     return report, slow, clock
 
@@ -198,21 +200,25 @@ async def test_a_cancelled_waiting_call_leaves_the_queue(anyio_backend: str) -> 
     n=st.integers(min_value=1, max_value=12),
     concurrency=st.integers(min_value=2, max_value=8),
     limit=st.floats(min_value=0.0, max_value=0.08),
-    output_tokens=st.integers(min_value=1, max_value=1_024),
+    cap=st.integers(min_value=1, max_value=4_096),
+    pad=st.integers(min_value=0, max_value=2_000),
+    spend=st.floats(min_value=0.0, max_value=1.0),
     latencies=st.lists(st.floats(min_value=0.0, max_value=20.0), min_size=1, max_size=5),
     backend=st.sampled_from(["asyncio", "trio"]),
 )
 def test_any_concurrency_spends_and_refuses_as_one_call_at_a_time(
-    *, n: int, concurrency: int, limit: float, output_tokens: int, latencies: list[float],
-    backend: str,
+    *, n: int, concurrency: int, limit: float, cap: int, pad: int, spend: float,
+    latencies: list[float], backend: str,
 ) -> None:
-    """Law: with calls of one size, a hard budget's spend, refusals and scored runs at any
+    """Law: with calls of one size (prompt and output cap, drawn per example) spending a
+    drawn share of their cap, a hard budget's spend, refusals and scored runs at any
     concurrency and latencies equal those of concurrency 1."""
     budget = Budget(max_cost_usd=limit)
+    size = {"cap": cap, "pad": pad, "output_tokens": round(spend * cap)}
 
     async def both() -> tuple[tuple[float, int, int], tuple[float, int, int]]:
-        one, _, _ = await _run(n, budget, 1, latencies, output_tokens=output_tokens)
-        many, _, _ = await _run(n, budget, concurrency, latencies, output_tokens=output_tokens)
+        one, _, _ = await _run(n, budget, 1, latencies, **size)
+        many, _, _ = await _run(n, budget, concurrency, latencies, **size)
         return _totals(one), _totals(many)
 
     one, many = anyio.run(both, backend=backend)
