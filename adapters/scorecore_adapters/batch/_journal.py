@@ -119,11 +119,13 @@ class JournalBatch:
 # belongs to an open file, so two journals of one process on one file share one descriptor
 # (the process is the writer), and the lock goes when the last of them is closed.
 _CLAIMS: dict[str, list[int]] = {}
-_CLAIMS_GUARD = threading.Lock()
+# Re-entrant: a journal's __del__ may run (garbage collection) while this thread holds it.
+_CLAIMS_GUARD = threading.RLock()
 
 
 def _lock_file(path: Path) -> str:
-    return str(path.resolve().with_name(path.name + ".batch-lock"))
+    real = path.resolve()  # one lock whatever path (link, relative) names the file
+    return str(real.with_name(real.name + ".batch-lock"))
 
 
 def _take(lock: str) -> str | None:
