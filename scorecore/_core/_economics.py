@@ -303,8 +303,9 @@ class JudgeLedger:
         soft_limit_passed: how a soft budget was first passed (the line its
             :class:`BudgetWarning` carries); ``None`` while the batch is within it.
         overrun: how a reply first reported more output tokens than its cap allowed (it is
-            charged what it reports, and a hard budget starts no call after it); ``None``
-            while every reply kept to its cap.
+            charged what it reports — a batch API reply, its reserve and a usage error — and
+            a hard budget starts no call after it); ``None`` while every reply kept to its
+            cap.
     """
 
     spent_usd: float = 0.0
@@ -320,12 +321,13 @@ class JudgeLedger:
     overrun: str | None = None
     _reserved_usd: float = 0.0
     _reserved_tokens: int = 0
-    _in_flight: int = 0
     _flights: dict[str, _Flight] = attrs.field(factory=dict)
-    # The calls waiting for a hard budget, in the order they asked (see _decide), and the
-    # event they wait on: set (and replaced) whenever a call settles or leaves the queue.
-    _turns: list[object] = attrs.field(factory=list, repr=False)
-    _settled: anyio.Event | None = attrs.field(default=None, repr=False)
+    # How many calls hold a reservation; the calls waiting for a hard budget, in the order
+    # they asked (see _decide); and the event they wait on, set (and replaced) whenever a call
+    # settles or leaves the queue.
+    _in_flight: int = attrs.field(default=0, init=False, repr=False)
+    _turns: list[object] = attrs.field(factory=list, init=False, repr=False)
+    _settled: anyio.Event | None = attrs.field(default=None, init=False, repr=False)
 
     def _wake(self) -> None:
         event, self._settled = self._settled, None
