@@ -31,6 +31,7 @@ journalled; a writer that finds another id, or fewer requests, warns
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -44,7 +45,14 @@ from typing import Any, Final, Literal, TypeAlias, final
 
 import attrs
 
-__all__ = ["BatchJournal", "BatchJournalWarning", "JournalBatch", "JournalRequest", "RequestState"]
+__all__ = [
+    "BatchJournal",
+    "BatchJournalWarning",
+    "JournalBatch",
+    "JournalRequest",
+    "RequestState",
+    "warn_journal",
+]
 
 BatchState: TypeAlias = Literal["prepared", "submitted", "ended", "refused"]
 RequestState: TypeAlias = Literal["pending", "answered", "errored", "unanswered", "refused"]
@@ -76,6 +84,13 @@ class BatchJournalWarning(UserWarning):
     a journalled batch the provider does not know (its requests are submitted again), or a
     journal file that was replaced or lost its write-ahead log (what it forgot may be
     submitted again)."""
+
+
+def warn_journal(line: str) -> None:
+    """Warn with a :class:`BatchJournalWarning`; warnings turned into errors (``-W error``)
+    never make a batch judge raise: what the warning says was already done."""
+    with contextlib.suppress(BatchJournalWarning):
+        warnings.warn(line, BatchJournalWarning, stacklevel=3)
 
 
 @final
@@ -275,20 +290,19 @@ class BatchJournal:
             journal = db.execute(f"SELECT value FROM {_META} WHERE key = 'journal'").fetchone()[0]  # noqa: S608
             requests = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {_REQUESTS}").fetchone()[0]  # noqa: S608
         mark = _read_mark(self.path)
+        self._id = journal
+        _write_mark(self.path, journal, requests)  # said once, below
         if mark is not None and mark[0] != journal:
-            warnings.warn(
+            warn_journal(
                 f"batch journal {self.path} is not the journal last written there (which held "
                 f"{mark[1]} request(s)): the file was deleted or replaced, so requests it "
-                "held that were already submitted may be submitted again (and paid twice)",
-                BatchJournalWarning, stacklevel=3)
+                "held that were already submitted may be submitted again (and paid twice)")
         elif mark is not None and requests < mark[1]:
-            warnings.warn(
+            warn_journal(
                 f"batch journal {self.path} holds {requests} of the {mark[1]} request(s) last "
                 "journalled there: it lost its latest writes (was its -wal file deleted?), so "
                 "those requests, if they were submitted, may be submitted again (and paid "
-                "twice)", BatchJournalWarning, stacklevel=3)
-        self._id = journal
-        _write_mark(self.path, journal, requests)
+                "twice)")
 
     def _writer(self) -> sqlite3.Connection:
         """The connection, for a write: only the process that claimed the file writes."""

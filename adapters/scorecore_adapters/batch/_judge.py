@@ -13,7 +13,6 @@ import hashlib
 import json
 import time
 import uuid
-import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
@@ -27,7 +26,7 @@ from scorecore.validators import is_int, is_number, misuse
 from scorecore_adapters import _guard
 from scorecore_adapters._http import HttpJudgeBase, redact
 from scorecore_adapters.batch._api import WAIT, BatchAPI, BatchStatus, Outcome
-from scorecore_adapters.batch._journal import BatchJournal, BatchJournalWarning, JournalRequest
+from scorecore_adapters.batch._journal import BatchJournal, JournalRequest, warn_journal
 
 __all__ = ["BatchJudgeBase", "BatchProgress"]
 
@@ -529,8 +528,7 @@ class BatchJudgeBase:
         self._journal.note(job.job, note=reason)
         job.ended = True
         self._counts["batches_not_found"] += 1
-        warnings.warn(f"batch journal {self._journal.path}: {reason}", BatchJournalWarning,
-                      stacklevel=2)
+        warn_journal(f"batch journal {self._journal.path}: {reason}")
         for waiter in job.waiters.values():
             waiter.outcome = ("unanswered", {"reason": reason})
 

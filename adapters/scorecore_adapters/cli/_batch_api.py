@@ -6,11 +6,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
-from collections.abc import AsyncIterator, Mapping
+import warnings
+from collections.abc import AsyncIterator, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from scorecore_adapters.batch import BatchJournal, BatchProgress, use_batch_api
+from scorecore_adapters.batch import (
+    BatchJournal,
+    BatchJournalWarning,
+    BatchProgress,
+    use_batch_api,
+)
 from scorecore_adapters.cache import DEFAULT_CACHE_PATH, SqliteJudgeCache, open_cache
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, print_json, print_table
 
@@ -66,6 +72,27 @@ def _line(progress: BatchProgress) -> str:
                "(their requests resubmitted)" if progress.batches_not_found else ""))
 
 
+@contextlib.contextmanager
+def _journal_warnings(out: TextIO) -> Iterator[None]:
+    """Within the block, a :class:`BatchJournalWarning` is a ``warning:`` line of the output
+    (as a damaged cache is), every time, never an error; other warnings go as before."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", BatchJournalWarning)
+        shown = warnings.showwarning
+
+        def show(  # noqa: PLR0917 - warnings.showwarning's own signature
+            message: Warning | str, category: type[Warning], filename: str, lineno: int,
+            file: TextIO | None = None, line: str | None = None,
+        ) -> None:
+            if issubclass(category, BatchJournalWarning):
+                print(f"warning: {message}", file=out, flush=True)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
+
+
 @contextlib.asynccontextmanager
 async def batch_api_scope(
     args: argparse.Namespace, economics: Mapping[str, Any], out: TextIO
@@ -84,7 +111,8 @@ async def batch_api_scope(
                          "give --cache sqlite:PATH (not --no-cache, memory: or PostgreSQL)")
     args.concurrency = max(args.concurrency, args.batch_max_size)
     journal = BatchJournal(cache.path)
-    busy = journal.claim()
+    with _journal_warnings(out):
+        busy = journal.claim()
     if busy is not None:
         journal.close()
         raise UsageError(f"--batch-api: {busy} (give another --cache, or wait)")
@@ -93,9 +121,9 @@ async def batch_api_scope(
         print(_line(progress), file=out, flush=True)
 
     try:
-        with use_batch_api(journal, max_batch_size=args.batch_max_size,
-                           max_wait=args.batch_max_wait, poll_interval=args.batch_poll,
-                           on_change=show) as routing:
+        with _journal_warnings(out), use_batch_api(
+                journal, max_batch_size=args.batch_max_size, max_wait=args.batch_max_wait,
+                poll_interval=args.batch_poll, on_change=show) as routing:
             try:
                 yield
             finally:
