@@ -8,7 +8,8 @@ Anthropic's batch creation, ``processing_status`` ``in_progress → ended`` and 
 ``results_url`` JSONL with ``succeeded``, ``errored``, ``canceled`` and ``expired`` results.
 Time is read from the ``clock`` given (a :class:`~scorecore_adapters.testing.VirtualClock`
 shared with the judge makes every wait virtual): a batch ends ``processing_seconds`` after it
-was created.
+was created. A batch's ``created_at`` is the wall clock's, as a provider stamps it (a judge
+recovering a batch reads the listing back to its journalled prepare time).
 
 ``answer(body)`` gives each request's reply: a ``str`` (the reply text), or
 ``(status, error_body)`` for a request the provider fails. Knobs for the failure paths:
