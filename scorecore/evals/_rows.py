@@ -410,12 +410,12 @@ def score_row(
             meta[field.key] = data[field.name]
     # The texts that explain a run (reason, error, cause, judge executions, panel members'
     # reasons) may quote a reply holding a secret; the run's own input and output, and what the
-    # steps made of them, are the evaluated data and are stored as given.
+    # steps made of them, are the evaluated data and are stored as given. The metadata is
+    # redacted once the row is storable (below): cleaned first, so redact_strings never meets
+    # a 10,000-deep value, and cleaned with the columns, so the first loss a failure names is
+    # where the data came from (a step result), not a copy of it in the judge's executions.
     if reason is not None:
         reason = redact_text(reason)
-    for key in _EXPLAINING:
-        if key in meta:
-            meta[key] = redact_strings(clean.value(meta[key], ("metadata", key)))
     # Cleaned before redaction: redact_secrets recurses and must not meet a 10,000-deep value.
     if context:
         context = redact_secrets(clean.value(context, _COLUMN_NAME["additional_context"]))
@@ -444,7 +444,10 @@ def score_row(
         span_id=span_id,
         **columns,
     )
-    return storable_row(row, clean)
+    row = storable_row(row, clean)
+    stored = dict(row.metadata or {})
+    explaining = {key: redact_strings(stored[key]) for key in _EXPLAINING if key in stored}
+    return attrs.evolve(row, metadata={**stored, **explaining}) if explaining else row
 
 
 _COLUMN_NAME: Final[Mapping[str, str]] = {c.attr: c.name for c in SCORE_COLUMNS}
