@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from scorecore.traces import Span, otlp_to_traces
-from scorecore.traces._otlp import GENAI_OPERATIONS, OPENINFERENCE_KINDS
+from scorecore.traces._otlp.conventions.genai import GENAI_OPERATIONS
+from scorecore.traces._otlp.conventions.openinference import OPENINFERENCE_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 OTLP = Path(__file__).parent / "fixtures" / "otlp"

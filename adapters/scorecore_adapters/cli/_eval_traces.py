@@ -73,6 +73,7 @@ class OtlpTraceReader:
         self.format = file_format(path, given_format)
         self.invalid = 0
         self.without_agent = 0
+        self.repeated = 0
         self.shown = os.fsencode(path).decode("utf-8", "replace")
 
     def _traces(self) -> Iterator[Result[Trace, TraceError]]:
@@ -102,7 +103,16 @@ class OtlpTraceReader:
     def _items(self, *, report: bool) -> Iterator[ItemLike]:
         for outcome in self._traces():
             if isinstance(outcome, Failure):
-                reason = f"{self.shown}: {outcome.failure().message}"
+                error = outcome.failure()
+                if error.kind == "duplicate_trace":
+                    # the same trace delivered twice (an exporter's retry): scored once
+                    if report:
+                        self.repeated += 1
+                    continue
+                if error.kind == "conflicting_trace":
+                    raise UsageError(f"{self.shown}: {error.message}; keep one copy of the "
+                                     f"trace in the file")
+                reason = f"{self.shown}: {error.message}"
                 if report:
                     self.invalid += 1
                     print(f"scorecore: warning: {reason}", file=self.warn)
@@ -150,4 +160,7 @@ def run_eval_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"note: {made.without_agent} trace(s) in {made.shown} had no agent span "
                   f"(gen_ai.operation.name=invoke_agent or openinference.span.kind=AGENT) "
                   f"and were not scored", file=err)
+        if made.repeated:
+            print(f"note: {made.repeated} trace(s) in {made.shown} were delivered more than "
+                  f"once with the same spans and were scored once", file=err)
     return code

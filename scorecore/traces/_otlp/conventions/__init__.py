@@ -1,0 +1,1 @@
+"""The conventions an OTLP span is read by, one module each."""

@@ -1,0 +1,104 @@
+"""The OpenTelemetry GenAI semantic conventions (``gen_ai.operation.name``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+from scorecore._core._reprs import short_repr
+from scorecore.traces._otlp._values import (
+    Malformed,
+    json_text,
+    last_text,
+    maybe_json,
+    text_or_none,
+    usage,
+)
+
+GENAI_OPERATIONS: Final[Mapping[str, str]] = {
+    "invoke_agent": "agent_run",
+    "chat": "model_generation",
+    "text_completion": "model_generation",
+    "generate_content": "model_generation",
+    "execute_tool": "tool_call",
+}
+"""``gen_ai.operation.name`` → span type; any other operation (``embeddings``,
+``create_agent`` …) is a ``generic`` span."""
+
+
+
+def _part_text(parts: object, field: str) -> str:
+    if not isinstance(parts, list):
+        raise Malformed(field, f"parts must be a list, got {short_repr(parts)}")
+    texts = [p.get("content") for p in parts
+             if isinstance(p, Mapping) and p.get("type") == "text"
+             and isinstance(p.get("content"), str)]
+    return "\n".join(cast(list[str], texts))
+
+
+def _genai_messages(attributes: Mapping[str, Any], key: str) -> list[dict[str, Any]] | None:
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` as ``{"role", "content"}`` dicts."""
+    if key not in attributes:
+        return None
+    messages = json_text(attributes[key], key)
+    if not isinstance(messages, list):
+        raise Malformed(key, f"must be a list of messages, got {short_repr(messages)}")
+    out: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        where = f"{key}[{index}]"
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise Malformed(where, f"must be a message with a string role, "
+                                    f"got {short_repr(message)}")
+        parts = message.get("parts", [])
+        converted: dict[str, Any] = {"role": message["role"],
+                                     "content": _part_text(parts, where)}
+        calls = [{"id": p.get("id"), "name": p.get("name"), "arguments": p.get("arguments")}
+                 for p in parts if isinstance(p, Mapping) and p.get("type") == "tool_call"]
+        if calls:
+            converted["toolCalls"] = calls
+        out.append(converted)
+    return out
+
+
+def _system_instructions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
+    key = "gen_ai.system_instructions"
+    if key not in attributes:
+        return []
+    parts = json_text(attributes[key], key)
+    text = _part_text(parts, key)
+    return [{"role": "system", "content": text}] if text else []
+
+
+
+def read_genai(span_type: str, attributes: Mapping[str, Any]) -> dict[str, Any]:
+    if span_type == "agent_run":
+        name = text_or_none(attributes.get("gen_ai.agent.name"))
+        inputs = _genai_messages(attributes, "gen_ai.input.messages")
+        outputs = _genai_messages(attributes, "gen_ai.output.messages")
+        text = last_text(outputs)
+        return {"entity_type": "agent", "entity_name": name,
+                "entity_id": text_or_none(attributes.get("gen_ai.agent.id")) or name,
+                "input": inputs, "output": None if text is None else {"text": text}}
+    if span_type == "model_generation":
+        inputs = _genai_messages(attributes, "gen_ai.input.messages")
+        outputs = _genai_messages(attributes, "gen_ai.output.messages")
+        text = last_text(outputs)
+        messages = _system_instructions(attributes) + (inputs or [])
+        model = (text_or_none(attributes.get("gen_ai.response.model"))
+                 or text_or_none(attributes.get("gen_ai.request.model")))
+        reasons = attributes.get("gen_ai.response.finish_reasons")
+        extra: dict[str, Any] = {"model": model,
+                                 "usage": usage(attributes, "gen_ai.usage.input_tokens",
+                                                 "gen_ai.usage.output_tokens")}
+        if isinstance(reasons, list) and reasons:
+            extra["finishReason"] = reasons[0]
+        return {"entity_type": "llm", "entity_name": model, "entity_id": model,
+                "input": {"messages": messages} if messages else None,
+                "output": None if text is None else {"text": text},
+                "mastra_attributes": extra}
+    name = text_or_none(attributes.get("gen_ai.tool.name"))
+    return {"entity_type": "tool", "entity_name": name, "entity_id": name,
+            "input": maybe_json(attributes.get("gen_ai.tool.call.arguments")),
+            "output": maybe_json(attributes.get("gen_ai.tool.call.result"))}
+
+
