@@ -77,10 +77,16 @@ class Telemetry:
     def install(cls) -> Telemetry:
         from opentelemetry import _logs, trace  # noqa: PLC0415 - row-specific environment
         from opentelemetry.sdk._logs import LoggerProvider  # noqa: PLC0415
-        from opentelemetry.sdk._logs.export import (  # noqa: PLC0415
-            InMemoryLogRecordExporter,
-            SimpleLogRecordProcessor,
-        )
+        from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor  # noqa: PLC0415
+
+        try:
+            from opentelemetry.sdk._logs.export import (  # noqa: PLC0415
+                InMemoryLogRecordExporter,
+            )
+        except ImportError:  # its name before SDK 1.39
+            from opentelemetry.sdk._logs.export import (  # noqa: PLC0415
+                InMemoryLogExporter as InMemoryLogRecordExporter,
+            )
         from opentelemetry.sdk.resources import Resource  # noqa: PLC0415
         from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: PLC0415
@@ -309,6 +315,44 @@ def openinference(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], lis
             wrappers.hand_made)
 
 
+def pydantic_ai(version: int | None, event_mode: str | None = None) -> Callable[
+        [Telemetry], tuple[Callable[[str, bool], str], list[str]]]:
+    """pydantic-ai's own agent and instrumentation (data format ``version``; ``None``: the
+    release's default) on its OpenAI chat model; a failing tool raises ``ModelRetry``, how a
+    pydantic-ai tool tells the model that it failed."""
+    def setup(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], list[str]]:
+        from pydantic_ai import Agent, ModelRetry  # noqa: PLC0415
+        from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: PLC0415
+        from pydantic_ai.models.openai import OpenAIChatModel  # noqa: PLC0415
+        from pydantic_ai.providers.openai import OpenAIProvider  # noqa: PLC0415
+
+        options: dict[str, Any] = {"tracer_provider": telemetry.tracer_provider}
+        if version is not None:
+            options["version"] = version
+        if event_mode is not None:
+            options |= {"event_mode": event_mode, "logger_provider": telemetry.logger_provider}
+        Agent.instrument_all(InstrumentationSettings(**options))
+
+        def run(url: str, failing: bool) -> str:
+            model = OpenAIChatModel(replay.MODEL, provider=OpenAIProvider(
+                base_url=url, api_key=OFFLINE_ENV["OPENAI_API_KEY"]))
+            agent = Agent(model, system_prompt=replay.SYSTEM, name=AGENT)
+
+            @agent.tool_plain(name=replay.TOOL)
+            def get_weather_tool(city: str) -> str:
+                """The current weather in a city."""
+                try:
+                    return get_weather(city, failing=failing)
+                except WeatherServiceError as exc:
+                    raise ModelRetry(str(exc)) from exc
+
+            return str(agent.run_sync(replay.QUESTION).output)
+
+        return run, []
+
+    return setup
+
+
 ROWS: dict[str, dict[str, Any]] = {
     "openai-v2-legacy-events": {
         "venv": "openai-v2-legacy", "library": "opentelemetry-instrumentation-openai-v2",
@@ -339,6 +383,55 @@ ROWS: dict[str, dict[str, Any]] = {
         "venv": "openinference", "library": "openinference-instrumentation-openai",
         "mode": "OPENINFERENCE_ENABLE_GENAI_SEMCONV=true",
         "env": {"OPENINFERENCE_ENABLE_GENAI_SEMCONV": "true"}, "setup": openinference,
+    },
+    "pydantic-ai-1.0-default": {
+        "venv": "pydantic-ai-1.0", "library": "pydantic-ai-slim", "mode": "default (format 2)",
+        "env": {}, "setup": pydantic_ai(None),
+    },
+    "pydantic-ai-1-v1-attributes": {
+        "venv": "pydantic-ai-1", "library": "pydantic-ai-slim",
+        "mode": "format 1, event_mode=attributes",
+        "env": {}, "setup": pydantic_ai(1, "attributes"),
+    },
+    "pydantic-ai-1-v1-logs": {
+        "venv": "pydantic-ai-1", "library": "pydantic-ai-slim", "mode": "format 1, event_mode=logs",
+        "env": {}, "setup": pydantic_ai(1, "logs"),
+    },
+    "pydantic-ai-1-v2": {
+        "venv": "pydantic-ai-1", "library": "pydantic-ai-slim", "mode": "format 2 (default)",
+        "env": {}, "setup": pydantic_ai(2),
+    },
+    "pydantic-ai-1-v3": {
+        "venv": "pydantic-ai-1", "library": "pydantic-ai-slim", "mode": "format 3",
+        "env": {}, "setup": pydantic_ai(3),
+    },
+    "pydantic-ai-1-v4": {
+        "venv": "pydantic-ai-1", "library": "pydantic-ai-slim", "mode": "format 4",
+        "env": {}, "setup": pydantic_ai(4),
+    },
+    "pydantic-ai-1-v5": {
+        "venv": "pydantic-ai-1", "library": "pydantic-ai-slim", "mode": "format 5",
+        "env": {}, "setup": pydantic_ai(5),
+    },
+    "pydantic-ai-2-v2": {
+        "venv": "pydantic-ai-2", "library": "pydantic-ai-slim", "mode": "format 2",
+        "env": {}, "setup": pydantic_ai(2),
+    },
+    "pydantic-ai-2-v3": {
+        "venv": "pydantic-ai-2", "library": "pydantic-ai-slim", "mode": "format 3",
+        "env": {}, "setup": pydantic_ai(3),
+    },
+    "pydantic-ai-2-v4": {
+        "venv": "pydantic-ai-2", "library": "pydantic-ai-slim", "mode": "format 4",
+        "env": {}, "setup": pydantic_ai(4),
+    },
+    "pydantic-ai-2-v5": {
+        "venv": "pydantic-ai-2", "library": "pydantic-ai-slim", "mode": "format 5 (default)",
+        "env": {}, "setup": pydantic_ai(5),
+    },
+    "pydantic-ai-2-v6": {
+        "venv": "pydantic-ai-2", "library": "pydantic-ai-slim", "mode": "format 6",
+        "env": {}, "setup": pydantic_ai(6),
     },
 }
 
