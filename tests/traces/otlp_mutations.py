@@ -167,7 +167,7 @@ def duplicate_span(payload: Any, rng: random.Random) -> None:
     original = rng.choice(spans)
     children = [s for s in spans if s.get("parentSpanId") == original.get("spanId")]
     twin = dict(original)  # shallow: an earlier mutation may have nested a value 3,000 deep
-    twin["parentSpanId"] = (rng.choice(children)["spanId"] if children
+    twin["parentSpanId"] = (rng.choice(children).get("spanId", "") if children
                             else original.get("spanId"))
     if rng.random() < 0.5:
         twin["name"] = "changed"

@@ -13,6 +13,7 @@ import pytest
 from scorecore.traces import Span, otlp_to_traces
 from scorecore.traces._otlp.conventions.genai import GENAI_OPERATIONS
 from scorecore.traces._otlp.conventions.openinference import OPENINFERENCE_KINDS
+from scorecore.traces._otlp.conventions.pydantic_ai import PYDANTIC_AI_SPANS
 
 ROOT = Path(__file__).resolve().parents[2]
 OTLP = Path(__file__).parent / "fixtures" / "otlp"
@@ -39,6 +40,7 @@ def test_span_type_table_is_the_transforms_table() -> None:
     documented = {(c, v): t for c, _, v, t in _rows("## Span types")}
     expected = {("GenAI", k): v for k, v in GENAI_OPERATIONS.items()}
     expected |= {("OpenInference", k): v for k, v in OPENINFERENCE_KINDS.items()}
+    expected |= {("pydantic-ai", k): v for k, v in PYDANTIC_AI_SPANS.items()}
     assert documented == expected
 
 
@@ -48,8 +50,11 @@ def test_span_type_rows_hold_on_a_span(
     convention: str, attribute: str, value: str, span_type: str
 ) -> None:
     """A span carrying just that attribute gets that span type."""
-    span = {"traceId": "aa", "spanId": "bb", "startTimeUnixNano": "1", "attributes": [
-        {"key": attribute, "value": {"stringValue": value}}]}
+    span: dict[str, Any] = {"traceId": "aa", "spanId": "bb", "startTimeUnixNano": "1"}
+    if attribute == "span name":
+        span["name"] = value
+    else:
+        span["attributes"] = [{"key": attribute, "value": {"stringValue": value}}]
     (trace,) = otlp_to_traces({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).unwrap()
     assert trace.spans[0].span_type == span_type
 

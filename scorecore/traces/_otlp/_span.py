@@ -17,23 +17,10 @@ from scorecore.traces._otlp._values import (
     text_or_none,
     timestamp,
 )
-from scorecore.traces._otlp.conventions.genai import GENAI_OPERATIONS, read_genai
-from scorecore.traces._otlp.conventions.openinference import OPENINFERENCE_KINDS, read_openinference
+from scorecore.traces._otlp.conventions import GENERIC, classify
 from scorecore.traces._spans import Span, TraceError
 
-_GENERIC: Final = "generic"
 _ERROR_CODES: Final = frozenset({2, "2", "STATUS_CODE_ERROR"})
-
-
-def _classify(attributes: Mapping[str, Any]) -> tuple[str, str | None]:
-    """The span type and the convention that decided it (``None``: neither)."""
-    operation = attributes.get("gen_ai.operation.name")
-    if isinstance(operation, str):
-        return GENAI_OPERATIONS.get(operation, _GENERIC), "genai"
-    kind = attributes.get("openinference.span.kind")
-    if isinstance(kind, str):
-        return OPENINFERENCE_KINDS.get(kind.upper(), _GENERIC), "openinference"
-    return _GENERIC, None
 
 
 def _span(raw: object, resource: Mapping[str, Any], scope: Mapping[str, Any]) -> Span:
@@ -46,12 +33,13 @@ def _span(raw: object, resource: Mapping[str, Any], scope: Mapping[str, Any]) ->
     if name is not None and not isinstance(name, str):
         raise Malformed("name", f"must be a string, got {short_repr(name)}")
     attributes = key_values(raw.get("attributes"), "attributes")
-    span_type, convention = _classify(attributes)
+    span_type, convention = classify(attributes, name or "")
     mapped: dict[str, Any] = {}
-    if convention == "genai" and span_type != _GENERIC:
-        mapped = read_genai(span_type, attributes)
-    elif convention == "openinference" and span_type != _GENERIC:
-        mapped = read_openinference(span_type, attributes, name or "")
+    if convention is not None and span_type != GENERIC:
+        mapped = convention.read(span_type, attributes, name or "")
+    events = raw.get("events") or []
+    if not isinstance(events, list):
+        raise Malformed("events", f"must be a list, got {short_repr(events)}")
     status = raw.get("status") or {}
     if not isinstance(status, Mapping):
         raise Malformed("status", f"must be an object, got {short_repr(status)}")
@@ -59,18 +47,15 @@ def _span(raw: object, resource: Mapping[str, Any], scope: Mapping[str, Any]) ->
     failed = isinstance(code, int | str) and code in _ERROR_CODES
     error = None
     if failed:
-        message = status.get("message")
-        error = {"message": message if isinstance(message, str) else "",
+        error = {"message": _error_text(status, events, mapped.get("output")),
                  "type": text_or_none(attributes.get("error.type")) or "error"}
     span_attributes: dict[str, Any] = dict(attributes)
     span_attributes.update(mapped.pop("mastra_attributes", {}))
     if span_type == "tool_call":
         span_attributes["success"] = not failed
-    events = raw.get("events") or []
-    if not isinstance(events, list):
-        raise Malformed("events", f"must be a list, got {short_repr(events)}")
     extra: dict[str, Any] = {
-        "otel": {"kind": raw.get("kind"), "convention": convention,
+        "otel": {"kind": raw.get("kind"),
+                 "convention": None if convention is None else convention.name,
                  "resource": resource, "scope": scope,
                  "events": [{"name": e.get("name"),
                              "attributes": key_values(e.get("attributes"),
@@ -84,6 +69,21 @@ def _span(raw: object, resource: Mapping[str, Any], scope: Mapping[str, Any]) ->
         ended_at=timestamp(raw, "endTimeUnixNano", required=False),
         error=error, attributes=span_attributes, extra=extra, **mapped,
     )
+
+
+def _error_text(status: Mapping[str, Any], events: list[Any], output: object) -> str:
+    """What a failed span says went wrong: the text it returned (a tool's error reply, as
+    pydantic-ai records it), else its exception event's message, else its status message."""
+    if isinstance(output, str) and output.strip():
+        return output
+    for event in events:
+        if isinstance(event, Mapping) and event.get("name") == "exception":
+            found = key_values(event.get("attributes"), "events.attributes")
+            message = found.get("exception.message")
+            if isinstance(message, str) and message.strip():
+                return message
+    message = status.get("message")
+    return message if isinstance(message, str) else ""
 
 
 def _scope_name(scope_spans: Mapping[str, Any]) -> dict[str, Any]:

@@ -69,15 +69,29 @@ def _system_instructions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"role": "system", "content": text}] if text else []
 
 
+def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((attributes[k] for k in keys if attributes.get(k) is not None), None)
 
-def read_genai(span_type: str, attributes: Mapping[str, Any]) -> dict[str, Any]:
+
+TOOL_ARGUMENTS: Final = ("gen_ai.tool.call.arguments", "tool_arguments")
+"""Where a tool span's arguments are, first found wins (``tool_arguments``: pydantic-ai's
+formats 1 and 2)."""
+TOOL_RESULT: Final = ("gen_ai.tool.call.result", "tool_response")
+AGENT_NAME: Final = ("gen_ai.agent.name", "agent_name")
+
+
+def read_genai(span_type: str, attributes: Mapping[str, Any], name: str = "") -> dict[str, Any]:
+    """A GenAI span's fields (``name`` is unused: GenAI names things in attributes)."""
     if span_type == "agent_run":
-        name = text_or_none(attributes.get("gen_ai.agent.name"))
+        agent = text_or_none(_first(attributes, AGENT_NAME))
         inputs = _genai_messages(attributes, "gen_ai.input.messages")
         outputs = _genai_messages(attributes, "gen_ai.output.messages")
         text = last_text(outputs)
-        return {"entity_type": "agent", "entity_name": name,
-                "entity_id": text_or_none(attributes.get("gen_ai.agent.id")) or name,
+        final = attributes.get("final_result")  # pydantic-ai 1.x's agent run span
+        if text is None and isinstance(final, str):
+            text = final
+        return {"entity_type": "agent", "entity_name": agent,
+                "entity_id": text_or_none(attributes.get("gen_ai.agent.id")) or agent,
                 "input": inputs, "output": None if text is None else {"text": text}}
     if span_type == "model_generation":
         inputs = _genai_messages(attributes, "gen_ai.input.messages")
@@ -96,9 +110,9 @@ def read_genai(span_type: str, attributes: Mapping[str, Any]) -> dict[str, Any]:
                 "input": {"messages": messages} if messages else None,
                 "output": None if text is None else {"text": text},
                 "mastra_attributes": extra}
-    name = text_or_none(attributes.get("gen_ai.tool.name"))
-    return {"entity_type": "tool", "entity_name": name, "entity_id": name,
-            "input": maybe_json(attributes.get("gen_ai.tool.call.arguments")),
-            "output": maybe_json(attributes.get("gen_ai.tool.call.result"))}
+    tool = text_or_none(attributes.get("gen_ai.tool.name"))
+    return {"entity_type": "tool", "entity_name": tool, "entity_id": tool,
+            "input": maybe_json(_first(attributes, TOOL_ARGUMENTS)),
+            "output": maybe_json(_first(attributes, TOOL_RESULT))}
 
 

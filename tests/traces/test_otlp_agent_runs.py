@@ -1,0 +1,102 @@
+"""How OTLP spans become an agent run: the fill-in, wrapper spans, failed tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scorecore.traces import otlp_to_traces, trace_to_agent_run
+
+
+def _attr(key: str, value: str) -> dict[str, Any]:
+    return {"key": key, "value": {"stringValue": value}}
+
+
+def _span(span_id: str, parent: str, name: str, *attrs: dict[str, Any],
+          error: str | None = None) -> dict[str, Any]:
+    span: dict[str, Any] = {"traceId": "ab" * 16, "spanId": span_id * 8, "name": name,
+                            "parentSpanId": parent * 8 if parent else "",
+                            "startTimeUnixNano": str(1_760_000_000_000_000_000 + len(name)),
+                            "attributes": list(attrs)}
+    if error is not None:
+        span["status"] = {"code": 2, "message": error}
+    return span
+
+
+def _run(*spans: dict[str, Any]) -> Any:
+    (trace,) = otlp_to_traces({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+                              ).unwrap()
+    return trace_to_agent_run(trace).unwrap()
+
+
+CHAT_INPUT = json.dumps([
+    {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+    {"role": "user", "parts": [{"type": "text", "content": "Hi"}]},
+    {"role": "assistant", "parts": [{"type": "text", "content": "Hello"}]},
+    {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]},
+])
+ANSWER = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}])
+
+
+def test_an_agent_without_messages_takes_the_last_user_message_as_input() -> None:
+    """The fill-in input is the first model call's last user message; the earlier turns are
+    remembered messages, listed once."""
+    agent_input, _ = _run(
+        _span("a", "", "invoke_agent", _attr("gen_ai.operation.name", "invoke_agent")),
+        _span("c", "a", "chat", _attr("gen_ai.operation.name", "chat"),
+              _attr("gen_ai.input.messages", CHAT_INPUT),
+              _attr("gen_ai.output.messages", ANSWER)))
+    assert [m.text() for m in agent_input.input_messages] == ["Weather in Paris?"]
+    assert [m.text() for m in agent_input.remembered_messages] == ["Hi", "Hello"]
+    assert [s.content for s in agent_input.system_messages] == ["Be brief."]
+
+
+def test_a_failed_tool_under_a_wrapper_span_is_an_error_result() -> None:
+    """A tool span with an error status, under a generic wrapper span, is a tool call of the
+    agent run with is_error=True and the status message as its error text."""
+    _, (answer,) = _run(
+        _span("a", "", "invoke_agent", _attr("gen_ai.operation.name", "invoke_agent"),
+              _attr("gen_ai.output.messages", ANSWER)),
+        _span("c", "a", "chat", _attr("gen_ai.operation.name", "chat"),
+              _attr("gen_ai.input.messages", CHAT_INPUT)),
+        _span("b", "a", "running tools"),
+        _span("d", "b", "execute_tool", _attr("gen_ai.operation.name", "execute_tool"),
+              _attr("gen_ai.tool.name", "get_weather"),
+              _attr("gen_ai.tool.call.arguments", '{"city": "Paris"}'),
+              error="weather service timed out"))
+    (call,) = answer.content.tool_invocations
+    assert (call.tool_name, call.args, call.is_error, call.error_text) == (
+        "get_weather", {"city": "Paris"}, True, "weather service timed out")
+
+
+def test_openinference_is_read_first_where_both_conventions_are_present() -> None:
+    """A tool span with OpenInference and GenAI attributes takes its arguments from
+    input.value, not the GenAI side's parameter schema."""
+    _, (answer,) = _run(
+        _span("a", "", "agent", _attr("openinference.span.kind", "AGENT"),
+              _attr("gen_ai.operation.name", "invoke_agent"), _attr("agent.name", "weather"),
+              _attr("output.value", "Sunny.")),
+        _span("c", "a", "llm", _attr("openinference.span.kind", "LLM")),
+        _span("d", "a", "get_weather", _attr("openinference.span.kind", "TOOL"),
+              _attr("gen_ai.operation.name", "execute_tool"),
+              _attr("gen_ai.tool.call.arguments", '{"type": "object"}'),
+              _attr("input.value", '{"city": "Paris"}')))
+    (call,) = answer.content.tool_invocations
+    assert call.args == {"city": "Paris"}
+
+
+def test_pydantic_ai_1_span_names_are_an_agent_run() -> None:
+    """pydantic-ai 1.0's agent run / running tools / running tool spans (no operation name)
+    give one agent run with the tool's tool_arguments and tool_response."""
+    agent_input, (answer,) = _run(
+        _span("a", "", "agent run", _attr("agent_name", "weather"),
+              _attr("final_result", "Sunny.")),
+        _span("c", "a", "chat", _attr("gen_ai.operation.name", "chat"),
+              _attr("gen_ai.input.messages", CHAT_INPUT)),
+        _span("b", "a", "running tools"),
+        _span("d", "b", "running tool", _attr("gen_ai.tool.name", "get_weather"),
+              _attr("tool_arguments", '{"city": "Paris"}'),
+              _attr("tool_response", "Sunny")))
+    (call,) = answer.content.tool_invocations
+    assert (call.args, call.result, answer.text()) == ({"city": "Paris"}, "Sunny", "Sunny.")
+    assert [m.text() for m in agent_input.input_messages] == ["Weather in Paris?"]
