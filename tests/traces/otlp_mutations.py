@@ -200,7 +200,9 @@ def mutate(payload: Any, rng: random.Random, count: int = 2) -> Any:
     """A deep copy of ``payload`` with ``count`` random mutations applied."""
     out = copy.deepcopy(payload)
     for _ in range(count):
-        rng.choice(MUTATIONS)(out, rng)
+        # an earlier mutation may have removed what this one changes: the payload stays
+        with contextlib.suppress(KeyError, TypeError, IndexError, AttributeError):
+            rng.choice(MUTATIONS)(out, rng)
     return out
 
 

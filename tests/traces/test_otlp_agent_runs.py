@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
 from typing import Any
 
 from scorecore.traces import otlp_to_traces, trace_to_agent_run
+from scorecore_adapters.cli import main
+from tests.traces import conformance_scorers
 
 
 def _attr(key: str, value: str) -> dict[str, Any]:
@@ -100,3 +104,32 @@ def test_pydantic_ai_1_span_names_are_an_agent_run() -> None:
     (call,) = answer.content.tool_invocations
     assert (call.args, call.result, answer.text()) == ({"city": "Paris"}, "Sunny", "Sunny.")
     assert [m.text() for m in agent_input.input_messages] == ["Weather in Paris?"]
+
+
+INSTRUMENTATIONS = Path(__file__).parent / "fixtures" / "instrumentations"
+
+
+def _eval_traces(tmp_path: Path, *argv: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval-traces", *argv, str(Path(conformance_scorers.__file__)),
+                 "--store", f"sqlite:{tmp_path / 's.db'}"], out=out, err=err)
+    return code, out.getvalue() + err.getvalue()
+
+
+def test_log_records_pointing_at_a_trace_not_in_the_file_are_named(tmp_path: Path) -> None:
+    """A logs file from another recording: every record names its trace and span as not in
+    the trace file (exit 2), never a traceback."""
+    traces = INSTRUMENTATIONS / "openai-v2-legacy-events" / "ok.traces.jsonl"
+    logs = INSTRUMENTATIONS / "pydantic-ai-1-v1-logs" / "ok.logs.jsonl"
+    code, text = _eval_traces(tmp_path, str(traces), "--logs", str(logs))
+    assert code == 2, text
+    assert "a trace not in" in text
+    assert "Traceback" not in text
+
+
+def test_a_logs_file_given_as_the_traces_says_so(tmp_path: Path) -> None:
+    """A logs-only file in the trace file's place is named as a logs request (exit 2)."""
+    logs = INSTRUMENTATIONS / "openai-v2-legacy-events" / "ok.logs.jsonl"
+    code, text = _eval_traces(tmp_path, str(logs))
+    assert code == 2, text
+    assert "this is an OTLP logs request" in text

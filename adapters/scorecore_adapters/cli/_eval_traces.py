@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO, final
 
+import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore.evals import EvalItem, InvalidItem, ItemLike
@@ -25,6 +26,8 @@ from scorecore.traces import (
     read_otlp_json_lines,
     trace_to_agent_run,
 )
+from scorecore.traces._otlp._logs import LogIndex, join_logs, log_records
+from scorecore.traces._otlp._read import json_lines
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._eval import run_eval
 
@@ -67,8 +70,10 @@ class OtlpTraceReader:
     request); a line or span that cannot be read becomes an :class:`InvalidItem` (counted in
     :attr:`invalid`, written to ``warn``), an agent run that cannot be scored a failed item."""
 
-    def __init__(self, path: Path, *, warn: TextIO, given_format: str | None = None) -> None:
+    def __init__(self, path: Path, *, warn: TextIO, given_format: str | None = None,
+                 logs: Path | None = None) -> None:
         self.path = path
+        self.logs = logs
         self.warn = warn
         self.format = file_format(path, given_format)
         self.invalid = 0
@@ -77,6 +82,25 @@ class OtlpTraceReader:
         self.shown = os.fsencode(path).decode("utf-8", "replace")
 
     def _traces(self) -> Iterator[Result[Trace, TraceError]]:
+        if self.logs is None:
+            yield from self._read_traces()
+            return
+        index, errors = read_logs(self.logs)
+        for error in errors:
+            yield Failure(attrs.evolve(error, message=f"{_shown(self.logs)}: {error.message}"))
+        for outcome in self._read_traces():
+            if isinstance(outcome, Failure):
+                yield outcome
+                continue
+            joined = join_logs(outcome.unwrap(), index)
+            yield Failure(joined) if isinstance(joined, TraceError) else Success(joined)
+        for trace_id, span_id in sorted(index):
+            yield Failure(TraceError(kind="span_not_found", trace_id=trace_id, span_id=span_id,
+                                     message=(f"{_shown(self.logs)}: log records of trace "
+                                              f"{trace_id} span {span_id}, a trace not in "
+                                              f"{self.shown}")))
+
+    def _read_traces(self) -> Iterator[Result[Trace, TraceError]]:
         if self.format != "json":
             try:
                 # Imported here: protobuf needs the otel extra; JSON does not.
@@ -144,14 +168,65 @@ class OtlpTraceReader:
         return self._items(report=True)
 
 
+def _shown(path: Path) -> str:
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
+def read_logs(path: Path) -> tuple[LogIndex, list[TraceError]]:
+    """The GenAI log records of an OTLP logs file (JSON lines, one protobuf request, or the
+    Collector's frames; found as for trace files), by trace and span id, and the records or
+    lines that could not be read. A record delivered twice is kept once."""
+    index: LogIndex = {}
+    errors: list[TraceError] = []
+    kind = file_format(path, None)
+    if kind == "json":
+        with path.open(encoding="utf-8-sig", errors="replace", newline="\n") as handle:
+            requests: list[tuple[str, object]] = [
+                (f"line {n}", p) for n, p in json_lines(handle)]
+    else:
+        from scorecore_adapters.otel._protobuf import logs_payloads  # noqa: PLC0415
+
+        requests = list(logs_payloads(path.read_bytes(), framed=kind == "collector-proto"))
+    for where, payload in requests:
+        if isinstance(payload, TraceError):
+            errors.append(payload)
+            continue
+        for found in log_records(payload, where):
+            if isinstance(found, TraceError):
+                errors.append(found)
+                continue
+            trace_id, span_id, record = found
+            records = index.setdefault((trace_id, span_id), [])
+            if record not in records:
+                records.append(record)
+    return index, errors
+
+
+def logs_next_to(path: Path) -> Path | None:
+    """``NAME.logs.EXT`` for a trace file ``NAME.traces.EXT``, when it exists."""
+    if ".traces." not in path.name:
+        return None
+    found = path.with_name(path.name.replace(".traces.", ".logs.", 1))
+    return found if found.is_file() else None
+
+
 def run_eval_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run ``scorecore eval-traces``; returns the exit code."""
     # eval's options that a trace file does not have: the output is recorded, one engine.
     args.data, args.target, args.engine, args.workers = args.file, None, "local", 1
     readers: list[OtlpTraceReader] = []
 
+    logs = args.logs
+    if logs is not None and not logs.is_file():
+        raise UsageError(f"--logs: file not found: {_shown(logs)}")
+    if logs is None:
+        logs = logs_next_to(Path(args.file))
+        if logs is not None:
+            print(f"note: reading log records from {_shown(logs)} (next to the traces; "
+                  f"--logs FILE to choose another)", file=err)
+
     def reader(path: Path, warn: TextIO) -> OtlpTraceReader:
-        readers.append(OtlpTraceReader(path, warn=warn, given_format=args.format))
+        readers.append(OtlpTraceReader(path, warn=warn, given_format=args.format, logs=logs))
         return readers[-1]
 
     code = run_eval(args, out, err, reader=reader, unit="agent runs")

@@ -65,7 +65,7 @@ def read_otlp_json_lines(lines: Iterable[str | bytes]) -> Iterator[Result[Trace,
     >>> first.unwrap().trace_id, second.failure().message
     ('01', 'line 2: not JSON (Expecting value at character 0)')
     """
-    return read_otlp_requests((f"line {n}", p) for n, p in _payloads(lines))
+    return read_otlp_requests((f"line {n}", p) for n, p in json_lines(lines))
 
 
 def read_otlp_requests(
@@ -184,7 +184,7 @@ def _load(text: str) -> Any:
         raise ValueError("nested too deep to read") from None
 
 
-def _payloads(lines: Iterable[str | bytes]) -> Iterator[tuple[int, object | TraceError]]:
+def json_lines(lines: Iterable[str | bytes]) -> Iterator[tuple[int, object | TraceError]]:
     """Each non-blank line's JSON, numbered from 1; a line that is not JSON as a TraceError."""
     iterator = iter(lines)
     number = 0

@@ -100,6 +100,11 @@ def spans_of(payload: object) -> Iterator[Result[Span, TraceError]]:
             f"an OTLP trace request must be an object, got {short_repr(payload)}")))
         return
     resource_spans = field(payload, "resourceSpans")
+    if resource_spans is None and field(payload, "resourceLogs") is not None:
+        yield Failure(TraceError(kind="invalid_otlp", message=(
+            "this is an OTLP logs request, not a trace request: give the trace file, and "
+            "this file with --logs")))
+        return
     if not isinstance(resource_spans, list):
         yield Failure(TraceError(kind="invalid_otlp", message=(
             f"resourceSpans: required, a list, got {short_repr(resource_spans)}")))
