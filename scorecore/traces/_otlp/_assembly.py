@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from scorecore.traces._otlp._values import maybe_json
 from scorecore.traces._spans import Span, Trace, _utc
 
 
@@ -45,6 +46,7 @@ def complete(trace: Trace) -> Trace:
     text. Model calls are the agent's direct children or are reached through generic wrapper
     spans. Linear in the number of spans.
     """
+    trace = _tool_calls_from_messages(trace)
     if not any(s.span_type == "agent_run" and (s.input is None or s.output is None)
                for s in trace.spans):
         return trace
@@ -71,6 +73,48 @@ def complete(trace: Trace) -> Trace:
     if not replaced:
         return trace
     return attrs.evolve(trace, spans=[replaced.get(s.span_id, s) for s in trace.spans])
+
+
+def _tool_calls_from_messages(trace: Trace) -> Trace:
+    """Tool spans without arguments or result get them from the model calls' messages, by
+    tool call id: an instrumentation that keeps content off its tool spans (the official
+    OpenAI one in ``event_only`` mode) still records the call in the model's answer and the
+    result in the next call's input."""
+    wanting = [s for s in trace.spans if s.span_type == "tool_call"
+               and (s.input is None or s.output is None)
+               and isinstance((s.attributes or {}).get("gen_ai.tool.call.id"), str)]
+    if not wanting:
+        return trace
+    arguments: dict[str, Any] = {}
+    results: dict[str, Any] = {}
+    for span in trace.spans:
+        if span.span_type != "model_generation":
+            continue
+        asked = (span.attributes or {}).get("toolCalls")
+        messages = span.input.get("messages") if isinstance(span.input, Mapping) else None
+        for message in [*(messages if isinstance(messages, list) else []),
+                        {"toolCalls": asked if isinstance(asked, list) else []}]:
+            if not isinstance(message, Mapping):
+                continue
+            for call in message.get("toolCalls", []):
+                if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                    arguments.setdefault(call["id"], call.get("arguments"))
+            for found in message.get("toolResults", []):
+                if isinstance(found, Mapping) and isinstance(found.get("id"), str):
+                    results.setdefault(found["id"], found.get("result"))
+    changed: dict[str, Span] = {}
+    for span in wanting:
+        call_id = (span.attributes or {})["gen_ai.tool.call.id"]
+        changes: dict[str, Any] = {}
+        if span.input is None and arguments.get(call_id) is not None:
+            changes["input"] = maybe_json(arguments[call_id])
+        if span.output is None and results.get(call_id) is not None and span.error is None:
+            changes["output"] = maybe_json(results[call_id])
+        if changes:
+            changed[span.span_id] = attrs.evolve(span, **changes)
+    if not changed:
+        return trace
+    return attrs.evolve(trace, spans=[changed.get(s.span_id, s) for s in trace.spans])
 
 
 def under(

@@ -13,7 +13,7 @@ GenAI reader reads, and reads it again.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Any
 
 import attrs
 
@@ -21,15 +21,13 @@ from scorecore._core._reprs import short_repr
 from scorecore.traces._otlp._assembly import complete
 from scorecore.traces._otlp._values import Malformed, any_value, field, hex_id, key_values
 from scorecore.traces._otlp.conventions.genai import read_genai
+from scorecore.traces._otlp.conventions.genai_events import (
+    CHOICE,
+    DETAILS,
+    INPUT_EVENTS,
+    event_attributes,
+)
 from scorecore.traces._spans import Span, Trace, TraceError
-
-DETAILS: Final = "gen_ai.client.inference.operation.details"
-_INPUT_EVENTS: Final[Mapping[str, str]] = {
-    "gen_ai.system.message": "system", "gen_ai.user.message": "user",
-    "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool",
-}
-_CHOICE: Final = "gen_ai.choice"
-_COPIED: Final = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 
 LogIndex = dict[tuple[str, str], list[dict[str, Any]]]
 """(trace id, span id) → that span's records (``event``, ``body``, ``attributes``), in order."""
@@ -66,8 +64,8 @@ def _record(raw: object) -> tuple[str, str, dict[str, Any]] | None:
         raise Malformed("record", f"must be an object, got {short_repr(raw)}")
     attributes = key_values(raw.get("attributes"), "attributes")
     event = field(raw, "eventName") or attributes.get("event.name")
-    if not isinstance(event, str) or (event not in (DETAILS, _CHOICE)
-                                      and event not in _INPUT_EVENTS):
+    if not isinstance(event, str) or (event not in (DETAILS, CHOICE)
+                                      and event not in INPUT_EVENTS):
         return None
     trace_id = hex_id(raw, "traceId", required=True)
     span_id = hex_id(raw, "spanId", required=True)
@@ -75,43 +73,6 @@ def _record(raw: object) -> tuple[str, str, dict[str, Any]] | None:
     return (str(trace_id), str(span_id),
             {"event": event, "attributes": attributes,
              "body": any_value(body, "body") if isinstance(body, Mapping) else None})
-
-
-def _parts(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
-    content = message.get("content")
-    if isinstance(content, str) and content:
-        parts.append({"type": "text", "content": content})
-    calls = message.get("tool_calls")
-    for call in calls if isinstance(calls, list) else []:
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if isinstance(function, Mapping):
-            parts.append({"type": "tool_call", "id": call.get("id"),
-                          "name": function.get("name"), "arguments": function.get("arguments")})
-    return parts
-
-
-def _attributes(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The GenAI attributes a span's records amount to."""
-    out: dict[str, Any] = {}
-    inputs: list[dict[str, Any]] = []
-    outputs: list[dict[str, Any]] = []
-    for record in records:
-        body = record["body"] if isinstance(record["body"], Mapping) else {}
-        if record["event"] == DETAILS:
-            out.update({k: record["attributes"][k] for k in _COPIED
-                        if k in record["attributes"]})
-        elif record["event"] == _CHOICE:
-            message = body.get("message")
-            if isinstance(message, Mapping):
-                outputs.append({"role": "assistant", "parts": _parts(message)})
-        else:
-            inputs.append({"role": _INPUT_EVENTS[record["event"]], "parts": _parts(body)})
-    if inputs:
-        out.setdefault("gen_ai.input.messages", inputs)
-    if outputs:
-        out.setdefault("gen_ai.output.messages", outputs)
-    return out
 
 
 def join_logs(trace: Trace, index: LogIndex) -> Trace | TraceError:
@@ -132,7 +93,7 @@ def join_logs(trace: Trace, index: LogIndex) -> Trace | TraceError:
         span = spans[span_id]
         if span.span_type not in ("model_generation", "agent_run"):
             continue
-        attributes = {**(span.attributes or {}), **_attributes(records)}
+        attributes = {**(span.attributes or {}), **event_attributes(records)}
         try:
             mapped = read_genai(span.span_type, attributes)
         except Malformed as exc:

@@ -14,6 +14,7 @@ from scorecore.traces._otlp._values import (
     text_or_none,
     usage,
 )
+from scorecore.traces._otlp.conventions.genai_events import span_events
 
 GENAI_OPERATIONS: Final[Mapping[str, str]] = {
     "invoke_agent": "agent_run",
@@ -56,6 +57,11 @@ def _genai_messages(attributes: Mapping[str, Any], key: str) -> list[dict[str, A
                  for p in parts if isinstance(p, Mapping) and p.get("type") == "tool_call"]
         if calls:
             converted["toolCalls"] = calls
+        results = [{"id": p.get("id"), "result": p.get("response")}
+                   for p in parts if isinstance(p, Mapping)
+                   and p.get("type") == "tool_call_response"]
+        if results:
+            converted["toolResults"] = results
         out.append(converted)
     return out
 
@@ -94,6 +100,7 @@ def read_genai(span_type: str, attributes: Mapping[str, Any], name: str = "") ->
                 "entity_id": text_or_none(attributes.get("gen_ai.agent.id")) or agent,
                 "input": inputs, "output": None if text is None else {"text": text}}
     if span_type == "model_generation":
+        attributes = {**attributes, **span_events(attributes)}
         inputs = _genai_messages(attributes, "gen_ai.input.messages")
         outputs = _genai_messages(attributes, "gen_ai.output.messages")
         text = last_text(outputs)
@@ -106,6 +113,9 @@ def read_genai(span_type: str, attributes: Mapping[str, Any], name: str = "") ->
                                                  "gen_ai.usage.output_tokens")}
         if isinstance(reasons, list) and reasons:
             extra["finishReason"] = reasons[0]
+        calls = [c for m in outputs or [] for c in m.get("toolCalls", [])]
+        if calls:
+            extra["toolCalls"] = calls  # the tool calls the model asked for, by id
         return {"entity_type": "llm", "entity_name": model, "entity_id": model,
                 "input": {"messages": messages} if messages else None,
                 "output": None if text is None else {"text": text},
