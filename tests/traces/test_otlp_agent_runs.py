@@ -133,3 +133,14 @@ def test_a_logs_file_given_as_the_traces_says_so(tmp_path: Path) -> None:
     code, text = _eval_traces(tmp_path, str(logs))
     assert code == 2, text
     assert "this is an OTLP logs request" in text
+
+
+def test_explain_names_the_convention_of_each_span_and_the_generic_ones(tmp_path: Path) -> None:
+    """--explain prints, per trace, which convention read each span and which stayed
+    generic."""
+    traces = INSTRUMENTATIONS / "pydantic-ai-1.0-default" / "ok.traces.jsonl"
+    code, text = _eval_traces(tmp_path, str(traces), "--explain")
+    assert code == 0, text
+    assert "'agent run' -> agent_run, read by pydantic-ai" in text
+    assert "'chat gpt-4o-mini' -> model_generation, read by genai" in text
+    assert "'running tools' -> generic, no convention recognised it" in text

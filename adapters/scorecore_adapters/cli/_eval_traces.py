@@ -71,8 +71,9 @@ class OtlpTraceReader:
     :attr:`invalid`, written to ``warn``), an agent run that cannot be scored a failed item."""
 
     def __init__(self, path: Path, *, warn: TextIO, given_format: str | None = None,
-                 logs: Path | None = None) -> None:
+                 logs: Path | None = None, explain: bool = False) -> None:
         self.path = path
+        self.explain = explain
         self.logs = logs
         self.warn = warn
         self.format = file_format(path, given_format)
@@ -142,6 +143,8 @@ class OtlpTraceReader:
                     print(f"scorecore: warning: {reason}", file=self.warn)
                 yield InvalidItem(reason=reason)
                 continue
+            if report and self.explain:
+                print(explanation(outcome.unwrap()), file=self.warn)
             agents = agent_traces(outcome.unwrap())
             if not agents and report:
                 self.without_agent += 1
@@ -166,6 +169,22 @@ class OtlpTraceReader:
 
     def __iter__(self) -> Iterator[ItemLike]:
         return self._items(report=True)
+
+
+def explanation(trace: Trace) -> str:
+    """Which convention read each span of ``trace`` into which span type, and which spans
+    stayed generic (``--explain``), so a user sees why a scorer got nothing."""
+    lines = [f"explain: trace {trace.trace_id}: {len(trace.spans)} span(s)"]
+    for span in trace.spans:
+        otel = span.extra.get("otel")
+        convention = otel.get("convention") if isinstance(otel, dict) else None
+        how = (f"read by {convention}" if convention else
+               "no convention recognised it (no gen_ai.operation.name, "
+               "openinference.span.kind or known span name)")
+        content = [k for k in ("input", "output") if getattr(span, k) is not None]
+        lines.append(f"  span {span.span_id} {span.name!r} -> {span.span_type}, {how}"
+                     + (f"; has {' and '.join(content)}" if content else "; no content"))
+    return "\n".join(lines)
 
 
 def _shown(path: Path) -> str:
@@ -226,7 +245,8 @@ def run_eval_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                   f"--logs FILE to choose another)", file=err)
 
     def reader(path: Path, warn: TextIO) -> OtlpTraceReader:
-        readers.append(OtlpTraceReader(path, warn=warn, given_format=args.format, logs=logs))
+        readers.append(OtlpTraceReader(path, warn=warn, given_format=args.format, logs=logs,
+                                       explain=args.explain))
         return readers[-1]
 
     code = run_eval(args, out, err, reader=reader, unit="agent runs")

@@ -108,6 +108,9 @@ def _eval_traces_command(ev: argparse.ArgumentParser) -> None:
                     help="an OTLP logs file holding the message content as log records (JSON "
                          "lines, protobuf or Collector frames; default: NAME.logs.EXT next to "
                          "a trace file NAME.traces.EXT, when it exists)")
+    ev.add_argument("--explain", action="store_true",
+                    help="print, per trace, which convention read each span into which span "
+                         "type and which spans stayed generic")
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
     _batch_flags(ev)
