@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from scorecore.traces import Span, otlp_to_traces
-from scorecore.traces._otlp.conventions.genai import GENAI_OPERATIONS
-from scorecore.traces._otlp.conventions.openinference import OPENINFERENCE_KINDS
-from scorecore.traces._otlp.conventions.pydantic_ai import PYDANTIC_AI_SPANS
+from scorecore.traces._otlp.conventions import CONVENTIONS
 
+LABELS = {"openinference": "OpenInference", "genai": "GenAI", "pydantic-ai": "pydantic-ai",
+          "traceloop": "Traceloop", "openllmetry": "OpenLLMetry", "vercel-ai": "Vercel AI SDK"}
 ROOT = Path(__file__).resolve().parents[2]
 OTLP = Path(__file__).parent / "fixtures" / "otlp"
 PAGE = (ROOT / "docs" / "otel.md").read_text(encoding="utf-8")
@@ -37,10 +37,9 @@ def _rows(heading: str) -> list[list[str]]:
 
 def test_span_type_table_is_the_transforms_table() -> None:
     """The span-type table lists exactly the operations and kinds the transform maps."""
-    documented = {(c, v): t for c, _, v, t in _rows("## Span types")}
-    expected = {("GenAI", k): v for k, v in GENAI_OPERATIONS.items()}
-    expected |= {("OpenInference", k): v for k, v in OPENINFERENCE_KINDS.items()}
-    expected |= {("pydantic-ai", k): v for k, v in PYDANTIC_AI_SPANS.items()}
+    documented = {(c, a, v): t for c, a, v, t in _rows("## Span types")}
+    expected = {(LABELS[c.name], c.key or "span name", k): v
+                for c in CONVENTIONS for k, v in c.kinds.items()}
     assert documented == expected
 
 

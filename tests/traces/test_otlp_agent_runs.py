@@ -144,3 +144,70 @@ def test_explain_names_the_convention_of_each_span_and_the_generic_ones(tmp_path
     assert "'agent run' -> agent_run, read by pydantic-ai" in text
     assert "'chat gpt-4o-mini' -> model_generation, read by genai" in text
     assert "'running tools' -> generic, no convention recognised it" in text
+
+
+def _int(key: str, value: int) -> dict[str, Any]:
+    return {"key": key, "value": {"intValue": str(value)}}
+
+
+def test_openlit_prompt_and_completion_strings_give_the_system_prompt_and_answer() -> None:
+    """OpenLIT's gen_ai.prompt / gen_ai.completion strings (role-prefixed lines) are the model
+    call's messages: the system prompt is kept and the agent input is the user's question."""
+    agent_input, (answer,) = _run(
+        _span("a", "", "invoke_agent", _attr("gen_ai.operation.name", "invoke_agent")),
+        _span("c", "a", "chat", _attr("gen_ai.operation.name", "chat"),
+              _attr("gen_ai.prompt", "system: Be brief.\nuser: Weather in Paris?"),
+              _attr("gen_ai.completion", "Sunny.")))
+    assert [s.content for s in agent_input.system_messages] == ["Be brief."]
+    assert [m.text() for m in agent_input.input_messages] == ["Weather in Paris?"]
+    assert answer.text() == "Sunny."
+
+
+def test_traceloop_decorated_agent_and_tool_with_indexed_prompts() -> None:
+    """OpenLLMetry: an @agent span, an llm.request.type=chat span with gen_ai.prompt.N.* and
+    gen_ai.completion.N.*, and a @tool span whose entity input holds the call's kwargs."""
+    agent_input, (answer,) = _run(
+        _span("a", "", "weather.agent", _attr("traceloop.span.kind", "agent"),
+              _attr("traceloop.entity.name", "weather"),
+              _attr("traceloop.entity.input", '{"args": ["Weather in Paris?"], "kwargs": {}}'),
+              _attr("traceloop.entity.output", '"Sunny."')),
+        _span("c", "a", "openai.chat", _attr("llm.request.type", "chat"),
+              _attr("gen_ai.prompt.0.role", "system"), _attr("gen_ai.prompt.0.content", "Brief."),
+              _attr("gen_ai.prompt.1.role", "user"),
+              _attr("gen_ai.prompt.1.content", "Weather in Paris?"),
+              _attr("gen_ai.completion.0.role", "assistant"),
+              _attr("gen_ai.completion.0.content", "Sunny.")),
+        _span("d", "a", "get_weather.tool", _attr("traceloop.span.kind", "tool"),
+              _attr("traceloop.entity.name", "get_weather"),
+              _attr("traceloop.entity.input", '{"args": [], "kwargs": {"city": "Paris"}}'),
+              _attr("traceloop.entity.output", '"Sunny"')))
+    (call,) = answer.content.tool_invocations
+    assert (call.tool_name, call.args, call.result) == ("get_weather", {"city": "Paris"}, "Sunny")
+    assert [s.content for s in agent_input.system_messages] == ["Brief."]
+    assert [m.text() for m in agent_input.input_messages] == ["Weather in Paris?"]
+    assert answer.text() == "Sunny."
+
+
+def test_vercel_ai_sdk_spans_are_an_agent_run() -> None:
+    """The Vercel AI SDK's ai.generateText / .doGenerate / ai.toolCall spans give the agent
+    run: question from ai.prompt, system prompt from ai.prompt.messages, the tool call."""
+    messages = json.dumps([{"role": "system", "content": "Brief."},
+                           {"role": "user", "content": [{"type": "text",
+                                                         "text": "Weather in Paris?"}]}])
+    agent_input, (answer,) = _run(
+        _span("a", "", "ai.generateText", _attr("ai.operationId", "ai.generateText"),
+              _attr("ai.prompt", '{"system": "Brief.", "prompt": "Weather in Paris?"}'),
+              _attr("ai.response.text", "Sunny.")),
+        _span("c", "a", "ai.generateText.doGenerate",
+              _attr("ai.operationId", "ai.generateText.doGenerate"),
+              _attr("ai.prompt.messages", messages), _attr("ai.model.id", "gpt-4o"),
+              _int("ai.usage.promptTokens", 10), _attr("ai.response.text", "Sunny.")),
+        _span("d", "a", "ai.toolCall", _attr("ai.operationId", "ai.toolCall"),
+              _attr("ai.toolCall.name", "get_weather"),
+              _attr("ai.toolCall.args", '{"city": "Paris"}'),
+              _attr("ai.toolCall.result", '"Sunny"')))
+    (call,) = answer.content.tool_invocations
+    assert (call.tool_name, call.args, call.result) == ("get_weather", {"city": "Paris"}, "Sunny")
+    assert [s.content for s in agent_input.system_messages] == ["Brief."]
+    assert [m.text() for m in agent_input.input_messages] == ["Weather in Paris?"]
+    assert answer.text() == "Sunny."

@@ -221,6 +221,18 @@ def maybe_json(value: Any) -> Any:
     return value
 
 
+def serialized(value: Any) -> Any:
+    """A value an SDK wrote with ``JSON.stringify`` / ``json.dumps`` (a tool's result, a
+    decorated function's return value): parsed, a quoted string included; as is when it is
+    not JSON."""
+    if isinstance(value, str):
+        try:
+            return parse_json(value)
+        except ValueError:
+            return value
+    return value
+
+
 def text_or_none(value: object) -> str | None:
     """A name or model read from an attribute: a non-empty string, else nothing."""
     return value if isinstance(value, str) and value else None

@@ -3,8 +3,10 @@
 A span is read by the first convention of :data:`CONVENTIONS` that recognises it: OpenInference
 first (a span carrying both OpenInference and GenAI attributes, as OpenInference writes with
 ``OPENINFERENCE_ENABLE_GENAI_SEMCONV``, keeps its agent name and tool arguments there), then
-the GenAI operation name, then pydantic-ai 1.x's span names. A span none recognises is
-``generic``.
+the GenAI operation name, then pydantic-ai 1.x's span names, OpenLLMetry/Traceloop's span kind
+and request type, and the Vercel AI SDK's operation id. A span none recognises is
+``generic``. The older GenAI attributes (``gen_ai.prompt`` …, OpenLIT and OpenLLMetry) are
+read by the GenAI reader as fallbacks.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from scorecore.traces._otlp.conventions.openinference import (
     read_openinference,
 )
 from scorecore.traces._otlp.conventions.pydantic_ai import PYDANTIC_AI_SPANS
+from scorecore.traces._otlp.conventions.traceloop import (
+    LLM_REQUEST_TYPES,
+    TRACELOOP_KINDS,
+    read_traceloop,
+)
+from scorecore.traces._otlp.conventions.vercel_ai import VERCEL_AI_OPERATIONS, read_vercel_ai
 
 GENERIC: Final = "generic"
 
@@ -46,6 +54,12 @@ CONVENTIONS: Final[tuple[Convention, ...]] = (
     Convention(name="genai", key="gen_ai.operation.name", kinds=GENAI_OPERATIONS,
                read=read_genai),
     Convention(name="pydantic-ai", key=None, kinds=PYDANTIC_AI_SPANS, read=read_genai),
+    Convention(name="traceloop", key="traceloop.span.kind", kinds=TRACELOOP_KINDS,
+               read=read_traceloop),
+    Convention(name="openllmetry", key="llm.request.type", kinds=LLM_REQUEST_TYPES,
+               read=read_traceloop),
+    Convention(name="vercel-ai", key="ai.operationId", kinds=VERCEL_AI_OPERATIONS,
+               read=read_vercel_ai),
 )
 
 

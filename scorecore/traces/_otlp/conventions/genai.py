@@ -15,6 +15,7 @@ from scorecore.traces._otlp._values import (
     usage,
 )
 from scorecore.traces._otlp.conventions.genai_events import span_events
+from scorecore.traces._otlp.conventions.genai_legacy import legacy_messages
 
 GENAI_OPERATIONS: Final[Mapping[str, str]] = {
     "invoke_agent": "agent_run",
@@ -100,7 +101,7 @@ def read_genai(span_type: str, attributes: Mapping[str, Any], name: str = "") ->
                 "entity_id": text_or_none(attributes.get("gen_ai.agent.id")) or agent,
                 "input": inputs, "output": None if text is None else {"text": text}}
     if span_type == "model_generation":
-        attributes = {**attributes, **span_events(attributes)}
+        attributes = {**attributes, **span_events(attributes), **legacy_messages(attributes)}
         inputs = _genai_messages(attributes, "gen_ai.input.messages")
         outputs = _genai_messages(attributes, "gen_ai.output.messages")
         text = last_text(outputs)
