@@ -17,6 +17,7 @@ from returns.result import Failure, Success
 from scorecore.traces import (
     Span,
     Trace,
+    TraceError,
     agent_traces,
     extract_trajectory_from_trace,
     otlp_to_traces,
@@ -264,3 +265,33 @@ def test_mutated_real_payloads_never_escape_or_hang(
             exercise_protobuf(data)
             exercise_protobuf(flip_bytes(data, rng))
 
+
+
+INSTRUMENTATIONS = Path(__file__).parent / "fixtures" / "instrumentations"
+LOG_ROWS = ("openai-v2-legacy-events", "openai-v2-event-only", "pydantic-ai-1-v1-logs")
+
+
+def _logs_and_trace(row: str) -> tuple[dict[str, Any], Any]:
+    logs = json.loads((INSTRUMENTATIONS / row / "ok.logs.jsonl").read_text().splitlines()[0])
+    line = (INSTRUMENTATIONS / row / "ok.traces.jsonl").read_text().splitlines()[0]
+    (trace,) = otlp_to_traces(json.loads(line)).unwrap()
+    return logs, trace
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.sampled_from(LOG_ROWS), st.integers(1, 3))
+def test_mutated_real_log_records_never_escape(rng: random.Random, row: str, count: int) -> None:
+    """Recorded OTLP log requests with random hostile mutations: reading the records and
+    joining them to their trace gives a trace or TraceError values, never an exception."""
+    from scorecore.traces._otlp._logs import join_logs, log_records  # noqa: PLC0415
+
+    logs, trace = _logs_and_trace(row)
+    with bounded(30):
+        index: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for found in log_records(mutate(logs, rng, count), "line 1"):
+            if not isinstance(found, TraceError):
+                index.setdefault(found[0:2], []).append(found[2])
+        joined = join_logs(trace, index)
+        if isinstance(joined, Trace):
+            for agent in agent_traces(joined):
+                trace_to_agent_run(agent)
