@@ -735,3 +735,24 @@ class MeteredExecution:
             self._hits,
             self._misses,
         )
+
+
+_CENT_TENTH = 0.001
+_MAX_DECIMALS = 12
+
+
+def format_usd(value: float) -> str:
+    """``value`` dollars as printed in reports: four decimals, and for an amount below a tenth
+    of a cent as many as two significant digits need (a $0.000001 limit is not "$0.0000").
+
+    >>> format_usd(0.42), format_usd(0.00042), format_usd(0.000001), format_usd(0.0)
+    ('$0.4200', '$0.00042', '$0.000001', '$0.0000')
+    """
+    size = abs(value)
+    if size == 0 or size >= _CENT_TENTH or not math.isfinite(size):
+        return f"${value:.4f}"
+    decimals = min(_MAX_DECIMALS, 1 - math.floor(math.log10(size)))
+    text = f"{value:.{decimals}f}"
+    whole, _, fraction = text.partition(".")
+    return f"${whole}.{fraction.rstrip('0').ljust(4, '0')}"
+

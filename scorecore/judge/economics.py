@@ -5,7 +5,8 @@
 - prices (:class:`Pricing`, :class:`ModelPrice`) and spending limits (:class:`Budget`,
   :class:`BudgetWarning`); the output cap a budget reserves (:data:`DEFAULT_OUTPUT_CAP`,
   :data:`OUTPUT_CAP_FIELDS`);
-- the :class:`JudgeMeter` a run's judge calls go through, with its shared :class:`JudgeLedger`.
+- the :class:`JudgeMeter` a run's judge calls go through, with its shared :class:`JudgeLedger`;
+- :func:`format_usd`, dollars as reports print them.
 
 A call a hard budget refuses ends its run with the cause :class:`scorecore.BudgetExhausted`.
 
@@ -22,6 +23,7 @@ from scorecore._core._economics import (
     ModelPrice,
     Pricing,
     current_cache_key,
+    format_usd,
 )
 from scorecore._core._judge import DEFAULT_OUTPUT_CAP, OUTPUT_CAP_FIELDS
 
@@ -37,4 +39,5 @@ __all__ = [
     "Pricing",
     "cache_key",
     "current_cache_key",
+    "format_usd",
 ]
