@@ -17,11 +17,12 @@ from returns.result import Failure, Success
 from scorecore.traces import (
     Span,
     Trace,
-    TraceError,
     agent_traces,
     extract_trajectory_from_trace,
+    join_otlp_logs,
     otlp_to_traces,
     read_otlp_json_lines,
+    read_otlp_logs,
     trace_to_agent_run,
 )
 from scorecore_adapters.cli import main
@@ -283,15 +284,9 @@ def _logs_and_trace(row: str) -> tuple[dict[str, Any], Any]:
 def test_mutated_real_log_records_never_escape(rng: random.Random, row: str, count: int) -> None:
     """Recorded OTLP log requests with random hostile mutations: reading the records and
     joining them to their trace gives a trace or TraceError values, never an exception."""
-    from scorecore.traces._otlp._logs import join_logs, log_records  # noqa: PLC0415
-
     logs, trace = _logs_and_trace(row)
     with bounded(30):
-        index: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for found in log_records(mutate(logs, rng, count), "line 1"):
-            if not isinstance(found, TraceError):
-                index.setdefault(found[0:2], []).append(found[2])
-        joined = join_logs(trace, index)
-        if isinstance(joined, Trace):
-            for agent in agent_traces(joined):
+        joined = join_otlp_logs(trace, read_otlp_logs([("line 1", mutate(logs, rng, count))]))
+        if isinstance(joined, Success):
+            for agent in agent_traces(joined.unwrap()):
                 trace_to_agent_run(agent)

@@ -20,14 +20,16 @@ from returns.result import Failure, Result, Success
 
 from scorecore.evals import EvalItem, InvalidItem, ItemLike
 from scorecore.traces import (
+    OtlpLogs,
     Trace,
     TraceError,
     agent_traces,
+    join_otlp_logs,
     read_otlp_json_lines,
+    read_otlp_log_lines,
+    read_otlp_logs,
     trace_to_agent_run,
 )
-from scorecore.traces._otlp._logs import LogIndex, join_logs, log_records
-from scorecore.traces._otlp._read import json_lines
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._eval import run_eval
 
@@ -86,20 +88,20 @@ class OtlpTraceReader:
         if self.logs is None:
             yield from self._read_traces()
             return
-        index, errors = read_logs(self.logs)
-        for error in errors:
+        logs = read_logs(self.logs)
+        for error in logs.errors:
             yield Failure(attrs.evolve(error, message=f"{_shown(self.logs)}: {error.message}"))
+        seen: set[str | None] = set()
         for outcome in self._read_traces():
             if isinstance(outcome, Failure):
                 yield outcome
                 continue
-            joined = join_logs(outcome.unwrap(), index)
-            yield Failure(joined) if isinstance(joined, TraceError) else Success(joined)
-        for trace_id, span_id in sorted(index):
-            yield Failure(TraceError(kind="span_not_found", trace_id=trace_id, span_id=span_id,
-                                     message=(f"{_shown(self.logs)}: log records of trace "
-                                              f"{trace_id} span {span_id}, a trace not in "
-                                              f"{self.shown}")))
+            seen.add(outcome.unwrap().trace_id)
+            yield join_otlp_logs(outcome.unwrap(), logs)
+        for trace_id in sorted(set(logs.records) - seen):
+            yield Failure(TraceError(kind="span_not_found", trace_id=trace_id, message=(
+                f"{_shown(self.logs)}: log records of trace {trace_id}, a trace not in "
+                f"{self.shown}")))
 
     def _read_traces(self) -> Iterator[Result[Trace, TraceError]]:
         if self.format != "json":
@@ -191,34 +193,19 @@ def _shown(path: Path) -> str:
     return os.fsencode(path).decode("utf-8", "replace")
 
 
-def read_logs(path: Path) -> tuple[LogIndex, list[TraceError]]:
-    """The GenAI log records of an OTLP logs file (JSON lines, one protobuf request, or the
-    Collector's frames; found as for trace files), by trace and span id, and the records or
-    lines that could not be read. A record delivered twice is kept once."""
-    index: LogIndex = {}
-    errors: list[TraceError] = []
+def read_logs(path: Path) -> OtlpLogs:
+    """The GenAI log records of an OTLP logs file: JSON lines, one protobuf request, or the
+    Collector's frames (told apart as trace files are)."""
     kind = file_format(path, None)
     if kind == "json":
         with path.open(encoding="utf-8-sig", errors="replace", newline="\n") as handle:
-            requests: list[tuple[str, object]] = [
-                (f"line {n}", p) for n, p in json_lines(handle)]
-    else:
+            return read_otlp_log_lines(handle)
+    try:
         from scorecore_adapters.otel._protobuf import logs_payloads  # noqa: PLC0415
-
-        requests = list(logs_payloads(path.read_bytes(), framed=kind == "collector-proto"))
-    for where, payload in requests:
-        if isinstance(payload, TraceError):
-            errors.append(payload)
-            continue
-        for found in log_records(payload, where):
-            if isinstance(found, TraceError):
-                errors.append(found)
-                continue
-            trace_id, span_id, record = found
-            records = index.setdefault((trace_id, span_id), [])
-            if record not in records:
-                records.append(record)
-    return index, errors
+    except ImportError:
+        raise UsageError(f"{_shown(path)}: reading protobuf needs the otel extra: "
+                         f"pip install 'scorecore[otel]'") from None
+    return read_otlp_logs(logs_payloads(path.read_bytes(), framed=kind == "collector-proto"))
 
 
 def logs_next_to(path: Path) -> Path | None:

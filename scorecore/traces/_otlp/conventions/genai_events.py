@@ -11,7 +11,7 @@ span attribute (pydantic-ai's format 1). Either way they become the current attr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from scorecore.traces._otlp._values import maybe_json
@@ -39,7 +39,7 @@ def _parts(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return parts
 
 
-def event_attributes(records: list[dict[str, Any]]) -> dict[str, Any]:
+def event_attributes(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The GenAI attributes a span's records amount to."""
     out: dict[str, Any] = {}
     inputs: list[dict[str, Any]] = []
