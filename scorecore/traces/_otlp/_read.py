@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any, cast, final
+from typing import Any, Final, cast, final
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -13,6 +14,9 @@ from returns.result import Failure, Result, Success
 from scorecore.traces._otlp._assembly import complete, merge_span
 from scorecore.traces._otlp._span import spans_of
 from scorecore.traces._spans import Span, Trace, TraceError
+
+RECENT_TRACES: Final = 1024
+"""How many traces read from a stream are remembered to recognise a second delivery."""
 
 
 def otlp_to_traces(payload: object) -> Result[tuple[Trace, ...], TraceError]:
@@ -123,9 +127,10 @@ class _Streams:
     def __init__(self) -> None:
         self.pending: dict[str, dict[str, Span]] = {}
         self.broken: dict[str, TraceError] = {}
-        # trace id -> (its root span ids, a digest of its spans): a trace delivered again
-        # after it was read is recognised without keeping its spans in memory
-        self.read: dict[str, tuple[frozenset[str], bytes]] = {}
+        # trace id -> (its root span ids, a digest of it), for the RECENT traces read: a trace
+        # delivered again (an exporter's retry comes soon after) is recognised without keeping
+        # its spans, and memory stays flat however long the stream
+        self.read: collections.OrderedDict[str, bytes] = collections.OrderedDict()
 
     def fail(self, trace_id: str, error: TraceError) -> None:
         self.broken.setdefault(trace_id, error)
@@ -143,12 +148,14 @@ class _Streams:
         if error is not None:
             yield Failure(error)
             return
-        roots = frozenset(s.span_id for s in spans if s.parent_span_id is None)
-        digest = _digest(spans)
+        roots = hashlib.blake2b(" ".join(sorted(s.span_id for s in spans
+                                                if s.parent_span_id is None)).encode(),
+                                digest_size=8).digest()
+        digest = roots + _digest(spans)
         earlier = self.read.get(trace_id)
-        if earlier is not None and earlier[0] & roots:
+        if earlier is not None and earlier[:8] == roots:
             # the root again: the same trace delivered twice, not late spans of a read trace
-            same = earlier[1] == digest
+            same = earlier == digest
             yield Failure(TraceError(
                 kind="duplicate_trace" if same else "conflicting_trace", trace_id=trace_id,
                 message=(f"trace {trace_id} was delivered again with the same spans: "
@@ -156,14 +163,20 @@ class _Streams:
                          f"trace {trace_id} was delivered again with different spans under "
                          f"the same ids: which copy is right cannot be known")))
             return
-        self.read[trace_id] = (roots, digest)
+        self.read[trace_id] = digest
+        if len(self.read) > RECENT_TRACES:
+            self.read.popitem(last=False)
         yield Success(complete(Trace(spans=spans, trace_id=trace_id)))
 
 
 def _digest(spans: tuple[Span, ...]) -> bytes:
-    # repr covers every field; values are bounded in depth, so this cannot recurse too far
-    return hashlib.blake2b(repr(sorted(spans, key=lambda s: s.span_id)).encode(),
-                           digest_size=16).digest()
+    # What tells two deliveries apart cheaply: every span id with its parent, name and times,
+    # and the whole root span (a digest of every span's attributes would double the cost of
+    # reading a file); values are bounded in depth, so repr cannot recurse too far.
+    shape = sorted((s.span_id, s.parent_span_id or "", s.name or "", str(s.started_at),
+                    str(s.ended_at)) for s in spans)
+    roots = [s for s in spans if s.parent_span_id is None]
+    return hashlib.blake2b(repr((shape, roots)).encode(), digest_size=16).digest()
 
 
 def _text(line: str | bytes) -> str:

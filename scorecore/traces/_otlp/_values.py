@@ -178,7 +178,8 @@ def parse_json(text: str) -> Any:
         value = json.loads(text)
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
-    if _depth(value) > MAX_DEPTH:
+    # fewer brackets than the bound cannot nest past it (the common case: no walk at all)
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     return value
 
