@@ -153,17 +153,18 @@ class OtlpTraceReader:
             for agent in agents:
                 item_id, span_id = _item_id(agent)
                 run = trace_to_agent_run(agent)
+                where = {"score_source": "trace", "target_scope": "span",
+                         "target_entity_type": "agent_run",
+                         "target_trace_id": agent.trace_id, "target_span_id": span_id}
                 if isinstance(run, Failure):
-                    yield InvalidItem(id=item_id, reason=(
+                    # the judged span's ids go with the failure (an OTLP report of it lands
+                    # under that span instead of in a new trace)
+                    yield InvalidItem(id=item_id, extra=where, reason=(
                         f"{self.shown}: trace {agent.trace_id} span {span_id}: "
                         f"{run.failure().kind}: {run.failure().message}"))
                     continue
                 agent_input, output = run.unwrap()
-                yield EvalItem(input=agent_input, output=output, id=item_id, extra={
-                    "score_source": "trace", "target_scope": "span",
-                    "target_entity_type": "agent_run",
-                    "target_trace_id": agent.trace_id, "target_span_id": span_id,
-                })
+                yield EvalItem(input=agent_input, output=output, id=item_id, extra=where)
 
     def count(self) -> int:
         """The number of items (a streaming pass over the file, for the progress bar)."""
