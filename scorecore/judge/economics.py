@@ -1,7 +1,8 @@
 """Judge economics: the reply cache, prices, spending limits, and the meter calls go through.
 
 - the cache port (:class:`JudgeCache`) and its key (:func:`cache_key`; a judge model reads
-  the key of the call it is answering with :func:`current_cache_key`);
+  the key of the call it is answering with :func:`current_cache_key`; a judge answering with a
+  user's function puts :func:`function_identity` in its ``cache_identity``);
 - prices (:class:`Pricing`, :class:`ModelPrice`) and spending limits (:class:`Budget`,
   :class:`BudgetWarning`); the output cap a budget reserves (:data:`DEFAULT_OUTPUT_CAP`,
   :data:`OUTPUT_CAP_FIELDS`);
@@ -25,6 +26,7 @@ from scorecore._core._economics import (
     current_cache_key,
     format_usd,
 )
+from scorecore._core._fingerprint import function_identity
 from scorecore._core._judge import DEFAULT_OUTPUT_CAP, OUTPUT_CAP_FIELDS
 
 __all__ = [
@@ -40,4 +42,5 @@ __all__ = [
     "cache_key",
     "current_cache_key",
     "format_usd",
+    "function_identity",
 ]
