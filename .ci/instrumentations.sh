@@ -47,13 +47,15 @@ for spec in .ci/instrumentations/*.in; do
     if [ "$RELOCK" = true ]; then
         pip_install "$venv" -r "$spec"
         {
-            echo "# Made by: bash .ci/instrumentations.sh --relock (from $name.in)"
+            echo "# pip freeze of a virtualenv made from $name.in; bash .ci/instrumentations.sh --relock makes it again."
             "$venv/bin/python" -m pip freeze --disable-pip-version-check
         } >"$lock"
     else
         # The lock file lists every package: nothing is resolved again.
         pip_install "$venv" --no-deps -r "$lock"
     fi
+    # A lock file that misses a dependency fails here, not in the middle of a recording.
+    "$venv/bin/python" -m pip check --disable-pip-version-check >&2
     cp "$lock" "$venv/.lock"
 done
 echo "$HOME_DIR"

@@ -318,6 +318,22 @@ def openinference(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], Wra
     return (lambda url, failing: openai_agent(url, wrappers, failing=failing)), wrappers
 
 
+def openllmetry(*, use_attributes: bool) -> Callable[
+        [Telemetry], tuple[Callable[[str, bool], str], Wrappers | None]]:
+    """Traceloop's OpenLLMetry OpenAI instrumentation; ``use_attributes=False`` sends the
+    messages as log events instead of span attributes."""
+    def setup(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], Wrappers | None]:
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor  # noqa: PLC0415
+
+        OpenAIInstrumentor(use_attributes=use_attributes).instrument(
+            tracer_provider=telemetry.tracer_provider,
+            logger_provider=telemetry.logger_provider)
+        wrappers = genai_by_hand(telemetry)
+        return (lambda url, failing: openai_agent(url, wrappers, failing=failing)), wrappers
+
+    return setup
+
+
 def openlit(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], Wrappers | None]:
     """OpenLIT's auto-instrumentation (``openlit.init``), which finds the SDK providers
     already set; its price list comes from a local file instead of being downloaded."""
@@ -328,7 +344,7 @@ def openlit(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], Wrappers 
     prices = Path(tempfile.mkdtemp()) / "pricing.json"
     prices.write_text(json.dumps({"chat": {replay.MODEL: {
         "promptPrice": 0.00015, "completionPrice": 0.0006}}}), encoding="utf-8")
-    library.init(service_name=AGENT, environment="conformance", disable_metrics=True,
+    library.init(application_name=AGENT, environment="conformance", disable_metrics=True,
                  disable_batch=True, pricing_json=str(prices))
     wrappers = genai_by_hand(telemetry)
     return (lambda url, failing: openai_agent(url, wrappers, failing=failing)), wrappers
@@ -410,6 +426,16 @@ ROWS: dict[str, dict[str, Any]] = {
     "openlit-1.34": {
         "venv": "openlit-1.34", "library": "openlit", "mode": "default (openlit.init)",
         "env": {}, "setup": openlit,
+    },
+    "openllmetry": {
+        "venv": "traceloop", "library": "opentelemetry-instrumentation-openai",
+        "mode": "default (messages as span attributes)", "env": {},
+        "setup": openllmetry(use_attributes=True),
+    },
+    "openllmetry-events": {
+        "venv": "traceloop", "library": "opentelemetry-instrumentation-openai",
+        "mode": "use_attributes=False (messages as log events)", "env": {},
+        "setup": openllmetry(use_attributes=False),
     },
     "pydantic-ai-1.0-default": {
         "venv": "pydantic-ai-1.0", "library": "pydantic-ai-slim", "mode": "default (format 2)",
