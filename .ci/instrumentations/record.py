@@ -13,6 +13,16 @@ binary), the same for logs when the library wrote log records (``VARIANT.logs.*`
 The model is the scripted replay server of ``replay.py`` on 127.0.0.1, the spans and log
 records go to in-memory exporters only, and every HTTP client is pointed at a closed loopback
 proxy, so nothing here reaches the network. Rows are listed in :data:`ROWS`.
+
+The committed fixtures are recorded again (after a lock file changed) with::
+
+    HOME_DIR="$(bash .ci/instrumentations.sh)"
+    for meta in tests/traces/fixtures/instrumentations/*/meta.json; do
+        row="$(basename "$(dirname "$meta")")"
+        venv="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["venv"])' "$meta")"
+        "$HOME_DIR/$venv/bin/python" .ci/instrumentations/record.py "$row" "$(dirname "$meta")"
+    done
+    python tests/traces/render_matrix.py
 """
 
 from __future__ import annotations
