@@ -13,6 +13,16 @@ binary), the same for logs when the library wrote log records (``VARIANT.logs.*`
 The model is the scripted replay server of ``replay.py`` on 127.0.0.1, the spans and log
 records go to in-memory exporters only, and every HTTP client is pointed at a closed loopback
 proxy, so nothing here reaches the network. Rows are listed in :data:`ROWS`.
+
+The committed fixtures are recorded again (after a lock file changed) with::
+
+    HOME_DIR="$(bash .ci/instrumentations.sh)"
+    for meta in tests/traces/fixtures/instrumentations/*/meta.json; do
+        row="$(basename "$(dirname "$meta")")"
+        venv="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["venv"])' "$meta")"
+        "$HOME_DIR/$venv/bin/python" .ci/instrumentations/record.py "$row" "$(dirname "$meta")"
+    done
+    python tests/traces/render_matrix.py
 """
 
 from __future__ import annotations
@@ -151,6 +161,8 @@ class Wrappers:
     tool: Callable[[str, dict[str, Any]], contextlib.AbstractContextManager[
         Callable[[str], None]]]
     hand_made: list[str] = field(default_factory=list)
+    short: str = ""
+    """The matrix's "spans the harness made" cell."""
 
 
 def openai_agent(base_url: str, wrappers: Wrappers, *, failing: bool) -> str:
@@ -217,7 +229,8 @@ def genai_by_hand(telemetry: Telemetry) -> Wrappers:
                 span.set_status(Status(StatusCode.ERROR, str(exc)))
                 raise
 
-    return Wrappers(agent=agent, tool=tool, hand_made=[
+    return Wrappers(agent=agent, tool=tool, short="agent, tool (OpenTelemetry API, GenAI)",
+                    hand_made=[
         "invoke_agent span (GenAI attributes, no messages) written with the OpenTelemetry API",
         "execute_tool span (GenAI attributes: name, call id, arguments, result; error status "
         "and error.type when the tool fails) written with the OpenTelemetry API"])
@@ -259,7 +272,8 @@ def util_genai(telemetry: Telemetry) -> Wrappers:
                 call.tool_result = result
             yield finish
 
-    return Wrappers(agent=agent, tool=tool, hand_made=[
+    return Wrappers(agent=agent, tool=tool, short="agent, tool (opentelemetry-util-genai)",
+                    hand_made=[
         "invoke_agent span by opentelemetry-util-genai's TelemetryHandler.invoke_local_agent "
         "(system instruction, question and answer set on it)",
         "execute_tool span by TelemetryHandler.tool (call id, arguments, result; the "
@@ -288,7 +302,8 @@ def openinference_tracer(telemetry: Telemetry) -> Wrappers:
             span.set_input(json.dumps(arguments), mime_type="application/json")
             yield span.set_output
 
-    return Wrappers(agent=agent, tool=tool, hand_made=[
+    return Wrappers(agent=agent, tool=tool, short="agent, tool (OpenInference OITracer)",
+                    hand_made=[
         "AGENT span by OpenInference's OITracer (agent.name, input.value = question, "
         "output.value = answer)",
         "TOOL span by OITracer (set_tool, input.value = arguments as JSON, output.value = "
@@ -296,31 +311,61 @@ def openinference_tracer(telemetry: Telemetry) -> Wrappers:
 
 
 def openai_v2(telemetry: Telemetry, wrap: Callable[[Telemetry], Wrappers]) -> tuple[
-        Callable[[str, bool], str], list[str]]:
+        Callable[[str, bool], str], Wrappers | None]:
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor  # noqa: PLC0415
 
     OpenAIInstrumentor().instrument(tracer_provider=telemetry.tracer_provider,
                                     logger_provider=telemetry.logger_provider)
     wrappers = wrap(telemetry)
-    return (lambda url, failing: openai_agent(url, wrappers, failing=failing),
-            wrappers.hand_made)
+    return (lambda url, failing: openai_agent(url, wrappers, failing=failing)), wrappers
 
 
-def openinference(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], list[str]]:
+def openinference(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], Wrappers | None]:
     from openinference.instrumentation.openai import OpenAIInstrumentor  # noqa: PLC0415
 
     OpenAIInstrumentor().instrument(tracer_provider=telemetry.tracer_provider)
     wrappers = openinference_tracer(telemetry)
-    return (lambda url, failing: openai_agent(url, wrappers, failing=failing),
-            wrappers.hand_made)
+    return (lambda url, failing: openai_agent(url, wrappers, failing=failing)), wrappers
+
+
+def openllmetry(*, use_attributes: bool) -> Callable[
+        [Telemetry], tuple[Callable[[str, bool], str], Wrappers | None]]:
+    """Traceloop's OpenLLMetry OpenAI instrumentation; ``use_attributes=False`` sends the
+    messages as log events instead of span attributes."""
+    def setup(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], Wrappers | None]:
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor  # noqa: PLC0415
+
+        OpenAIInstrumentor(use_attributes=use_attributes).instrument(
+            tracer_provider=telemetry.tracer_provider,
+            logger_provider=telemetry.logger_provider)
+        wrappers = genai_by_hand(telemetry)
+        return (lambda url, failing: openai_agent(url, wrappers, failing=failing)), wrappers
+
+    return setup
+
+
+def openlit(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], Wrappers | None]:
+    """OpenLIT's auto-instrumentation (``openlit.init``), which finds the SDK providers
+    already set; its price list comes from a local file instead of being downloaded."""
+    import tempfile  # noqa: PLC0415
+
+    import openlit as library  # noqa: PLC0415
+
+    prices = Path(tempfile.mkdtemp()) / "pricing.json"
+    prices.write_text(json.dumps({"chat": {replay.MODEL: {
+        "promptPrice": 0.00015, "completionPrice": 0.0006}}}), encoding="utf-8")
+    library.init(application_name=AGENT, environment="conformance", disable_metrics=True,
+                 disable_batch=True, pricing_json=str(prices))
+    wrappers = genai_by_hand(telemetry)
+    return (lambda url, failing: openai_agent(url, wrappers, failing=failing)), wrappers
 
 
 def pydantic_ai(version: int | None, event_mode: str | None = None) -> Callable[
-        [Telemetry], tuple[Callable[[str, bool], str], list[str]]]:
+        [Telemetry], tuple[Callable[[str, bool], str], Wrappers | None]]:
     """pydantic-ai's own agent and instrumentation (data format ``version``; ``None``: the
     release's default) on its OpenAI chat model; a failing tool raises ``ModelRetry``, how a
     pydantic-ai tool tells the model that it failed."""
-    def setup(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], list[str]]:
+    def setup(telemetry: Telemetry) -> tuple[Callable[[str, bool], str], Wrappers | None]:
         from pydantic_ai import Agent, ModelRetry  # noqa: PLC0415
         from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: PLC0415
         from pydantic_ai.models.openai import OpenAIChatModel  # noqa: PLC0415
@@ -348,7 +393,7 @@ def pydantic_ai(version: int | None, event_mode: str | None = None) -> Callable[
 
             return str(agent.run_sync(replay.QUESTION).output)
 
-        return run, []
+        return run, None
 
     return setup
 
@@ -356,21 +401,21 @@ def pydantic_ai(version: int | None, event_mode: str | None = None) -> Callable[
 ROWS: dict[str, dict[str, Any]] = {
     "openai-v2-legacy-events": {
         "venv": "openai-v2-legacy", "library": "opentelemetry-instrumentation-openai-v2",
-        "mode": "default (content as log records: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_"
-                "CONTENT=true)",
+        "mode": "default, content as log records (OTEL_INSTRUMENTATION_GENAI_CAPTURE_"
+                "MESSAGE_CONTENT=true)",
         "env": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
         "setup": lambda t: openai_v2(t, genai_by_hand),
     },
     "openai-v2-span-only": {
         "venv": "openai-v2", "library": "opentelemetry-instrumentation-openai-v2",
-        "mode": "span_only (OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental)",
+        "mode": "span_only, latest experimental conventions",
         "env": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
                 "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"},
         "setup": lambda t: openai_v2(t, util_genai),
     },
     "openai-v2-event-only": {
         "venv": "openai-v2", "library": "opentelemetry-instrumentation-openai-v2",
-        "mode": "event_only (OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental)",
+        "mode": "event_only, latest experimental conventions",
         "env": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
                 "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "event_only"},
         "setup": lambda t: openai_v2(t, util_genai),
@@ -383,6 +428,24 @@ ROWS: dict[str, dict[str, Any]] = {
         "venv": "openinference", "library": "openinference-instrumentation-openai",
         "mode": "OPENINFERENCE_ENABLE_GENAI_SEMCONV=true",
         "env": {"OPENINFERENCE_ENABLE_GENAI_SEMCONV": "true"}, "setup": openinference,
+    },
+    "openlit": {
+        "venv": "openlit", "library": "openlit", "mode": "default (openlit.init)",
+        "env": {}, "setup": openlit,
+    },
+    "openlit-1.34": {
+        "venv": "openlit-1.34", "library": "openlit", "mode": "default (openlit.init)",
+        "env": {}, "setup": openlit,
+    },
+    "openllmetry": {
+        "venv": "traceloop", "library": "opentelemetry-instrumentation-openai",
+        "mode": "default (messages as span attributes)", "env": {},
+        "setup": openllmetry(use_attributes=True),
+    },
+    "openllmetry-events": {
+        "venv": "traceloop", "library": "opentelemetry-instrumentation-openai",
+        "mode": "use_attributes=False (messages as log events)", "env": {},
+        "setup": openllmetry(use_attributes=False),
     },
     "pydantic-ai-1.0-default": {
         "venv": "pydantic-ai-1.0", "library": "pydantic-ai-slim", "mode": "default (format 2)",
@@ -456,7 +519,7 @@ def main() -> int:
     os.environ.update(OFFLINE_ENV)
     os.environ.update(row["env"])
     telemetry = Telemetry.install()
-    run, hand_made = row["setup"](telemetry)
+    run, wrappers = row["setup"](telemetry)
     args.out.mkdir(parents=True, exist_ok=True)
     files: dict[str, list[str]] = {}
     for variant in VARIANTS:
@@ -467,7 +530,9 @@ def main() -> int:
         row["library"], "openai", "opentelemetry-sdk", *row.get("also", ())})}
     meta = {"row": args.row, "venv": row["venv"], "library": row["library"],
             "version": versions[row["library"]], "mode": row["mode"], "env": row["env"],
-            "versions": versions, "hand_made": hand_made, "files": files,
+            "versions": versions,
+            "harness_spans": wrappers.short if wrappers else "",
+            "hand_made": wrappers.hand_made if wrappers else [], "files": files,
             "recorded_with": f"python .ci/instrumentations/record.py {args.row} OUT_DIR "
                              f"in the virtualenv of .ci/instrumentations/{row['venv']}.txt"}
     (args.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")

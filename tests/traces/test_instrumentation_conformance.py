@@ -21,6 +21,7 @@ from tests.traces.conformance import (
     run_differences,
     score_differences,
 )
+from tests.traces.render_matrix import PAGE, matrix, page_with
 
 CASES = [pytest.param(row, variant, encoding, id=f"{row}-{variant}-{encoding}")
          for row in rows() for variant in VARIANTS for encoding in ENCODINGS]
@@ -47,3 +48,10 @@ def test_scores_are_the_recorded_runs(row: str, variant: str, encoding: str) -> 
     read = reading(row, variant, encoding)
     assert score_differences(expected(row, variant), read) == [], (
         f"{read.command}\n{read.said}")
+
+
+def test_docs_matrix_is_the_generated_one() -> None:
+    """docs/otel.md's instrumentation table is what render_matrix.py makes from these checks
+    (run ``python tests/traces/render_matrix.py`` after a reader or fixture change)."""
+    page = PAGE.read_text(encoding="utf-8")
+    assert page_with(matrix(), page) == page
