@@ -105,7 +105,9 @@ def read_genai(span_type: str, attributes: Mapping[str, Any], name: str = "") ->
         inputs = _genai_messages(attributes, "gen_ai.input.messages")
         outputs = _genai_messages(attributes, "gen_ai.output.messages")
         text = last_text(outputs)
-        messages = _system_instructions(attributes) + (inputs or [])
+        # OpenLIT 1.45 writes the system prompt both ways: as instructions and as a message
+        instructions = [m for m in _system_instructions(attributes) if m not in (inputs or [])]
+        messages = instructions + (inputs or [])
         model = (text_or_none(attributes.get("gen_ai.response.model"))
                  or text_or_none(attributes.get("gen_ai.request.model")))
         reasons = attributes.get("gen_ai.response.finish_reasons")
