@@ -123,6 +123,7 @@ class ItemScorer:
                 outcomes.append(ScorerOutcome(
                     scorer_id=scorer.id, status=stored.status, score=stored.score,
                     reason=stored.reason, resumed=True,
+                    not_scorable_kind=stored.not_scorable_kind,
                 ))
             else:
                 outcomes.append(await self._score(scorer, item, output, run_id,
@@ -182,7 +183,8 @@ class ItemScorer:
             value: ScoreResult[Any, Any] = result.unwrap()
             if value.not_scorable is not None:
                 return ScorerOutcome(scorer_id=scorer.id, status="not_scorable",
-                                     reason=value.not_scorable.reason, result=value)
+                                     reason=value.not_scorable.reason, result=value,
+                                     not_scorable_kind=value.not_scorable.kind)
             score: object = value.score  # a scorer object (duck-typed) may give anything
             if not is_finite_number(score):
                 return ScorerOutcome(
