@@ -90,6 +90,8 @@ class ItemResult:
             repeats; such an item is failed and nothing is stored for it.
         trial: which trial of the item this is (0 without ``trials``; run ids of trials
             after the first are ``f"{batch_id}/trial-{trial}:…"``).
+        extra: for an item that could not be read, what its source still knew about it
+            (:class:`InvalidItem`'s ``extra``); a read item's are on ``item``.
     """
 
     index: int
@@ -102,6 +104,7 @@ class ItemResult:
     duplicate_of: int | None = None
     trial: int = 0
     error_kind: ItemFailureKind | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 def _check_bound(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

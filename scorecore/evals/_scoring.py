@@ -151,7 +151,7 @@ class ItemScorer:
         return ItemResult(
             index=index, item_id=item_id, run_id=run_id or self._ids.of(index, item_id),
             item=item, error=failure.error, outcomes=outcomes, duplicate_of=failure.duplicate_of,
-            error_kind=failure.kind,
+            error_kind=failure.kind, extra=failure.extra,
         )
 
     async def _output(self, item: EvalItem) -> Result[Any, ItemFailure]:

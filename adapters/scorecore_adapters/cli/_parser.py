@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 from typing import Any
 
 from scorecore_adapters.cli._batch_api import add_batch_api_flags, add_pending_flags
@@ -116,6 +117,13 @@ def _eval_traces_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--format", choices=FORMATS, default=None,
                     help="how FILE is encoded (default: a file starting with a zero byte is "
                          "collector-proto, *.pb / *.binpb / *.protobuf protobuf, else json)")
+    ev.add_argument("--logs", metavar="LOGS", type=Path, default=None,
+                    help="an OTLP logs file holding the message content as log records (JSON "
+                         "lines, protobuf or Collector frames; default: NAME.logs.EXT next to "
+                         "a trace file NAME.traces.EXT, when it exists)")
+    ev.add_argument("--explain", action="store_true",
+                    help="print, per trace, which convention read each span into which span "
+                         "type and which spans stayed generic")
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
     _batch_flags(ev)
