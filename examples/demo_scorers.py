@@ -4,7 +4,7 @@ built-in LLM-judged faithfulness scorer.
 Run them over the bundled dataset and keep every score in SQLite::
 
     scorecore eval examples/demo_scorers.py --data examples/data/demo.jsonl \
-        --store sqlite:demo.sqlite --threshold keyword-coverage=0.5 \
+        --store sqlite:demo.sqlite --threshold keyword-coverage=0.5 --max-failures 2 \
         --labels examples/data/demo_labels.jsonl
 
 ``llm-faithfulness`` (``scorecore.scorers.faithfulness`` against the reference answer) is
