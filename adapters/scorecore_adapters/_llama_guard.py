@@ -2,9 +2,11 @@
 
 ``python -m scorecore_adapters._llama_guard [--repack-weights] SERVER-ARGS...`` runs the server
 in this process and exits when standard input reaches its end:
-:func:`scorecore_adapters.local.llama_server` keeps a pipe to it open, and the operating system closes that pipe when the starting process
-ends in any way, ``kill -9`` included. So a server is never left behind holding its memory and
-port (a parent-death signal would fire when the *thread* that started the server ends instead).
+:func:`scorecore_adapters.local.llama_server` keeps a pipe to it open, and the operating system
+closes that pipe when the starting process ends in any way, ``kill -9`` included (a child it
+forked does not keep the pipe open: it is closed in the child). So a server is never left
+behind holding its memory and port (a parent-death signal would fire when the *thread* that
+started the server ends instead).
 
 Models load with llama.cpp's extra buffer types off (no weight repacking, which faults on some
 CPUs: see :mod:`scorecore_adapters._llama_run`) unless ``--repack-weights`` comes first. The
