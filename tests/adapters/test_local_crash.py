@@ -42,7 +42,8 @@ def _descendants(pid: int, marker: str) -> list[int]:
             continue
         try:
             stat = (entry / "stat").read_text()
-            commands[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            commands[int(entry.name)] = command.decode(errors="replace")
         except OSError:
             continue
         parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])

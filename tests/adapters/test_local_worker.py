@@ -6,6 +6,7 @@ Marked ``real_model`` only because LocalModel needs llama_cpp installed to be bu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -180,12 +181,12 @@ def test_calls_from_many_threads_and_event_loops_never_mix_replies(
 
     def loop(index: int, backend: str) -> None:
         async def main() -> None:
+            async def ask(model: Any, text: str) -> None:
+                got[text] = (await model.generate(_request(f"echo:{text}"))).unwrap().text
+
             async with anyio.create_task_group() as tg:
                 for k in range(5):
-                    async def ask(text: str) -> None:
-                        got[text] = (await models[k % 2].generate(
-                            _request(f"echo:{text}"))).unwrap().text
-                    tg.start_soon(ask, f"{index}-{k}")
+                    tg.start_soon(ask, models[k % 2], f"{index}-{k}")
 
         anyio.run(main, backend=backend)
 
@@ -248,8 +249,6 @@ def test_the_worker_ends_when_its_parent_is_killed_even_after_a_fork(
         assert _gone(worker, 20), "the worker outlived its parent"
     finally:
         for pid in (worker, child):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         parent.stdout.close()
