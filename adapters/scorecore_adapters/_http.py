@@ -388,7 +388,10 @@ async def post_json(
             # its signal and last output, rather than "Server disconnected".
             died = await anyio.to_thread.run_sync(_local_servers.death_of, url)
             if died is not None:
-                return Failure(attrs.evolve(died, cause=error))
+                # The disconnection as the cause, not retryable either: nothing restarts it.
+                return Failure(attrs.evolve(died, cause=JudgeError(
+                    kind="network", message=error.message, exception_type=error.exception_type,
+                    is_retryable=False)))
         return Failure(error)
     except UnicodeEncodeError as exc:  # httpx sends header values as ASCII (a key with "é")
         return Failure(

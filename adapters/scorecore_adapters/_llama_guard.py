@@ -20,7 +20,7 @@ import os
 import runpy
 import sys
 import threading
-from typing import Any
+from typing import Any, cast
 
 
 def _exit_at_end_of_input() -> None:
@@ -41,7 +41,7 @@ def _report_load_parameters() -> None:
         print(f"scorecore: model loaded with {used_load_parameters(self)}",  # noqa: T201
               file=sys.stderr, flush=True)
 
-    llama_cpp.Llama.__init__ = init  # type: ignore[method-assign]
+    cast(Any, llama_cpp.Llama).__init__ = init  # typed as a method when installed
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, cast, final
 
 if TYPE_CHECKING:  # the local extra; imported where it is used
     from llama_cpp import Llama
@@ -152,7 +152,8 @@ class Loaded:
             return create_completion(*args, stopping_criteria=criteria, **kwargs)
 
         # The instance's own attribute, so create_chat_completion's handler calls it.
-        llama.create_completion = with_check  # type: ignore[method-assign]
+        # (Through Any: typed as a method when llama-cpp-python is installed, Any when not.)
+        cast(Any, llama).create_completion = with_check
 
 
 _LOADED: dict[LoadKey, Loaded] = {}

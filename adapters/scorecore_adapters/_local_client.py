@@ -81,7 +81,10 @@ def keep_from_forks(pipe: IO[bytes]) -> None:
 
 
 def _after_fork_in_child() -> None:
-    # Only the forking thread runs in the child, so no lock is held here by anyone else.
+    # Only the forking thread runs in the child: a lock another thread held at the fork stays
+    # held for ever there, so the child gets a fresh one.
+    global _WORKERS_LOCK  # noqa: PLW0603 - replaced in a forked child only
+    _WORKERS_LOCK = threading.Lock()
     for fd in list(_INHERITED_FDS):
         with contextlib.suppress(OSError):
             os.close(fd)

@@ -21,6 +21,7 @@ import pytest
 
 from scorecore import ModelSettings
 from scorecore.judge import JudgeMessage, JudgeRequest
+from scorecore.judge.retry import is_retryable_error
 from scorecore_adapters import allow_model_requests
 
 pytestmark = [pytest.mark.real_model, pytest.mark.anyio]
@@ -64,6 +65,16 @@ def test_models_load_without_the_extra_buffer_types(isolation: str) -> None:
     from scorecore_adapters.local import LocalModel  # noqa: PLC0415 - needs the local extra
 
     assert LocalModel(isolation=isolation).load_parameters()["use_extra_bufts"] is False  # type: ignore[arg-type]
+
+
+async def test_in_process_answers_as_the_worker_does(anyio_backend: str) -> None:
+    from scorecore_adapters.local import LocalModel  # noqa: PLC0415 - needs the local extra
+
+    request = JudgeRequest(messages=[JudgeMessage(role="user", content="Say yes.")],
+                           settings=ModelSettings(max_output_tokens=6))
+    worker = (await LocalModel().generate(request)).unwrap()
+    here = (await LocalModel(isolation="in_process").generate(request)).unwrap()
+    assert (here.text, here.usage) == (worker.text, worker.usage)
 
 
 def test_repack_weights_opts_back_in_and_is_a_load_of_its_own() -> None:
@@ -194,3 +205,4 @@ async def test_a_server_that_dies_is_reported_with_its_signal(anyio_backend: str
     assert f"the local server at {url} died: SIGSEGV" in error.message
     assert "Fatal Python error: Segmentation fault" in error.message  # its output's tail
     assert not error.is_retryable
+    assert not is_retryable_error(error)  # nothing restarts it: retrying cannot help
