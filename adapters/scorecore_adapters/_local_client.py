@@ -33,7 +33,7 @@ from scorecore_adapters._local_worker import read_frame, write_frame
 
 _TAIL_CHARS: Final = 2000  # of a dead process's output, quoted in the error
 _TAIL_LINES: Final = 20
-_POLL: Final = 0.05  # seconds between looks at a call's stop event while a reply is awaited
+_POLL_MS: Final = 50  # between looks at a call's stop event while a reply is awaited
 
 
 def death(returncode: int | None) -> str:
@@ -187,15 +187,15 @@ class Worker:
             except OSError:
                 raise self._died() from None
             asked_to_stop = False
+            waiting = select.poll()  # (not select.select: it fails for descriptors past 1023)
+            waiting.register(self._reply, select.POLLIN)
             while True:
                 if stop is not None and not asked_to_stop and stop.is_set():
                     asked_to_stop = True
                     with contextlib.suppress(OSError):  # a dead worker shows on the read
                         write_frame(self._request, {"op": "stop", "id": ident})
-                if stop is not None and not asked_to_stop:
-                    ready, _, _ = select.select([self._reply], [], [], _POLL)
-                    if not ready:
-                        continue
+                if stop is not None and not asked_to_stop and not waiting.poll(_POLL_MS):
+                    continue
                 try:
                     reply = read_frame(self._reply)
                 except (OSError, ValueError):

@@ -23,6 +23,7 @@ import faulthandler
 import json
 import os
 import queue
+import signal
 import struct
 import sys
 import threading
@@ -127,6 +128,9 @@ def main() -> None:
     # A native fault writes the Python stack to stderr, which the parent quotes when it reports
     # the worker's death.
     faulthandler.enable()
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides what happens,
+    # and the worker ends when the parent closes its pipe.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     key_json, request_fd, reply_fd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     try:
         _serve(key_json, request_fd, reply_fd)
