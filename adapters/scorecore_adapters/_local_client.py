@@ -55,6 +55,12 @@ def output_tail(log: IO[bytes]) -> str:
     size = log.tell()
     log.seek(max(0, size - _TAIL_CHARS * 4))
     text = log.read().decode("utf-8", "replace")
+    # A fault's report (the signal, then every thread's Python stack) starts with this line:
+    # quote it from there, or the stacks of idle threads push it out of the tail.
+    fault = text.rfind("Fatal Python error:")
+    if fault >= 0:
+        report = text[fault:].rstrip()
+        return report if len(report) <= _TAIL_CHARS else report[:_TAIL_CHARS] + "\n..."
     lines = text[-_TAIL_CHARS:].rstrip().splitlines()[-_TAIL_LINES:]
     return "\n".join(lines) or "(no output)"
 

@@ -193,14 +193,15 @@ async def test_a_server_that_dies_is_reported_with_its_signal(anyio_backend: str
     from scorecore_adapters.openai import OpenAIChatModel  # noqa: PLC0415
 
     with llama_server(n_ctx=512) as url:
-        (guard,) = _descendants(os.getpid(), "scorecore_adapters._llama_guard")
-        judge = OpenAIChatModel("smollm2", base_url=url, api_key="none")
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        (guard,) = _descendants(os.getpid(), f"--port {port} ")
         request = JudgeRequest(messages=[JudgeMessage(role="user", content="Say hi.")],
                                settings=ModelSettings(max_output_tokens=4))
-        with allow_model_requests():
-            assert (await judge.generate(request)).unwrap().text is not None
-            os.kill(guard, signal.SIGSEGV)
-            error = (await judge.generate(request)).failure()
+        async with OpenAIChatModel("smollm2", base_url=url, api_key="none") as judge:
+            with allow_model_requests():
+                assert (await judge.generate(request)).unwrap().text is not None
+                os.kill(guard, signal.SIGSEGV)
+                error = (await judge.generate(request)).failure()
     assert error.kind == "crashed"
     assert f"the local server at {url} died: SIGSEGV" in error.message
     assert "Fatal Python error: Segmentation fault" in error.message  # its output's tail
