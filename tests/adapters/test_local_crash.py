@@ -114,6 +114,7 @@ def test_the_servers_model_loads_without_the_extra_buffer_types() -> None:
         guard.stderr.close()
 
 
+ITEMS = 6
 SCORERS = textwrap.dedent('''
     from scorecore import JudgeConfig, ModelSettings, PromptStep, create_scorer
     from scorecore_adapters.local import LocalModel
@@ -144,29 +145,33 @@ def test_a_worker_killed_mid_generation_loses_no_item_of_scorecore_eval(tmp_path
     data = tmp_path / "items.jsonl"
     data.write_text("".join(
         f'{{"id": "q{i}", "input": "What is {i} plus {i}?", "output": "{2 * i}"}}\n'
-        for i in range(4)))
+        for i in range(ITEMS)))
     db = tmp_path / "scores.db"
     command = subprocess.Popen(  # noqa: S603 - our interpreter
         [sys.executable, "-m", "scorecore_adapters", "eval", str(scorers), "--data", str(data),
-         "--store", f"sqlite:{db}", "--concurrency", "1"],
+         "--store", f"sqlite:{db}", "--concurrency", "1", "--no-cache"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_environment(),
+        cwd=tmp_path,
     )
     killed = None
     try:
         deadline = time.monotonic() + 300
+        used = 0.0
         while killed is None and command.poll() is None and time.monotonic() < deadline:
             workers = _descendants(command.pid, "scorecore_adapters._local_worker")
-            # Busy: the worker has used CPU time since it loaded (a generation is under way).
-            if workers and _cpu_seconds(workers[0]) > 1.0:
+            now = _cpu_seconds(workers[0]) if workers else 0.0
+            # Generating: past its load (a fraction of a second of CPU) and busy right now.
+            if now > 0.4 and now > used:
                 os.kill(workers[0], signal.SIGSEGV)
                 killed = workers[0]
-            time.sleep(0.1)
+            used = now
+            time.sleep(0.05)
         out, err = command.communicate(timeout=600)
     finally:
         if command.poll() is None:
             command.kill()
             command.communicate()
-    assert killed is not None, "the worker was never seen generating"
+    assert killed is not None, f"the worker was never seen generating: {out}{err}"
     assert command.returncode == 0, out + err
     conn = sqlite3.connect(db)
     try:
@@ -175,7 +180,7 @@ def test_a_worker_killed_mid_generation_loses_no_item_of_scorecore_eval(tmp_path
     finally:
         conn.close()
     assert [(run_id.rsplit(":", 1)[-1], scorer, status) for run_id, scorer, status in rows] == [
-        (f"q{i}", "checked", "scored") for i in range(4)]
+        (f"q{i}", "checked", "scored") for i in range(ITEMS)]
 
 
 def _cpu_seconds(pid: int) -> float:
