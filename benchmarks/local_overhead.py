@@ -9,7 +9,7 @@ count against the first) goes through three variants:
 - ``raw``: ``llama_cpp.Llama(...).create_chat_completion(...)`` with the same load options and
   arguments, no scorecore at all.
 
-Rounds alternate the variants (A/B/C, A/B/C, …) because the machine is shared and noisy; each
+Rounds alternate the variants (A/B/C, B/C/A, C/A/B, …) because the machine is shared and noisy; each
 variant is warmed up (loaded, one call) before timing. It prints, per variant, the median and
 spread of the seconds per call and of the completion tokens per second, then the two ratios:
 ``process`` against ``in_process`` per call (goal: within 5 %), and LocalModel's tokens per
@@ -93,8 +93,13 @@ def main() -> None:
         raise SystemExit(f"the variants generated different token counts: {counts}")
     seconds: dict[str, list[float]] = {name: [] for name in variants}
     rates: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(args.rounds):
-        for name, call in variants.items():
+    names = list(variants)
+    for round_index in range(args.rounds):
+        # Each round starts with the next variant (A/B/C, B/C/A, C/A/B, ...): no variant always
+        # runs right after another one.
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
+            call = variants[name]
             started = time.perf_counter()
             generated = call()
             if generated != counts[name]:
