@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeAlias, final
 
 import attrs
 
+from scorecore._core._redact import redact_text
 from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.evals._checks import FIXED_BITS, fixed, unit_interval
 from scorecore.evals._items import EvalItem, ItemFailureKind
@@ -325,16 +326,23 @@ class EvalReport:
         if self.results is not None:
             out["results"] = [
                 {
-                    "index": r.index, "itemId": r.item_id, "runId": r.run_id, "error": r.error,
+                    # Reasons and errors may quote a reply: redacted, as stored rows are.
+                    "index": r.index, "itemId": r.item_id, "runId": r.run_id,
+                    "error": _redacted(r.error),
                     "scores": [
                         {"scorerId": o.scorer_id, "status": o.status, "score": o.score,
-                         "reason": o.reason, "error": o.error, "resumed": o.resumed}
+                         "reason": _redacted(o.reason), "error": _redacted(o.error),
+                         "resumed": o.resumed}
                         for o in r.outcomes
                     ],
                 }
                 for r in self.results
             ]
         return out
+
+
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else redact_text(text)
 
 
 def _fmt(mean: float | None) -> str:

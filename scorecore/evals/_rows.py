@@ -20,7 +20,7 @@ from scorecore._core._causes import RunFailureCause, failure_kind
 from scorecore._core._convert import converter
 from scorecore._core._keys import camel
 from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
-from scorecore._core._redact import redact_secrets
+from scorecore._core._redact import redact_secrets, redact_strings, redact_text
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.evals._messages import exception_text
@@ -247,6 +247,8 @@ _FROM_RESULT = tuple(f for f in RESULT_FIELDS if f.stored == "column" and f.name
 _TO_METADATA = tuple(f for f in RESULT_FIELDS if f.stored == "metadata")
 _TO_CONTEXT = tuple(f for f in RESULT_FIELDS if f.stored == "context")
 _PLAIN = (dict, list, tuple, str, int, float, bool)
+# The metadata keys whose texts explain a run (redacted as the reason is).
+_EXPLAINING = ("error", "cause", "notScorable", "judge", "panel", "pairwise")
 
 
 def context_of(source: object, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -388,6 +390,14 @@ def score_row(
     for field in _TO_METADATA:
         if field.name in data:
             meta[field.key] = data[field.name]
+    # The texts that explain a run (reason, error, cause, judge executions, panel members'
+    # reasons) may quote a reply holding a secret; the run's own input and output, and what the
+    # steps made of them, are the evaluated data and are stored as given.
+    if reason is not None:
+        reason = redact_text(reason)
+    for key in _EXPLAINING:
+        if key in meta:
+            meta[key] = redact_strings(clean.value(meta[key], ("metadata", key)))
     # Cleaned before redaction: redact_secrets recurses and must not meet a 10,000-deep value.
     if context:
         context = redact_secrets(clean.value(context, _COLUMN_NAME["additional_context"]))

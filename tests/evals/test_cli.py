@@ -9,6 +9,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -260,6 +261,62 @@ def test_a_module_importing_a_missing_module_names_the_missing_one(
                               f"'evalpkg_missing_dependency'"), err
     code, _, err = run("eval", "evalpkg.absent", "--data", str(data))
     assert err == "scorecore: error: scorers module not found: evalpkg.absent\n"
+
+
+@pytest.fixture
+def package_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A project whose scorers live in a package ``jurypkg`` (``jurypkg/panel/jury.py``) that
+    imports its own package absolutely and relatively; forgotten after the test."""
+    root = tmp_path / "project"
+    panel = root / "jurypkg" / "panel"
+    panel.mkdir(parents=True)
+    (root / "jurypkg" / "__init__.py").write_text("")
+    (root / "jurypkg" / "common.py").write_text("BASE = 0.5\n")
+    (panel / "__init__.py").write_text("")
+    (panel / "weights.py").write_text("EXTRA = 0.25\n")
+    (panel / "jury.py").write_text(
+        "from scorecore import create_scorer\n"
+        "from jurypkg.common import BASE\n"
+        "from .weights import EXTRA\n"
+        "jury = create_scorer(id='jury', description='d').generate_score("
+        "lambda ctx: BASE + EXTRA)\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield root
+    for name in [n for n in sys.modules if n == "jurypkg" or n.startswith("jurypkg.")]:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_a_scorer_file_inside_a_package_imports_its_package(
+    package_project: Path, absolute: bool
+) -> None:
+    """``scorecore eval jurypkg/panel/jury.py`` works as ``scorecore eval jurypkg.panel.jury``
+    does: the file's package and its relative imports resolve, from the project root or with
+    an absolute path."""
+    data = write_jsonl(package_project / "d.jsonl", ['{"input": 1, "output": 1}'])
+    path = package_project / "jurypkg" / "panel" / "jury.py"
+    code, out, err = run("eval", str(path) if absolute else "jurypkg/panel/jury.py",
+                         "--data", str(data), "--store", f"sqlite:{package_project / 'x.db'}")
+    assert code == 0, out + err
+    assert re.search(r"jury\s.*0\.750", out), out
+
+
+def test_a_package_named_like_one_already_imported_loads_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scorer file in a package ``tests`` while another ``tests`` package is imported (this
+    suite's): the file itself is loaded, as before, instead of a module of the other one."""
+    package = tmp_path / "tests"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "my_scorers.py").write_text(SCORERS)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1}'])
+    code, out, err = run("eval", str(package / "my_scorers.py"), "--data", str(data),
+                         "--store", f"sqlite:{tmp_path / 'x.db'}")
+    assert code == 0, out + err
+    assert "tests.my_scorers" not in sys.modules
 
 
 def test_console_script_subprocess(tmp_path: Path) -> None:

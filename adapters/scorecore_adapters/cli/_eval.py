@@ -43,6 +43,7 @@ from scorecore_adapters.cli._economics import (
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
+from scorecore_adapters.cli._otel import DEFAULT_TIMEOUT as DEFAULT_OTEL_TIMEOUT
 from scorecore_adapters.cli._otel import OtelReporter
 from scorecore_adapters.cli._ray import run_on_ray, start_ray
 from scorecore_adapters.cli._trust import print_agreements
@@ -262,6 +263,9 @@ def _plan_eval(
     if args.otel_evaluation_spans and not args.otel_endpoint:
         raise UsageError("--otel-evaluation-spans needs --otel-endpoint URL (the OTLP/HTTP "
                          "traces endpoint the spans are sent to)")
+    if args.otel_timeout is not None and not args.otel_endpoint:
+        raise UsageError("--otel-timeout needs --otel-endpoint URL (the OTLP/HTTP traces "
+                         "endpoint the events are sent to)")
     loaded = load_scorers(args.scorers)
     data_path = Path(args.data)
     if not data_path.is_file():
@@ -377,7 +381,8 @@ def run_eval(
         raise UsageError("every selected scorer was skipped; nothing to run")
     # With --trials N every item completes N times (once per trial).
     reporter = (OtelReporter(args.otel_endpoint, thresholds=plan.thresholds, gates=plan.gates,
-                             evaluation_spans=args.otel_evaluation_spans)
+                             evaluation_spans=args.otel_evaluation_spans,
+                             timeout=args.otel_timeout or DEFAULT_OTEL_TIMEOUT)
                 if args.otel_endpoint else None)
     progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out,
                          unit=f"{unit[:-1]} trials" if args.trials > 1 else unit, also=reporter)
@@ -397,6 +402,8 @@ def run_eval(
           f"{plan.store.url} as batch {plan.batch_id}", file=out)
     for line in report.failed_checks:
         print(f"failed: {line}", file=out)
+    if reporter is not None:
+        reporter.print(out)
     invalid = plan.reader.invalid
     code = EXIT_USAGE if invalid else (EXIT_PASSED if report.passed else EXIT_FAILED)
     # The command's verdict: malformed lines make it "error" (exit 2) whatever the checks said.
@@ -414,6 +421,8 @@ def run_eval(
             "store": plan.store.url,
             "failureCauses": [group_json(g) for g in causes],
         }
+        if reporter is not None:
+            document["otel"] = reporter.to_json()
         try:
             Path(args.output).write_text(json.dumps(document, indent=2, default=str) + "\n",
                                          encoding="utf-8")

@@ -40,6 +40,16 @@ def _rate(text: str) -> float:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):  # NaN too
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def _tolerance(text: str) -> float:
     try:
         value = float(text)
@@ -93,6 +103,9 @@ def _batch_flags(ev: argparse.ArgumentParser) -> None:
                     help="with --otel-endpoint: also send the evaluation itself as spans, one "
                          "per item with a child per scorer and per judge call (model, tokens, "
                          "cost)")
+    ev.add_argument("--otel-timeout", type=_seconds, default=None, metavar="SECONDS",
+                    help="with --otel-endpoint: how long scoring waits for room when the "
+                         "export queue is full, and the end for the last events (default 30)")
     add_economics_flags(ev)
 
 
