@@ -47,9 +47,12 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 
 # Without OPENAI_API_KEY / OPENAI_BASE_URL the LLM-judged scorer runs on the bundled local
 # model (SmolLM2-135M, in-process); with either set it asks that OpenAI-compatible server.
+# --labels: the judge's agreement with human labels of the demo items is printed after the
+# summary, with a caveat when it cannot be told from chance.
 demo: $(DEMO_STAMP)
 	$(BIN)/scorecore eval examples/demo_scorers.py --data examples/data/demo.jsonl \
-		--store sqlite:demo.sqlite --threshold keyword-coverage=0.5
+		--store sqlite:demo.sqlite --threshold keyword-coverage=0.5 \
+		--labels examples/data/demo_labels.jsonl
 
 quickstart: $(DEMO_STAMP)
 	$(BIN)/python examples/quickstart.py

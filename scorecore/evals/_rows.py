@@ -141,6 +141,24 @@ class ScoreRow:
             trace_id=record.trace_id, span_id=record.span_id,
         )
 
+    def not_scorable_kind(self) -> str | None:
+        """A not-scorable row's :attr:`~scorecore.NotScorable.kind`
+        (``metadata["notScorable"]["kind"]``): ``"position_bias"`` and the other kinds of a
+        judge that could not decide; ``None`` for other rows and a step's own not_scorable.
+
+        >>> row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b",
+        ...                status="not_scorable", metadata={"notScorable": {
+        ...                    "reason": "the verdict followed the position",
+        ...                    "kind": "position_bias"}})
+        >>> row.not_scorable_kind()
+        'position_bias'
+        """
+        stored = (self.metadata or {}).get("notScorable")
+        if self.status != "not_scorable" or not isinstance(stored, Mapping):
+            return None
+        kind = stored.get("kind")
+        return kind if isinstance(kind, str) else None
+
     def failure_cause(self) -> RunFailureCause | None:
         """The structured cause of a failed run, read back from the row.
 
@@ -392,12 +410,12 @@ def score_row(
             meta[field.key] = data[field.name]
     # The texts that explain a run (reason, error, cause, judge executions, panel members'
     # reasons) may quote a reply holding a secret; the run's own input and output, and what the
-    # steps made of them, are the evaluated data and are stored as given.
+    # steps made of them, are the evaluated data and are stored as given. The metadata is
+    # redacted once the row is storable (below): cleaned first, so redact_strings never meets
+    # a 10,000-deep value, and cleaned with the columns, so the first loss a failure names is
+    # where the data came from (a step result), not a copy of it in the judge's executions.
     if reason is not None:
         reason = redact_text(reason)
-    for key in _EXPLAINING:
-        if key in meta:
-            meta[key] = redact_strings(clean.value(meta[key], ("metadata", key)))
     # Cleaned before redaction: redact_secrets recurses and must not meet a 10,000-deep value.
     if context:
         context = redact_secrets(clean.value(context, _COLUMN_NAME["additional_context"]))
@@ -426,7 +444,10 @@ def score_row(
         span_id=span_id,
         **columns,
     )
-    return storable_row(row, clean)
+    row = storable_row(row, clean)
+    stored = dict(row.metadata or {})
+    explaining = {key: redact_strings(stored[key]) for key in _EXPLAINING if key in stored}
+    return attrs.evolve(row, metadata={**stored, **explaining}) if explaining else row
 
 
 _COLUMN_NAME: Final[Mapping[str, str]] = {c.attr: c.name for c in SCORE_COLUMNS}

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from scorecore_adapters.cli import main
+from scorecore_adapters.labels import read_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo_scorers.py"
@@ -408,3 +409,32 @@ def test_engine_ray_refuses_a_store_it_cannot_use_before_starting_ray(
     assert "store_url" not in err
     assert "concurrency" not in err
     assert not (tmp_path / "s.db").exists()
+
+
+DEMO_LABELS = ROOT / "examples" / "data" / "demo_labels.jsonl"
+
+
+def test_the_demo_ships_labels_for_its_judged_items() -> None:
+    """``examples/data/demo_labels.jsonl`` is in calibrate's format and labels every demo item
+    with a reference answer (the faithfulness scorer's context), for llm-faithfulness; the
+    Makefile's demo passes it to ``eval --labels``."""
+    labels = read_labels(DEMO_LABELS)
+    items = [json.loads(line) for line in DEMO_DATA.read_text().splitlines() if line.strip()]
+    assert set(labels) == {item["id"] for item in items if item.get("ground_truth")}
+    assert all(isinstance(v, bool) for v in labels.values())
+    lines = [json.loads(line) for line in DEMO_LABELS.read_text().splitlines()]
+    assert {line["scorer"] for line in lines} == {"llm-faithfulness"}
+    assert all(line["note"] for line in lines)
+    recipe = (ROOT / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    assert "--labels examples/data/demo_labels.jsonl" in recipe
+
+
+def test_demo_with_labels_and_no_judge_says_there_is_nothing_to_measure(tmp_path: Path) -> None:
+    """With the LLM scorer skipped, ``--labels`` measures no function scorer: one line says no
+    LLM-judged scorer ran, and the demo still passes."""
+    code, out, err = run("eval", str(DEMO), "--data", str(DEMO_DATA), "--store",
+                         f"sqlite:{tmp_path / 'demo.sqlite'}", "--threshold",
+                         "keyword-coverage=0.5", "--labels", str(DEMO_LABELS))
+    assert code == 0, err + out
+    assert (f"agreement with the labels in {DEMO_LABELS}: no LLM-judged scorer ran "
+            "(llm-faithfulness skipped)\n") in out

@@ -20,11 +20,18 @@ from scorecore.evals import (
     EvalReport,
     ItemLike,
     ItemResult,
+    LabelValue,
     StoreError,
     Threshold,
     run_evals,
 )
 from scorecore_adapters.cli._batch_api import batch_api_scope
+from scorecore_adapters.cli._calibrate import (
+    calibration_of,
+    labels_of,
+    print_agreement,
+    report_thresholds,
+)
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,
@@ -34,6 +41,7 @@ from scorecore_adapters.cli._common import (
     console,
     open_url,
     print_table,
+    read_batch,
 )
 from scorecore_adapters.cli._economics import (
     closing_cache,
@@ -78,7 +86,11 @@ def _summary_rows(
     for s in report.scorers:
         check, ok = checks.get(s.scorer_id, ("", True))
         result = ("pass" if ok else "FAIL") if check else ""
-        rows.append((s.scorer_id, number(s.mean), str(s.scored), str(s.not_scorable),
+        # Runs the judge could not decide are among the not scorable: said apart, as the
+        # failure budget counts them.
+        unscorable = str(s.not_scorable) + (f" ({s.undecided} undecided)" if s.undecided
+                                            else "")
+        rows.append((s.scorer_id, number(s.mean), str(s.scored), unscorable,
                      str(s.failed), check, result))
     rows.extend((sid, "-", "-", "-", "-", "", "skipped") for sid in skipped)
     return rows
@@ -253,6 +265,7 @@ class _EvalPlan:
     reader: DatasetReader
     total: int
     store: Store
+    labels: dict[str, LabelValue] | None = None
 
 
 def _plan_eval(
@@ -291,13 +304,48 @@ def _plan_eval(
     given = args.resume or args.batch_id
     if given is not None:
         _check_batch_id(given, "--resume" if args.resume else "--batch-id")
+    labels = _labels(args)
     reader = (JsonlReader(data_path, needs_output=target is None, warn=err)
               if reader_of is None else reader_of(data_path, err))
     return _EvalPlan(
         loaded=loaded, data_path=data_path, target=target, thresholds=thresholds, gates=gates,
         batch_id=given or _new_batch_id(data_path), reader=reader,
         total=reader.count(), store=open_url(args.store, must_exist=bool(args.resume)),
+        labels=labels,
     )
+
+
+def _labels(args: argparse.Namespace) -> dict[str, LabelValue] | None:
+    """``--labels``, read and checked before anything runs (``eval-traces`` has none)."""
+    if getattr(args, "labels", None) is None:
+        if getattr(args, "kind", "binary") != "binary" or getattr(args, "scale", None) or \
+                getattr(args, "label_value", None):
+            raise UsageError("--kind, --scale and --label-value describe --labels: give "
+                             "--labels FILE")
+        return None
+    return labels_of(args)
+
+
+def _print_labels_agreement(
+    plan: _EvalPlan, args: argparse.Namespace, out: TextIO
+) -> dict[str, Any] | None:
+    """With ``--labels``: the LLM-judged scorers against the labels, over the batch's stored
+    rows; their JSON for ``--output``. A function scorer is not a judge to trust or not."""
+    if plan.labels is None:
+        return None
+    chosen = [s.id for s in plan.loaded.scorers if getattr(s, "has_judge", False)]
+    if not chosen:
+        skipped = f" ({', '.join(plan.loaded.skipped)} skipped)" if plan.loaded.skipped else ""
+        print(f"agreement with the labels in {args.labels}: no LLM-judged scorer ran"
+              f"{skipped}", file=out)
+        return None
+    _, rows = read_batch(args.store, plan.batch_id)
+    thresholds = {sid: t for sid, t in report_thresholds(plan.thresholds, rows).items()
+                  if sid in chosen}
+    result = calibration_of(args, rows, threshold=thresholds, scorer_ids=chosen,
+                            labels=plan.labels)
+    print_agreement(result, args.labels, out)
+    return {**result.to_json(), "labelsFile": args.labels}
 
 
 def _check_batch_id(batch_id: str, flag: str) -> None:
@@ -396,6 +444,7 @@ def run_eval(
     print_economics(report, out=out)
     progress.judges.print(report.duration, out=out)
     print_agreements(report.panels, report.pairwise, out=out)
+    agreement = _print_labels_agreement(plan, args, out)
     causes = progress.failures.groups()
     print_causes(causes, out=out, limit=TOP_CAUSES, batch_id=plan.batch_id)
     print(f"{_counted(report, args.trials)}, {report.duration:.2f}s; stored in "
@@ -421,6 +470,8 @@ def run_eval(
             "store": plan.store.url,
             "failureCauses": [group_json(g) for g in causes],
         }
+        if agreement is not None:
+            document["calibration"] = agreement
         if reporter is not None:
             document["otel"] = reporter.to_json()
         try:
