@@ -141,7 +141,7 @@ judge_errors: st.SearchStrategy[JudgeError] = st.recursive(
         JudgeError,
         kind=st.sampled_from(
             ["rate_limit", "server", "timeout", "network", "auth", "bad_request",
-             "context_length", "unknown"]
+             "context_length", "crashed", "unknown"]
         ),
         message=text,
         status=st.none() | st.integers(min_value=100, max_value=599),
