@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import textwrap
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ _SLOW_BATCH = textwrap.dedent('''
 
 
 def _cached_keys(path: Path) -> set[str]:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         return {k for (k,) in conn.execute("SELECT key FROM scorecore_judge_cache")}
 
 
