@@ -62,6 +62,25 @@ if [ "$found" != "$VERSION" ]; then
 fi
 
 START=$SECONDS
+# pip builds llama-cpp-python (the local extra) from source, and caches the built wheel per
+# interpreter version: the one built for the main virtualenv is not offered to this one, which
+# would compile llama.cpp again (11-20 minutes on 2 cores). That wheel is py3-none (it loads
+# llama.cpp through ctypes), so the main virtualenv's pip hands it over from its cache.
+MAIN_VENV="${SCORECORE_MAIN_VENV:-.venv}"
+if [ -x "$MAIN_VENV/bin/python" ] && ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
+    LLAMA="$("$VENV/bin/python" -c '
+import tomllib
+with open("pyproject.toml", "rb") as file:
+    local = tomllib.load(file)["project"]["optional-dependencies"]["local"]
+print(next(r for r in local if r.startswith("llama-cpp-python")))')"
+    WHEELS="$(mktemp -d)"
+    if "$MAIN_VENV/bin/python" -m pip wheel --quiet --no-deps -w "$WHEELS" "$LLAMA"; then
+        "$VENV/bin/python" -m pip install --quiet "$WHEELS"/llama_cpp_python-*.whl
+    else
+        log "no llama-cpp-python wheel from $MAIN_VENV: pip builds it for Python $VERSION"
+    fi
+    rm -rf "$WHEELS"
+fi
 log "installing the project with the dev and local extras into $VENV"
 "$VENV/bin/python" -m pip install --quiet -e ".[dev,local]"
 log "installed in $((SECONDS - START)) s"
