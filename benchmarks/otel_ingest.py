@@ -17,6 +17,11 @@
    Goal: <= 10 % slower.
 
     .venv/bin/python benchmarks/otel_ingest.py [N_ITEMS] [--sink-only]
+
+3. --many-agents: one trace of 2,000 / 16,000 / 32,000 spans, half of them agent spans that
+   record no messages (each filled in from its model call): goal linear (flat time per span).
+
+    .venv/bin/python benchmarks/otel_ingest.py --many-agents
 """
 
 from __future__ import annotations
@@ -46,7 +51,12 @@ from scorecore.scorers import (
     textual_difference,
     tone,
 )
-from scorecore.traces import agent_traces, read_otlp_json_lines, trace_to_agent_run
+from scorecore.traces import (
+    agent_traces,
+    otlp_to_traces,
+    read_otlp_json_lines,
+    trace_to_agent_run,
+)
 from scorecore_adapters.otel import otel_sink
 
 _ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -280,7 +290,44 @@ def bench_sink() -> None:
              realistic_batch(items, scorers), n_real * len(scorers))
 
 
+def _many_agents(n_spans: int) -> dict[str, Any]:
+    """One trace: a root span, then n_spans // 2 invoke_agent spans that record no messages
+    (the instrumentations' default), each with one chat span holding the messages."""
+    trace_id = "ab" * 16
+    spans: list[dict[str, Any]] = [{"traceId": trace_id, "spanId": f"{0:016x}", "name": "root",
+                                    "startTimeUnixNano": "1760000000000000000"}]
+    user = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "q"}]}])
+    for index in range(1, n_spans // 2 + 1):
+        agent, chat = f"{2 * index:016x}", f"{2 * index + 1:016x}"
+        spans.append({"traceId": trace_id, "spanId": agent, "parentSpanId": f"{0:016x}",
+                      "name": "invoke_agent a", "startTimeUnixNano": str(1760000000000000000
+                                                                         + index),
+                      "attributes": [_s("gen_ai.operation.name", "invoke_agent")]})
+        spans.append({"traceId": trace_id, "spanId": chat, "parentSpanId": agent,
+                      "name": "chat m", "startTimeUnixNano": str(1760000000000000000 + index),
+                      "attributes": [_s("gen_ai.operation.name", "chat"),
+                                     _s("gen_ai.input.messages", user)]})
+    return {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+
+
+def bench_agents_without_messages(sizes: Sequence[int]) -> None:
+    """The agent fill-in (input and output from each agent's model calls) on one trace of
+    many agents: linear means the time per span stays flat as the trace grows."""
+    for n_spans in sizes:
+        payload = _many_agents(n_spans)
+        started = time.perf_counter()
+        (trace,) = otlp_to_traces(payload).unwrap()
+        runs = sum(1 for a in agent_traces(trace) if trace_to_agent_run(a) is not None)
+        elapsed = time.perf_counter() - started
+        print(f"  {n_spans:>7,} spans, {runs:,} agent runs: {elapsed:.2f} s "
+              f"({elapsed / n_spans * 1e6:.1f} us per span)")
+
+
 def main() -> None:
+    if "--many-agents" in sys.argv:
+        print("one trace of many agents without messages -> agent runs")
+        bench_agents_without_messages((2_000, 16_000, 32_000))
+        return
     if not SINK_ONLY:
         print("otel_ingest: OTLP/JSON lines -> traces -> agent runs (streamed)")
         bench_ingest([1_000, 100_000])

@@ -4,7 +4,8 @@ built-in LLM-judged faithfulness scorer.
 Run them over the bundled dataset and keep every score in SQLite::
 
     scorecore eval examples/demo_scorers.py --data examples/data/demo.jsonl \
-        --store sqlite:demo.sqlite --threshold keyword-coverage=0.5
+        --store sqlite:demo.sqlite --threshold keyword-coverage=0.5 \
+        --labels examples/data/demo_labels.jsonl
 
 ``llm-faithfulness`` (``scorecore.scorers.faithfulness`` against the reference answer) is
 judged by a real model:
@@ -18,7 +19,9 @@ judged by a real model:
 ``SCORECORE_DEMO_JUDGE=none`` skips the scorer (the test suite's fast runs of the demo).
 
 A 135M-parameter model is a weak judge: its faithfulness scores are shown, not gated (the
-command's only threshold is on ``keyword-coverage``).
+command's only threshold is on ``keyword-coverage``), and ``--labels`` prints its agreement with
+human labels of the demo items (``data/demo_labels.jsonl``: is the answer faithful to its
+reference answer?), with a caveat when that agreement cannot be told from chance.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The adapter guides' ```python examples run as written (```py blocks are sketches).
 
-Every ```python block of the four guides is executed on its own (imports included, no
+Every ```python block of the guides is executed on its own (imports included, no
 network). A block that defines pytest-style ``test_*`` functions taking no arguments has them
 called too — async ones on both anyio backends — so the tests the guides teach really pass.
 """
@@ -24,6 +24,7 @@ ADAPTER_DOCS = [
     "docs/judges-openai.md",
     "docs/judges-anthropic.md",
     "docs/reports.md",
+    "docs/batch-judges.md",
 ]
 
 

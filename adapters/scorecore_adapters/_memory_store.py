@@ -191,7 +191,8 @@ class InMemoryScoreStore:
                 row = self._read(stored, "completed")
                 status = row.status
                 if status != "failed":
-                    done[key] = CompletedScore(status=status, score=row.score, reason=row.reason)
+                    done[key] = CompletedScore(status=status, score=row.score, reason=row.reason,
+                                               not_scorable_kind=row.not_scorable_kind())
         return done
 
     async def has_batch(self, batch_id: str, /) -> bool:

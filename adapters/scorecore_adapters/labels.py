@@ -66,7 +66,11 @@ def _label(value: object) -> tuple[LabelValue | None, str | None]:
     if isinstance(value, bool) or (isinstance(value, str) and value):
         return value, None
     if isinstance(value, int | float):
-        if not math.isfinite(value):
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an int no float holds (JSON allows 10**400)
+            finite = False
+        if not finite:
             return None, f"field 'label' must be a finite number, got {_json_text(value)}"
         return value, None
     return None, (f"field 'label' must be true/false, a number or a non-empty string, got "

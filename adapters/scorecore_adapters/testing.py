@@ -50,6 +50,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore import Runtime
 from scorecore.judge import JudgeError, JudgeErrorKind, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge.economics import function_identity
 from scorecore.judge.retry import kind_for
 from scorecore_adapters._assertions import assert_passes, assert_scored
 from scorecore_adapters._chaos import (
@@ -264,6 +265,9 @@ class FunctionJudge(_FakeJudge):
     judge failure (a ``JudgeError`` of kind ``unknown`` naming it, retried by
     ``ModelSettings.max_retries``). Return :func:`judge_error` to simulate a provider failure.
 
+    Its ``cache_identity`` is a digest of ``fn`` 's code, so a judge cache keeps the answers
+    of each version of the function apart (the same code in a new judge reads them back).
+
     Args:
         fn: the function answering each request.
         model_id: reported as the judge's model id.
@@ -278,7 +282,7 @@ class FunctionJudge(_FakeJudge):
     '{"echo": "hi"}'
     """
 
-    __slots__ = ("_fn",)
+    __slots__ = ("_fn", "_identity")
 
     def __init__(
         self,
@@ -295,6 +299,13 @@ class FunctionJudge(_FakeJudge):
             supports_structured_output=supports_structured_output,
         )
         self._fn = fn
+        self._identity = f"function:{function_identity(fn)}"
+
+    @property
+    def cache_identity(self) -> str:
+        """The function's code (as a scorer fingerprint hashes it): a judge whose function
+        changed never reads the answers the old one left in a judge cache."""
+        return self._identity
 
     async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
         """Record the request and answer with ``fn(request)``.

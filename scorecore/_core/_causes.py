@@ -22,6 +22,7 @@ from typing_extensions import TypeVar
 
 from scorecore._core._judge import StepName
 from scorecore._core._judge_error import JudgeError
+from scorecore._core._redact import redact_text
 from scorecore._core._reprs import short_repr
 
 __all__ = [
@@ -88,8 +89,9 @@ class StepRaised:
     """The stable kind of this cause (rows and judge executions are tagged with it)."""
 
     exception_type: str
-    message: str
-    traceback: str = ""
+    # Both are shown and stored; an exception may quote a secret (a reply, a connection URL).
+    message: str = attrs.field(converter=redact_text)
+    traceback: str = attrs.field(default="", converter=redact_text)
     where: str = "step"
     exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
 

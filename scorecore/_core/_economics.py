@@ -248,9 +248,12 @@ class Budget:
     """A spending limit for a batch's judge calls.
 
     In ``"hard"`` mode a judge call starts only if what was spent, plus the worst case of the
-    calls in flight, plus this call's worst case stays within every limit; a refused call
-    fails its run with cause :class:`BudgetExhausted` (never a score). ``"soft"`` mode warns
-    once (:class:`BudgetWarning`) and goes on.
+    calls in flight, plus this call's worst case stays within every limit. A call that fits
+    once the calls in flight settle waits for them (in the order the calls asked); one that
+    cannot fit even with nothing in flight is refused at once and fails its run with cause
+    :class:`BudgetExhausted` (never a score). So the spend and refusals are those of one call
+    at a time, whatever the concurrency. ``"soft"`` mode warns once (:class:`BudgetWarning`)
+    and goes on.
 
     A call's worst case: one token per byte of its messages (and of a native schema) plus a
     few per message, and its output cap (``ModelSettings.output_cap``, exactly what the
@@ -300,8 +303,9 @@ class JudgeLedger:
         soft_limit_passed: how a soft budget was first passed (the line its
             :class:`BudgetWarning` carries); ``None`` while the batch is within it.
         overrun: how a reply first reported more output tokens than its cap allowed (it is
-            charged what it reports, and a hard budget starts no call after it); ``None``
-            while every reply kept to its cap.
+            charged what it reports — a batch API reply, its reserve and a usage error — and
+            a hard budget starts no call after it); ``None`` while every reply kept to its
+            cap.
     """
 
     spent_usd: float = 0.0
@@ -318,6 +322,22 @@ class JudgeLedger:
     _reserved_usd: float = 0.0
     _reserved_tokens: int = 0
     _flights: dict[str, _Flight] = attrs.field(factory=dict)
+    # How many calls hold a reservation; the calls waiting for a hard budget, in the order
+    # they asked (see _decide); and the event they wait on, set (and replaced) whenever a call
+    # settles or leaves the queue.
+    _in_flight: int = attrs.field(default=0, init=False, repr=False)
+    _turns: list[object] = attrs.field(factory=list, init=False, repr=False)
+    _settled: anyio.Event | None = attrs.field(default=None, init=False, repr=False)
+
+    def _wake(self) -> None:
+        event, self._settled = self._settled, None
+        if event is not None:
+            event.set()
+
+    async def _changed(self) -> None:
+        if self._settled is None:
+            self._settled = anyio.Event()
+        await self._settled.wait()
 
     @property
     def in_flight_usd(self) -> float:
@@ -442,12 +462,73 @@ def _note_overrun(
         ledger.overrun = line
 
 
-def _admit(
-    ledger: JudgeLedger, budget: Budget, pricing: Pricing | None, model_id: str,
-    request: JudgeRequest, *, batch: bool = False,
-) -> _Reservation | BudgetExhausted:
-    worst = _worst_case(budget, pricing, model_id, request, batch=batch)
-    if budget.mode == "hard" and ledger.overrun is not None:
+def _past_cap(usage: object, reservation: _Reservation) -> bool:
+    """Whether a reply reports more output tokens than its cap allowed."""
+    output = usage.output_tokens if isinstance(usage, JudgeUsage) else None
+    return output is not None and output > reservation.output_tokens
+
+
+def _refusal(
+    ledger: JudgeLedger, budget: Budget, worst: _Reservation, model_id: str, *,
+    counting_in_flight: bool,
+) -> BudgetExhausted | None:
+    """Why ``worst`` does not fit the budget now (``counting_in_flight``) or even once every
+    call in flight has settled; ``None`` when it fits."""
+    if budget.max_tokens is not None and (
+        ledger.spent_tokens + (ledger.in_flight_tokens if counting_in_flight else 0)
+        + worst.tokens > budget.max_tokens
+    ):
+        return BudgetExhausted(
+            limit="max_tokens", limit_value=budget.max_tokens, spent=ledger.spent_tokens,
+            in_flight=ledger.in_flight_tokens, needed=worst.tokens, model_id=model_id,
+            output_tokens=worst.output_tokens,
+        )
+    if budget.max_cost_usd is not None and (
+        not worst.priced
+        or ledger.spent_usd + (ledger.in_flight_usd if counting_in_flight else 0.0)
+        + worst.usd > budget.max_cost_usd
+    ):
+        return BudgetExhausted(
+            limit="max_cost_usd", limit_value=budget.max_cost_usd, spent=ledger.spent_usd,
+            in_flight=ledger.in_flight_usd, needed=worst.usd if worst.priced else None,
+            model_id=model_id, output_tokens=worst.output_tokens,
+        )
+    return None
+
+
+def _reserve(ledger: JudgeLedger, worst: _Reservation) -> _Reservation:
+    ledger._reserved_usd += worst.usd
+    ledger._reserved_tokens += worst.tokens
+    ledger._in_flight += 1
+    return worst
+
+
+def _release(ledger: JudgeLedger, reservation: _Reservation) -> None:
+    """A call in flight settled (answered, failed or cancelled): its reserve is free again,
+    and the calls waiting for the budget look again."""
+    ledger._in_flight -= 1
+    if ledger._in_flight == 0:
+        # Exactly nothing in flight: no float residue of the sums may refuse a later call.
+        ledger._reserved_usd, ledger._reserved_tokens = 0.0, 0
+    else:
+        ledger._reserved_usd -= reservation.usd
+        ledger._reserved_tokens -= reservation.tokens
+    ledger._wake()
+
+
+def _decide(
+    ledger: JudgeLedger, budget: Budget, worst: _Reservation, model_id: str, *, first: bool,
+) -> _Reservation | BudgetExhausted | None:
+    """A hard budget's decision on a call: admitted (reserved), refused, or ``None``: wait
+    until the calls in flight settle.
+
+    A call that cannot fit even with nothing in flight is refused at once, wherever it waits
+    (what was spent only grows, so it never could). Otherwise the first waiting call is
+    admitted when it fits beside the calls in flight; the others wait behind it, so calls are
+    admitted in the order they asked, and every decision is the one a single call at a time
+    would get: the spend and refusals do not depend on the concurrency.
+    """
+    if ledger.overrun is not None:
         ledger.refused += 1
         by_cost = budget.max_cost_usd is not None
         return BudgetExhausted(
@@ -458,32 +539,41 @@ def _admit(
             needed=worst.usd if worst.priced or not by_cost else None, model_id=model_id,
             output_tokens=worst.output_tokens, overrun=ledger.overrun,
         )
-    refusal: BudgetExhausted | None = None
-    if budget.max_tokens is not None and (
-        ledger.spent_tokens + ledger.in_flight_tokens + worst.tokens > budget.max_tokens
-    ):
-        refusal = BudgetExhausted(
-            limit="max_tokens", limit_value=budget.max_tokens, spent=ledger.spent_tokens,
-            in_flight=ledger.in_flight_tokens, needed=worst.tokens, model_id=model_id,
-            output_tokens=worst.output_tokens,
-        )
-    if refusal is None and budget.max_cost_usd is not None and (
-        not worst.priced
-        or ledger.spent_usd + ledger.in_flight_usd + worst.usd > budget.max_cost_usd
-    ):
-        refusal = BudgetExhausted(
-            limit="max_cost_usd", limit_value=budget.max_cost_usd, spent=ledger.spent_usd,
-            in_flight=ledger.in_flight_usd, needed=worst.usd if worst.priced else None,
-            model_id=model_id, output_tokens=worst.output_tokens,
-        )
-    if refusal is not None:
-        if budget.mode == "hard":
-            ledger.refused += 1
-            return refusal
-        _soft_pass(ledger, refusal.describe())
-    ledger._reserved_usd += worst.usd
-    ledger._reserved_tokens += worst.tokens
-    return worst
+    never = _refusal(ledger, budget, worst, model_id, counting_in_flight=False)
+    if never is not None:
+        ledger.refused += 1
+        return never
+    if not first:
+        return None
+    if _refusal(ledger, budget, worst, model_id, counting_in_flight=True) is None:
+        return _reserve(ledger, worst)
+    return None  # fits once the calls in flight (there are some) settle
+
+
+async def _admit(
+    ledger: JudgeLedger, budget: Budget, pricing: Pricing | None, model_id: str,
+    request: JudgeRequest, *, batch: bool = False,
+) -> _Reservation | BudgetExhausted:
+    """Reserve a call's worst case: a hard budget waits its turn (see :func:`_decide`), a
+    soft one never waits and warns once when passed."""
+    worst = _worst_case(budget, pricing, model_id, request, batch=batch)
+    if budget.mode == "soft":
+        refusal = _refusal(ledger, budget, worst, model_id, counting_in_flight=True)
+        if refusal is not None:
+            _soft_pass(ledger, refusal.describe())
+        return _reserve(ledger, worst)
+    turn = object()
+    ledger._turns.append(turn)
+    try:
+        while True:
+            decided = _decide(ledger, budget, worst, model_id, first=ledger._turns[0] is turn)
+            if decided is not None:
+                return decided
+            await ledger._changed()
+    finally:
+        # Admitted, refused or cancelled while waiting: the next call's turn.
+        ledger._turns.remove(turn)
+        ledger._wake()
 
 
 # The cache key of the judge call the running task is making (set around the model call only).
@@ -638,8 +728,8 @@ class MeteredExecution:
             ledger.cache_misses += 1
         reservation: _Reservation | None = None
         if meter.budget is not None:
-            admitted = _admit(ledger, meter.budget, meter.pricing, self._model.model_id, request,
-                              batch=self._batch)
+            admitted = await _admit(ledger, meter.budget, meter.pricing,
+                                    self._model.model_id, request, batch=self._batch)
             if isinstance(admitted, BudgetExhausted):
                 return admitted
             reservation = admitted
@@ -657,8 +747,7 @@ class MeteredExecution:
         finally:
             _CALL_KEY.reset(token)
             if reservation is not None:
-                ledger._reserved_usd -= reservation.usd
-                ledger._reserved_tokens -= reservation.tokens
+                _release(ledger, reservation)
             if cache is not None and ledger._flights.get(key) is flight:
                 del ledger._flights[key]
             flight.done.set()
@@ -670,17 +759,30 @@ class MeteredExecution:
     ) -> JudgeResponse:
         """Charge a reply; a reply with a usage error comes back with unknown counts."""
         ledger = meter.ledger
-        if usage_problem(response.usage) is not None:
+        model_id = self._model.model_id
+        worst = reservation or _worst_case(
+            meter.budget or _DEFAULT_BUDGET, meter.pricing, model_id, request,
+            batch=self._batch)
+        reported = response.usage
+        bad = usage_problem(reported) is not None
+        past_cap = not bad and self._batch and _past_cap(reported, worst)
+        if past_cap:
+            # A provider batch's replies all come back together, long after the budget
+            # admitted every one of them: stopping the budget at the first reply past its cap
+            # bounds nothing, so a batch reply is charged no more than its reserve (its prompt
+            # and output cap) and its count is a usage error. (A direct call's overrun is
+            # charged what it reports: at most the calls in flight pass their reserve.)
+            bad = True
+        if bad:
             # A usage error of this reply: its counts are unknown, so it is charged at its
             # worst case and nothing downstream sums the bad numbers.
             ledger.usage_errors += 1
             response = attrs.evolve(response, usage=_UNKNOWN_USAGE)
-        model_id = self._model.model_id
-        self._charge(ledger, response, reservation or _worst_case(
-            meter.budget or _DEFAULT_BUDGET, meter.pricing, model_id, request,
-            batch=self._batch))
+        self._charge(ledger, response, worst)
         if reservation is not None and meter.budget is not None:
-            _note_overrun(ledger, meter.budget, model_id, response.usage, reservation)
+            # A batch reply past its cap still stops a hard budget (its later calls).
+            _note_overrun(ledger, meter.budget, model_id,
+                          reported if past_cap else response.usage, reservation)
         return response
 
     def _charge(
@@ -735,3 +837,24 @@ class MeteredExecution:
             self._hits,
             self._misses,
         )
+
+
+_CENT_TENTH = 0.001
+_MAX_DECIMALS = 12
+
+
+def format_usd(value: float) -> str:
+    """``value`` dollars as printed in reports: four decimals, and for an amount below a tenth
+    of a cent as many as two significant digits need (a $0.000001 limit is not "$0.0000").
+
+    >>> format_usd(0.42), format_usd(0.00042), format_usd(0.000001), format_usd(0.0)
+    ('$0.4200', '$0.00042', '$0.000001', '$0.0000')
+    """
+    size = abs(value)
+    if size == 0 or size >= _CENT_TENTH or not math.isfinite(size):
+        return f"${value:.4f}"
+    decimals = min(_MAX_DECIMALS, 1 - math.floor(math.log10(size)))
+    text = f"{value:.{decimals}f}"
+    whole, _, fraction = text.partition(".")
+    return f"${whole}.{fraction.rstrip('0').ljust(4, '0')}"
+

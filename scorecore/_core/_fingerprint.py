@@ -23,7 +23,9 @@ from typing import Any
 
 from scorecore._core._cache import canonical_digest
 
-__all__: list[str] = []  # internal: Scorer.fingerprint is the public face
+# Scorer.fingerprint is the public face of the rest; function_identity is re-exported by
+# scorecore.judge.economics.
+__all__ = ["function_identity"]
 
 _VERSION = "scorecore-fingerprint/1"
 _PLAIN = (str, int, float, bool, bytes, type(None))
@@ -172,6 +174,20 @@ def fingerprint(
         "steps": [_step(info) for info in steps],
     }
     return canonical_digest(_VERSION, canonical)
+
+
+def function_identity(fn: Any) -> str:
+    """A stable digest of a function's code, hashed as a scorer's fingerprint hashes its
+    functions (bytecode, constants, names read, defaults, plain closed-over values): 64 hex
+    characters. A judge model that answers with a user's function gives it in its
+    ``cache_identity``, so an edited function never reads the old function's cached replies.
+
+    >>> function_identity(lambda r: 1) == function_identity(lambda r: 1)
+    True
+    >>> function_identity(lambda r: 1) == function_identity(lambda r: 2)
+    False
+    """
+    return canonical_digest(_VERSION, {"function": _function(fn)})
 
 
 def composite_fingerprint(

@@ -13,6 +13,8 @@ from typing import Literal, TypeAlias, final
 
 import attrs
 
+from scorecore._core._redact import redact_text
+
 __all__ = ["JudgeError", "JudgeErrorKind"]
 
 JudgeErrorKind: TypeAlias = Literal[
@@ -57,7 +59,8 @@ class JudgeError:
     """
 
     kind: JudgeErrorKind = attrs.field(validator=attrs.validators.in_(_KINDS))
-    message: str = ""
+    # A provider's error body may quote the request or a reply: no secret stays in the message.
+    message: str = attrs.field(default="", converter=redact_text)
     status: int | None = None
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_lower_headers)
     code: str | None = None

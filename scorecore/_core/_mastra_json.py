@@ -42,7 +42,9 @@ def _not_scorable_json(marker: NotScorable) -> dict[str, Any]:
 
 
 def _not_scorable_from_json(marker: Any) -> NotScorable:
-    return NotScorable(reason=marker.get("reason"), step=_CAMEL_STEP.get(marker.get("step", "")))
+    kind = marker.get("kind")
+    return NotScorable(reason=marker.get("reason"), step=_CAMEL_STEP.get(marker.get("step", "")),
+                       kind=kind if isinstance(kind, str) else None)
 
 
 def _judge_json(judge: Mapping[StepName, tuple[JudgeExecution, ...]]) -> dict[str, Any]:

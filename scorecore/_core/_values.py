@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Generic, Literal, TypeAlias, TypeGuard, final
+from typing import Any, Final, Generic, Literal, TypeAlias, TypeGuard, final
 
 import attrs
 from typing_extensions import TypeVar
@@ -133,16 +133,38 @@ class CalculateScoreContext(Generic[In, Out, P, A, J]):
     judge_output: J
 
 
+JUDGE_UNDECIDED_KINDS: Final[frozenset[str]] = frozenset({
+    "example_echo", "low_confidence", "panel_tie", "position_bias",
+})
+"""The :attr:`NotScorable.kind` values saying that the *judge* could not decide, not that the
+run does not apply: a verdict that followed the answers' position (``"position_bias"``), a
+panel split evenly (``"panel_tie"``), a judge below the confidence asked for
+(``"low_confidence"``), a reply restating the prompt's worked example (``"example_echo"``).
+A batch's verdict counts such runs against its failure budget, as it counts failed runs."""
+
+
 @final
 @attrs.frozen(kw_only=True)
 class NotScorable:
     """A step's answer meaning "this run cannot be scored"; see :func:`not_scorable`.
 
-    In a result, ``step`` names the step that returned it.
+    In a result, ``step`` names the step that returned it. ``kind`` is a stable tag of why,
+    set by built-in scorers. The judge's kinds say that the *judge* could not decide, so a
+    batch counts the run against its failure budget, as a failed run: ``"position_bias"``
+    (a pairwise verdict that followed the answers' position), ``"panel_tie"`` (a panel's
+    vote split evenly), ``"low_confidence"`` (a judge below the confidence asked for),
+    ``"example_echo"`` (a reply restating the prompt's worked example). ``None`` (a step's
+    own :func:`not_scorable`) means the run does not apply: it never counts as a failure.
     """
 
     reason: str | None = None
     step: StepName | None = None
+    kind: str | None = None
+
+    @property
+    def judge_undecided(self) -> bool:
+        """Whether the judge could not decide (``kind`` in :data:`JUDGE_UNDECIDED_KINDS`)."""
+        return self.kind in JUDGE_UNDECIDED_KINDS
 
 
 def not_scorable(reason: str | None = None) -> NotScorable:
@@ -152,7 +174,7 @@ def not_scorable(reason: str | None = None) -> NotScorable:
     results of earlier steps are kept.
 
     >>> not_scorable("no ground truth")
-    NotScorable(reason='no ground truth', step=None)
+    NotScorable(reason='no ground truth', step=None, kind=None)
     """
     return NotScorable(reason=reason)
 

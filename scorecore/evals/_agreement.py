@@ -35,7 +35,23 @@ def _pairable(units: Iterable[Sequence[object]]) -> list[list[object]]:
     return kept
 
 
+_LARGEST_EXPONENT = 400  # values up to 2**400: their squares and sums stay far from overflow
+
+
+def _scaled(units: list[list[float]]) -> list[list[float]]:
+    """``units`` with every value divided by one power of two, so that none exceeds
+    ``2**_LARGEST_EXPONENT``: alpha is a ratio of squared differences, unchanged by a common
+    scale, and dividing by a power of two is exact (scores near the largest float, ±1e308,
+    would otherwise overflow their squares)."""
+    largest = max((abs(v) for unit in units for v in unit), default=0.0)
+    shift = math.frexp(largest)[1] - _LARGEST_EXPONENT
+    if shift <= 0:
+        return units
+    return [[math.ldexp(v, -shift) for v in unit] for unit in units]
+
+
 def _interval(units: list[list[float]]) -> float | None:
+    units = _scaled(units)
     pooled = [v for unit in units for v in unit]
     n = len(pooled)
     # Alpha does not change when every value moves by the same amount: centring the values

@@ -12,11 +12,12 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Final, get_args
+from typing import Any, Final, get_args
 
 import attrs
 
-from scorecore._core._checks import is_int, is_number
+from scorecore._core._checks import is_int
+from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._reprs import short_repr
 from scorecore.evals._agreement_stats import RankedPairs, kappa
 from scorecore.evals._bootstrap import (
@@ -34,9 +35,10 @@ from scorecore.evals._calibration import (
     LabelValue,
     ScorerCalibration,
 )
+from scorecore.evals._checks import is_finite_number
 from scorecore.evals._compare import DEFAULT_PASS_MIN, _index
-from scorecore.evals._report import EvalReport
-from scorecore.evals._rows import ScoreRow, row_id
+from scorecore.evals._report import EvalReport, ScorerOutcome
+from scorecore.evals._rows import ScoreRow, row_id, row_item_id
 
 __all__ = ["calibrate"]
 
@@ -55,12 +57,14 @@ def _number(item: str, value: object, label_values: Mapping[str, float | bool]) 
     if isinstance(value, str):
         if value not in label_values:
             known = ", ".join(map(repr, sorted(label_values))) or "none given"
-            raise _label_error(item, given, f"is a string without a value in label_values "
-                                            f"({known})")
+            # Each option is named as the API and the command line spell it: the same
+            # message reaches both.
+            raise _label_error(item, given, f"is a string without a value in label_values / "
+                                            f"--label-value ({known})")
         value = label_values[value]
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if not is_number(value) or not math.isfinite(value):
+    if not is_finite_number(value):
         raise _label_error(item, given, "must be a bool, a finite number or a string")
     return float(value)
 
@@ -73,28 +77,43 @@ class _Labels:
     grades: tuple[int, int] | None  # ordinal: the lowest and highest grade
 
 
+def _label(
+    item: str, raw: LabelValue, kind: CalibrationKind, scale: tuple[float, float] | None,
+    label_values: Mapping[str, float | bool],
+) -> float:
+    """One label in the labels' units, checked against ``kind`` and ``scale``."""
+    value = _number(item, raw, label_values)
+    if kind == "binary" and value not in (0.0, 1.0):
+        raise _label_error(item, raw, "must be true/false or 1/0 for binary labels (for "
+                                      "grades: kind='ordinal' or 'continuous' / --kind)")
+    if kind != "binary" and isinstance(raw, bool):
+        raise _label_error(item, raw, f"is a bool, a binary label, not a {kind} one")
+    if kind == "ordinal" and not value.is_integer():
+        raise _label_error(item, raw, "must be a whole number for ordinal labels (for other "
+                                      "numbers: kind='continuous' / --kind continuous)")
+    if scale is not None and not scale[0] <= value <= scale[1]:
+        raise _label_error(item, raw, f"is outside the scale {scale[0]:g}..{scale[1]:g} "
+                                      f"(scale / --scale)")
+    return value
+
+
 def _read_labels(
     labels: Mapping[str, LabelValue], kind: CalibrationKind,
     scale: tuple[float, float] | None, label_values: Mapping[str, float | bool],
 ) -> _Labels:
     values: dict[str, float] = {}
+    problems: list[str] = []
     for item, raw in labels.items():
         if not isinstance(item, str):
             # One error type for every bad label (the command line reports it as such).
             raise ValueError(f"calibrate: labels are keyed by item id (str), got the key "  # noqa: TRY004
                              f"{short_repr(item, 80)}")
-        value = _number(item, raw, label_values)
-        if kind == "binary" and value not in (0.0, 1.0):
-            raise _label_error(item, raw, "must be true/false or 1/0 for binary labels (use "
-                                          "kind='ordinal' or 'continuous' for grades)")
-        if kind != "binary" and isinstance(raw, bool):
-            raise _label_error(item, raw, f"is a bool, a binary label, not a {kind} one")
-        if kind == "ordinal" and not value.is_integer():
-            raise _label_error(item, raw, "must be a whole number for ordinal labels (use "
-                                          "kind='continuous' for other numbers)")
-        if scale is not None and not scale[0] <= value <= scale[1]:
-            raise _label_error(item, raw, f"is outside the scale {scale[0]:g}..{scale[1]:g}")
-        values[item] = value
+        try:
+            values[item] = _label(item, raw, kind, scale, label_values)
+        except ValueError as exc:  # every bad label is named, not the first only
+            problems.append(str(exc))
+    if problems:
+        raise ValueError("\n".join(problems))
     grades = None
     if kind == "ordinal":
         if scale is not None:
@@ -103,7 +122,8 @@ def _read_labels(
             grades = (int(min(values.values())), int(max(values.values())))
         if grades is not None and grades[1] - grades[0] + 1 > _MAX_GRADES:
             raise ValueError(f"calibrate: ordinal labels span {grades[0]}..{grades[1]}, more "
-                             f"than {_MAX_GRADES} grades; use kind='continuous'")
+                             f"than {_MAX_GRADES} grades; use kind='continuous' / --kind "
+                             f"continuous")
     return _Labels(values=values, grades=grades)
 
 
@@ -121,10 +141,10 @@ def _check_options(
     if kind == "binary":
         raise ValueError("calibrate: scale is for ordinal and continuous labels, not binary")
     if (not isinstance(scale, tuple | list) or len(scale) != 2
-            or not all(is_number(v) and math.isfinite(v) for v in scale)
-            or not scale[0] < scale[1]):
+            or not all(is_finite_number(v) for v in scale)
+            or not scale[0] < scale[1] or not math.isfinite(scale[1] - scale[0])):
         raise ValueError(f"calibrate: scale must be (low, high), finite numbers with low < "
-                         f"high, got {short_repr(scale)}")
+                         f"high and a finite span, got {short_repr(scale)}")
     if kind == "ordinal" and not all(float(v).is_integer() for v in scale):
         raise ValueError(f"calibrate: an ordinal scale must be whole grades, got "
                          f"{short_repr(scale)}")
@@ -133,7 +153,7 @@ def _check_options(
 
 def _thresholds(threshold: object, scorer_ids: Sequence[str]) -> dict[str, float]:
     def checked(name: str, value: object) -> float:
-        if not is_number(value) or not math.isfinite(value):
+        if not is_finite_number(value):
             raise ValueError(f"calibrate: {name} must be a finite number, got "
                              f"{short_repr(value)}")
         return float(value)
@@ -151,6 +171,16 @@ def _thresholds(threshold: object, scorer_ids: Sequence[str]) -> dict[str, float
     return dict.fromkeys(scorer_ids, value)
 
 
+def _panel_json(outcome: ScorerOutcome) -> dict[str, Any] | None:
+    """A panel run's members as its stored row keeps them (``metadata["panel"]``)."""
+    result = outcome.result
+    if result is None and outcome.run_error is not None:
+        result = outcome.run_error.partial
+    if result is None or result.panel is None:
+        return None
+    return {"panel": RESULT_FIELD["panel"].encode(result.panel)}
+
+
 def _rows_of(rows_or_report: Iterable[ScoreRow] | EvalReport) -> list[ScoreRow]:
     """The rows to calibrate; a report's kept results as the rows ``run_evals`` stores."""
     if not isinstance(rows_or_report, EvalReport):
@@ -162,9 +192,33 @@ def _rows_of(rows_or_report: Iterable[ScoreRow] | EvalReport) -> list[ScoreRow]:
     return [
         ScoreRow(id=row_id(result.run_id, o.scorer_id), scorer_id=o.scorer_id,
                  run_id=result.run_id, batch_id=report.batch_id, status=o.status,
-                 score=o.score, dataset_item_id=result.item_id or f"#{result.index}")
+                 score=o.score, dataset_item_id=result.item_id or f"#{result.index}",
+                 metadata=_panel_json(o))
         for result in report.results for o in result.outcomes
     ]
+
+
+def _member_rows(rows: Iterable[ScoreRow]) -> list[ScoreRow]:
+    """Each panel member's outcome as a row of its own, scorer id ``"{panel}/{member}"``, from
+    the panel's rows (``metadata["panel"]["members"]``): one judge of a jury, calibrated."""
+    found = []
+    for row in rows:
+        panel = (row.metadata or {}).get("panel")
+        members = panel.get("members") if isinstance(panel, Mapping) else None
+        for member in members if isinstance(members, list) else ():
+            name = member.get("scorerId") if isinstance(member, Mapping) else None
+            if not isinstance(name, str):
+                continue
+            status, score = member.get("status"), member.get("score")
+            scored = status == "scored" and is_finite_number(score)
+            scorer_id = f"{row.scorer_id}/{name}"
+            found.append(ScoreRow(
+                id=row_id(row.run_id, scorer_id), scorer_id=scorer_id, run_id=row.run_id,
+                batch_id=row.batch_id,
+                status="scored" if scored else ("not_scorable" if status == "not_scorable"
+                                                else "failed"),
+                score=float(score) if scored else None, dataset_item_id=row_item_id(row)))
+    return found
 
 
 @attrs.frozen(kw_only=True)
@@ -230,7 +284,15 @@ def _recall(p: _Paired, idx: Sequence[int], counts: list[list[int]]) -> float | 
 
 
 def _mae(p: _Paired, idx: Sequence[int], counts: list[list[int]]) -> float | None:
-    return math.fsum(map(p.errors.__getitem__, idx)) / len(idx) if idx else None
+    if not idx:
+        return None
+    try:
+        return math.fsum(map(p.errors.__getitem__, idx)) / len(idx)
+    except OverflowError:
+        # Errors near the largest float (labels of ±1e308): their sum overflows, the sum of
+        # each divided by n first does not (at the price of a last bit).
+        n = len(idx)
+        return math.fsum(p.errors[i] / n for i in idx)
 
 
 def _spearman(p: _Paired, idx: Sequence[int], counts: list[list[int]]) -> float | None:
@@ -335,6 +397,14 @@ def _fitted(p: _Paired, n: int, threshold: float) -> FittedThreshold:
                 best = candidate
     if best is None:  # pragma: no cover - the scorer passing every item has κ = 0
         raise AssertionError("no cut")
+    if best[0] <= 0:
+        # Every cut agrees with the labels at chance or worse (the scores run against them,
+        # or say nothing): a fitted "threshold" would only pick the least bad noise.
+        return FittedThreshold(
+            threshold=None, kappa=None, kappa_at_threshold=float(at_threshold), fitted_on=n,
+            reason=f"no cut agrees with the labels better than chance (the best kappa is "
+                   f"{float(best[0]):.3f}): the scores say nothing about the labels, or run "
+                   f"against them")
     return FittedThreshold(threshold=-best[2], kappa=float(best[0]),
                            kappa_at_threshold=float(at_threshold), fitted_on=n)
 
@@ -486,10 +556,15 @@ def calibrate(
     read = _read_labels(labels, kind, checked_scale, values)
     index = _index(all_rows)
     chosen = sorted(index) if scorer_ids is None else list(scorer_ids)
-    unknown = [sid for sid in chosen if sid not in index]
-    if unknown:
-        raise ValueError(f"calibrate: no rows of scorer(s) {', '.join(map(repr, unknown))} "
-                         f"(the rows' scorers: {', '.join(sorted(index)) or 'none'})")
+    if any(sid not in index for sid in chosen):
+        members = _index(_member_rows(all_rows))
+        index.update({sid: members[sid] for sid in chosen if sid in members})
+        unknown = [sid for sid in chosen if sid not in index]
+        if unknown:
+            listed = f"; panel members: {', '.join(sorted(members))}" if members else ""
+            raise ValueError(f"calibrate: no rows of scorer(s) {', '.join(map(repr, unknown))} "
+                             f"(the rows' scorers: {', '.join(sorted(index)) or 'none'}"
+                             f"{listed})")
     per_scorer = _thresholds(threshold, chosen)
     settings = _Settings(kind=kind, scale=checked_scale, confidence=confidence,
                          resamples=resamples, seed=seed)

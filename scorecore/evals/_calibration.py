@@ -23,6 +23,9 @@ CalibrationKind: TypeAlias = Literal["binary", "ordinal", "continuous"]
 LabelValue: TypeAlias = bool | int | float | str
 """One human label: a bool, a number, or a string given a value by ``label_values``."""
 
+CHANCE_CAVEAT: Final = "agreement with your labels is at chance level: do not gate on this judge"
+"""What :meth:`ScorerCalibration.caveat` says when κ's interval includes 0 (chance)."""
+
 FITTED_NOTE: Final = (
     "fitted on these labels: the kappa it reaches here is optimistic; check it on other "
     "labels before using it as a threshold"
@@ -111,7 +114,8 @@ class FittedThreshold:
     Attributes:
         threshold: the cut (an item passes when its score is at least this), one of the
             scores; the lowest such score nearest the given threshold when several cuts tie.
-            ``None`` when no cut has a κ.
+            ``None`` when no cut has a κ, or none beats chance (κ > 0): no threshold turns
+            scores that say nothing about the labels, or run against them, into a judge.
         kappa: Cohen's κ of pass/fail at ``threshold``.
         kappa_at_threshold: the same κ at the threshold given to :func:`calibrate`.
         fitted_on: how many labelled items it was fitted on.
@@ -173,6 +177,37 @@ class ScorerCalibration:
     not_scored: Mapping[str, str] = attrs.field(factory=dict)
     without_row: tuple[str, ...] = ()
 
+    def caveat(self) -> str | None:
+        """One line when this scorer's agreement with the labels cannot be told from chance
+        (``None`` when κ's whole interval is above 0): :data:`CHANCE_CAVEAT` when the interval
+        includes 0 (or, without an interval, κ is at most 0), or why κ says nothing
+        (undefined, no interval, below chance). A gate on such a judge's scores gates on
+        noise.
+
+        >>> from scorecore.evals import ScoreRow, calibrate
+        >>> rows = [ScoreRow(id=str(i), scorer_id="judge", run_id=f"b:{i}", batch_id="b",
+        ...                  status="scored", score=0.9 if i % 4 < 2 else 0.1,
+        ...                  dataset_item_id=str(i)) for i in range(40)]
+        >>> labels = {str(i): i % 2 == 0 for i in range(40)}  # right on half, wrong on half
+        >>> calibrate(rows, labels, resamples=200).scorer("judge").caveat()
+        'agreement with your labels is at chance level: do not gate on this judge'
+        """
+        k = self.kappa
+        if k.value is None:
+            return (f"agreement with your labels cannot be measured ({k.reason}): do not "
+                    f"gate on this judge")
+        if k.low is None or k.high is None:
+            if k.value <= 0:  # at chance (or worse), and no interval to say otherwise
+                return CHANCE_CAVEAT
+            return (f"agreement with your labels has no interval ({k.reason}): do not gate "
+                    f"on this judge")
+        if k.high < 0:
+            return ("agreement with your labels is below chance level (the scores run "
+                    "against the labels): do not gate on this judge")
+        if k.low <= 0:
+            return CHANCE_CAVEAT
+        return None
+
     def kappa_problem(self, min_kappa: float) -> str | None:
         """Why this scorer fails a gate of ``min_kappa`` (the interval's lower end), or
         ``None`` when it passes."""
@@ -203,6 +238,7 @@ class ScorerCalibration:
             "spearman": optional(self.spearman), "kendall": optional(self.kendall),
             "mae": optional(self.mae), "fittedThreshold": self.fitted_threshold.to_json(),
             "notScored": dict(self.not_scored), "withoutRow": list(self.without_row),
+            "caveat": self.caveat(),
         }
 
 

@@ -12,8 +12,18 @@ __all__: list[str] = []  # internal: used by the evals modules
 
 
 def is_finite_number(value: object) -> TypeGuard[int | float]:
-    """Whether ``value`` is a finite int or float (not a bool, NaN or an infinity)."""
-    return is_number(value) and math.isfinite(value)
+    """Whether ``value`` is a finite int or float (not a bool, NaN or an infinity, nor an int
+    too large for a float: ``10**400`` is valid JSON).
+
+    >>> is_finite_number(0.5), is_finite_number(10**400), is_finite_number(True)
+    (True, False, False)
+    """
+    if not is_number(value):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 FIXED_BITS = 1074

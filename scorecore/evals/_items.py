@@ -112,12 +112,17 @@ class InvalidItem:
     :func:`run_evals` records it as a failed item with ``reason`` (and stores a failed row per
     scorer), then goes on. The command line yields one for a malformed JSONL line.
 
+    ``extra`` is what the source still knows about the item (``eval-traces``: the trace and
+    span it came from, ``target_trace_id`` / ``target_span_id``); the failed result keeps it,
+    so an OpenTelemetry report of the failure lands under the judged span.
+
     >>> InvalidItem(reason="data.jsonl:3: invalid JSON").reason
     'data.jsonl:3: invalid JSON'
     """
 
     reason: str
     id: str | None = attrs.field(default=None, validator=_check_id)
+    extra: Mapping[str, Any] = attrs.field(factory=dict, validator=_check_extra)
 
 
 ItemFailureKind: TypeAlias = Literal["item", "target_raised"]
@@ -142,6 +147,8 @@ class ItemFailure:
     error: str
     duplicate_of: int | None = None
     kind: ItemFailureKind = "item"
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    """What the source knew about an item it could not read (see :class:`InvalidItem`)."""
 
 
 _KEYS: Mapping[str, str] = {
@@ -243,7 +250,7 @@ def read_item(raw: object, index: int, *, needs_output: bool) -> Result[EvalItem
     if isinstance(raw, EvalItem):
         return Success(raw)
     if isinstance(raw, InvalidItem):
-        return Failure(ItemFailure(error=raw.reason))
+        return Failure(ItemFailure(error=raw.reason, extra=raw.extra))
     return Failure(ItemFailure(
         error=f"item #{index}: expected a mapping or EvalItem, "
               f"got {type(raw).__name__} {short_repr(raw, _MESSAGE_LIMIT)}"

@@ -12,7 +12,8 @@ from typing import Any, Literal, TypeAlias, final
 
 import attrs
 
-from scorecore._core._values import ScoreResult, ScorerRunError
+from scorecore._core._redact import redact_text
+from scorecore._core._values import JUDGE_UNDECIDED_KINDS, ScoreResult, ScorerRunError
 from scorecore.evals._checks import FIXED_BITS, fixed, unit_interval
 from scorecore.evals._items import EvalItem, ItemFailureKind
 from scorecore.evals._spending import EconomicsSummary, TrialsSummary
@@ -48,6 +49,8 @@ class ScorerOutcome:
         result: the full result of a run that succeeded in this call.
         run_error: the run's error value, when the scorer returned ``Failure``.
         resumed: ``True`` when the outcome was read from the store (resume), not run again.
+        not_scorable_kind: a not-scorable run's :attr:`~scorecore.NotScorable.kind`; one of
+            the judge's kinds (``"position_bias"`` …) counts against the failure budget.
     """
 
     scorer_id: str
@@ -58,6 +61,12 @@ class ScorerOutcome:
     result: ScoreResult[Any, Any] | None = attrs.field(default=None, eq=False, repr=False)
     run_error: ScorerRunError | None = attrs.field(default=None, eq=False, repr=False)
     resumed: bool = False
+    not_scorable_kind: str | None = None
+
+    @property
+    def judge_undecided(self) -> bool:
+        """Whether the run is not scorable because the judge could not decide."""
+        return self.status == "not_scorable" and self.not_scorable_kind in JUDGE_UNDECIDED_KINDS
 
 
 @final
@@ -81,6 +90,8 @@ class ItemResult:
             repeats; such an item is failed and nothing is stored for it.
         trial: which trial of the item this is (0 without ``trials``; run ids of trials
             after the first are ``f"{batch_id}/trial-{trial}:…"``).
+        extra: for an item that could not be read, what its source still knew about it
+            (:class:`InvalidItem`'s ``extra``); a read item's are on ``item``.
     """
 
     index: int
@@ -93,6 +104,7 @@ class ItemResult:
     duplicate_of: int | None = None
     trial: int = 0
     error_kind: ItemFailureKind | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 def _check_bound(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -169,6 +181,11 @@ class ScorerSummary:
     (the sum is kept without rounding, then divided once), so the same scores give the same
     mean to the last bit in whatever order the items completed, and a resumed batch reports
     what an uninterrupted one would.
+
+    ``undecided_by`` counts, by kind, the not-scorable runs the *judge* could not decide
+    (``{"position_bias": 3}``; the kinds of :attr:`scorecore.NotScorable.kind` that say the
+    judge could not decide): they are among ``not_scorable`` and count against the failure
+    budget.
     """
 
     scorer_id: str
@@ -176,11 +193,17 @@ class ScorerSummary:
     scored: int
     not_scorable: int
     failed: int
+    undecided_by: Mapping[str, int] = attrs.field(factory=dict)
 
     @property
     def total(self) -> int:
         """Every item the scorer saw."""
         return self.scored + self.not_scorable + self.failed
+
+    @property
+    def undecided(self) -> int:
+        """Not-scorable runs the judge could not decide (every kind)."""
+        return sum(self.undecided_by.values())
 
 
 @final
@@ -194,9 +217,11 @@ class EvalReport:
             :attr:`failed_checks` for the checks and :attr:`verdict_reason` for why, in one
             line). The checks: the batch has items; every scorer has a scored run among the
             items it applies to (a scorer whose every run failed, not-scorable ones aside,
-            scored nothing); every gate and threshold passed; and the failed scorer runs stay
-            within ``max_failures`` or ``max_failure_rate``. Not-scorable runs never count as
-            failed.
+            scored nothing); every gate and threshold passed; and the failed scorer runs,
+            with the not-scorable runs the *judge* could not decide (position bias, a panel
+            tie, low confidence, an echoed example), stay within ``max_failures`` or
+            ``max_failure_rate``. Runs not scorable because the item does not apply never
+            count.
         total_items: items read from the dataset; with ``trials=N``, each trial of an item
             counts (N times the dataset's items).
         failed_items: items that failed as a whole (unreadable item or raising target), each
@@ -241,6 +266,12 @@ class EvalReport:
         """Scorer runs that failed, over every scorer (an item failed as a whole counts once
         per scorer)."""
         return sum(s.failed for s in self.scorers)
+
+    @property
+    def undecided_runs(self) -> int:
+        """Not-scorable runs the judge could not decide, over every scorer (they count
+        against the failure budget with :attr:`failed_runs`)."""
+        return sum(s.undecided for s in self.scorers)
 
     @property
     def passed(self) -> bool:
@@ -297,7 +328,8 @@ class EvalReport:
             "scores": {s.scorer_id: s.mean for s in self.scorers},
             "scorers": [
                 {"id": s.scorer_id, "mean": s.mean, "scored": s.scored,
-                 "notScorable": s.not_scorable, "failed": s.failed}
+                 "notScorable": s.not_scorable, "failed": s.failed,
+                 "undecidedByJudge": dict(s.undecided_by)}
                 for s in self.scorers
             ],
             "thresholdResults": [
@@ -309,6 +341,7 @@ class EvalReport:
                 {"id": g.scorer_id, "passed": g.passed, "score": g.mean} for g in self.gates
             ],
             "failedRuns": self.failed_runs,
+            "undecidedRuns": self.undecided_runs,
             "maxFailures": self.max_failures,
             "maxFailureRate": self.max_failure_rate,
             "failedChecks": list(self.failed_checks),
@@ -325,10 +358,13 @@ class EvalReport:
         if self.results is not None:
             out["results"] = [
                 {
-                    "index": r.index, "itemId": r.item_id, "runId": r.run_id, "error": r.error,
+                    # Reasons and errors may quote a reply: redacted, as stored rows are.
+                    "index": r.index, "itemId": r.item_id, "runId": r.run_id,
+                    "error": _redacted(r.error),
                     "scores": [
                         {"scorerId": o.scorer_id, "status": o.status, "score": o.score,
-                         "reason": o.reason, "error": o.error, "resumed": o.resumed}
+                         "reason": _redacted(o.reason), "error": _redacted(o.error),
+                         "resumed": o.resumed}
                         for o in r.outcomes
                     ],
                 }
@@ -337,8 +373,18 @@ class EvalReport:
         return out
 
 
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else redact_text(text)
+
+
 def _fmt(mean: float | None) -> str:
     return "n/a" if mean is None else f"{mean:.3g}"
+
+
+def _kinds(undecided_by: Mapping[str, int]) -> str:
+    """``"3 position bias, 1 low confidence"``: the judge's kinds, most frequent first."""
+    ordered = sorted(undecided_by.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in ordered)
 
 
 def _unscored(summary: ScorerSummary) -> str | None:
@@ -346,30 +392,43 @@ def _unscored(summary: ScorerSummary) -> str | None:
 
     A scorer applies to the items it did not find not scorable; it must have scored at least
     one of them. One whose every run was not scorable applies to no item (like a skipped
-    scorer): that alone is not a failure.
+    scorer): that alone is not a failure, unless the judge could not decide them (then the
+    items applied and nothing was decided).
     """
-    if summary.scored or not summary.failed:
+    if summary.scored or not (summary.failed or summary.undecided):
         return None
-    counts = f"{summary.failed} failed"
-    if summary.not_scorable:
-        counts += f", {summary.not_scorable} not scorable"
-    return f"scorer {summary.scorer_id!r} has no scored run ({counts})"
+    counts = []
+    if summary.failed:
+        counts.append(f"{summary.failed} failed")
+    if summary.undecided:
+        counts.append(f"{summary.undecided} undecided by the judge "
+                      f"({_kinds(summary.undecided_by)})")
+    if summary.not_scorable > summary.undecided:
+        counts.append(f"{summary.not_scorable - summary.undecided} not scorable")
+    return f"scorer {summary.scorer_id!r} has no scored run ({', '.join(counts)})"
 
 
 def _too_many_failures(
-    failed: int, total: int, max_failures: int | None, max_failure_rate: float | None
+    failed: int, undecided_by: Mapping[str, int], total: int, max_failures: int | None,
+    max_failure_rate: float | None,
 ) -> str | None:
-    """The failure budget's line when ``failed`` runs of ``total`` exceed both allowances."""
-    if not failed or max_failures is None or failed <= max_failures:
+    """The failure budget's line when the ``failed`` runs and those the judge could not decide
+    (``undecided_by``, by kind), of ``total``, exceed both allowances."""
+    undecided = sum(undecided_by.values())
+    counted = failed + undecided
+    if not counted or max_failures is None or counted <= max_failures:
         return None
-    if max_failure_rate is None:
-        return (f"too many failures: {failed} failed scorer run(s), "
-                f"at most {max_failures} allowed")
     # Division is correctly rounded: 29 of 100 against 0.29 compares equal, as it should.
-    if failed / total <= max_failure_rate:
+    if max_failure_rate is not None and counted / total <= max_failure_rate:
         return None
-    return (f"too many failures: {failed} failed scorer run(s) of {total} "
-            f"({failed / total:.1%}), at most {max_failures} or {max_failure_rate:.1%} allowed")
+    what = f"{failed} failed scorer run(s)"
+    if undecided:
+        what = (f"{counted} scorer run(s) failed or undecided by the judge ({failed} failed, "
+                f"{_kinds(undecided_by)})")
+    if max_failure_rate is None:
+        return f"too many failures: {what}, at most {max_failures} allowed"
+    return (f"too many failures: {what} of {total} ({counted / total:.1%}), at most "
+            f"{max_failures} or {max_failure_rate:.1%} allowed")
 
 
 def _failed_checks(
@@ -392,8 +451,12 @@ def _failed_checks(
         f"threshold {res.scorer_id}: mean {_fmt(res.mean)}, needs {res.threshold.describe()}"
         for res in thresholds if not res.passed
     )
-    budget = _too_many_failures(sum(s.failed for s in scorers), sum(s.total for s in scorers),
-                                max_failures, max_failure_rate)
+    undecided_by: dict[str, int] = {}
+    for s in scorers:
+        for kind, n in s.undecided_by.items():
+            undecided_by[kind] = undecided_by.get(kind, 0) + n
+    budget = _too_many_failures(sum(s.failed for s in scorers), undecided_by,
+                                sum(s.total for s in scorers), max_failures, max_failure_rate)
     if budget is not None:
         failures.append(budget)
     return tuple(failures)
@@ -406,13 +469,14 @@ def _failed_checks(
 class _Aggregate:
     """One scorer's counts and exact score sum, folded from outcomes in any order."""
 
-    __slots__ = ("failed", "not_scorable", "scored", "total")
+    __slots__ = ("failed", "not_scorable", "scored", "total", "undecided_by")
 
     def __init__(self) -> None:
         self.scored = 0
         self.not_scorable = 0
         self.failed = 0
         self.total = 0  # the sum of scores times 2**FIXED_BITS, exactly
+        self.undecided_by: dict[str, int] = {}
 
     def add(self, outcome: ScorerOutcome) -> None:
         score = outcome.score
@@ -421,6 +485,9 @@ class _Aggregate:
             self.scored += 1
         elif outcome.status == "not_scorable":
             self.not_scorable += 1
+            kind = outcome.not_scorable_kind
+            if kind is not None and kind in JUDGE_UNDECIDED_KINDS:
+                self.undecided_by[kind] = self.undecided_by.get(kind, 0) + 1
         else:
             self.failed += 1
 
@@ -428,7 +495,8 @@ class _Aggregate:
         # int / int is correctly rounded, so the mean is the exact mean rounded once.
         mean = self.total / (self.scored << FIXED_BITS) if self.scored else None
         return ScorerSummary(scorer_id=scorer_id, mean=mean, scored=self.scored,
-                             not_scorable=self.not_scorable, failed=self.failed)
+                             not_scorable=self.not_scorable, failed=self.failed,
+                             undecided_by=dict(self.undecided_by))
 
 
 _GATE = Threshold(min=1.0)

@@ -29,7 +29,7 @@ RESULT_COLUMNS: Final[tuple[tuple[str, type[object]], ...]] = (
     ("item_error_kind", str), ("failure", str), ("resumed", bool), ("duplicate_of", int),
     ("cost_usd", float), ("cost_known", bool), ("saved_usd", float), ("cache_hits", int),
     ("cache_misses", int), ("model_calls", int), ("budget_stopped", bool),
-    ("spent_usd", float), ("spent_tokens", int), ("trust", str),
+    ("spent_usd", float), ("spent_tokens", int), ("trust", str), ("not_scorable_kind", str),
 )
 """Each result row's columns, in order, with the type of their values (each may be ``None``
 but ``index``, ``run_id``, ``scorer_id``, ``status`` and the counts)."""
@@ -95,7 +95,8 @@ def result_rows(
          "failure": None if o.resumed else failures.get((r.run_id, o.scorer_id)),
          "resumed": o.resumed, "duplicate_of": r.duplicate_of, **pair_costs(o),
          "spent_usd": 0.0, "spent_tokens": 0,
-         "trust": None if o.resumed else trust.get((r.run_id, o.scorer_id))}
+         "trust": None if o.resumed else trust.get((r.run_id, o.scorer_id)),
+         "not_scorable_kind": o.not_scorable_kind}
         for r in results for o in r.outcomes
     ]
     if rows:
@@ -129,7 +130,7 @@ def _item_result(rows: Sequence[Mapping[str, Any]]) -> ItemResult:
         outcomes=tuple(
             ScorerOutcome(scorer_id=r["scorer_id"], status=r["status"], score=r["score"],
                           reason=r["reason"], error=r["error"], resumed=r["resumed"],
-                          run_error=_run_error(r))
+                          run_error=_run_error(r), not_scorable_kind=r.get("not_scorable_kind"))
             for r in rows
         ),
     )

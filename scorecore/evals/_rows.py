@@ -20,7 +20,7 @@ from scorecore._core._causes import RunFailureCause, failure_kind
 from scorecore._core._convert import converter
 from scorecore._core._keys import camel
 from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
-from scorecore._core._redact import redact_secrets
+from scorecore._core._redact import redact_secrets, redact_strings, redact_text
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.evals._messages import exception_text
@@ -141,6 +141,24 @@ class ScoreRow:
             trace_id=record.trace_id, span_id=record.span_id,
         )
 
+    def not_scorable_kind(self) -> str | None:
+        """A not-scorable row's :attr:`~scorecore.NotScorable.kind`
+        (``metadata["notScorable"]["kind"]``): ``"position_bias"`` and the other kinds of a
+        judge that could not decide; ``None`` for other rows and a step's own not_scorable.
+
+        >>> row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b",
+        ...                status="not_scorable", metadata={"notScorable": {
+        ...                    "reason": "the verdict followed the position",
+        ...                    "kind": "position_bias"}})
+        >>> row.not_scorable_kind()
+        'position_bias'
+        """
+        stored = (self.metadata or {}).get("notScorable")
+        if self.status != "not_scorable" or not isinstance(stored, Mapping):
+            return None
+        kind = stored.get("kind")
+        return kind if isinstance(kind, str) else None
+
     def failure_cause(self) -> RunFailureCause | None:
         """The structured cause of a failed run, read back from the row.
 
@@ -247,6 +265,8 @@ _FROM_RESULT = tuple(f for f in RESULT_FIELDS if f.stored == "column" and f.name
 _TO_METADATA = tuple(f for f in RESULT_FIELDS if f.stored == "metadata")
 _TO_CONTEXT = tuple(f for f in RESULT_FIELDS if f.stored == "context")
 _PLAIN = (dict, list, tuple, str, int, float, bool)
+# The metadata keys whose texts explain a run (redacted as the reason is).
+_EXPLAINING = ("error", "cause", "notScorable", "judge", "panel", "pairwise")
 
 
 def context_of(source: object, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -388,6 +408,14 @@ def score_row(
     for field in _TO_METADATA:
         if field.name in data:
             meta[field.key] = data[field.name]
+    # The texts that explain a run (reason, error, cause, judge executions, panel members'
+    # reasons) may quote a reply holding a secret; the run's own input and output, and what the
+    # steps made of them, are the evaluated data and are stored as given. The metadata is
+    # redacted once the row is storable (below): cleaned first, so redact_strings never meets
+    # a 10,000-deep value, and cleaned with the columns, so the first loss a failure names is
+    # where the data came from (a step result), not a copy of it in the judge's executions.
+    if reason is not None:
+        reason = redact_text(reason)
     # Cleaned before redaction: redact_secrets recurses and must not meet a 10,000-deep value.
     if context:
         context = redact_secrets(clean.value(context, _COLUMN_NAME["additional_context"]))
@@ -416,7 +444,10 @@ def score_row(
         span_id=span_id,
         **columns,
     )
-    return storable_row(row, clean)
+    row = storable_row(row, clean)
+    stored = dict(row.metadata or {})
+    explaining = {key: redact_strings(stored[key]) for key in _EXPLAINING if key in stored}
+    return attrs.evolve(row, metadata={**stored, **explaining}) if explaining else row
 
 
 _COLUMN_NAME: Final[Mapping[str, str]] = {c.attr: c.name for c in SCORE_COLUMNS}

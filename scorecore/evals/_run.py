@@ -330,8 +330,10 @@ async def run_evals(
             with the dataset; off by default).
         max_failures: the most failed scorer runs (a raising target, a bad item, a failing
             judge or step …) the verdict tolerates: by default 0, so any failed run fails
-            the batch; ``None`` never fails it for failures alone. Not-scorable runs never
-            count as failed.
+            the batch; ``None`` never fails it for failures alone. Not-scorable runs the
+            judge could not decide (position bias, a panel tie, low confidence, an echoed
+            example: :attr:`scorecore.NotScorable.kind`) count with them; runs not scorable
+            because the item does not apply never do.
         cache: a judge cache (``scorecore_adapters.cache``): a judge request already answered
             (same prompt, schema, model, settings and trial) is read back, not asked again.
         pricing: judge prices; every judge execution gets ``cost_usd`` and the report's
@@ -352,9 +354,10 @@ async def run_evals(
     Returns:
         The :class:`EvalReport`: per-scorer means and counts, threshold and gate results, and
         the verdict: ``"failed"`` when the batch has no items, a scorer scored none of the
-        items it applies to (every run failed, not-scorable ones aside), a threshold or gate
-        failed, or more scorer runs failed than ``max_failures`` / ``max_failure_rate``
-        allow; ``report.verdict_reason`` says why in one line.
+        items it applies to (every run failed or undecided by the judge, not-scorable ones
+        aside), a threshold or gate failed, or more scorer runs failed (or were undecided by
+        the judge) than ``max_failures`` / ``max_failure_rate`` allow;
+        ``report.verdict_reason`` says why in one line.
 
     Raises:
         EvalConfigError: a bad argument, a ``batch_id`` already in the store without

@@ -123,6 +123,7 @@ class ItemScorer:
                 outcomes.append(ScorerOutcome(
                     scorer_id=scorer.id, status=stored.status, score=stored.score,
                     reason=stored.reason, resumed=True,
+                    not_scorable_kind=stored.not_scorable_kind,
                 ))
             else:
                 outcomes.append(await self._score(scorer, item, output, run_id,
@@ -150,7 +151,7 @@ class ItemScorer:
         return ItemResult(
             index=index, item_id=item_id, run_id=run_id or self._ids.of(index, item_id),
             item=item, error=failure.error, outcomes=outcomes, duplicate_of=failure.duplicate_of,
-            error_kind=failure.kind,
+            error_kind=failure.kind, extra=failure.extra,
         )
 
     async def _output(self, item: EvalItem) -> Result[Any, ItemFailure]:
@@ -182,7 +183,8 @@ class ItemScorer:
             value: ScoreResult[Any, Any] = result.unwrap()
             if value.not_scorable is not None:
                 return ScorerOutcome(scorer_id=scorer.id, status="not_scorable",
-                                     reason=value.not_scorable.reason, result=value)
+                                     reason=value.not_scorable.reason, result=value,
+                                     not_scorable_kind=value.not_scorable.kind)
             score: object = value.score  # a scorer object (duck-typed) may give anything
             if not is_finite_number(score):
                 return ScorerOutcome(

@@ -6,7 +6,7 @@ from typing import Any, final
 
 import attrs
 
-from scorecore._core._economics import Budget
+from scorecore._core._economics import Budget, format_usd
 
 __all__ = ["EconomicsSummary", "ScorerCost", "TrialSpread", "TrialsSummary"]
 
@@ -73,7 +73,7 @@ class EconomicsSummary:
             return None
         parts = []
         if budget.max_cost_usd is not None:
-            parts.append(f"${self.spent_usd:.4f} of ${budget.max_cost_usd:.4f}")
+            parts.append(f"{format_usd(self.spent_usd)} of {format_usd(budget.max_cost_usd)}")
         if budget.max_tokens is not None:
             parts.append(f"{self.spent_tokens:,} of {budget.max_tokens:,} tokens")
         stopped = f", {self.budget_refused} call(s) refused" if self.budget_refused else ""

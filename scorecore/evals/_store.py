@@ -56,11 +56,16 @@ class StoredRowError(StoreError):
 @final
 @attrs.frozen(kw_only=True)
 class CompletedScore:
-    """What a store remembers of a finished (run, scorer) pair, for resume."""
+    """What a store remembers of a finished (run, scorer) pair, for resume.
+
+    ``not_scorable_kind`` is a not-scorable row's ``metadata["notScorable"]["kind"]``, so a
+    resumed batch counts the runs the judge could not decide as an uninterrupted one does.
+    """
 
     status: Literal["scored", "not_scorable"]
     score: float | None = None
     reason: str | None = None
+    not_scorable_kind: str | None = None
 
 
 class ScoreStore(Protocol):

@@ -9,6 +9,7 @@ computes them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, final
 
@@ -24,7 +25,8 @@ class PanelDisagreement:
     Attributes:
         item_id: the item (its id, or ``#index``).
         run_id: the run (several per item with trials).
-        spread: the highest counted score minus the lowest.
+        spread: the highest counted score minus the lowest (``inf`` when that exceeds the
+            largest float, as for scores of ±1e308; ``null`` in the JSON).
         scores: the counted members' scores, by member id.
         votes: the counted members' votes, by member id (with a threshold).
     """
@@ -89,7 +91,8 @@ class PanelAgreement:
             "alphaNominal": self.alpha_nominal, "alphaNominalCi": _pair(self.alpha_nominal_ci),
             "agreed": self.agreed, "ties": self.ties, "memberFailures": self.member_failures,
             "mostDisagreed": [
-                {"itemId": d.item_id, "runId": d.run_id, "spread": d.spread,
+                {"itemId": d.item_id, "runId": d.run_id,
+                 "spread": d.spread if math.isfinite(d.spread) else None,
                  "scores": dict(d.scores), "votes": dict(d.votes)}
                 for d in self.most_disagreed
             ],

@@ -1,11 +1,13 @@
 """Judge economics: the reply cache, prices, spending limits, and the meter calls go through.
 
 - the cache port (:class:`JudgeCache`) and its key (:func:`cache_key`; a judge model reads
-  the key of the call it is answering with :func:`current_cache_key`);
+  the key of the call it is answering with :func:`current_cache_key`; a judge answering with a
+  user's function puts :func:`function_identity` in its ``cache_identity``);
 - prices (:class:`Pricing`, :class:`ModelPrice`) and spending limits (:class:`Budget`,
   :class:`BudgetWarning`); the output cap a budget reserves (:data:`DEFAULT_OUTPUT_CAP`,
   :data:`OUTPUT_CAP_FIELDS`);
-- the :class:`JudgeMeter` a run's judge calls go through, with its shared :class:`JudgeLedger`.
+- the :class:`JudgeMeter` a run's judge calls go through, with its shared :class:`JudgeLedger`;
+- :func:`format_usd`, dollars as reports print them.
 
 A call a hard budget refuses ends its run with the cause :class:`scorecore.BudgetExhausted`.
 
@@ -22,7 +24,9 @@ from scorecore._core._economics import (
     ModelPrice,
     Pricing,
     current_cache_key,
+    format_usd,
 )
+from scorecore._core._fingerprint import function_identity
 from scorecore._core._judge import DEFAULT_OUTPUT_CAP, OUTPUT_CAP_FIELDS
 
 __all__ = [
@@ -37,4 +41,6 @@ __all__ = [
     "Pricing",
     "cache_key",
     "current_cache_key",
+    "format_usd",
+    "function_identity",
 ]

@@ -15,6 +15,7 @@ import anyio
 import anyio.abc
 import attrs
 
+from scorecore._core._redact import redact_text
 from scorecore._core._values import ScorerRunError
 from scorecore.live._admission import (
     _DEFAULT_MAX_CONCURRENCY,
@@ -53,7 +54,8 @@ class LiveScoringError:
             ``filter_raised`` (skipped, fail closed) · ``scorer_failed`` (the run returned
             ``Failure``; see ``run_error``) · ``scorer_raised`` (a scorer broke its contract
             and raised) · ``sink_raised`` (the score was computed but not delivered).
-        message: a readable description.
+        message: a readable description, secrets redacted (it may quote a failed run's
+            cause, which may quote a reply; see :func:`~scorecore.redact_secrets`).
         entity: the function or step scored.
         scorer_id: the scorer concerned, when there is one.
         run_id: the run id, once assigned.
@@ -63,7 +65,7 @@ class LiveScoringError:
     """
 
     kind: LiveScoringErrorKind
-    message: str
+    message: str = attrs.field(converter=redact_text)
     entity: str
     scorer_id: str | None = None
     run_id: str | None = None

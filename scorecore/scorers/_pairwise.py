@@ -136,9 +136,11 @@ def pairwise(
     ``criteria`` (or a tie). With ``swap`` (the default) it is asked again with the answers
     swapped: consistent verdicts give 1.0 (``output`` wins), 0.0 (it loses) or 0.5 (a tie);
     verdicts that follow the position give ``position_bias``, scored as a tie (0.5) or, with
-    ``on_position_bias="not_scorable"``, not scorable. The result's ``pairwise`` holds the
-    outcome and both verdicts; a batch's report gives the win rate and the share of
-    position-biased items (:func:`scorecore.evals.pairwise_summaries`).
+    ``on_position_bias="not_scorable"``, not scorable with the kind ``"position_bias"`` (the
+    judge could not decide: a batch counts it against its failure budget, as a failed run).
+    The result's ``pairwise`` holds the outcome and both verdicts; a batch's report gives the
+    win rate and the share of position-biased items
+    (:func:`scorecore.evals.pairwise_summaries`).
 
     The run needs ``baseline_output`` (``scorer.run(..., extra={"baseline_output": ...})``, or
     a dataset item's ``baseline_output``), of the same type as ``output``: agent messages by
@@ -259,7 +261,7 @@ class _Pairwise:
         reason = f"{outcome.replace('_', ' ')}: " + "; ".join(reasons)
         if outcome == "position_bias" and self.on_position_bias == "not_scorable":
             return ScoreResult(run=run, judge=judge, pairwise=pair,
-                               not_scorable=NotScorable(reason=reason))
+                               not_scorable=NotScorable(reason=reason, kind="position_bias"))
         score = _SCORES[outcome] if outcome != "position_bias" else _SCORES["tie"]
         return ScoreResult(run=run, score=score, reason=reason, judge=judge, pairwise=pair)
 

@@ -145,8 +145,9 @@ def panel(
             were not scorable), the run is not scorable.
         replacements: scorers that take the seat of a member that failed, in order.
         on_tie: what a tied majority vote gives: ``"fail"`` (0.0, the default: fail-closed),
-            ``"pass"`` (1.0) or ``"not_scorable"``; the result's ``panel.tie`` says it was a
-            tie. Only for ``"majority"``.
+            ``"pass"`` (1.0) or ``"not_scorable"`` (kind ``"panel_tie"``: the judges could
+            not decide, so a batch counts it against its failure budget); the result's
+            ``panel.tie`` says it was a tie. Only for ``"majority"``.
         id: the panel's id; defaults to ``"panel(a, b, c)"`` from the members' ids.
         name: a display name (the id by default).
         description: what the panel measures.
@@ -324,7 +325,8 @@ class _Policy:
             if self.on_tie == "not_scorable":
                 return Success(ScoreResult(
                     run=run, judge=judge, panel=panel, not_scorable=NotScorable(
-                        reason=f"{head}: a tie, not scorable by the panel's on_tie ({listed})"),
+                        reason=f"{head}: a tie, not scorable by the panel's on_tie ({listed})",
+                        kind="panel_tie"),
                 ))
             score = 1.0 if self.on_tie == "pass" else 0.0
             panel = attrs.evolve(panel, score=score)

@@ -22,6 +22,12 @@ from scorecore.traces._otlp import (
     read_otlp_json_lines,
     read_otlp_requests,
 )
+from scorecore.traces._otlp._logs import (
+    OtlpLogs,
+    join_otlp_logs,
+    read_otlp_log_lines,
+    read_otlp_logs,
+)
 from scorecore.traces._scoring import (
     TraceBatchResult,
     TraceScoringError,
@@ -36,6 +42,7 @@ from scorecore.traces._trajectories import extract_trajectory_from_trace
 
 __all__ = [
     "ExpectedStep",
+    "OtlpLogs",
     "ScoreRecord",
     "ScoreSink",
     "Span",
@@ -53,8 +60,11 @@ __all__ = [
     "agent_traces",
     "extract_trajectory",
     "extract_trajectory_from_trace",
+    "join_otlp_logs",
     "otlp_to_traces",
     "read_otlp_json_lines",
+    "read_otlp_log_lines",
+    "read_otlp_logs",
     "read_otlp_requests",
     "score_trace",
     "score_traces",

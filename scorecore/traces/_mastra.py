@@ -75,6 +75,46 @@ def _message(role: str, text: str, created_at: datetime) -> AgentMessage:
     )
 
 
+def _below(root: Span, spans: Iterable[Span]) -> list[Span]:
+    """The root's children, and the spans under its ``generic`` children (wrapper spans an
+    OpenTelemetry instrumentation puts around tool calls, e.g. ``running tools``; Mastra's own
+    spans are never generic, so its traces read as before). Each span at most once."""
+    children: dict[str | None, list[Span]] = {}
+    for span in spans:
+        children.setdefault(span.parent_span_id, []).append(span)
+    found: list[Span] = []
+    seen = {root.span_id}
+    stack = list(children.get(root.span_id, []))
+    while stack:
+        span = stack.pop()
+        if span.span_id in seen:
+            continue
+        seen.add(span.span_id)
+        found.append(span)
+        if span.span_type == "generic":
+            stack.extend(children.get(span.span_id, []))
+    return found
+
+
+def _invocation(span: Span) -> ToolInvocation:
+    """One tool span as a tool call; a span that recorded an error is a failed call, its
+    error's message the error text."""
+    message = span.error.get("message") if isinstance(span.error, Mapping) else None
+    failed = span.error is not None and span.error is not False
+    return ToolInvocation(
+        tool_call_id=span.span_id,
+        tool_name=span.entity_name or span.entity_id or "unknown",
+        tool_id=span.entity_id,
+        args={} if _js_falsy(span.input) else span.input,
+        result={} if _js_falsy(span.output) else span.output,
+        state="result",
+        is_error=True if failed else None,
+        error_text=(message if isinstance(message, str) and message
+                    else str(span.error) if failed and not isinstance(span.error, Mapping)
+                    else None),
+    )
+
+
 def trace_to_agent_run(trace: TraceLike) -> Result[tuple[AgentInput, AgentOutput], TraceError]:
     """Turn a recorded agent trace into the input and output an agent scorer receives.
 
@@ -82,6 +122,9 @@ def trace_to_agent_run(trace: TraceLike) -> Result[tuple[AgentInput, AgentOutput
     input gives the input messages, its first direct ``model_generation`` child gives the
     system and remembered messages, and the output is one assistant message holding a
     tool-invocation part per direct ``tool_call`` child, then the text of ``output.text``.
+    Children of ``generic`` wrapper spans count as the root's children (OpenTelemetry
+    instrumentations wrap tool calls in such spans), and a tool span that recorded an
+    ``error`` is a failed call (``is_error=True``, its message as ``error_text``).
     Messages with a role other than user/assistant/system/signal are skipped.
 
     Returns:
@@ -128,7 +171,7 @@ def trace_to_agent_run(trace: TraceLike) -> Result[tuple[AgentInput, AgentOutput
     if _js_falsy(root.output):
         return Failure(TraceError(kind="no_agent_output", trace_id=trace_id,
                                   span_id=root.span_id, message="Root agent span has no output"))
-    children = _sorted(s for s in valid.spans if s.parent_span_id == root.span_id)
+    children = _sorted(_below(root, valid.spans))
     llm = next((s for s in children if s.span_type == "model_generation"), None)
     if llm is None:
         return Failure(TraceError(kind="no_model_span", trace_id=trace_id, span_id=root.span_id,
@@ -153,17 +196,7 @@ def trace_to_agent_run(trace: TraceLike) -> Result[tuple[AgentInput, AgentOutput
         for m in llm_messages
         if m["role"] != "system" and (text := _normalize_content(m["content"])) != first_text
     )
-    invocations = tuple(
-        ToolInvocation(
-            tool_call_id=s.span_id,
-            tool_name=s.entity_name or s.entity_id or "unknown",
-            tool_id=s.entity_id,
-            args={} if _js_falsy(s.input) else s.input,
-            result={} if _js_falsy(s.output) else s.output,
-            state="result",
-        )
-        for s in children if s.span_type == "tool_call"
-    )
+    invocations = tuple(_invocation(s) for s in children if s.span_type == "tool_call")
     text_value = root.output.get("text") if isinstance(root.output, Mapping) else None
     text = text_value if isinstance(text_value, str) else ""
     parts: list[MessagePart] = [ToolInvocationPart(tool_invocation=i) for i in invocations]

@@ -39,6 +39,9 @@ TraceErrorKind: TypeAlias = Literal[
     "span_not_found",
     "sink_failed",
     "invalid_otlp",
+    "duplicate_span",
+    "duplicate_trace",
+    "conflicting_trace",
 ]
 """Why a trace could not be scored (see :class:`TraceError`)."""
 
@@ -273,7 +276,11 @@ class TraceError:
             ``dangling_parent`` · ``no_root_agent_span`` · ``no_agent_output`` ·
             ``no_model_span`` · ``span_not_found`` · ``sink_failed`` (the score was computed
             but the sink raised; see ``result``) · ``invalid_otlp`` (an OTLP payload that is
-            not JSON or not a trace request; a malformed OTLP span is ``invalid_span``).
+            not JSON or not a trace request; a malformed OTLP span is ``invalid_span``) ·
+            ``duplicate_span`` (two different OTLP spans of a trace share an id) ·
+            ``duplicate_trace`` (a trace read from a stream was delivered again, identical:
+            it is read once, and this says so) · ``conflicting_trace`` (delivered again with
+            different spans under the same ids).
         message: a readable message, e.g. ``Span s2 references non-existent parent s9``.
         trace_id: the trace, when known.
         span_id: the span concerned, when there is one.

@@ -16,6 +16,10 @@ _STEP_TYPES: Final[frozenset[str]] = frozenset(get_args(StepType))
 """Span types that become steps; any other span (scorer runs, model chunks, generic spans …)
 is skipped and its children move up to its parent."""
 
+_MAX_NESTING: Final = 64
+"""Steps nest at most this deep; the spans below are listed flat inside the deepest step (a
+trace nested thousands deep must not exhaust the stack here or in whatever reads the steps)."""
+
 _TOOLS: Final = frozenset({"tool_call", "provider_tool_call", "mcp_tool_call"})
 
 
@@ -122,13 +126,29 @@ def extract_trajectory_from_trace(
         siblings.sort(key=lambda s: _utc(s.started_at))
     seen: set[str] = set()
 
-    def steps_of(nodes: list[Span]) -> list[TrajectoryStep]:
+    def flat(nodes: list[Span]) -> list[Span]:
+        # every span below, in order, without recursion (for a tree nested too deep)
+        out: list[Span] = []
+        stack = list(reversed(nodes))
+        while stack:
+            node = stack.pop()
+            if node.span_id not in seen:
+                seen.add(node.span_id)
+                out.append(node)
+                stack.extend(reversed(children.get(node.span_id, [])))
+        return out
+
+    def steps_of(nodes: list[Span], depth: int = 0) -> list[TrajectoryStep]:
         steps: list[TrajectoryStep] = []
+        if depth >= _MAX_NESTING:
+            return [TrajectoryStep(name=_name(n), step_type=n.span_type,  # type: ignore[arg-type]
+                                   duration=_seconds(n), metadata=n.metadata, **_fields(n))
+                    for n in flat(nodes) if n.span_type in _STEP_TYPES]
         for node in nodes:
             if node.span_id in seen:  # a parent cycle: each span is visited once
                 continue
             seen.add(node.span_id)
-            inner = steps_of(children.get(node.span_id, []))
+            inner = steps_of(children.get(node.span_id, []), depth + 1)
             if node.span_type not in _STEP_TYPES:
                 steps.extend(inner)
                 continue

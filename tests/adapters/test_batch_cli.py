@@ -100,3 +100,21 @@ def test_batches_pending_lists_the_journalled_batches_not_yet_collected(work: Pa
     (pending,) = json.loads(out)["pending"]
     assert pending["providerBatchId"] == "batch_123"
     assert pending["requests"] == 1
+
+
+def test_a_deleted_journal_is_a_warning_line(work: Path) -> None:
+    """The cache file deleted between two --batch-api runs: the second says so in a
+    `warning:` line (its requests may be submitted twice) and still scores."""
+    argv = ("eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db",
+            "--batch-api", "--batch-max-size", "6", "--batch-max-wait", "0.5s",
+            "--batch-poll", "0.02")
+    code, out, err = run(*argv)
+    assert code == 0, out + err
+    assert "warning:" not in out
+    for name in ("cache.db", "cache.db-wal", "cache.db-shm"):
+        (work / ".scorecore" / name).unlink(missing_ok=True)
+    code, out, err = run(*argv)
+    assert code == 0, out + err
+    (line,) = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert "deleted or replaced" in line
+    assert "submitted again" in line

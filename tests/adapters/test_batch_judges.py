@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,12 @@ from scorecore import JudgeConfig, Runtime, ScorePromptStep, create_scorer
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse
 from scorecore.judge.economics import JudgeMeter
 from scorecore_adapters._guard import allow_model_requests
-from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel
+from scorecore_adapters.batch import (
+    AnthropicBatchModel,
+    BatchJournal,
+    BatchJournalWarning,
+    OpenAIBatchModel,
+)
 from scorecore_adapters.batch.fakes import (
     FakeAnthropicBatchAPI,
     FakeOpenAIBatchAPI,
@@ -398,3 +406,194 @@ def test_bad_options_name_the_field_and_value(field: str, value: Any, tmp_path: 
         OpenAIBatchModel("m", journal=str(tmp_path / "j.db"), **{field: value})
     assert f"OpenAIBatchModel.{field}" in str(raised.value)
     assert repr(value) in str(raised.value)
+
+
+@PROVIDERS
+async def test_a_result_line_repeating_a_custom_id_is_ignored_and_counted(
+    provider: str, tmp_path: Path
+) -> None:
+    """A result file with a custom_id twice (the answer, then an error): the first line is
+    the answer, the copy is counted in the progress and noted on the journalled batch."""
+    world = World(provider, tmp_path)
+    world.fake.duplicated = {"scb_0001-1"}
+    judge = world.judge(max_batch_size=3)
+    results = await ask_all(judge, range(3))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1, 2: 0.2}
+    assert judge.progress().duplicate_results == 1
+    assert "1 duplicate result line(s) ignored" in judge.progress().describe()
+    (batch,) = judge.journal.batches()
+    assert batch.note is not None
+    assert "1 duplicate result line(s) ignored" in batch.note
+    judge.journal.close()
+
+
+async def _newer_batches(world: World, count: int) -> None:
+    """``count`` batches made in the same account by someone else, after ours."""
+    async with world.fake.client() as client:
+        if world.provider == "openai":
+            line = {"custom_id": "other", "method": "POST", "url": "/v1/chat/completions",
+                    "body": {"model": "m", "messages": [{"role": "user", "content": "item 0"}]}}
+            uploaded = await client.post(
+                "https://api.openai.com/v1/files", data={"purpose": "batch"},
+                files={"file": ("x.jsonl", json.dumps(line).encode(), "application/jsonl")})
+            for _ in range(count):
+                await client.post("https://api.openai.com/v1/batches", json={
+                    "input_file_id": uploaded.json()["id"], "endpoint": "/v1/chat/completions",
+                    "completion_window": "24h"})
+        else:
+            for n in range(count):
+                await client.post("https://api.anthropic.com/v1/messages/batches", json={
+                    "requests": [{"custom_id": f"other-{n}", "params": {
+                        "model": "m", "max_tokens": 10,
+                        "messages": [{"role": "user", "content": "item 0"}]}}]})
+
+
+@PROVIDERS
+async def test_recovery_pages_back_past_many_newer_batches_to_the_prepare_time(
+    provider: str, tmp_path: Path
+) -> None:
+    """Killed after the provider made the batch, before its id was recorded, then 600 other
+    batches are made in the account: the next process pages back through the listing to the
+    batch's prepare time, finds it and submits nothing again."""
+    world = World(provider, tmp_path)
+    world.fake.kill_at = creation_call(provider)
+    world.fake.kill_after_processing = True
+    with pytest.raises(BaseExceptionGroup):
+        await ask_all(world.judge(max_batch_size=3), range(3))
+    world.fake.restart()
+    await _newer_batches(world, 600)
+    second = world.judge(max_batch_size=3)
+    results = await ask_all(second, range(3))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1, 2: 0.2}
+    assert second.progress().batches_submitted == 0
+    assert [cid for cid in world.fake.submitted if cid.startswith("scb_")] == [
+        "scb_0001-0", "scb_0001-1", "scb_0001-2"]
+    second.journal.close()
+
+
+@PROVIDERS
+async def test_recovery_stops_listing_at_batches_older_than_the_prepare_time(
+    provider: str, tmp_path: Path
+) -> None:
+    """Killed before the provider made the batch: the next process reads the listing back to
+    the prepare time (less an hour for clock skew), not the account's whole history."""
+    world = World(provider, tmp_path)
+    await _newer_batches(world, 450)
+    for batch in world.fake.batches.values():
+        batch.created_wall -= 2 * 3600.0  # made two hours before ours
+    world.fake.kill_at = len(world.fake.calls) + creation_call(provider)
+    with pytest.raises(BaseExceptionGroup):
+        await ask_all(world.judge(max_batch_size=3), range(3))
+    world.fake.restart()
+    before = len(world.fake.calls)
+    second = world.judge(max_batch_size=3)
+    results = await ask_all(second, range(3))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1, 2: 0.2}
+    listings = [c for c in world.fake.calls[before:] if c.rstrip("/").endswith("batches")
+                and c.startswith("GET")]
+    assert len(listings) == 1  # the first page reaches the old batches
+    assert second.progress().batches_submitted == 1
+    second.journal.close()
+
+
+@PROVIDERS
+async def test_a_journalled_batch_the_provider_does_not_know_is_resubmitted_with_a_warning(
+    provider: str, tmp_path: Path
+) -> None:
+    """The journal holds a submitted batch the provider answers 404 for (it has no such
+    batch, so none of its requests ran): the next process says so and submits them again,
+    once, instead of failing every resume."""
+    world = World(provider, tmp_path)
+    world.fake.kill_at = creation_call(provider) + 1  # the first status read
+    with pytest.raises(BaseExceptionGroup):
+        await ask_all(world.judge(max_batch_size=3), range(3))
+    world.fake.restart()
+    (lost,) = list(world.fake.batches)
+    del world.fake.batches[lost]
+    second = world.judge(max_batch_size=3)
+    with pytest.warns(BatchJournalWarning, match=rf"no batch {lost} \(HTTP 404\)"):
+        results = await ask_all(second, range(3))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1, 2: 0.2}
+    assert second.progress().batches_not_found == 1
+    assert second.progress().requests_resubmitted == 3
+    assert "1 not found at the provider" in second.progress().describe()
+    assert len(world.fake.submitted) == 6
+    assert world.fake.duplicates() == []
+    (gone, _) = second.journal.batches()
+    assert gone.status == "not_found"
+    assert gone.note is not None
+    assert "HTTP 404" in gone.note
+    second.journal.close()
+
+
+def _delete_journal(folder: Path) -> None:
+    """The cache file and its -wal and -shm, as a user deleting the journal would."""
+    for name in ("cache.db", "cache.db-wal", "cache.db-shm"):
+        (folder / name).unlink(missing_ok=True)
+
+
+@PROVIDERS
+async def test_a_deleted_journal_is_noticed_and_warned_about(provider: str, tmp_path: Path) -> None:
+    """The journal (the cache file and its -wal and -shm) is deleted after a batch was
+    submitted: the next process cannot know what was sent, and says so instead of
+    resubmitting in silence."""
+    world = World(provider, tmp_path)
+    world.fake.kill_at = creation_call(provider) + 1  # the first status read
+    first = world.judge(max_batch_size=2)
+    with pytest.raises(BaseExceptionGroup):
+        await ask_all(first, range(2))
+    first.journal.close()
+    _delete_journal(tmp_path)
+    world.fake.restart()
+    second = world.judge(max_batch_size=2)
+    with pytest.warns(BatchJournalWarning, match="deleted or replaced"):
+        results = await ask_all(second, range(2))
+    assert {n: score_of(r) for n, r in results.items()} == {0: 0.0, 1: 0.1}
+    second.journal.close()
+
+
+def _copy_without_wal(folder: Path) -> Path:
+    """The cache file and its .batch-id mark, copied without the -wal file."""
+    moved = folder / "moved"
+    moved.mkdir()
+    for name in ("cache.db", "cache.db.batch-id"):
+        shutil.copy(folder / name, moved / name)
+    return moved
+
+
+@PROVIDERS
+async def test_a_journal_that_lost_its_wal_file_is_warned_about(
+    provider: str, tmp_path: Path
+) -> None:
+    """A process journals two batches and dies; the second lives only in the -wal file, which
+    is deleted (here: the cache file is copied without it). The next process warns that the
+    journal lost requests it had."""
+    world = World(provider, tmp_path)
+    first = world.judge(max_batch_size=1)
+    await ask_all(first, [0])
+    checkpoint = sqlite3.connect(world.path)
+    checkpoint.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    checkpoint.close()
+    await ask_all(first, [1])  # journalled in the -wal file only
+    moved = _copy_without_wal(tmp_path)
+    first.journal.close()
+    world.path = moved / "cache.db"
+    second = world.judge(max_batch_size=1)
+    with pytest.warns(BatchJournalWarning, match=r"holds 1 of the 2 request\(s\)"):
+        results = await ask_all(second, [1])
+    assert score_of(results[1]) == 0.1
+    second.journal.close()
+
+
+def test_a_journal_written_as_remembered_gives_no_warning(tmp_path: Path) -> None:
+    """Closed and opened again, a journal that holds what it last wrote claims in silence."""
+    journal = BatchJournal(tmp_path / "cache.db")
+    assert journal.claim() is None
+    journal.prepare("job1", provider="openai", base_url="http://x", model="m",
+                    requests=[("job1-0", "k", {"model": "m"}, None)])
+    journal.close()
+    again = BatchJournal(tmp_path / "cache.db")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert again.claim() is None
+    again.close()

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, PromptStep, ScorePromptStep, Scorer, create_scorer
 from scorecore.evals import EvalReport, run_evals
-from scorecore.judge.economics import Pricing
+from scorecore.judge.economics import Budget, Pricing
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.batch import AnthropicBatchModel, BatchJournal, OpenAIBatchModel
 from scorecore_adapters.batch.fakes import (
@@ -218,3 +218,28 @@ async def test_a_batch_run_costs_half_the_direct_price(name: str, tmp_path: Path
     assert report.economics is not None
     assert report.economics.cost_usd == pytest.approx(direct / 2)
     assert report.economics.saved_usd == pytest.approx(direct / 2)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", ["openai", "anthropic"])
+async def test_a_result_file_lying_about_usage_is_charged_at_most_each_reply_s_reserve(
+    name: str, tmp_path: Path
+) -> None:
+    """Every reply of one provider batch claims 999 million output tokens: each is a usage
+    error charged at its reserve (its prompt and output cap), so a hard budget that admitted
+    the batch is not passed, and no call starts after the batch came back."""
+    pricing = Pricing.from_mapping({"judge-model": {"input": 2.0, "output": 8.0}})
+    budget = Budget(max_cost_usd=0.2)
+    with allow_model_requests():
+        provider = Provider(name, tmp_path)
+        provider.fake.reported_output_tokens = 999_000_000
+        judge = provider.judge(8)
+        data = [{"id": f"q{i}", "input": "q", "output": f"answer {i}"} for i in range(8)]
+        report = await run_evals(data, [scorer(judge)], pricing=pricing, budget=budget,
+                                 concurrency=8, keep_results=True)
+    economics = report.economics
+    assert economics is not None
+    assert len(provider.fake.batches) == 1  # the analyze steps' batch; nothing after it
+    assert economics.usage_errors == 8
+    assert economics.spent_usd <= budget.max_cost_usd
+    assert economics.budget_refused == 8  # the score steps: the overrun stopped the budget

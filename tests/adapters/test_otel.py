@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from returns.result import Failure
 
 from scorecore import JudgeConfig, ScorePromptStep, create_scorer
-from scorecore.evals import EvalItem, run_evals
+from scorecore.evals import EvalItem, InvalidItem, run_evals
 from scorecore.live import live_scoring, scored
 from scorecore.traces import Trace, otlp_to_traces, score_traces, trace_to_agent_run
 from scorecore_adapters.otel import (
@@ -684,3 +684,22 @@ def test_eval_traces_names_the_corrupt_frame(tmp_path: Path) -> None:
                  f"sqlite:{tmp_path / 's.db'}"], out=out, err=err)
     assert code == 2, out.getvalue() + err.getvalue()
     assert f"frame 5 at byte {len(whole)}: truncated: 6 of its" in err.getvalue()
+
+
+@pytest.mark.anyio
+async def test_a_failed_item_that_names_its_span_is_reported_under_it(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """An unreadable item whose source named the judged trace and span (eval-traces' agent
+    run that cannot be read) is reported under that span, not orphaned in a new trace."""
+    provider, exporter = spans
+    exact = create_scorer(id="exact", description="d").generate_score(lambda ctx: 1.0)
+    failed = InvalidItem(reason="no_agent_output", id=f"{AGENT_TRACE}-{AGENT_SPAN}",
+                         extra={"target_trace_id": AGENT_TRACE, "target_span_id": AGENT_SPAN})
+    await run_evals([failed], [exact], batch_id="b3", max_failures=None,
+                    on_item_complete=otel_sink(tracer_provider=provider))
+    (span,) = exporter.get_finished_spans()
+    assert span.parent is not None
+    assert (f"{span.parent.trace_id:032x}", f"{span.parent.span_id:016x}") == (
+        AGENT_TRACE, AGENT_SPAN)
+    assert _event(span)["error.type"] == "item"

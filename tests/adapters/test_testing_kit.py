@@ -15,7 +15,9 @@ import scorecore_adapters.testing as kit
 from scorecore import JudgeConfig, JudgeModel, Runtime, ScorePromptStep, create_scorer
 from scorecore.evals.store import ScoreStore
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore.judge.economics import JudgeMeter
 from scorecore.judge.retry import kind_for
+from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.retry import StreamErrorRetryProcessor
 from scorecore_adapters.testing import (
     ChaosJudge,
@@ -242,6 +244,41 @@ async def test_function_judge_bad_reply_raises(anyio_backend: str) -> None:
     judge = FunctionJudge(lambda _r: {1, 2})  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError, match="FunctionJudge reply to call 1"):
         await judge.generate(REQUEST)
+
+
+@pytest.mark.anyio
+async def test_a_changed_function_is_asked_again_not_read_from_the_cache(
+    anyio_backend: str,
+) -> None:
+    """A FunctionJudge whose function changed (same model id) misses the cache; the same
+    code in a new judge object hits it."""
+    cache = MemoryJudgeCache()
+
+    def scorer_for(judge: FunctionJudge) -> Any:
+        return create_scorer(id="s", description="d", judge=JudgeConfig(
+            model=judge, instructions="Grade.")).generate_score(
+            ScorePromptStep(description="s", create_prompt=lambda c: f"grade {c.run.output}"))
+
+    async def score(fn: Any) -> tuple[float, int]:
+        judge = FunctionJudge(fn)
+        meter = JudgeMeter(cache=cache)
+        result = await scorer_for(judge).run(input="q", output="a", runtime=Runtime(meter=meter))
+        return result.unwrap().score, judge.calls
+
+    def old(_req: JudgeRequest) -> Any:
+        return {"score": 0.2}
+
+    def new(_req: JudgeRequest) -> Any:
+        return {"score": 0.9}
+
+    def old_again(_req: JudgeRequest) -> Any:
+        return {"score": 0.2}
+
+    assert await score(old) == (0.2, 1)
+    assert await score(new) == (0.9, 1)  # changed code: asked, not the old answer
+    assert await score(old_again) == (0.2, 0)  # the same code: the cached answer
+    assert FunctionJudge(old).cache_identity == FunctionJudge(old_again).cache_identity
+    assert FunctionJudge(old).cache_identity != FunctionJudge(new).cache_identity
 
 
 def test_function_judge_needs_a_callable() -> None:

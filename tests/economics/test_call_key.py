@@ -37,7 +37,8 @@ async def test_generate_sees_the_key_its_reply_is_cached_under() -> None:
     assert current_cache_key() is None
     keys = [key for _, key in seen]
     assert keys == [cache_key(request, provider=judge.provider, model_id=judge.model_id,
-                              trial=trial) for trial, (request, _) in enumerate(seen)]
+                              trial=trial, identity=judge.cache_identity)
+                    for trial, (request, _) in enumerate(seen)]
     assert set(keys) == set(cache.entries)
 
 

@@ -134,3 +134,48 @@ def test_usage_errors_are_printed(work: Path, monkeypatch: pytest.MonkeyPatch) -
     report = json.loads((work / "r.json").read_text())
     assert report["economics"]["usageErrors"] == ITEMS
     assert report["economics"]["spentUsd"] > 0
+
+
+SLOW_SCORERS = '''
+import anyio.lowlevel
+from returns.result import Success
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore.judge import JudgeResponse, JudgeUsage
+
+class SlowJudge:
+    """Answers after letting the other runs' calls start, spending 50 input and 20 output
+    tokens."""
+    model_id = "cap-judge"
+    provider = "test"
+    supports_structured_output = False
+
+    async def generate(self, request, /):
+        for _ in range(5):
+            await anyio.lowlevel.checkpoint()
+        return Success(JudgeResponse(text='{"score": 0.8}',
+                                     usage=JudgeUsage(input_tokens=50, output_tokens=20)))
+
+graded = create_scorer(id="graded", description="d", judge=JudgeConfig(
+    model=SlowJudge(), instructions="Grade.",
+)).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: f"Rate {c.run.output}"))
+'''
+
+
+def test_concurrency_one_and_eight_spend_and_refuse_the_same(work: Path) -> None:
+    """16 calls under --budget-usd 0.002 at gpt-4o-mini's prices: a call reserves its 1,024
+    output tokens ($0.0006) but spends $0.00002, so all 16 fit one after another; at the default
+    concurrency 8 they wait for each other instead of being refused."""
+    (work / "scorers.py").write_text(SLOW_SCORERS)
+    (work / "data.jsonl").write_text("".join(
+        json.dumps({"id": f"q{i}", "input": "q", "output": f"answer {i}"}) + "\n"
+        for i in range(16)))
+    (work / "prices.toml").write_text('[models."cap-judge"]\ninput = 0.15\noutput = 0.6\n')
+    lines = {}
+    for concurrency in ("1", "8"):
+        code, out, err = run("--pricing", "prices.toml", "--budget-usd", "0.002",
+                             "--concurrency", concurrency)
+        assert code == 0, out + err
+        (budget,) = [line for line in out.splitlines() if "budget" in line]
+        lines[concurrency] = budget
+    assert lines["1"] == lines["8"]
+    assert "refused" not in lines["8"]

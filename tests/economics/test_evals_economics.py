@@ -18,7 +18,7 @@ from returns.result import Success
 from scorecore import BudgetExhausted, JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import EvalConfigError, run_evals
 from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
-from scorecore.judge.economics import Budget, BudgetWarning, Pricing
+from scorecore.judge.economics import Budget, BudgetWarning, Pricing, format_usd
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import InMemoryScoreStore, VirtualClock, virtual_runtime
 from tests.economics._scorers import StepJudge, judged_scorer
@@ -293,3 +293,32 @@ def test_budget_and_pricing_values_refuse_bad_numbers() -> None:
     usage = JudgeUsage(input_tokens=1_000, output_tokens=500, cached_input_tokens=400)
     assert price.cost("m", usage) == pytest.approx((600 * 2 + 400 * 1 + 500 * 8) / 1e6)
     assert price.cost("m", JudgeUsage(output_tokens=5)) is None
+
+
+def test_the_budget_line_shows_a_tiny_limit_and_spend() -> None:
+    """A $0.000001 limit is not printed as $0.0000: tiny amounts keep two significant digits."""
+    from scorecore.evals.results import EconomicsSummary  # noqa: PLC0415
+
+    summary = EconomicsSummary(scorers=(), cost_usd=0.0000004, saved_usd=0.0, cache_hits=0,
+                               cache_misses=0, spent_usd=0.0000004, spent_tokens=0,
+                               budget=Budget(max_cost_usd=0.000001))
+    assert summary.budget_line() == "spent $0.0000004 of $0.000001 (hard)"
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (0.0, "$0.0000"), (1.0, "$1.0000"), (0.42, "$0.4200"), (0.00123, "$0.0012"),
+    (0.00042, "$0.00042"), (0.000001, "$0.000001"), (0.0000015, "$0.0000015"),
+    (1234.5, "$1234.5000"),
+])
+def test_format_usd_examples(value: float, shown: str) -> None:
+    """Four decimals, and two significant digits for amounts below a tenth of a cent."""
+    assert format_usd(value) == shown
+
+
+@given(st.floats(min_value=1e-10, max_value=1e6))
+def test_format_usd_keeps_two_significant_digits(value: float) -> None:
+    """What is printed reads back within 5 % of the amount (never $0.0000 for a real one)."""
+    shown = format_usd(value)
+    assert shown.startswith("$")
+    assert float(shown[1:]) == pytest.approx(value, rel=0.05, abs=0.00005)
+    assert float(shown[1:]) > 0

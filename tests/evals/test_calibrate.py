@@ -216,6 +216,14 @@ def test_the_fitted_threshold_maximises_kappa(pairs: list[tuple[float, bool]]) -
     if len({label for _, label in pairs}) == 1:
         assert (fitted.threshold, fitted.reason) == (None, judge.kappa.reason)
         return
+    if fitted.threshold is None:  # no cut beats chance: none is fitted
+        assert (fitted.reason or "").startswith("no cut agrees with the labels better than "
+                                                "chance")
+        for cut in {s for s, _ in pairs}:
+            other = calibrate(rows, labels, threshold=cut, resamples=10).scorer("judge")  # type: ignore[arg-type]
+            assert other.kappa.value is not None
+            assert other.kappa.value <= 0
+        return
     assert fitted.threshold is not None
     assert fitted.kappa is not None
     assert fitted.kappa_at_threshold == judge.kappa.value
@@ -310,7 +318,7 @@ def test_the_kappa_gate_reads_the_intervals_lower_end() -> None:
     [
         ({"a": 3}, {}, "the label of item 'a' must be true/false or 1/0 for binary labels"),
         ({"a": "good"}, {}, "the label of item 'a' is a string without a value in "
-                            "label_values (none given), got 'good'"),
+                            "label_values / --label-value (none given), got 'good'"),
         ({"a": "good"}, {"label_values": {"bad": 0}}, "(\'bad\'), got 'good'"),
         ({"a": None}, {}, "the label of item 'a' must be a bool, a finite number or a string, "
                           "got None"),
@@ -318,7 +326,8 @@ def test_the_kappa_gate_reads_the_intervals_lower_end() -> None:
         ({"a": True}, {"kind": "ordinal"}, "is a bool, a binary label, not a ordinal one"),
         ({"a": 2.5}, {"kind": "ordinal"}, "must be a whole number for ordinal labels"),
         ({"a": 0, "b": 500}, {"kind": "ordinal"}, "ordinal labels span 0..500, more than 100"),
-        ({"a": 7}, {"kind": "ordinal", "scale": (1, 5)}, "is outside the scale 1..5, got 7"),
+        ({"a": 7}, {"kind": "ordinal", "scale": (1, 5)},
+         "is outside the scale 1..5 (scale / --scale), got 7"),
         ({1: True}, {}, "labels are keyed by item id (str), got the key 1"),
         ({"a": True}, {"kind": "nominal"}, "kind must be one of binary, ordinal, continuous"),
         ({"a": True}, {"scale": (1, 5)}, "scale is for ordinal and continuous labels"),
@@ -359,3 +368,37 @@ def test_to_json_names_every_part() -> None:
     assert scorer["confusion"] == {"classes": ["fail", "pass"], "counts": [[1, 0], [0, 1]],
                                    "rows": "label", "columns": "scorer"}
     assert (scorer["spearman"], scorer["mae"], scorer["grades"]) == (None, None, None)
+
+
+def test_no_threshold_is_fitted_for_a_judge_that_runs_against_the_labels() -> None:
+    """An anti-correlated judge (high scores where people said fail): every cut has κ <= 0,
+    so no threshold is fitted, and the reason says so instead of "0 (kappa 0.000)"."""
+    scores = {f"i{i}": 0.1 if i % 2 == 0 else 0.9 for i in range(20)}
+    labels = {f"i{i}": i % 2 == 0 for i in range(20)}
+    judge = calibrate(rows_of(scores), labels, resamples=50).scorer("judge")
+    fitted = judge.fitted_threshold
+    assert (fitted.threshold, fitted.kappa) == (None, None)
+    assert fitted.kappa_at_threshold == -1.0
+    assert fitted.reason == ("no cut agrees with the labels better than chance (the best kappa "
+                             "is 0.000): the scores say nothing about the labels, or run "
+                             "against them")
+    assert fitted.to_json()["threshold"] is None
+
+
+def test_the_caveat_says_when_agreement_cannot_be_told_from_chance() -> None:
+    """κ's interval above 0: no caveat; including 0, or κ at 0 without an interval (a judge
+    passing every item): the chance caveat; undefined κ: why it cannot be measured."""
+    labels = {f"i{i}": i % 2 == 0 for i in range(40)}
+    sharp = {f"i{i}": 0.9 if i % 2 == 0 else 0.1 for i in range(40)}
+    coin = {f"i{i}": 0.9 if i % 4 < 2 else 0.1 for i in range(40)}
+    lenient = {f"i{i}": 0.9 for i in range(8)}
+    chance = "agreement with your labels is at chance level: do not gate on this judge"
+    assert calibrate(rows_of(sharp), labels, resamples=100).scorer("judge").caveat() is None
+    assert calibrate(rows_of(coin), labels, resamples=100).scorer("judge").caveat() == chance
+    few = {k: k not in ("i3", "i6") for k in lenient}  # as the demo's: 6 pass, 2 fail
+    passes_all = calibrate(rows_of(lenient), few, resamples=100).scorer("judge")
+    assert (passes_all.kappa.value, passes_all.kappa.low) == (0.0, None)
+    assert passes_all.caveat() == chance
+    one_class = calibrate(rows_of(sharp), dict.fromkeys(sharp, True)).scorer("judge")
+    assert one_class.caveat() == ("agreement with your labels cannot be measured (the labels "
+                                  "hold one class only (pass)): do not gate on this judge")

@@ -9,11 +9,13 @@ import re
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from scorecore_adapters.cli import main
+from scorecore_adapters.labels import read_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo_scorers.py"
@@ -262,6 +264,62 @@ def test_a_module_importing_a_missing_module_names_the_missing_one(
     assert err == "scorecore: error: scorers module not found: evalpkg.absent\n"
 
 
+@pytest.fixture
+def package_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A project whose scorers live in a package ``jurypkg`` (``jurypkg/panel/jury.py``) that
+    imports its own package absolutely and relatively; forgotten after the test."""
+    root = tmp_path / "project"
+    panel = root / "jurypkg" / "panel"
+    panel.mkdir(parents=True)
+    (root / "jurypkg" / "__init__.py").write_text("")
+    (root / "jurypkg" / "common.py").write_text("BASE = 0.5\n")
+    (panel / "__init__.py").write_text("")
+    (panel / "weights.py").write_text("EXTRA = 0.25\n")
+    (panel / "jury.py").write_text(
+        "from scorecore import create_scorer\n"
+        "from jurypkg.common import BASE\n"
+        "from .weights import EXTRA\n"
+        "jury = create_scorer(id='jury', description='d').generate_score("
+        "lambda ctx: BASE + EXTRA)\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield root
+    for name in [n for n in sys.modules if n == "jurypkg" or n.startswith("jurypkg.")]:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_a_scorer_file_inside_a_package_imports_its_package(
+    package_project: Path, absolute: bool
+) -> None:
+    """``scorecore eval jurypkg/panel/jury.py`` works as ``scorecore eval jurypkg.panel.jury``
+    does: the file's package and its relative imports resolve, from the project root or with
+    an absolute path."""
+    data = write_jsonl(package_project / "d.jsonl", ['{"input": 1, "output": 1}'])
+    path = package_project / "jurypkg" / "panel" / "jury.py"
+    code, out, err = run("eval", str(path) if absolute else "jurypkg/panel/jury.py",
+                         "--data", str(data), "--store", f"sqlite:{package_project / 'x.db'}")
+    assert code == 0, out + err
+    assert re.search(r"jury\s.*0\.750", out), out
+
+
+def test_a_package_named_like_one_already_imported_loads_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scorer file in a package ``tests`` while another ``tests`` package is imported (this
+    suite's): the file itself is loaded, as before, instead of a module of the other one."""
+    package = tmp_path / "tests"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "my_scorers.py").write_text(SCORERS)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    data = write_jsonl(tmp_path / "d.jsonl", ['{"input": 1, "output": 1}'])
+    code, out, err = run("eval", str(package / "my_scorers.py"), "--data", str(data),
+                         "--store", f"sqlite:{tmp_path / 'x.db'}")
+    assert code == 0, out + err
+    assert "tests.my_scorers" not in sys.modules
+
+
 def test_console_script_subprocess(tmp_path: Path) -> None:
     """The installed `scorecore` script runs the demo end to end in a real process."""
     script = Path(sys.executable).parent / "scorecore"
@@ -351,3 +409,32 @@ def test_engine_ray_refuses_a_store_it_cannot_use_before_starting_ray(
     assert "store_url" not in err
     assert "concurrency" not in err
     assert not (tmp_path / "s.db").exists()
+
+
+DEMO_LABELS = ROOT / "examples" / "data" / "demo_labels.jsonl"
+
+
+def test_the_demo_ships_labels_for_its_judged_items() -> None:
+    """``examples/data/demo_labels.jsonl`` is in calibrate's format and labels every demo item
+    with a reference answer (the faithfulness scorer's context), for llm-faithfulness; the
+    Makefile's demo passes it to ``eval --labels``."""
+    labels = read_labels(DEMO_LABELS)
+    items = [json.loads(line) for line in DEMO_DATA.read_text().splitlines() if line.strip()]
+    assert set(labels) == {item["id"] for item in items if item.get("ground_truth")}
+    assert all(isinstance(v, bool) for v in labels.values())
+    lines = [json.loads(line) for line in DEMO_LABELS.read_text().splitlines()]
+    assert {line["scorer"] for line in lines} == {"llm-faithfulness"}
+    assert all(line["note"] for line in lines)
+    recipe = (ROOT / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    assert "--labels examples/data/demo_labels.jsonl" in recipe
+
+
+def test_demo_with_labels_and_no_judge_says_there_is_nothing_to_measure(tmp_path: Path) -> None:
+    """With the LLM scorer skipped, ``--labels`` measures no function scorer: one line says no
+    LLM-judged scorer ran, and the demo still passes."""
+    code, out, err = run("eval", str(DEMO), "--data", str(DEMO_DATA), "--store",
+                         f"sqlite:{tmp_path / 'demo.sqlite'}", "--threshold",
+                         "keyword-coverage=0.5", "--labels", str(DEMO_LABELS))
+    assert code == 0, err + out
+    assert (f"agreement with the labels in {DEMO_LABELS}: no LLM-judged scorer ran "
+            "(llm-faithfulness skipped)\n") in out

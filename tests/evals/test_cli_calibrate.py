@@ -153,7 +153,7 @@ def test_ordinal_and_continuous_labels(tmp_path: Path, batch: dict[str, bool]) -
         ('{"id": "a", "label": NaN}\n', "labels.jsonl:1: field 'label' must be a finite "
                                          "number, got NaN"),
         ('[1, 2]\n{"id": "a"}\n', 'labels.jsonl:1: expected a JSON object {"id": …, '
-                                   '"label": …}, got list (and 1 more bad line(s))'),
+                                   '"label": …}, got list\n'),  # then line 2's, on a line
         ("\n\n", "holds no labels"),
         ('{"id": "item-0", "label": 3}\n', "calibrate: the label of item 'item-0' must be "
                                             "true/false or 1/0 for binary labels"),
@@ -163,8 +163,8 @@ def test_ordinal_and_continuous_labels(tmp_path: Path, batch: dict[str, bool]) -
 def test_bad_label_files_are_usage_errors_naming_the_line(
     tmp_path: Path, batch: dict[str, bool], content: str, message: str
 ) -> None:
-    """A bad labels file is one line on stderr naming the file, the line and the field (or the
-    item), exit 2, for calibrate and for report --labels alike."""
+    """A bad labels file is a line on stderr per problem naming the file, the line and the
+    field (or the item), exit 2, for calibrate and for report --labels alike."""
     path = tmp_path / "labels.jsonl"
     path.write_text(content)
     for argv in (("calibrate", "b", "--min-kappa", "0.5"),
@@ -172,7 +172,7 @@ def test_bad_label_files_are_usage_errors_naming_the_line(
         code, out, err = run(*argv, "--labels", str(path), "--store", store(tmp_path))
         assert (code, out) == (2, "")
         assert message in err
-        assert err.count("\n") == 1
+        assert err.count("\n") == 1 + message.count("\n")
     assert not (tmp_path / "r.html").exists()
 
 
@@ -236,7 +236,8 @@ def test_report_with_labels_has_a_calibration_section(tmp_path: Path,
     assert 'id="calibration"' not in target.read_text()
     code, _, err = run("report", "b", "--store", store(tmp_path), "--kind", "ordinal")
     assert code == 2
-    assert "--kind, --scale and --label-value describe --labels: give --labels FILE" in err
+    assert ("--kind, --scale, --label-value and --min-kappa describe --labels: give --labels "
+            "FILE") in err
 
 
 def test_the_calibration_section_escapes_ids_and_reasons() -> None:
@@ -252,3 +253,182 @@ def test_the_calibration_section_escapes_ids_and_reasons() -> None:
     assert "&lt;b&gt;judge&lt;/b&gt;" in section
     assert "&lt;script&gt;x()&lt;/script&gt;" in section
     assert "the labels hold one class only (pass)" in section
+
+
+JUDGED = '''
+import re
+
+from scorecore import JudgeConfig, ScorePromptStep, create_scorer
+from scorecore_adapters.testing import FunctionJudge
+
+
+def judged(name, verdict):
+    return create_scorer(
+        id=name, description="d",
+        # A model id per judge: the judge cache keeps their answers apart.
+        judge=JudgeConfig(model=FunctionJudge(verdict, model_id=name), instructions="Rate."),
+    ).generate_score(ScorePromptStep(description="rate",
+                                     create_prompt=lambda ctx: f"Answer: {ctx.run.output}"))
+
+
+def agrees(request):  # a judge that sees what the labels say
+    return {"score": 0.9 if "good" in request.messages[-1].content else 0.1}
+
+
+def at_chance(request):  # a judge right on half the items, whatever the label
+    number = int(re.search(r"Answer: \\w+ (\\d+)", request.messages[-1].content).group(1))
+    return {"score": 0.9 if number % 4 < 2 else 0.1}
+
+
+sharp = judged("sharp", agrees)
+coin = judged("coin", at_chance)
+plain = create_scorer(id="plain", description="d").generate_score(lambda ctx: 1.0)
+'''
+
+
+def _judged_batch(tmp_path: Path, *flags: str) -> tuple[int, str, str]:
+    (tmp_path / "judged_scorers.py").write_text(JUDGED)
+    items, labels = [], {}
+    for i in range(40):
+        good = i % 2 == 0
+        items.append({"id": f"q{i}", "input": "q", "output": f"{'good' if good else 'bad'} {i}"})
+        labels[f"q{i}"] = good
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in items))
+    labels_path = labels_file(tmp_path / "labels.jsonl", labels)
+    return run("eval", str(tmp_path / "judged_scorers.py"), "--data", str(data), "--store",
+               store(tmp_path), "--batch-id", "j", "--labels", str(labels_path), *flags)
+
+
+def test_eval_with_labels_prints_each_judged_scorers_agreement(tmp_path: Path) -> None:
+    """``eval --labels``: after the summary, κ with its interval for each LLM-judged scorer;
+    a judge at chance gets the one-line caveat, one that agrees does not; the scorer without
+    a judge is not measured; the verdict and exit code are the batch's."""
+    code, out, err = _judged_batch(tmp_path, "--output", str(tmp_path / "r.json"))
+    assert code == 0, err + out
+    labels = tmp_path / "labels.jsonl"
+    assert (f"agreement with the labels in {labels} (40 label(s), binary; 95% bootstrap "
+            "intervals):\n") in out
+    assert ("  sharp: kappa 1.000 [1.000, 1.000], accuracy 1.000 [1.000, 1.000] over 40 "
+            "labelled item(s), passing at >= 0.5\n") in out
+    assert re.search(r"^  coin: kappa 0\.000 \[-0\.\d{3}, 0\.\d{3}\], accuracy 0\.500 ", out,
+                     re.MULTILINE), out
+    assert ("  coin: agreement with your labels is at chance level: do not gate on this "
+            "judge\n") in out
+    assert "sharp: agreement with your labels" not in out
+    assert "  plain:" not in out
+    assert out.index("agreement with the labels") > out.index("scorer ")
+    assert out.splitlines()[-1] == "verdict: passed"
+    document = json.loads((tmp_path / "r.json").read_text())
+    caveats = {s["id"]: s["caveat"] for s in document["calibration"]["scorers"]}
+    assert caveats == {"coin": "agreement with your labels is at chance level: do not gate on "
+                               "this judge", "sharp": None}
+
+
+def test_eval_with_a_bad_labels_file_runs_nothing(tmp_path: Path) -> None:
+    """A labels file that does not fit ``--kind`` is a usage error before any item runs."""
+    bad = labels_file(tmp_path / "bad.jsonl", {"q0": 0.5})
+    code, out, err = _judged_batch(tmp_path, "--labels", str(bad))
+    assert (code, out) == (2, "")
+    assert "the label of item 'q0' must be true/false or 1/0 for binary labels" in err
+    assert not (tmp_path / "r.db").exists() or "j" not in run(
+        "batches", "--store", store(tmp_path))[1]
+
+
+def test_report_with_labels_and_min_kappa_gates_the_page(tmp_path: Path,
+                                                         batch: dict[str, bool]) -> None:
+    """``report --labels --min-kappa``: a passing batch whose noisy judge is at chance gets a
+    failed header naming the κ gate, and the chance caveat; ``--min-kappa`` needs labels."""
+    labels = labels_file(tmp_path / "labels.jsonl", batch)
+    target = tmp_path / "r.html"
+    code, _, err = run("report", "b", "--labels", str(labels), "--store", store(tmp_path),
+                       "-o", str(target), "--min-kappa", "0.6")
+    assert code == 0, err
+    page = target.read_text()
+    header = page[:page.index("</header>")]
+    assert '<span class="verdict failed" id="verdict">failed</span>' in header
+    assert "verdict: failed — noisy: kappa 0.000, interval&#x27;s lower end -0." in header
+    assert ("noisy: agreement with your labels is at chance level: do not gate on this judge"
+            in header)
+    code, _, err = run("report", "b", "--store", store(tmp_path), "--min-kappa", "0.6")
+    assert code == 2
+    assert "give --labels FILE" in err
+
+
+def test_every_bad_label_is_named_with_the_flag_to_change(tmp_path: Path,
+                                                          batch: dict[str, bool]) -> None:
+    """Bad lines in the file: each one named (not the first only); labels that do not fit
+    the options: each item named, with the command line's flag (``--label-value``,
+    ``--kind``), not the Python argument alone."""
+    path = tmp_path / "labels.jsonl"
+    path.write_text('{"id": "item-0"}\n{"id": "item-1", "label": true}\n{"label": 1}\nnope\n')
+    code, _, err = run("calibrate", "b", "--labels", str(path), "--store", store(tmp_path))
+    assert code == 2
+    assert [line.removeprefix("scorecore: error: ").split(": ", 1)[-1]
+            for line in err.splitlines()] == [
+        "field 'label' is missing", "field 'id' is missing",
+        "invalid JSON: Expecting value (column 1)"]
+    assert [f"{path}:{n}:" in err for n in (1, 3, 4)] == [True, True, True]
+    path.write_text('{"id": "item-0", "label": "yes"}\n{"id": "item-1", "label": 0.5}\n'
+                    '{"id": "item-2", "label": "no"}\n')
+    code, _, err = run("calibrate", "b", "--labels", str(path), "--store", store(tmp_path))
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 3
+    assert "item 'item-0' is a string without a value in label_values / --label-value" in lines[0]
+    assert "item 'item-1' must be true/false or 1/0 for binary labels" in lines[1]
+    assert "--kind" in lines[1]
+    assert "item 'item-2'" in lines[2]
+
+
+PANEL_SCORERS = '''
+from scorecore import create_scorer
+from scorecore.scorers import panel
+
+def member(name, key):
+    return create_scorer(id=name, description="d").generate_score(
+        lambda ctx: float(ctx.run.extra[key]))
+
+jury = panel([member("supported", "s"), member("coin", "n")], id="grounded-jury")
+'''
+
+
+def test_calibrate_reaches_a_panel_member(tmp_path: Path, batch: dict[str, bool]) -> None:
+    """``--scorer grounded-jury/supported`` calibrates one judge of a jury from the panel's
+    rows; an unknown member is a usage error listing the members there are."""
+    (tmp_path / "panel_scorers.py").write_text(PANEL_SCORERS)
+    data = tmp_path / "panel.jsonl"
+    data.write_text("".join(
+        json.dumps({"id": item, "input": i, "output": i,
+                    "extra": {"s": 0.9 if label else 0.1, "n": 0.9 if i % 4 < 2 else 0.1}})
+        + "\n" for i, (item, label) in enumerate(batch.items())))
+    code, _, err = run("eval", str(tmp_path / "panel_scorers.py"), "--data", str(data),
+                       "--store", store(tmp_path), "--batch-id", "p")
+    assert code == 0, err
+    labels = labels_file(tmp_path / "labels.jsonl", batch)
+    code, out, err = run("calibrate", "p", "--labels", str(labels), "--store", store(tmp_path),
+                         "--scorer", "grounded-jury/supported", "--scorer",
+                         "grounded-jury/coin")
+    assert code == 0, err
+    assert re.search(r"^grounded-jury/supported +60 +>= 0\.5 +1\.000 \[1\.000, 1\.000\]", out,
+                     re.MULTILINE), out
+    assert re.search(r"^grounded-jury/coin +60 +>= 0\.5 +0\.000 ", out, re.MULTILINE), out
+    code, _, err = run("calibrate", "p", "--labels", str(labels), "--store", store(tmp_path),
+                       "--scorer", "grounded-jury/nope")
+    assert code == 2
+    assert ("no rows of scorer(s) 'grounded-jury/nope' (the rows' scorers: grounded-jury; "
+            "panel members: grounded-jury/coin, grounded-jury/supported)") in err
+
+
+def test_an_anti_correlated_judge_gets_no_fitted_threshold(tmp_path: Path,
+                                                           batch: dict[str, bool]) -> None:
+    """Scores that run against the labels: the fitted column is "-" and a line says why,
+    never "0 (kappa 0.000)"."""
+    flipped = labels_file(tmp_path / "flipped.jsonl", {k: not v for k, v in batch.items()})
+    code, out, err = run("calibrate", "b", "--labels", str(flipped), "--store",
+                         store(tmp_path), "--scorer", "judge")
+    assert code == 0, err
+    assert "(kappa 0.000)" not in out
+    assert re.search(r"^judge +60 +>= 0\.5 +-1\.000 .* -$", out, re.MULTILINE), out
+    assert ("judge: no fitted threshold: no cut agrees with the labels better than chance "
+            "(the best kappa is 0.000)") in out

@@ -382,6 +382,21 @@ def test_compare_of_too_few_paired_items_has_no_verdict(tmp_path: Path, scorers:
     assert "verdict: not enough paired items: n=0 for length" in out
 
 
+def test_compare_without_a_common_scorer_says_so_in_a_closed_sentence(
+    tmp_path: Path, scorers: Path
+) -> None:
+    """Batches that ran no scorer in common: no verdict, and the line closes its parenthesis."""
+    for batch, scorer in (("base", "length"), ("new", "quality")):
+        data = dataset(tmp_path / f"{batch}.jsonl", [1.0] * 3)
+        code, _, err = run("eval", f"{scorers}:{scorer}", "--data", str(data), "--store",
+                           store(tmp_path), "--batch-id", batch)
+        assert code == 0, err
+    code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
+    assert code == 3, out
+    assert out.splitlines()[-1] == (
+        "verdict: not enough paired items: n=0 (no scorer in both batches)")
+
+
 def test_compare_min_paired_must_be_positive(tmp_path: Path, scorers: Path) -> None:
     """--min-paired 0 is a usage error naming the value."""
     evaluate(tmp_path, scorers, "base", [1.0])

@@ -14,6 +14,7 @@ from scorecore_adapters.cli import main
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "examples" / "demo_scorers.py"
 DEMO_DATA = ROOT / "examples" / "data" / "demo.jsonl"
+DEMO_LABELS = ROOT / "examples" / "data" / "demo_labels.jsonl"
 
 pytestmark = pytest.mark.real_model
 
@@ -29,7 +30,8 @@ def test_the_demo_is_judged_by_the_local_model_without_a_key(
     monkeypatch.chdir(tmp_path)
     out, err = io.StringIO(), io.StringIO()
     code = main(["eval", str(DEMO), "--data", str(DEMO_DATA), "--store", "sqlite:demo.sqlite",
-                 "--threshold", "keyword-coverage=0.5", "--no-cache", "--output", "r.json"],
+                 "--threshold", "keyword-coverage=0.5", "--no-cache", "--output", "r.json",
+                 "--labels", str(DEMO_LABELS)],
                 out=out, err=err)
     text = out.getvalue()
     assert code == 0, text + err.getvalue()
@@ -43,3 +45,18 @@ def test_the_demo_is_judged_by_the_local_model_without_a_key(
     assert re.search(
         r"^judge model llama\.cpp SmolLM2-135M-Instruct\.Q4_1\.gguf: 8 call\(s\), [\d,]+ tokens "
         r"\([\d,]+ in, [\d,]+ out\); [\d.,]+ output tokens/s", text, re.MULTILINE), text
+    # The judge's agreement with the shipped labels, and the caveat exactly when its interval
+    # includes chance.
+    found = re.search(r"^  llm-faithfulness: kappa (?P<kappa>.+), accuracy .* over 8 labelled "
+                      r"item\(s\), passing at >= 0\.5$", text, re.MULTILINE)
+    assert found, text
+    kappa = report["calibration"]["scorers"][0]["kappa"]
+    value, low, high = kappa["value"], kappa["low"], kappa["high"]
+    # The documented rule: at chance when the interval includes 0, or, without an interval,
+    # when kappa is at most 0 (a judge passing every item).
+    chance = value is not None and (
+        (low is not None and high is not None and low <= 0 <= high)
+        or ((low is None or high is None) and value <= 0))
+    caveat = ("  llm-faithfulness: agreement with your labels is at chance level: do not gate "
+              "on this judge")
+    assert (caveat in text) == chance, text

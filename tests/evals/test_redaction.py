@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore._core._redact import redact_secrets
+from scorecore import redact_secrets
+from tests.secret_shapes import BENIGN_PROSE, SECRET_SHAPES, SecretShape
 
 R = "[REDACTED]"
 
@@ -76,7 +77,22 @@ def test_prose_and_look_alike_values_are_kept() -> None:
     assert redact_secrets(texts) == texts
 
 
-# --------------------------------------------------------------------------- property
+@pytest.mark.parametrize("shape", SECRET_SHAPES, ids=lambda s: s.name)
+def test_secrets_inside_text_are_redacted(shape: SecretShape) -> None:
+    """Each shape of the shared table loses its secret and keeps the text around it."""
+    redacted = redact_secrets(shape.text)
+    assert shape.secret not in redacted
+    assert shape.kept in redacted
+    assert R in redacted
+    assert redact_secrets(redacted) == redacted  # redacting twice changes nothing more
+
+
+@pytest.mark.parametrize("prose", BENIGN_PROSE)
+def test_prose_about_secrets_is_kept_exactly(prose: str) -> None:
+    """An explanation that talks about passwords, keys or tokens without holding one is kept."""
+    assert redact_secrets(prose) == prose
+
+
 
 _BENIGN_TEXT = st.text(alphabet=string.ascii_letters + string.digits + "_.,!?", max_size=19)
 _LEAVES = st.one_of(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -126,6 +127,23 @@ async def test_completed_lists_final_rows_only(
     assert set(done) == {("b:1", "s"), ("b:2", "s")}
     assert done[("b:1", "s")].score == 0.5
     assert done[("b:2", "s")].status == "not_scorable"
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_completed_keeps_the_kind_of_a_run_the_judge_could_not_decide(
+    anyio_backend: str, kind: str, tmp_path: Path
+) -> None:
+    """A not-scorable row's ``metadata.notScorable.kind`` comes back with its pair, so a
+    resumed batch counts a position-biased run as an uninterrupted one does."""
+    biased = attrs.evolve(row("b:1", status="not_scorable", score=None), metadata={
+        "itemIndex": 0, "notScorable": {"reason": "followed the position",
+                                        "kind": "position_bias"}})
+    plain = row("b:2", status="not_scorable", score=None, index=1)
+    async with make_store(kind, tmp_path) as store:
+        await store.save([biased, plain, row("b:3", index=2)])
+        done = await store.completed("b")
+    assert {key[0]: value.not_scorable_kind for key, value in done.items()} == {
+        "b:1": "position_bias", "b:2": None, "b:3": None}
 
 
 @pytest.mark.parametrize("kind", STORE_KINDS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,9 @@ from scorecore import create_scorer, not_scorable
 from scorecore.evals import EvalConfigError, ItemResult, run_evals
 from scorecore.evals.engine import ReportFold
 from scorecore.evals.results import ScorerOutcome
+from scorecore.scorers import TEXT, pairwise
 from scorecore_adapters.cli import main
+from scorecore_adapters.testing import FunctionJudge
 
 
 def _scorer(scorer_id: str = "judge") -> Any:
@@ -190,3 +193,109 @@ def test_cli_bad_failure_rate_is_a_usage_error(tmp_path: Path, rate: str) -> Non
     code, _, err = _cli(tmp_path, ["fine"], "--max-failure-rate", rate)
     assert code == 2
     assert f"--max-failure-rate: expected a number in [0, 1], got {rate!r}" in err
+
+
+def _positional(on_position_bias: str = "not_scorable") -> Any:
+    """A pairwise scorer whose judge always prefers the answer shown first (position bias)."""
+    judge = FunctionJudge(lambda request: {"reason": "A reads better", "winner": "A"})
+    return pairwise(judge, criteria="correctness", shape=TEXT, id="ab",
+                    on_position_bias=on_position_bias)  # type: ignore[arg-type]
+
+
+def _pairs(n: int, *, baseline: bool = True) -> list[dict[str, Any]]:
+    return [{"id": f"q{i}", "input": "q", "output": f"new {i}",
+             **({"baseline_output": f"old {i}"} if baseline else {})} for i in range(n)]
+
+
+@pytest.mark.anyio
+async def test_runs_the_judge_could_not_decide_fail_the_verdict(anyio_backend: str) -> None:
+    """A judge that follows position on every item decides nothing: 0 scored, 10 not scorable
+    is a failed verdict, and the reason says the judge could not decide."""
+    report = await run_evals(_pairs(10), [_positional()])
+    summary = report.summary("ab")
+    assert (summary.scored, summary.not_scorable, summary.failed) == (0, 10, 0)
+    assert (summary.undecided, dict(summary.undecided_by)) == (10, {"position_bias": 10})
+    assert report.verdict == "failed"
+    assert report.failed_checks == (
+        "scorer 'ab' has no scored run (10 undecided by the judge (10 position bias))",
+        "too many failures: 10 scorer run(s) failed or undecided by the judge (0 failed, "
+        "10 position bias), at most 0 allowed",
+    )
+    assert report.undecided_runs == 10
+    assert report.to_json()["scorers"][0]["undecidedByJudge"] == {"position_bias": 10}
+
+
+@pytest.mark.anyio
+async def test_undecided_runs_count_against_the_failure_budget(anyio_backend: str) -> None:
+    """Beside a scorer that scores, 10 undecided runs of 20 fail the default budget, pass a
+    budget of 10, and fail a rate of 0.2 (10 of 20 runs is 50 %)."""
+    plain = create_scorer(id="plain", description="d").generate_score(lambda ctx: 1.0)
+    strict = await run_evals(_pairs(10), [_positional(), plain], max_failures=10)
+    assert strict.failed_checks == ("scorer 'ab' has no scored run (10 undecided by the judge "
+                                    "(10 position bias))",)
+    mixed = [*_pairs(10), *({"id": f"s{i}", "input": "q", "output": "same",
+                             "baseline_output": "same"} for i in range(10))]
+    # "same" vs "same": a consistent tie in both orders is a decision (scored 0.5).
+    judge = FunctionJudge(lambda request: {"reason": "r", "winner": "A"}
+                          if "new" in request.messages[-1].content else
+                          {"reason": "r", "winner": "tie"})
+    ab = pairwise(judge, criteria="c", shape=TEXT, id="ab", on_position_bias="not_scorable")
+    budget = await run_evals(mixed, [ab], max_failures=10)
+    assert (budget.verdict, budget.summary("ab").scored) == ("passed", 10)
+    over = await run_evals(mixed, [ab], max_failures=9)
+    assert over.verdict_reason == ("too many failures: 10 scorer run(s) failed or undecided "
+                                   "by the judge (0 failed, 10 position bias), at most 9 "
+                                   "allowed")
+    rate = await run_evals(mixed, [ab], max_failure_rate=0.2)
+    assert rate.verdict_reason == (
+        "too many failures: 10 scorer run(s) failed or undecided by the judge (0 failed, "
+        "10 position bias) of 20 (50.0%), at most 0 or 20.0% allowed")
+
+
+@pytest.mark.anyio
+async def test_a_tie_scored_as_such_or_an_item_that_does_not_apply_never_counts(
+    anyio_backend: str,
+) -> None:
+    """Position bias scored as a tie (the default) is a decision; an item without a baseline
+    does not apply: neither counts against the budget."""
+    tie = await run_evals(_pairs(4), [_positional("tie")])
+    assert (tie.verdict, tie.summary("ab").scored) == ("passed", 4)
+    no_baseline = await run_evals(_pairs(3, baseline=False), [_positional()])
+    assert (no_baseline.verdict, no_baseline.summary("ab").not_scorable,
+            no_baseline.undecided_runs) == ("passed", 3, 0)
+
+
+PAIRWISE = '''
+from scorecore.scorers import TEXT, pairwise
+from scorecore_adapters.testing import FunctionJudge
+
+ab = pairwise(FunctionJudge(lambda request: {"reason": "A reads better", "winner": "A"}),
+              criteria="correctness", shape=TEXT, id="ab", on_position_bias="not_scorable")
+'''
+
+
+def test_cli_verdict_line_says_the_judge_could_not_decide(tmp_path: Path) -> None:
+    """``scorecore eval`` exits 1 and its verdict line names the undecided runs; the HTML
+    report of the stored batch and a resumed batch say the same."""
+    scorers = tmp_path / "ab_scorers.py"
+    scorers.write_text(PAIRWISE)
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in _pairs(10)))
+    store = f"sqlite:{tmp_path / 's.db'}"
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval", str(scorers), "--data", str(data), "--store", store, "--batch-id",
+                 "b", "--max-failures", "10"], out=out, err=err)
+    assert code == 1, err.getvalue()
+    assert out.getvalue().splitlines()[-1] == (
+        "verdict: failed — scorer 'ab' has no scored run (10 undecided by the judge "
+        "(10 position bias))")
+    assert re.search(r"^ab +- +0 +10 \(10 undecided\) +0$", out.getvalue(), re.MULTILINE)
+    page = tmp_path / "r.html"
+    assert main(["report", "b", "--store", store, "-o", str(page)], out=io.StringIO(),
+                err=io.StringIO()) == 0
+    assert '<span class="verdict failed" id="verdict">failed</span>' in page.read_text()
+    out = io.StringIO()
+    code = main(["eval", str(scorers), "--data", str(data), "--store", store, "--resume", "b",
+                 "--max-failures", "10"], out=out, err=io.StringIO())
+    assert code == 1
+    assert "10 undecided by the judge" in out.getvalue().splitlines()[-1]

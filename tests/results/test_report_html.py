@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore import StepRaised, create_scorer
-from scorecore.evals import ScoreRow, Threshold, run_evals
+from scorecore.evals import ScoreRow, Threshold, calibrate, run_evals
 from scorecore.evals._rows import stored_cause
 from scorecore_adapters.report import render_report
 from scorecore_adapters.testing import InMemoryScoreStore
@@ -266,3 +266,53 @@ def test_the_input_box_shows_the_input_as_the_item_gave_it() -> None:
     plain_rows = anyio.run(stored, [plain])
     assert plain_rows[0].input == item_input
     assert "itemInput" not in (plain_rows[0].metadata or {})
+
+
+def _scored(batch: str, scores: list[float], scorer: str = "judge") -> list[ScoreRow]:
+    return [ScoreRow(id=f"{batch}{i}", scorer_id=scorer, run_id=f"{batch}:{i}", batch_id=batch,
+                     status="scored", score=score, dataset_item_id=str(i))
+            for i, score in enumerate(scores)]
+
+
+def test_the_header_verdict_is_the_conjunction_of_every_gate_asked() -> None:
+    """Checks that pass under a significant regression against the baseline, or under a κ
+    below ``min_kappa``: the header says failed, lists each gate with its outcome, and gives
+    the first failed gate's reason."""
+    base = _scored("base", [1.0] * 30)
+    new = _scored("new", [0.0] * 30)
+    page = render_report(new, batch_id="new", baseline=base)
+    assert '<span class="verdict failed" id="verdict">failed</span>' in page
+    assert ('<p id="verdict-reason">verdict: failed — significant regression in judge</p>'
+            in page)
+    gates = page[page.index('<ul id="gates">'):page.index("</ul>")]
+    assert ('checks (thresholds, gates, failure budget): <span class="pass">passed</span>'
+            in gates)
+    assert ('compared with baseline base: <span class="fail">significant regression</span>'
+            in gates)
+    same = render_report(_scored("new", [1.0] * 30), batch_id="new", baseline=base)
+    assert '<span class="verdict passed" id="verdict">passed</span>' in same
+    labels = {str(i): i % 2 == 0 for i in range(30)}
+    coin = _scored("new", [0.9 if i % 4 < 2 else 0.1 for i in range(30)])
+    calibration = calibrate(coin, labels, resamples=200)
+    gated = render_report(coin, batch_id="new", calibration=calibration, min_kappa=0.6)
+    assert '<span class="verdict failed" id="verdict">failed</span>' in gated
+    assert "calibration: every scorer&#x27;s κ interval above 0.6" in gated
+    assert "verdict: failed — judge: kappa " in gated
+    ungated = render_report(coin, batch_id="new", calibration=calibration)
+    assert '<span class="verdict passed" id="verdict">passed</span>' in ungated
+    assert '<ul id="gates">' not in ungated
+
+
+def test_a_judge_at_chance_gets_the_caveat_under_the_verdict() -> None:
+    """With labels, a scorer whose κ interval includes 0 gets the one-line caveat in the
+    header and in its calibration section; one that agrees gets none."""
+    labels = {str(i): i % 2 == 0 for i in range(30)}
+    rows = (_scored("b", [0.9 if i % 4 < 2 else 0.1 for i in range(30)], scorer="coin")
+            + _scored("b", [0.9 if i % 2 == 0 else 0.1 for i in range(30)], scorer="sharp"))
+    page = render_report(rows, batch_id="b", calibration=calibrate(rows, labels, resamples=200))
+    header = page[:page.index("</header>")]
+    caveat = "coin: agreement with your labels is at chance level: do not gate on this judge"
+    assert f'<p class="caveat" id="caveat-0">{caveat}</p>' in header
+    assert "sharp: agreement" not in page
+    section = page[page.index('<section id="calibration">'):]
+    assert f'<p class="caveat">{caveat}</p>' in section

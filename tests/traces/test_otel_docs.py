@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from scorecore.traces import Span, otlp_to_traces
-from scorecore.traces._otlp import GENAI_OPERATIONS, OPENINFERENCE_KINDS
+from scorecore.traces._otlp.conventions import CONVENTIONS
 
+LABELS = {"openinference": "OpenInference", "genai": "GenAI", "pydantic-ai": "pydantic-ai",
+          "traceloop": "Traceloop", "openllmetry": "OpenLLMetry", "vercel-ai": "Vercel AI SDK"}
 ROOT = Path(__file__).resolve().parents[2]
 OTLP = Path(__file__).parent / "fixtures" / "otlp"
 PAGE = (ROOT / "docs" / "otel.md").read_text(encoding="utf-8")
@@ -35,9 +37,9 @@ def _rows(heading: str) -> list[list[str]]:
 
 def test_span_type_table_is_the_transforms_table() -> None:
     """The span-type table lists exactly the operations and kinds the transform maps."""
-    documented = {(c, v): t for c, _, v, t in _rows("## Span types")}
-    expected = {("GenAI", k): v for k, v in GENAI_OPERATIONS.items()}
-    expected |= {("OpenInference", k): v for k, v in OPENINFERENCE_KINDS.items()}
+    documented = {(c, a, v): t for c, a, v, t in _rows("## Span types")}
+    expected = {(LABELS[c.name], c.key or "span name", k): v
+                for c in CONVENTIONS for k, v in c.kinds.items()}
     assert documented == expected
 
 
@@ -47,8 +49,11 @@ def test_span_type_rows_hold_on_a_span(
     convention: str, attribute: str, value: str, span_type: str
 ) -> None:
     """A span carrying just that attribute gets that span type."""
-    span = {"traceId": "aa", "spanId": "bb", "startTimeUnixNano": "1", "attributes": [
-        {"key": attribute, "value": {"stringValue": value}}]}
+    span: dict[str, Any] = {"traceId": "aa", "spanId": "bb", "startTimeUnixNano": "1"}
+    if attribute == "span name":
+        span["name"] = value
+    else:
+        span["attributes"] = [{"key": attribute, "value": {"stringValue": value}}]
     (trace,) = otlp_to_traces({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).unwrap()
     assert trace.spans[0].span_type == span_type
 

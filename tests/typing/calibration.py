@@ -23,5 +23,6 @@ def calibrated(rows: list[ScoreRow], report: EvalReport) -> None:
     assert_type(judge.grades, ConfusionMatrix | None)
     assert_type(judge.fitted_threshold.threshold, float | None)
     assert_type(result.failed_checks(0.6), tuple[str, ...])
+    assert_type(judge.caveat(), str | None)
     calibrate(rows, labels, kind="nominal")  # type: ignore[arg-type]
     calibrate(rows, {"a": [1, 2]})  # type: ignore[dict-item]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, assert_type
 
 from returns.result import Result
@@ -93,6 +93,9 @@ async def use_pairwise() -> None:
 def read(report: EvalReport) -> None:
     assert_type(report.panels, tuple[PanelAgreement, ...])
     assert_type(report.pairwise, tuple[PairwiseSummary, ...])
+    # Runs the judge could not decide (position bias, a panel tie …), by kind.
+    assert_type(report.undecided_runs, int)
+    assert_type(report.scorers[0].undecided_by, Mapping[str, int])
     assert_type(panel_agreements([]), tuple[PanelAgreement, ...])
     assert_type(pairwise_summaries([]), tuple[PairwiseSummary, ...])
     assert_type(krippendorff_alpha([[1.0, None], [True]], level="nominal"), float | None)

@@ -8,7 +8,12 @@ it is sent and its batch id after, so a process killed at any point and started 
 the batches it submitted and never submits a request twice. See ``docs/batch-judges.md``.
 """
 
-from scorecore_adapters.batch._journal import BatchJournal, JournalBatch, JournalRequest
+from scorecore_adapters.batch._journal import (
+    BatchJournal,
+    BatchJournalWarning,
+    JournalBatch,
+    JournalRequest,
+)
 from scorecore_adapters.batch._judge import BatchProgress
 from scorecore_adapters.batch._models import AnthropicBatchModel, OpenAIBatchModel
 from scorecore_adapters.batch._route import BatchRouting, use_batch_api
@@ -16,6 +21,7 @@ from scorecore_adapters.batch._route import BatchRouting, use_batch_api
 __all__ = [
     "AnthropicBatchModel",
     "BatchJournal",
+    "BatchJournalWarning",
     "BatchProgress",
     "BatchRouting",
     "JournalBatch",

@@ -15,21 +15,31 @@ died before recording it is recognised by its results' ``custom_id`` s (random p
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Final, Literal, Protocol, TypeAlias, final
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError
-from scorecore_adapters._http import as_str
+from scorecore_adapters._http import HttpJudgeBase, as_str
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.batch._journal import RequestState
 from scorecore_adapters.batch._wire import json_body, jsonl_lines, send
 from scorecore_adapters.openai import OpenAIChatModel
 
-__all__ = ["WAIT", "AnthropicBatchAPI", "BatchAPI", "BatchStatus", "OpenAIBatchAPI", "Outcome"]
+__all__ = [
+    "WAIT",
+    "AnthropicBatchAPI",
+    "BatchAPI",
+    "BatchStatus",
+    "OpenAIBatchAPI",
+    "Outcome",
+    "ResultFile",
+]
 
 Outcome: TypeAlias = tuple[RequestState, Mapping[str, Any]]
 WAIT: Final = "wait"
@@ -48,6 +58,36 @@ class BatchStatus:
     counts: Mapping[str, int] = attrs.field(factory=dict)
 
 
+@final
+@attrs.frozen(kw_only=True)
+class ResultFile:
+    """An ended batch's results: each ``custom_id`` 's outcome (``"*"`` for a batch refused as
+    a whole) and how many lines repeated a ``custom_id`` already read (the first line wins:
+    it is the one the provider wrote first, and a later copy must not replace an answer)."""
+
+    outcomes: Mapping[str, Outcome]
+    duplicates: int = 0
+
+
+class _Lines:
+    """Result lines read in order: the first outcome of each ``custom_id`` is kept."""
+
+    __slots__ = ("duplicates", "outcomes")
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, Outcome] = {}
+        self.duplicates = 0
+
+    def add(self, custom_id: str, outcome: Outcome) -> None:
+        if custom_id in self.outcomes:
+            self.duplicates += 1
+        else:
+            self.outcomes[custom_id] = outcome
+
+    def done(self) -> ResultFile:
+        return ResultFile(outcomes=self.outcomes, duplicates=self.duplicates)
+
+
 class BatchAPI(Protocol):
     """One provider's batch protocol. No method raises for a provider or network problem."""
 
@@ -58,17 +98,19 @@ class BatchAPI(Protocol):
         ...
 
     async def find(
-        self, job: str, custom_ids: frozenset[str], known: set[str]
+        self, job: str, custom_ids: frozenset[str], known: set[str], since: float
     ) -> Result[Found, JudgeError]:
         """The provider batch made for ``job`` by a process that died before recording it:
-        its id, ``None`` when there is none, or :data:`WAIT` when it cannot be told yet."""
+        its id, ``None`` when there is none, or :data:`WAIT` when it cannot be told yet.
+        ``since`` is when the job was prepared (Unix seconds): the listing is read back to
+        it, however many batches were made since."""
         ...
 
     async def status(self, batch_id: str) -> Result[BatchStatus, JudgeError]:
         """The batch's current status."""
         ...
 
-    async def results(self, status: BatchStatus) -> Result[dict[str, Outcome], JudgeError]:
+    async def results(self, status: BatchStatus) -> Result[ResultFile, JudgeError]:
         """Each answered ``custom_id`` 's outcome (an ended batch)."""
         ...
 
@@ -81,7 +123,53 @@ def _int_counts(raw: object) -> dict[str, int]:
 
 _OPENAI_ENDED: Final = frozenset({"completed", "failed", "expired", "cancelled"})
 _OPENAI_UNANSWERED: Final = frozenset({"batch_expired", "batch_cancelled"})
-_LIST_PAGES: Final = 5
+# Listing pages read at most when looking for a batch (100 batches a page): a guard against a
+# listing that never ends, far beyond how many batches an account makes while one is prepared.
+_MAX_LIST_PAGES: Final = 10_000
+# How far before the prepare time a listing is still read: the provider's clock and ours may
+# disagree, and a batch missed here would be submitted twice.
+_CLOCK_SLACK: Final = 3600.0
+
+
+def _created(raw: Mapping[str, Any]) -> float | None:
+    """A listed batch's creation time (Unix seconds: OpenAI's number, Anthropic's RFC 3339
+    string), or ``None`` when it cannot be read."""
+    value = raw.get("created_at")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+async def _listing(
+    model: HttpJudgeBase, url: str, cursor: str, since: float,
+) -> AsyncGenerator[Result[dict[str, Any], JudgeError]]:
+    """The provider's batches, newest first, page by page (``cursor`` names the ``after``
+    parameter), back to ``since`` less the clock slack; a failed page ends the listing."""
+    after: str | None = None
+    oldest = since - _CLOCK_SLACK
+    for _ in range(_MAX_LIST_PAGES):
+        query = "?limit=100" + (f"&{cursor}={after}" if after else "")
+        page = (await send(model, "GET", f"{url}{query}")).bind(lambda r: json_body(model, r))
+        if isinstance(page, Failure):
+            yield page
+            return
+        body = page.unwrap()
+        data = body.get("data")
+        rows = [raw for raw in data if isinstance(raw, dict)] if isinstance(data, list) else []
+        for raw in rows:
+            created = _created(raw)
+            if created is not None and created < oldest:
+                return  # newest first: everything after this is older still
+            yield Success(raw)
+        last = as_str(body.get("last_id"))
+        if not body.get("has_more") or last is None or last == after:
+            return
+        after = last
 
 
 def _batch_id(provider: str, body: Mapping[str, Any]) -> Result[str, JudgeError]:
@@ -127,25 +215,18 @@ class OpenAIBatchAPI:
             lambda b: _batch_id("openai", b))
 
     async def find(
-        self, job: str, custom_ids: frozenset[str], known: set[str]
+        self, job: str, custom_ids: frozenset[str], known: set[str], since: float
     ) -> Result[Found, JudgeError]:
         del custom_ids, known  # the job id is in the batch's metadata
-        after: str | None = None
-        for _ in range(_LIST_PAGES):
-            query = "?limit=100" + (f"&after={after}" if after else "")
-            page = (await send(self._chat, "GET", f"{self._chat.base_url}/batches{query}")).bind(
-                lambda r: json_body(self._chat, r))
-            if isinstance(page, Failure):
-                return page
-            body = page.unwrap()
-            data = body.get("data")
-            for batch in data if isinstance(data, list) else ():
-                meta = batch.get("metadata") if isinstance(batch, dict) else None
+        listing = _listing(self._chat, f"{self._chat.base_url}/batches", "after", since)
+        async with contextlib.aclosing(listing):
+            async for listed in listing:
+                if isinstance(listed, Failure):
+                    return listed
+                batch = listed.unwrap()
+                meta = batch.get("metadata")
                 if isinstance(meta, dict) and meta.get("scorecore_job") == job:
                     return Success(str(batch.get("id")))
-            after = as_str(body.get("last_id"))
-            if not body.get("has_more") or after is None:
-                break
         return Success(None)
 
     async def status(self, batch_id: str) -> Result[BatchStatus, JudgeError]:
@@ -161,15 +242,16 @@ class OpenAIBatchAPI:
         got = await send(self._chat, "GET", f"{self._chat.base_url}/files/{file_id}/content")
         return got.map(lambda r: r.text)
 
-    async def results(self, status: BatchStatus) -> Result[dict[str, Outcome], JudgeError]:
-        out: dict[str, Outcome] = {}
+    async def results(self, status: BatchStatus) -> Result[ResultFile, JudgeError]:
+        out = _Lines()
         if status.status == "failed":
             # The input was refused as a whole (validation): nothing ran, nothing will.
             errors = status.raw.get("errors")
             data = errors.get("data") if isinstance(errors, dict) else None
             first = data[0] if isinstance(data, list) and data else {}
             refused: Outcome = ("errored", {"status": 400, "body": {"error": first}})
-            return Success({"*": refused})
+            return Success(ResultFile(outcomes={"*": refused}))
+        # The output file first: a custom_id in both files keeps its answer.
         for name in ("output_file_id", "error_file_id"):
             text = await self._file(status.raw.get(name))
             if isinstance(text, Failure):
@@ -177,8 +259,8 @@ class OpenAIBatchAPI:
             for raw, line in jsonl_lines(text.unwrap()):
                 cid = line.get("custom_id") if line is not None else None
                 if isinstance(cid, str) and line is not None:
-                    out[cid] = _openai_outcome(line, raw)
-        return Success(out)
+                    out.add(cid, _openai_outcome(line, raw))
+        return Success(out.done())
 
 
 def _openai_outcome(line: Mapping[str, Any], raw: str) -> Outcome:
@@ -234,21 +316,17 @@ class AnthropicBatchAPI:
             lambda b: _batch_id("anthropic", b))
 
     async def find(
-        self, job: str, custom_ids: frozenset[str], known: set[str]
+        self, job: str, custom_ids: frozenset[str], known: set[str], since: float
     ) -> Result[Found, JudgeError]:
         del job
-        after: str | None = None
         waiting = False
-        for _ in range(_LIST_PAGES):
-            query = "?limit=100" + (f"&after_id={after}" if after else "")
-            page = (await send(self._model, "GET", f"{self._root}{query}")).bind(
-                lambda r: json_body(self._model, r))
-            if isinstance(page, Failure):
-                return page
-            body = page.unwrap()
-            data = body.get("data")
-            for raw in data if isinstance(data, list) else ():
-                if not isinstance(raw, dict) or raw.get("id") in known:
+        listing = _listing(self._model, self._root, "after_id", since)
+        async with contextlib.aclosing(listing):
+            async for listed in listing:
+                if isinstance(listed, Failure):
+                    return listed
+                raw = listed.unwrap()
+                if raw.get("id") in known:
                     continue
                 status = _anthropic_status(raw)
                 if not status.ended:
@@ -257,30 +335,27 @@ class AnthropicBatchAPI:
                 results = await self.results(status)
                 if isinstance(results, Failure):
                     return results
-                if custom_ids & set(results.unwrap()):
+                if custom_ids & set(results.unwrap().outcomes):
                     return Success(status.batch_id)
-            after = as_str(body.get("last_id"))
-            if not body.get("has_more") or after is None:
-                break
         return Success(WAIT if waiting else None)
 
     async def status(self, batch_id: str) -> Result[BatchStatus, JudgeError]:
         got = await send(self._model, "GET", f"{self._root}/{batch_id}")
         return got.bind(lambda r: json_body(self._model, r)).map(_anthropic_status)
 
-    async def results(self, status: BatchStatus) -> Result[dict[str, Outcome], JudgeError]:
+    async def results(self, status: BatchStatus) -> Result[ResultFile, JudgeError]:
         url = status.raw.get("results_url")
         if not isinstance(url, str) or not url:
             url = f"{self._root}/{status.batch_id}/results"
         got = await send(self._model, "GET", url)
         if isinstance(got, Failure):
             return got
-        out: dict[str, Outcome] = {}
+        out = _Lines()
         for raw, line in jsonl_lines(got.unwrap().text):
             cid = line.get("custom_id") if line is not None else None
             if isinstance(cid, str) and line is not None:
-                out[cid] = _anthropic_outcome(line.get("result"), raw)
-        return Success(out)
+                out.add(cid, _anthropic_outcome(line.get("result"), raw))
+        return Success(out.done())
 
 
 def _anthropic_status(raw: Mapping[str, Any]) -> BatchStatus:

@@ -26,7 +26,7 @@ from scorecore.validators import is_int, is_number, misuse
 from scorecore_adapters import _guard
 from scorecore_adapters._http import HttpJudgeBase, redact
 from scorecore_adapters.batch._api import WAIT, BatchAPI, BatchStatus, Outcome
-from scorecore_adapters.batch._journal import BatchJournal, JournalRequest
+from scorecore_adapters.batch._journal import BatchJournal, JournalRequest, warn_journal
 
 __all__ = ["BatchJudgeBase", "BatchProgress"]
 
@@ -35,6 +35,8 @@ _MAX_RESUBMITS: Final = 3
 # Status reads that fail in a row before the waiting runs are told (the journal keeps the
 # batch; a later process resumes it).
 _MAX_POLL_FAILURES: Final = 5
+# The status of a batch the provider does not have.
+_NOT_FOUND: Final = 404
 # How often the collector looks at the queue while it waits for max_wait.
 _TICK: Final = 1.0
 
@@ -54,6 +56,10 @@ class BatchProgress:
             from answers an earlier process collected (never submitted again).
         requests_resubmitted: requests sent again because their batch expired or was
             cancelled before answering them.
+        duplicate_results: result lines ignored because they repeated a ``custom_id`` whose
+            line came earlier in the results (the first line is kept).
+        batches_not_found: journalled batches the provider answered 404 for (it has no such
+            batch, so none of their requests ran): their requests were submitted again.
     """
 
     batches_submitted: int = 0
@@ -63,6 +69,8 @@ class BatchProgress:
     requests_answered: int = 0
     requests_resumed: int = 0
     requests_resubmitted: int = 0
+    duplicate_results: int = 0
+    batches_not_found: int = 0
 
     def counts(self) -> dict[str, int]:
         """The figures by name (to sum several judges')."""
@@ -73,7 +81,11 @@ class BatchProgress:
         return (f"batches: {self.batches_submitted} submitted, {self.batches_in_progress} in "
                 f"progress, {self.batches_done} done; requests: {self.requests_submitted} "
                 f"submitted, {self.requests_answered} answered, {self.requests_resumed} resumed, "
-                f"{self.requests_resubmitted} resubmitted")
+                f"{self.requests_resubmitted} resubmitted"
+                + (f"; {self.duplicate_results} duplicate result line(s) ignored"
+                   if self.duplicate_results else "")
+                + (f"; {self.batches_not_found} not found at the provider (resubmitted)"
+                   if self.batches_not_found else ""))
 
 
 @attrs.define(eq=False)
@@ -239,6 +251,12 @@ class BatchJudgeBase:
         refused = _guard.refusal(self.model_id, self.provider)
         if refused is not None:
             return Failure(refused)
+        busy = self._journal.claim()
+        if busy is not None:
+            # Another process writes this journal: resuming it too would submit its prepared
+            # batches twice. Nothing is sent.
+            return Failure(JudgeError(kind="bad_request", code="journal_in_use", message=busy,
+                                      is_retryable=False))
         await self._recover()
         body = self._model.build_body(request)
         key = current_cache_key() or self._fingerprint(body)
@@ -353,8 +371,10 @@ class BatchJudgeBase:
         ids = frozenset(row.custom_id for row in rows)
         known = self._journal.provider_batch_ids(provider=self.provider,
                                                  base_url=self._model.base_url)
+        journalled = self._journal.batch(job.job)
+        since = 0.0 if journalled is None else journalled.created_at
         while True:
-            found = await self._api.find(job.job, ids, known)
+            found = await self._api.find(job.job, ids, known, since)
             if isinstance(found, Failure):
                 job.failure = found.failure()
                 return
@@ -484,6 +504,9 @@ class BatchJudgeBase:
                 return
         await self._sleep(self._poll_interval)
         status = await self._api.status(job.batch_id)
+        if isinstance(status, Failure) and status.failure().status == _NOT_FOUND:
+            self._not_found(job, job.batch_id)
+            return
         if isinstance(status, Failure):
             job.poll_failures += 1
             if job.poll_failures >= _MAX_POLL_FAILURES:
@@ -494,6 +517,20 @@ class BatchJudgeBase:
         self._journal.note(job.job, status=current.status)
         if current.ended:
             await self._collect_results(job, current)
+
+    def _not_found(self, job: _Job, batch_id: str) -> None:
+        """The provider has no batch ``batch_id`` (a 404: deleted, or never kept): none of its
+        requests ran, so they end ``unanswered`` and go into a new batch, as an expired
+        batch's do — rather than failing every later resume."""
+        reason = (f"{self.provider} has no batch {batch_id} (HTTP 404): its requests never "
+                  "ran there and are submitted again")
+        self._journal.finish(job.job, status="not_found", outcomes={}, unanswered=reason)
+        self._journal.note(job.job, note=reason)
+        job.ended = True
+        self._counts["batches_not_found"] += 1
+        warn_journal(f"batch journal {self._journal.path}: {reason}")
+        for waiter in job.waiters.values():
+            waiter.outcome = ("unanswered", {"reason": reason})
 
     def _scrubbed(self, outcome: Outcome) -> Outcome:
         """An outcome without the model's secrets (a provider may echo the key into an error
@@ -515,15 +552,20 @@ class BatchJudgeBase:
             if job.poll_failures >= _MAX_POLL_FAILURES:
                 job.failure = found.failure()
             return
-        outcomes = found.unwrap()
+        results = found.unwrap()
+        outcomes = results.outcomes
         rows = self._journal.requests_of(job.job)
         if "*" in outcomes:  # the whole batch was refused
             outcomes = {row.custom_id: outcomes["*"] for row in rows}
         mine = {row.custom_id: self._scrubbed(outcomes[row.custom_id])
                 for row in rows if row.custom_id in outcomes}
         self._journal.finish(job.job, status=status.status, outcomes=mine)
+        if results.duplicates:
+            self._journal.note(job.job, note=f"{results.duplicates} duplicate result line(s) "
+                                             "ignored (the first line of each custom_id kept)")
         job.ended = True
         self._counts["batches_done"] += 1
+        self._counts["duplicate_results"] += results.duplicates
         self._counts["requests_answered"] += sum(
             1 for state, _ in mine.values() if state != "unanswered")
         if self._on_change is not None:

@@ -8,14 +8,17 @@ Anthropic's batch creation, ``processing_status`` ``in_progress → ended`` and 
 ``results_url`` JSONL with ``succeeded``, ``errored``, ``canceled`` and ``expired`` results.
 Time is read from the ``clock`` given (a :class:`~scorecore_adapters.testing.VirtualClock`
 shared with the judge makes every wait virtual): a batch ends ``processing_seconds`` after it
-was created.
+was created. A batch's ``created_at`` is the wall clock's, as a provider stamps it (a judge
+recovering a batch reads the listing back to its journalled prepare time).
 
 ``answer(body)`` gives each request's reply: a ``str`` (the reply text), or
 ``(status, error_body)`` for a request the provider fails. Knobs for the failure paths:
 ``refuse_next`` (statuses for the next batch creations, e.g. ``[429]``), ``expire_after``
 (a batch answers only that many requests, then expires), ``cancel_after`` (the same, then
 is cancelled), ``malformed`` (custom ids whose result line is broken), ``fail_status_reads``
-(that many status reads answer 500), and
+(that many status reads answer 500), ``duplicated`` (custom ids whose result is followed by
+a second line for the same id, a server error), ``reported_output_tokens`` (every answer's
+usage claims that many output tokens: a result file lying about usage), and
 ``kill_at`` / ``kill_after_processing`` (raise :class:`SimulatedKill` on the n-th HTTP call,
 before or after the fake acted on it, and on every call after it until :meth:`restart`: a
 process killed mid-exchange).
@@ -34,7 +37,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any, Final, TypeAlias
 
 import attrs
@@ -67,6 +72,8 @@ class _Batch:
     results: dict[str, list[dict[str, Any]]] | None = None
     input_file_id: str = ""
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    # The provider's own wall clock (its created_at), as a real provider stamps a batch.
+    created_wall: float = attrs.field(factory=time.time)
 
 
 class _Fake:
@@ -90,10 +97,14 @@ class _Fake:
         self.expire_after: int | None = None
         self.cancel_after: int | None = None
         self.malformed: set[str] = set()
+        self.duplicated: set[str] = set()
+        """Custom ids whose result line is followed by a second one (a server error)."""
         self.kill_at: int | None = None
         self.kill_after_processing = False
         self.fail_status_reads = 0
         """How many of the next batch status reads answer 500 (a provider outage)."""
+        self.reported_output_tokens: int | None = None
+        """The output tokens every answer's usage claims (``None``: what the reply holds)."""
         self.dead = False
         """Set by a simulated kill: every later call is refused until :meth:`restart`."""
         self._ids = 0
@@ -146,6 +157,11 @@ class _Fake:
                        terminal=terminal)
         self.submitted.extend(cid for cid, _ in lines)
         return batch
+
+    def _output_tokens(self, reply: str) -> int:
+        if self.reported_output_tokens is not None:
+            return self.reported_output_tokens
+        return _tokens(reply)
 
     def _ended(self, batch: _Batch) -> bool:
         return self.clock() - batch.created >= self.processing_seconds or (
@@ -294,7 +310,7 @@ class FakeOpenAIBatchAPI(_Fake):
             "id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions",
             "errors": None, "input_file_id": batch.input_file_id, "completion_window": "24h",
             "status": status, "output_file_id": None, "error_file_id": None,
-            "created_at": int(batch.created), "metadata": dict(batch.metadata),
+            "created_at": int(batch.created_wall), "metadata": dict(batch.metadata),
             "request_counts": {"total": len(batch.lines), "completed": 0, "failed": 0},
         }
         if status in ("completed", "expired", "cancelled"):
@@ -324,14 +340,20 @@ class FakeOpenAIBatchAPI(_Fake):
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": reply}}],
                     "usage": {"prompt_tokens": _tokens(body.get("messages")),
-                              "completion_tokens": _tokens(reply),
-                              "total_tokens": _tokens(body.get("messages")) + _tokens(reply)},
+                              "completion_tokens": self._output_tokens(reply),
+                              "total_tokens": _tokens(body.get("messages"))
+                              + self._output_tokens(reply)},
                 }
                 if cid in self.malformed:
                     completion = {"object": "chat.completion", "note": "no choices"}
                 output.append({"id": f"batch_req_{cid}", "custom_id": cid, "error": None,
                                "response": {"status_code": 200, "request_id": cid,
                                             "body": completion}})
+                if cid in self.duplicated:
+                    output.append({"id": f"batch_req_{cid}_2", "custom_id": cid, "error": None,
+                                   "response": {"status_code": 500, "request_id": cid,
+                                                "body": {"error": {"message": "copy",
+                                                                   "type": "server_error"}}}})
             batch.results = {"output": output, "errors": errors}
         out: dict[str, Any] = {}
         for name, key in (("output_file_id", "output"), ("error_file_id", "errors")):
@@ -430,7 +452,9 @@ class FakeAnthropicBatchAPI(_Fake):
             "id": batch.id, "type": "message_batch", "processing_status": status,
             "request_counts": {"processing": 0 if ended else len(batch.lines),
                                "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
-            "created_at": f"t+{batch.created:.0f}s", "ended_at": None,
+            "created_at": datetime.fromtimestamp(batch.created_wall, UTC).isoformat().replace(
+                "+00:00", "Z"),
+            "ended_at": None,
             "cancel_initiated_at": None,
             "results_url": f"{self.base_url}/v1/messages/batches/{batch.id}/results"
             if ended else None,
@@ -461,6 +485,9 @@ class FakeAnthropicBatchAPI(_Fake):
                 "model": params.get("model"), "content": content,
                 "stop_reason": "tool_use" if forced else "end_turn",
                 "usage": {"input_tokens": _tokens(params.get("messages")),
-                          "output_tokens": _tokens(reply)},
+                          "output_tokens": self._output_tokens(reply)},
             }}})
+            if cid in self.duplicated:
+                out.append({"custom_id": cid, "result": {"type": "errored", "error": {
+                    "type": "error", "error": {"type": "api_error", "message": "copy"}}}})
         return "".join(json.dumps(x) + "\n" for x in out).encode()

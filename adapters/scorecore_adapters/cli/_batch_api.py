@@ -6,11 +6,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
-from collections.abc import AsyncIterator, Mapping
+import warnings
+from collections.abc import AsyncIterator, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from scorecore_adapters.batch import BatchJournal, BatchProgress, use_batch_api
+from scorecore_adapters.batch import (
+    BatchJournal,
+    BatchJournalWarning,
+    BatchProgress,
+    use_batch_api,
+)
 from scorecore_adapters.cache import DEFAULT_CACHE_PATH, SqliteJudgeCache, open_cache
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, print_json, print_table
 
@@ -59,7 +65,32 @@ def _line(progress: BatchProgress) -> str:
             f"{progress.requests_submitted} submitted"
             + (f", {progress.requests_resumed} resumed" if progress.requests_resumed else "")
             + (f", {progress.requests_resubmitted} resubmitted"
-               if progress.requests_resubmitted else ""))
+               if progress.requests_resubmitted else "")
+            + (f"; {progress.duplicate_results} duplicate result line(s) ignored"
+               if progress.duplicate_results else "")
+            + (f"; {progress.batches_not_found} batch(es) not found at the provider "
+               "(their requests resubmitted)" if progress.batches_not_found else ""))
+
+
+@contextlib.contextmanager
+def _journal_warnings(out: TextIO) -> Iterator[None]:
+    """Within the block, a :class:`BatchJournalWarning` is a ``warning:`` line of the output
+    (as a damaged cache is), every time, never an error; other warnings go as before."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", BatchJournalWarning)
+        shown = warnings.showwarning
+
+        def show(  # noqa: PLR0917 - warnings.showwarning's own signature
+            message: Warning | str, category: type[Warning], filename: str, lineno: int,
+            file: TextIO | None = None, line: str | None = None,
+        ) -> None:
+            if issubclass(category, BatchJournalWarning):
+                print(f"warning: {message}", file=out, flush=True)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 @contextlib.asynccontextmanager
@@ -79,17 +110,26 @@ async def batch_api_scope(
         raise UsageError("--batch-api journals its requests in the judge cache's SQLite file: "
                          "give --cache sqlite:PATH (not --no-cache, memory: or PostgreSQL)")
     args.concurrency = max(args.concurrency, args.batch_max_size)
+    journal = BatchJournal(cache.path)
+    with _journal_warnings(out):
+        busy = journal.claim()
+    if busy is not None:
+        journal.close()
+        raise UsageError(f"--batch-api: {busy} (give another --cache, or wait)")
 
     def show(progress: BatchProgress) -> None:
         print(_line(progress), file=out, flush=True)
 
-    with use_batch_api(cache.path, max_batch_size=args.batch_max_size,
-                       max_wait=args.batch_max_wait, poll_interval=args.batch_poll,
-                       on_change=show) as routing:
-        try:
-            yield
-        finally:
-            print(_line(routing.progress()), file=out, flush=True)
+    try:
+        with _journal_warnings(out), use_batch_api(
+                journal, max_batch_size=args.batch_max_size, max_wait=args.batch_max_wait,
+                poll_interval=args.batch_poll, on_change=show) as routing:
+            try:
+                yield
+            finally:
+                print(_line(routing.progress()), file=out, flush=True)
+    finally:
+        journal.close()
 
 
 def add_pending_flags(command: argparse.ArgumentParser) -> None:

@@ -15,9 +15,11 @@ from scorecore_adapters.cli._common import (
     clip,
     print_json,
     print_table,
+    printable,
     read_batch,
 )
 from scorecore_adapters.labels import LabelFileError, read_labels
+from scorecore_adapters.report._text import number
 
 _LISTED = 10
 
@@ -55,20 +57,27 @@ def _scale(text: str | None) -> tuple[float, float] | None:
     raise UsageError(f"--scale must look like LOW:HIGH (1:5), got {text!r}")
 
 
-def _labels(path: str) -> dict[str, LabelValue]:
+def labels_of(args: argparse.Namespace) -> dict[str, LabelValue]:
+    """The ``--labels`` file, checked against ``--kind``, ``--scale`` and ``--label-value``
+    (before a batch runs, so a bad file costs no judge call); bad labels are usage errors."""
     try:
-        return read_labels(path)
+        labels = read_labels(args.labels)
     except LabelFileError as exc:
-        raise UsageError(str(exc)) from None
+        # Every bad line, one per line, as the file's problems list them.
+        raise UsageError("\n".join(exc.problems)) from None
+    calibration_of(args, [], threshold=None, labels=labels)
+    return labels
 
 
 def calibration_of(
     args: argparse.Namespace, rows: Sequence[ScoreRow], *,
     threshold: float | Mapping[str, float] | None, scorer_ids: Sequence[str] | None = None,
+    labels: Mapping[str, LabelValue] | None = None,
 ) -> Calibration:
-    """The batch's rows calibrated against ``--labels`` with the label flags; bad labels or
-    options are usage errors."""
-    labels = _labels(args.labels)
+    """The batch's rows calibrated against ``--labels`` (read from the file unless given) with
+    the label flags; bad labels or options are usage errors."""
+    if labels is None:
+        labels = labels_of(args)
     try:
         return calibrate(rows, labels, kind=args.kind, threshold=threshold,
                          scale=_scale(args.scale), label_values=_label_values(args.label_value),
@@ -93,8 +102,8 @@ def _estimate(e: Estimate | None) -> str:
     if e.value is None:
         return "undefined"
     if e.low is None or e.high is None:
-        return f"{e.value:.3f} (no interval)"
-    return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
+        return f"{number(e.value)} (no interval)"
+    return f"{number(e.value)} [{number(e.low)}, {number(e.high)}]"
 
 
 def _columns(result: Calibration) -> list[tuple[str, str]]:
@@ -119,7 +128,7 @@ def _fitted(s: ScorerCalibration) -> str:
 
 
 def _ids(ids: Sequence[str]) -> str:
-    shown = ", ".join(clip(i, 60) for i in ids[:_LISTED])
+    shown = ", ".join(printable(clip(i, 60)) for i in ids[:_LISTED])
     return shown + (f", … ({len(ids)} in all)" if len(ids) > _LISTED else "")
 
 
@@ -143,6 +152,8 @@ def _notes(s: ScorerCalibration, out: TextIO) -> None:
         if e is not None and e.reason is not None:
             state = "undefined" if e.value is None else "no interval"
             print(f"{s.scorer_id}: {header} {state}: {e.reason}", file=out)
+    if s.fitted_threshold.threshold is None and s.fitted_threshold.reason is not None:
+        print(f"{s.scorer_id}: no fitted threshold: {s.fitted_threshold.reason}", file=out)
     if s.not_scored:
         listed = [f"{item} ({status})" for item, status in s.not_scored.items()]
         print(f"{s.scorer_id}: labelled items not scored (left out): {_ids(listed)}",
@@ -169,6 +180,9 @@ def print_calibration(result: Calibration, labels: str, out: TextIO) -> None:
         if s.grades is not None:
             _matrix(s.scorer_id, "grades (scores rounded to the nearest grade)", s.grades, out)
         _notes(s, out)
+        caveat = s.caveat()
+        if caveat is not None:
+            print(f"{s.scorer_id}: {caveat}", file=out)
     if any(s.fitted_threshold.threshold is not None for s in result.scorers):
         print("fitted threshold: the cut that maximises kappa on these labels, fitted on "
               "them: its kappa is optimistic; check it on other labels before using it",
@@ -178,6 +192,21 @@ def print_calibration(result: Calibration, labels: str, out: TextIO) -> None:
               file=out)
     if result.rows_without_labels:
         print(f"items without a label: {_ids(result.rows_without_labels)}", file=out)
+
+
+def print_agreement(result: Calibration, labels: str, out: TextIO) -> None:
+    """Each scorer's κ against the labels in one line, and a caveat line for a scorer whose
+    agreement cannot be told from chance (``scorecore eval --labels``)."""
+    print(f"agreement with the labels in {labels} ({result.labels} label(s), {result.kind}; "
+          f"{100 * result.confidence:g}% bootstrap intervals):", file=out)
+    for s in result.scorers:
+        kappa = "quadratic kappa" if s.kappa_kind == "quadratic" else "kappa"
+        print(f"  {s.scorer_id}: {kappa} {_estimate(s.kappa)}, accuracy "
+              f"{_estimate(s.accuracy)} over {s.n} labelled item(s), passing at "
+              f">= {s.threshold:g}", file=out)
+        caveat = s.caveat()
+        if caveat is not None:
+            print(f"  {s.scorer_id}: {caveat}", file=out)
 
 
 def calibrate_command(args: argparse.Namespace, out: TextIO) -> int:

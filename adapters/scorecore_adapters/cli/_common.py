@@ -24,6 +24,19 @@ class UsageError(Exception):
     """A problem with the command line or its inputs: one line, exit code 2."""
 
 
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: characters that are not printable (ESC, CR, other
+    controls) as their Python escapes (``\\x1b``, ``\\r``), so data cannot move the cursor,
+    clear the screen or rewrite a line.
+
+    >>> print(printable("x\\x1b[2Jy\\rz"))
+    x\\x1b[2Jy\\rz
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def clip(text: str, limit: int = 200) -> str:
     """``text`` cut to ``limit`` characters (an ellipsis marks the cut)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

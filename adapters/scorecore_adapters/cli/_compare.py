@@ -48,9 +48,10 @@ def verdict_line(result: Comparison) -> str:
         return "verdict: regressed"
     if result.verdict == "no_regression":
         return "verdict: no significant regression"
-    reason = (result.verdict_reason or "").removesuffix(")")
-    more = "; --min-paired N)" if result.scorers else ""
-    return f"verdict: {reason}{more}"
+    reason = result.verdict_reason or ""
+    if result.scorers:  # too few pairs: say how to lower the minimum, inside the parenthesis
+        reason = reason.removesuffix(")") + "; --min-paired N)"
+    return f"verdict: {reason}"
 
 
 EXIT_CODES: Final = {"regressed": EXIT_FAILED, "no_regression": EXIT_PASSED,

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, TextIO
 
 from scorecore.evals import EvalReport, ScoreRow
-from scorecore.judge.economics import Budget
+from scorecore.judge.economics import Budget, format_usd
 from scorecore_adapters.cache import DEFAULT_CACHE_PATH, open_cache
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.pricing import load_pricing
@@ -100,8 +100,9 @@ def economics_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _usd(value: float | None, *, priced: bool = True) -> str:
-    """``$0.1234``, or ``unpriced`` when the value (or the cost it goes with) is unknown."""
-    return "unpriced" if value is None or not priced else f"${value:.4f}"
+    """``$0.1234`` (:func:`format_usd`), or ``unpriced`` when the value (or the cost it goes
+    with) is unknown."""
+    return "unpriced" if value is None or not priced else format_usd(value)
 
 
 def print_economics(report: EvalReport, *, out: TextIO) -> None:

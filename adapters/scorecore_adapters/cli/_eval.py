@@ -20,11 +20,18 @@ from scorecore.evals import (
     EvalReport,
     ItemLike,
     ItemResult,
+    LabelValue,
     StoreError,
     Threshold,
     run_evals,
 )
 from scorecore_adapters.cli._batch_api import batch_api_scope
+from scorecore_adapters.cli._calibrate import (
+    calibration_of,
+    labels_of,
+    print_agreement,
+    report_thresholds,
+)
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,
@@ -34,6 +41,7 @@ from scorecore_adapters.cli._common import (
     console,
     open_url,
     print_table,
+    read_batch,
 )
 from scorecore_adapters.cli._economics import (
     closing_cache,
@@ -43,6 +51,7 @@ from scorecore_adapters.cli._economics import (
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
+from scorecore_adapters.cli._otel import DEFAULT_TIMEOUT as DEFAULT_OTEL_TIMEOUT
 from scorecore_adapters.cli._otel import OtelReporter
 from scorecore_adapters.cli._ray import run_on_ray, start_ray
 from scorecore_adapters.cli._trust import print_agreements
@@ -77,7 +86,11 @@ def _summary_rows(
     for s in report.scorers:
         check, ok = checks.get(s.scorer_id, ("", True))
         result = ("pass" if ok else "FAIL") if check else ""
-        rows.append((s.scorer_id, number(s.mean), str(s.scored), str(s.not_scorable),
+        # Runs the judge could not decide are among the not scorable: said apart, as the
+        # failure budget counts them.
+        unscorable = str(s.not_scorable) + (f" ({s.undecided} undecided)" if s.undecided
+                                            else "")
+        rows.append((s.scorer_id, number(s.mean), str(s.scored), unscorable,
                      str(s.failed), check, result))
     rows.extend((sid, "-", "-", "-", "-", "", "skipped") for sid in skipped)
     return rows
@@ -252,6 +265,7 @@ class _EvalPlan:
     reader: DatasetReader
     total: int
     store: Store
+    labels: dict[str, LabelValue] | None = None
 
 
 def _plan_eval(
@@ -262,6 +276,9 @@ def _plan_eval(
     if args.otel_evaluation_spans and not args.otel_endpoint:
         raise UsageError("--otel-evaluation-spans needs --otel-endpoint URL (the OTLP/HTTP "
                          "traces endpoint the spans are sent to)")
+    if args.otel_timeout is not None and not args.otel_endpoint:
+        raise UsageError("--otel-timeout needs --otel-endpoint URL (the OTLP/HTTP traces "
+                         "endpoint the events are sent to)")
     loaded = load_scorers(args.scorers)
     data_path = Path(args.data)
     if not data_path.is_file():
@@ -287,13 +304,48 @@ def _plan_eval(
     given = args.resume or args.batch_id
     if given is not None:
         _check_batch_id(given, "--resume" if args.resume else "--batch-id")
+    labels = _labels(args)
     reader = (JsonlReader(data_path, needs_output=target is None, warn=err)
               if reader_of is None else reader_of(data_path, err))
     return _EvalPlan(
         loaded=loaded, data_path=data_path, target=target, thresholds=thresholds, gates=gates,
         batch_id=given or _new_batch_id(data_path), reader=reader,
         total=reader.count(), store=open_url(args.store, must_exist=bool(args.resume)),
+        labels=labels,
     )
+
+
+def _labels(args: argparse.Namespace) -> dict[str, LabelValue] | None:
+    """``--labels``, read and checked before anything runs (``eval-traces`` has none)."""
+    if getattr(args, "labels", None) is None:
+        if getattr(args, "kind", "binary") != "binary" or getattr(args, "scale", None) or \
+                getattr(args, "label_value", None):
+            raise UsageError("--kind, --scale and --label-value describe --labels: give "
+                             "--labels FILE")
+        return None
+    return labels_of(args)
+
+
+def _print_labels_agreement(
+    plan: _EvalPlan, args: argparse.Namespace, out: TextIO
+) -> dict[str, Any] | None:
+    """With ``--labels``: the LLM-judged scorers against the labels, over the batch's stored
+    rows; their JSON for ``--output``. A function scorer is not a judge to trust or not."""
+    if plan.labels is None:
+        return None
+    chosen = [s.id for s in plan.loaded.scorers if getattr(s, "has_judge", False)]
+    if not chosen:
+        skipped = f" ({', '.join(plan.loaded.skipped)} skipped)" if plan.loaded.skipped else ""
+        print(f"agreement with the labels in {args.labels}: no LLM-judged scorer ran"
+              f"{skipped}", file=out)
+        return None
+    _, rows = read_batch(args.store, plan.batch_id)
+    thresholds = {sid: t for sid, t in report_thresholds(plan.thresholds, rows).items()
+                  if sid in chosen}
+    result = calibration_of(args, rows, threshold=thresholds, scorer_ids=chosen,
+                            labels=plan.labels)
+    print_agreement(result, args.labels, out)
+    return {**result.to_json(), "labelsFile": args.labels}
 
 
 def _check_batch_id(batch_id: str, flag: str) -> None:
@@ -377,7 +429,8 @@ def run_eval(
         raise UsageError("every selected scorer was skipped; nothing to run")
     # With --trials N every item completes N times (once per trial).
     reporter = (OtelReporter(args.otel_endpoint, thresholds=plan.thresholds, gates=plan.gates,
-                             evaluation_spans=args.otel_evaluation_spans)
+                             evaluation_spans=args.otel_evaluation_spans,
+                             timeout=args.otel_timeout or DEFAULT_OTEL_TIMEOUT)
                 if args.otel_endpoint else None)
     progress = _Progress(plan.total * args.trials, rich_output=rich_output, out=out,
                          unit=f"{unit[:-1]} trials" if args.trials > 1 else unit, also=reporter)
@@ -391,12 +444,15 @@ def run_eval(
     print_economics(report, out=out)
     progress.judges.print(report.duration, out=out)
     print_agreements(report.panels, report.pairwise, out=out)
+    agreement = _print_labels_agreement(plan, args, out)
     causes = progress.failures.groups()
     print_causes(causes, out=out, limit=TOP_CAUSES, batch_id=plan.batch_id)
     print(f"{_counted(report, args.trials)}, {report.duration:.2f}s; stored in "
           f"{plan.store.url} as batch {plan.batch_id}", file=out)
     for line in report.failed_checks:
         print(f"failed: {line}", file=out)
+    if reporter is not None:
+        reporter.print(out)
     invalid = plan.reader.invalid
     code = EXIT_USAGE if invalid else (EXIT_PASSED if report.passed else EXIT_FAILED)
     # The command's verdict: malformed lines make it "error" (exit 2) whatever the checks said.
@@ -414,6 +470,10 @@ def run_eval(
             "store": plan.store.url,
             "failureCauses": [group_json(g) for g in causes],
         }
+        if agreement is not None:
+            document["calibration"] = agreement
+        if reporter is not None:
+            document["otel"] = reporter.to_json()
         try:
             Path(args.output).write_text(json.dumps(document, indent=2, default=str) + "\n",
                                          encoding="utf-8")

@@ -15,14 +15,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO, final
 
+import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore.evals import EvalItem, InvalidItem, ItemLike
 from scorecore.traces import (
+    OtlpLogs,
     Trace,
     TraceError,
     agent_traces,
+    join_otlp_logs,
     read_otlp_json_lines,
+    read_otlp_log_lines,
+    read_otlp_logs,
     trace_to_agent_run,
 )
 from scorecore_adapters.cli._common import UsageError
@@ -67,15 +72,38 @@ class OtlpTraceReader:
     request); a line or span that cannot be read becomes an :class:`InvalidItem` (counted in
     :attr:`invalid`, written to ``warn``), an agent run that cannot be scored a failed item."""
 
-    def __init__(self, path: Path, *, warn: TextIO, given_format: str | None = None) -> None:
+    def __init__(self, path: Path, *, warn: TextIO, given_format: str | None = None,
+                 logs: Path | None = None, explain: bool = False) -> None:
         self.path = path
+        self.explain = explain
+        self.logs = logs
         self.warn = warn
         self.format = file_format(path, given_format)
         self.invalid = 0
         self.without_agent = 0
+        self.repeated = 0
         self.shown = os.fsencode(path).decode("utf-8", "replace")
 
     def _traces(self) -> Iterator[Result[Trace, TraceError]]:
+        if self.logs is None:
+            yield from self._read_traces()
+            return
+        logs = read_logs(self.logs)
+        for error in logs.errors:
+            yield Failure(attrs.evolve(error, message=f"{_shown(self.logs)}: {error.message}"))
+        seen: set[str | None] = set()
+        for outcome in self._read_traces():
+            if isinstance(outcome, Failure):
+                yield outcome
+                continue
+            seen.add(outcome.unwrap().trace_id)
+            yield join_otlp_logs(outcome.unwrap(), logs)
+        for trace_id in sorted(set(logs.records) - seen):
+            yield Failure(TraceError(kind="span_not_found", trace_id=trace_id, message=(
+                f"{_shown(self.logs)}: log records of trace {trace_id}, a trace not in "
+                f"{self.shown}")))
+
+    def _read_traces(self) -> Iterator[Result[Trace, TraceError]]:
         if self.format != "json":
             try:
                 # Imported here: protobuf needs the otel extra; JSON does not.
@@ -102,29 +130,41 @@ class OtlpTraceReader:
     def _items(self, *, report: bool) -> Iterator[ItemLike]:
         for outcome in self._traces():
             if isinstance(outcome, Failure):
-                reason = f"{self.shown}: {outcome.failure().message}"
+                error = outcome.failure()
+                if error.kind == "duplicate_trace":
+                    # the same trace delivered twice (an exporter's retry): scored once
+                    if report:
+                        self.repeated += 1
+                    continue
+                if error.kind == "conflicting_trace":
+                    raise UsageError(f"{self.shown}: {error.message}; keep one copy of the "
+                                     f"trace in the file")
+                reason = f"{self.shown}: {error.message}"
                 if report:
                     self.invalid += 1
                     print(f"scorecore: warning: {reason}", file=self.warn)
                 yield InvalidItem(reason=reason)
                 continue
+            if report and self.explain:
+                print(explanation(outcome.unwrap()), file=self.warn)
             agents = agent_traces(outcome.unwrap())
             if not agents and report:
                 self.without_agent += 1
             for agent in agents:
                 item_id, span_id = _item_id(agent)
                 run = trace_to_agent_run(agent)
+                where = {"score_source": "trace", "target_scope": "span",
+                         "target_entity_type": "agent_run",
+                         "target_trace_id": agent.trace_id, "target_span_id": span_id}
                 if isinstance(run, Failure):
-                    yield InvalidItem(id=item_id, reason=(
+                    # the judged span's ids go with the failure (an OTLP report of it lands
+                    # under that span instead of in a new trace)
+                    yield InvalidItem(id=item_id, extra=where, reason=(
                         f"{self.shown}: trace {agent.trace_id} span {span_id}: "
                         f"{run.failure().kind}: {run.failure().message}"))
                     continue
                 agent_input, output = run.unwrap()
-                yield EvalItem(input=agent_input, output=output, id=item_id, extra={
-                    "score_source": "trace", "target_scope": "span",
-                    "target_entity_type": "agent_run",
-                    "target_trace_id": agent.trace_id, "target_span_id": span_id,
-                })
+                yield EvalItem(input=agent_input, output=output, id=item_id, extra=where)
 
     def count(self) -> int:
         """The number of items (a streaming pass over the file, for the progress bar)."""
@@ -134,14 +174,67 @@ class OtlpTraceReader:
         return self._items(report=True)
 
 
+def explanation(trace: Trace) -> str:
+    """Which convention read each span of ``trace`` into which span type, and which spans
+    stayed generic (``--explain``), so a user sees why a scorer got nothing."""
+    lines = [f"explain: trace {trace.trace_id}: {len(trace.spans)} span(s)"]
+    for span in trace.spans:
+        otel = span.extra.get("otel")
+        convention = otel.get("convention") if isinstance(otel, dict) else None
+        how = (f"read by {convention}" if convention else
+               "no convention recognised it (no gen_ai.operation.name, "
+               "openinference.span.kind or known span name)")
+        content = [k for k in ("input", "output") if getattr(span, k) is not None]
+        lines.append(f"  span {span.span_id} {span.name!r} -> {span.span_type}, {how}"
+                     + (f"; has {' and '.join(content)}" if content else "; no content"))
+    return "\n".join(lines)
+
+
+def _shown(path: Path) -> str:
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
+def read_logs(path: Path) -> OtlpLogs:
+    """The GenAI log records of an OTLP logs file: JSON lines, one protobuf request, or the
+    Collector's frames (told apart as trace files are)."""
+    kind = file_format(path, None)
+    if kind == "json":
+        with path.open(encoding="utf-8-sig", errors="replace", newline="\n") as handle:
+            return read_otlp_log_lines(handle)
+    try:
+        from scorecore_adapters.otel._protobuf import logs_payloads  # noqa: PLC0415
+    except ImportError:
+        raise UsageError(f"{_shown(path)}: reading protobuf needs the otel extra: "
+                         f"pip install 'scorecore[otel]'") from None
+    return read_otlp_logs(logs_payloads(path.read_bytes(), framed=kind == "collector-proto"))
+
+
+def logs_next_to(path: Path) -> Path | None:
+    """``NAME.logs.EXT`` for a trace file ``NAME.traces.EXT``, when it exists."""
+    if ".traces." not in path.name:
+        return None
+    found = path.with_name(path.name.replace(".traces.", ".logs.", 1))
+    return found if found.is_file() else None
+
+
 def run_eval_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run ``scorecore eval-traces``; returns the exit code."""
     # eval's options that a trace file does not have: the output is recorded, one engine.
     args.data, args.target, args.engine, args.workers = args.file, None, "local", 1
     readers: list[OtlpTraceReader] = []
 
+    logs = args.logs
+    if logs is not None and not logs.is_file():
+        raise UsageError(f"--logs: file not found: {_shown(logs)}")
+    if logs is None:
+        logs = logs_next_to(Path(args.file))
+        if logs is not None:
+            print(f"note: reading log records from {_shown(logs)} (next to the traces; "
+                  f"--logs FILE to choose another)", file=err)
+
     def reader(path: Path, warn: TextIO) -> OtlpTraceReader:
-        readers.append(OtlpTraceReader(path, warn=warn, given_format=args.format))
+        readers.append(OtlpTraceReader(path, warn=warn, given_format=args.format, logs=logs,
+                                       explain=args.explain))
         return readers[-1]
 
     code = run_eval(args, out, err, reader=reader, unit="agent runs")
@@ -150,4 +243,7 @@ def run_eval_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"note: {made.without_agent} trace(s) in {made.shown} had no agent span "
                   f"(gen_ai.operation.name=invoke_agent or openinference.span.kind=AGENT) "
                   f"and were not scored", file=err)
+        if made.repeated:
+            print(f"note: {made.repeated} trace(s) in {made.shown} were delivered more than "
+                  f"once with the same spans and were scored once", file=err)
     return code

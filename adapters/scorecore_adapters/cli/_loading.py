@@ -32,32 +32,69 @@ def _import(spec: str, what: str) -> ModuleType:
         return _import_file(Path(spec), what)
     if str(Path.cwd()) not in sys.path and "" not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
+    return _import_name(spec, what, spec)
+
+
+def _import_name(name: str, what: str, shown: str) -> ModuleType:
+    """Import the module ``name`` (shown as ``shown`` in errors)."""
     try:
-        return importlib.import_module(spec)
+        return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         # Only the module asked for (or a parent package) is "not found"; a module it imports
         # that is missing is an import failure of the user's module, named as such.
-        if exc.name and (exc.name == spec or spec.startswith(exc.name + ".")):
-            raise UsageError(f"{what} module not found: {spec}") from None
+        if exc.name and (exc.name == name or name.startswith(exc.name + ".")):
+            raise UsageError(f"{what} module not found: {shown}") from None
         raise UsageError(
-            f"importing {what} {spec} failed: {type(exc).__name__}: {exc}{_where(exc)}"
+            f"importing {what} {shown} failed: {type(exc).__name__}: {exc}{_where(exc)}"
         ) from None
     except Exception as exc:  # noqa: BLE001 - the user's module is the boundary
         raise UsageError(
-            f"importing {what} {spec} failed: {type(exc).__name__}: {exc}{_where(exc)}"
+            f"importing {what} {shown} failed: {type(exc).__name__}: {exc}{_where(exc)}"
         ) from None
+
+
+def _in_package(path: Path) -> tuple[Path, str] | None:
+    """For a file inside a package (its directory holds ``__init__.py``, and maybe the ones
+    above): the directory above the outermost package and the file's dotted module name."""
+    if not (path.parent / "__init__.py").is_file():
+        return None
+    parts = [] if path.stem == "__init__" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.append(folder.name)
+        folder = folder.parent
+    if not all(part.isidentifier() for part in parts):
+        return None  # a directory such as "my-evals" cannot be imported by name
+    top = sys.modules.get(parts[-1])
+    if top is not None and all(Path(p).resolve() != folder / parts[-1]
+                               for p in getattr(top, "__path__", ())):
+        return None  # another package of that name is imported already
+    return folder, ".".join(reversed(parts))
 
 
 def _import_file(path: Path, what: str) -> ModuleType:
     if not path.is_file():
         raise UsageError(f"{what} file not found: {path}")
+    resolved = path.resolve()
+    package = _in_package(resolved)
+    if package is not None:
+        # Imported by its dotted name from the project root, as `python -m` would: the file's
+        # own package (`from myeval.common import …`) and its relative imports resolve.
+        root, name = package
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        module = _import_name(name, what, str(path))
+        found = getattr(module, "__file__", None)
+        if found is not None and Path(found).resolve() == resolved:
+            return module
+        # Another package of that name came first on the path: load the file itself.
     name = "scorecore_user_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
         raise UsageError(f"cannot import {what} file {path}")
     module = importlib.util.module_from_spec(module_spec)
     # Let the file import its siblings, as `python path/to/file.py` would.
-    parent = str(path.resolve().parent)
+    parent = str(resolved.parent)
     if parent not in sys.path:
         sys.path.insert(0, parent)
     sys.modules[name] = module

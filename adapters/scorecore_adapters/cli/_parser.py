@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 from typing import Any
 
 from scorecore_adapters.cli._batch_api import add_batch_api_flags, add_pending_flags
@@ -37,6 +38,16 @@ def _rate(text: str) -> float:
         value = float("nan")
     if not 0 <= value <= 1:  # NaN too
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):  # NaN too
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
 
 
@@ -93,6 +104,9 @@ def _batch_flags(ev: argparse.ArgumentParser) -> None:
                     help="with --otel-endpoint: also send the evaluation itself as spans, one "
                          "per item with a child per scorer and per judge call (model, tokens, "
                          "cost)")
+    ev.add_argument("--otel-timeout", type=_seconds, default=None, metavar="SECONDS",
+                    help="with --otel-endpoint: how long scoring waits for room when the "
+                         "export queue is full, and the end for the last events (default 30)")
     add_economics_flags(ev)
 
 
@@ -103,6 +117,13 @@ def _eval_traces_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--format", choices=FORMATS, default=None,
                     help="how FILE is encoded (default: a file starting with a zero byte is "
                          "collector-proto, *.pb / *.binpb / *.protobuf protobuf, else json)")
+    ev.add_argument("--logs", metavar="LOGS", type=Path, default=None,
+                    help="an OTLP logs file holding the message content as log records (JSON "
+                         "lines, protobuf or Collector frames; default: NAME.logs.EXT next to "
+                         "a trace file NAME.traces.EXT, when it exists)")
+    ev.add_argument("--explain", action="store_true",
+                    help="print, per trace, which convention read each span into which span "
+                         "type and which spans stayed generic")
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
     _batch_flags(ev)
@@ -121,6 +142,8 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--workers", type=int, default=1, metavar="N",
                     help="--engine ray: scoring actors (default 1; more need a PostgreSQL "
                          "--store), each with --concurrency items in flight")
+    label_flags(ev, required=False,
+                what="after the summary, print each LLM-judged scorer's agreement with them")
 
 
 def _number(text: str) -> float:
@@ -140,10 +163,11 @@ def _kappa(text: str) -> float:
     return value
 
 
-def label_flags(command: argparse.ArgumentParser, *, required: bool) -> None:
-    """The flags reading human labels, shared by ``calibrate`` and ``report``."""
+def label_flags(command: argparse.ArgumentParser, *, required: bool, what: str = "") -> None:
+    """The flags reading human labels, shared by ``calibrate``, ``report`` and ``eval``."""
     command.add_argument("--labels", required=required, metavar="FILE",
-                         help='JSONL of human labels, {"id": item id, "label": ...} per line')
+                         help='JSONL of human labels, {"id": item id, "label": ...} per line'
+                              + (f"; {what}" if what else ""))
     command.add_argument("--kind", choices=("binary", "ordinal", "continuous"),
                          default="binary", help="what the labels are (default binary)")
     command.add_argument("--scale", metavar="LOW:HIGH",
@@ -210,3 +234,6 @@ def _report_command(rep: argparse.ArgumentParser) -> None:
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default report.html)")
     label_flags(rep, required=False)
+    rep.add_argument("--min-kappa", type=_kappa, default=None, metavar="K",
+                     help="with --labels, a gate of the page's verdict: each scorer's kappa "
+                          "interval must lie above K")

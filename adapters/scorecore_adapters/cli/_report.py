@@ -28,15 +28,18 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
         _, baseline = read_batch(args.store, args.baseline)
         comparison = compare_batches(baseline, rows, args, thresholds)
     calibration = None
-    if args.labels is None and (args.kind != "binary" or args.scale or args.label_value):
-        raise UsageError("--kind, --scale and --label-value describe --labels: give --labels FILE")
+    if args.labels is None and (args.kind != "binary" or args.scale or args.label_value
+                                or args.min_kappa is not None):
+        raise UsageError("--kind, --scale, --label-value and --min-kappa describe --labels: "
+                         "give --labels FILE")
     if args.labels is not None:
         calibration = calibration_of(args, rows,
                                      threshold=report_thresholds(thresholds, rows))
     html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
                          tolerance=args.tolerance, source=store.url, comparison=comparison,
                          max_failures=args.max_failures,
-                         max_failure_rate=args.max_failure_rate, calibration=calibration)
+                         max_failure_rate=args.max_failure_rate, calibration=calibration,
+                         min_kappa=args.min_kappa)
     try:
         Path(args.output).write_text(html, encoding="utf-8")
     except OSError as exc:

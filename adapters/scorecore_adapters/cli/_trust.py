@@ -41,8 +41,8 @@ def print_agreements(
               f"votes {_alpha(a.alpha_nominal, a.alpha_nominal_ci)}; {a.agreed} agreed, "
               f"{a.ties} ties, {a.member_failures} member failures", file=out)
         for d in a.most_disagreed[:5]:
-            scores = ", ".join(f"{m} {s:.3f}" for m, s in d.scores.items())
-            print(f"    disagree on {d.item_id}: spread {d.spread:.3f} ({scores})", file=out)
+            scores = ", ".join(f"{m} {number(s)}" for m, s in d.scores.items())
+            print(f"    disagree on {d.item_id}: spread {number(d.spread)} ({scores})", file=out)
     for s in pairwise:
         print(f"pairwise {s.scorer_id}: win rate {number(s.win_rate)} "
               f"[{number(s.ci_low)}, {number(s.ci_high)}] over {s.items} items "

@@ -8,10 +8,10 @@ to the processors' ``on_end``, as the SDK's ``Span.end`` does.
 
 Only where that is exactly what the SDK would have exported: an SDK ``Tracer`` enabled, without
 the SDK's self-metrics, whose processors are all the SDK's own ``BatchSpanProcessor`` /
-``SimpleSpanProcessor`` (their ``on_start`` does nothing) and whose limits would truncate
-nothing. Anything else (a custom processor, an attribute length limit, another SDK's tracer, an
-SDK whose internals moved) takes the public path, ``Tracer.start_span``. The sampler is asked
-as the SDK asks it.
+``SimpleSpanProcessor`` or the command line's ``ExportQueue`` (their ``on_start`` does
+nothing) and whose limits would truncate nothing. Anything else (a custom processor, an
+attribute length limit, another SDK's tracer, an SDK whose internals moved) takes the public
+path, ``Tracer.start_span``. The sampler is asked as the SDK asks it.
 """
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, DEFAULT_ON
 from opentelemetry.trace import SpanContext, SpanKind, TraceFlags, Tracer
 
+from scorecore_adapters.otel._export import ExportQueue
+
 __all__ = ["DirectSpans"]
 
-_PASSIVE_PROCESSORS: Final = (BatchSpanProcessor, SimpleSpanProcessor)
+_PASSIVE_PROCESSORS: Final = (BatchSpanProcessor, SimpleSpanProcessor, ExportQueue)
 _RANDOM_TRACE_ID: Final = int(getattr(TraceFlags, "RANDOM_TRACE_ID", 0))
 
 

@@ -11,12 +11,13 @@ from typing import Any, BinaryIO, Final
 import attrs
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from returns.result import Failure, Result
 
 from scorecore.traces import Trace, TraceError, otlp_to_traces, read_otlp_requests
 
-__all__ = ["read_otlp_protobuf", "read_otlp_protobuf_frames"]
+__all__ = ["logs_payloads", "read_otlp_protobuf", "read_otlp_protobuf_frames"]
 
 _LENGTH_BYTES: Final = 4
 _ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
@@ -53,6 +54,37 @@ def _payload(data: bytes) -> dict[str, Any] | TraceError:
     except binascii.Error as exc:  # cannot happen for bytes fields; kept as a value anyway
         return TraceError(kind="invalid_otlp", message=f"bad id: {exc}")
     return payload
+
+
+def _logs_payload(data: bytes, where: str) -> dict[str, Any] | TraceError:
+    request = ExportLogsServiceRequest()
+    try:
+        request.ParseFromString(data)
+    except DecodeError as exc:
+        return TraceError(kind="invalid_otlp",
+                          message=f"{where}: not an OTLP protobuf logs request: {exc}")
+    # ids stay base64 (protobuf's JSON mapping of bytes): the core reads both
+    return MessageToDict(request)
+
+
+def logs_payloads(data: bytes, *, framed: bool) -> Iterator[tuple[str, object]]:
+    """The OTLP logs requests of a protobuf file (one request, or the Collector file
+    exporter's length-prefixed frames) in the OTLP/JSON shape, each with where it was read;
+    one that cannot be read as a TraceError."""
+    if not framed:
+        yield "request", _logs_payload(data, "request")
+        return
+    offset = index = 0
+    while offset < len(data):
+        index += 1
+        where = f"frame {index} at byte {offset}"
+        size = int.from_bytes(data[offset:offset + _LENGTH_BYTES], "big")
+        body = data[offset + _LENGTH_BYTES:offset + _LENGTH_BYTES + size]
+        if offset + _LENGTH_BYTES > len(data) or len(body) < size:
+            yield where, TraceError(kind="invalid_otlp", message=f"{where}: truncated")
+            return
+        offset += _LENGTH_BYTES + size
+        yield where, _logs_payload(body, where)
 
 
 def read_otlp_protobuf(data: bytes) -> Result[tuple[Trace, ...], TraceError]:

@@ -168,7 +168,7 @@ class OtelSink:
         )
 
     def _emit_item(self, item: ItemResult) -> None:
-        extra = item.item.extra if item.item is not None else {}
+        extra = item.item.extra if item.item is not None else item.extra
         trace_id = extra.get("target_trace_id")
         span_id = extra.get("target_span_id")
         outcomes = [o for o in item.outcomes if not o.resumed]  # resumed: reported when run

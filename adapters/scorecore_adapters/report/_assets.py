@@ -22,6 +22,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict.passed,.v-unchanged{background:var(--ok)}.verdict.failed,.v-regressed{background:var(--bad)}
 .v-improved{background:var(--bar)}.verdict.none,.v-none,.v-not_enough_pairs{background:var(--muted)}
 .changed{color:var(--warn);font-size:12px;font-weight:600}
+.caveat{color:var(--warn);font-weight:600}#gates{margin:4px 0;padding-left:20px}
 .pass{color:var(--ok);font-weight:600}.fail{color:var(--bad);font-weight:600}
 .charts{display:flex;flex-wrap:wrap;gap:18px}
 .chart-card{border:1px solid var(--line);border-radius:6px;padding:8px 10px}

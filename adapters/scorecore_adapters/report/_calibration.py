@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from scorecore.evals import Calibration
 from scorecore.evals.results import ConfusionMatrix, Estimate, ScorerCalibration
-from scorecore_adapters.report._text import esc
+from scorecore_adapters.report._text import esc, number
 
 _LISTED = 50
 
@@ -17,10 +17,10 @@ def _estimate(e: Estimate | None) -> str:
     if e.value is None:
         return f'<td class=num title="{esc(e.reason or "")}">undefined</td>'
     if e.low is None or e.high is None:
-        return (f'<td class=num title="{esc(e.reason or "")}">{e.value:.3f} '
+        return (f'<td class=num title="{esc(e.reason or "")}">{number(e.value)} '
                 f'<span class="muted">(no interval)</span></td>')
-    return (f"<td class=num>{e.value:.3f} <span class=\"muted\">[{e.low:.3f}, "
-            f"{e.high:.3f}]</span></td>")
+    return (f"<td class=num>{number(e.value)} <span class=\"muted\">[{number(e.low)}, "
+            f"{number(e.high)}]</span></td>")
 
 
 def _columns(c: Calibration) -> list[tuple[str, str]]:
@@ -73,6 +73,23 @@ def _notes(s: ScorerCalibration) -> str:
     return "".join(f"<p class=\"muted\">{note}</p>" for note in notes)
 
 
+def _caveat(s: ScorerCalibration) -> str:
+    caveat = s.caveat()
+    if caveat is None:
+        return ""
+    return f'<p class="caveat">{esc(s.scorer_id)}: {esc(caveat)}</p>'
+
+
+def caveats(c: Calibration | None) -> str:
+    """The caveat of each scorer whose agreement with the labels cannot be told from chance,
+    for the page's header (nothing without labels or caveats)."""
+    if c is None:
+        return ""
+    return "".join(f'<p class="caveat" id="caveat-{i}">{esc(s.scorer_id)}: '
+                   f"{esc(caveat)}</p>"
+                   for i, s in enumerate(c.scorers) if (caveat := s.caveat()) is not None)
+
+
 def calibration_section(c: Calibration | None) -> str:
     """The section, or nothing without labels."""
     if c is None:
@@ -91,7 +108,7 @@ def calibration_section(c: Calibration | None) -> str:
         + _matrix(f"pass/fail at ≥ {s.threshold:g}", s.confusion)
         + (_matrix("grades (score rounded to the nearest grade)", s.grades)
            if s.grades is not None else "")
-        + "</div>" + _notes(s)
+        + "</div>" + _caveat(s) + _notes(s)
         for s in c.scorers
     )
     sides = []

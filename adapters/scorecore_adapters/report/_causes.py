@@ -15,7 +15,7 @@ from typing import final
 
 import attrs
 
-from scorecore import BudgetExhausted, RunFailureCause, ScorerRunError
+from scorecore import BudgetExhausted, RunFailureCause, ScorerRunError, redact_secrets
 from scorecore.evals import ScoreRow
 from scorecore.evals.engine import failure_kind
 from scorecore.evals.results import ScorerOutcome
@@ -30,6 +30,14 @@ __all__ = [
 ]
 
 
+def _redacted(text: str) -> str:
+    return redact_secrets(text)
+
+
+def _maybe_redacted(text: str | None) -> str | None:
+    return None if text is None else redact_secrets(text)
+
+
 @final
 @attrs.frozen(kw_only=True)
 class FailureCause:
@@ -41,7 +49,8 @@ class FailureCause:
             ``"item"`` (the item failed before any scorer ran: unreadable line, repeated id),
             ``"error"``.
         message: the full cause, without the ``scorer 'x' failed at step 'y' (completed: …):``
-            prefix; never truncated here.
+            prefix; never truncated here, secrets redacted (:func:`scorecore.redact_secrets`:
+            a message may quote a reply).
         step: the step that failed, when known.
         summary: what every run failing the same way shares, when that is less than
             ``message``: a budget refusal's limit and what to change, without the amounts of
@@ -50,9 +59,9 @@ class FailureCause:
     """
 
     kind: str
-    message: str
+    message: str = attrs.field(converter=_redacted)
     step: str | None = None
-    summary: str | None = None
+    summary: str | None = attrs.field(default=None, converter=_maybe_redacted)
 
 
 @final

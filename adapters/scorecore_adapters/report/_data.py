@@ -233,6 +233,7 @@ def batch_verdict(
             scorer_id=row.scorer_id,
             status=row.status if row.status in _STATUS else "failed",
             score=row.score if scored else None,
+            not_scorable_kind=row.not_scorable_kind(),
         ))
     for index, (run_id, outcomes) in enumerate(runs.items()):
         fold.add(ItemResult(index=index, item_id=None, run_id=run_id, item=None,

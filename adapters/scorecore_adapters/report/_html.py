@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Final, final
 from urllib.parse import quote
+
+import attrs
 
 from scorecore.evals import Calibration, Comparison, EvalReport, ScoreRow, Threshold, compare
 from scorecore.evals.results import ScorerComparison
 from scorecore.evals.store import row_item_id
 from scorecore_adapters.report._assets import CSS, JS
-from scorecore_adapters.report._calibration import calibration_section
+from scorecore_adapters.report._calibration import calibration_section, caveats
 from scorecore_adapters.report._charts import histogram_svg, status_svg
 from scorecore_adapters.report._data import (
     DEFAULT_BUDGET,
@@ -159,14 +161,72 @@ def _baseline(comparison: Comparison | None) -> str:
     )
 
 
-def _verdict(report: EvalReport) -> str:
-    return f'<span class="verdict {report.verdict}" id="verdict">{report.verdict}</span>'
+@final
+@attrs.frozen(kw_only=True)
+class _Gate:
+    """One gate the page was asked for: what it checks, whether it passed, and why not."""
+
+    name: str
+    passed: bool
+    outcome: str
+    reason: str | None = None
 
 
-def _verdict_reason(report: EvalReport) -> str:
-    if report.verdict_reason is None:
+def _gates(
+    verdict: EvalReport, calibration: Calibration | None, min_kappa: float | None,
+    comparison: Comparison | None,
+) -> list[_Gate]:
+    """Every gate asked for: the batch's checks always, the κ gate with ``min_kappa``, the
+    comparison with a baseline; the page's verdict is their conjunction."""
+    gates = [_Gate(name="checks (thresholds, gates, failure budget)", passed=verdict.passed,
+                   outcome=verdict.verdict, reason=verdict.verdict_reason)]
+    if calibration is not None and min_kappa is not None:
+        failed = calibration.failed_checks(min_kappa)
+        # One line, as the checks' reason: the first failing scorer, and how many more (the
+        # calibration section has each scorer's κ and interval).
+        more = f" (and {len(failed) - 1} more scorer(s))" if len(failed) > 1 else ""
+        gates.append(_Gate(
+            name=f"calibration: every scorer's κ interval above {min_kappa:g}",
+            passed=not failed, outcome="failed" if failed else "passed",
+            reason=failed[0] + more if failed else None))
+    if comparison is not None:
+        regressed = [s.scorer_id for s in comparison.scorers if s.verdict == "regressed"]
+        reason = None
+        if comparison.verdict == "regressed":
+            reason = f"significant regression in {', '.join(regressed)}"
+        elif comparison.verdict == "not_enough_pairs":
+            # Fail-closed: a comparison that gave no verdict is not a pass.
+            reason = f"no verdict: {comparison.verdict_reason or 'not enough paired items'}"
+        gates.append(_Gate(
+            name=f"compared with baseline {comparison.base_batch}",
+            passed=comparison.verdict == "no_regression", outcome=_BADGES[comparison.verdict][1],
+            reason=reason))
+    return gates
+
+
+def _verdict(gates: Sequence[_Gate]) -> str:
+    verdict = "passed" if all(g.passed for g in gates) else "failed"
+    return f'<span class="verdict {verdict}" id="verdict">{verdict}</span>'
+
+
+def _verdict_reason(gates: Sequence[_Gate]) -> str:
+    failed = [g for g in gates if not g.passed]
+    if not failed:
         return ""
-    return f'<p id="verdict-reason">verdict: failed — {esc(report.verdict_reason)}</p>'
+    more = (f" (and {len(failed) - 1} more failed gate(s))" if len(failed) > 1 else "")
+    return (f'<p id="verdict-reason">verdict: failed — {esc(failed[0].reason or "")}'
+            f"{more}</p>")
+
+
+def _gate_list(gates: Sequence[_Gate]) -> str:
+    """The gates one by one, when more than the batch's checks were asked for."""
+    if len(gates) < 2:
+        return ""
+    items = "".join(
+        f'<li>{esc(g.name)}: <span class="{"pass" if g.passed else "fail"}">'
+        f"{esc(g.outcome)}</span>{' — ' + esc(g.reason) if g.reason else ''}</li>"
+        for g in gates)
+    return f'<ul id="gates">{items}</ul>'
 
 
 def render_report(
@@ -182,8 +242,15 @@ def render_report(
     max_failures: int | None = 0,
     max_failure_rate: float | None = None,
     calibration: Calibration | None = None,
+    min_kappa: float | None = None,
 ) -> str:
     """One self-contained HTML page about a batch's rows (inline CSS, JS and SVG; no network).
+
+    The header's verdict is the conjunction of every gate asked for: the batch's checks
+    (thresholds, gates, failure budget), the κ gate (``min_kappa`` with ``calibration``)
+    and the comparison with ``baseline`` (a significant regression, or no verdict for want of
+    paired items, fails it); each is listed with its outcome. A scorer whose agreement with
+    the labels cannot be told from chance gets a caveat under the verdict.
 
     Args:
         rows: the batch's stored rows (``store.list_run(batch_id)``).
@@ -205,6 +272,8 @@ def render_report(
             reason in one line under the title.
         calibration: the batch's scorers against human labels
             (:func:`~scorecore.evals.calibrate`): the page then has a calibration section.
+        min_kappa: with ``calibration``, a gate: each scorer's κ interval must lie above it
+            (:meth:`~scorecore.evals.Calibration.failed_checks`).
 
     >>> from scorecore.evals import ScoreRow
     >>> row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
@@ -225,6 +294,7 @@ def render_report(
             comparison = compare(baseline, rows, tolerance=tolerance, thresholds=chosen)
         base_scores = {(r.scorer_id, row_item_id(r)): r.score if r.status == "scored" else None
                        for r in baseline}
+    gates = _gates(verdict, calibration, min_kappa, comparison)
     data, limit = payload(rows, baseline=base_scores, budget=budget)
     items = len({row_item_id(r) for r in rows})
     cut = (f" Values longer than {limit:,} characters are cut here (…(+N) says how many "
@@ -238,7 +308,8 @@ def render_report(
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
         f"<title>scorecore report: {esc(batch_id)}</title><style>{CSS}</style></head><body>"
-        f"<header><h1>Batch {esc(batch_id)} {_verdict(verdict)}</h1>{_verdict_reason(verdict)}"
+        f"<header><h1>Batch {esc(batch_id)} {_verdict(gates)}</h1>{_verdict_reason(gates)}"
+        f"{_gate_list(gates)}{caveats(calibration)}"
         f'<p class="muted">{items} item(s), {len(rows)} row(s), {len(stats)} scorer(s)'
         f"{' from ' + esc(source) if source else ''}.{cut}</p></header>"
         "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"

@@ -232,7 +232,9 @@ class PostgresScoreStore:
 
     async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
         """The final (scored or not-scorable) outcomes stored for ``batch_id``."""
-        records = await self._run("completed", completed_sql(self._table, "%s"), (batch_id,))
+        kind = f"{q(METADATA)}->'notScorable'->>'kind'"
+        records = await self._run("completed", completed_sql(self._table, "%s", kind),
+                                  (batch_id,))
         return completed_from(records, store=self.url)
 
     async def has_batch(self, batch_id: str, /) -> bool:

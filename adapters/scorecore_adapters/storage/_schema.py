@@ -111,10 +111,12 @@ COMPLETED: Final = (ID, RUN_ID, SCORER_ID, BATCH_ID, STATUS, SCORE, REASON)
 """The columns :func:`completed_sql` reads: a pair's outcome, and what names its row."""
 
 
-def completed_sql(table: str, mark: str) -> str:
-    """The final pairs of a batch: the :data:`COMPLETED` columns."""
+def completed_sql(table: str, mark: str, kind: str) -> str:
+    """The final pairs of a batch: the :data:`COMPLETED` columns, then ``kind``, the dialect's
+    SQL reading a row's ``metadata.notScorable.kind`` (the metadata itself stays unread: it
+    holds every judge call)."""
     return (
-        f"SELECT {', '.join(q(c) for c in COMPLETED)} FROM {q(table)} "  # noqa: S608 - checked identifiers only
+        f"SELECT {', '.join(q(c) for c in COMPLETED)}, {kind} FROM {q(table)} "  # noqa: S608 - checked identifiers only
         f"WHERE {q(BATCH_ID)} = {mark} AND {q(STATUS)} IN ('scored', 'not_scorable')"
     )
 
@@ -124,13 +126,15 @@ def completed_from(
 ) -> dict[tuple[str, str], CompletedScore]:
     """The outcomes of :func:`completed_sql`'s records, each decoded as a row is."""
     done: dict[tuple[str, str], CompletedScore] = {}
-    for record in records:
-        row = decode_row(dict(zip(COMPLETED, record, strict=True)), json_text=False,
+    for *columns, kind in records:
+        row = decode_row(dict(zip(COMPLETED, columns, strict=True)), json_text=False,
                          store=store, operation="completed")
         status = row.status
         if status != "failed":  # the SQL reads final rows only
             done[(row.run_id, row.scorer_id)] = CompletedScore(
-                status=status, score=row.score, reason=row.reason
+                status=status, score=row.score, reason=row.reason,
+                not_scorable_kind=kind if status == "not_scorable" and isinstance(kind, str)
+                else None,
             )
     return done
 

@@ -214,7 +214,10 @@ class SqliteScoreStore:
 
     async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
         """The final (scored or not-scorable) outcomes stored for ``batch_id``."""
-        sql = completed_sql(self._table, "?")
+        metadata = q(METADATA)
+        # json_valid first, as in list_run: another writer's text must not fail the query.
+        sql = completed_sql(self._table, "?", f"CASE WHEN json_valid({metadata}) THEN "
+                                              f"json_extract({metadata}, '$.notScorable.kind') END")
 
         def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             return conn.execute(sql, (batch_id,)).fetchall()
