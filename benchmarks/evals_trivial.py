@@ -1,6 +1,6 @@
 """Benchmark 1: 10,000 trivial items, one function scorer, through run_evals.
 
-Target (design.md §8): <= 0.25 s and <= 60 MB peak. Time is measured without tracing; the peak
+Target: <= 0.25 s and <= 60 MB peak. Time is measured without tracing; the peak
 is tracemalloc's peak of Python allocations during a second, traced run, plus the process's
 ru_maxrss (whole interpreter, imports included) for reference.
 

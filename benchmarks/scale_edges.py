@@ -1,4 +1,4 @@
-"""Benchmark: the scale edges of issue 22 — trials, rejecting a huge wrong value, a sampled burst.
+"""Benchmark: the scale edges — trials, rejecting a huge wrong value, a sampled burst.
 
 Each part prints the figures the issue quoted, so the same script run against an older
 checkout (``PYTHONPATH=/path/to/old:/path/to/old/adapters``) gives the "before" column:

@@ -4,7 +4,7 @@ built-in LLM-judged faithfulness scorer.
 Run them over the bundled dataset and keep every score in SQLite::
 
     scorecore eval examples/demo_scorers.py --data examples/data/demo.jsonl \
-        --store sqlite:demo.sqlite --threshold keyword-coverage=0.5 \
+        --store sqlite:demo.sqlite --threshold keyword-coverage=0.5 --max-failures 2 \
         --labels examples/data/demo_labels.jsonl
 
 ``llm-faithfulness`` (``scorecore.scorers.faithfulness`` against the reference answer) is
@@ -13,7 +13,7 @@ judged by a real model:
 - with ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` set, by that OpenAI-compatible server (OpenAI,
   vLLM, Ollama, llama.cpp …; ``OPENAI_MODEL`` picks the model, ``gpt-4o-mini`` by default);
 - otherwise by the bundled local model (``scorecore_adapters.local.LocalModel``: SmolLM2-135M
-  run in-process by llama.cpp, from the ``local`` extra), its replies decoded under the
+  run by llama.cpp in a worker process, from the ``local`` extra), its replies decoded under the
   scorer's JSON schema. Without that extra either, the command reports the scorer as skipped.
 
 ``SCORECORE_DEMO_JUDGE=none`` skips the scorer (the test suite's fast runs of the demo).
@@ -131,7 +131,7 @@ def _judge() -> tuple[JudgeModel | None, str]:
         local = LocalModel()
     except (ModuleNotFoundError, FileNotFoundError) as exc:
         return None, f"no judge: set OPENAI_API_KEY or OPENAI_BASE_URL, or {exc}"
-    return local, f"the bundled local model {local.model_id} (llama.cpp, in-process)"
+    return local, f"the bundled local model {local.model_id} (llama.cpp, in a worker process)"
 
 
 def _faithfulness(judge: JudgeModel) -> Scorer[Any, Any]:

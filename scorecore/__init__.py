@@ -15,6 +15,7 @@ steps are plain functions or prompt objects answered by an LLM judge.
 from scorecore._core._agent import AgentInput, AgentOutput
 from scorecore._core._causes import (
     BudgetExhausted,
+    ExampleEcho,
     InputMismatch,
     InvalidScore,
     InvalidStepValue,
@@ -65,6 +66,7 @@ __all__ = [
     "CalculateScoreContext",
     "Clock",
     "DefaultRetryBudgetWarning",
+    "ExampleEcho",
     "InputMismatch",
     "InvalidScore",
     "InvalidStepValue",

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from scorecore import (
     AgentInput,
     BudgetExhausted,
+    ExampleEcho,
     InputMismatch,
     InvalidScore,
     InvalidStepValue,
@@ -140,7 +141,7 @@ judge_errors: st.SearchStrategy[JudgeError] = st.recursive(
         JudgeError,
         kind=st.sampled_from(
             ["rate_limit", "server", "timeout", "network", "auth", "bad_request",
-             "context_length", "unknown"]
+             "context_length", "crashed", "unknown"]
         ),
         message=text,
         status=st.none() | st.integers(min_value=100, max_value=599),
@@ -168,6 +169,8 @@ judge_failures = st.one_of(
     st.builds(ProcessorAborted, stage=st.sampled_from(["input", "output"]), processor=names,
               reason=text),
     st.builds(StepRaised, exception_type=names, message=text, traceback=text, where=names),
+    st.builds(ExampleEcho, statements=st.lists(text, min_size=1, max_size=3).map(tuple),
+              raw_output=text, attempts=st.integers(1, 2)),
 )
 """Every cause a judge execution can fail with."""
 
@@ -299,7 +302,8 @@ def score_results(
         run=draw(scorer_runs(inputs, outputs)),
         score=draw(finite_scores) if scored else None,
         not_scorable=None if scored else NotScorable(
-            reason=draw(st.none() | text), step=draw(st.sampled_from(STEPS))
+            reason=draw(st.none() | text), step=draw(st.sampled_from(STEPS)),
+            kind=draw(st.none() | st.just(ExampleEcho.kind)),
         ),
         reason=draw(st.none() | text),
         preprocess_step_result=draw(json_values),

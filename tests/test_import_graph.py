@@ -1,7 +1,7 @@
 """No import cycle in ``scorecore/``, counting type-only and function-local imports.
 
 A cycle that only ``if TYPE_CHECKING:`` or an import inside a function closes still ties the
-modules together for mypy and for a reader (design.md §10.1), so the graph is built from the
+modules together for mypy and for a reader, so the graph is built from the
 source with :mod:`ast` rather than from what Python happens to execute at import time.
 """
 
@@ -138,7 +138,7 @@ def test_the_graph_reads_type_checking_and_local_imports(tmp_path: Path) -> None
 
 
 def test_scorecore_has_no_import_cycle() -> None:
-    """No module of ``scorecore`` reaches itself through its imports (design.md §10.1)."""
+    """No module of ``scorecore`` reaches itself through its imports."""
     graph = import_graph()
     found = [_describe(graph, component) for component in cycles(graph)]
     assert not found, "import cycles:\n" + "\n".join(found)

@@ -60,7 +60,7 @@ def test_all_resolves_once(module_name: str) -> None:
 
 
 def test_kernel_surface_is_the_scorer_api() -> None:
-    """The top level exports the scorer API only: at most 50 names (design.md §9.1)."""
+    """The top level exports the scorer API only: at most 50 names."""
     assert len(scorecore.__all__) <= 50, sorted(scorecore.__all__)
     for app_name in ("run_evals", "Span", "LiveScorer", "Registry", "JudgeRequest"):
         assert app_name not in scorecore.__all__
@@ -178,7 +178,7 @@ def _imports(path: Path) -> list[str]:
     "folder", ["adapters/scorecore_adapters", "examples", "benchmarks"], ids=lambda f: f
 )
 def test_no_private_core_imports_outside_the_core(folder: str) -> None:
-    """Adapters, examples and benchmarks use the core's public namespaces only (design.md §9.1)."""
+    """Adapters, examples and benchmarks use the core's public namespaces only."""
     offenders = []
     for path in sorted((ROOT / folder).rglob("*.py")):
         for name in _imports(path):

@@ -37,6 +37,7 @@ from typing import Any, Final, Self, cast, final
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import anyio.lowlevel
+import anyio.to_thread
 import attrs
 import httpx
 from returns.result import Failure, Result, Success
@@ -45,7 +46,7 @@ from scorecore import redact_secrets
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
 from scorecore.judge.retry import kind_for
 from scorecore.validators import is_int, is_number, misuse
-from scorecore_adapters import _batch_switch, _guard
+from scorecore_adapters import _batch_switch, _guard, _local_servers
 
 __all__ = [
     "HttpReply",
@@ -381,7 +382,17 @@ async def post_json(
             auth=httpx.USE_CLIENT_DEFAULT if auth is None else auth,
         )
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        return Failure(error_from_exception(exc, provider=provider, secrets=keep))
+        error = error_from_exception(exc, provider=provider, secrets=keep)
+        if isinstance(exc, httpx.TransportError) and _local_servers.watched(url):
+            # A server run by llama_server() may have died (a native fault): say that, with
+            # its signal and last output, rather than "Server disconnected".
+            died = await anyio.to_thread.run_sync(_local_servers.death_of, url)
+            if died is not None:
+                # The disconnection as the cause, not retryable either: nothing restarts it.
+                return Failure(attrs.evolve(died, cause=JudgeError(
+                    kind="network", message=error.message, exception_type=error.exception_type,
+                    is_retryable=False)))
+        return Failure(error)
     except UnicodeEncodeError as exc:  # httpx sends header values as ASCII (a key with "é")
         return Failure(
             JudgeError(

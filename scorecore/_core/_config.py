@@ -13,6 +13,7 @@ from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
 from scorecore._core._checks import is_int, misuse, optional_callable
+from scorecore._core._echo import WorkedExample
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._judge import (
     ErrorProcessor,
@@ -216,6 +217,11 @@ def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> N
         raise _misuse(_inst, attr.name, value, f"is not a usable JSON schema: it {problem}")
 
 
+def _check_example(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, WorkedExample):
+        raise _misuse(_inst, attr.name, value, "must be a WorkedExample or None")
+
+
 def _check_required_callable(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
     if not callable(value):
         raise _misuse(_inst, attr.name, value, "must be callable (a function of the context)")
@@ -294,6 +300,9 @@ class PromptStep(Generic[Ctx_contra, Out_co]):
         validator=_check_schema,
     )
     judge: StepJudge | None = None
+    example: WorkedExample | None = attrs.field(default=None, validator=_check_example)
+    """The worked example ``create_prompt`` shows the judge, if any: a reply that restates it
+    is a format failure (see :class:`~scorecore.judge.WorkedExample`)."""
 
 
 @final
@@ -328,6 +337,9 @@ class ScorePromptStep(Generic[In, Out, P, A, J]):
         default=None, validator=optional_callable
     )
     judge: StepJudge | None = None
+    example: WorkedExample | None = attrs.field(default=None, validator=_check_example)
+    """The worked example ``create_prompt`` shows the judge, if any (as for a
+    :class:`PromptStep`)."""
 
     def __attrs_post_init__(self) -> None:
         if self.output_type is not None and self.calculate_score is None:

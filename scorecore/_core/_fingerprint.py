@@ -150,6 +150,9 @@ def _step(info: Any) -> Any:
         ),
         "judge": _judge(info.judge),
     }
+    example = getattr(definition, "example", None)
+    if example is not None:  # absent without one: a step's fingerprint stays as it was
+        step["example"] = {"text": example.text, "statements": list(example.statements)}
     return step
 
 

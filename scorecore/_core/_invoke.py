@@ -2,6 +2,11 @@
 
 This is the one loop in the core that waits: it sleeps only through the runtime's ``Sleep``
 port and reads time only from its ``Clock`` port.
+
+A step gets at most two format attempts. A reply that does not parse or validate is retried
+with the schema written into the instructions; a valid reply that restates the step's worked
+example (:class:`~scorecore.judge.WorkedExample`) is retried as it was sent but without the example,
+with a line saying the example is not the data.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from returns.result import Failure, Result, Success
 from scorecore._core._backoff import model_retry_wait
 from scorecore._core._cache import NO_SCHEMA_KEY
 from scorecore._core._causes import (
+    ExampleEcho,
     JudgeExecutionError,
     JudgeFailed,
     JudgeOutputInvalid,
@@ -26,6 +32,7 @@ from scorecore._core._causes import (
 )
 from scorecore._core._checks import maybe_await
 from scorecore._core._config import ResolvedJudge
+from scorecore._core._echo import WorkedExample
 from scorecore._core._economics import MeteredExecution, default_cap
 from scorecore._core._fast_init import fast_init
 from scorecore._core._judge import (
@@ -57,6 +64,11 @@ __all__: list[str] = []  # internal: used by the pipeline only
 
 # Every field given (by name): set directly, as JudgeExecution checks nothing (fast_init).
 new_execution = fast_init(JudgeExecution)
+
+# Appended to the prompt of the attempt after an echo. It names no statement of the example:
+# quoting it would put back the text the small judge copied.
+ECHO_NOTE = ("\n\nJudge only the data given above. Your last reply described a worked "
+             "example instead; there is no example here.")
 
 
 @attrs.define
@@ -269,6 +281,31 @@ async def _call_with_retries(
         retry_count += 1
 
 
+@attrs.frozen
+class _Rejected:
+    """Why a reply is a format failure: schema errors, or the example statements it restated."""
+
+    errors: tuple[str, ...] = ()
+    echoed: tuple[str, ...] = ()
+
+
+def _read_reply(
+    text: str, schema: CompiledSchema | None, example: WorkedExample | None, own_text: str
+) -> Result[Any, _Rejected]:
+    """The step's value from the reply's text (plain text without a schema)."""
+    value: Any = text
+    if schema is not None:
+        parsed = parse_and_validate(text, schema)
+        if isinstance(parsed, Failure):
+            return Failure(_Rejected(errors=parsed.failure()))
+        value = parsed.unwrap()
+    if example is not None:
+        echoed = example.echoed_in(text, own_text=own_text)
+        if echoed:
+            return Failure(_Rejected(echoed=echoed))
+    return Success(value)
+
+
 def _structured_output(
     request: JudgeRequest, response: JudgeResponse
 ) -> StructuredOutputMode | None:
@@ -287,10 +324,13 @@ async def execute_judge(
     schema: CompiledSchema | None,
     step: StepName,
     runtime: Runtime,
+    example: WorkedExample | None = None,
 ) -> JudgeOutcome:
     """Ask the judge for one step: at most one format fallback, retries per error processors.
 
-    Never raises for anything the model, a processor or the reply did.
+    With ``example``, a reply that restates it is a format failure too (see the module
+    docstring); when no attempt succeeds and one of them echoed, the execution fails with
+    :class:`ExampleEcho`. Never raises for anything the model, a processor or the reply did.
     """
     started = runtime.clock()
     tally = _Tally()
@@ -298,19 +338,11 @@ async def execute_judge(
     # The cap is written into every request: the adapter sends it, the budget reserves it and
     # the cache key holds it (a reply to another cap is another reply).
     settings = with_default_cap(judge.model_settings, default_cap(runtime.meter, judge.model))
-    base = (
-        JudgeMessage(role="system", content=judge.instructions),
-        JudgeMessage(role="user", content=prompt),
-    )
-    routings: tuple[Routing, ...]
-    if schema is None:
-        routings = ("native",)
-    else:
-        first = routing_for(
-            judge.json_prompt_injection,
-            model_supports_native=judge.model.supports_structured_output,
-        )
-        routings = (first, "system")
+    routing: Routing = "native" if schema is None else routing_for(
+        judge.json_prompt_injection, model_supports_native=judge.model.supports_structured_output)
+    # A reply can only fail its format in one way without a schema: restating the example.
+    attempts = 1 if schema is None and example is None else 2
+    own_text = prompt if example is None else example.own_text(prompt)
 
     def finish(value: Any, error: JudgeExecutionError | None) -> JudgeOutcome:
         cost_usd, saved_usd, cache_hits, cache_misses = meter.settlement()
@@ -338,8 +370,20 @@ async def execute_judge(
         return JudgeOutcome(value=value, execution=execution)
 
     last_errors: tuple[str, ...] = ()
-    for routing in routings:
+    echoed: tuple[str, ...] = ()
+    echo_reply = ""
+    asked = prompt
+    for attempt in range(attempts):
+        if attempt:
+            if echo_reply:  # the same request again, without the example it restated
+                asked = own_text + ECHO_NOTE
+            else:
+                routing = "system"
         tally.attempts += 1
+        base = (
+            JudgeMessage(role="system", content=judge.instructions),
+            JudgeMessage(role="user", content=asked),
+        )
         messages = base if schema is None else inject(base, schema, routing)
         if judge.input_processors:
             processed = await _apply_input_processors(judge, messages)
@@ -370,18 +414,27 @@ async def execute_judge(
             if isinstance(processed_text, Failure):
                 return finish(None, processed_text.failure())
             text = processed_text.unwrap()
-        if schema is None:
-            if meter.storing:
-                await meter.store()
-            return finish(text, None)
-        match parse_and_validate(text, schema):
-            case Success(value):
-                if meter.storing:
-                    await meter.store()
-                return finish(value, None)
-            case Failure(errors):
-                last_errors = errors
-    invalid = JudgeOutputInvalid(
-        errors=last_errors, raw_output=tally.raw_output or "", attempts=tally.attempts
-    )
-    return finish(None, invalid)
+        read = _read_reply(text, schema, example, own_text)
+        if isinstance(read, Failure):  # never cached: the next run asks the judge again
+            rejected = read.failure()
+            if rejected.echoed:
+                echoed, echo_reply = rejected.echoed, text
+            else:
+                last_errors = rejected.errors
+            continue
+        if meter.storing:
+            await meter.store()
+        return finish(read.unwrap(), None)
+    return finish(None, _no_usable_reply(echoed, echo_reply, last_errors, tally))
+
+
+def _no_usable_reply(
+    echoed: tuple[str, ...], echo_reply: str, errors: tuple[str, ...], tally: _Tally
+) -> ExampleEcho | JudgeOutputInvalid:
+    """Why no attempt gave the step its value."""
+    if echoed:
+        # An echo in either attempt names the cause, even when the other reply did not parse:
+        # the judge's only well-formed answer was about the example, so it never judged the run.
+        return ExampleEcho(statements=echoed, raw_output=echo_reply, attempts=tally.attempts)
+    return JudgeOutputInvalid(
+        errors=errors, raw_output=tally.raw_output or "", attempts=tally.attempts)

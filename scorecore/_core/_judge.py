@@ -139,7 +139,7 @@ class ModelSettings:
     timeout: float | None = attrs.field(default=None, validator=_finite_or_none("timeout"))
     # Provider body fields may carry credentials: never show them in a repr.
     extra: Mapping[str, Any] = attrs.field(factory=dict, repr=redacted_repr)
-    # Mastra's modelSettings.maxRetries (design.md §9.2): retries of the model call itself,
+    # Mastra's modelSettings.maxRetries: retries of the model call itself,
     # before error processors see the error (scorecore._core._backoff.model_retry_wait).
     max_retries: int = attrs.field(default=0, validator=_count("max_retries"))
 

@@ -19,7 +19,7 @@ __all__ = ["JudgeError", "JudgeErrorKind"]
 
 JudgeErrorKind: TypeAlias = Literal[
     "rate_limit", "server", "timeout", "network", "auth", "bad_request", "context_length",
-    "unknown",
+    "crashed", "unknown",
 ]
 
 _KINDS: frozenset[str] = frozenset(JudgeErrorKind.__args__)  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._causes import (
+    ExampleEcho,
     InputMismatch,
     InvalidScore,
     InvalidStepValue,
@@ -327,7 +328,7 @@ async def _prompt_step(
     judged.prompts[name] = prompt
     outcome = await execute_judge(
         judge=judge, prompt=prompt, schema=schema,
-        step=name, runtime=runtime,
+        step=name, runtime=runtime, example=step.example,
     )
     execution = outcome.execution
     value = outcome.value
@@ -346,6 +347,11 @@ async def _prompt_step(
                 return Failure(raised)
         execution = attrs.evolve(execution, output=value)
     judged.record(name, execution)
-    if execution.error is not None:
-        return Failure(execution.error)
+    error = execution.error
+    if isinstance(error, ExampleEcho):
+        # The judge could not decide the run (it answered about the example, twice): the run
+        # is not scorable, and the kind says the judge, not the item, is why.
+        return Success(NotScorable(reason=error.describe(), kind=error.kind))
+    if error is not None:
+        return Failure(error)
     return Success(value)

@@ -43,7 +43,7 @@ J = TypeVar("J")
 I2 = TypeVar("I2")
 O2 = TypeVar("O2")
 
-# What a step function may answer (design.md §9.2): a value, not_scorable(...), a returns
+# What a step function may answer: a value, not_scorable(...), a returns
 # Result, or an awaitable of those. See the comment above ScorerBuilder.preprocess.
 _Async: TypeAlias = "Coroutine[Any, Any, T] | NotScorable"
 _AsyncResult: TypeAlias = "Coroutine[Any, Any, Result[T, E]] | NotScorable"
@@ -146,7 +146,7 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
 
     __slots__ = ()
 
-    # How these overloads are ordered and shaped (issue 12, design.md §9.2):
+    # How these overloads are ordered and shaped:
     # - mypy tries every overload when the argument holds an explicit ``Any`` (an untyped
     #   scorer's context, a ``ctx: Any``) and answers ``Any`` when the matches disagree. A
     #   coroutine function also matches the sync ``T`` overload (``T`` = the coroutine), so the

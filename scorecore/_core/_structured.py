@@ -61,7 +61,7 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
 def routing_for(injection: JsonPromptInjection, *, model_supports_native: bool) -> Routing:
-    """Decide how a schema reaches the model (design.md §3.1)."""
+    """Decide how a schema reaches the model."""
     if injection == "auto":
         return "native" if model_supports_native else "inline"
     if injection is False:

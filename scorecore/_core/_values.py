@@ -200,7 +200,8 @@ class JudgeExecution:
         model_id: the judge model's id.
         provider: the judge model's provider.
         usage: token usage summed over every call.
-        attempt_count: format attempts (1, or 2 when the structured-output fallback ran).
+        attempt_count: format attempts (1, or 2 when the structured-output fallback ran or a
+            reply restated the worked example).
         model_call_count: every call to the model, processor retries included.
         duration: seconds, measured with the runtime's clock.
         finish_reason: the last reply's finish reason.

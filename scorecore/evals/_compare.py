@@ -373,7 +373,7 @@ def _scale(values: Sequence[float]) -> int:
 
 
 def _fingerprint(row: ScoreRow) -> str | None:
-    # Hook for scorer fingerprints (design.md §9.4): compared once rows record them.
+    # Hook for scorer fingerprints: compared once rows record them.
     found = row.scorer.get("fingerprint") if row.scorer else None
     return found if isinstance(found, str) else None
 

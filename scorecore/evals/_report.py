@@ -440,7 +440,7 @@ def _failed_checks(
     max_failures: int | None,
     max_failure_rate: float | None,
 ) -> tuple[str, ...]:
-    """Every check of a batch that failed, one line each (design.md §10.3); none: passed."""
+    """Every check of a batch that failed, one line each; none: passed."""
     failures: list[str] = []
     if total_items == 0:
         failures.append("the batch has no items")

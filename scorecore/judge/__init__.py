@@ -5,7 +5,9 @@
 - the ports: ``JudgeModel`` and its optional ``SchemaChecker`` capability; the input, output and
   error processors with their answers ``Abort`` and ``Retry`` (and ``RetryClassifier``);
 - how the schema reaches the judge: ``JsonPromptInjection``, ``StructuredOutputMode`` and
-  ``schema_in_prompt``, for an adapter that falls back from native structured output.
+  ``schema_in_prompt``, for an adapter that falls back from native structured output;
+- ``WorkedExample``: a prompt step's worked example, declared (``PromptStep(example=...)``) so
+  that a reply restating it instead of judging the run is caught.
 
 ``JudgeModel`` and ``ModelSettings`` are re-exported from :mod:`scorecore` (the same objects).
 Two submodules serve other audiences: :mod:`scorecore.judge.retry` classifies errors and computes
@@ -19,6 +21,7 @@ prices, budget and meter.
 True
 """
 
+from scorecore._core._echo import WorkedExample
 from scorecore._core._judge import (
     Abort,
     ErrorProcessor,
@@ -57,5 +60,6 @@ __all__ = [
     "RetryClassifier",
     "SchemaChecker",
     "StructuredOutputMode",
+    "WorkedExample",
     "schema_in_prompt",
 ]

@@ -16,8 +16,8 @@ from scorecore._core._checks import check_count
 
 __all__ = ["LiveStats"]
 
-# Enough to keep a judge busy without flooding it or the event loop (issue 10: 3,000 judge
-# calls started at once sent no request in 180 s); a queue that absorbs a burst.
+# Enough to keep a judge busy without flooding it or the event loop (3,000 judge calls
+# started at once sent no request in 180 s); a queue that absorbs a burst.
 _DEFAULT_MAX_CONCURRENCY = 16
 _DEFAULT_MAX_QUEUE = 1000
 

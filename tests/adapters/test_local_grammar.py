@@ -224,6 +224,9 @@ async def test_a_request_whose_schema_cannot_convert_fails_without_a_call(
     ("timeout", -1, "LocalModel.timeout must be a finite number > 0 or None, got -1"),
     ("model_id", "", "LocalModel.model_id must be a non-empty str or None, got ''"),
     ("chat_format", 3, "LocalModel.chat_format must be a non-empty str or None, got 3"),
+    ("isolation", "thread",
+     'LocalModel.isolation must be "process" or "in_process", got \'thread\''),
+    ("repack_weights", 1, "LocalModel.repack_weights must be a bool, got 1"),
 ])
 def test_bad_options_are_refused_naming_the_field(option: str, value: Any, says: str) -> None:
     from scorecore_adapters.local import LocalModel  # noqa: PLC0415 - needs the local extra

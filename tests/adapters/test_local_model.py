@@ -1,4 +1,4 @@
-"""LocalModel end to end on the bundled SmolLM2-135M model, in-process (marked ``real_model``).
+"""LocalModel end to end on the bundled SmolLM2-135M model, in its worker process (``real_model``).
 
 Few and slow-ish on purpose (the rest of the suite stays fake-judged): built-in LLM scorers
 scored for real, a typed reply with nested classes, Literal and lists, the judge cache and

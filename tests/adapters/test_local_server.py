@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 
 import httpx
@@ -63,6 +65,7 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
     ("port", 70000, "llama_server.port must be an int from 1 to 65535 or None, got 70000"),
     ("startup_timeout", 0, "llama_server.startup_timeout must be a number > 0, got 0"),
     ("extra_args", "--verbose", "llama_server.extra_args must be a sequence of str"),
+    ("repack_weights", "yes", "llama_server.repack_weights must be a bool, got 'yes'"),
 ])
 def test_bad_options_are_refused_before_anything_starts(
     option: str, value: object, says: str
@@ -111,27 +114,34 @@ def test_the_server_penalises_repeats_over_the_window_local_model_uses(
 
 
 _PARENT = """
-import sys, time
+import os, sys, time
 from scorecore_adapters.local import llama_server
 with llama_server(n_ctx=512) as url:
-    print(url, flush=True)
+    child = os.fork()  # a child that outlives its parent must not keep the server alive
+    if child == 0:
+        time.sleep(600)
+        os._exit(0)
+    print(url, child, flush=True)
     time.sleep(600)
 """
 
 
 def test_the_server_stops_when_the_process_that_started_it_is_killed() -> None:
-    """kill -9 of the process holding ``llama_server()`` leaves no server behind: the server
-    watches a pipe from its parent and exits when the pipe closes."""
+    """kill -9 of the process holding ``llama_server()`` leaves no server behind, even when
+    that process had forked a child that lives on: the server watches a pipe from its parent
+    and exits when the pipe closes (the forked child does not hold it)."""
     import signal  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
     import time  # noqa: PLC0415
 
+    forked: list[int] = []
     parent = subprocess.Popen(  # noqa: S603 - our interpreter
         [sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, text=True)
     try:
         assert parent.stdout is not None
-        url = parent.stdout.readline().strip()
+        url, child = parent.stdout.readline().split()
+        forked.append(int(child))
         assert url.startswith("http://127.0.0.1:"), url
         assert httpx.get(f"{url}/models", timeout=10).status_code == 200
         parent.send_signal(signal.SIGKILL)
@@ -148,6 +158,9 @@ def test_the_server_stops_when_the_process_that_started_it_is_killed() -> None:
                 pytest.fail(f"the server at {url} still answers 30 s after its parent was killed")
             time.sleep(0.5)
     finally:
+        for pid in forked:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         if parent.poll() is None:
             parent.kill()
             parent.wait()

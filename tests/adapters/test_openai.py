@@ -294,7 +294,7 @@ def test_structured_output_defaults_to_auto_for_every_model() -> None:
     """Every model, known family or not, negotiates ("auto"); the old flag is an alias.
 
     Moved from the name-guessing default (gpt-4o* native, others prompt-only), which scored
-    0 of 8 runs on a real llama.cpp server (issue 23).
+    0 of 8 runs on a real llama.cpp server.
     """
     for name in ("gpt-4o-mini", "gpt-3.5-turbo", "llama3.1:8b", "qwen2.5", "openai/gpt-4o"):
         model = OpenAIChatModel(name, api_key="k")

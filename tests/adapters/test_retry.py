@@ -341,7 +341,7 @@ def test_a_matcher_may_retry_a_bad_request() -> None:
     ids=lambda e: e.describe(),
 )
 def test_retry_unknown_errors_does_not_widen_to_bad_requests(error: JudgeError) -> None:
-    """design.md §4, unlike Mastra: retry_unknown_errors never retries a 400, a bad request,
+    """Unlike Mastra: retry_unknown_errors never retries a 400, a bad request,
     a context-length error or an auth failure; only errors of kind "unknown"."""
     assert not mod.is_unknown_error(error)
     proc = StreamErrorRetryProcessor(max_retries=3, retry_unknown_errors=True)
@@ -645,7 +645,7 @@ def test_all_is_sorted_and_complete() -> None:
     assert all(hasattr(mod, name) for name in mod.__all__)
 
 
-# --- would_retry: naming why retrying stopped (issue 10) ----------------------------------------
+# --- would_retry: naming why retrying stopped ----------------------------------------
 
 
 @given(

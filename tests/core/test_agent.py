@@ -1,4 +1,4 @@
-"""Tests of agent-typed and custom-typed runs, and of ``filter_run`` (reference §1.2)."""
+"""Tests of agent-typed and custom-typed runs, and of ``filter_run``."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from hypothesis import assume, given
 
 from scorecore import (
     BudgetExhausted,
+    ExampleEcho,
     InputMismatch,
     InvalidScore,
     InvalidStepValue,
@@ -37,6 +38,7 @@ DOCS = Path(__file__).parents[2] / "docs" / "scorers.md"
 # Pinned: a kind is stored in rows, so changing one is a breaking change of the stored format.
 KINDS: dict[str, type[Any]] = {
     "budget_exhausted": BudgetExhausted,
+    "example_echo": ExampleEcho,
     "input_mismatch": InputMismatch,
     "invalid_score": InvalidScore,
     "invalid_step_value": InvalidStepValue,

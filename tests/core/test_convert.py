@@ -214,7 +214,7 @@ def test_not_scorable_json_uses_camel_step(step: str, reason: str | None) -> Non
     assert from_mastra_json(data) == result
 
 
-# --- strict collections and bounded messages (issue 10) ------------------------------------
+# --- strict collections and bounded messages ------------------------------------
 
 COLLECTION_TYPES: tuple[Any, ...] = (
     list[str], set[str], frozenset[str], tuple[str, ...], Sequence[str], MutableSequence[str],

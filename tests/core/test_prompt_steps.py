@@ -88,7 +88,7 @@ async def run(scorer: Any, **kwargs: Any) -> Any:
 async def test_injection_modes_shape_the_request(
     anyio_backend: str, injection: Any, native_capable: bool, expected: str
 ) -> None:
-    """Each json_prompt_injection mode conveys the schema as design.md §3.1 describes."""
+    """Each json_prompt_injection mode conveys the schema as docs/scorers.md describes."""
     judge = ScriptedJudge([{"claims": ["a"]}], supports_structured_output=native_capable)
     result = (await run(analyze_scorer(judge, json_prompt_injection=injection))).unwrap()
     assert result.score == 1

@@ -279,7 +279,7 @@ def _valid_score(value: Any) -> bool:
 
 
 def _oracle(answers: dict[str, Answer]) -> tuple[Any, ...]:
-    """The rules of issue 18, written without looking at the implementation."""
+    """The rules of returns-style steps, written without looking at the implementation."""
     done: list[str] = []
     for step in STEPS:
         answer = answers[step]

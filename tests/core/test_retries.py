@@ -292,7 +292,7 @@ async def test_retries_do_not_sleep_for_real(anyio_backend: str) -> None:
     assert execution_of(outcome).duration == 25.0
 
 
-# --- why retrying stopped (issue 10) -----------------------------------------------------------
+# --- why retrying stopped -----------------------------------------------------------
 
 # Errors whose is_retryable flag is false, yet which a processor retries: unknown errors
 # (retry_unknown_errors=True) and a 404 named by a user matcher.

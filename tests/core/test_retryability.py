@@ -61,6 +61,14 @@ def test_a_classified_error_is_retryable_as_its_kind_says(
         assert not is_retryable_error(error)
 
 
+def test_a_crashed_process_is_retryable_by_default() -> None:
+    """Kind ``"crashed"``: the process running a local model died; a new one may answer."""
+    error = JudgeError(kind="crashed", code="SIGSEGV", message="the worker died: SIGSEGV")
+    assert error.is_retryable
+    assert is_retryable_error(error)
+    assert StreamErrorRetryProcessor().would_retry(error)
+
+
 # --- Retry-After: one reading, scorecore.judge.retry.read_retry_after -------------------------
 
 WALL = 1_790_000_000.0  # 2026-09-21, seconds since the Unix epoch

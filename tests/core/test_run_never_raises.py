@@ -1,4 +1,4 @@
-"""The law of design.md §2: ``run()`` returns a ``Result`` whatever the input, steps and judge do.
+"""The law: ``run()`` returns a ``Result`` whatever the input, steps and judge do.
 
 Every entry point of a run gets arbitrary and hostile values: the input, output, ground truth
 and extra keys; the return value (or exception) of every function step; the reply of the judge

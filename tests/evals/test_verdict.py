@@ -1,4 +1,4 @@
-"""The verdict never passes what was not scored (design.md §10.3).
+"""The verdict never passes what was not scored.
 
 It fails when a scorer has no scored run among the items it applies to, or when more scorer
 runs failed than ``max_failures`` (default 0) / ``max_failure_rate`` allow. Not-scorable runs

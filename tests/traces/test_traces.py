@@ -147,7 +147,7 @@ def test_a_trace_value_gives_the_same_run_as_its_json():
 
 @pytest.mark.parametrize("case", INVALID, ids=[c["case"] for c in INVALID])
 def test_every_invalid_trace_is_a_failure_with_mastras_message(case: dict[str, Any]):
-    """Each validation error of reference §6.2 is a TraceError value."""
+    """Each validation error of Mastra's trace format is a TraceError value."""
     result = trace_to_agent_run(case["trace"])
     assert isinstance(result, Failure)
     error = result.failure()

@@ -24,6 +24,7 @@ from scorecore import (
     filter_run,
     not_scorable,
 )
+from scorecore.judge import WorkedExample
 from scorecore_adapters.testing import ScriptedJudge
 
 
@@ -210,6 +211,15 @@ def other_prompt(ctx: StepContext[CustomOutput, Any, None, None]) -> str:
 typed_judge.preprocess(
     PromptStep(description="p", output_schema=SCHEMA, create_prompt=typed_prompt)
 )
+
+# --- a worked example is declared as a WorkedExample, never as text ----------------------------
+
+shown = WorkedExample(text="Example: the sky is green.", statements=("the sky is green",))
+typed_judge.analyze(PromptStep(description="a", output_schema=SCHEMA, example=shown,
+                               create_prompt=lambda ctx: ctx.run.input.question))
+PromptStep(description="a", output_schema=SCHEMA, create_prompt=lambda ctx: "x",
+           example="Example: the sky is green.")  # type: ignore[arg-type]
+WorkedExample(text="Example: 1.", statements=[1])  # type: ignore[list-item]
 typed_judge.preprocess(
     PromptStep(
         description="p",

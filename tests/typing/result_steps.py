@@ -1,4 +1,4 @@
-"""Checked by ``mypy --strict``, never executed: steps in the returns style (issue 18)."""
+"""Checked by ``mypy --strict``, never executed: steps in the returns style."""
 
 from __future__ import annotations
 

@@ -27,6 +27,8 @@ EXAMPLE = ('Question: "What is the boiling point of water?" Answer: "Water boils
            'sea level. Ice floats."\nReply: {"verdicts": [{"statement": "Water boils at 100 °C '
            'at sea level.", "verdict": "yes", "reason": "states the boiling point"}, '
            '{"statement": "Ice floats.", "verdict": "no", "reason": "about ice, not boiling"}]}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("Water boils at 100 °C at sea level.", "Ice floats.")
 
 
 def read(ctx: RunContext) -> Texts | NotScorable:
@@ -102,7 +104,7 @@ def answer_relevancy(
         read=read,
         judgement=Judgement(
             description="Judge each statement's relevance", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, reply=Verdicts, data=shown),
+            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=Verdicts, data=shown),
         score=lambda _t, reply: relevancy_score(reply, uncertainty_weight=weight,
                                                 scale=scaled),
         reason=listed("Answer relevancy"),

@@ -43,6 +43,8 @@ EXAMPLE = ('Reference: "Take the 8:15 train to Lyon." Answer: "Catch the 8:15 tr
            'time"}, {"ground_truth_unit": "to Lyon", "output_unit": "to Lyon", "match_type": '
            '"exact", "explanation": "same place"}], "extra_in_output": ["platform 4"], '
            '"contradictions": []}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("the 8:15 train", "to Lyon", "platform 4")
 
 
 @final
@@ -178,7 +180,7 @@ def answer_similarity(
         read=read,
         judgement=Judgement(
             description="Match the reference's units in the answer", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, reply=SimilarityReply,
+            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=SimilarityReply,
             data=shown),
         score=lambda _p, reply: similarity_score(reply, scale=scaled, **options),
         reason=explained,

@@ -37,6 +37,8 @@ EXAMPLE = ('Question: "Who wrote Hamlet?" Answer: "Shakespeare." Context: "[0] H
            'tragedy by William Shakespeare. [1] Denmark is in Europe."\nReply: {"verdicts": '
            '[{"context_index": 0, "verdict": "yes", "reason": "names the author"}, '
            '{"context_index": 1, "verdict": "no", "reason": "about geography"}]}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("Hamlet", "Shakespeare", "Denmark is in Europe")
 
 
 @final
@@ -137,7 +139,7 @@ def context_precision(
         read=read,
         judgement=Judgement(
             description="Judge each context piece's usefulness", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, reply=PieceVerdicts, data=shown),
+            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=PieceVerdicts, data=shown),
         score=lambda texts, reply: precision_score(reply, pieces=len(texts.context),
                                                    scale=scaled),
         reason=explained,

@@ -37,6 +37,8 @@ EXAMPLE = ('Reference: "Water boils at 100 °C and freezes at 0 °C." Context: "
            'water boils at 100 °C."\nReply: {"verdicts": [{"claim": "Water boils at 100 °C.", '
            '"verdict": "yes", "reason": "[0]"}, {"claim": "Water freezes at 0 °C.", "verdict": '
            '"no", "reason": "not mentioned"}]}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("Water boils at 100 °C.", "Water freezes at 0 °C.")
 
 
 @final
@@ -123,7 +125,7 @@ def context_recall(
         read=read,
         judgement=Judgement(
             description="Find each reference claim in the context", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, reply=ClaimVerdicts, data=shown),
+            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=ClaimVerdicts, data=shown),
         score=lambda _t, reply: recall_score(reply, scale=scaled),
         reason=explained,
     ), judge, runs)

@@ -46,6 +46,8 @@ EXAMPLE = ('Question: "When did the museum open and what does it cost?" Context:
            '[{"context_index": 0, "relevance_level": "high", "was_used": true, "reasoning": '
            '"gives the date"}], "missing_context": ["the ticket price"], "overall_assessment": '
            '"the price is missing"}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("The museum opened in 1901.", "museum")
 
 Relevance = Literal["high", "medium", "low", "none"]
 _WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
@@ -155,7 +157,7 @@ def context_relevance(
         read=read,
         judgement=Judgement(
             description="Rate each context piece's relevance and use", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, reply=RelevanceReply,
+            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=RelevanceReply,
             data=shown),
         score=lambda _t, reply: relevance_score(reply, scale=scaled, **penalties),
         reason=explained,

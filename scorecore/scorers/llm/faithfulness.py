@@ -33,6 +33,8 @@ EXAMPLE = ('Context: "1. The Eiffel Tower is 330 m tall." Answer: "The Eiffel To
            'tall and was built in 1889."\nReply: {"verdicts": [{"statement": "The Eiffel Tower '
            'is 330 m tall.", "verdict": "yes", "reason": "piece 1"}, {"statement": "It was '
            'built in 1889.", "verdict": "unsure", "reason": "the context gives no date"}]}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("The Eiffel Tower is 330 m tall.", "It was built in 1889.")
 
 
 def shown(texts: Texts) -> list[tuple[str, str]]:
@@ -97,7 +99,7 @@ def faithfulness(
         read=read,
         judgement=Judgement(
             description="Check each claim against the context", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, reply=Verdicts, data=shown),
+            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=Verdicts, data=shown),
         score=lambda _t, reply: share_of_yes(reply, scale=scaled,
                                              none="the judge found no claims in the answer"),
         reason=listed("Faithfulness"),

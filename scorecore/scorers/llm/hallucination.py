@@ -28,6 +28,8 @@ EXAMPLE = ('Context: "1. The meeting is on Monday." Answer: "The meeting is on T
            'noon."\nReply: {"verdicts": [{"statement": "The meeting is on Tuesday.", "verdict": '
            '"yes", "reason": "piece 1 says Monday"}, {"statement": "It is at noon.", "verdict": '
            '"yes", "reason": "no time is given"}]}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("The meeting is on Tuesday", "The meeting is on Monday")
 
 
 def shown(texts: Texts) -> list[tuple[str, str]]:
@@ -82,7 +84,7 @@ def hallucination(
         read=read,
         judgement=Judgement(
             description="Find unsupported or contradicted claims", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, reply=YesNoVerdicts, data=shown),
+            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=YesNoVerdicts, data=shown),
         score=lambda _t, reply: share_of_yes(reply, scale=scaled,
                                              none="the judge found no claims in the answer"),
         reason=listed("Hallucination"),

@@ -32,6 +32,8 @@ EXAMPLE = ('Tools: weather: current weather; calendar: the user\'s events. Reque
            'rain in Oslo?" Calls: calendar\nReply: {"evaluations": [{"tool_called": '
            '"calendar", "was_appropriate": false, "reasoning": "events do not tell the '
            'weather"}], "missing_tools": ["weather"]}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("calendar", "Will it rain in Oslo?")
 
 
 @final
@@ -144,7 +146,7 @@ def llm_tool_call_accuracy(
         read=read,
         judgement=Judgement(
             description="Judge each tool call", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, reply=ToolReply, data=shown),
+            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=ToolReply, data=shown),
         score=lambda texts, reply: tool_score(reply, texts.calls),
         reason=explained,
     ), judge, "agent")

@@ -34,6 +34,8 @@ EXAMPLE = ('Task: "Book the cheapest flight." Steps: 1. [tool_call] book 2. [too
            '"search", "was_necessary": true, "was_in_order": false, "reasoning": "should come '
            'first"}], "missing_steps": ["compare prices"], "extra_steps": [], '
            '"overall_assessment": "wrong order"}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("Book the cheapest flight.",)
 
 
 @final
@@ -173,7 +175,8 @@ def llm_trajectory_accuracy(
         read=read,
         judgement=Judgement(
             description="Judge each step taken", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, reply=TrajectoryReply, data=shown),
+            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES,
+            reply=TrajectoryReply, data=shown),
         score=lambda _t, reply: llm_trajectory_score(reply),
         reason=lambda _t, reply, score: f"Trajectory accuracy: {score}. "
                                         f"{reply.overall_assessment}",

@@ -33,6 +33,8 @@ PRINCIPLES = (
 )
 EXAMPLE = ('Criterion: "Never reveals the discount code." Turns: 1. "Hi!" 2. "The code is '
            'SAVE10."\nReply: {"satisfied": false, "reasoning": "turn 2 reveals the code"}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("Never reveals the discount code.", "SAVE10")
 
 
 @final
@@ -89,7 +91,8 @@ def multi_turn_judge(
         read=read,
         judgement=Judgement(
             description="Judge the conversation against the criterion", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, reply=CriterionMet, data=shown),
+            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES,
+            reply=CriterionMet, data=shown),
         score=lambda _t, reply: scaled if reply.satisfied else 0.0,
         reason=lambda _t, reply, _s: reply.reasoning,
     ), judge, runs)

@@ -48,6 +48,8 @@ EXAMPLE = ('Clean: "Capital of Italy?" Noisy: "Capital of Italy? btw pizza is fr
            '"relevance", "impact_level": "minimal", "specific_changes": "adds pizza", '
            '"noise_influence": "echoed the aside"}], "robustness_score": 0.9, "major_issues": '
            '[], "overall_assessment": "robust"}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("Capital of Italy", "pizza is from Naples", "Rome")
 
 Impact = Literal["none", "minimal", "moderate", "significant", "severe"]
 IMPACT_WEIGHTS: Final[Mapping[str, float]] = {
@@ -182,7 +184,8 @@ def noise_sensitivity(
         read=read,
         judgement=Judgement(
             description="Compare the noisy answer with the baseline", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, reply=NoiseReply, data=shown),
+            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES,
+            reply=NoiseReply, data=shown),
         score=lambda _p, reply: noise_score(reply, impact_weights=weights, **options),
         reason=explained,
     ), judge, runs)

@@ -53,6 +53,8 @@ EXAMPLE = ('Request: "Two bullet points on tea, formal." Response: "- Tea is pop
            '"response_appropriateness": {"score": 1, "format_alignment": true, '
            '"tone_alignment": true, "reasoning": "bullets, formal"}, "overall_assessment": '
            '"half done"}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("Two bullet points on tea", "Tea is popular.")
 
 # Every score the judge gives is from 0 to 1: the field docstrings say so in the schema the
 # judge receives, and unit_interval refuses any other (a format failure, asked again).
@@ -239,7 +241,7 @@ def prompt_alignment(
         read=read,
         judgement=Judgement(
             description="Grade the response against its instructions", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, reply=AlignmentReply,
+            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=AlignmentReply,
             data=shown),
         score=lambda _t, reply: alignment_score(reply, mode=mode, scale=scaled),
         reason=lambda _t, reply, score: f"Prompt alignment ({mode}): {score}. "

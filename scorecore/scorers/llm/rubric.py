@@ -29,6 +29,8 @@ EXAMPLE = ('Rubric: 1. [required] greets the user 2. [optional] under 20 words. 
            'user", "satisfied": true, "reasoning": "says hello"}, {"criterion": "under 20 '
            'words", "satisfied": true, "reasoning": "6 words"}], "overall_assessment": "meets '
            'the rubric"}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("greets the user", "under 20 words", "Your order ships today.")
 
 
 @final
@@ -240,7 +242,7 @@ def rubric(
         read=read,
         judgement=Judgement(
             description="Apply the rubric", persona=PERSONA, task=TASK, principles=PRINCIPLES,
-            example=EXAMPLE, reply=RubricReply, data=shown),
+            example=EXAMPLE, echoes=ECHOES, reply=RubricReply, data=shown),
         score=lambda texts, reply: rubric_score(texts.criteria, reply, scale=scaled),
         reason=explained,
     ), judge, runs)

@@ -40,6 +40,8 @@ EXAMPLE = ('Source: "The bridge opened in 1932 and cost $10M." Summary: "The bri
            '1930."\nReply: {"alignment": [{"claim": "The bridge opened in 1930.", "supported": '
            'false, "reason": "the source says 1932"}], "questions": ["Did the bridge open in '
            '1932?", "Did it cost $10M?"]}')
+# What a reply would only say by restating EXAMPLE, not by judging the run.
+ECHOES = ("The bridge opened in 1930.", "cost $10M")
 
 COVERAGE_PERSONA = ("You are a reader who has only the summary. You answer questions from it "
                     "alone and never guess.")
@@ -54,6 +56,7 @@ COVERAGE_EXAMPLE = ('Summary: "Sales rose 5% in May." Questions: 1. Did sales ri
                     'costs fall?\nReply: {"coverage": [{"question": "Did sales rise?", '
                     '"answered": true, "reason": "stated"}, {"question": "Did costs fall?", '
                     '"answered": false, "reason": "costs are not mentioned"}]}')
+COVERAGE_ECHOES = ("Sales rose 5% in May.", "Did sales rise?", "Did costs fall?")
 
 
 def principles(limit: int) -> tuple[str, ...]:
@@ -221,13 +224,13 @@ def summarization(
         read=read,
         judgement=Judgement(
             description="Check the summary's claims and ask questions", persona=PERSONA,
-            task=TASK, principles=principles(limit), example=EXAMPLE, reply=Alignment,
-            data=shown),
+            task=TASK, principles=principles(limit), example=EXAMPLE, echoes=ECHOES,
+            reply=Alignment, data=shown),
         score=FollowUp(
             judgement=Judgement(
                 description="Which questions the summary answers", persona=COVERAGE_PERSONA,
                 task=COVERAGE_TASK, principles=COVERAGE_PRINCIPLES, example=COVERAGE_EXAMPLE,
-                reply=Coverage, data=asked),
+                echoes=COVERAGE_ECHOES, reply=Coverage, data=asked),
             score=lambda _t, alignment, coverage: summary_score(
                 alignment, coverage, max_questions=limit, scale=scaled)),
         reason=explained,
