@@ -406,7 +406,11 @@ class SqliteJudgeCache(_ThreadedCache):
     def _inline(self) -> sqlite3.Connection:
         if self._reader is None:
             reader = self._connect()
-            reader.execute("PRAGMA busy_timeout = 0")  # never wait on the event loop
+            try:
+                reader.execute("PRAGMA busy_timeout = 0")  # never wait on the event loop
+            except BaseException:
+                reader.close()
+                raise
             self._reader = reader
         return self._reader
 

@@ -57,8 +57,8 @@ def test_eval_batch_api_scores_through_one_batch_and_prints_progress(work: Path)
     assert "batch API: 1 batch(es) submitted, 1 in progress, 0 done" in out
     assert re.search(r"batch API: 1 batch\(es\) submitted, 0 in progress, 1 done; "
                      r"6 request\(s\) answered of 6 submitted", out)
-    journal = BatchJournal(work / ".scorecore" / "cache.db")
-    (batch,) = journal.batches()
+    with BatchJournal(work / ".scorecore" / "cache.db") as journal:
+        (batch,) = journal.batches()
     assert batch.state == "ended"
     assert batch.counts == {"answered": 6}
 
@@ -83,14 +83,14 @@ def test_a_bad_max_wait_names_the_flag_and_value(work: Path) -> None:
 
 def test_batches_pending_lists_the_journalled_batches_not_yet_collected(work: Path) -> None:
     """A submitted batch is pending; an ended one is not."""
-    journal = BatchJournal(work / ".scorecore" / "cache.db")
-    journal.prepare("scb_a", provider="openai", base_url="https://api.openai.com/v1",
-                    model="gpt-4o-mini", requests=[("scb_a-0", "k0", {"model": "m"}, None)])
-    journal.record("scb_a", "batch_123", status="in_progress")
-    journal.prepare("scb_b", provider="anthropic", base_url="https://api.anthropic.com",
-                    model="claude", requests=[("scb_b-0", "k1", {"model": "m"}, None)])
-    journal.finish("scb_b", status="ended", outcomes={"scb_b-0": ("answered", {"status": 200})})
-    journal.close()
+    with BatchJournal(work / ".scorecore" / "cache.db") as journal:
+        journal.prepare("scb_a", provider="openai", base_url="https://api.openai.com/v1",
+                        model="gpt-4o-mini", requests=[("scb_a-0", "k0", {"model": "m"}, None)])
+        journal.record("scb_a", "batch_123", status="in_progress")
+        journal.prepare("scb_b", provider="anthropic", base_url="https://api.anthropic.com",
+                        model="claude", requests=[("scb_b-0", "k1", {"model": "m"}, None)])
+        journal.finish("scb_b", status="ended",
+                       outcomes={"scb_b-0": ("answered", {"status": 200})})
     code, out, _ = run("batches", "--pending")
     assert code == 0
     assert "batch_123" in out

@@ -60,7 +60,8 @@ def _request() -> JudgeRequest:
 
 
 def _judge(path: Path, fake: FakeOpenAIBatchAPI, clock: VirtualClock) -> OpenAIBatchModel:
-    return OpenAIBatchModel("judge-model", journal=BatchJournal(path), client=fake.client(),
+    # Given as a path, the journal is the judge's own: aclose() closes its connection too.
+    return OpenAIBatchModel("judge-model", journal=str(path), client=fake.client(),
                             api_key="sk-test-secret-key", clock=clock, sleep=clock.sleep,
                             max_batch_size=1, max_wait=1.0, poll_interval=60.0)
 

@@ -48,6 +48,18 @@ def _allow() -> Any:
         yield
 
 
+# Every journal a test opens (one per simulated process), closed when the test ends: a judge
+# a test drops stands for a killed process, whose connection the OS would close.
+_JOURNALS: list[BatchJournal] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_journals() -> Any:
+    yield
+    while _JOURNALS:
+        _JOURNALS.pop().close()
+
+
 def request(n: int) -> JudgeRequest:
     return JudgeRequest(
         messages=(JudgeMessage(role="system", content="Grade it."),
@@ -78,13 +90,18 @@ class World:
             answer, clock=self.clock, processing_seconds=600.0)
         self.ids = 0
 
+    def journal(self) -> BatchJournal:
+        """The journal file as a fresh process opens it (closed when the test ends)."""
+        _JOURNALS.append(BatchJournal(self.path))
+        return _JOURNALS[-1]
+
     def judge(self, **kwargs: Any) -> Judge:
         """A judge as a fresh process would build it: new objects, the same file."""
         def new_id() -> str:
             self.ids += 1
             return f"{self.ids:04d}"
         options: dict[str, Any] = {
-            "journal": BatchJournal(self.path), "client": self.fake.client(),
+            "journal": self.journal(), "client": self.fake.client(),
             "api_key": "sk-test-secret-key", "clock": self.clock, "sleep": self.clock.sleep,
             "new_id": new_id, "max_batch_size": 100, "max_wait": 30.0, "poll_interval": 60.0,
             **kwargs,
@@ -184,7 +201,7 @@ async def test_a_malformed_result_line_is_a_format_failure_of_that_request_only(
     world = World(provider, tmp_path)
     world.fake.malformed = {"scb_0001-1"}
     results = await ask_all(world.judge(max_batch_size=3), range(3))
-    (row,) = [r for r in BatchJournal(world.path).requests_of("scb_0001")
+    (row,) = [r for r in world.journal().requests_of("scb_0001")
               if r.custom_id == "scb_0001-1"]
     hit = item_of(row.body)
     broken = results[hit]
@@ -230,7 +247,7 @@ async def test_an_expired_or_cancelled_batch_is_resubmitted_for_its_unanswered_r
     assert {n: score_of(r) for n, r in results.items()} == {n: n / 10 for n in range(4)}
     assert answered_first == ["4", "2"]
     assert world.fake.duplicates() == []
-    journal = BatchJournal(world.path)
+    journal = world.journal()
     first, second = journal.batches()
     assert first.counts == {"answered": 2, "unanswered": 2}
     resent = journal.requests_of(second.job)
@@ -250,7 +267,7 @@ async def test_a_429_on_submit_fails_the_batchs_requests_and_creates_nothing(
     assert all(isinstance(r, Failure) and r.failure().kind == "rate_limit"
                for r in results.values())
     assert world.fake.batches == {}
-    (refused,) = BatchJournal(world.path).batches()
+    (refused,) = world.journal().batches()
     assert refused.state == "refused"
     again = await ask_all(judge, range(2))  # the retry joins the next batch
     assert {n: score_of(r) for n, r in again.items()} == {0: 0.0, 1: 0.1}

@@ -60,6 +60,18 @@ def scorer(judge: Any) -> Scorer[Any, Any, Any, Any]:
     )
 
 
+# Every journal a test opens (one per simulated process), closed when the test ends: a judge
+# a test abandons stands for a killed process, whose connection the OS would close.
+_JOURNALS: list[BatchJournal] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_journals() -> Any:
+    yield
+    while _JOURNALS:
+        _JOURNALS.pop().close()
+
+
 class Provider:
     """A fake provider and the clock it shares with every process's judge."""
 
@@ -76,7 +88,8 @@ class Provider:
             self.ids += 1
             return f"{self.ids:04d}"
         cls = OpenAIBatchModel if self.name == "openai" else AnthropicBatchModel
-        return cls("judge-model", journal=BatchJournal(self.path), client=self.fake.client(),
+        _JOURNALS.append(BatchJournal(self.path))
+        return cls("judge-model", journal=_JOURNALS[-1], client=self.fake.client(),
                    api_key="sk-test-secret-key", clock=self.clock, sleep=self.clock.sleep,
                    new_id=new_id, max_batch_size=max_batch_size, max_wait=20.0,
                    poll_interval=60.0)

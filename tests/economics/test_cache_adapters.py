@@ -7,6 +7,7 @@ import os
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,7 @@ async def test_an_unreadable_entry_is_a_miss(tmp_path: Path) -> None:
     cache = SqliteJudgeCache(path)
     await cache.put("k", JudgeResponse(text="ok"))
     await cache.aclose()
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("UPDATE scorecore_judge_cache SET response = '{\"text\": 3}'")
     assert await cache.get("k") is None
     await cache.aclose()
@@ -210,7 +211,7 @@ async def test_an_entry_without_a_known_mode_is_still_a_hit(
     """A cached reply whose mode is missing or unknown is served with its mode unknown."""
     async with SqliteJudgeCache(tmp_path / "c.db") as cache:
         await cache.put("k", JudgeResponse(text="{}", structured_output="json_object"))
-    with sqlite3.connect(tmp_path / "c.db") as db:
+    with closing(sqlite3.connect(tmp_path / "c.db")) as db, db:
         (raw,) = db.execute("SELECT response FROM scorecore_judge_cache").fetchone()
         entry = {k: v for k, v in json.loads(raw).items() if k != "structured_output"}
         db.execute("UPDATE scorecore_judge_cache SET response = ?",

@@ -7,6 +7,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -45,13 +46,13 @@ def calls(work: Path) -> int:
 
 
 def _wrong_columns(path: Path) -> None:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("CREATE TABLE scorecore_judge_cache (k TEXT)")
 
 
 def _corrupt_pages(path: Path) -> None:
     assert run("--cache", f"sqlite:{path}", "--batch-id", "fill")[0] == 0
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     size = os.path.getsize(path)
     with path.open("r+b") as file:
@@ -61,7 +62,7 @@ def _corrupt_pages(path: Path) -> None:
 
 def _garbage_entries(path: Path) -> None:
     assert run("--cache", f"sqlite:{path}", "--batch-id", "fill")[0] == 0
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("UPDATE scorecore_judge_cache SET response = 'not a reply'")
 
 
@@ -116,7 +117,7 @@ async def test_an_entry_that_cannot_be_read_back_is_counted(tmp_path: Path) -> N
     path = tmp_path / "c.db"
     async with SqliteJudgeCache(path) as cache:
         await cache.put("k", JudgeResponse(text="yes"))
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("UPDATE scorecore_judge_cache SET response = '{'")
     async with SqliteJudgeCache(path) as cache:
         assert await cache.get("k") is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import textwrap
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ _SLOW_BATCH = textwrap.dedent('''
 
 
 def _cached_keys(path: Path) -> set[str]:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         return {k for (k,) in conn.execute("SELECT key FROM scorecore_judge_cache")}
 
 
@@ -97,7 +98,7 @@ async def test_resume_after_kill_makes_no_call_that_already_succeeded(tmp_path: 
     assert 54 - CONCURRENCY <= len(answered) <= 53
 
     judge = StepJudge()
-    async with open_store(f"sqlite:{store_path}") as store:
+    async with open_store(f"sqlite:{store_path}") as store, SqliteJudgeCache(cache_path) as cache:
         # On a loaded machine the kill can come before the writer's first commit: then the
         # store does not know the batch yet and the re-run starts it (the cache still holds
         # every answered reply, which is what this law is about).
@@ -105,7 +106,7 @@ async def test_resume_after_kill_makes_no_call_that_already_succeeded(tmp_path: 
         report = await run_evals(
             [{"id": f"q{i}", "input": "q", "output": f"answer {i}"} for i in range(40)],
             [judged_scorer(judge)], store=store, batch_id="b", resume=known,
-            cache=SqliteJudgeCache(cache_path), concurrency=4,
+            cache=cache, concurrency=4,
         )
     assert report.summary("judged").scored == 40
     asked = {cache_key(r, provider="test", model_id="step-judge") for r in judge.requests}
@@ -132,12 +133,12 @@ async def test_a_resume_asks_again_at_most_the_calls_in_flight_at_the_kill(
     answered = _cached_keys(cache_path)
     assert 70 - concurrency <= len(answered) < 70  # 70 calls started; in flight ones are lost
     judge = StepJudge()
-    async with open_store(f"sqlite:{store_path}") as store:
+    async with open_store(f"sqlite:{store_path}") as store, SqliteJudgeCache(cache_path) as cache:
         known = await store.has_batch("b")
         await run_evals(
             [{"id": f"q{i}", "input": "q", "output": f"answer {i}"} for i in range(40)],
             [judged_scorer(judge)], store=store, batch_id="b", resume=known,
-            cache=SqliteJudgeCache(cache_path), concurrency=concurrency,
+            cache=cache, concurrency=concurrency,
         )
     asked = {cache_key(r, provider="test", model_id="step-judge") for r in judge.requests}
     assert not asked & answered

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ def test_the_stored_table_has_mastras_columns_and_status(kind: str, tmp_path: Pa
 
     anyio.run(create)
     if kind == "sqlite":
-        with sqlite3.connect(tmp_path / "s.db") as lite:
+        with closing(sqlite3.connect(tmp_path / "s.db")) as lite, lite:
             found = {r[1] for r in lite.execute(f"PRAGMA table_info({table})")}
     else:
         import psycopg  # noqa: PLC0415 - only when PostgreSQL tests run

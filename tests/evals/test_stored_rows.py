@@ -18,6 +18,7 @@ import re
 import shutil
 import sqlite3
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ _EDITED = "A:q1", "s"
 
 def _edit_sqlite(db: Path, column: str, sql_value: str) -> str:
     """Set one row's column, as another writer would; the edited row's id."""
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute(
             f'UPDATE scorecore_scores SET "{column}" = {sql_value} '  # noqa: S608 - test constants
             'WHERE "runId" = ? AND "scorerId" = ?', _EDITED,
@@ -283,7 +284,7 @@ def test_every_read_command_names_the_bad_row_in_one_line(
 
 
 def _scores(work: Path, batch: str, score: float) -> None:
-    with sqlite3.connect(work / "scores.db") as conn:
+    with closing(sqlite3.connect(work / "scores.db")) as conn, conn:
         conn.execute('UPDATE scorecore_scores SET "score" = ? WHERE "batchId" = ? '
                      'AND "scorerId" = ?', (score, batch, "s"))
 
@@ -340,7 +341,7 @@ def test_compare_of_huge_scores_matches_compare_of_scaled_ones() -> None:
 def test_a_report_of_scores_across_the_whole_float_range(work: Path) -> None:
     """One batch scoring both -1e308 and the largest float: its report is written, its
     summary mean finite."""
-    with sqlite3.connect(work / "scores.db") as conn:
+    with closing(sqlite3.connect(work / "scores.db")) as conn, conn:
         conn.execute('UPDATE scorecore_scores SET "score" = -1e308 WHERE "runId" = \'A:q0\'')
         conn.execute('UPDATE scorecore_scores SET "score" = ? WHERE "runId" = \'A:q1\'',
                      (1.7976931348623157e308,))

@@ -59,8 +59,13 @@ def _run_evals(items: list[Any], log: Path, url: str, batch_id: str,
                **options: Any) -> EvalReport:
     async def run() -> EvalReport:
         async with open_store(url) as store:
-            return await run_evals(items, _judged.scorers(str(log)), store=store,
-                                   batch_id=batch_id, **options)
+            try:
+                return await run_evals(items, _judged.scorers(str(log)), store=store,
+                                       batch_id=batch_id, **options)
+            finally:
+                close = getattr(options.get("cache"), "aclose", None)  # the caller's to close
+                if close is not None:
+                    await close()
 
     return anyio.run(run)
 

@@ -41,7 +41,8 @@ import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal, TypeAlias, final
+from types import TracebackType
+from typing import Any, Final, Literal, Self, TypeAlias, final
 
 import attrs
 
@@ -218,6 +219,10 @@ class BatchJournal:
     >>> [(b.job, b.state, b.provider_batch_id, b.requests) for b in journal.batches()]
     [('job1', 'submitted', 'batch_1', 1)]
     >>> journal.close()
+
+    It holds one SQLite connection, opened on first use: call :meth:`close` when done, or use
+    it as a context manager (``with BatchJournal(path) as journal:``), which closes it on the
+    way out.
     """
 
     __slots__ = ("_claimed", "_conn", "_id", "path")
@@ -237,10 +242,14 @@ class BatchJournal:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(self.path), isolation_level=None,
                                    check_same_thread=False, timeout=30.0)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")  # a recorded step survives a power cut
-            for statement in _SCHEMA:
-                conn.execute(statement)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")  # a recorded step survives a power cut
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+            except BaseException:
+                conn.close()  # not a scorecore file, or locked: nothing is left open
+                raise
             self._conn = conn
         return self._conn
 
@@ -310,6 +319,15 @@ class BatchJournal:
         if busy is not None:
             raise RuntimeError(busy)
         return self._db()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
     def prepare(
         self, job: str, *, provider: str, base_url: str, model: str,

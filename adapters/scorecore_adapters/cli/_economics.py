@@ -192,8 +192,10 @@ async def closing_cache(
             ) from None
     name = getattr(cache, "name", repr(cache))
     checker = getattr(cache, "check", None)
-    problem = None if checker is None else await checker(thorough=strict)
     try:
+        # Inside the try: a check interrupted (Ctrl-C, a cancelled task) still closes the
+        # connection open() made.
+        problem = None if checker is None else await checker(thorough=strict)
         if problem is not None:
             if strict:
                 raise UsageError(f"judge cache {name}: {problem} (--strict-cache: fix or delete "
