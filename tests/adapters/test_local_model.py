@@ -54,26 +54,30 @@ def _executions(report: Any) -> list[Any]:
 # The slowest test runs on one backend (the others run on both).
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_builtin_llm_scorers_score_every_run(local: Any, anyio_backend: str) -> None:
-    """faithfulness, hallucination and answer_relevancy, judged by the 135M model: every run
-    is scored (a weak judge, so no assertion on the scores themselves), every reply parsed on
-    the first attempt (constrained decoding: no format fallback), tokens reported."""
+    """faithfulness, hallucination and answer_relevancy, judged by the 135M model: no run fails
+    (a weak judge, so no assertion on the scores themselves), every reply parses (constrained
+    decoding), tokens reported. A reply that restates the prompt's worked example is asked
+    again once, without the example; that run may then end not scorable (the judge undecided,
+    or a reply that found nothing to judge), never failed, and never scored from the echo."""
     scorers = [
         builtin.faithfulness(local, context=CONTEXT, shape=builtin.TEXT),
         builtin.hallucination(local, context=CONTEXT, shape=builtin.TEXT),
         builtin.answer_relevancy(local, shape=builtin.TEXT),
     ]
-    report = await run_evals(ITEMS, scorers, keep_results=True, max_failures=0)
+    report = await run_evals(ITEMS, scorers, keep_results=True, max_failures=None)
     outcomes = [(o.scorer_id, o.status, o.error) for r in report.results for o in r.outcomes]
-    assert all(status == "scored" for _, status, _ in outcomes), outcomes
-    assert report.passed
-    for outcome in (o for r in report.results for o in r.outcomes):
+    assert all(status in ("scored", "not_scorable") for _, status, _ in outcomes), outcomes
+    scored = [o for r in report.results for o in r.outcomes if o.status == "scored"]
+    assert scored, outcomes
+    for outcome in scored:
         assert outcome.score is not None
         assert 0 <= outcome.score <= 1
     executions = _executions(report)
     assert executions
     for execution in executions:
         assert execution.status == "success"
-        assert execution.attempt_count == 1, execution.raw_output
+        # the grammar holds every reply to its schema: a second attempt is only the echo's
+        assert execution.attempt_count in (1, 2), execution.raw_output
         assert execution.model_id == "SmolLM2-135M-Instruct.Q4_1.gguf"
         assert execution.provider == "llama.cpp"
         assert execution.structured_output == "grammar"

@@ -69,7 +69,9 @@ async def test_builtin_llm_scorers_score_end_to_end_with_default_settings(
 ) -> None:
     """faithfulness, answer_relevancy and hallucination run against the real server with the
     default OpenAIChatModel (no settings: the default output cap, the default timeout): each
-    run completes with a score and every judge execution succeeded in json_object mode.
+    run completes (scored, or not scorable when its reply restated the prompt's worked example
+    and the reply asked again without it found nothing to judge), at least one with a score,
+    and every judge execution succeeded in json_object mode.
 
     The server samples at its default temperature (0.8) with no seed, so a reply may now and
     then need the core's one format retry (a small model listing verdicts past the output
@@ -81,8 +83,9 @@ async def test_builtin_llm_scorers_score_end_to_end_with_default_settings(
         assert all(e.status == "success" for e in executions), scorer_id
         assert all(e.structured_output == "json_object" for e in executions), scorer_id
         assert all(e.attempt_count <= 2 for e in executions), (scorer_id, executions)
-        assert result.score is not None, (scorer_id, result.not_scorable)
-        assert 0.0 <= result.score <= 1.0
+        assert (result.score is None) != (result.not_scorable is None), scorer_id
+        assert result.score is None or 0.0 <= result.score <= 1.0
+    assert any(result.score is not None for _, result in results), results
 
 
 async def _score(url: str) -> list[tuple[str, ScoreResult[Any, Any]]]:
