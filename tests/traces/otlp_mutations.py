@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import io
 import json
 import random
 import signal
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
@@ -216,12 +216,59 @@ def _downstream(trace: Any) -> int:
 
 def dumps(payload: Any) -> str:
     """``payload`` as one JSON line (values nested a few thousand deep included)."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 20_000))
     try:
-        return json.dumps(payload).replace(f'"{_BIG_INT}"', "7" * 5000)
-    finally:
-        sys.setrecursionlimit(limit)
+        text = json.dumps(payload)
+    except RecursionError:
+        # Python 3.12 and later bound json's C encoder by the C stack, which
+        # sys.setrecursionlimit does not raise: a 3,000-deep attribute is 12,000 containers.
+        text = _dumps_without_recursion(payload)
+    return text.replace(f'"{_BIG_INT}"', "7" * 5000)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Text:
+    """Already encoded JSON text, on the encoder's stack."""
+
+    text: str
+
+
+def _key(key: object) -> str:
+    # the keys json.dumps accepts, written as it writes them
+    if isinstance(key, str):
+        return key
+    if key is True or key is False or key is None:
+        return json.dumps(key)
+    if isinstance(key, int | float):
+        return json.dumps(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _dumps_without_recursion(value: Any) -> str:
+    """What ``json.dumps(value)`` writes, with an explicit stack instead of recursion."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Text):
+            out.append(item.text)
+        elif isinstance(item, dict):
+            parts: list[Any] = [_Text("{")]
+            for index, (key, inner) in enumerate(item.items()):
+                parts.append(_Text((", " if index else "") + json.dumps(_key(key)) + ": "))
+                parts.append(inner)
+            parts.append(_Text("}"))
+            stack.extend(reversed(parts))
+        elif isinstance(item, list | tuple):
+            parts = [_Text("[")]
+            for index, inner in enumerate(item):
+                if index:
+                    parts.append(_Text(", "))
+                parts.append(inner)
+            parts.append(_Text("]"))
+            stack.extend(reversed(parts))
+        else:
+            out.append(json.dumps(item))
+    return "".join(out)
 
 
 def exercise_json(payload: Any) -> int:
