@@ -15,7 +15,7 @@ import pytest
 import scorecore
 import scorecore_adapters
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CORE_NAMESPACES = [
     "scorecore",
     "scorecore.agent",
