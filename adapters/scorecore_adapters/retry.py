@@ -273,7 +273,7 @@ def _wall_clock() -> float:
 class StreamErrorRetryProcessor:
     """Retries transient judge failures: rate limits, overloads, 5xx, timeouts, resets.
 
-    An :class:`~scorecore.judge.ErrorProcessor` (Mastra's ``StreamErrorRetryProcessor``, in seconds).
+    An :class:`ErrorProcessor` (Mastra's ``StreamErrorRetryProcessor``, in seconds).
     For a failed call it walks the error and its cause chain; at each node the matchers are
     tried first (the built-in :func:`is_retryable_provider_error`, then ``matchers`` in order),
     then the node's ``is_retryable`` flag. Known authorization failures (401, 403, auth codes)

@@ -111,7 +111,7 @@ def render(module_name: str, home: dict[int, str]) -> str:
         if kind == "module":
             lines += [f"``{name}``: the module :py:mod:`{obj.__name__}`.", ""]
         elif where != full:
-            role = "py:exc" if kind == "exception" else f"py:{'func' if kind == 'function' else kind}"
+            role = {"exception": "py:exc", "function": "py:func"}.get(kind, f"py:{kind}")
             lines += [
                 f".. py:{kind}:: {name}",
                 f"   :module: {module_name}",
@@ -163,7 +163,7 @@ def _resolve_object(path: str) -> object | None:
     parts = path.split(".")
     for cut in range(len(parts), 0, -1):
         try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
+            obj: object = importlib.import_module(".".join(parts[:cut]))
         except ImportError:
             continue
         for attr in parts[cut:]:
@@ -180,7 +180,9 @@ def _xref(
 ) -> nodes.Element | None:
     domain = env.get_domain("py")
     for reftype in (node["reftype"], "obj"):
-        found = domain.resolve_xref(env, node["refdoc"], app.builder, reftype, target, node, contnode)
+        found = domain.resolve_xref(
+            env, node["refdoc"], app.builder, reftype, target, node, contnode
+        )
         if found is not None:
             return found
     return None
@@ -334,7 +336,7 @@ def _words(lines: list[str]) -> list[str]:
     return " ".join(lines).split()
 
 
-def _keep_prose(
+def _keep_prose(  # noqa: PLR0917 - autodoc-process-docstring's signature
     app: Sphinx, what: str, name: str, obj: object, options: Any, lines: list[str]
 ) -> None:
     if what == "data" and _words(lines) == _words((type(obj).__doc__ or "").splitlines()):
@@ -344,7 +346,7 @@ def _keep_prose(
         _kept[name] = list(lines)
 
 
-def _restore_prose(
+def _restore_prose(  # noqa: PLR0917 - autodoc-process-docstring's signature
     app: Sphinx, what: str, name: str, obj: object, options: Any, lines: list[str]
 ) -> None:
     if what in _PROSE and name in _kept:

@@ -106,7 +106,7 @@ class ScoreRow:
         columns come from the span (``entity_type`` = span type, ``entity_id``,
         ``entity = {"traceId", "spanId"}``) or the live call (``entity_type="function"``,
         ``entity = {"id", "name"}``); ``trace_id``/``span_id`` are set when known. The id is
-        :func:`~scorecore.evals.store.row_id` of (run id, scorer id), so saving the record again replaces its row;
+        :func:`~.store.row_id` of (run id, scorer id), so saving the record again replaces its row;
         ``request_context`` and ``additional_context`` pass through :func:`redact_secrets`.
 
         >>> from scorecore._core._values import ScorerRun
