@@ -13,6 +13,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "adapters"), str(DOCS / "_ext")]
 
 project = "scorecore"
 author = "scorecore contributors"
+copyright = "scorecore contributors"
 root_doc = "index"
 extensions = [
     "myst_parser",  # the guides are Markdown

@@ -23,6 +23,7 @@ import builtins
 import importlib
 import inspect
 import pkgutil
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ParamSpec, TypeVar
@@ -89,8 +90,8 @@ def _title(text: str) -> str:
     return f"{text}\n{'=' * len(text)}\n"
 
 
-def render(module_name: str, home: dict[int, str]) -> str:
-    """The reStructuredText page of one module."""
+def render(module_name: str, home: dict[int, str], children: Sequence[str] = ()) -> str:
+    """The reStructuredText page of one module, its public submodules listed at the end."""
     module = importlib.import_module(module_name)
     lines = [
         f".. This page is generated from {module_name}.__all__ (docs/_ext/reference.py).",
@@ -127,6 +128,9 @@ def render(module_name: str, home: dict[int, str]) -> str:
                 # What a private base defines is this class's API: rendered here.
                 lines.append("   :inherited-members:")
             lines.append("")
+    if children:
+        lines += [".. rubric:: Modules", "", ".. toctree::", "   :maxdepth: 1", ""]
+        lines += [f"   {child}" for child in children] + [""]
     return "\n".join(lines)
 
 
@@ -147,7 +151,8 @@ def generate(app: Sphinx) -> None:
         if stale.name not in wanted:
             stale.unlink()
     for name in modules:
-        _write_if_changed(folder / f"{name}.rst", render(name, home))
+        children = [m for m in modules if m.rpartition(".")[0] == name]
+        _write_if_changed(folder / f"{name}.rst", render(name, home, children))
     app.env.scorecore_homes = home  # type: ignore[attr-defined]
     app.env.scorecore_reexports = {  # type: ignore[attr-defined]
         f"{module_name}.{name}"
