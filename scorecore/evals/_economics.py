@@ -18,10 +18,12 @@ from typing import Any, final
 
 import attrs
 
+from scorecore._core._budget import Budget
 from scorecore._core._cache import JudgeCache
 from scorecore._core._causes import BudgetExhausted
 from scorecore._core._checks import is_int
-from scorecore._core._economics import Budget, JudgeMeter, Pricing
+from scorecore._core._meter import JudgeMeter
+from scorecore._core._pricing import Pricing
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
 from scorecore._core._values import ScorerRunError
