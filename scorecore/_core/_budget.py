@@ -28,7 +28,6 @@ __all__ = [
     "admit",
     "exceeds_cap",
     "note_overrun",
-    "release",
     "worst_case",
 ]
 
@@ -140,7 +139,8 @@ class JudgeLedger:
     overrun: str | None = None
     _reserved_usd: float = 0.0
     _reserved_tokens: int = 0
-    _flights: dict[str, Flight] = attrs.field(factory=dict)
+    # The calls in flight by cache key, which an identical call waits for instead of asking.
+    _flights: dict[str, Flight] = attrs.field(factory=dict, init=False, repr=False)
     # How many calls hold a reservation; the calls waiting for a hard budget, in the order
     # they asked (see _decide); and the event they wait on, set (and replaced) whenever a call
     # settles or leaves the queue.
@@ -153,10 +153,58 @@ class JudgeLedger:
         if event is not None:
             event.set()
 
-    async def _changed(self) -> None:
+    async def changed(self) -> None:
+        """Wait until a call in flight settles or a waiting call leaves the queue."""
         if self._settled is None:
             self._settled = anyio.Event()
         await self._settled.wait()
+
+    def queue(self) -> object:
+        """Join the queue of the calls waiting for a hard budget; the token names the turn."""
+        turn = object()
+        self._turns.append(turn)
+        return turn
+
+    def is_next(self, turn: object) -> bool:
+        """Whether ``turn`` is the first call waiting for the budget."""
+        return self._turns[0] is turn
+
+    def leave(self, turn: object) -> None:
+        """Leave the queue (admitted, refused or cancelled): the next call's turn."""
+        self._turns.remove(turn)
+        self._wake()
+
+    def reserve(self, worst: Reservation) -> Reservation:
+        """Hold a call's worst case until :meth:`release`."""
+        self._reserved_usd += worst.usd
+        self._reserved_tokens += worst.tokens
+        self._in_flight += 1
+        return worst
+
+    def release(self, reservation: Reservation) -> None:
+        """A call in flight settled (answered, failed or cancelled): its reserve is free again,
+        and the calls waiting for the budget look again."""
+        self._in_flight -= 1
+        if self._in_flight == 0:
+            # Exactly nothing in flight: no float residue of the sums may refuse a later call.
+            self._reserved_usd, self._reserved_tokens = 0.0, 0
+        else:
+            self._reserved_usd -= reservation.usd
+            self._reserved_tokens -= reservation.tokens
+        self._wake()
+
+    def flight(self, key: str) -> Flight | None:
+        """The call in flight under cache key ``key``, if any."""
+        return self._flights.get(key)
+
+    def take_off(self, key: str, flight: Flight) -> None:
+        """``flight`` is the call in flight under ``key`` (identical calls wait for it)."""
+        self._flights[key] = flight
+
+    def land(self, key: str, flight: Flight) -> None:
+        """``flight`` is over: identical calls no longer wait for it."""
+        if self._flights.get(key) is flight:
+            del self._flights[key]
 
     @property
     def in_flight_usd(self) -> float:
@@ -259,26 +307,6 @@ def _refusal(
     return None
 
 
-def _reserve(ledger: JudgeLedger, worst: Reservation) -> Reservation:
-    ledger._reserved_usd += worst.usd
-    ledger._reserved_tokens += worst.tokens
-    ledger._in_flight += 1
-    return worst
-
-
-def release(ledger: JudgeLedger, reservation: Reservation) -> None:
-    """A call in flight settled (answered, failed or cancelled): its reserve is free again,
-    and the calls waiting for the budget look again."""
-    ledger._in_flight -= 1
-    if ledger._in_flight == 0:
-        # Exactly nothing in flight: no float residue of the sums may refuse a later call.
-        ledger._reserved_usd, ledger._reserved_tokens = 0.0, 0
-    else:
-        ledger._reserved_usd -= reservation.usd
-        ledger._reserved_tokens -= reservation.tokens
-    ledger._wake()
-
-
 def _decide(
     ledger: JudgeLedger, budget: Budget, worst: Reservation, model_id: str, *, first: bool,
 ) -> Reservation | BudgetExhausted | None:
@@ -309,7 +337,7 @@ def _decide(
     if not first:
         return None
     if _refusal(ledger, budget, worst, model_id, counting_in_flight=True) is None:
-        return _reserve(ledger, worst)
+        return ledger.reserve(worst)
     return None  # fits once the calls in flight (there are some) settle
 
 
@@ -324,16 +352,14 @@ async def admit(
         refusal = _refusal(ledger, budget, worst, model_id, counting_in_flight=True)
         if refusal is not None:
             _soft_pass(ledger, refusal.describe())
-        return _reserve(ledger, worst)
-    turn = object()
-    ledger._turns.append(turn)
+        return ledger.reserve(worst)
+    turn = ledger.queue()
     try:
         while True:
-            decided = _decide(ledger, budget, worst, model_id, first=ledger._turns[0] is turn)
+            decided = _decide(ledger, budget, worst, model_id, first=ledger.is_next(turn))
             if decided is not None:
                 return decided
-            await ledger._changed()
+            await ledger.changed()
     finally:
         # Admitted, refused or cancelled while waiting: the next call's turn.
-        ledger._turns.remove(turn)
-        ledger._wake()
+        ledger.leave(turn)

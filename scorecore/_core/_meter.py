@@ -25,7 +25,6 @@ from scorecore._core._budget import (
     admit,
     exceeds_cap,
     note_overrun,
-    release,
     worst_case,
 )
 from scorecore._core._cache import JudgeCache, SchemaKey, request_key
@@ -227,7 +226,7 @@ class MeteredExecution:
                 found = await self._lookup(cache, key)
                 if found is not None:
                     return self._hit(ledger, found)
-                flight = ledger._flights.get(key)
+                flight = ledger.flight(key)
                 if flight is None:
                     break
                 await flight.done.wait()
@@ -245,7 +244,7 @@ class MeteredExecution:
             reservation = admitted
         flight = Flight(done=anyio.Event())
         if cache is not None:
-            ledger._flights[key] = flight
+            ledger.take_off(key, flight)
         ledger.model_calls += 1
         token = CALL_KEY.set(key or None)
         try:
@@ -257,9 +256,9 @@ class MeteredExecution:
         finally:
             CALL_KEY.reset(token)
             if reservation is not None:
-                release(ledger, reservation)
-            if cache is not None and ledger._flights.get(key) is flight:
-                del ledger._flights[key]
+                ledger.release(reservation)
+            if cache is not None:
+                ledger.land(key, flight)
             flight.done.set()
         return outcome
 
