@@ -35,12 +35,12 @@ from returns.result import Success
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cache import LatencyJudge, build  # noqa: E402 - a sibling benchmark's scorer
-from overhead import _hand_runs, _scorer_runs  # noqa: E402 - and the floor it is measured by
+from cache import LatencyJudge, build
+from overhead import _hand_runs, _scorer_runs
 
-from scorecore.evals import run_evals  # noqa: E402
-from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage  # noqa: E402
-from scorecore_adapters.cache import SqliteJudgeCache  # noqa: E402
+from scorecore.evals import run_evals
+from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
+from scorecore_adapters.cache import SqliteJudgeCache
 
 _ANSWERS = {
     "analyze": '{"claims": ["the answer names a city", "the city is right"]}',
