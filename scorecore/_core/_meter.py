@@ -31,6 +31,7 @@ from scorecore._core._cache import JudgeCache, SchemaKey, request_key
 from scorecore._core._call_key import CALL_KEY
 from scorecore._core._causes import BudgetExhausted
 from scorecore._core._checks import is_int, misuse
+from scorecore._core._fast_init import fast_replace
 from scorecore._core._judge import (
     DEFAULT_OUTPUT_CAP,
     JudgeModel,
@@ -104,13 +105,14 @@ class JudgeMeter:
         return attrs.evolve(self, trial=trial)
 
 
+# Every field but the usage is read from a JudgeResponse, which checked it: set directly.
+_with_usage = fast_replace(JudgeResponse, "usage")
+
+
 def _spent_nothing(response: JudgeResponse) -> JudgeResponse:
-    """The reply with no tokens spent (``attrs.evolve(response, usage=...)``, spelt out: the
-    warm path)."""
-    return JudgeResponse(
-        text=response.text, usage=_NOTHING_SPENT, finish_reason=response.finish_reason,
-        model_id=response.model_id, structured_output=response.structured_output,
-    )
+    """The reply with no tokens spent (``attrs.evolve(response, usage=...)``, the warm path's
+    way)."""
+    return _with_usage(response, _NOTHING_SPENT)
 
 
 # A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
