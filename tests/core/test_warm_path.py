@@ -3,10 +3,14 @@ and the run reads back the same values as the run that asked the judge."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from returns.result import Success
 
 from scorecore import (
@@ -17,12 +21,18 @@ from scorecore import (
     StepJudge,
     create_scorer,
 )
-from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage, ModelSettings
+from scorecore._core._cache import SchemaKey, request_key
+from scorecore._core._fast_init import fast_replace
+from scorecore.judge import (
+    JudgeMessage,
+    JudgeRequest,
+    JudgeResponse,
+    JudgeUsage,
+    ModelSettings,
+)
 from scorecore.judge.economics import JudgeMeter
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import virtual_runtime
-
-pytestmark = pytest.mark.anyio
 
 CLAIMS = {"type": "object", "required": ["claims"],
           "properties": {"claims": {"type": "array", "items": {"type": "string"}}}}
@@ -97,6 +107,7 @@ CASES = [("auto", False, 0, None), ("system", False, 1, None), ("auto", True, 0,
          (False, False, 2, "http://h")]
 
 
+@pytest.mark.anyio
 @pytest.mark.parametrize("case", CASES, ids=str)
 async def test_a_cache_filled_before_still_answers_every_step(case: Any) -> None:
     """Entries stored under the pinned keys answer all three steps without a judge call, and
@@ -124,3 +135,101 @@ async def test_a_cache_filled_before_still_answers_every_step(case: Any) -> None
             1, 0, 0)
         assert attrs.evolve(execution, cache_hits=0, cache_misses=1, model_call_count=1,
                             usage=first.usage) == first
+
+
+def _oracle(request: JudgeRequest, provider: str, model_id: str, trial: int,
+            identity: str | None) -> str:
+    """The key as one json.dumps of the whole canonical request writes it (plain JSON only)."""
+    settings = request.settings
+    canonical = {
+        "provider": provider, "model_id": model_id, "trial": trial,
+        "messages": [(m.role, m.content) for m in request.messages],
+        "output_schema": request.output_schema, "native_schema": request.native_schema,
+        **({} if identity is None else {"identity": identity}),
+        "settings": {"temperature": settings.temperature, "top_p": settings.top_p,
+                     "max_output_tokens": settings.max_output_tokens, "seed": settings.seed,
+                     "extra": settings.extra},
+    }
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(b"scorecore-judge-cache/1\x00J" + text.encode()).hexdigest()
+
+
+_SETTINGS = [ModelSettings(), ModelSettings(max_output_tokens=1024),
+             ModelSettings(temperature=0.0, seed=7), ModelSettings(temperature=0, top_p=1.0),
+             ModelSettings(extra={"top_k": 3})]
+_asks = st.tuples(
+    st.sampled_from(range(len(_SETTINGS))), st.sampled_from(["p", "q"]),
+    st.sampled_from(["m", "n"]), st.integers(0, 2), st.sampled_from([None, "http://h"]),
+    st.booleans(), st.text(max_size=5),
+)
+
+
+@given(st.lists(_asks, min_size=1, max_size=12))
+def test_one_step_s_requests_in_a_row_keep_the_previous_release_s_keys(asks: list[Any]) -> None:
+    """A step's schema key serves many requests (the same settings objects again and again,
+    other models, trials and routings): each gets the key one json.dumps of it gives."""
+    schema = SchemaKey(CLAIMS)
+    system = JudgeMessage(role="system", content="Grade it.")
+    for index, provider, model_id, trial, identity, native, prompt in asks:
+        request = JudgeRequest(messages=(system, JudgeMessage(role="user", content=prompt)),
+                               output_schema=CLAIMS, native_schema=native,
+                               settings=_SETTINGS[index])
+        assert request_key(request, provider=provider, model_id=model_id, trial=trial,
+                           identity=identity, schema=schema) == _oracle(
+            request, provider, model_id, trial, identity)
+
+
+def test_settings_whose_extra_changes_between_requests_change_the_key() -> None:
+    """``extra`` is a mapping a caller may still change: a key is never kept for it."""
+    extra: dict[str, Any] = {}
+    settings = ModelSettings(extra=extra)
+    schema = SchemaKey(CLAIMS)
+    request = JudgeRequest(messages=(JudgeMessage(role="user", content="q"),),
+                           output_schema=CLAIMS, settings=settings)
+    before = request_key(request, provider="p", model_id="m", trial=0, identity=None,
+                         schema=schema)
+    assert before == _oracle(request, "p", "m", 0, None)
+    extra["top_k"] = 3
+    after = request_key(request, provider="p", model_id="m", trial=0, identity=None,
+                        schema=schema)
+    assert after == _oracle(request, "p", "m", 0, None) != before
+
+
+@attrs.frozen
+class _Checked:
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    value: Any = None
+    count: int = 0
+
+
+@given(st.text(), st.integers(), st.integers() | st.text() | st.none())
+def test_fast_replace_builds_what_evolve_builds(name: str, count: int, value: Any) -> None:
+    """The copy with one field replaced equals, and reprs as, ``attrs.evolve``'s."""
+    original = _Checked(name=name, count=count)
+    copied = fast_replace(_Checked, "value")(original, value)
+    assert copied == attrs.evolve(original, value=value)
+    assert repr(copied) == repr(attrs.evolve(original, value=value))
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        copied.__setattr__("value", 1)
+
+
+@attrs.frozen
+class _Converted:
+    value: Any = None
+    count: int = attrs.field(default=0, converter=int)
+
+
+@pytest.mark.parametrize(("cls", "field", "why"), [
+    (_Checked, "name", "checked by __init__"),
+    (_Converted, "value", "converted by __init__"),
+    (_Checked, "missing", "no such field"),
+])
+def test_fast_replace_refuses_what_it_would_not_copy_alike(
+    cls: type, field: str, why: str
+) -> None:
+    """A new value a validator would check, or a converter ``evolve`` would run again: refused
+    when the function is made, naming the class and the field."""
+    with pytest.raises(TypeError, match=why) as caught:
+        fast_replace(cls, field)
+    assert cls.__qualname__ in str(caught.value)
+    assert repr(field) in str(caught.value)
