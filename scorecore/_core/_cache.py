@@ -315,7 +315,7 @@ def request_key(
 def _messages_text(request: JudgeRequest) -> str:
     """The messages as json.dumps writes ``[(role, content), ...]`` inside the list's brackets
     (messages are str pairs: JudgeMessage checks them)."""
-    return ",".join(f"[{_esc(m.role)},{_esc(m.content)}]" for m in request.messages)
+    return ",".join([f"[{_esc(m.role)},{_esc(m.content)}]" for m in request.messages])
 
 
 def _around_messages(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -314,6 +314,8 @@ def _read_reply(
         parsed = parse_and_validate(text, schema)
         if isinstance(parsed, Failure):
             return Failure(_Rejected(errors=parsed.failure()))
+        if example is None:  # the parsed Success itself: nothing else can reject the reply
+            return cast("Success[Any]", parsed)
         value = parsed.unwrap()
     if example is not None:
         echoed = example.echoed_in(text, own_text=own_text)
