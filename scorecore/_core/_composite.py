@@ -16,13 +16,13 @@ import anyio
 from returns.result import Result
 from typing_extensions import TypeVar
 
+from scorecore._core._declared_types import structure_run_value
 from scorecore._core._definition import StepInfo, _Definition
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._fingerprint import composite_fingerprint
 from scorecore._core._pipeline import run_pipeline
 from scorecore._core._runtime import Runtime
 from scorecore._core._scorer import Scorer
-from scorecore._core._structuring import structure_run_value
 from scorecore._core._values import ScoreResult, ScorerRun, ScorerRunError
 
 __all__: list[str] = []  # internal: scorecore.scorers.panel and pairwise are the public face

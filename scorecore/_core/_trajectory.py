@@ -18,9 +18,9 @@ from returns.result import Failure, Result, Success
 
 from scorecore._core._agent import AgentMessage, AgentOutput, ToolInvocation, ToolInvocationPart
 from scorecore._core._causes import InputMismatch
+from scorecore._core._declared_types import structure_run_value
 from scorecore._core._keys import MILLISECONDS
 from scorecore._core._reprs import short_repr
-from scorecore._core._structuring import structure_run_value
 
 __all__ = [
     "STEP_FIELDS",

@@ -40,7 +40,7 @@ from scorecore._core._judge import (
     StructuredOutputMode,
 )
 from scorecore._core._judge_error import JudgeError, JudgeErrorKind
-from scorecore._core._structured import schema_in_prompt
+from scorecore._core._output_schema import schema_in_prompt
 
 __all__ = [
     "Abort",
