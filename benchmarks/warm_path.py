@@ -26,7 +26,6 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +34,9 @@ from returns.result import Success
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cache import LatencyJudge, build
+from cache import LatencyJudge, timed
 from overhead import _hand_runs, _scorer_runs
 
-from scorecore.evals import run_evals
 from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters.cache import SqliteJudgeCache
 
@@ -63,15 +61,9 @@ class InstantJudge(LatencyJudge):
 
 
 async def _batch(items: int, concurrency: int, cache: Any) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds and judge calls of one batch."""
-    judge = InstantJudge()
-    data = ({"id": f"q{i}", "input": f"question {i}", "output": f"answer number {i}"}
-            for i in range(items))
-    started, cpu = time.perf_counter(), time.process_time()
-    report = await run_evals(data, [build(judge)], concurrency=concurrency, cache=cache)
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    assert report.summary("bench").scored == items, report.summary("bench")
-    return elapsed, cpu, judge.calls
+    """Wall seconds, CPU seconds and judge calls of one batch against an instant judge."""
+    elapsed, calls, cpu = await timed(items, concurrency, 0.0, cache, InstantJudge())
+    return elapsed, cpu, calls
 
 
 async def _floors(rounds: int, runs: int = 1_000) -> tuple[float, float]:

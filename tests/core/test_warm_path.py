@@ -3,8 +3,6 @@ and the run reads back the same values as the run that asked the judge."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 import attrs
@@ -33,6 +31,7 @@ from scorecore.judge import (
 from scorecore.judge.economics import JudgeMeter
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import virtual_runtime
+from tests.economics.test_cache_key import _previous_key  # the previous release's key
 
 CLAIMS = {"type": "object", "required": ["claims"],
           "properties": {"claims": {"type": "array", "items": {"type": "string"}}}}
@@ -137,23 +136,6 @@ async def test_a_cache_filled_before_still_answers_every_step(case: Any) -> None
                             usage=first.usage) == first
 
 
-def _oracle(request: JudgeRequest, provider: str, model_id: str, trial: int,
-            identity: str | None) -> str:
-    """The key as one json.dumps of the whole canonical request writes it (plain JSON only)."""
-    settings = request.settings
-    canonical = {
-        "provider": provider, "model_id": model_id, "trial": trial,
-        "messages": [(m.role, m.content) for m in request.messages],
-        "output_schema": request.output_schema, "native_schema": request.native_schema,
-        **({} if identity is None else {"identity": identity}),
-        "settings": {"temperature": settings.temperature, "top_p": settings.top_p,
-                     "max_output_tokens": settings.max_output_tokens, "seed": settings.seed,
-                     "extra": settings.extra},
-    }
-    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return hashlib.sha256(b"scorecore-judge-cache/1\x00J" + text.encode()).hexdigest()
-
-
 _SETTINGS = [ModelSettings(), ModelSettings(max_output_tokens=1024),
              ModelSettings(temperature=0.0, seed=7), ModelSettings(temperature=0, top_p=1.0),
              ModelSettings(extra={"top_k": 3})]
@@ -175,8 +157,8 @@ def test_one_step_s_requests_in_a_row_keep_the_previous_release_s_keys(asks: lis
                                output_schema=CLAIMS, native_schema=native,
                                settings=_SETTINGS[index])
         assert request_key(request, provider=provider, model_id=model_id, trial=trial,
-                           identity=identity, schema=schema) == _oracle(
-            request, provider, model_id, trial, identity)
+                           identity=identity, schema=schema) == _previous_key(
+            request, provider=provider, model_id=model_id, trial=trial, identity=identity)
 
 
 def test_settings_whose_extra_changes_between_requests_change_the_key() -> None:
@@ -188,11 +170,11 @@ def test_settings_whose_extra_changes_between_requests_change_the_key() -> None:
                            output_schema=CLAIMS, settings=settings)
     before = request_key(request, provider="p", model_id="m", trial=0, identity=None,
                          schema=schema)
-    assert before == _oracle(request, "p", "m", 0, None)
+    assert before == _previous_key(request, provider="p", model_id="m")
     extra["top_k"] = 3
     after = request_key(request, provider="p", model_id="m", trial=0, identity=None,
                         schema=schema)
-    assert after == _oracle(request, "p", "m", 0, None) != before
+    assert after == _previous_key(request, provider="p", model_id="m") != before
 
 
 @attrs.frozen
