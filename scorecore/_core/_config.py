@@ -24,9 +24,9 @@ from scorecore._core._judge import (
     OutputProcessor,
     StepName,
 )
+from scorecore._core._output_schema import TypedSchema, schema_problem
 from scorecore._core._reprs import short_repr
 from scorecore._core._schema_gen import schema_for_type
-from scorecore._core._structured import TypedSchema, schema_problem
 from scorecore._core._values import CalculateScoreContext, StepContext
 
 __all__ = [

@@ -22,9 +22,9 @@ from scorecore._core._config import (
 )
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._judge import SchemaChecker, StepName
+from scorecore._core._output_schema import SCORE_SCHEMA, CompiledSchema, compile_schema
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
-from scorecore._core._structured import SCORE_SCHEMA, CompiledSchema, compile_schema
 from scorecore._core._values import STEP_NAMES, ScoreResult, ScorerRun, ScorerRunError
 
 __all__ = ["StepInfo"]

@@ -33,7 +33,6 @@ from scorecore._core._causes import (
 from scorecore._core._checks import maybe_await
 from scorecore._core._config import ResolvedJudge
 from scorecore._core._echo import WorkedExample
-from scorecore._core._fast_init import fast_init
 from scorecore._core._judge import (
     Abort,
     JudgeError,
@@ -48,16 +47,17 @@ from scorecore._core._judge import (
     with_default_cap,
 )
 from scorecore._core._meter import MeteredExecution, default_cap
-from scorecore._core._reprs import short_repr
-from scorecore._core._retryability import is_model_retryable
-from scorecore._core._runtime import Runtime
-from scorecore._core._structured import (
+from scorecore._core._output_schema import (
     CompiledSchema,
     Routing,
     inject,
     parse_and_validate,
     routing_for,
 )
+from scorecore._core._reprs import short_repr
+from scorecore._core._retryability import is_model_retryable
+from scorecore._core._runtime import Runtime
+from scorecore._core._slot_init import fast_init
 from scorecore._core._values import JudgeExecution
 
 __all__: list[str] = []  # internal: used by the pipeline only

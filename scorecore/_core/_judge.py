@@ -14,7 +14,7 @@ import attrs
 from returns.result import Result
 
 from scorecore._core._checks import check_count, is_int, is_number, misuse
-from scorecore._core._judge_error import JudgeError, JudgeErrorKind
+from scorecore._core._failed_call import JudgeError, JudgeErrorKind
 from scorecore._core._redact import redacted_repr
 
 __all__ = [

@@ -29,12 +29,12 @@ from scorecore._core._causes import (
 from scorecore._core._checks import is_number, maybe_await
 from scorecore._core._config import PromptStep, ResolvedJudge, ScorePromptStep
 from scorecore._core._definition import _ASYNC, _PROMPT, _SYNC, StepInfo, _Definition
-from scorecore._core._fast_init import fast_init
 from scorecore._core._invoke import execute_judge
 from scorecore._core._judge import StepName
+from scorecore._core._output_schema import CompiledSchema
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
-from scorecore._core._structured import CompiledSchema
+from scorecore._core._slot_init import fast_init
 from scorecore._core._structuring import structure_run_value
 from scorecore._core._trajectory import Trajectory, to_trajectory
 from scorecore._core._values import (
