@@ -12,7 +12,6 @@ from returns.result import Failure, Result, Success
 from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
-from scorecore._core._checks import is_int, misuse, optional_callable
 from scorecore._core._echo import WorkedExample
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._judge import (
@@ -28,6 +27,7 @@ from scorecore._core._output_schema import TypedSchema, schema_problem
 from scorecore._core._reprs import short_repr
 from scorecore._core._schema_gen import schema_for_type
 from scorecore._core._values import CalculateScoreContext, StepContext
+from scorecore.validators import is_int, misuse
 
 __all__ = [
     "DefaultRetryBudgetWarning",
@@ -38,6 +38,13 @@ __all__ = [
 ]
 
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
+def optional_callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """An attrs validator: the field holds a function (or ``None``)."""
+    if value is not None and not callable(value):
+        raise misuse(f"{type(instance).__name__}.{attribute.name}", value,
+                     "must be callable or None")
+
+
 def _misuse(owner: object, field: str, value: object, problem: str) -> ScorerDefinitionError:
     return misuse(f"{type(owner).__name__}.{field}", value, problem)
 

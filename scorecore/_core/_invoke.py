@@ -30,7 +30,6 @@ from scorecore._core._causes import (
     StepRaised,
     exception_message,
 )
-from scorecore._core._checks import maybe_await
 from scorecore._core._config import ResolvedJudge
 from scorecore._core._echo import WorkedExample
 from scorecore._core._judge import (
@@ -58,6 +57,7 @@ from scorecore._core._reprs import short_repr
 from scorecore._core._retryability import is_model_retryable
 from scorecore._core._runtime import Runtime
 from scorecore._core._slot_init import fast_init
+from scorecore._core._sync import maybe_await
 from scorecore._core._values import JudgeExecution
 
 __all__: list[str] = []  # internal: used by the pipeline only
