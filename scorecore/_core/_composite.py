@@ -31,7 +31,7 @@ In = TypeVar("In", default=Any)
 Out = TypeVar("Out", default=Any)
 
 Runner: TypeAlias = Callable[
-    [ScorerRun[Any, Any], Runtime], Awaitable[Result[ScoreResult[Any, Any], ScorerRunError]]
+    [ScorerRun, Runtime], Awaitable[Result[ScoreResult, ScorerRunError]]
 ]
 """What a composite scorer's run is: the run as given (``run_id`` set) and the runtime."""
 
@@ -51,7 +51,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         id: str,
         name: str,
         description: str,
-        members: Sequence[Scorer[Any, Any]],
+        members: Sequence[Scorer],
         runner: Runner,
         policy: Mapping[str, Any],
         shape: Shape,
@@ -102,7 +102,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         return f"{type(self).__name__}(id={self.id!r}, members=[{members}])"
 
 
-def shape_of(scorer: Scorer[Any, Any]) -> Shape:
+def shape_of(scorer: Scorer) -> Shape:
     """The run shape of ``scorer``: its type, input type and output type."""
     if isinstance(scorer, CompositeScorer):
         return scorer._shape
@@ -111,26 +111,26 @@ def shape_of(scorer: Scorer[Any, Any]) -> Shape:
 
 
 async def run_member(
-    scorer: Scorer[Any, Any], run: ScorerRun[Any, Any], runtime: Runtime
-) -> Result[ScoreResult[Any, Any], ScorerRunError]:
+    scorer: Scorer, run: ScorerRun, runtime: Runtime
+) -> Result[ScoreResult, ScorerRunError]:
     """Run ``scorer`` on ``run`` with ``runtime``, as ``scorer.run`` would; never raises for
     what a step, a judge or the input did."""
     return await run_pipeline(scorer._definition, run, runtime)
 
 
 async def run_members(
-    runs: Sequence[tuple[Scorer[Any, Any], ScorerRun[Any, Any]]], runtime: Runtime
-) -> list[Result[ScoreResult[Any, Any], ScorerRunError]]:
+    runs: Sequence[tuple[Scorer, ScorerRun]], runtime: Runtime
+) -> list[Result[ScoreResult, ScorerRunError]]:
     """Each scorer's outcome on its run, all run concurrently, in the order given."""
-    outcomes: list[Result[ScoreResult[Any, Any], ScorerRunError] | None] = [None] * len(runs)
+    outcomes: list[Result[ScoreResult, ScorerRunError] | None] = [None] * len(runs)
 
-    async def one(index: int, scorer: Scorer[Any, Any], run: ScorerRun[Any, Any]) -> None:
+    async def one(index: int, scorer: Scorer, run: ScorerRun) -> None:
         outcomes[index] = await run_member(scorer, run, runtime)
 
     async with anyio.create_task_group() as group:
         for index, (scorer, run) in enumerate(runs):
             group.start_soon(one, index, scorer, run)
-    return [cast(Result[ScoreResult[Any, Any], ScorerRunError], o) for o in outcomes]
+    return [cast(Result[ScoreResult, ScorerRunError], o) for o in outcomes]
 
 
 def structure_value(

@@ -63,7 +63,7 @@ def filter_run(
     tool_names: Sequence[str] | None = None,
     max_remembered_messages: int | None = None,
     max_output_messages: int | None = None,
-) -> Callable[[ScorerRun[Any, Any]], ScorerRun[Any, Any]]:
+) -> Callable[[ScorerRun], ScorerRun]:
     """Build a ``prepare_run`` that drops fields and filters agent messages.
 
     Exactly Mastra's ``filterRun``: ``part_types`` and ``tool_names`` match by prefix
@@ -89,7 +89,7 @@ def filter_run(
             messages = messages[-limit:]
         return messages
 
-    def prepare(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
+    def prepare(run: ScorerRun) -> ScorerRun:
         changes: dict[str, Any] = {}
         if drop_request_context:
             changes["request_context"] = None
