@@ -16,6 +16,7 @@ import anyio
 from returns.result import Result
 from typing_extensions import TypeVar
 
+from scorecore._core._causes import InputMismatch
 from scorecore._core._definition import StepInfo, _Definition
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._fingerprint import composite_fingerprint
@@ -85,7 +86,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         """Whether any member asks a judge."""
         return any(step.kind == "prompt" for step in self.steps)
 
-    def generate_reason(self, step: Any, /) -> Scorer[In, Out, Any, Any]:
+    def generate_reason(self, step: object, /) -> Scorer[In, Out, Any, Any]:
         """Refused: a scorer made of scorers gives its own reason.
 
         Raises:
@@ -134,8 +135,8 @@ async def run_members(
 
 
 def structure_value(
-    value: object, expected: Any, *, which: Literal["input", "output", "baseline_output"]
-) -> Result[Any, Any]:
+    value: object, expected: object, *, which: Literal["input", "output", "baseline_output"]
+) -> Result[Any, InputMismatch]:  # Any: a value of the type ``expected`` names
     """``value`` structured into ``expected`` as a run's input or output is, or the
     :class:`~scorecore.InputMismatch` naming every bad field under ``which``."""
     return structure_run_value(value, expected, which=which)

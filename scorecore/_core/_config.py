@@ -249,7 +249,10 @@ Out_co = TypeVarDefault("Out_co", covariant=True, default=Any)
 J = TypeVarDefault("J", default=Any)
 
 
-def _output_schema(value: Mapping[str, Any] | None, step: Any) -> Mapping[str, Any] | None:
+def _output_schema(
+    value: Mapping[str, Any] | None,
+    step: Any,  # noqa: ANN401 - attrs passes the step being built as an AttrsInstance
+) -> Mapping[str, Any] | None:
     # output_type is declared before output_schema, so it is already set (and checked) here.
     output_type = step.output_type
     if output_type is None:
@@ -377,7 +380,7 @@ def resolve_judge(
 ) -> Result[ResolvedJudge, str]:
     """Merge a step's judge over the scorer's, field by field; a failure explains what's missing."""
 
-    def pick(name: str) -> Any:
+    def pick(name: str) -> Any:  # noqa: ANN401 - the field named: a str, model or processors
         own = getattr(step_judge, name, None) if step_judge is not None else None
         if own is not None:
             return own

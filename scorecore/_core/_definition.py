@@ -210,5 +210,5 @@ class _Definition:
             )
 
 
-def _own_doc(step: Any) -> str | None:
+def _own_doc(step: object) -> str | None:
     return step.__doc__ if inspect.isfunction(step) or inspect.ismethod(step) else None

@@ -43,7 +43,7 @@ def _not_scorable_json(marker: NotScorable) -> dict[str, object]:
     return out
 
 
-def _not_scorable_from_json(marker: Any) -> NotScorable:
+def _not_scorable_from_json(marker: Any) -> NotScorable:  # noqa: ANN401 - stored JSON
     kind = marker.get("kind")
     return NotScorable(reason=marker.get("reason"), step=_CAMEL_STEP.get(marker.get("step", "")),
                        kind=kind if isinstance(kind, str) else None)
@@ -56,7 +56,9 @@ def _judge_json(judge: Mapping[StepName, tuple[JudgeExecution, ...]]) -> dict[st
     }
 
 
-def _judge_from_json(data: Any) -> dict[StepName, tuple[JudgeExecution, ...]]:
+def _judge_from_json(
+    data: Any,  # noqa: ANN401 - stored JSON, read as it is written
+) -> dict[StepName, tuple[JudgeExecution, ...]]:
     return {
         _CAMEL_STEP[step]: tuple(_execution_from_json(e) for e in body.get("executions", ()))
         for step, body in (data or {}).items()
@@ -310,7 +312,11 @@ def to_mastra_json(result: ScoreResult) -> dict[str, Any]:
 
 
 def from_mastra_json(
-    data: Mapping[str, Any], *, input_type: Any = Any, output_type: Any = Any
+    data: Mapping[str, Any],
+    *,
+    # Type forms (list[str], a Literal, a union), which mypy cannot hold as a type[...]:
+    input_type: Any = Any,  # noqa: ANN401
+    output_type: Any = Any,  # noqa: ANN401
 ) -> ScoreResult:
     """Structure Mastra's camelCase result shape back into a :class:`ScoreResult`.
 
