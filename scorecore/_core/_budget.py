@@ -14,22 +14,11 @@ import anyio
 import attrs
 
 from scorecore._core._causes import BudgetExhausted
-from scorecore._core._checks import check_count, is_int, is_number, misuse
 from scorecore._core._judge import JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore._core._pricing import MILLION, Pricing
+from scorecore.validators import check_count, is_int, is_number, misuse
 
-__all__ = [
-    "DEFAULT_BUDGET",
-    "Budget",
-    "BudgetWarning",
-    "Flight",
-    "JudgeLedger",
-    "Reservation",
-    "admit",
-    "exceeds_cap",
-    "note_overrun",
-    "worst_case",
-]
+__all__ = ["Budget", "BudgetWarning", "JudgeLedger"]  # the rest is internal: the meter admits calls
 
 # Every message costs a few tokens of framing on top of its text (role, separators).
 _MESSAGE_OVERHEAD_TOKENS = 8
@@ -49,10 +38,6 @@ def _limit(_inst: object, attribute: attrs.Attribute[Any], value: object) -> Non
         ok = False
     if not ok:
         raise misuse(field, value, "must be a finite number >= 0 or None")
-
-
-def _positive_int(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    check_count(f"Budget.{attribute.name}", value, minimum=1)
 
 
 def _mode(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
@@ -86,7 +71,11 @@ class Budget:
     max_cost_usd: float | None = attrs.field(default=None, validator=_limit)
     max_tokens: int | None = attrs.field(default=None, validator=_limit)
     mode: Literal["hard", "soft"] = attrs.field(default="hard", validator=_mode)
-    worst_case_output_tokens: int = attrs.field(default=4096, validator=_positive_int)
+    worst_case_output_tokens: int = attrs.field(default=4096)
+
+    @worst_case_output_tokens.validator
+    def _check_worst_case(self, attribute: attrs.Attribute[int], value: object) -> None:
+        check_count(f"Budget.{attribute.name}", value, minimum=1)
 
 
 class BudgetWarning(UserWarning):

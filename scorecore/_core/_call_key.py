@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextvars
 
-__all__ = ["CALL_KEY", "current_cache_key"]
+__all__ = ["current_cache_key"]  # CALL_KEY is internal: the meter sets it
 
 # The cache key of the judge call the running task is making (set around the model call only).
 CALL_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar(

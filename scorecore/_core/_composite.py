@@ -16,6 +16,7 @@ import anyio
 from returns.result import Result
 from typing_extensions import TypeVar
 
+from scorecore._core._causes import InputMismatch
 from scorecore._core._declared_types import structure_run_value
 from scorecore._core._definition import StepInfo, _Definition
 from scorecore._core._errors import ScorerDefinitionError
@@ -31,7 +32,7 @@ In = TypeVar("In", default=Any)
 Out = TypeVar("Out", default=Any)
 
 Runner: TypeAlias = Callable[
-    [ScorerRun[Any, Any], Runtime], Awaitable[Result[ScoreResult[Any, Any], ScorerRunError]]
+    [ScorerRun, Runtime], Awaitable[Result[ScoreResult, ScorerRunError]]
 ]
 """What a composite scorer's run is: the run as given (``run_id`` set) and the runtime."""
 
@@ -51,7 +52,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         id: str,
         name: str,
         description: str,
-        members: Sequence[Scorer[Any, Any]],
+        members: Sequence[Scorer],
         runner: Runner,
         policy: Mapping[str, Any],
         shape: Shape,
@@ -85,7 +86,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         """Whether any member asks a judge."""
         return any(step.kind == "prompt" for step in self.steps)
 
-    def generate_reason(self, step: Any, /) -> Scorer[In, Out, Any, Any]:
+    def generate_reason(self, step: object, /) -> Scorer[In, Out, Any, Any]:
         """Refused: a scorer made of scorers gives its own reason.
 
         Raises:
@@ -102,7 +103,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         return f"{type(self).__name__}(id={self.id!r}, members=[{members}])"
 
 
-def shape_of(scorer: Scorer[Any, Any]) -> Shape:
+def shape_of(scorer: Scorer) -> Shape:
     """The run shape of ``scorer``: its type, input type and output type."""
     if isinstance(scorer, CompositeScorer):
         return scorer._shape
@@ -111,31 +112,31 @@ def shape_of(scorer: Scorer[Any, Any]) -> Shape:
 
 
 async def run_member(
-    scorer: Scorer[Any, Any], run: ScorerRun[Any, Any], runtime: Runtime
-) -> Result[ScoreResult[Any, Any], ScorerRunError]:
+    scorer: Scorer, run: ScorerRun, runtime: Runtime
+) -> Result[ScoreResult, ScorerRunError]:
     """Run ``scorer`` on ``run`` with ``runtime``, as ``scorer.run`` would; never raises for
     what a step, a judge or the input did."""
     return await run_pipeline(scorer._definition, run, runtime)
 
 
 async def run_members(
-    runs: Sequence[tuple[Scorer[Any, Any], ScorerRun[Any, Any]]], runtime: Runtime
-) -> list[Result[ScoreResult[Any, Any], ScorerRunError]]:
+    runs: Sequence[tuple[Scorer, ScorerRun]], runtime: Runtime
+) -> list[Result[ScoreResult, ScorerRunError]]:
     """Each scorer's outcome on its run, all run concurrently, in the order given."""
-    outcomes: list[Result[ScoreResult[Any, Any], ScorerRunError] | None] = [None] * len(runs)
+    outcomes: list[Result[ScoreResult, ScorerRunError] | None] = [None] * len(runs)
 
-    async def one(index: int, scorer: Scorer[Any, Any], run: ScorerRun[Any, Any]) -> None:
+    async def one(index: int, scorer: Scorer, run: ScorerRun) -> None:
         outcomes[index] = await run_member(scorer, run, runtime)
 
     async with anyio.create_task_group() as group:
         for index, (scorer, run) in enumerate(runs):
             group.start_soon(one, index, scorer, run)
-    return [cast(Result[ScoreResult[Any, Any], ScorerRunError], o) for o in outcomes]
+    return [cast(Result[ScoreResult, ScorerRunError], o) for o in outcomes]
 
 
 def structure_value(
-    value: object, expected: Any, *, which: Literal["input", "output", "baseline_output"]
-) -> Result[Any, Any]:
+    value: object, expected: object, *, which: Literal["input", "output", "baseline_output"]
+) -> Result[Any, InputMismatch]:  # Any: a value of the type ``expected`` names
     """``value`` structured into ``expected`` as a run's input or output is, or the
     :class:`~scorecore.InputMismatch` naming every bad field under ``which``."""
     return structure_run_value(value, expected, which=which)

@@ -30,10 +30,8 @@ from scorecore._core._causes import (
     StepRaised,
     exception_message,
 )
-from scorecore._core._checks import maybe_await
 from scorecore._core._config import ResolvedJudge
 from scorecore._core._echo import WorkedExample
-from scorecore._core._fast_init import fast_init, fast_replace
 from scorecore._core._judge import (
     Abort,
     JudgeError,
@@ -58,6 +56,8 @@ from scorecore._core._output_schema import (
 from scorecore._core._reprs import short_repr
 from scorecore._core._retryability import is_model_retryable
 from scorecore._core._runtime import Runtime
+from scorecore._core._slot_init import fast_init, fast_replace
+from scorecore._core._sync import maybe_await
 from scorecore._core._values import JudgeExecution
 
 __all__: list[str] = []  # internal: used by the pipeline only

@@ -13,9 +13,9 @@ from typing import Any, Final, Literal, Protocol, TypeAlias, final, runtime_chec
 import attrs
 from returns.result import Result
 
-from scorecore._core._checks import check_count, is_int, is_number, misuse
-from scorecore._core._judge_error import JudgeError, JudgeErrorKind
+from scorecore._core._failed_call import JudgeError, JudgeErrorKind
 from scorecore._core._redact import redacted_repr
+from scorecore.validators import check_count, is_int, is_number, misuse
 
 __all__ = [
     "DEFAULT_OUTPUT_CAP",

@@ -30,8 +30,6 @@ from scorecore._core._budget import (
 from scorecore._core._cache import JudgeCache, SchemaKey, request_key
 from scorecore._core._call_key import CALL_KEY
 from scorecore._core._causes import BudgetExhausted
-from scorecore._core._checks import is_int, misuse
-from scorecore._core._fast_init import fast_replace
 from scorecore._core._judge import (
     DEFAULT_OUTPUT_CAP,
     JudgeModel,
@@ -41,8 +39,10 @@ from scorecore._core._judge import (
     model_default_cap,
 )
 from scorecore._core._pricing import Pricing, usage_problem
+from scorecore._core._slot_init import fast_replace
+from scorecore.validators import is_int, misuse
 
-__all__ = ["JudgeMeter", "MeteredExecution", "default_cap"]
+__all__ = ["JudgeMeter"]  # MeteredExecution and default_cap are internal: the judge loop
 
 _R = TypeVar("_R")
 _NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)

@@ -18,10 +18,10 @@ from returns.result import Failure, Result, Success
 
 from scorecore._core._cache import SchemaKey
 from scorecore._core._declared_types import structure_run_value
-from scorecore._core._fast_init import fast_init
 from scorecore._core._fast_schema import TooDeep, fast_check
 from scorecore._core._judge import JsonPromptInjection, JudgeMessage, JudgeRequest
 from scorecore._core._reprs import short_repr
+from scorecore._core._slot_init import fast_init
 
 __all__ = ["schema_in_prompt"]  # the rest is internal: used by the pipeline only
 

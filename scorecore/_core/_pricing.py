@@ -12,18 +12,11 @@ from typing import Any, final
 
 import attrs
 
-from scorecore._core._checks import is_int
 from scorecore._core._judge import JudgeUsage
 from scorecore._core._reprs import short_repr
+from scorecore.validators import is_int
 
-__all__ = [
-    "MAX_CREDIBLE_TOKENS",
-    "MILLION",
-    "ModelPrice",
-    "Pricing",
-    "format_usd",
-    "usage_problem",
-]
+__all__ = ["ModelPrice", "Pricing", "format_usd"]  # usage_problem and the constants are internal
 
 _USAGE_FIELDS = tuple(f.name for f in attrs.fields(JudgeUsage))
 # No judge reply has a billion tokens: a count past this is a broken report, not a cost.

@@ -274,7 +274,7 @@ class ScoreResult(Generic[In, Out, P, A]):
         return self.run.run_id or ""
 
 
-PartialResult: TypeAlias = ScoreResult[Any, Any]
+PartialResult: TypeAlias = ScoreResult
 """What a failed run gathered before it failed (``ScorerRunError.partial``)."""
 
 

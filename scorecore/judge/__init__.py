@@ -22,6 +22,7 @@ True
 """
 
 from scorecore._core._echo import WorkedExample
+from scorecore._core._failed_call import JudgeError, JudgeErrorKind
 from scorecore._core._judge import (
     Abort,
     ErrorProcessor,
@@ -39,7 +40,6 @@ from scorecore._core._judge import (
     SchemaChecker,
     StructuredOutputMode,
 )
-from scorecore._core._judge_error import JudgeError, JudgeErrorKind
 from scorecore._core._output_schema import schema_in_prompt
 
 __all__ = [

@@ -20,7 +20,7 @@ from scorecore import (
     create_scorer,
 )
 from scorecore._core._cache import SchemaKey, request_key
-from scorecore._core._fast_init import fast_replace
+from scorecore._core._slot_init import fast_replace
 from scorecore.judge import (
     JudgeMessage,
     JudgeRequest,
@@ -31,7 +31,7 @@ from scorecore.judge import (
 from scorecore.judge.economics import JudgeMeter
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import virtual_runtime
-from tests.economics.test_cache_key import _previous_key  # the previous release's key
+from tests.core.test_cache_key import _previous_key  # the previous release's key
 
 CLAIMS = {"type": "object", "required": ["claims"],
           "properties": {"claims": {"type": "array", "items": {"type": "string"}}}}
