@@ -20,6 +20,7 @@ from scorecore import (
     create_scorer,
 )
 from scorecore._core._cache import SchemaKey, request_key
+from scorecore._core._invoke import _message, _request  # the judge loop's constructors
 from scorecore._core._slot_init import fast_replace
 from scorecore.judge import (
     JudgeMessage,
@@ -215,3 +216,22 @@ def test_fast_replace_refuses_what_it_would_not_copy_alike(
         fast_replace(cls, field)
     assert cls.__qualname__ in str(caught.value)
     assert repr(field) in str(caught.value)
+
+
+@given(st.sampled_from(["system", "user"]), st.text(), st.booleans())
+def test_the_judge_loop_s_messages_and_requests_are_what_init_builds(
+    role: Any, content: str, native: bool
+) -> None:
+    """The judge loop builds its messages and requests without running their checks again:
+    the values equal, and repr as, what the checked constructors build, and stay frozen."""
+    message = _message(role, content)
+    assert message == JudgeMessage(role=role, content=content)
+    assert repr(message) == repr(JudgeMessage(role=role, content=content))
+    settings = ModelSettings(max_output_tokens=64)
+    request = _request((message,), CLAIMS, native, settings, "analyze")
+    checked = JudgeRequest(messages=[message], output_schema=CLAIMS, native_schema=native,
+                           settings=settings, step="analyze")
+    assert request == checked
+    assert type(request.messages) is tuple
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        message.__setattr__("content", "changed")
