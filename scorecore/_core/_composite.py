@@ -14,7 +14,6 @@ from typing import Any, Literal, TypeAlias, cast
 
 import anyio
 from returns.result import Result
-from typing_extensions import TypeVar
 
 from scorecore._core._causes import InputMismatch
 from scorecore._core._definition import StepInfo, _Definition
@@ -24,12 +23,10 @@ from scorecore._core._pipeline import run_pipeline
 from scorecore._core._runtime import Runtime
 from scorecore._core._scorer import Scorer
 from scorecore._core._structuring import structure_run_value
-from scorecore._core._values import ScoreResult, ScorerRun, ScorerRunError
+from scorecore._core._values import In, Out, ScoreResult, ScorerRun, ScorerRunError
 
 __all__: list[str] = []  # internal: scorecore.scorers.panel and pairwise are the public face
 
-In = TypeVar("In", default=Any)
-Out = TypeVar("Out", default=Any)
 
 Runner: TypeAlias = Callable[
     [ScorerRun, Runtime], Awaitable[Result[ScoreResult, ScorerRunError]]

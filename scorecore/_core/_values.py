@@ -33,6 +33,9 @@ __all__ = [
     "not_scorable",
 ]
 
+# The type parameters of runs, results and scorers, shared by the kernel's modules. Any (not
+# object) as the defaults: an unannotated Scorer is Mastra's untyped scorer, whose steps may
+# read any attribute of the run; object would reject every such read.
 In = TypeVar("In", default=Any)
 Out = TypeVar("Out", default=Any)
 P = TypeVar("P", default=Any)
