@@ -72,7 +72,7 @@ RUN_ARGUMENTS: frozenset[str] = frozenset(
 """The arguments ``Scorer.run`` takes by name besides ``extra``: no extra key may repeat one."""
 
 
-def run_extra(extra: object, where: str) -> dict[str, Any]:
+def run_extra(extra: object, where: str) -> dict[str, object]:
     """A copy of the ``extra`` mapping given to ``where`` (``"Scorer.run"``), checked.
 
     Raises:
@@ -318,7 +318,7 @@ class ScorerRunError(ScorecoreError):
             f"(completed: {done}): {self.cause.describe()}"
         )
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         # Exceptions with keyword-only constructors need help to pickle (e.g. across processes).
         return (_rebuild_run_error, (self.scorer_id, self.failed_step, self.completed_steps,
                                      self.cause, self.partial))
