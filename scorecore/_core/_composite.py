@@ -33,7 +33,8 @@ Runner: TypeAlias = Callable[
 ]
 """What a composite scorer's run is: the run as given (``run_id`` set) and the runtime."""
 
-Shape: TypeAlias = tuple[Any, Any, Any]
+# A scorer's type, input type and output type (type forms: object).
+Shape: TypeAlias = tuple[Literal["agent", "trajectory"] | None, object, object]
 """A scorer's run shape: its ``type``, ``input_type`` and ``output_type``."""
 
 
@@ -51,7 +52,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         description: str,
         members: Sequence[Scorer],
         runner: Runner,
-        policy: Mapping[str, Any],
+        policy: Mapping[str, object],
         shape: Shape,
         version: str | None = None,
     ) -> None:
