@@ -14,7 +14,6 @@ from typing import Any, Literal, TypeAlias, cast
 
 import anyio
 from returns.result import Result
-from typing_extensions import TypeVar
 
 from scorecore._core._causes import InputMismatch
 from scorecore._core._declared_types import structure_run_value
@@ -24,19 +23,18 @@ from scorecore._core._fingerprint import composite_fingerprint
 from scorecore._core._pipeline import run_pipeline
 from scorecore._core._runtime import Runtime
 from scorecore._core._scorer import Scorer
-from scorecore._core._values import ScoreResult, ScorerRun, ScorerRunError
+from scorecore._core._values import In, Out, ScoreResult, ScorerRun, ScorerRunError
 
 __all__: list[str] = []  # internal: scorecore.scorers.panel and pairwise are the public face
 
-In = TypeVar("In", default=Any)
-Out = TypeVar("Out", default=Any)
 
 Runner: TypeAlias = Callable[
     [ScorerRun, Runtime], Awaitable[Result[ScoreResult, ScorerRunError]]
 ]
 """What a composite scorer's run is: the run as given (``run_id`` set) and the runtime."""
 
-Shape: TypeAlias = tuple[Any, Any, Any]
+# A scorer's type, input type and output type (type forms: object).
+Shape: TypeAlias = tuple[Literal["agent", "trajectory"] | None, object, object]
 """A scorer's run shape: its ``type``, ``input_type`` and ``output_type``."""
 
 
@@ -54,7 +52,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         description: str,
         members: Sequence[Scorer],
         runner: Runner,
-        policy: Mapping[str, Any],
+        policy: Mapping[str, object],
         shape: Shape,
         version: str | None = None,
     ) -> None:

@@ -26,7 +26,7 @@ from scorecore._core._judge import (
 from scorecore._core._output_schema import TypedSchema, schema_problem
 from scorecore._core._reprs import short_repr
 from scorecore._core._schema_gen import schema_for_type
-from scorecore._core._values import CalculateScoreContext, StepContext
+from scorecore._core._values import A, CalculateScoreContext, In, J, Out, P, StepContext
 from scorecore.validators import is_int, misuse
 
 __all__ = [
@@ -238,15 +238,10 @@ def _check_required_callable(_inst: object, attr: attrs.Attribute[Any], value: o
 # on its own with a lambda stays easy; built inline in a builder call (or from an annotated
 # function) it is checked against the step's real context type.
 Ctx_contra = TypeVarDefault("Ctx_contra", contravariant=True, default=Any)
-# A ScorePromptStep's context types: its create_prompt and calculate_score see the same run.
-In = TypeVarDefault("In", default=Any)
-Out = TypeVarDefault("Out", default=Any)
-P = TypeVarDefault("P", default=Any)
-A = TypeVarDefault("A", default=Any)
-# The type of the judge's structured reply: ``output_type``'s type, ``Any`` for a JSON schema
-# (invariant for a ScorePromptStep, whose calculate_score takes it).
+# A ScorePromptStep's context types (In, Out, P, A): its create_prompt and calculate_score see
+# the same run. The type of the judge's structured reply: ``output_type``'s type, ``Any`` for a
+# JSON schema (J: invariant for a ScorePromptStep, whose calculate_score takes it).
 Out_co = TypeVarDefault("Out_co", covariant=True, default=Any)
-J = TypeVarDefault("J", default=Any)
 
 
 def _output_schema(

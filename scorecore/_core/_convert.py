@@ -74,6 +74,16 @@ def _tag_by_kind(conv: cattrs.Converter, union: object) -> None:
     conv.register_structure_hook(union, structure)
 
 
+def _route_optional(conv: cattrs.Converter, union: object) -> None:
+    # Any: ``union`` is a Union type form, which mypy cannot hold as a type[...].
+    tagged: Any = union
+    optional = tagged | None
+    conv.register_structure_hook(
+        optional, lambda v, _: None if v is None else conv.structure(v, tagged))
+    conv.register_unstructure_hook(
+        optional, lambda v: None if v is None else conv.unstructure(v, tagged))
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
 
@@ -175,26 +185,10 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook(GenericPart, unstructure_part)
 
     _register_causes(conv)
-    # JudgeExecution.error is optional; route the optional union through the tagged one.
-    optional_error: Any = JudgeExecutionError | None
-    conv.register_structure_hook(
-        optional_error,
-        lambda v, _: None if v is None else conv.structure(v, cast(Any, JudgeExecutionError)),
-    )
-    conv.register_unstructure_hook(
-        optional_error,
-        lambda v: None if v is None else conv.unstructure(v, JudgeExecutionError),
-    )
-    # PanelMember.cause, likewise.
-    optional_cause: Any = RunFailureCause | None
-    conv.register_structure_hook(
-        optional_cause,
-        lambda v, _: None if v is None else conv.structure(v, cast(Any, RunFailureCause)),
-    )
-    conv.register_unstructure_hook(
-        optional_cause,
-        lambda v: None if v is None else conv.unstructure(v, RunFailureCause),
-    )
+    # JudgeExecution.error and PanelMember.cause are optional: route each optional union
+    # through its tagged one.
+    _route_optional(conv, JudgeExecutionError)
+    _route_optional(conv, RunFailureCause)
     return conv
 
 

@@ -55,7 +55,7 @@ _SCORE_SCHEMA: Final = compile_schema(SCORE_SCHEMA)
 
 def _output_schema(info: StepInfo) -> CompiledSchema | None:
     """The schema a prompt step's reply is checked against, compiled (``None``: plain text)."""
-    step = cast("PromptStep[Any] | ScorePromptStep", info.definition)
+    step = cast("PromptStep | ScorePromptStep", info.definition)
     if info.name == "generate_reason":
         return None
     if step.output_schema is None:
@@ -83,7 +83,7 @@ class StepInfo:
     name: StepName
     kind: Literal["function", "prompt"]
     description: str | None
-    definition: StepFunction | PromptStep[Any] | ScorePromptStep = attrs.field(
+    definition: StepFunction | PromptStep | ScorePromptStep = attrs.field(
         eq=False, repr=False
     )
     is_coroutine: bool = attrs.field(default=False, eq=False, repr=False)
@@ -188,7 +188,7 @@ class _Definition:
 
 
     def _check_schema_with_model(
-        self, name: StepName, step: PromptStep[Any] | ScorePromptStep, model: object,
+        self, name: StepName, step: PromptStep | ScorePromptStep, model: object,
         where: str,
     ) -> None:
         """Ask a judge model with the :class:`SchemaChecker` capability whether it can answer

@@ -113,6 +113,7 @@ class ModelPrice:
         return round(total / MILLION, 12)
 
 
+# Any: the converter's parameter is what Pricing(models=...) accepts, any mapping (checked here).
 def _prices(value: Mapping[Any, Any]) -> Mapping[str, ModelPrice]:
     out: dict[str, ModelPrice] = {}
     items: dict[object, object] = dict(value)
@@ -153,7 +154,7 @@ class Pricing:
         return None if price is None else price.cost(usage)
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> Pricing:
+    def from_mapping(cls, data: Mapping[str, object]) -> Pricing:
         """Read prices from parsed TOML or JSON.
 
         Either ``{"models": {id: price}}`` or ``{id: price}``, where a price is a mapping with

@@ -169,13 +169,13 @@ class _Generator:
             return self.class_(type_, where)
         raise self.fail(type_, where, "no JSON schema is generated for")
 
-    def literal(self, type_: object, values: Sequence[Any], where: str) -> Schema:
+    def literal(self, type_: object, values: Sequence[object], where: str) -> Schema:
         for value in values:
             if not (value is None or isinstance(value, str | int | float | bool)):
                 raise self.fail(type_, where, f"its value {short_repr(value)} is not JSON in")
         return {"enum": list(values)}
 
-    def tuple_(self, type_: object, args: tuple[Any, ...], where: str) -> Schema:
+    def tuple_(self, type_: object, args: tuple[object, ...], where: str) -> Schema:
         # tuple[()]: its args are ((),) before Python 3.11 and () since (a bare tuple has none).
         if args == ((),) or (not args and getattr(type_, "__args__", None) == ()):
             return {"type": "array", "maxItems": 0}

@@ -23,7 +23,11 @@ from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._core._sync import call_sync
 from scorecore._core._trajectory import Trajectory
 from scorecore._core._values import (
+    A,
+    In,
     NotScorable,
+    Out,
+    P,
     ReasonContext,
     ScoreResult,
     ScorerRunError,
@@ -33,12 +37,6 @@ from scorecore._core._values import (
 
 __all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
 
-# Any (not object) as the defaults: an unannotated Scorer is Mastra's untyped scorer, whose
-# steps may read any attribute of the run; object would reject every such read.
-In = TypeVar("In", default=Any)
-Out = TypeVar("Out", default=Any)
-P = TypeVar("P", default=Any)
-A = TypeVar("A", default=Any)
 T = TypeVar("T")
 E = TypeVar("E")
 J = TypeVar("J")
