@@ -11,7 +11,11 @@ of a quiet moment:
 - **minimal pipeline**: runs/s of ``benchmarks/overhead.py``'s hand-written four-call async
   pipeline (the floor), best of many short rounds;
 - **function steps**: runs/s of ``benchmarks/overhead.py``'s scorer of four function steps,
-  best of the same rounds, as a ratio of the minimal pipeline.
+  best of the same rounds, as a ratio of the minimal pipeline;
+- **one prompt step**: the CPU time of one prompt step, from 200 runs of the scorer one after
+  another (``Scorer.run``, no ``run_evals``), warm from an in-memory cache and against the
+  instant judge without a cache, best of many rounds: the prompt step's own cost, which the
+  load of a shared machine inflates least.
 
 The warm figure is also given per 1,000 minimal-pipeline runs/s, a figure that changes less
 from one machine (and one load) to another than items/s do. The warm and instant figures are
@@ -26,6 +30,7 @@ import argparse
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +39,13 @@ from returns.result import Success
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cache import LatencyJudge, timed
+from cache import LatencyJudge, build, timed
 from overhead import _hand_runs, _scorer_runs
 
+from scorecore import Runtime
 from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
-from scorecore_adapters.cache import SqliteJudgeCache
+from scorecore.judge.economics import JudgeMeter
+from scorecore_adapters.cache import MemoryJudgeCache, SqliteJudgeCache
 
 _ANSWERS = {
     "analyze": '{"claims": ["the answer names a city", "the city is right"]}',
@@ -75,6 +82,27 @@ async def _floors(rounds: int, runs: int = 1_000) -> tuple[float, float]:
     return hand, scorer
 
 
+async def _one_step(rounds: int, runs: int = 200) -> tuple[float, float]:
+    """Best CPU µs per prompt step, sequential runs: warm (memory cache), instant judge."""
+    scorer = build(InstantJudge())
+    runtime = Runtime(meter=JudgeMeter(cache=MemoryJudgeCache()))
+    warm = instant = float("inf")
+    for round_ in range(rounds + 1):
+        for cached in (True, False):
+            started = time.process_time()
+            for i in range(runs):
+                await scorer.run(input=f"question {i}", output=f"answer number {i}",
+                                 run_id=f"r{i}", runtime=runtime if cached else None)
+            spent = (time.process_time() - started) / (3 * runs) * 1e6
+            if not round_:
+                continue  # the first round fills the cache
+            if cached:
+                warm = min(warm, spent)
+            else:
+                instant = min(instant, spent)
+    return warm, instant
+
+
 async def main(items: int, rounds: int, concurrency: int) -> None:
     path = Path(tempfile.mkdtemp()) / "cache.db"
     async with SqliteJudgeCache(path) as cache:
@@ -99,6 +127,7 @@ async def main(items: int, rounds: int, concurrency: int) -> None:
         instant_cpu.append(cpu)
         round_hand, round_scorer = await _floors(30)
         hand, scorer = min(hand, round_hand), min(scorer, round_scorer)
+    step_warm, step_instant = await _one_step(30 * rounds)
     warm_rate, instant_rate = statistics.median(warm), statistics.median(instant)
     minimal = 1_000 / hand
     # On a shared machine the wall time counts other jobs' turns; the CPU time does not.
@@ -117,6 +146,8 @@ async def main(items: int, rounds: int, concurrency: int) -> None:
           f"(per CPU-second: {items / cpu / minimal * 1_000:.1f})")
     print(f"function steps     : {1_000 / scorer:8,.0f} runs/s; ratio to the minimal "
           f"pipeline {hand / scorer:.2f}")
+    print(f"one prompt step    : {step_warm:.1f} µs CPU warm (memory cache), {step_instant:.1f} µs "
+          f"against the instant judge (best of {30 * rounds} rounds of 200 runs)")
 
 
 if __name__ == "__main__":
