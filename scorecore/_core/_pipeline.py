@@ -336,7 +336,7 @@ async def _prompt_step(
     )
     execution = outcome.execution
     value = outcome.value
-    if execution.status != "failed" and isinstance(step, ScorePromptStep):
+    if not outcome.failed and isinstance(step, ScorePromptStep):
         if step.calculate_score is None:
             value = value.get("score") if isinstance(value, dict) else value
         else:
