@@ -18,6 +18,7 @@ from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
 from scorecore_adapters.cli._eval_traces import run_eval_traces
+from scorecore_adapters.cli._labels import labels_arguments, labels_command
 from scorecore_adapters.cli._parser import (
     _batches_command,
     _calibrate_command,
@@ -65,6 +66,9 @@ COMMANDS: Final[dict[str, Command]] = {
         arguments=_calibrate_command,
         run=lambda args, out, err: calibrate_command(args, out),
     ),
+    "labels": Command(help="export or import human labels (the store's labels table)",
+                      arguments=labels_arguments,
+                      run=lambda args, out, err: labels_command(args, out)),
 }
 """Every subcommand by name, in the order ``scorecore --help`` lists them."""
 
