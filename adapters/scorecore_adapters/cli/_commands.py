@@ -31,6 +31,7 @@ from scorecore_adapters.cli._parser import (
 )
 from scorecore_adapters.cli._report import report
 from scorecore_adapters.cli._show import show
+from scorecore_adapters.cli._view import view_arguments, view_command
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
 """Runs a parsed command: ``handler(args, out, err)`` returns the exit code."""
@@ -69,6 +70,8 @@ COMMANDS: Final[dict[str, Command]] = {
     "labels": Command(help="export or import human labels (the store's labels table)",
                       arguments=labels_arguments,
                       run=lambda args, out, err: labels_command(args, out)),
+    "view": Command(help="browse and label the store's batches in a local web page",
+                    arguments=view_arguments, run=view_command),
 }
 """Every subcommand by name, in the order ``scorecore --help`` lists them."""
 

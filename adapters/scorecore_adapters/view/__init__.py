@@ -14,11 +14,30 @@ from scorecore_adapters.storage._labels import (
     LabelStore,
     labels_for_calibration,
 )
+from scorecore_adapters.view._app import create_app
+from scorecore_adapters.view._queue import LedgerLine, QueueEntry, agreement_ledger, review_queue
+from scorecore_adapters.view._runs import RunEntry, RunFilter, RunPage, entries_of, page_of
+from scorecore_adapters.view._security import Guard
+from scorecore_adapters.view._server import bind, running, serve
 
 __all__ = [
     "DEFAULT_LABELS_TABLE",
+    "Guard",
     "Label",
     "LabelConflictError",
     "LabelStore",
+    "LedgerLine",
+    "QueueEntry",
+    "RunEntry",
+    "RunFilter",
+    "RunPage",
+    "agreement_ledger",
+    "bind",
+    "create_app",
+    "entries_of",
     "labels_for_calibration",
+    "page_of",
+    "review_queue",
+    "running",
+    "serve",
 ]
