@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -45,6 +47,16 @@ def rows(batch_id: str, items: int, *, shift: float = 0.0, text: str = "") -> li
     return made
 
 
+T = TypeVar("T")
+
+
+def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a thread of its own: Playwright's sync API keeps an event loop
+    running in the test's thread, and ``anyio.run`` (the CLI's too) needs none running."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args).result()
+
+
 def store_with(path: Path, *batches: list[ScoreRow]) -> str:
     """A SQLite store at ``path`` holding ``batches``; its URL."""
 
@@ -53,5 +65,5 @@ def store_with(path: Path, *batches: list[ScoreRow]) -> str:
             for batch in batches:
                 await store.save(batch)
 
-    anyio.run(save)
+    off_loop(anyio.run, save)
     return f"sqlite:{path}"
