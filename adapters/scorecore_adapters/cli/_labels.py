@@ -18,6 +18,7 @@ import anyio
 from scorecore.evals import LabelValue, StoreError
 from scorecore_adapters.cli._common import DEFAULT_STORE, EXIT_PASSED, UsageError, open_url
 from scorecore_adapters.labels import LabelFileError, read_labels
+from scorecore_adapters.storage import Store
 from scorecore_adapters.storage._labels import (
     Label,
     LabelConflictError,
@@ -125,6 +126,14 @@ def _text_field(value: dict[str, Any], name: str, where: str) -> str | None:
     raise UsageError(f"{where}: field {name!r} must be a non-empty string, got {found!r}")
 
 
+async def _has_batch(store: Store, batch_id: str) -> bool:
+    try:
+        async with store:
+            return await store.has_batch(batch_id)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
 async def _add(url: str, labels: list[Label]) -> None:
     async with LabelStore(url) as store:
         await store.add(labels)
@@ -140,7 +149,10 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
         values = read_labels(args.file)
     except LabelFileError as exc:
         raise UsageError("\n".join(exc.problems)) from None
-    open_url(args.store, must_exist=True)
+    store = open_url(args.store, must_exist=True, read_only=True)
+    if not anyio.run(_has_batch, store, args.batch):
+        raise UsageError(f"no rows for batch {args.batch!r} in {store.url}: labels name a "
+                         f"stored batch's items")
     extras = _extras(args.file)
     labels = [
         Label(batch_id=args.batch, item_id=item, value=value, reviewer=args.reviewer,

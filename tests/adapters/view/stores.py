@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import anyio
 
 from scorecore.evals import ScoreRow
-from scorecore_adapters.storage import SqliteScoreStore
+from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore
 
 
 def rows(batch_id: str, items: int, *, shift: float = 0.0, text: str = "") -> list[ScoreRow]:
@@ -57,13 +57,16 @@ def off_loop(fn: Callable[..., T], *args: Any) -> T:
         return pool.submit(fn, *args).result()
 
 
-def store_with(path: Path, *batches: list[ScoreRow]) -> str:
-    """A SQLite store at ``path`` holding ``batches``; its URL."""
+def store_with(where: Path | str, *batches: list[ScoreRow]) -> str:
+    """A store holding ``batches`` (SQLite at a path, or the PostgreSQL database a DSN
+    names); its URL."""
 
     async def save() -> None:
-        async with SqliteScoreStore(path) as store:
+        store = (SqliteScoreStore(where) if isinstance(where, Path)
+                 else PostgresScoreStore(where))
+        async with store:
             for batch in batches:
                 await store.save(batch)
 
     off_loop(anyio.run, save)
-    return f"sqlite:{path}"
+    return f"sqlite:{where}" if isinstance(where, Path) else where

@@ -152,3 +152,23 @@ def test_the_command_prints_its_url_with_the_token_first(url: str, tmp_path: Pat
         finally:
             process.terminate()
             process.wait(10)
+
+
+@pytest.mark.skipif(os.environ.get("SCORECORE_TEST_POSTGRES_DSN") is None,
+                    reason="SCORECORE_TEST_POSTGRES_DSN unset (start one with .ci/postgres.sh)")
+def test_the_workbench_serves_a_postgresql_store() -> None:
+    """Over PostgreSQL: the batch page lists the runs, a label is stored and shown."""
+    dsn = os.environ["SCORECORE_TEST_POSTGRES_DSN"]
+    batch = f"pg-view-{os.getpid()}"
+    url = store_with(dsn, rows(batch, 12))
+    with running(url) as address, httpx.Client(
+            base_url=address.split("/?", maxsplit=1)[0]) as http:
+        page = http.get(address, follow_redirects=True).text
+        assert f'data-batch="{batch}"' in page
+        assert "24 run(s)" in http.get("/batch", params={"id": batch}).text
+        stored = http.post("/labels", data={"batch": batch, "item": "item-004",
+                                            "scorer": "exact", "value": "0",
+                                            "csrf": csrf(page)})
+        assert stored.status_code == 303
+        shown = http.get("/run", params={"batch": batch, "item": "item-004"}).text
+        assert "<span class=\"value\">0.0</span>" in shown

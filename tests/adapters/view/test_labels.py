@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -36,13 +38,31 @@ def current(url: str, batch: str) -> list[Label]:
     return anyio.run(go)
 
 
-@pytest.fixture
-def url(tmp_path: Path) -> str:
-    return store_with(tmp_path / "s.db", rows("b1", 30))
+DSN = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
+BATCH = "b1"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store holding batch b1 (30 items), in SQLite and in PostgreSQL (when
+    SCORECORE_TEST_POSTGRES_DSN names a database: .ci/run starts one)."""
+    if request.param == "sqlite":
+        yield store_with(tmp_path / "s.db", rows(BATCH, 30))
+        return
+    if DSN is None:
+        pytest.skip("SCORECORE_TEST_POSTGRES_DSN unset (start one with .ci/postgres.sh)")
+    psycopg = pytest.importorskip("psycopg")
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        # this suite owns batch b1 in the shared database: start from nothing
+        conn.execute("DROP TABLE IF EXISTS scorecore_labels")
+        exists = conn.execute("SELECT to_regclass('scorecore_scores')").fetchone()
+        if exists is not None and exists[0] is not None:
+            conn.execute('DELETE FROM scorecore_scores WHERE "batchId" = %s', (BATCH,))
+    yield store_with(DSN, rows(BATCH, 30))
 
 
 def label(item: int, value: bool, scorer: str | None = "judge", **kw: object) -> Label:
-    return Label(batch_id="b1", item_id=f"item-{item:03d}", scorer_id=scorer, value=value,
+    return Label(batch_id=BATCH, item_id=f"item-{item:03d}", scorer_id=scorer, value=value,
                  **kw)  # type: ignore[arg-type]
 
 
@@ -119,6 +139,9 @@ def test_import_loads_a_labels_file_with_its_scorer_and_note(url: str, tmp_path:
     assert code == 2
     assert "bad.jsonl:2: field 'label' is missing" in err
     assert len(current(url, "b1")) == 2
+    code, _, err = run("labels", "import", str(good), "--store", url, "--batch", "nope")
+    assert code == 2
+    assert "no rows for batch 'nope'" in err
 
 
 def test_report_reads_labels_from_the_store(url: str, tmp_path: Path) -> None:
