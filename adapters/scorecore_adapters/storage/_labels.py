@@ -396,6 +396,21 @@ class LabelStore:
         return await self._select("current", current=True, batch_id=batch_id,
                                   scorer_id=scorer_id, item_id=None)
 
+    async def store_version(self) -> int | None:
+        """A number that changes whenever another connection commits to a SQLite store
+        (``PRAGMA data_version``): a reader caching what it read compares it instead of
+        re-reading; ``None`` for PostgreSQL, which has no such counter."""
+        conn = self._connection("store_version")
+        if self._dialect != "sqlite":
+            return None
+
+        def read() -> int:
+            return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+        async with self._lock:
+            version: int = await self._run("store_version", read)
+        return version
+
     async def history(self, batch_id: str, item_id: str) -> list[Label]:
         """Every label ever given to an item of a batch, oldest first (superseded ones too)."""
         return await self._select("history", current=False, batch_id=batch_id,

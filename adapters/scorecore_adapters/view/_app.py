@@ -35,10 +35,12 @@ from scorecore_adapters.view._runs import (
     SORTS,
     RunEntry,
     RunFilter,
+    SortKey,
     cause_kind,
     entries_of,
     page_of,
     row_cost,
+    sorted_entries,
 )
 from scorecore_adapters.view._security import CSRF_HEADER, Guard
 
@@ -75,13 +77,25 @@ def _number(value: float | None, digits: int = 3) -> str:
 class _Batch:
     """A batch's decoded rows and what the pages derive from them, kept while unchanged."""
 
-    __slots__ = ("_trust", "entries", "rows", "stamp")
+    __slots__ = ("_orders", "_trust", "causes", "cost", "entries", "rows", "scorers", "stamp",
+                 "version")
 
     def __init__(self, rows: Sequence[ScoreRow], stamp: datetime | None) -> None:
         self.rows = rows
         self.stamp = stamp
+        self.version: int | None = None
         self.entries: list[RunEntry] = entries_of(rows)
+        self.scorers = sorted({e.scorer_id for e in self.entries})
+        self.causes = sorted({e.cause_kind for e in self.entries if e.cause_kind})
+        self.cost = sum(e.cost for e in self.entries)
         self._trust: tuple[Any, Any] | None = None
+        self._orders: dict[SortKey, list[RunEntry]] = {}
+
+    def ordered(self, sort: SortKey) -> list[RunEntry]:
+        """The entries in ``sort``'s order, sorted once per batch read."""
+        if sort not in self._orders:
+            self._orders[sort] = sorted_entries(self.entries, sort)
+        return self._orders[sort]
 
     def trust(self) -> tuple[Any, Any]:
         if self._trust is None:
@@ -113,16 +127,23 @@ class _Workbench:
             return await store.list_batches()
 
     async def batch(self, batch_id: str) -> _Batch | None:
+        # SQLite says in one cheap PRAGMA whether anyone wrote since the batch was read;
+        # otherwise the batch's last write time (a scan of the store's batch list) decides.
+        version = await self.labels.store_version()
+        held = self.cache.get(batch_id)
+        if held is not None and version is not None and held.version == version:
+            return held
         summary = next((b for b in await self.batches() if b.batch_id == batch_id), None)
         if summary is None:
             return None
-        held = self.cache.get(batch_id)
         if held is not None and held.stamp == summary.updated_at:
+            held.version = version
             return held
         async with open_store(self.url, read_only=True) as store:
             rows = await store.list_run(batch_id)
         held = self.cache[batch_id] = await anyio.to_thread.run_sync(
             _Batch, rows, summary.updated_at)
+        held.version = version
         return held
 
     def page(self, request: Request, template: str, **context: Any) -> HTMLResponse:
@@ -146,7 +167,7 @@ async def _index(request: Request) -> Response:
     for summary in batches:
         held = work.cache.get(summary.batch_id)
         if held is not None and held.stamp == summary.updated_at:
-            costs[summary.batch_id] = sum(e.cost for e in held.entries)
+            costs[summary.batch_id] = held.cost
     return work.page(request, "index.html", batches=batches, costs=costs)
 
 
@@ -157,16 +178,15 @@ async def _batch_page(request: Request) -> Response:
     if held is None:
         return _missing(work, request, f"batch {batch_id!r}")
     chosen = RunFilter.from_query(request.query_params)
-    page = page_of(held.entries, chosen)
+    page = page_of(held.ordered(chosen.sort), chosen, ordered=True)
     labels = {(lb.item_id, lb.scorer_id): lb
               for lb in await work.labels.current(batch_id=batch_id)}
     panels, pairwise = held.trust()
     return work.page(
         request, "batch.html", batch_id=batch_id, page=page, chosen=chosen, sorts=SORTS,
-        scorers=sorted({e.scorer_id for e in held.entries}),
-        causes=sorted({e.cause_kind for e in held.entries if e.cause_kind}),
+        scorers=held.scorers, causes=held.causes,
         statuses=("scored", "not_scorable", "failed"), labels=labels,
-        cost=sum(e.cost for e in held.entries), panels=panels, pairwise=pairwise,
+        cost=held.cost, panels=panels, pairwise=pairwise,
         ledger=agreement_ledger(held.rows, list(labels.values())))
 
 

@@ -172,3 +172,15 @@ def test_the_workbench_serves_a_postgresql_store() -> None:
         assert stored.status_code == 303
         shown = http.get("/run", params={"batch": batch, "item": "item-004"}).text
         assert "<span class=\"value\">0.0</span>" in shown
+
+
+def test_rows_written_while_serving_show_on_reload(tmp_path: Path) -> None:
+    """A batch still running: rows saved after the page was first read appear on reload."""
+    path = tmp_path / "s.db"
+    url = store_with(path, rows("live", 10))
+    with running(url) as address, httpx.Client(
+            base_url=address.split("/?", maxsplit=1)[0]) as http:
+        http.get(address, follow_redirects=True)
+        assert "20 run(s)" in http.get("/batch", params={"id": "live"}).text
+        store_with(path, rows("live", 15))
+        assert "30 run(s)" in http.get("/batch", params={"id": "live"}).text
