@@ -65,7 +65,9 @@ class Guard:
     def csrf_ok(self, request: Request, sent: str | None) -> bool:
         """Whether a write carries the CSRF token and comes from this origin."""
         origin = request.headers.get("origin")
-        if origin is not None and origin.split("://", 1)[-1] not in self.hosts:
+        # The hosts served (see allow_host); an app served by someone else's server: its Host.
+        hosts = self.hosts or {request.headers.get("host", "")}
+        if origin is not None and origin.split("://", 1)[-1] not in hosts:
             return False
         return sent is not None and hmac.compare_digest(sent.encode(), self.csrf.encode())
 

@@ -184,3 +184,21 @@ def test_rows_written_while_serving_show_on_reload(tmp_path: Path) -> None:
         assert "20 run(s)" in http.get("/batch", params={"id": "live"}).text
         store_with(path, rows("live", 15))
         assert "30 run(s)" in http.get("/batch", params={"id": "live"}).text
+
+
+def test_an_embedded_app_checks_the_origin_against_its_own_host(url: str) -> None:
+    """create_app served by another server: a POST from its own origin is stored, one from
+    another origin refused."""
+    from starlette.testclient import TestClient  # noqa: PLC0415 - this test only
+
+    from scorecore_adapters.view import Guard, create_app  # noqa: PLC0415
+
+    app = create_app(url, guard=Guard(token="t0k3n"))
+    with TestClient(app, base_url="http://testserver") as http:
+        page = http.get("/?token=t0k3n").text
+        form = {"batch": "new", "item": "item-009", "scorer": "exact", "value": "true",
+                "csrf": csrf(page)}
+        assert http.post("/labels", data=form,
+                         headers={"origin": "http://evil.example"}).status_code == 403
+        assert http.post("/labels", data=form, headers={"origin": "http://testserver"},
+                         follow_redirects=False).status_code == 303

@@ -179,7 +179,12 @@ def test_keyboard_labelling_end_to_end(tmp_path: Path, watched: Watched) -> None
         # two the judge got right, one it got wrong (with a note): kappa is defined
         plan = sorted([(passing[0], "1", None), (failing[0], "0", None),
                        (passing[1], "0", "wrong: no claim holds")])
-        at = 0
+        page.keyboard.press("j")
+        page.keyboard.press("j")
+        page.keyboard.press("k")
+        assert "selected" in (queue.nth(1).get_attribute("class") or "")
+        assert page.locator("tr[data-run].selected").count() == 1
+        at = 1
         for target, key, note in plan:
             while at < target:
                 page.keyboard.press("j")
