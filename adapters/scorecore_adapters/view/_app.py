@@ -154,10 +154,29 @@ class _Workbench:
         return HTMLResponse(html)
 
 
-def _missing(work: _Workbench, request: Request, what: str) -> HTMLResponse:
-    response = work.page(request, "missing.html", what=what)
+class _MissingError(Exception):
+    """What a page asked for is not in the store: a 404 page naming it."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+async def _missing(request: Request, exc: Exception) -> Response:
+    work: _Workbench = request.app.state.work
+    response = work.page(request, "missing.html", what=str(exc))
     response.status_code = 404
     return response
+
+
+async def _held(request: Request, name: str) -> _Batch:
+    """The batch the query parameter ``name`` names, or a 404."""
+    work: _Workbench = request.app.state.work
+    batch_id = request.query_params.get(name, "")
+    held = await work.batch(batch_id)
+    if held is None:
+        raise _MissingError(f"batch {batch_id!r}")
+    return held
 
 
 async def _index(request: Request) -> Response:
@@ -174,9 +193,7 @@ async def _index(request: Request) -> Response:
 async def _batch_page(request: Request) -> Response:
     work: _Workbench = request.app.state.work
     batch_id = request.query_params.get("id", "")
-    held = await work.batch(batch_id)
-    if held is None:
-        return _missing(work, request, f"batch {batch_id!r}")
+    held = await _held(request, "id")
     chosen = RunFilter.from_query(request.query_params)
     page = page_of(held.ordered(chosen.sort), chosen, ordered=True)
     labels = {(lb.item_id, lb.scorer_id): lb
@@ -197,7 +214,7 @@ async def _run_page(request: Request) -> Response:
     held = await work.batch(batch_id)
     rows = [] if held is None else [r for r in held.rows if row_item_id(r) == item_id]
     if not rows:
-        return _missing(work, request, f"item {item_id!r} of batch {batch_id!r}")
+        raise _MissingError(f"item {item_id!r} of batch {batch_id!r}")
     labels = {lb.scorer_id: lb for lb in await work.labels.current(batch_id=batch_id)
               if lb.item_id == item_id}
     history = await work.labels.history(batch_id, item_id)
@@ -222,9 +239,7 @@ async def _compare_page(request: Request) -> Response:
     work: _Workbench = request.app.state.work
     base_id = request.query_params.get("base", "")
     new_id = request.query_params.get("new", "")
-    base, new = await work.batch(base_id), await work.batch(new_id)
-    if base is None or new is None:
-        return _missing(work, request, f"batch {base_id if base is None else new_id!r}")
+    base, new = await _held(request, "base"), await _held(request, "new")
     comparison = await anyio.to_thread.run_sync(
         lambda: compare(base.rows, new.rows, most_regressed=_MOST_REGRESSED))
     deltas = sorted(
@@ -237,15 +252,11 @@ async def _compare_page(request: Request) -> Response:
 async def _queue_page(request: Request) -> Response:
     work: _Workbench = request.app.state.work
     batch_id = request.query_params.get("id", "")
-    held = await work.batch(batch_id)
-    if held is None:
-        return _missing(work, request, f"batch {batch_id!r}")
+    held = await _held(request, "id")
     baseline_id = request.query_params.get("baseline") or None
     comparison = None
     if baseline_id is not None:
-        baseline = await work.batch(baseline_id)
-        if baseline is None:
-            return _missing(work, request, f"batch {baseline_id!r}")
+        baseline = await _held(request, "baseline")
         comparison = await anyio.to_thread.run_sync(
             lambda: compare(baseline.rows, held.rows, most_regressed=_MOST_REGRESSED))
     sample = request.query_params.get("sample", "20")
@@ -260,9 +271,7 @@ async def _queue_page(request: Request) -> Response:
 async def _ledger_page(request: Request) -> Response:
     work: _Workbench = request.app.state.work
     batch_id = request.query_params.get("id", "")
-    held = await work.batch(batch_id)
-    if held is None:
-        return _missing(work, request, f"batch {batch_id!r}")
+    held = await _held(request, "id")
     current = await work.labels.current(batch_id=batch_id)
     return work.page(request, "ledger.html", batch_id=batch_id,
                      ledger=agreement_ledger(held.rows, current))
@@ -346,6 +355,7 @@ def create_app(url: str | StoreUrl, *, read_only: bool = False,
             Mount("/static", app=StaticFiles(directory=_HERE / "static"), name="static"),
         ],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=work.guard)],
+        exception_handlers={_MissingError: _missing},
         lifespan=lifespan,
     )
     app.state.work = work
