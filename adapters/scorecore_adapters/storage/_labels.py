@@ -43,9 +43,33 @@ _TYPES: Final[Mapping[_Dialect, tuple[str, str]]] = {
 }
 
 
+def _unstorable(text: str) -> str | None:
+    """Why neither store can keep ``text`` (PostgreSQL refuses NUL and lone surrogates)."""
+    if "\x00" in text:
+        return "holds a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds a lone surrogate (not UTF-8)"
+    return None
+
+
+def _check_text(name: str, value: object, *, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    problem = _unstorable(value)
+    if problem is not None:
+        raise ValueError(f"{name} {problem}: {value!r}")
+
+
 def _check_value(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     del instance
-    if isinstance(value, bool) or (isinstance(value, str) and value):
+    if isinstance(value, str):
+        _check_text(attribute.name, value, optional=False)
+        return
+    if isinstance(value, bool):
         return
     if isinstance(value, int | float) and math.isfinite(value):
         return
@@ -55,8 +79,20 @@ def _check_value(instance: object, attribute: attrs.Attribute[Any], value: objec
 
 def _non_empty(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     del instance
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{attribute.name} must be a non-empty string, got {value!r}")
+    _check_text(attribute.name, value, optional=False)
+
+
+def _optional(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    del instance
+    _check_text(attribute.name, value, optional=True)
+
+
+def _reasons(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    del instance
+    for reason in value if isinstance(value, tuple) else ():
+        _check_text(attribute.name, reason, optional=False)
+        if "," in reason:  # the column joins them with commas
+            raise ValueError(f"{attribute.name}: a reason holds no comma, got {reason!r}")
 
 
 @final
@@ -82,11 +118,11 @@ class Label:
 
     batch_id: str = attrs.field(validator=_non_empty)
     item_id: str = attrs.field(validator=_non_empty)
-    scorer_id: str | None = None
+    scorer_id: str | None = attrs.field(default=None, validator=_optional)
     value: LabelValue = attrs.field(validator=_check_value)
-    note: str | None = None
-    reviewer: str | None = None
-    queued: tuple[str, ...] = ()
+    note: str | None = attrs.field(default=None, validator=_optional)
+    reviewer: str | None = attrs.field(default=None, validator=_optional)
+    queued: tuple[str, ...] = attrs.field(default=(), validator=_reasons)
     created_at: datetime | None = None
     id: int | None = None
 
