@@ -154,12 +154,15 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"no rows for batch {args.batch!r} in {store.url}: labels name a "
                          f"stored batch's items")
     extras = _extras(args.file)
-    labels = [
-        Label(batch_id=args.batch, item_id=item, value=value, reviewer=args.reviewer,
-              scorer_id=_text_field(extras[item], "scorer", f"{args.file}: id {item!r}"),
-              note=_text_field(extras[item], "note", f"{args.file}: id {item!r}"))
-        for item, value in values.items()
-    ]
+    try:
+        labels = [
+            Label(batch_id=args.batch, item_id=item, value=value, reviewer=args.reviewer,
+                  scorer_id=_text_field(extras[item], "scorer", f"{args.file}: id {item!r}"),
+                  note=_text_field(extras[item], "note", f"{args.file}: id {item!r}"))
+            for item, value in values.items()
+        ]
+    except ValueError as exc:  # text no store keeps (a NUL in a note): nothing is stored
+        raise UsageError(f"{args.file}: {exc}") from None
     try:
         anyio.run(_add, args.store, labels)
     except (StoreError, ValueError) as exc:

@@ -139,6 +139,12 @@ def test_import_loads_a_labels_file_with_its_scorer_and_note(url: str, tmp_path:
     assert code == 2
     assert "bad.jsonl:2: field 'label' is missing" in err
     assert len(current(url, "b1")) == 2
+    nul = tmp_path / "nul.jsonl"
+    nul.write_text('{"id": "item-007", "label": true, "note": "a\\u0000b"}\n')
+    code, _, err = run("labels", "import", str(nul), "--store", url, "--batch", "b1")
+    assert code == 2
+    assert "note holds a NUL character" in err
+    assert len(current(url, "b1")) == 2
     code, _, err = run("labels", "import", str(good), "--store", url, "--batch", "nope")
     assert code == 2
     assert "no rows for batch 'nope'" in err
