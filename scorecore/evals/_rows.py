@@ -406,7 +406,11 @@ def score_row(
         meta["completedSteps"] = list(run_error.completed_steps)
         meta["cause"] = stored_cause(run_error.cause, run_error.failed_step)
     for field in _TO_METADATA:
-        if field.name in data:
+        if field.name not in data:
+            continue
+        if field.spread and isinstance(data[field.name], Mapping):
+            meta.update(data[field.name])  # a composite's details, under their kind
+        else:
             meta[field.key] = data[field.name]
     # The texts that explain a run (reason, error, cause, judge executions, panel members'
     # reasons) may quote a reply holding a secret; the run's own input and output, and what the

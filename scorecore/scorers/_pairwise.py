@@ -26,6 +26,7 @@ from scorecore import (
     NotScorable,
     PromptStep,
     ReasonContext,
+    Runtime,
     Scorer,
     ScoreResult,
     ScorerRun,
@@ -34,9 +35,8 @@ from scorecore import (
     StepName,
     create_scorer,
 )
-from scorecore._core._composite import CompositeScorer, run_members, structure_value
-from scorecore._core._runtime import Runtime
-from scorecore._core._values import PairwiseResult, PairwiseVerdict
+from scorecore.composite import CompositeScorer, run_members, structure_value
+from scorecore.scorers._details import PairwiseResult, PairwiseVerdict
 from scorecore.scorers._shapes import (
     RunShape,
     Shape,
@@ -155,7 +155,9 @@ def pairwise(
     >>> scorer = pairwise(FunctionJudge(first_wins), criteria="correctness", shape=TEXT)
     >>> result = anyio.run(lambda: scorer.run(input="2+2?", output="4",
     ...                                       extra={"baseline_output": "5"}))
-    >>> result.unwrap().pairwise.outcome, result.unwrap().score
+    >>> from scorecore.scorers import PairwiseResult
+    >>> verdict = result.unwrap().details_as(PairwiseResult)
+    >>> verdict.outcome, result.unwrap().score
     ('position_bias', 0.5)
     """
     chosen = check_text(id, "criteria", criteria)
@@ -260,10 +262,10 @@ class _Pairwise:
                            f"{results[1].reason}")
         reason = f"{outcome.replace('_', ' ')}: " + "; ".join(reasons)
         if outcome == "position_bias" and self.on_position_bias == "not_scorable":
-            return ScoreResult(run=run, judge=judge, pairwise=pair,
+            return ScoreResult(run=run, judge=judge, details=pair,
                                not_scorable=NotScorable(reason=reason, kind="position_bias"))
         score = _SCORES[outcome] if outcome != "position_bias" else _SCORES["tie"]
-        return ScoreResult(run=run, score=score, reason=reason, judge=judge, pairwise=pair)
+        return ScoreResult(run=run, score=score, reason=reason, judge=judge, details=pair)
 
 
 def _verdict(position_score: float | None, *, swapped: bool) -> PairwiseVerdict:

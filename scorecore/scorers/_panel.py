@@ -22,6 +22,7 @@ from scorecore import (
     JudgeExecution,
     NotScorable,
     RunFailureCause,
+    Runtime,
     Scorer,
     ScorerDefinitionError,
     ScoreResult,
@@ -30,11 +31,15 @@ from scorecore import (
     StepName,
     StepRaised,
 )
-from scorecore._core._causes import MemberFailure, PanelFailed
-from scorecore._core._composite import CompositeScorer, run_members, shape_of
-from scorecore._core._reprs import short_repr
-from scorecore._core._runtime import Runtime
-from scorecore._core._values import PanelMember, PanelResult
+from scorecore.composite import (
+    CompositeScorer,
+    MemberFailure,
+    PanelFailed,
+    run_members,
+    shape_of,
+    short_repr,
+)
+from scorecore.scorers._details import PanelMember, PanelResult
 
 __all__ = ["Aggregate", "OnTie", "panel"]
 
@@ -165,7 +170,8 @@ def panel(
     ...     return create_scorer(id=id, description="d").generate_score(lambda ctx: score)
     >>> jury = panel([judge("a", 0.9), judge("b", 0.7), judge("c", 0.2)])
     >>> result = anyio.run(lambda: jury.run(input="q", output="a")).unwrap()
-    >>> result.score, result.panel.agreed, round(result.panel.std_dev, 3)
+    >>> members = result.details_as(PanelResult)  # every member's verdict and the spread
+    >>> result.score, members.agreed, round(members.std_dev, 3)
     (0.7, False, 0.294)
     """
     panel_id = id
@@ -290,7 +296,7 @@ class _Policy:
             why = "; ".join(f"{m.scorer_id}: {m.reason or 'not scorable'}"
                             for m in members if m.status == "not_scorable")
             return Success(ScoreResult(
-                run=run, judge=judge, panel=panel, not_scorable=NotScorable(
+                run=run, judge=judge, details=panel, not_scorable=NotScorable(
                     reason=f"{counted} panel member(s) could score this run, "
                            f"{self.min_successful} needed ({why})"),
             ))
@@ -303,7 +309,7 @@ class _Policy:
         )
         return Failure(ScorerRunError(
             scorer_id=self.panel_id, failed_step="panel", completed_steps=(), cause=cause,
-            partial=ScoreResult(run=run, judge=judge, panel=panel),
+            partial=ScoreResult(run=run, judge=judge, details=panel),
         ))
 
     def _aggregate(
@@ -320,18 +326,18 @@ class _Policy:
                 score = 1.0 if passes > fails else 0.0
                 panel = attrs.evolve(panel, score=score)
                 return Success(ScoreResult(run=run, score=score, reason=f"{head} ({listed})",
-                                           judge=judge, panel=panel))
+                                           judge=judge, details=panel))
             panel = attrs.evolve(panel, tie=True)
             if self.on_tie == "not_scorable":
                 return Success(ScoreResult(
-                    run=run, judge=judge, panel=panel, not_scorable=NotScorable(
+                    run=run, judge=judge, details=panel, not_scorable=NotScorable(
                         reason=f"{head}: a tie, not scorable by the panel's on_tie ({listed})",
                         kind="panel_tie"),
                 ))
             score = 1.0 if self.on_tie == "pass" else 0.0
             panel = attrs.evolve(panel, score=score)
             return Success(ScoreResult(
-                run=run, score=score, judge=judge, panel=panel,
+                run=run, score=score, judge=judge, details=panel,
                 reason=f"{head}: a tie, counted as {self.on_tie} ({listed})",
             ))
         combine = _AGGREGATES.get(self.aggregate) if isinstance(self.aggregate, str) else (
@@ -348,7 +354,7 @@ class _Policy:
                 panel)
         score = float(cast(float, value))
         return Success(ScoreResult(
-            run=run, score=score, judge=judge, panel=attrs.evolve(panel, score=score),
+            run=run, score=score, judge=judge, details=attrs.evolve(panel, score=score),
             reason=f"{self.name} of {len(scores)} member score(s): {score:.3g} ({listed})",
         ))
 
@@ -358,7 +364,7 @@ class _Policy:
     ) -> _Outcome:
         return Failure(ScorerRunError(
             scorer_id=self.panel_id, failed_step=step, completed_steps=(), cause=cause,
-            partial=ScoreResult(run=run, judge=judge, panel=panel),
+            partial=ScoreResult(run=run, judge=judge, details=panel),
         ))
 
 
