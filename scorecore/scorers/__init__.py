@@ -2,7 +2,7 @@
 
 Each factory returns a :class:`~scorecore.Scorer` built with :func:`~scorecore.create_scorer`
 from public API only. Text scorers take an agent run (``shape=AGENT``, the default, as in
-Mastra) or plain strings (``shape=TEXT``; ``type="text"`` is the old spelling, deprecated);
+Mastra) or plain strings (``shape=TEXT``);
 LLM-judged scorers take a judge (a :class:`~scorecore.JudgeModel` or a
 :class:`~scorecore.JudgeConfig`) first;
 trajectory scorers take a :class:`~scorecore.agent.Trajectory`. A missing required input (no

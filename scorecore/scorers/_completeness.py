@@ -18,7 +18,6 @@ from typing import Any, Final, TypedDict
 from scorecore import NotScorable, Scorer, StepContext, not_scorable
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     input_text,
@@ -130,7 +129,7 @@ class _Elements(TypedDict):
 
 def completeness(*,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "completeness-scorer", type: Shape | None = None) -> Scorer[ShapeIn, ShapeOut]:
+    id: str = "completeness-scorer") -> Scorer[ShapeIn, ShapeOut]:
     """How much of the input's content the output covers (0 to 1), by lemmatized words.
 
     Both texts are reduced to their distinct lemmatized words (:func:`elements`); the score is
@@ -154,7 +153,7 @@ def completeness(*,
     >>> result.unwrap().score, result.unwrap().preprocess_step_result["missing_elements"]
     (0.8571428571428571, ['be'])
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     _lemmatizer()  # a missing optional dependency is reported when the scorer is built
 
     def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Elements | NotScorable:

@@ -15,7 +15,6 @@ from typing import Any, Final, TypedDict
 from scorecore import NotScorable, Scorer, StepContext, not_scorable
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     input_text,
@@ -80,7 +79,7 @@ class _Keywords(TypedDict):
 def keyword_coverage(
     *,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "keyword-coverage-scorer", type: Shape | None = None
+    id: str = "keyword-coverage-scorer"
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the input's keywords that also appear in the output (0 to 1).
 
@@ -103,7 +102,7 @@ def keyword_coverage(
     >>> result.unwrap().score, result.unwrap().preprocess_step_result["matched_keywords"]
     (0.3333333333333333, ['plants'])
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Keywords | NotScorable:
         source = input_text(ctx.run, runs)

@@ -39,7 +39,6 @@ from scorecore.composite import CompositeScorer, run_members, structure_value
 from scorecore.scorers._details import PairwiseResult, PairwiseVerdict
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     check_text,
@@ -128,7 +127,6 @@ def _judge_scorer(scorer_id: str, judge: Judge, criteria: str) -> Scorer[Any, An
 def pairwise(
     judge: Judge, *, criteria: str, swap: bool = True, on_position_bias: OnPositionBias = "tie",
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "pairwise-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """Whether ``output`` is better than ``baseline_output`` for the same input (LLM-judged).
 
@@ -144,8 +142,8 @@ def pairwise(
 
     The run needs ``baseline_output`` (``scorer.run(..., extra={"baseline_output": ...})``, or
     a dataset item's ``baseline_output``), of the same type as ``output``: agent messages by
-    default, a ``str`` with ``shape=TEXT`` (``type="text"`` is the old spelling,
-    deprecated). Not scorable without it or without text in either answer.
+    default, a ``str`` with ``shape=TEXT``. Not scorable without it or without text in either
+    answer.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import FunctionJudge
@@ -165,7 +163,7 @@ def pairwise(
         raise refuse(id, "swap", "a bool", swap)
     if on_position_bias not in ("tie", "not_scorable"):
         raise refuse(id, "on_position_bias", "'tie' or 'not_scorable'", on_position_bias)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     asker = _judge_scorer(id, judge, chosen)
     policy = _Pairwise(scorer_id=id, asker=asker, swap=swap, on_position_bias=on_position_bias,
                        text=runs == "text")

@@ -13,7 +13,6 @@ that passes no shape.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Final, Generic, Literal, TypeAlias, cast, final
 
 import attrs
@@ -51,7 +50,7 @@ class RunShape(Generic[ShapeIn, ShapeOut]):
     >>> from scorecore.scorers import TEXT, toxicity
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> scorer = toxicity(ScriptedJudge([{"verdicts": []}]), shape=TEXT)
-    >>> TEXT, scorer.run_sync(input=None, output="Happy to help.").unwrap().score
+    >>> TEXT, scorer.run_sync(input="", output="Happy to help.").unwrap().score
     (TEXT, 0.0)
     """
 
@@ -65,23 +64,13 @@ AGENT: Final[RunShape[AgentInput, AgentOutput]] = RunShape("agent")
 """Mastra's agent runs: an :class:`~scorecore.AgentInput` and the agent's messages (the
 default of every built-in scorer)."""
 
-TEXT: Final[RunShape[Any, str]] = RunShape("text")
-"""Plain text runs: the output is a ``str``, the input a ``str`` (the question or source; an
-LLM scorer also takes ``None``)."""
+TEXT: Final[RunShape[str, str]] = RunShape("text")
+"""Plain text runs: the output is a ``str``, the input a ``str`` (the question or source); a
+scorer that does not read the input takes ``None`` too at run time."""
 
 
-def shape_of(scorer_id: str, shape: object, type: object = None) -> Shape:
-    """The shape a factory was given: ``shape`` (``AGENT`` when ``None``), or the old spelling
-    ``type="agent" | "text"``, which still works for one release with a DeprecationWarning."""
-    if type is not None:
-        old = check_shape(scorer_id, type)
-        if shape is not None and shape != RunShape(old):
-            raise refuse(scorer_id, "type", f"left out when shape={shape!r} is given", type)
-        warnings.warn(
-            f"scorer {scorer_id!r}: type={old!r} is the old spelling; pass "
-            f"shape={old.upper()} (from scorecore.scorers import {old.upper()}), which also "
-            "types the scorer", DeprecationWarning, stacklevel=3)
-        return old
+def shape_of(scorer_id: str, shape: object) -> Shape:
+    """The shape a factory was given: ``shape`` (``AGENT`` when ``None``)."""
     if shape is None or shape == AGENT:
         return "agent"
     if shape == TEXT:
@@ -122,13 +111,6 @@ def check_fraction(scorer_id: str, field: str, value: object) -> float:
     if not (math.isfinite(number) and 0 <= number <= 1):
         raise refuse(scorer_id, field, "a number from 0 to 1", value)
     return number
-
-
-def check_shape(scorer_id: str, shape: object) -> Shape:
-    """``shape`` if it is ``"agent"`` or ``"text"``; otherwise a ScorerDefinitionError."""
-    if shape == "agent" or shape == "text":  # noqa: PLR1714 - "in" would not narrow for mypy
-        return shape
-    raise refuse(scorer_id, "type", "'agent' or 'text'", shape)
 
 
 def check_text(scorer_id: str, field: str, value: object, *, allow_empty: bool = False) -> str:

@@ -8,7 +8,6 @@ from typing import Any, TypedDict
 from scorecore import NotScorable, Scorer, StepContext
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     input_text,
@@ -35,7 +34,7 @@ class _Processed(TypedDict):
 def content_similarity(
     *, ignore_case: bool = True, ignore_whitespace: bool = True,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "content-similarity-scorer", type: Shape | None = None,
+    id: str = "content-similarity-scorer",
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How alike the output's characters are to the input's (0 to 1): the Dice coefficient.
 
@@ -59,7 +58,7 @@ def content_similarity(
     >>> anyio.run(lambda: scorer.run(input="Hello world", output="hello  World!")).unwrap().score
     0.9473684210526315
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def process(text: str) -> str:
         if ignore_case:
@@ -115,7 +114,7 @@ def _count_changes(first: str, second: str) -> int:
 def textual_difference(
     *,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "textual-difference-scorer", type: Shape | None = None
+    id: str = "textual-difference-scorer"
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How little the output differs from the input (0 to 1): ``2·LCS / (|a| + |b|)``.
 
@@ -137,7 +136,7 @@ def textual_difference(
     >>> anyio.run(lambda: scorer.run(input="dormitory", output="dirty room")).unwrap().score
     0.42105263157894735
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Difference | NotScorable:
         source = input_text(ctx.run, runs)

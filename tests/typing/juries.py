@@ -75,7 +75,7 @@ async def use_a_panel() -> None:
 # --- pairwise: agent runs by default, strings with shape=TEXT --------------------------------
 
 assert_type(pairwise(judges[0], criteria="helpfulness"), Scorer[AgentInput, AgentOutput])
-assert_type(pairwise(judges[0], criteria="c", shape=TEXT, swap=False), Scorer[Any, str])
+assert_type(pairwise(judges[0], criteria="c", shape=TEXT, swap=False), Scorer[str, str])
 pairwise(judges[0], criteria="c", on_position_bias="first")  # type: ignore[arg-type]
 pairwise(judges[0])  # type: ignore[call-arg]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext, not_scorable
 from scorecore.agent import extract_trajectory
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, refuse, shape_of
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build, numbered
 from scorecore.scorers.llm._reading import check_scale, check_texts, context_pieces, need_answer
 from scorecore.scorers.llm._verdicts import Texts, Verdicts, listed, share_of_yes
@@ -53,7 +53,6 @@ def faithfulness(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     get_context: GetContext | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "faithfulness-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the answer's claims that the context supports (0 to ``scale``).
 
@@ -61,8 +60,7 @@ def faithfulness(
     the run's ground truth), else ``context``, else the results of the tools the agent called
     (each as JSON). The judge lists the answer's factual claims and marks each supported (yes),
     contradicted (no) or not decidable from the context (unsure); only yes counts.
-    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
-    (deprecated).
+    ``shape=TEXT`` scores plain strings.
 
     Not scorable without an answer, without any context, or when the judge finds no claim.
 
@@ -80,7 +78,7 @@ def faithfulness(
     given = check_texts(id, "context", context)
     if get_context is not None and not callable(get_context):
         raise refuse(id, "get_context", "a function of the step context", get_context)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def read(ctx: RunContext) -> Texts | NotScorable:
         answer = need_answer(ctx.run.output)

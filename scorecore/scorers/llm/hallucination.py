@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scorecore import NotScorable, Scorer, not_scorable
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, refuse, shape_of
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build, numbered
 from scorecore.scorers.llm._reading import check_scale, check_texts, context_pieces, need_answer
 from scorecore.scorers.llm._verdicts import Texts, YesNoVerdicts, listed, share_of_yes
@@ -41,13 +41,12 @@ def hallucination(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     get_context: GetContext | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "hallucination-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the answer's claims that are unsupported by or contradict the context
     (0 to ``scale``; **higher is worse**).
 
     The context is ``get_context(ctx)`` if given, else ``context``. ``shape=TEXT`` scores
-    plain strings; ``type=`` is the old spelling of ``shape=`` (deprecated).
+    plain strings.
 
     Not scorable without an answer, without context (Mastra lets the judge call every claim
     unsupported), or when the judge finds no claim.
@@ -67,7 +66,7 @@ def hallucination(
     given = check_texts(id, "context", context)
     if get_context is not None and not callable(get_context):
         raise refuse(id, "get_context", "a function of the step context", get_context)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def read(ctx: RunContext) -> Texts | NotScorable:
         answer = need_answer(ctx.run.output)
