@@ -186,7 +186,7 @@ async def test_formula_end_to_end(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 async def test_prompt_snapshot(case: Case) -> None:
-    """The prompts are deliberate: each matches its snapshot in tests/scorers/snapshots
+    """The prompts are deliberate: each matches its snapshot in tests/scorers/llm/snapshots
     (``SCORECORE_UPDATE_SNAPSHOTS=1`` rewrites them), fences the run's texts as untrusted data
     and names the persona in the instructions."""
     scorer = case.build(ScriptedJudge(case.replies))
