@@ -13,11 +13,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict
 
-from scorecore import NotScorable, Scorer, StepContext, not_scorable
+from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._shapes import (
     RunShape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
     input_text,
@@ -156,7 +157,7 @@ def completeness(*,
     runs = shape_of(id, shape)
     _lemmatizer()  # a missing optional dependency is reported when the scorer is built
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Elements | NotScorable:
+    def preprocess(ctx: ShapedContext) -> _Elements | NotScorable:
         source = input_text(ctx.run, runs)
         if isinstance(source, NotScorable):
             return source

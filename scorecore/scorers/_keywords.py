@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib.resources import files
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict
 
-from scorecore import NotScorable, Scorer, StepContext, not_scorable
+from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._shapes import (
     RunShape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
     input_text,
@@ -104,7 +105,7 @@ def keyword_coverage(
     """
     runs = shape_of(id, shape)
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Keywords | NotScorable:
+    def preprocess(ctx: ShapedContext) -> _Keywords | NotScorable:
         source = input_text(ctx.run, runs)
         if isinstance(source, NotScorable):
             return source

@@ -25,6 +25,7 @@ from scorecore import (
     ScorerBuilder,
     ScorerDefinitionError,
     ScorerRun,
+    StepContext,
     create_scorer,
     not_scorable,
 )
@@ -35,6 +36,17 @@ from scorecore.validators import is_int, misuse
 Shape: TypeAlias = Literal["agent", "text"]
 """``"agent"``: Mastra's agent run (:class:`~scorecore.AgentInput` and messages);
 ``"text"``: the run's input and output are plain strings."""
+
+ShapedRun: TypeAlias = ScorerRun[Any, Any]
+"""A run of the shape a built-in was built with (an agent run or plain text): its steps read
+it through that shape (:func:`input_text`, :func:`output_text`), so its types are the
+shape's, known when built, not here."""
+
+ShapedContext: TypeAlias = StepContext[Any, Any, None, None]
+"""What a built-in's first step receives: a :data:`ShapedRun` and no earlier results."""
+
+ShapedBuilder: TypeAlias = ScorerBuilder[Any, Any, None, None]
+"""A built-in's builder before its steps: typed by the factory's shape on return."""
 
 ShapeIn = TypeVar("ShapeIn", default=AgentInput)
 ShapeOut = TypeVar("ShapeOut", default=AgentOutput)
@@ -122,7 +134,7 @@ def check_text(scorer_id: str, field: str, value: object, *, allow_empty: bool =
 
 def start(
     *, id: str, name: str, description: str, shape: Shape, reads_input: bool
-) -> ScorerBuilder[Any, Any, None, None]:
+) -> ShapedBuilder:
     """A builder for ``shape``: ``type="agent"``, or ``str`` output (and input if it is read)."""
     if shape == "agent":
         return create_scorer(id=id, name=name, description=description, type="agent")
@@ -132,7 +144,7 @@ def start(
     return create_scorer(id=id, name=name, description=description, output_type=str)
 
 
-def input_text(run: ScorerRun[Any, Any], shape: Shape) -> str | NotScorable:
+def input_text(run: ShapedRun, shape: Shape) -> str | NotScorable:
     """The input's text (the agent's input messages joined with ``", "``), or not scorable
     when there is none: a reference that is missing cannot be compared with."""
     if shape == "text":
@@ -148,7 +160,7 @@ def input_text(run: ScorerRun[Any, Any], shape: Shape) -> str | NotScorable:
     return text
 
 
-def no_output_messages(run: ScorerRun[Any, Any], shape: Shape) -> NotScorable | None:
+def no_output_messages(run: ShapedRun, shape: Shape) -> NotScorable | None:
     """Not scorable when an agent run's output has no messages at all (nothing was answered)."""
     if shape == "agent" and not run.output:
         return not_scorable("no output: run.output has no messages")
@@ -156,7 +168,7 @@ def no_output_messages(run: ScorerRun[Any, Any], shape: Shape) -> NotScorable | 
 
 
 def output_text(
-    run: ScorerRun[Any, Any], shape: Shape, *, separator: str = ", ",
+    run: ShapedRun, shape: Shape, *, separator: str = ", ",
     assistant_only: bool = False,
 ) -> str | NotScorable:
     """The output's text: the string itself, or the messages' texts joined with ``separator``

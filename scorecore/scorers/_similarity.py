@@ -8,6 +8,7 @@ from typing import Any, TypedDict
 from scorecore import NotScorable, Scorer, StepContext
 from scorecore.scorers._shapes import (
     RunShape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
     input_text,
@@ -67,7 +68,7 @@ def content_similarity(
             text = js_trim(JS_WHITESPACE_RUN.sub(" ", text))
         return text
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Processed | NotScorable:
+    def preprocess(ctx: ShapedContext) -> _Processed | NotScorable:
         source = input_text(ctx.run, runs)
         if isinstance(source, NotScorable):
             return source
@@ -138,7 +139,7 @@ def textual_difference(
     """
     runs = shape_of(id, shape)
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Difference | NotScorable:
+    def preprocess(ctx: ShapedContext) -> _Difference | NotScorable:
         source = input_text(ctx.run, runs)
         if isinstance(source, NotScorable):
             return source

@@ -11,17 +11,17 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict
 
 from scorecore import (
     NotScorable,
     Scorer,
     ScorerDefinitionError,
-    StepContext,
     not_scorable,
 )
 from scorecore.scorers._shapes import (
     RunShape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
     check_text,
@@ -147,7 +147,7 @@ def tone(
             )
         reference = comparative(reference_tone)
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Tone | NotScorable:
+    def preprocess(ctx: ShapedContext) -> _Tone | NotScorable:
         answer = output_text(ctx.run, runs)
         if isinstance(answer, NotScorable):
             return answer

@@ -6,10 +6,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from scorecore import NotScorable, Scorer, StepContext
+from scorecore import NotScorable, Scorer
 from scorecore.scorers._shapes import (
     RunShape,
     Shape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
     check_fraction,
@@ -28,7 +29,7 @@ def _text_check(
     *, id: str, name: str, description: str, runs: Shape, separator: str, target: str,
     passes: Callable[[str], bool], measure: Callable[[str], float] | None = None,
 ) -> Scorer[Any, Any]:
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> dict[str, Any] | NotScorable:
+    def preprocess(ctx: ShapedContext) -> dict[str, Any] | NotScorable:
         text = output_text(ctx.run, runs, separator=separator, assistant_only=True)
         if isinstance(text, NotScorable):
             return text
