@@ -21,8 +21,7 @@ from scorecore.scorers._shapes import (
     ShapedContext,
     ShapeIn,
     ShapeOut,
-    input_text,
-    output_text,
+    input_and_output,
     shape_of,
     start,
 )
@@ -158,12 +157,10 @@ def completeness(*,
     _lemmatizer()  # a missing optional dependency is reported when the scorer is built
 
     def preprocess(ctx: ShapedContext) -> _Elements | NotScorable:
-        source = input_text(ctx.run, runs)
-        if isinstance(source, NotScorable):
-            return source
-        answer = output_text(ctx.run, runs)
-        if isinstance(answer, NotScorable):
-            return answer
+        texts = input_and_output(ctx.run, runs)
+        if isinstance(texts, NotScorable):
+            return texts
+        source, answer = texts
         required = elements(source)
         if not required:
             return not_scorable("no input words: the input text has no letters or digits")

@@ -18,8 +18,7 @@ from scorecore.scorers._shapes import (
     ShapedContext,
     ShapeIn,
     ShapeOut,
-    input_text,
-    output_text,
+    input_and_output,
     shape_of,
     start,
 )
@@ -106,12 +105,10 @@ def keyword_coverage(
     runs = shape_of(id, shape)
 
     def preprocess(ctx: ShapedContext) -> _Keywords | NotScorable:
-        source = input_text(ctx.run, runs)
-        if isinstance(source, NotScorable):
-            return source
-        answer = output_text(ctx.run, runs)
-        if isinstance(answer, NotScorable):
-            return answer
+        texts = input_and_output(ctx.run, runs)
+        if isinstance(texts, NotScorable):
+            return texts
+        source, answer = texts
         reference = keywords(source)
         if not reference:
             return not_scorable(

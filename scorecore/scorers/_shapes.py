@@ -160,6 +160,16 @@ def input_text(run: ShapedRun, shape: Shape) -> str | NotScorable:
     return text
 
 
+def input_and_output(run: ShapedRun, shape: Shape) -> tuple[str, str] | NotScorable:
+    """The input's text and the output's text (:func:`input_text`, :func:`output_text`); not
+    scorable without either."""
+    source = input_text(run, shape)
+    if isinstance(source, NotScorable):
+        return source
+    answer = output_text(run, shape)
+    return answer if isinstance(answer, NotScorable) else (source, answer)
+
+
 def no_output_messages(run: ShapedRun, shape: Shape) -> NotScorable | None:
     """Not scorable when an agent run's output has no messages at all (nothing was answered)."""
     if shape == "agent" and not run.output:

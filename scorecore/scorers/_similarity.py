@@ -11,8 +11,7 @@ from scorecore.scorers._shapes import (
     ShapedContext,
     ShapeIn,
     ShapeOut,
-    input_text,
-    output_text,
+    input_and_output,
     shape_of,
     start,
 )
@@ -69,12 +68,10 @@ def content_similarity(
         return text
 
     def preprocess(ctx: ShapedContext) -> _Processed | NotScorable:
-        source = input_text(ctx.run, runs)
-        if isinstance(source, NotScorable):
-            return source
-        answer = output_text(ctx.run, runs)
-        if isinstance(answer, NotScorable):
-            return answer
+        texts = input_and_output(ctx.run, runs)
+        if isinstance(texts, NotScorable):
+            return texts
+        source, answer = texts
         return {"processed_input": process(source), "processed_output": process(answer)}
 
     def score(ctx: StepContext[Any, Any, _Processed, None]) -> float:
@@ -140,12 +137,10 @@ def textual_difference(
     runs = shape_of(id, shape)
 
     def preprocess(ctx: ShapedContext) -> _Difference | NotScorable:
-        source = input_text(ctx.run, runs)
-        if isinstance(source, NotScorable):
-            return source
-        answer = output_text(ctx.run, runs)
-        if isinstance(answer, NotScorable):
-            return answer
+        texts = input_and_output(ctx.run, runs)
+        if isinstance(texts, NotScorable):
+            return texts
+        source, answer = texts
         shortest, longest = sorted((len(utf16_units(source)), len(utf16_units(answer))))
         length_diff = (longest - shortest) / longest if longest else 0.0
         return {"ratio": lcs_ratio(source, answer), "confidence": 1 - length_diff,
