@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, cast, final,
 from returns.result import Result
 from typing_extensions import TypeVar
 
-from scorecore._core._agent import AgentInput, AgentOutput
+from scorecore._core._agent import AgentInput, AgentMessage, AgentOutput
 from scorecore._core._config import (
     JudgeConfig,
     PromptStep,
@@ -32,6 +32,11 @@ from scorecore._core._values import (
 )
 
 __all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
+
+RawOutput: TypeAlias = Mapping[str, Any] | Sequence[Mapping[str, Any] | AgentMessage]
+"""An output given as Mastra's JSON (an object, or a list of messages as objects or values),
+structured into the scorer's output type when it runs. A list of anything else is no output
+of a scorer typed ``Scorer[..., str]``, so mypy refuses it rather than the run."""
 
 In = TypeVar("In", default=Any)
 Out = TypeVar("Out", default=Any)
@@ -266,7 +271,7 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         self,
         *,
         input: In | Mapping[str, Any],
-        output: Out | Mapping[str, Any] | Sequence[Any],
+        output: Out | RawOutput,
         ground_truth: Any = None,
         run_id: str | None = None,
         request_context: Mapping[str, Any] | None = None,
@@ -299,7 +304,7 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         self,
         *,
         input: In | Mapping[str, Any],
-        output: Out | Mapping[str, Any] | Sequence[Any],
+        output: Out | RawOutput,
         ground_truth: Any = None,
         run_id: str | None = None,
         request_context: Mapping[str, Any] | None = None,

@@ -13,7 +13,7 @@ from returns.result import Result
 
 from scorecore import Scorer, ScoreResult, ScorerRun, ScorerRunError
 
-__all__ = ["Member", "MemberResult", "MemberRun", "Outcome"]
+__all__: list[str] = []  # internal: typing shared by the panel and the pairwise judgement
 
 Member: TypeAlias = Scorer[Any, Any]
 """A member scorer, of the run shape the composite was built for."""

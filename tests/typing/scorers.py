@@ -131,6 +131,8 @@ completeness(type="text")  # type: ignore[call-arg]
 # keeping it where a scorer of other runs is expected.
 keyword_coverage(shape=TEXT).run_sync(input="q", output=3)  # type: ignore[arg-type]
 keyword_coverage(shape=TEXT).run_sync(input=3, output="a")  # type: ignore[arg-type]
+keyword_coverage(shape=TEXT).run_sync(input="q", output=["a"])  # type: ignore[list-item]
+bias(judge, shape=TEXT).run_sync(input="q", output=("a", "b"))  # type: ignore[arg-type]
 faithfulness(judge, context=["c"], shape=TEXT).run_sync(
     input="q", output=3.5)  # type: ignore[arg-type]
 numbers_scorer: Scorer[int, str] = keyword_coverage(shape=TEXT)  # type: ignore[arg-type]
