@@ -15,7 +15,7 @@ from scorecore.agent import (
     TrajectoryStep,
     seconds_from_mastra,
 )
-from scorecore.scorers._trajectory_rules import _VARIANT_FIELDS
+from scorecore.scorers._steps import _VARIANT_FIELDS
 
 _CAMEL: Final = re.compile(r"(?<!^)(?=[A-Z])")
 
