@@ -160,7 +160,8 @@ def _kappa(text: str) -> float:
 def label_flags(command: argparse.ArgumentParser, *, required: bool, what: str = "") -> None:
     """The flags reading human labels, shared by ``calibrate``, ``report`` and ``eval``."""
     command.add_argument("--labels", required=required, metavar="FILE",
-                         help='JSONL of human labels, {"id": item id, "label": ...} per line'
+                         help='JSONL of human labels, {"id": item id, "label": ...} per line, '
+                              "or 'store': the store's labels of the batch"
                               + (f"; {what}" if what else ""))
     command.add_argument("--kind", choices=("binary", "ordinal", "continuous"),
                          default="binary", help="what the labels are (default binary)")
