@@ -10,7 +10,7 @@ snake_case, with durations in seconds.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, cast, final, get_args
 
 import attrs
@@ -18,9 +18,9 @@ from returns.result import Failure, Result, Success
 
 from scorecore._core._agent import AgentMessage, AgentOutput, ToolInvocation, ToolInvocationPart
 from scorecore._core._causes import InputMismatch
-from scorecore._core._keys import MILLISECONDS
+from scorecore._core._declared_types import structure_run_value
+from scorecore._core._keys import MILLISECONDS, millisecond_keys, read_milliseconds
 from scorecore._core._reprs import short_repr
-from scorecore._core._structuring import structure_run_value
 
 __all__ = [
     "STEP_FIELDS",
@@ -32,6 +32,7 @@ __all__ = [
     "TrajectoryStep",
     "extract_trajectory",
     "merged_tool_invocations",
+    "seconds_from_mastra",
 ]
 
 StepType: TypeAlias = Literal[
@@ -100,7 +101,7 @@ def _steps(value: Iterable[TrajectoryStep]) -> tuple[TrajectoryStep, ...]:
     return tuple(value)
 
 
-def _are(kind: type, where: str) -> Any:
+def _are(kind: type, where: str) -> Callable[[object, attrs.Attribute[Any], object], None]:
     def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         for index, item in enumerate(cast(tuple[object, ...], value)):
             if not isinstance(item, kind):
@@ -332,7 +333,7 @@ def merged_tool_invocations(message: AgentMessage) -> list[ToolInvocation]:
     return merged
 
 
-def _wrapped(value: Any) -> Any:
+def _wrapped(value: object) -> object:
     # Mastra keeps an object as is and wraps any other value as {"value": x}.
     if value is None or isinstance(value, Mapping):
         return value
@@ -372,7 +373,7 @@ def extract_trajectory(messages: Sequence[AgentMessage]) -> Trajectory:
     return Trajectory(steps=tuple(steps), raw_output=tuple(messages))
 
 
-def to_trajectory(value: Any) -> Result[Trajectory, InputMismatch]:
+def to_trajectory(value: object) -> Result[Trajectory, InputMismatch]:
     """A ``type="trajectory"`` run's output: a :class:`Trajectory` as is, its JSON (an object
     with ``steps``, as ``to_mastra_json`` writes it) structured, agent messages (or their Mastra
     JSON) through :func:`extract_trajectory`."""
@@ -385,3 +386,17 @@ def to_trajectory(value: Any) -> Result[Trajectory, InputMismatch]:
         mismatch = messages.failure()
         return Failure(attrs.evolve(mismatch, expected_type="Trajectory or AgentOutput"))
     return Success(extract_trajectory(messages.unwrap()))
+
+
+def seconds_from_mastra(value: Mapping[str, Any], cls: type) -> Mapping[str, Any]:
+    """``value``, Mastra's JSON of a ``cls`` (a :class:`TrajectoryStep`, a
+    :class:`Trajectory` …), with its millisecond keys (``durationMs``) read as our keys in
+    seconds (``duration``); other keys as given.
+
+    Raises:
+        TypeError: a millisecond value is not a finite number ≥ 0, or both keys are given.
+
+    >>> seconds_from_mastra({"name": "search", "durationMs": 1250}, TrajectoryStep)
+    {'name': 'search', 'duration': 1.25}
+    """
+    return read_milliseconds(value, millisecond_keys(cls))

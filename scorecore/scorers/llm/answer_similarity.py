@@ -10,10 +10,8 @@ from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale, clamp
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
-    check_fraction,
     shape_of,
 )
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
@@ -23,6 +21,7 @@ from scorecore.scorers.llm._reading import (
     has_text,
     reference_text,
 )
+from scorecore.validators import check_fraction
 
 __all__ = ["answer_similarity"]
 
@@ -144,14 +143,12 @@ def answer_similarity(
     missing_penalty: float = 0.15, contradiction_penalty: float = 1.0,
     extra_info_penalty: float = 0.05, scale: float = 1,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "answer-similarity-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How closely the answer matches the ground truth, unit by unit (0 to ``scale``).
 
     The judge splits the ground truth into units of meaning and matches each one in the
     answer (exact, semantic, partial or missing), and lists extra and contradicting units.
-    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
-    (deprecated).
+    ``shape=TEXT`` scores plain strings.
 
     Not scorable without a ground truth (any non-string one is compared as JSON), without an
     answer, or when the judge finds no unit.
@@ -168,12 +165,12 @@ def answer_similarity(
     ...           ).unwrap().score
     1.0
     """
-    options = {name: check_fraction(id, name, value) for name, value in (
+    options = {name: check_fraction(name, value, scorer_id=id) for name, value in (
         ("semantic_threshold", semantic_threshold), ("exact_match_bonus", exact_match_bonus),
         ("missing_penalty", missing_penalty), ("contradiction_penalty", contradiction_penalty),
         ("extra_info_penalty", extra_info_penalty))}
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     return build(Spec(
         id=id, name="Answer Similarity Scorer",
         description="How closely the answer matches the ground truth",

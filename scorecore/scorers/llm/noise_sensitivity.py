@@ -11,10 +11,8 @@ from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import r2
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
-    check_fraction,
     check_text,
     refuse,
     shape_of,
@@ -24,9 +22,9 @@ from scorecore.scorers.llm._reading import (
     UNIT_INTERVAL,
     assistant_text,
     has_text,
-    unit_interval,
     user_text,
 )
+from scorecore.validators import check_fraction, unit_interval
 
 __all__ = ["noise_sensitivity"]
 
@@ -137,12 +135,10 @@ def noise_sensitivity(
     impact_weights: Mapping[str, float] | None = None, major_issue_per_item: float = 0.1,
     max_major_issue_penalty: float = 0.3, discrepancy_threshold: float = 0.2,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "noise-sensitivity-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How robust the agent is to noise: the run's input is the clean query, its output the
     answer to ``noisy_query``, compared with ``baseline_response`` (the clean answer).
-    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
-    (deprecated).
+    ``shape=TEXT`` scores plain strings.
 
     Not scorable without the clean query (a user message) or the noisy answer.
 
@@ -166,12 +162,12 @@ def noise_sensitivity(
     for key, value in (impact_weights or {}).items():
         if key not in IMPACT_WEIGHTS:
             raise refuse(id, "impact_weights", f"keys among {list(IMPACT_WEIGHTS)}", key)
-        weights[key] = check_fraction(id, f"impact_weights[{key!r}]", value)
-    options = {name: check_fraction(id, name, value) for name, value in (
+        weights[key] = check_fraction(f"impact_weights[{key!r}]", value, scorer_id=id)
+    options = {name: check_fraction(name, value, scorer_id=id) for name, value in (
         ("major_issue_per_item", major_issue_per_item),
         ("max_major_issue_penalty", max_major_issue_penalty),
         ("discrepancy_threshold", discrepancy_threshold))}
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def shown(answers: Answers) -> list[tuple[str, str]]:
         return [("CLEAN_QUERY", answers.question), ("NOISY_QUERY", noisy),

@@ -11,10 +11,8 @@ from scorecore.scorers._messages import message_text
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
-    check_count,
     refuse,
     shape_of,
 )
@@ -25,9 +23,9 @@ from scorecore.scorers.llm._reading import (
     check_scale,
     has_text,
     system_text,
-    unit_interval,
     user_text,
 )
+from scorecore.validators import check_count, unit_interval
 
 __all__ = ["prompt_alignment"]
 
@@ -169,14 +167,12 @@ def prompt_alignment(
     judge: Judge, *, scale: float = 1, evaluation_mode: EvaluationMode = "both",
     include_conversation_history: bool | int = False,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "prompt-alignment-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How well the answer follows the user's request and/or the system prompt.
 
     ``evaluation_mode``: ``"user"`` (the user's message), ``"system"`` (the system prompts)
     or ``"both"``. ``include_conversation_history``: ``True`` adds the last 10 remembered
-    messages to the prompt, a number that many. ``shape=TEXT`` scores plain strings;
-    ``type=`` is the old spelling of ``shape=`` (deprecated).
+    messages to the prompt, a number that many. ``shape=TEXT`` scores plain strings.
 
     Not scorable without an answer, or without the instructions the mode needs (``both``
     needs at least one of them).
@@ -204,9 +200,9 @@ def prompt_alignment(
     mode: EvaluationMode = evaluation_mode
     history = (10 if include_conversation_history is True else 0
                if include_conversation_history is False
-               else check_count(id, "include_conversation_history",
-                                include_conversation_history, minimum=1))
-    runs = shape_of(id, shape, type)
+               else check_count("include_conversation_history",
+                                include_conversation_history, minimum=1, scorer_id=id))
+    runs = shape_of(id, shape)
 
     def read(ctx: RunContext) -> AlignmentTexts | NotScorable:
         user, system = user_text(ctx.run.input), system_text(ctx.run.input)
