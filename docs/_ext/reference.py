@@ -65,13 +65,16 @@ def _exported(module_name: str) -> list[str]:
 def homes(modules: list[str]) -> dict[int, str]:
     """``{id(object): "module.name"}``: where each exported object is rendered in full."""
     home: dict[int, str] = {}
-    for module_name in modules:
-        module = importlib.import_module(module_name)
-        for name in _exported(module_name):
-            obj = getattr(module, name)
-            if isinstance(obj, _SCALARS):
-                continue
-            home.setdefault(id(obj), f"{module_name}.{name}")
+    # An object's own name first: ``PartialResult = ScoreResult`` is rendered at ScoreResult.
+    for own_name_only in (True, False):
+        for module_name in modules:
+            module = importlib.import_module(module_name)
+            for name in _exported(module_name):
+                obj = getattr(module, name)
+                if isinstance(obj, _SCALARS):
+                    continue
+                if not own_name_only or getattr(obj, "__name__", None) == name:
+                    home.setdefault(id(obj), f"{module_name}.{name}")
     return home
 
 
@@ -117,7 +120,9 @@ def render(module_name: str, home: dict[int, str], children: Sequence[str] = ())
                 f".. py:{kind}:: {name}",
                 f"   :module: {module_name}",
                 "",
-                f"   Re-exported: the same object as :{role}:`{where}`.",
+                f"   Re-exported: the same object as :{role}:`{where}`."
+                if where.rpartition(".")[2] == name
+                else f"   Another name for :{role}:`{where}`: the same object.",
                 "",
             ]
         else:
@@ -204,11 +209,11 @@ def _rendered(env: BuildEnvironment) -> dict[str, Any]:
     }
 
 
-def _private(obj: object) -> bool:
+def _private(obj: type) -> bool:
     """Whether a class is the project's but exported by no public module."""
-    module = getattr(obj, "__module__", "") or ""
+    module = obj.__module__ or ""
     return module.split(".", 1)[0] in PACKAGES and any(
-        part.startswith("_") for part in [*module.split("."), obj.__qualname__]  # type: ignore[attr-defined]
+        part.startswith("_") for part in [*module.split("."), obj.__qualname__]
     )
 
 
@@ -221,7 +226,8 @@ def public_bases(
     pending = list(bases)
     while pending:
         base = pending.pop(0)
-        if _private(base) and id(base) not in home:
+        # A subscripted base (``Generic[T]``) is shown as written.
+        if inspect.isclass(base) and _private(base) and id(base) not in home:
             pending[:0] = [b for b in base.__bases__ if b is not object]
         elif base not in shown:
             shown.append(base)
@@ -301,9 +307,9 @@ def missing_reference(
         objects = {id(_resolve_object(name)) for name in group}
         if group and len(objects) == 1:
             return _xref(app, env, node, contnode, min(group, key=len))
-    # Outside the project (``collections.abc.Callable``): text, once the name is known to
-    # exist. Builtins (``int``) are Sphinx's own to resolve.
-    if "." in target and _resolve_object(target) is not None:
+    # Outside the project (``collections.abc.Callable``, ``reprlib``): text, once the name is
+    # known to exist. Builtins (``int``) are Sphinx's own to resolve.
+    if ("." in target or node["reftype"] == "mod") and _resolve_object(target) is not None:
         return contnode
     return None
 
