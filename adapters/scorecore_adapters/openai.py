@@ -51,6 +51,7 @@ from scorecore_adapters._http import (
     prune_optional_nulls,
     redact,
 )
+from scorecore_adapters._logprobs import from_choice, logprob_body
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -450,6 +451,7 @@ class OpenAIChatModel(HttpJudgeBase):
                 "type": "json_object",
                 "schema": _for_the_grammar(request.output_schema),
             }
+        body.update(logprob_body(request))
         body.update(settings.extra)
         return body
 
@@ -522,6 +524,7 @@ class OpenAIChatModel(HttpJudgeBase):
                 usage=_usage(body.get("usage")),
                 finish_reason=as_str(choice.get("finish_reason")),
                 model_id=model_id if isinstance(model_id, str) else self._model,
+                logprobs=None if request.top_logprobs is None else from_choice(choice),
             )
         )
 
