@@ -8,7 +8,7 @@ prompt step keeps the pipeline's own path (and pays nothing for this one).
 from __future__ import annotations
 
 import math
-from typing import Any, Final, Protocol, TypeAlias, final
+from typing import Final, Protocol, TypeAlias
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -27,24 +27,13 @@ from scorecore._core._values import (
     NotScorable,
     StepContext,
 )
-from scorecore._core._verdicts import Weighed, agreement, top_logprobs_for, weigh
+from scorecore._core._verdicts import Confident, agreement, top_logprobs_for, weigh
 from scorecore.validators import is_number
 
 __all__: list[str] = []  # internal: the pipeline's prompt step calls it
 
 _STEP: Final[StepName] = "generate_score"
 NO_LOGPROBS: Final = "no_logprobs"
-
-
-@final
-class Confident:
-    """A score and how sure the judge was of it, from the step to the pipeline (internal)."""
-
-    __slots__ = ("confidence", "score")
-
-    def __init__(self, score: float, confidence: float) -> None:
-        self.score = score
-        self.confidence = confidence
 
 
 def _finite(value: object) -> float | None:
@@ -63,12 +52,14 @@ class Recorder(Protocol):
     def record(self, step: StepName, execution: JudgeExecution, /) -> None: ...
 
 
-_Step: TypeAlias = ScorePromptStep[Any, Any, Any, Any, Any]
+# The type parameters' defaults: the step and its context as the pipeline holds them.
+_Step: TypeAlias = ScorePromptStep
+_Ctx: TypeAlias = StepContext
 
 
 async def confident_score(
     step: _Step, *, judge: ResolvedJudge, prompt: str, schema: CompiledSchema | None,
-    ctx: StepContext[Any, Any, Any, Any], judged: Recorder, runtime: Runtime,
+    ctx: _Ctx, judged: Recorder, runtime: Runtime,
 ) -> Result[Confident | NotScorable, RunFailureCause]:
     """Ask the judge as the step says and return the score with its confidence, a
     not-scorable marker, or why the step failed. Never raises for what the judge did."""
@@ -105,19 +96,19 @@ async def _from_probabilities(
     if stopped is not None:
         return Failure(stopped)
     weighed = weigh(outcome.logprobs, verdicts)
-    if not isinstance(weighed, Weighed):
+    if not isinstance(weighed, Confident):
         # Never a silent default: the run is not scorable, and the kind says the judge is why.
         judged.record(_STEP, outcome.execution)
         return Success(NotScorable(
             reason=f"cannot score from probabilities: {weighed} ({judge.model.provider} "
                    f"{judge.model.model_id!r})", kind=NO_LOGPROBS))
     judged.record(_STEP, with_output(outcome.execution, weighed.score))
-    return Success(Confident(weighed.score, weighed.confidence))
+    return Success(weighed)
 
 
 async def _from_samples(
     step: _Step, *, judge: ResolvedJudge, prompt: str, schema: CompiledSchema | None,
-    ctx: StepContext[Any, Any, Any, Any], judged: Recorder, runtime: Runtime,
+    ctx: _Ctx, judged: Recorder, runtime: Runtime,
 ) -> Result[Confident | NotScorable, RunFailureCause]:
     settings = judge.model_settings
     base = 0 if settings.seed is None else settings.seed

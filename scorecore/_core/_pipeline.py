@@ -26,7 +26,7 @@ from scorecore._core._causes import (
     StepRaised,
     exception_message,
 )
-from scorecore._core._confident import Confident, confident_score
+from scorecore._core._confident import confident_score
 from scorecore._core._config import PromptStep, ResolvedJudge, ScorePromptStep
 from scorecore._core._declared_types import structure_run_value
 from scorecore._core._definition import _ASYNC, _PROMPT, _SYNC, StepInfo, _Definition
@@ -49,6 +49,7 @@ from scorecore._core._values import (
     StepContext,
     StepResults,
 )
+from scorecore._core._verdicts import Confident
 from scorecore.validators import is_number
 
 __all__: list[str] = []  # internal: Scorer.run is the entry point

@@ -93,8 +93,10 @@ def top_logprobs_for(verdicts: Mapping[str, float]) -> int:
 
 
 @final
-class Weighed:
-    """A probability-weighted score and the probability of the chosen verdict."""
+class Confident:
+    """A score and how sure the judge was of it (a probability-weighted verdict with the
+    chosen verdict's probability, or samples' mean with their agreement), from the step to
+    the pipeline."""
 
     __slots__ = ("confidence", "score")
 
@@ -103,12 +105,12 @@ class Weighed:
         self.confidence = confidence
 
     def __repr__(self) -> str:
-        return f"Weighed(score={self.score!r}, confidence={self.confidence!r})"
+        return f"Confident(score={self.score!r}, confidence={self.confidence!r})"
 
 
 def weigh(
     logprobs: Sequence[TokenLogprob] | None, verdicts: Mapping[str, float]
-) -> Weighed | str:
+) -> Confident | str:
     """The probability-weighted value over ``verdicts`` at the verdict position, or why not.
 
     The verdict position is the first generated token that is a verdict (compared without
@@ -148,7 +150,7 @@ def weigh(
         score = math.fsum(p * values[v] for v, p in per_verdict.items()) / total
         # Rounding may push a weighted mean a hair outside the verdicts' values.
         score = min(max(score, min(values.values())), max(values.values()))
-        return Weighed(score, min(1.0, per_verdict[chosen] / total))
+        return Confident(score, min(1.0, per_verdict[chosen] / total))
     return (f"no generated token is one of the verdicts {sorted(verdicts)!r} "
             f"(the reply had {len(logprobs)} tokens)")
 

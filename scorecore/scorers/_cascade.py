@@ -26,7 +26,7 @@ from scorecore import (
     StepName,
 )
 from scorecore.composite import CompositeDetails, CompositeScorer, run_members, short_repr
-from scorecore.scorers._members import Member, MemberRun, Outcome
+from scorecore.scorers._members import Member, MemberResult, MemberRun, Outcome
 from scorecore.scorers._panel import _check_ids, _check_shapes
 
 __all__ = ["CascadeResult", "cascade"]
@@ -184,7 +184,7 @@ class _Policy:
     tiers: tuple[Member, ...]
     min_confidence: float
 
-    def _unsure(self, result: ScoreResult[Any, Any]) -> bool:
+    def _unsure(self, result: MemberResult) -> bool:
         """Whether ``result`` sends the run on to the next tier."""
         if result.not_scorable is not None:
             return result.not_scorable.judge_undecided
@@ -199,7 +199,7 @@ class _Policy:
         scores: list[float | None] = []
         confidences: list[float | None] = []
         judge: dict[StepName, tuple[JudgeExecution, ...]] = {}
-        result: ScoreResult[Any, Any] | None = None
+        result: MemberResult | None = None
         for index, tier in enumerate(self.tiers):
             (outcome,) = await run_members([(tier, run)], runtime)
             ids.append(tier.id)
