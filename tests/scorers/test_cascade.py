@@ -120,11 +120,15 @@ async def test_a_failing_tier_fails_the_cascade_with_its_cause(anyio_backend: st
     assert failure.partial.details_as(CascadeResult).tier is None  # type: ignore[union-attr]
 
 
+# Confidences on a grid of 0.05 and floors between its points: a judge's probability read
+# back through exp(log p) is off by rounding, which must not decide a tie the oracle reads.
+_grid = st.integers(1, 19).map(lambda n: n / 20)
+
+
 @settings(max_examples=30, deadline=None)
 @given(
-    confidences=st.lists(
-        st.lists(st.floats(0.01, 0.99), min_size=3, max_size=3), min_size=1, max_size=8),
-    min_confidence=st.floats(0.0, 1.0),
+    confidences=st.lists(st.lists(_grid, min_size=3, max_size=3), min_size=1, max_size=8),
+    min_confidence=st.integers(0, 19).map(lambda n: n / 20 + 0.025),
 )
 async def test_every_run_is_decided_by_one_tier_or_escalated_past_the_last(
     confidences: list[list[float]], min_confidence: float
