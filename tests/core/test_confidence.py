@@ -231,3 +231,26 @@ def test_settings_that_cannot_work_are_refused_naming_the_field(
     with pytest.raises(ScorerDefinitionError) as raised:
         ScorePromptStep(description="rate", create_prompt=lambda ctx: "Rate", **step)
     assert raised.value.field == field
+
+
+async def test_the_confidence_round_trips_through_mastra_json_and_a_stored_row(
+    anyio_backend: str
+) -> None:
+    """Mastra's JSON and a batch's row keep the confidence (absent when nothing measured it)."""
+    from scorecore import from_mastra_json, to_mastra_json  # noqa: PLC0415
+    from scorecore.evals import run_evals  # noqa: PLC0415
+    from scorecore_adapters.testing import InMemoryScoreStore  # noqa: PLC0415
+
+    judge = ScriptedJudge([verdict_reply({"score": 4}, {"4": 0.6, "5": 0.4})] * 2)
+    scorer = _scorer(judge, score_from="probabilities", verdicts=FIVE)
+    result = (await scorer.run(input="q", output="a")).unwrap()
+    data = to_mastra_json(result)
+    assert data["confidence"] == pytest.approx(0.6)
+    assert from_mastra_json(data).confidence == result.confidence
+    assert "confidence" not in to_mastra_json(
+        (await _scorer(ScriptedJudge([{"score": 1}])).run(input="q", output="a")).unwrap())
+    store = InMemoryScoreStore()
+    await run_evals([{"input": "q", "output": "a", "id": "i1"}], [scorer], store=store,
+                    batch_id="b")
+    (row,) = await store.list_run("b")
+    assert (row.metadata or {})["confidence"] == pytest.approx(0.6)
