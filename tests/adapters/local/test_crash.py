@@ -26,7 +26,7 @@ from scorecore_adapters import allow_model_requests
 
 pytestmark = [pytest.mark.real_model, pytest.mark.anyio]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _environment() -> dict[str, str]:

@@ -27,7 +27,7 @@ from scorecore.judge import JudgeMessage, JudgeRequest
 
 pytestmark = [pytest.mark.real_model, pytest.mark.anyio]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # What the fake does is said by the last message's content: "die" faults every time,
 # "die-once:PATH" faults unless PATH exists (and creates it), "wait" waits for a stop frame,

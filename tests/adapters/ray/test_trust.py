@@ -15,8 +15,8 @@ from scorecore.evals import EvalReport, run_evals
 from scorecore_adapters.cli import main
 from scorecore_adapters.ray import items_dataset, score_dataset
 from scorecore_adapters.storage import open_store
-from tests.ray import _scorers
-from tests.ray.conftest import RAY_WARNINGS
+from tests.adapters.ray import _scorers
+from tests.adapters.ray.conftest import RAY_WARNINGS
 
 pytestmark = [pytest.mark.usefixtures("ray_cluster"), RAY_WARNINGS]
 
@@ -36,7 +36,7 @@ def test_panels_and_pairwise_are_in_the_ray_report(tmp_path: Path, batch_id: str
     expected = _in_process(items, f"sqlite:{tmp_path}/expected.db", batch_id)
     assert expected.panels
     assert expected.pairwise
-    result = score_dataset(items_dataset(items), "tests.ray._scorers:trust",
+    result = score_dataset(items_dataset(items), "tests.adapters.ray._scorers:trust",
                            store_url=f"sqlite:{tmp_path}/ray.db", batch_id=batch_id,
                            batch_size=5)
     report = result.report
@@ -55,7 +55,7 @@ def test_eval_on_ray_prints_what_the_local_engine_prints(tmp_path: Path) -> None
     """``scorecore eval --engine ray`` prints the panels' and pairwise lines the local engine
     prints for the same batch."""
     scorers = tmp_path / "scorers.py"
-    scorers.write_text("from tests.ray._scorers import trust\n\nscorers = trust()\n")
+    scorers.write_text("from tests.adapters.ray._scorers import trust\n\nscorers = trust()\n")
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(item) + "\n" for item in _scorers.trust_items(8)))
 

@@ -17,10 +17,10 @@ from scorecore_adapters.ray import ITEM_COLUMN, items_dataset, load_scorers, sco
 from scorecore_adapters.ray._items import KEY as _KEY
 from scorecore_adapters.ray._items import decode as _decode
 from scorecore_adapters.storage import open_store
-from tests.ray import _scorers
-from tests.ray.conftest import RAY_WARNINGS, ROOT
+from tests.adapters.ray import _scorers
+from tests.adapters.ray.conftest import RAY_WARNINGS, ROOT
 
-SCORERS = "tests.ray._scorers:make"
+SCORERS = "tests.adapters.ray._scorers:make"
 
 pytestmark = [pytest.mark.usefixtures("ray_cluster"), RAY_WARNINGS]
 
@@ -163,7 +163,7 @@ def test_sqlite_refuses_several_workers(tmp_path: Path, batch_id: str) -> None:
         ({"gates": [object()]}, "gates", "gates must be a list of scorer ids"),
         ({"thresholds": {"nope": 0.5}}, "thresholds", "score_dataset: threshold for unknown"),
         ({"resume": True}, "resume", "score_dataset: cannot resume batch"),
-        ({"scorers": "tests.ray._scorers:missing"}, "scorers", "has no attribute 'missing'"),
+        ({"scorers": "tests.adapters.ray._scorers:missing"}, "scorers", "has no attribute 'missing'"),
         ({"scorers": "no_such_module_x:make"}, "scorers", "cannot import"),
         ({"scorers": lambda: ["not a scorer"]}, "scorers", "gave str among the scorers"),
         ({"store_url": "mysql://me:secret@h/db"}, "store_url", r"mysql://me:\*\*\*@h/db"),

@@ -22,7 +22,7 @@ from scorecore_adapters._http import error_from_exception, redact
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
 from scorecore_adapters.retry import StreamErrorRetryProcessor
-from tests.adapters.loopback import Drop, Error, LoopbackServer, Raw, Reply, Slow, free_port, serve
+from tests.adapters.http.loopback import Drop, Error, LoopbackServer, Raw, Reply, Slow, free_port, serve
 
 pytestmark = pytest.mark.anyio
 

@@ -31,11 +31,11 @@ from scorecore_adapters.otel import (
     read_otlp_protobuf_frames,
 )
 from scorecore_adapters.testing import ScriptedJudge, judge_error
-from tests.adapters.otel_agent import SCORERS as SDK_AGENT_SCORERS
-from tests.adapters.otel_agent import record_agent, write_trace_files
+from tests.adapters.otel.otel_agent import SCORERS as SDK_AGENT_SCORERS
+from tests.adapters.otel.otel_agent import record_agent, write_trace_files
 from tests.otlp_payloads import to_protobuf
 
-OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
+OTLP = Path(__file__).parents[2] / "traces" / "fixtures" / "otlp"
 AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 AGENT_SPAN = "00f067aa0ba902b7"
 

@@ -17,10 +17,10 @@ import pytest
 from scorecore.evals import EvalReport, ScoreRow, run_evals
 from scorecore_adapters.ray import items_dataset, score_dataset
 from scorecore_adapters.storage import open_store
-from tests.ray import _scorers
-from tests.ray.conftest import RAY_WARNINGS, ROOT
+from tests.adapters.ray import _scorers
+from tests.adapters.ray.conftest import RAY_WARNINGS, ROOT
 
-SCORERS = "tests.ray._scorers:make"
+SCORERS = "tests.adapters.ray._scorers:make"
 
 pytestmark = [pytest.mark.usefixtures("ray_cluster"), RAY_WARNINGS]
 
@@ -90,8 +90,8 @@ os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 import ray
 ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
 from scorecore_adapters.ray import items_dataset, score_dataset
-from tests.ray import _scorers
-score_dataset(items_dataset(_scorers.items(int(sys.argv[4]))), "tests.ray._scorers:slow",
+from tests.adapters.ray import _scorers
+score_dataset(items_dataset(_scorers.items(int(sys.argv[4]))), "tests.adapters.ray._scorers:slow",
               store_url=sys.argv[2], batch_id=sys.argv[3], concurrency=2, batch_size=16)
 """
 
@@ -117,7 +117,7 @@ def test_a_killed_driver_resumes_to_exactly_one_row_per_pair(
         driver.wait()
     stored = len(_rows(pg_url, batch_id))
     assert 100 <= stored < (len(items) - 1) * 3  # killed mid-run
-    result = score_dataset(items_dataset(items), "tests.ray._scorers:slow", store_url=pg_url,
+    result = score_dataset(items_dataset(items), "tests.adapters.ray._scorers:slow", store_url=pg_url,
                            batch_id=batch_id, resume=True, concurrency=2, batch_size=16)
     _same(result.report, _expected(items, batch_id))
     assert sum(r["resumed"] for r in result.rows.take_all()) >= 100

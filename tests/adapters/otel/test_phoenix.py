@@ -34,11 +34,11 @@ from scorecore import create_scorer
 from scorecore.evals import EvalItem, run_evals_sync
 from scorecore_adapters.cli import main
 from scorecore_adapters.otel import EVENT_NAME, otel_sink
-from tests.adapters.otel_agent import SCORERS as SDK_AGENT_SCORERS
-from tests.adapters.otel_agent import record_agent, write_trace_files
+from tests.adapters.otel.otel_agent import SCORERS as SDK_AGENT_SCORERS
+from tests.adapters.otel.otel_agent import record_agent, write_trace_files
 from tests.otlp_payloads import to_protobuf
 
-OTLP = Path(__file__).parents[1] / "traces" / "fixtures" / "otlp"
+OTLP = Path(__file__).parents[2] / "traces" / "fixtures" / "otlp"
 SCORERS = '''
 from scorecore import create_scorer
 

@@ -1,4 +1,4 @@
-"""One local Ray runtime (2 CPUs, no dashboard, no usage stats) for tests/ray.
+"""One local Ray runtime (2 CPUs, no dashboard, no usage stats) for tests/adapters/ray.
 
 Ray binds the machine's own address (it replaces 127.0.0.1 with it); nothing leaves the machine.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DSN = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
 
 RAY_WARNINGS = pytest.mark.filterwarnings(r"ignore::DeprecationWarning:ray(\..*)?$")

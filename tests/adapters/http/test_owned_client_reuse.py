@@ -17,7 +17,7 @@ from scorecore_adapters import allow_model_requests
 from scorecore_adapters._http import HttpJudgeBase
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
-from tests.adapters.loopback import LoopbackServer, serve
+from tests.adapters.http.loopback import LoopbackServer, serve
 
 REQUEST = JudgeRequest(messages=(JudgeMessage(role="user", content="hi"),))
 CALLS = 200

@@ -16,7 +16,7 @@ import pytest
 
 from scorecore_adapters.cli._commands import parser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 FLAG = re.compile(r"(?<![\w-])(--?[a-z][a-z-]*)")
 
 

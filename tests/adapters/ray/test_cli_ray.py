@@ -17,8 +17,8 @@ import pytest
 
 from scorecore_adapters.cli import main
 from scorecore_adapters.storage import open_store
-from tests.ray import _scorers
-from tests.ray.conftest import RAY_WARNINGS
+from tests.adapters.ray import _scorers
+from tests.adapters.ray.conftest import RAY_WARNINGS
 
 pytestmark = [pytest.mark.usefixtures("ray_cluster"), RAY_WARNINGS]
 
@@ -27,7 +27,7 @@ _VOLATILE = ("durationSeconds", "store")
 
 def _dataset(tmp_path: Path, n: int) -> tuple[Path, Path]:
     scorers = tmp_path / "scorers.py"
-    scorers.write_text("from tests.ray._scorers import make\n\nscorers = make()\n")
+    scorers.write_text("from tests.adapters.ray._scorers import make\n\nscorers = make()\n")
     data = tmp_path / "data.jsonl"
     lines = [json.dumps(item) for item in _scorers.items(n)]
     lines.insert(3, "{not json")  # a malformed line: a failed item and exit 2, both engines

@@ -7,7 +7,7 @@ import anyio
 from scorecore.judge import JudgeMessage, JudgeRequest
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel
-from tests.adapters.loopback import Reply, serve
+from tests.adapters.http.loopback import Reply, serve
 
 
 def test_owned_client_is_renewed_for_a_new_event_loop() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "testing.md"
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 FIXTURES = frozenset({"scripted_judge", "virtual_runtime", "memory_store", "memory_cache"})
 BACKENDS = '''

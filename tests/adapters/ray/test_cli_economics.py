@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from scorecore_adapters.cli import main
-from tests.ray import _judged
-from tests.ray.conftest import RAY_WARNINGS
+from tests.adapters.ray import _judged
+from tests.adapters.ray.conftest import RAY_WARNINGS
 
 pytestmark = [pytest.mark.usefixtures("ray_cluster"), RAY_WARNINGS]
 
@@ -25,7 +25,7 @@ N = 130  # three blocks of 64: work for both workers
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "scorers.py").write_text(
-        "from tests.ray._judged import scorers as make\n\n"
+        "from tests.adapters.ray._judged import scorers as make\n\n"
         f"scorers = make({str(tmp_path / 'calls.log')!r})\n")
     items = _judged.items(N, uuid.uuid4().hex)
     (tmp_path / "data.jsonl").write_text("\n".join(json.dumps(i) for i in items) + "\n")

@@ -15,9 +15,9 @@ from scorecore.evals import EvalConfigError, EvalReport, run_evals
 from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.ray import items_dataset, score_dataset
 from scorecore_adapters.storage import open_store
-from tests.ray import _judged
-from tests.ray.conftest import RAY_WARNINGS
-from tests.ray.test_score_dataset import _comparable, _rows
+from tests.adapters.ray import _judged
+from tests.adapters.ray.conftest import RAY_WARNINGS
+from tests.adapters.ray.test_score_dataset import _comparable, _rows
 
 pytestmark = [pytest.mark.usefixtures("ray_cluster"), RAY_WARNINGS]
 

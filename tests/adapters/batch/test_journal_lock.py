@@ -23,9 +23,9 @@ from scorecore_adapters.batch import BatchJournal, OpenAIBatchModel
 from scorecore_adapters.batch.fakes import FakeOpenAIBatchAPI
 from scorecore_adapters.cli import main
 from scorecore_adapters.testing import VirtualClock
-from tests.adapters.test_batch_cli import SCORERS
+from tests.adapters.cli.test_batch import SCORERS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 _HOLDER = textwrap.dedent('''
     import sys, time

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.ray.conftest import RAY_WARNINGS, ROOT
+from tests.adapters.ray.conftest import RAY_WARNINGS, ROOT
 
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 BLOCKS = BLOCK.findall((ROOT / "docs" / "scale.md").read_text())

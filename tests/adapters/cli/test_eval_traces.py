@@ -12,7 +12,7 @@ import pytest
 from scorecore_adapters.cli import main
 from tests.otlp_payloads import to_protobuf
 
-OTLP = Path(__file__).parent / "fixtures" / "otlp"
+OTLP = Path(__file__).parents[2] / "traces" / "fixtures" / "otlp"
 
 SCORERS = '''
 from scorecore import create_scorer
