@@ -20,7 +20,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.validators import is_int, misuse
-from scorecore_adapters._http import (
+from scorecore_adapters._http.judge import (
     HttpJudgeBase,
     HttpReply,
     as_int,

@@ -40,7 +40,7 @@ from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage,
 from scorecore.judge.economics import OUTPUT_CAP_FIELDS
 from scorecore.validators import misuse
 from scorecore_adapters._grammar import GrammarUnsupported, grammar_schema
-from scorecore_adapters._http import (
+from scorecore_adapters._http.judge import (
     HttpJudgeBase,
     HttpReply,
     accepts_null,

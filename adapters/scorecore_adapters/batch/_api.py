@@ -25,7 +25,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError
-from scorecore_adapters._http import HttpJudgeBase, as_str
+from scorecore_adapters._http.judge import HttpJudgeBase, as_str
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.batch._journal import RequestState
 from scorecore_adapters.batch._wire import json_body, jsonl_lines, send

@@ -24,7 +24,7 @@ from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
 from scorecore.judge.economics import current_cache_key
 from scorecore.validators import is_int, is_number, misuse
 from scorecore_adapters import _guard
-from scorecore_adapters._http import HttpJudgeBase, redact
+from scorecore_adapters._http.judge import HttpJudgeBase, redact
 from scorecore_adapters.batch._api import WAIT, BatchAPI, BatchStatus, Outcome
 from scorecore_adapters.batch._journal import BatchJournal, JournalRequest, warn_journal
 

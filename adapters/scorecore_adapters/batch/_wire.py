@@ -1,5 +1,5 @@
 """One HTTP exchange of a batch API, every failure as a JudgeError (the same mapping as the
-synchronous judges: :mod:`scorecore_adapters._http`), and the JSONL the result files hold."""
+synchronous judges: :mod:`scorecore_adapters._http.judge`), and the JSONL the result files hold."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import httpx
 from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError
-from scorecore_adapters._http import (
+from scorecore_adapters._http.judge import (
     HttpJudgeBase,
     error_from_exception,
     error_from_response,

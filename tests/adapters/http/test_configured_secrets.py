@@ -20,7 +20,7 @@ from scorecore import JudgeConfig, ModelSettings, PromptStep, create_scorer
 from scorecore.evals import run_evals
 from scorecore.judge import JudgeMessage, JudgeRequest
 from scorecore_adapters import allow_model_requests
-from scorecore_adapters._http import HttpJudgeBase
+from scorecore_adapters._http.judge import HttpJudgeBase
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.openai import OpenAIChatModel

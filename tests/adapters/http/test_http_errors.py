@@ -18,7 +18,7 @@ from returns.result import Failure, Success
 from scorecore import JudgeModel, ModelSettings
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest
 from scorecore_adapters._guard import allow_model_requests
-from scorecore_adapters._http import error_from_exception, redact
+from scorecore_adapters._http.judge import error_from_exception, redact
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
 from scorecore_adapters.retry import StreamErrorRetryProcessor

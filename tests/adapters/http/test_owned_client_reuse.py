@@ -14,7 +14,7 @@ import pytest
 
 from scorecore.judge import JudgeMessage, JudgeRequest
 from scorecore_adapters import allow_model_requests
-from scorecore_adapters._http import HttpJudgeBase
+from scorecore_adapters._http.judge import HttpJudgeBase
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
 from tests.adapters.http.loopback import LoopbackServer, serve
