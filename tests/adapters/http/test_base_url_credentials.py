@@ -13,7 +13,7 @@ from returns.result import Failure
 from scorecore import JudgeConfig, JudgeFailed, JudgeModel, ScorePromptStep, create_scorer
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest
 from scorecore_adapters import allow_model_requests
-from scorecore_adapters._http.judge import split_userinfo
+from scorecore_adapters._http.scrub import split_userinfo
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
 

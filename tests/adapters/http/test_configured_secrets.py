@@ -145,10 +145,10 @@ def test_short_values_of_credential_headers_are_not_scrubbed_everywhere() -> Non
     every "1" would break every score."""
     model = OpenAIChatModel("m", base_url="http://judge.test/v1",
                             default_headers={"X-Auth-Enabled": "1", "api-key": AZURE_KEY})
-    secrets = model._secrets()
+    secrets = model.transport.secrets()
     assert "1" not in secrets
     assert AZURE_KEY in secrets
     assert all(len(s) >= 8 for s in secrets)
-    scrubbed_reply: Any = model._secrets(REQUEST)
+    scrubbed_reply: Any = model.transport.secrets(REQUEST)
     assert EXTRA_KEY in scrubbed_reply
     assert NESTED in scrubbed_reply

@@ -18,11 +18,21 @@ from returns.result import Failure, Success
 from scorecore import JudgeModel, ModelSettings
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest
 from scorecore_adapters._guard import allow_model_requests
-from scorecore_adapters._http.judge import error_from_exception, redact
+from scorecore_adapters._http.errors import error_from_exception
+from scorecore_adapters._http.scrub import redact
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
 from scorecore_adapters.retry import StreamErrorRetryProcessor
-from tests.adapters.http.loopback import Drop, Error, LoopbackServer, Raw, Reply, Slow, free_port, serve
+from tests.adapters.http.loopback import (
+    Drop,
+    Error,
+    LoopbackServer,
+    Raw,
+    Reply,
+    Slow,
+    free_port,
+    serve,
+)
 
 pytestmark = pytest.mark.anyio
 

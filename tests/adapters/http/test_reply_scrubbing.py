@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse
 from scorecore_adapters import allow_model_requests
-from scorecore_adapters._http.judge import HttpJudgeBase, redact
+from scorecore_adapters._http.judge import HttpJudgeBase
+from scorecore_adapters._http.scrub import redact
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
 from tests.strategies import api_keys, url_passwords

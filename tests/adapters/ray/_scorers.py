@@ -1,4 +1,5 @@
-"""Scorers the Ray actors build (by reference ``tests.adapters.ray._scorers:NAME``), and their items.
+"""Scorers the Ray actors build (by reference ``tests.adapters.ray._scorers:NAME``), and their
+items.
 
 A function scorer, a judge scorer answered by a deterministic fake judge (a failing judge for
 some items), a scorer that is not scorable for some items, and a poison item whose scorer

@@ -117,8 +117,9 @@ def test_a_killed_driver_resumes_to_exactly_one_row_per_pair(
         driver.wait()
     stored = len(_rows(pg_url, batch_id))
     assert 100 <= stored < (len(items) - 1) * 3  # killed mid-run
-    result = score_dataset(items_dataset(items), "tests.adapters.ray._scorers:slow", store_url=pg_url,
-                           batch_id=batch_id, resume=True, concurrency=2, batch_size=16)
+    result = score_dataset(items_dataset(items), "tests.adapters.ray._scorers:slow",
+                           store_url=pg_url, batch_id=batch_id, resume=True, concurrency=2,
+                           batch_size=16)
     _same(result.report, _expected(items, batch_id))
     assert sum(r["resumed"] for r in result.rows.take_all()) >= 100
     _one_row_per_pair(_rows(pg_url, batch_id), items)
