@@ -81,7 +81,7 @@ def _commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The command lines llama_server starts (the real server still starts)."""
     import subprocess  # noqa: PLC0415
 
-    from scorecore_adapters import local  # noqa: PLC0415 - needs the local extra
+    from scorecore_adapters import _llama_server  # noqa: PLC0415 - needs the local extra
 
     started: list[list[str]] = []
     real_popen = subprocess.Popen
@@ -90,7 +90,7 @@ def _commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         started.append(list(command))
         return real_popen(command, **kwargs)  # type: ignore[call-overload,no-any-return]
 
-    monkeypatch.setattr(local.subprocess, "Popen", popen)
+    monkeypatch.setattr(_llama_server.subprocess, "Popen", popen)
     return started
 
 
@@ -166,3 +166,50 @@ def test_the_server_stops_when_the_process_that_started_it_is_killed() -> None:
             parent.wait()
         if parent.stdout is not None:
             parent.stdout.close()
+
+
+def test_a_port_taken_before_the_server_binds_it_is_chosen_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The free port chosen can be taken before the server binds it: the server's "address
+    already in use" makes llama_server choose another port and start again."""
+    import socket  # noqa: PLC0415
+
+    from scorecore_adapters import _llama_server  # noqa: PLC0415 - needs the local extra
+    from scorecore_adapters.local import llama_server  # noqa: PLC0415
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        chosen: list[int] = []
+        free_port = _llama_server.free_port
+
+        def first_busy(host: str) -> int:
+            chosen.append(busy if not chosen else free_port(host))
+            return chosen[-1]
+
+        monkeypatch.setattr(_llama_server, "free_port", first_busy)
+        with llama_server(n_ctx=512, startup_timeout=60) as url:
+            assert url == f"http://127.0.0.1:{chosen[-1]}/v1"
+            assert httpx.get(f"{url}/models", timeout=10).status_code == 200
+    assert len(chosen) == 2
+    assert chosen[0] == busy
+
+
+def test_a_port_named_by_the_caller_and_taken_is_an_error_that_says_so() -> None:
+    """With ``port=`` given there is no other port to try: the error quotes the server's
+    "address already in use"."""
+    import socket  # noqa: PLC0415
+
+    from scorecore_adapters.local import LlamaServerError, llama_server  # noqa: PLC0415
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        with pytest.raises(LlamaServerError) as caught, llama_server(
+            port=busy, n_ctx=512, startup_timeout=60
+        ):
+            pass
+    assert "address already in use" in caught.value.output_tail.lower()
