@@ -177,8 +177,9 @@ def llama_server(
         startup_timeout: seconds to wait for the first answer before giving up.
         extra_args: more command-line options for the server (``["--n_threads", "2"]``).
             The server's repeat penalty looks back 256 tokens, as
-            :class:`~scorecore_adapters.local.LocalModel`'s does, unless these name ``--last_n_tokens_size`` (its own default is 64, too
-            short for a small model's loops).
+            :class:`~scorecore_adapters.local.LocalModel`'s does, unless these name
+            ``--last_n_tokens_size`` (its own default is 64, too short for a small model's
+            loops).
         repack_weights: let llama.cpp repack the weights into its CPU-specific layouts
             ("extra buffer types": AMX, ARM and AVX2 interleavings) when it loads them. Off by
             default: on Intel Xeons with AMX, a build compiled for its own CPU faults on the
