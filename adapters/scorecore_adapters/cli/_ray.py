@@ -19,9 +19,9 @@ from typing import Any, TextIO
 from scorecore import Scorer
 from scorecore.evals import EvalReport, ItemLike, ItemResult, Threshold
 from scorecore.judge.economics import Pricing
+from scorecore_adapters._loading import load_scorers, load_target
 from scorecore_adapters.cache import open_cache
 from scorecore_adapters.cli._common import UsageError
-from scorecore_adapters._loading import load_scorers, load_target
 from scorecore_adapters.storage import StoreUrl
 
 
