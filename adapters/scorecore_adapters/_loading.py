@@ -1,4 +1,17 @@
-"""Loading the user's scorers and target from a Python file or module."""
+"""Loading the user's scorers and target from a reference, for the command line and for Ray.
+
+One grammar for both (documented in docs/cli.md, "References to scorers and targets")::
+
+    REFERENCE := SOURCE [":" NAMES]
+    SOURCE    := a Python file (path/to/scorers.py, or any path with a separator)
+               | a dotted module name (my_pkg.scorers)
+    NAMES     := NAME ("," NAME)*
+    NAME      := a scorer id | an attribute path (attr or attr.attr)
+
+A named attribute may be a scorer, a list of scorers, or a zero-argument factory returning
+either. Without ``NAMES`` the module's ``scorers`` list is taken if it has one, else every
+module-level scorer. A target is ``SOURCE ":" ATTRIBUTE``, the attribute a callable.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +20,40 @@ import importlib.util
 import os
 import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, final
+from typing import Any, Final, final
 
 import attrs
 
 from scorecore import Scorer
-from scorecore_adapters.cli._common import UsageError, clip
+
+__all__ = [
+    "LoadError",
+    "LoadedScorers",
+    "NotScorersError",
+    "absolute_reference",
+    "load_scorers",
+    "load_target",
+    "scorers_of",
+    "split_reference",
+]
+
+_CLIP: Final = 200
+
+
+class LoadError(ValueError):
+    """A reference that names nothing loadable (a missing file, module or name, a module that
+    fails to import, a malformed reference); the message says which and why, in one line."""
+
+
+class NotScorersError(LoadError, TypeError):
+    """A reference, or a factory, that gives something other than scorers."""
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _CLIP else text[: _CLIP - 1] + "…"
 
 
 def _where(exc: BaseException) -> str:
@@ -26,9 +64,13 @@ def _where(exc: BaseException) -> str:
     return f" ({last.filename}:{last.lineno})"
 
 
+def _is_file(source: str) -> bool:
+    return source.endswith(".py") or os.sep in source or "/" in source
+
+
 def _import(spec: str, what: str) -> ModuleType:
     """Import a module by file path (``x/y.py``) or dotted name."""
-    if spec.endswith(".py") or os.sep in spec or "/" in spec:
+    if _is_file(spec):
         return _import_file(Path(spec), what)
     if str(Path.cwd()) not in sys.path and "" not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
@@ -43,12 +85,12 @@ def _import_name(name: str, what: str, shown: str) -> ModuleType:
         # Only the module asked for (or a parent package) is "not found"; a module it imports
         # that is missing is an import failure of the user's module, named as such.
         if exc.name and (exc.name == name or name.startswith(exc.name + ".")):
-            raise UsageError(f"{what} module not found: {shown}") from None
-        raise UsageError(
+            raise LoadError(f"{what} module not found: {shown}") from None
+        raise LoadError(
             f"importing {what} {shown} failed: {type(exc).__name__}: {exc}{_where(exc)}"
         ) from None
     except Exception as exc:  # noqa: BLE001 - the user's module is the boundary
-        raise UsageError(
+        raise LoadError(
             f"importing {what} {shown} failed: {type(exc).__name__}: {exc}{_where(exc)}"
         ) from None
 
@@ -74,7 +116,7 @@ def _in_package(path: Path) -> tuple[Path, str] | None:
 
 def _import_file(path: Path, what: str) -> ModuleType:
     if not path.is_file():
-        raise UsageError(f"{what} file not found: {path}")
+        raise LoadError(f"{what} file not found: {path}")
     resolved = path.resolve()
     package = _in_package(resolved)
     if package is not None:
@@ -91,7 +133,7 @@ def _import_file(path: Path, what: str) -> ModuleType:
     name = "scorecore_user_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
-        raise UsageError(f"cannot import {what} file {path}")
+        raise LoadError(f"cannot import {what} file {path}")
     module = importlib.util.module_from_spec(module_spec)
     # Let the file import its siblings, as `python path/to/file.py` would.
     parent = str(resolved.parent)
@@ -102,17 +144,67 @@ def _import_file(path: Path, what: str) -> ModuleType:
         module_spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - the user's module is the boundary
         del sys.modules[name]
-        raise UsageError(
+        raise LoadError(
             f"importing {what} {path} failed: {type(exc).__name__}: {exc}{_where(exc)}"
         ) from None
     return module
 
 
-def _split_spec(spec: str) -> tuple[str, str | None]:
+def split_reference(spec: str) -> tuple[str, str | None]:
+    """A reference's ``SOURCE`` and the ``NAMES`` after its last colon (``None`` if none).
+
+    >>> split_reference("evals/scorers.py:exact,half")
+    ('evals/scorers.py', 'exact,half')
+    >>> split_reference("C:/evals/scorers.py")  # a drive letter is no separator
+    ('C:/evals/scorers.py', None)
+    """
     head, sep, tail = spec.rpartition(":")
     if not sep or not head or (len(head) == 1 and head.isalpha()):  # no ':' or a drive letter
         return spec, None
     return head, tail
+
+
+def absolute_reference(spec: str) -> str:
+    """``spec`` with a file ``SOURCE`` made absolute (Ray actors may not share the caller's
+    directory); a module name is left as it is."""
+    source, names = split_reference(spec)
+    if not _is_file(source):
+        return spec
+    return str(Path(source).resolve()) + ("" if names is None else f":{names}")
+
+
+def _attribute(module: ModuleType, path: str) -> tuple[bool, Any]:
+    """The object the dotted attribute ``path`` names in ``module``, if there is one."""
+    value: Any = module
+    for part in path.split("."):
+        if not part or not hasattr(value, part):
+            return False, None
+        value = getattr(value, part)
+    return True, value
+
+
+def scorers_of(value: object, shown: str) -> tuple[Scorer[Any, Any], ...]:
+    """The scorers ``value`` gives: a scorer, an iterable of scorers, or a zero-argument
+    callable returning either (called once). ``shown`` names it in errors.
+
+    Raises:
+        NotScorersError: it gives something else.
+    """
+    if callable(value) and not isinstance(value, Scorer):
+        try:
+            value = value()
+        except Exception as exc:  # noqa: BLE001 - the user's factory is the boundary
+            raise LoadError(f"scorers {shown} failed: {type(exc).__name__}: {exc}"
+                            f"{_where(exc)}") from None
+    found = (value,) if isinstance(value, Scorer) else value
+    if isinstance(found, str | bytes | Mapping) or not isinstance(found, Iterable):
+        raise NotScorersError(
+            f"scorers {shown} gave {type(value).__name__}, not a scorer or scorers")
+    scorers = tuple(found)
+    for scorer in scorers:
+        if not isinstance(scorer, Scorer):
+            raise NotScorersError(f"scorers {shown} gave {type(scorer).__name__} among the scorers")
+    return scorers
 
 
 @final
@@ -125,20 +217,21 @@ class LoadedScorers:
 
 
 def load_scorers(spec: str) -> LoadedScorers:
-    """Load the scorers ``SCORERS`` names (see the module docstring).
+    """Load the scorers the reference ``spec`` names (see the module docstring).
 
     Raises:
-        UsageError: the file or module is missing or fails to import, a selected name is
+        LoadError: the file or module is missing or fails to import, a selected name is
             unknown (the message lists the available ones), or no scorer is found.
+        NotScorersError: a selected attribute gives something other than scorers.
     """
-    target, selection = _split_spec(spec)
+    target, selection = split_reference(spec)
     module = _import(target, "scorers")
     namespace = vars(module)
     skipped_raw = namespace.get("skipped_scorers") or {}
     if not isinstance(skipped_raw, Mapping):
-        raise UsageError(
+        raise LoadError(
             f"skipped_scorers in {target} must be a mapping of scorer id to reason, "
-            f"got {type(skipped_raw).__name__} {clip(repr(skipped_raw))}"
+            f"got {type(skipped_raw).__name__} {_clip(repr(skipped_raw))}"
         )
     skipped = {str(k): str(v) for k, v in skipped_raw.items()}
     by_name: dict[str, Scorer[Any, Any]] = {}
@@ -167,37 +260,41 @@ def load_scorers(spec: str) -> LoadedScorers:
                 picked_skips[name] = skipped[name]
                 continue
             found = by_name.get(name)
-            if found is None:
-                available = sorted({s.id for s in by_name.values()} | set(skipped))
-                raise UsageError(
-                    f"unknown scorer {name!r} in {target}; available: "
-                    f"{', '.join(available) or '(none)'}"
-                )
-            if all(found is not s for s in chosen):
-                chosen.append(found)
+            if found is not None:
+                picked: tuple[Scorer[Any, Any], ...] = (found,)
+            else:
+                exists, value = _attribute(module, name)
+                if not exists:
+                    available = sorted({s.id for s in by_name.values()} | set(skipped))
+                    raise LoadError(
+                        f"unknown scorer {name!r} in {target}; available: "
+                        f"{', '.join(available) or '(none)'}"
+                    )
+                picked = scorers_of(value, f"{target}:{name}")
+            chosen.extend(p for p in picked if all(p is not s for s in chosen))
     if not chosen and not picked_skips:
-        raise UsageError(
+        raise LoadError(
             f"no scorers found in {target}: define Scorer values at module level "
             f"or a module-level 'scorers' list"
         )
     return LoadedScorers(scorers=tuple(chosen), skipped=picked_skips)
 
 
-def load_target(spec: str) -> Any:
-    """Load ``module:function`` (or ``path/file.py:function``).
+def load_target(spec: str) -> Callable[..., Any]:
+    """Load the target ``SOURCE:ATTRIBUTE`` names (``module:function``,
+    ``path/file.py:function``, ``module:Class.method``).
 
     Raises:
-        UsageError: malformed spec, missing module or attribute, or not callable.
+        LoadError: malformed spec, missing module or attribute, or not callable.
     """
-    module_spec, name = _split_spec(spec)
+    module_spec, name = split_reference(spec)
     if not name:
-        raise UsageError(f"--target must look like module:function, got {spec!r}")
+        raise LoadError(f"target must look like module:function or path/file.py:function, "
+                        f"got {spec!r}")
     module = _import(module_spec, "target")
-    target = getattr(module, name, None)
-    if target is None:
-        raise UsageError(f"target {name!r} not found in {module_spec}")
+    exists, target = _attribute(module, name)
+    if not exists:
+        raise LoadError(f"target {name!r} not found in {module_spec}")
     if not callable(target):
-        raise UsageError(f"target {spec} is not callable")
-    return target
-
-
+        raise LoadError(f"target {spec} is not callable")
+    return target  # type: ignore[no-any-return]

@@ -164,12 +164,13 @@ def test_sqlite_refuses_several_workers(tmp_path: Path, batch_id: str) -> None:
         ({"thresholds": {"nope": 0.5}}, "thresholds", "score_dataset: threshold for unknown"),
         ({"resume": True}, "resume", "score_dataset: cannot resume batch"),
         ({"scorers": "tests.adapters.ray._scorers:missing"}, "scorers",
-         "has no attribute 'missing'"),
-        ({"scorers": "no_such_module_x:make"}, "scorers", "cannot import"),
+         "unknown scorer 'missing' in tests.adapters.ray._scorers"),
+        ({"scorers": "no_such_module_x:make"}, "scorers",
+         "scorers module not found: no_such_module_x"),
         ({"scorers": lambda: ["not a scorer"]}, "scorers", "gave str among the scorers"),
         ({"store_url": "mysql://me:secret@h/db"}, "store_url", r"mysql://me:\*\*\*@h/db"),
         ({"store_url": "sqlite::memory:"}, "store_url", "keep the rows inside the actor"),
-        ({"target": "no_such_module_x:f"}, "target", "target reference 'no_such_module_x:f'"),
+        ({"target": "no_such_module_x:f"}, "target", "target module not found: no_such_module_x"),
         ({"target": 3}, "target", "target must be a 'module:function' str or a callable"),
     ],
 )
@@ -258,7 +259,8 @@ def test_load_scorers_accepts_references_and_factories() -> None:
     assert [s.id for s in load_scorers(_scorers.make)] == ["claims", "exact", "length"]
     one = _scorers.make()[1]
     assert load_scorers(lambda: one) == (one,)
-    with pytest.raises(ValueError, match="'module:attr'"):
+    # A reference without NAMES is a whole module (the command line's grammar): here, none.
+    with pytest.raises(ValueError, match="scorers module not found: no-colon"):
         load_scorers("no-colon")
     with pytest.raises(TypeError, match="not a scorer"):
         load_scorers(lambda: 3)
