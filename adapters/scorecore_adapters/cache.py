@@ -26,8 +26,7 @@ import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, TypeAlias, final
+from typing import Any, TypeAlias, final
 
 import anyio
 import anyio.lowlevel
@@ -35,6 +34,7 @@ import anyio.to_thread
 import attrs
 
 from scorecore.judge import JudgeResponse, JudgeUsage, StructuredOutputMode
+from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._common import redact_url
 from scorecore_adapters.storage._url import StoreUrl
 
@@ -155,7 +155,7 @@ class MemoryJudgeCache:
         return f"MemoryJudgeCache({len(self.entries)} entries)"
 
 
-class _ThreadedCache:
+class _ThreadedCache(AsyncResource):
     """The shared part of the SQL caches: a connection used from one worker thread."""
 
     _name: str
@@ -304,15 +304,6 @@ class _ThreadedCache:
         if conn is not None:
             await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
 
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 _READ_CHUNK = 500  # keys per read: well within SQLite's limit on a query's parameters

@@ -7,8 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -31,11 +30,12 @@ from scorecore_adapters._http.scrub import (
     split_userinfo,
 )
 from scorecore_adapters._http.transport import HttpTransport
+from scorecore_adapters._resources import AsyncResource
 
 __all__ = ["HttpJudgeBase"]
 
 
-class HttpJudgeBase:
+class HttpJudgeBase(AsyncResource):
     """What the HTTP judges share: the model name, the client they own or borrow, the key.
 
     The API key is never shown: ``repr`` prints ``'***'`` in its place. Credentials written
@@ -243,17 +243,6 @@ class HttpJudgeBase:
         client is left open. The model stays usable: a later call creates a new client."""
         if isinstance(self._client, OwnedClients):
             await self._client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def _secrets(self, request: JudgeRequest | None = None) -> tuple[str, ...]:
         """Every secret to scrub from what the server sends back: the API key, the
