@@ -24,7 +24,7 @@ import json
 import json.scanner
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias, final
 
@@ -174,11 +174,28 @@ class _ThreadedCache(AsyncResource):
         """The cache as a URL (``sqlite:PATH``; a database URL without its password)."""
         return self._name
 
+    _PARAM: str  # the driver's query placeholder: ``?`` (sqlite3) or ``%s`` (psycopg)
+
     def _connect(self) -> Any:
         raise NotImplementedError
 
+    @staticmethod
+    def _prepared(conn: Any, statements: Sequence[str]) -> Any:
+        """``conn`` once ``statements`` ran on it (the table created, settings made); closed
+        again if one fails, so a cache that cannot open leaves no connection behind."""
+        try:
+            for statement in statements:
+                conn.execute(statement)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
     def _get_sync(self, conn: Any, key: str) -> Any:
-        raise NotImplementedError
+        row = conn.execute(
+            f"SELECT response FROM {_TABLE} WHERE key = {self._PARAM}", (key,)  # noqa: S608
+        ).fetchone()
+        return None if row is None else row[0]
 
     def _failed(self, exc: BaseException | str) -> None:
         self.errors += 1
@@ -328,6 +345,8 @@ class SqliteJudgeCache(_ThreadedCache):
     Several processes may share the file (WAL mode; a busy file is waited for 30 s).
     """
 
+    _PARAM = "?"
+
     def __init__(self, path: str | Path = DEFAULT_CACHE_PATH) -> None:
         super().__init__()
         self.path = Path(path)
@@ -418,23 +437,12 @@ class SqliteJudgeCache(_ThreadedCache):
         conn = sqlite3.connect(
             str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
         )
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
-                "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created_at REAL NOT NULL)"
-            )
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _get_sync(self, conn: Any, key: str) -> Any:
-        row = conn.execute(
-            f"SELECT response FROM {_TABLE} WHERE key = ?", (key,)  # noqa: S608
-        ).fetchone()
-        return None if row is None else row[0]
+        return self._prepared(conn, (
+            "PRAGMA journal_mode=WAL",
+            "PRAGMA synchronous=NORMAL",
+            f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+            "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created_at REAL NOT NULL)",
+        ))
 
     def _column_names(self, conn: Any) -> list[str]:
         return [row[1] for row in conn.execute(f"PRAGMA table_info({_TABLE})")]
@@ -467,6 +475,8 @@ class PostgresJudgeCache(_ThreadedCache):
     in a repr or an error.
     """
 
+    _PARAM = "%s"
+
     def __init__(self, dsn: str, *, connect_timeout: float = 10.0) -> None:
         super().__init__()
         self._dsn = dsn
@@ -479,22 +489,11 @@ class PostgresJudgeCache(_ThreadedCache):
         conn = psycopg.Connection.connect(
             self._dsn, autocommit=True, connect_timeout=max(1, round(self._timeout))
         )
-        try:
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
-                "(key text PRIMARY KEY, response jsonb NOT NULL, "
-                "created_at timestamptz NOT NULL DEFAULT now())"
-            )
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _get_sync(self, conn: Any, key: str) -> Any:
-        row = conn.execute(
-            f"SELECT response FROM {_TABLE} WHERE key = %s", (key,)  # noqa: S608
-        ).fetchone()
-        return None if row is None else row[0]
+        return self._prepared(conn, (
+            f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+            "(key text PRIMARY KEY, response jsonb NOT NULL, "
+            "created_at timestamptz NOT NULL DEFAULT now())",
+        ))
 
     def _column_names(self, conn: Any) -> list[str]:
         rows = conn.execute(
