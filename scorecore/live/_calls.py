@@ -28,11 +28,11 @@ class LiveCall:
     output: Any
     run_id: str
     trace_id: str | None = None
-    request_context: Mapping[str, Any] | None = None
+    request_context: Mapping[str, object] | None = None
 
 
-def _default_input(signature: inspect.Signature | None, args: tuple[Any, ...],
-                   kwargs: Mapping[str, Any]) -> Any:
+def _default_input(signature: inspect.Signature | None, args: tuple[object, ...],
+                   kwargs: Mapping[str, object]) -> Any:
     """The call's arguments as the scorer input, secrets redacted by argument name first.
 
     A single argument is unwrapped only after its ``{name: value}`` mapping went through
@@ -53,7 +53,7 @@ def _default_input(signature: inspect.Signature | None, args: tuple[Any, ...],
     return redact_secrets(dict(bound.arguments))
 
 
-def _single_name(signature: inspect.Signature | None, args: tuple[Any, ...]) -> str | None:
+def _single_name(signature: inspect.Signature | None, args: tuple[object, ...]) -> str | None:
     """The parameter name a lone positional argument binds to, when the signature says."""
     if signature is None:
         return None
@@ -72,13 +72,13 @@ class _Call:
     entity: str
     input: Any = None
     output: Any = None
-    args: tuple[Any, ...] = ()
-    kwargs: Mapping[str, Any] = attrs.field(factory=dict)
+    args: tuple[object, ...] = ()
+    kwargs: Mapping[str, object] = attrs.field(factory=dict)
     signature: inspect.Signature | None = None
     from_call: bool = False
     trace_id: str | None = None
     run_id: str | None = None
-    request_context: Mapping[str, Any] | None = None
+    request_context: Mapping[str, object] | None = None
     # Sampled when offered: trace_id and run_id are final, the sampling already said yes.
     sampled: bool = False
 
@@ -90,6 +90,6 @@ class _Job:
     output: Any
     run_id: str
     trace_id: str | None
-    request_context: Mapping[str, Any] | None
+    request_context: Mapping[str, object] | None
     call: _Call
     scope: LiveScoringScope | None

@@ -57,7 +57,7 @@ class ScorerNotFoundError(ScorecoreError, KeyError):
         # KeyError's str() is the repr of its argument; show the message as written instead.
         return self._message()
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         # Keyword-only constructors need help to pickle.
         return (_rebuild, (self.requested, self.lookup, self.available))
 

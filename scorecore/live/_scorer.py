@@ -186,7 +186,7 @@ class LiveScorer:
         output: Any,
         trace_id: str | None = None,
         run_id: str | None = None,
-        request_context: Mapping[str, Any] | None = None,
+        request_context: Mapping[str, object] | None = None,
         entity: str | None = None,
     ) -> bool:
         """Schedule scoring of one input and output; never raises, never waits.
@@ -338,7 +338,7 @@ class LiveScorer:
             return False
         run_id = call.run_id or runtime.new_id()
         request_context = (None if call.request_context is None
-                           else cast(Mapping[str, Any], redact_secrets(call.request_context)))
+                           else cast(Mapping[str, object], redact_secrets(call.request_context)))
         if self.filter is not None:
             seen = LiveCall(entity=entity, input=scorer_input, output=scorer_output,
                             run_id=run_id, trace_id=trace_id, request_context=request_context)
@@ -420,7 +420,7 @@ class LiveScorer:
 
 def scored(
     *scorers: AnyScorer,
-    sampling: Sampling | Literal["none"] | Mapping[str, Any] | None = None,
+    sampling: Sampling | Literal["none"] | Mapping[str, object] | None = None,
     filter: Callable[[LiveCall], bool] | None = None,
     sink: ScoreSink | None = None,
     on_error: OnError | None = None,

@@ -45,7 +45,7 @@ def _str(value: object) -> str | None:
 
 
 def _fields(span: Span) -> dict[str, Any]:
-    attributes: Mapping[str, Any] = span.attributes or {}
+    attributes: Mapping[str, object] = span.attributes or {}
     kind = span.span_type
     if kind in _TOOLS:
         success = attributes.get("success")

@@ -108,7 +108,7 @@ def key_values(pairs: object, where: str, depth: int = 0) -> dict[str, Any]:
         if not isinstance(key, str):
             raise Malformed(f"{where}[{index}]", f"must be an object with a string key, "
                                                   f"got {short_repr(pair)}")
-        value = cast(Mapping[str, Any], pair).get("value", _NO_VALUE)
+        value = cast(Mapping[str, object], pair).get("value", _NO_VALUE)
         # The common case first: one string value (no location string built for it).
         if type(value) is dict and len(value) == 1 and type(value.get("stringValue")) is str:
             out[key] = value["stringValue"]
@@ -120,17 +120,17 @@ def key_values(pairs: object, where: str, depth: int = 0) -> dict[str, Any]:
     return out
 
 
-_NO_VALUE: Final[Mapping[str, Any]] = {}
+_NO_VALUE: Final[Mapping[str, object]] = {}
 
 
-def field(raw: Mapping[str, Any], camel: str) -> Any:
+def field(raw: Mapping[str, object], camel: str) -> Any:
     # OTLP/JSON receivers accept the protobuf field names too (snake_case).
     if camel in raw:
         return raw[camel]
     return raw.get(re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), camel))
 
 
-def hex_id(raw: Mapping[str, Any], camel: str, *, required: bool) -> str | None:
+def hex_id(raw: Mapping[str, object], camel: str, *, required: bool) -> str | None:
     value = field(raw, camel)
     if value is None or value == "":
         if required:
@@ -152,7 +152,7 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MAX_NANOS: Final = 2 ** 64  # OTLP's fixed64; the largest is in the year 2554
 
 
-def timestamp(raw: Mapping[str, Any], camel: str, *, required: bool) -> datetime | None:
+def timestamp(raw: Mapping[str, object], camel: str, *, required: bool) -> datetime | None:
     value = field(raw, camel)
     if value is None or value in ("", "0", 0):
         if required:
@@ -250,7 +250,7 @@ def last_text(messages: list[dict[str, Any]] | None) -> str | None:
                  if m["role"] == "assistant" and t), texts[-1])
 
 
-def usage(attributes: Mapping[str, Any], tokens_in: str, tokens_out: str) -> dict[str, Any]:
+def usage(attributes: Mapping[str, object], tokens_in: str, tokens_out: str) -> dict[str, Any]:
     usage: dict[str, Any] = {}
     for key, name in ((tokens_in, "inputTokens"), (tokens_out, "outputTokens")):
         value = attributes.get(key)

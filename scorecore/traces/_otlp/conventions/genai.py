@@ -38,7 +38,7 @@ def _part_text(parts: object, field: str) -> str:
     return "\n".join(cast(list[str], texts))
 
 
-def _genai_messages(attributes: Mapping[str, Any], key: str) -> list[dict[str, Any]] | None:
+def _genai_messages(attributes: Mapping[str, object], key: str) -> list[dict[str, Any]] | None:
     """``gen_ai.input.messages`` / ``gen_ai.output.messages`` as ``{"role", "content"}`` dicts."""
     if key not in attributes:
         return None
@@ -67,7 +67,7 @@ def _genai_messages(attributes: Mapping[str, Any], key: str) -> list[dict[str, A
     return out
 
 
-def _system_instructions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _system_instructions(attributes: Mapping[str, object]) -> list[dict[str, Any]]:
     key = "gen_ai.system_instructions"
     if key not in attributes:
         return []
@@ -76,7 +76,7 @@ def _system_instructions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"role": "system", "content": text}] if text else []
 
 
-def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+def _first(attributes: Mapping[str, object], keys: tuple[str, ...]) -> Any:
     return next((attributes[k] for k in keys if attributes.get(k) is not None), None)
 
 
@@ -87,7 +87,7 @@ TOOL_RESULT: Final = ("gen_ai.tool.call.result", "tool_response")
 AGENT_NAME: Final = ("gen_ai.agent.name", "agent_name")
 
 
-def read_genai(span_type: str, attributes: Mapping[str, Any], name: str = "") -> dict[str, Any]:
+def read_genai(span_type: str, attributes: Mapping[str, object], name: str = "") -> dict[str, Any]:
     """A GenAI span's fields (``name`` is unused: GenAI names things in attributes)."""
     if span_type == "agent_run":
         agent = text_or_none(_first(attributes, AGENT_NAME))

@@ -21,7 +21,7 @@ _CALL: Final = re.compile(r"tool_calls\.(\d{1,9})\.(name|arguments|id)")
 _LINE: Final = re.compile(r"(system|user|assistant|tool|developer): ?(.*)", re.DOTALL)
 
 
-def _indexed(attributes: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def _indexed(attributes: Mapping[str, object]) -> dict[str, list[dict[str, Any]]]:
     found: dict[str, dict[int, dict[str, Any]]] = {"prompt": {}, "completion": {}}
     for key, value in attributes.items():
         match = _INDEXED.fullmatch(key)
@@ -64,7 +64,7 @@ def _lines(text: str) -> list[dict[str, Any]]:
             for m in messages]
 
 
-def legacy_messages(attributes: Mapping[str, Any]) -> dict[str, Any]:
+def legacy_messages(attributes: Mapping[str, object]) -> dict[str, Any]:
     """The current message attributes the older ones amount to; empty when the span has the
     current ones or none of the older."""
     if "gen_ai.input.messages" in attributes:

@@ -36,7 +36,7 @@ def _arguments(value: Any) -> Any:
     return call
 
 
-def read_traceloop(span_type: str, attributes: Mapping[str, Any], name: str) -> dict[str, Any]:
+def read_traceloop(span_type: str, attributes: Mapping[str, object], name: str) -> dict[str, object]:
     """A Traceloop-decorated span's fields (model spans: the GenAI reader's)."""
     if span_type == "model_generation":
         return read_genai(span_type, attributes, name)

@@ -33,7 +33,7 @@ def _content(value: Any) -> str:
     return ""
 
 
-def _messages(value: Any) -> list[dict[str, Any]]:
+def _messages(value: Any) -> list[dict[str, object]]:
     raw = maybe_json(value)
     if isinstance(raw, Mapping):  # ai.prompt: {"system", "prompt", "messages"}
         found = [{"role": "system", "content": raw["system"]}] if isinstance(
@@ -47,7 +47,7 @@ def _messages(value: Any) -> list[dict[str, Any]]:
         isinstance(raw, list)) else []
 
 
-def read_vercel_ai(span_type: str, attributes: Mapping[str, Any], name: str) -> dict[str, Any]:
+def read_vercel_ai(span_type: str, attributes: Mapping[str, object], name: str) -> dict[str, object]:
     """A Vercel AI SDK span's fields."""
     text = attributes.get("ai.response.text")
     output = {"text": text} if isinstance(text, str) else None
