@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any, final
+from typing import final
 
 import attrs
 
@@ -24,15 +24,15 @@ class LiveCall:
     """What a live-scoring ``filter`` sees about a call."""
 
     entity: str
-    input: Any
-    output: Any
+    input: object
+    output: object
     run_id: str
     trace_id: str | None = None
     request_context: Mapping[str, object] | None = None
 
 
 def _default_input(signature: inspect.Signature | None, args: tuple[object, ...],
-                   kwargs: Mapping[str, object]) -> Any:
+                   kwargs: Mapping[str, object]) -> object:
     """The call's arguments as the scorer input, secrets redacted by argument name first.
 
     A single argument is unwrapped only after its ``{name: value}`` mapping went through
@@ -70,8 +70,8 @@ def _single_name(signature: inspect.Signature | None, args: tuple[object, ...]) 
 @attrs.frozen(kw_only=True)
 class _Call:
     entity: str
-    input: Any = None
-    output: Any = None
+    input: object = None
+    output: object = None
     args: tuple[object, ...] = ()
     kwargs: Mapping[str, object] = attrs.field(factory=dict)
     signature: inspect.Signature | None = None
@@ -86,8 +86,8 @@ class _Call:
 @final
 @attrs.frozen(kw_only=True)
 class _Job:
-    input: Any
-    output: Any
+    input: object
+    output: object
     run_id: str
     trace_id: str | None
     request_context: Mapping[str, object] | None

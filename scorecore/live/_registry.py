@@ -19,6 +19,7 @@ from scorecore._core._scorer import Scorer
 __all__ = ["Registry", "ScorerNotFoundError"]
 
 AnyScorer = Scorer[Any, Any, Any, Any]
+"""Any scorer at all: live scoring takes scorers of every input and output type."""
 
 
 class ScorerNotFoundError(ScorecoreError, KeyError):

@@ -100,10 +100,10 @@ class Span:
     entity_type: str | None = None
     entity_id: str | None = None
     entity_name: str | None = None
-    input: Any = None
-    output: Any = None
+    input: object = None
+    output: object = None
     ended_at: datetime | None = attrs.field(default=None, validator=_optional_datetime)
-    error: Any = None
+    error: object = None
     attributes: Mapping[str, object] | None = None
     metadata: Mapping[str, object] | None = None
     extra: Mapping[str, object] = attrs.field(factory=dict)

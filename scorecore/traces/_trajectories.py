@@ -30,7 +30,7 @@ def _seconds(span: Span) -> float | None:
     return seconds if seconds >= 0 else None
 
 
-def _wrapped(value: Any) -> Any:
+def _wrapped(value: object) -> object:
     if value is None or isinstance(value, Mapping):
         return value
     return {"value": value}

@@ -28,7 +28,7 @@ def merge_span(spans: dict[str, Span], span: Span) -> str | None:
             f"({known.name!r} and {span.name!r})")
 
 
-def _last_user_message(value: object) -> list[Any] | None:
+def _last_user_message(value: object) -> list[object] | None:
     messages = value.get("messages") if isinstance(value, Mapping) else None
     if not isinstance(messages, list):
         return None

@@ -44,7 +44,7 @@ MAX_DEPTH: Final = 64
 instrumentation writes more than a few levels; a bound keeps every later step iterative-safe)."""
 
 
-def any_value(value: object, where: str, depth: int = 0) -> Any:
+def any_value(value: object, where: str, depth: int = 0) -> object:
     """One OTLP ``AnyValue`` (JSON encoding) as a plain Python value."""
     if depth > MAX_DEPTH:
         raise Malformed(where, f"nested deeper than {MAX_DEPTH} levels")
@@ -123,7 +123,7 @@ def key_values(pairs: object, where: str, depth: int = 0) -> dict[str, Any]:
 _NO_VALUE: Final[Mapping[str, object]] = {}
 
 
-def field(raw: Mapping[str, object], camel: str) -> Any:
+def field(raw: Mapping[str, object], camel: str) -> object:
     # OTLP/JSON receivers accept the protobuf field names too (snake_case).
     if camel in raw:
         return raw[camel]
@@ -171,7 +171,7 @@ def timestamp(raw: Mapping[str, object], camel: str, *, required: bool) -> datet
     return _EPOCH + timedelta(microseconds=nanos // 1000)
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str) -> object:
     """``text`` parsed; raises ``ValueError`` for text that is not JSON, holds a number of
     more than 4,300 digits, or nests deeper than :data:`MAX_DEPTH`."""
     try:
@@ -184,7 +184,7 @@ def parse_json(text: str) -> Any:
     return value
 
 
-def _depth(value: Any) -> int:
+def _depth(value: object) -> int:
     """How deep ``value`` nests (iteratively: a deep value must not exhaust the stack)."""
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -200,7 +200,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def json_text(value: Any, field: str) -> Any:
+def json_text(value: object, field: str) -> object:
     """A convention's JSON-in-a-string attribute, parsed (structured values pass through)."""
     if not isinstance(value, str):
         return value
@@ -212,7 +212,7 @@ def json_text(value: Any, field: str) -> Any:
         raise Malformed(field, f"must be JSON, {exc}") from None
 
 
-def maybe_json(value: Any) -> Any:
+def maybe_json(value: object) -> object:
     """A free-form value (tool arguments, ``input.value``): JSON when it parses, else as is."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
@@ -222,7 +222,7 @@ def maybe_json(value: Any) -> Any:
     return value
 
 
-def serialized(value: Any) -> Any:
+def serialized(value: object) -> object:
     """A value an SDK wrote with ``JSON.stringify`` / ``json.dumps`` (a tool's result, a
     decorated function's return value): parsed, a quoted string included; as is when it is
     not JSON."""

@@ -12,7 +12,7 @@ read by the GenAI reader as fallbacks.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, final
+from typing import Final, final
 
 import attrs
 

@@ -76,7 +76,7 @@ def _system_instructions(attributes: Mapping[str, object]) -> list[dict[str, Any
     return [{"role": "system", "content": text}] if text else []
 
 
-def _first(attributes: Mapping[str, object], keys: tuple[str, ...]) -> Any:
+def _first(attributes: Mapping[str, object], keys: tuple[str, ...]) -> object:
     return next((attributes[k] for k in keys if attributes.get(k) is not None), None)
 
 

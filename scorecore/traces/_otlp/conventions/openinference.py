@@ -76,7 +76,7 @@ def _oi_messages(attributes: Mapping[str, Any], direction: str) -> list[dict[str
     return out
 
 
-def _oi_value(attributes: Mapping[str, Any], key: str) -> Any:
+def _oi_value(attributes: Mapping[str, Any], key: str) -> object:
     value = attributes.get(key)
     if attributes.get(f"{key.rsplit('.', 1)[0]}.mime_type") == "application/json":
         return json_text(value, key)
