@@ -16,7 +16,6 @@ from typing import Any, Final, get_args
 
 import attrs
 
-from scorecore._core._checks import is_int
 from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._reprs import short_repr
 from scorecore.evals._agreement_stats import RankedPairs, kappa
@@ -39,6 +38,7 @@ from scorecore.evals._checks import is_finite_number
 from scorecore.evals._compare import DEFAULT_PASS_MIN, _index
 from scorecore.evals._report import EvalReport, ScorerOutcome
 from scorecore.evals._rows import ScoreRow, row_id, row_item_id
+from scorecore.validators import is_int
 
 __all__ = ["calibrate"]
 

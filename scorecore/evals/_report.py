@@ -14,10 +14,11 @@ import attrs
 
 from scorecore._core._redact import redact_text
 from scorecore._core._values import JUDGE_UNDECIDED_KINDS, ScoreResult, ScorerRunError
-from scorecore.evals._checks import FIXED_BITS, fixed, unit_interval
+from scorecore.evals._checks import FIXED_BITS, fixed
 from scorecore.evals._items import EvalItem, ItemFailureKind
 from scorecore.evals._spending import EconomicsSummary, TrialsSummary
 from scorecore.evals._trust import PairwiseSummary, PanelAgreement
+from scorecore.validators import check_fraction
 
 __all__ = [
     "EvalReport",
@@ -108,7 +109,8 @@ class ItemResult:
 
 
 def _check_bound(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    unit_interval(f"Threshold.{attribute.name}", value)
+    if value is not None:
+        check_fraction(f"Threshold.{attribute.name}", value)
 
 
 @final

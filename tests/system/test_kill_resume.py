@@ -17,7 +17,7 @@ from scorecore.evals import run_evals
 from scorecore.judge.economics import JudgeMeter, cache_key
 from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.storage import open_store
-from tests.economics._scorers import StepJudge, judged_scorer
+from tests.judged_scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ _BATCH = textwrap.dedent('''
     from scorecore.evals import run_evals
     from scorecore_adapters.cache import SqliteJudgeCache
     from scorecore_adapters.storage import open_store
-    from tests.economics._scorers import StepJudge, judged_scorer
+    from tests.judged_scorers import StepJudge, judged_scorer
 
     class Killer(StepJudge):
         async def generate(self, request, /):
@@ -53,7 +53,7 @@ _SLOW_BATCH = textwrap.dedent('''
     from scorecore.evals import run_evals
     from scorecore_adapters.cache import SqliteJudgeCache
     from scorecore_adapters.storage import open_store
-    from tests.economics._scorers import StepJudge, judged_scorer
+    from tests.judged_scorers import StepJudge, judged_scorer
 
     class SlowKiller(StepJudge):
         started = 0
