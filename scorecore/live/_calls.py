@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import final
+from typing import Any, final
 
 import attrs
 
@@ -23,12 +23,14 @@ __all__ = ["LiveCall"]
 class LiveCall:
     """What a live-scoring ``filter`` sees about a call."""
 
+    # The call's own values, whatever it took and returned: ``Any`` so that a filter written
+    # for its function reads them as that function's types (``call.input.startswith(...)``).
     entity: str
-    input: object
-    output: object
+    input: Any
+    output: Any
     run_id: str
     trace_id: str | None = None
-    request_context: Mapping[str, object] | None = None
+    request_context: Mapping[str, Any] | None = None
 
 
 def _default_input(signature: inspect.Signature | None, args: tuple[object, ...],

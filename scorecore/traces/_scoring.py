@@ -91,8 +91,8 @@ async def score_trace(
         return Failure(structured.failure())
     valid = structured.unwrap()
     target = _target_span(valid, span_id)
-    scorer_input: object
-    scorer_output: object
+    scorer_input: Any  # what the scorer was given: its own input and output types
+    scorer_output: Any
     if target is None:
         return Failure(TraceError(
             kind="span_not_found", trace_id=valid.trace_id, span_id=span_id,

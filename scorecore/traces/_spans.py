@@ -100,13 +100,15 @@ class Span:
     entity_type: str | None = None
     entity_id: str | None = None
     entity_name: str | None = None
-    input: object = None
-    output: object = None
+    # The span's values are the traced program's own (any JSON): ``Any`` so that a scorer
+    # reads them as the shapes it knows its agent writes.
+    input: Any = None
+    output: Any = None
     ended_at: datetime | None = attrs.field(default=None, validator=_optional_datetime)
-    error: object = None
-    attributes: Mapping[str, object] | None = None
-    metadata: Mapping[str, object] | None = None
-    extra: Mapping[str, object] = attrs.field(factory=dict)
+    error: Any = None
+    attributes: Mapping[str, Any] | None = None
+    metadata: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
 
     @classmethod
     def from_mastra_json(cls, data: object) -> Result[Span, TraceError]:
