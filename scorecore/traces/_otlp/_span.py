@@ -49,11 +49,11 @@ def _span(raw: object, resource: Mapping[str, object], scope: Mapping[str, objec
     if failed:
         error = {"message": _error_text(status, events, mapped.get("output")),
                  "type": text_or_none(attributes.get("error.type")) or "error"}
-    span_attributes: dict[str, Any] = dict(attributes)
+    span_attributes: dict[str, object] = dict(attributes)
     span_attributes.update(mapped.pop("mastra_attributes", {}))
     if span_type == "tool_call":
         span_attributes["success"] = not failed
-    extra: dict[str, Any] = {
+    extra: dict[str, object] = {
         "otel": {"kind": raw.get("kind"),
                  "convention": None if convention is None else convention.name,
                  "resource": resource, "scope": scope,
@@ -86,7 +86,7 @@ def _error_text(status: Mapping[str, object], events: list[object], output: obje
     return message if isinstance(message, str) else ""
 
 
-def _scope_name(scope_spans: Mapping[str, object]) -> dict[str, Any]:
+def _scope_name(scope_spans: Mapping[str, object]) -> dict[str, object]:
     scope = scope_spans.get("scope") or {}
     if not isinstance(scope, Mapping):
         return {}

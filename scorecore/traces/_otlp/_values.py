@@ -97,12 +97,12 @@ def any_value(value: object, where: str, depth: int = 0) -> object:
     raise Malformed(where, f"unknown AnyValue {short_repr(value)}")
 
 
-def key_values(pairs: object, where: str, depth: int = 0) -> dict[str, Any]:
+def key_values(pairs: object, where: str, depth: int = 0) -> dict[str, object]:
     if pairs is None:
         return {}
     if not isinstance(pairs, list):
         raise Malformed(where, f"must be a list of key/value objects, got {short_repr(pairs)}")
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for index, pair in enumerate(pairs):
         key = pair.get("key") if isinstance(pair, dict | Mapping) else None
         if not isinstance(key, str):
@@ -250,8 +250,8 @@ def last_text(messages: list[dict[str, Any]] | None) -> str | None:
                  if m["role"] == "assistant" and t), texts[-1])
 
 
-def usage(attributes: Mapping[str, object], tokens_in: str, tokens_out: str) -> dict[str, Any]:
-    usage: dict[str, Any] = {}
+def usage(attributes: Mapping[str, object], tokens_in: str, tokens_out: str) -> dict[str, object]:
+    usage: dict[str, object] = {}
     for key, name in ((tokens_in, "inputTokens"), (tokens_out, "outputTokens")):
         value = attributes.get(key)
         if value is not None:
