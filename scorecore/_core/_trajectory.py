@@ -211,7 +211,9 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
 
 
 def _sequences(value: Iterable[Iterable[str]]) -> tuple[tuple[str, ...], ...]:
-    return tuple(_names(s) for s in _names(cast(Any, value)))
+    if isinstance(value, str):
+        raise TypeError(f"expected a list of names, got the str {value!r}")
+    return tuple(_names(s) for s in value)
 
 
 def _fields_of(instance: ExpectedStep, attribute: attrs.Attribute[_F], value: _F) -> None:
@@ -391,7 +393,7 @@ def to_trajectory(value: object) -> Result[Trajectory, InputMismatch]:
     return Success(extract_trajectory(messages.unwrap()))
 
 
-def seconds_from_mastra(value: Mapping[str, Any], cls: type) -> Mapping[str, Any]:
+def seconds_from_mastra(value: Mapping[str, object], cls: type) -> Mapping[str, object]:
     """``value``, Mastra's JSON of a ``cls`` (a :class:`TrajectoryStep`, a
     :class:`Trajectory` …), with its millisecond keys (``durationMs``) read as our keys in
     seconds (``duration``); other keys as given.
