@@ -16,7 +16,6 @@ from typing import Any, Final, get_args
 
 import attrs
 
-from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._reprs import short_repr
 from scorecore.evals._agreement_stats import RankedPairs, kappa
 from scorecore.evals._bootstrap import (
@@ -38,6 +37,7 @@ from scorecore.evals._checks import is_finite_number
 from scorecore.evals._compare import DEFAULT_PASS_MIN, _index
 from scorecore.evals._report import EvalReport, ScorerOutcome
 from scorecore.evals._rows import ScoreRow, row_id, row_item_id
+from scorecore.scorers import PanelResult
 from scorecore.validators import is_int
 
 __all__ = ["calibrate"]
@@ -176,9 +176,10 @@ def _panel_json(outcome: ScorerOutcome) -> dict[str, Any] | None:
     result = outcome.result
     if result is None and outcome.run_error is not None:
         result = outcome.run_error.partial
-    if result is None or result.panel is None:
+    panel = None if result is None else result.details_as(PanelResult)
+    if panel is None:
         return None
-    return {"panel": RESULT_FIELD["panel"].encode(result.panel)}
+    return {panel.kind: panel.to_json()}
 
 
 def _rows_of(rows_or_report: Iterable[ScoreRow] | EvalReport) -> list[ScoreRow]:
