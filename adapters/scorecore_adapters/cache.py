@@ -84,10 +84,19 @@ def _load(data: Any) -> Any:
     return json.loads(data) if isinstance(data, str | bytes) else data
 
 
+# PostgreSQL's jsonb refuses U+0000 (as "\u0000" or raw), which a reply's text or model id may
+# hold: such a row is stored as _encode's JSON text inside a one-key object, which jsonb takes
+# (the escape's backslash is then an escaped character) and _decode unwraps.
+_WRAPPED = "encodedReply"
+_NUL_ESCAPE = "\\u0000"
+
+
 def _decode(data: Any) -> JudgeResponse | None:
     """The stored reply, or ``None`` for anything not written by :func:`_encode`."""
     try:
         raw = _load(data)
+        if isinstance(raw, dict) and raw.keys() == {_WRAPPED}:
+            raw = json.loads(raw[_WRAPPED])
         usage = raw["usage"]
         counts = {name: usage.get(name) for name in _USAGE_FIELDS}
         for v in counts.values():
@@ -503,12 +512,14 @@ class PostgresJudgeCache(_ThreadedCache):
         return [str(row[0]) for row in rows]
 
     def _put_many_sync(self, conn: Any, batch: list[tuple[str, str]]) -> None:
+        rows = [(key, json.dumps({_WRAPPED: data}) if _NUL_ESCAPE in data else data)
+                for key, data in batch]
         with conn.transaction(), conn.cursor() as cur:
             cur.executemany(
                 f"INSERT INTO {_TABLE} (key, response) VALUES (%s, %s::jsonb) "  # noqa: S608
                 "ON CONFLICT (key) DO UPDATE SET response = excluded.response, "
                 "created_at = now()",
-                batch,
+                rows,
             )
 
     def __repr__(self) -> str:
