@@ -40,17 +40,12 @@ from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage,
 from scorecore.judge.economics import OUTPUT_CAP_FIELDS
 from scorecore.validators import misuse
 from scorecore_adapters._grammar import GrammarUnsupported, grammar_schema
-from scorecore_adapters._http import (
-    HttpJudgeBase,
-    HttpReply,
-    accepts_null,
-    as_int,
-    as_str,
-    error_from_response,
-    malformed,
-    prune_optional_nulls,
-    redact,
-)
+from scorecore_adapters._http.errors import as_int, as_str, error_from_response, malformed
+from scorecore_adapters._http.exchange import HttpReply
+from scorecore_adapters._http.judge import HttpJudgeBase
+from scorecore_adapters._http.nulls import accepts_null, prune_optional_nulls
+from scorecore_adapters._http.scrub import redact
+from scorecore_adapters._logprobs import from_choice, logprob_body
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -450,6 +445,7 @@ class OpenAIChatModel(HttpJudgeBase):
                 "type": "json_object",
                 "schema": _for_the_grammar(request.output_schema),
             }
+        body.update(logprob_body(request))
         body.update(settings.extra)
         return body
 
@@ -522,6 +518,7 @@ class OpenAIChatModel(HttpJudgeBase):
                 usage=_usage(body.get("usage")),
                 finish_reason=as_str(choice.get("finish_reason")),
                 model_id=model_id if isinstance(model_id, str) else self._model,
+                logprobs=None if request.top_logprobs is None else from_choice(choice),
             )
         )
 

@@ -27,6 +27,13 @@ from scorecore._core._output_schema import TypedSchema, schema_problem
 from scorecore._core._reprs import short_repr
 from scorecore._core._schema_gen import schema_for_type
 from scorecore._core._values import A, CalculateScoreContext, In, J, Out, P, StepContext
+from scorecore._core._verdicts import (
+    ScoreFrom,
+    check_samples,
+    check_score_from,
+    check_verdicts,
+    refuse_unusable,
+)
 from scorecore.validators import is_int, misuse
 
 __all__ = [
@@ -37,8 +44,11 @@ __all__ = [
     "StepJudge",
 ]
 
+# The field type of an attrs validator below: each serves fields of any type it checks.
+_F = TypeVar("_F")
+
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
-def optional_callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def optional_callable(instance: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     """An attrs validator: the field holds a function (or ``None``)."""
     if value is not None and not callable(value):
         raise misuse(f"{type(instance).__name__}.{attribute.name}", value,
@@ -49,17 +59,17 @@ def _misuse(owner: object, field: str, value: object, problem: str) -> ScorerDef
     return misuse(f"{type(owner).__name__}.{field}", value, problem)
 
 
-def _check_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_str(owner: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if not isinstance(value, str):
         raise _misuse(owner, attr.name, value, "must be a str")
 
 
-def _check_optional_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_optional_str(owner: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is not None and not isinstance(value, str):
         raise _misuse(owner, attr.name, value, "must be a str or None")
 
 
-def _check_settings(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_settings(owner: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is not None and not isinstance(value, ModelSettings):
         raise _misuse(owner, attr.name, value, "must be a ModelSettings or None")
 
@@ -68,7 +78,7 @@ class DefaultRetryBudgetWarning(UserWarning):
     """Error processors are configured without ``max_processor_retries``: the default 10 applies."""
 
 
-def _check_injection(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_injection(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is None and not isinstance(_inst, JudgeConfig):
         return  # a StepJudge leaves it to the scorer's judge
     if not (isinstance(value, bool) or value in ("auto", "inline", "system")):
@@ -87,7 +97,7 @@ def _check_model(value: object, owner: str, *, optional: bool = False) -> bool:
     return True
 
 
-def _check_retries(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_retries(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is None:
         return
     if not is_int(value) or value < 0:
@@ -199,7 +209,7 @@ class StepJudge:
     model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_settings)
 
 
-def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_schema(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is None:
         return
     if not isinstance(value, Mapping):
@@ -224,12 +234,12 @@ def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> N
         raise _misuse(_inst, attr.name, value, f"is not a usable JSON schema: it {problem}")
 
 
-def _check_example(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_example(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is not None and not isinstance(value, WorkedExample):
         raise _misuse(_inst, attr.name, value, "must be a WorkedExample or None")
 
 
-def _check_required_callable(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_required_callable(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if not callable(value):
         raise _misuse(_inst, attr.name, value, "must be callable (a function of the context)")
 
@@ -262,7 +272,7 @@ def _output_schema(
     return TypedSchema(schema_for_type(output_type), output_type=output_type)
 
 
-def _check_output_type(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_output_type(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is not None:
         schema_for_type(value)  # raises a ScorerDefinitionError naming what has no schema
 
@@ -321,7 +331,26 @@ class ScorePromptStep(Generic[In, Out, P, A, J]):
     structured into ``output_type`` when one is given) into the score; ``output_type`` needs a
     ``calculate_score``. Either way the score must be a finite number.
 
+    How sure the judge was (``ScoreResult.confidence``), read one of two ways:
+
+    - ``score_from="probabilities"`` with ``verdicts`` (each candidate verdict token and its
+      value, e.g. ``{"1": 0.0, "2": 0.25, ..., "5": 1.0}`` or ``{"yes": 1.0, "no": 0.0}``):
+      the judge is asked for token log-probabilities and the score is the probability-weighted
+      value of the verdicts at the verdict position (G-Eval); the confidence is the chosen
+      verdict's probability among the verdicts. A judge that gives no log-probabilities, or a
+      reply without a verdict token, leaves the run not scorable (kind ``"no_logprobs"``).
+    - ``samples=k`` (k > 1): the judge is asked k times (sample ``i`` with seed ``seed + i``,
+      ``seed`` the step's, or 0; each cached and budgeted as its own call; the temperature is
+      the step's ``model_settings``); the score is the mean of the k scores and the
+      confidence their agreement: the share of sample pairs whose scores are equal (1.0 when
+      all agree, 0.6 for one dissenter among five).
+
+    A step using neither has ``confidence`` ``None``.
+
     >>> ScorePromptStep(description="Rate", create_prompt=lambda ctx: "Rate it").calculate_score
+    >>> ScorePromptStep(description="Rate", create_prompt=lambda ctx: "Rate 1-5",
+    ...                 score_from="probabilities", verdicts={"1": 0.0, "5": 1.0}).score_from
+    'probabilities'
     """
 
     description: str = attrs.field(validator=_check_str)
@@ -345,8 +374,13 @@ class ScorePromptStep(Generic[In, Out, P, A, J]):
     example: WorkedExample | None = attrs.field(default=None, validator=_check_example)
     """The worked example ``create_prompt`` shows the judge, if any (as for a
     :class:`PromptStep`)."""
+    score_from: ScoreFrom = attrs.field(default="reply", validator=check_score_from)
+    verdicts: Mapping[str, float] | None = attrs.field(default=None, validator=check_verdicts)
+    samples: int = attrs.field(default=1, validator=check_samples)
 
     def __attrs_post_init__(self) -> None:
+        refuse_unusable(self.score_from, self.verdicts, self.samples,
+                        has_calculate=self.calculate_score is not None)
         if self.output_type is not None and self.calculate_score is None:
             raise ScorerDefinitionError(
                 f"ScorePromptStep with output_type {short_repr(self.output_type)} needs a "
