@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, ScorePromptStep, Scorer, create_scorer
 from scorecore.evals import pairwise_summaries, panel_agreements, run_evals
-from scorecore.evals._agreement import bootstrap_interval, krippendorff_alpha
+from scorecore.evals._stats._alpha import bootstrap_interval, krippendorff_alpha
 from scorecore.judge import JudgeRequest
 from scorecore.scorers import TEXT, pairwise, panel
 from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorecore.evals._agreement_stats import (
+from scorecore.evals._compare._compute import bootstrap_mean_interval
+from scorecore.evals._stats._bootstrap import bootstrap_interval, percentile_interval
+from scorecore.evals._stats._paired import (
     average_ranks,
     kappa,
     kendall_tau_b,
     spearman,
 )
-from scorecore.evals._bootstrap import bootstrap_interval, percentile_interval
-from scorecore.evals._compare import bootstrap_mean_interval
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 scipy_stats = pytest.importorskip("scipy.stats")

@@ -18,7 +18,7 @@ from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets
 from scorecore._core._values import ScoreResult
 from scorecore.evals import ScoreRow
-from scorecore.evals._storable import Sanitizer
+from scorecore.evals._storage._sanitize import Sanitizer
 from scorecore.evals.store import SCORE_COLUMNS
 from scorecore.traces import ScoreRecord
 from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore

@@ -14,7 +14,7 @@ import pytest
 
 from scorecore import create_scorer
 from scorecore.evals import ScoreRow, calibrate, run_evals
-from scorecore.evals._agreement import krippendorff_alpha
+from scorecore.evals._stats._alpha import krippendorff_alpha
 from scorecore.scorers import panel
 from scorecore_adapters.cli import main
 

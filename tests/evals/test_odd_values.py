@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, PromptStep, Scorer, create_scorer
 from scorecore.evals import EvalItem, InvalidItem, ItemResult, ScoreRow, run_evals
-from scorecore.evals._storable import MAX_DEPTH
+from scorecore.evals._storage._sanitize import MAX_DEPTH
 from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore, virtual_runtime
 from tests.evals.test_storage import KINDS, make_store
 from tests.strategies import Unprintable, UnprintableError, nested_list, realize, run_values
@@ -307,7 +307,7 @@ async def test_a_row_that_cannot_be_built_fails_its_pair_only(
     anyio_backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Should building a row raise anyway, the pair fails and a bare failed row is stored."""
-    import scorecore.evals._rows as rows  # noqa: PLC0415 - patched below
+    import scorecore.evals._rows._row as rows  # noqa: PLC0415 - patched below
 
     real = rows.score_row
 

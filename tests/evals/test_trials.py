@@ -20,7 +20,7 @@ import pytest
 
 from scorecore import JudgeConfig, Runtime, ScorePromptStep, create_scorer
 from scorecore.evals import EvalReport, run_evals
-from scorecore.evals._scoring import ClaimedItem
+from scorecore.evals._run._scoring import ClaimedItem
 from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore.evals import ScoreRow, Threshold, compare
-from scorecore.evals._compare import bootstrap_mean_interval, mcnemar_p_value
+from scorecore.evals._compare._compute import bootstrap_mean_interval, mcnemar_p_value
 from scorecore.evals.store import row_item_id
 from tests.results.simulation import gate_rate
 

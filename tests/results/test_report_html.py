@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from scorecore import StepRaised, create_scorer
 from scorecore.evals import ScoreRow, Threshold, calibrate, run_evals
-from scorecore.evals._rows import stored_cause
+from scorecore.evals._rows._row import stored_cause
 from scorecore_adapters.report import render_report
 from scorecore_adapters.testing import InMemoryScoreStore
 from tests.results.batches import batch_rows, prose

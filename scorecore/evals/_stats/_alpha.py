@@ -5,7 +5,7 @@ Alpha-Reliability") compares the disagreement observed within units (items) with
 disagreement expected by chance among all pairable values:
 ``alpha = 1 - D_o / D_e``. Missing values are allowed: a unit counts with two or more values.
 The bootstrap resamples units with the draws every batch statistic shares
-(``scorecore.evals._bootstrap``: ``compare``, ``calibrate``).
+(``scorecore.evals._stats._bootstrap``: ``compare``, ``calibrate``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Literal, TypeAlias, TypeVar
 
-from scorecore.evals._bootstrap import bootstrap_key, check_settings, quantile, resample_indices
+from scorecore.evals._stats._bootstrap import (
+    bootstrap_key,
+    check_settings,
+    quantile,
+    resample_indices,
+)
 
 __all__: list[str] = []  # internal: the statistics of the trust fold (tests call them)
 

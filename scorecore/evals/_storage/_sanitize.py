@@ -35,7 +35,8 @@ from typing import Any, Final, TypeAlias, final
 from scorecore._core._reprs import short_repr
 from scorecore.validators import is_int
 
-__all__: list[str] = []  # internal: used to build stored rows (scorecore.evals._rows.storable_row)
+# internal: used to build stored rows (scorecore.evals._rows._row.storable_row)
+__all__: list[str] = []
 
 MAX_DEPTH: Final = 200
 """The deepest nesting of containers kept; deeper subtrees become a placeholder string.

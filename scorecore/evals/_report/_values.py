@@ -15,9 +15,9 @@ import attrs
 from scorecore._core._redact import redact_text
 from scorecore._core._values import JUDGE_UNDECIDED_KINDS, ScoreResult, ScorerRunError
 from scorecore.evals._checks import FIXED_BITS, fixed, unit_interval
-from scorecore.evals._items import EvalItem, ItemFailureKind
-from scorecore.evals._spending import EconomicsSummary, TrialsSummary
-from scorecore.evals._trust import PairwiseSummary, PanelAgreement
+from scorecore.evals._economics._values import EconomicsSummary, TrialsSummary
+from scorecore.evals._run._items import EvalItem, ItemFailureKind
+from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement
 
 __all__ = [
     "EvalReport",

@@ -8,7 +8,7 @@ from typing import final
 from returns.result import Failure, Result, Success
 
 from scorecore._core._reprs import short_repr
-from scorecore.evals._items import ItemFailure
+from scorecore.evals._run._items import ItemFailure
 
 __all__ = ["RunIds"]
 

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from scorecore._core._values import ScoreResult, ScorerRun, ScorerRunError
-from scorecore.evals._economics import EconomicsFold, pair_costs
-from scorecore.evals._report import EvalReport, ItemResult, ReportFold, ScorerOutcome
-from scorecore.evals._rows import ScoreRow, row_id
-from scorecore.evals._trust_fold import TrustFold
+from scorecore.evals._economics._batch import EconomicsFold, pair_costs
+from scorecore.evals._report._values import EvalReport, ItemResult, ReportFold, ScorerOutcome
+from scorecore.evals._rows._row import ScoreRow, row_id
+from scorecore.evals._trust._fold import TrustFold
 
 __all__ = ["RESULT_COLUMNS", "fold_result_rows", "item_results", "result_rows"]
 

@@ -8,7 +8,7 @@ from typing import Literal, Protocol, final
 import attrs
 
 from scorecore._core._errors import ScorecoreError
-from scorecore.evals._rows import ScoreRow
+from scorecore.evals._rows._row import ScoreRow
 
 __all__ = ["CompletedScore", "ScoreStore", "StoreError", "StoredRowError"]
 

@@ -16,13 +16,13 @@ import attrs
 
 from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._values import PairwiseResult, PanelResult, ScorerRunError
-from scorecore.evals._agreement import bootstrap_interval, krippendorff_alpha
-from scorecore.evals._compare import bootstrap_mean_interval
-from scorecore.evals._rows import ScoreRow, row_item_id
-from scorecore.evals._trust import PairwiseSummary, PanelAgreement, PanelDisagreement
+from scorecore.evals._compare._compute import bootstrap_mean_interval
+from scorecore.evals._rows._row import ScoreRow, row_item_id
+from scorecore.evals._stats._alpha import bootstrap_interval, krippendorff_alpha
+from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement, PanelDisagreement
 
 if TYPE_CHECKING:
-    from scorecore.evals._report import EvalReport, ItemResult
+    from scorecore.evals._report._values import EvalReport, ItemResult
 
 __all__ = ["TrustFold", "pairwise_summaries", "panel_agreements"]
 

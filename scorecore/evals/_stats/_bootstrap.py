@@ -3,7 +3,8 @@
 Resamples are index lists drawn from a SHAKE-256 stream keyed by ``(seed, stream, resample
 index)``: the same data, seed and stream give the same resamples on every machine and Python
 version, and a statistic of a resample is whatever the caller computes from its indices.
-:func:`~scorecore.evals._compare.bootstrap_mean_interval` is the mean's case (the same draws).
+:func:`~scorecore.evals._compare._compute.bootstrap_mean_interval` is the mean's case (the same
+draws).
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def bootstrap_interval(
 
     ``statistic`` gets one resample's item indices and returns its value, or ``None`` where
     it is undefined. With the mean as ``statistic``, the draws are those of
-    :func:`~scorecore.evals._compare.bootstrap_mean_interval` for the same seed and stream.
+    :func:`~scorecore.evals._compare._compute.bootstrap_mean_interval` for the same seed and stream.
 
     >>> values = [0.0, 1.0, 0.5, 0.25]
     >>> interval = bootstrap_interval(lambda idx: sum(values[i] for i in idx) / len(idx), 4,

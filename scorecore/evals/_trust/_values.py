@@ -3,7 +3,7 @@
 :class:`PanelAgreement` (per panel: Krippendorff's alpha between members, interval for scores
 and nominal for pass/fail votes, with seeded bootstrap intervals over items, and the items where
 members disagree most) and :class:`PairwiseSummary` (per pairwise scorer: the win rate with a
-bootstrap interval and the share of position-biased items). :mod:`scorecore.evals._trust_fold`
+bootstrap interval and the share of position-biased items). :mod:`scorecore.evals._trust._fold`
 computes them.
 """
 

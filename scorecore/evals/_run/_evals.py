@@ -28,7 +28,7 @@ from scorecore._core._cache import JudgeCache
 from scorecore._core._economics import Budget, Pricing
 from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._core._scorer import Scorer
-from scorecore.evals._economics import (
+from scorecore.evals._economics._batch import (
     EconomicsFold,
     TrialScorer,
     TrialUnit,
@@ -36,20 +36,20 @@ from scorecore.evals._economics import (
     check_economics,
     per_trial,
 )
-from scorecore.evals._items import EvalItem, ItemFailure, ItemLike
 from scorecore.evals._messages import exception_text
-from scorecore.evals._options import (
+from scorecore.evals._report._values import EvalReport, ItemResult, ReportFold, Threshold
+from scorecore.evals._rows._row import ItemRows, ScoreRow
+from scorecore.evals._run._items import EvalItem, ItemFailure, ItemLike
+from scorecore.evals._run._options import (
     check_arguments,
     check_batch,
     check_concurrency,
     check_scorers,
     check_thresholds,
 )
-from scorecore.evals._report import EvalReport, ItemResult, ReportFold, Threshold
-from scorecore.evals._rows import ItemRows, ScoreRow
-from scorecore.evals._scoring import ItemScorer
-from scorecore.evals._store import CompletedScore, ScoreStore
-from scorecore.evals._trust_fold import TrustFold
+from scorecore.evals._run._scoring import ItemScorer
+from scorecore.evals._storage._port import CompletedScore, ScoreStore
+from scorecore.evals._trust._fold import TrustFold
 
 __all__ = ["run_evals"]
 

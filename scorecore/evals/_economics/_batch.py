@@ -26,11 +26,16 @@ from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
 from scorecore._core._values import ScorerRunError
 from scorecore.evals._checks import FIXED_BITS, fixed
-from scorecore.evals._items import ItemFailure
-from scorecore.evals._options import EvalConfigError
-from scorecore.evals._report import EvalReport, ItemResult, Threshold
-from scorecore.evals._scoring import ClaimedItem, ItemScorer
-from scorecore.evals._spending import EconomicsSummary, ScorerCost, TrialSpread, TrialsSummary
+from scorecore.evals._economics._values import (
+    EconomicsSummary,
+    ScorerCost,
+    TrialSpread,
+    TrialsSummary,
+)
+from scorecore.evals._report._values import EvalReport, ItemResult, Threshold
+from scorecore.evals._run._items import ItemFailure
+from scorecore.evals._run._options import EvalConfigError
+from scorecore.evals._run._scoring import ClaimedItem, ItemScorer
 
 __all__ = ["EconomicsFold"]
 

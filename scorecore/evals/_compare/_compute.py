@@ -38,14 +38,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 import attrs
 
 from scorecore._core._reprs import short_repr
-from scorecore.evals._bootstrap import quantile as _quantile
-from scorecore.evals._bootstrap import resample_indices
-from scorecore.evals._rows import row_item_id
+from scorecore.evals._rows._row import row_item_id
+from scorecore.evals._stats._bootstrap import quantile as _quantile
+from scorecore.evals._stats._bootstrap import resample_indices
 from scorecore.validators import is_int
 
 if TYPE_CHECKING:
-    from scorecore.evals._report import OutcomeStatus, Threshold
-    from scorecore.evals._rows import ScoreRow
+    from scorecore.evals._report._values import OutcomeStatus, Threshold
+    from scorecore.evals._rows._row import ScoreRow
 
 __all__ = ["Comparison", "ItemDelta", "ScorerComparison", "compare"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scorecore._core._sync import synchronous
-from scorecore.evals._run import run_evals
+from scorecore.evals._run._evals import run_evals
 
 __all__ = ["run_evals_sync"]
 

@@ -2,7 +2,7 @@
 
 Pure: no I/O (``scorecore_adapters.labels.read_labels`` reads a labels file), no numpy. Every
 statistic comes with a percentile bootstrap interval over the paired items, drawn from the
-seeded stream of ``compare`` (:mod:`scorecore.evals._bootstrap`), one stream per scorer, so
+seeded stream of ``compare`` (:mod:`scorecore.evals._stats._bootstrap`), one stream per scorer, so
 the same rows, labels and seed give the same intervals everywhere.
 """
 
@@ -19,14 +19,7 @@ import attrs
 from scorecore._core._checks import is_int
 from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._reprs import short_repr
-from scorecore.evals._agreement_stats import RankedPairs, kappa
-from scorecore.evals._bootstrap import (
-    bootstrap_key,
-    check_settings,
-    percentile_interval,
-    resample_indices,
-)
-from scorecore.evals._calibration import (
+from scorecore.evals._calibrate._values import (
     Calibration,
     CalibrationKind,
     ConfusionMatrix,
@@ -36,9 +29,16 @@ from scorecore.evals._calibration import (
     ScorerCalibration,
 )
 from scorecore.evals._checks import is_finite_number
-from scorecore.evals._compare import DEFAULT_PASS_MIN, _index
-from scorecore.evals._report import EvalReport, ScorerOutcome
-from scorecore.evals._rows import ScoreRow, row_id, row_item_id
+from scorecore.evals._compare._compute import DEFAULT_PASS_MIN, _index
+from scorecore.evals._report._values import EvalReport, ScorerOutcome
+from scorecore.evals._rows._row import ScoreRow, row_id, row_item_id
+from scorecore.evals._stats._bootstrap import (
+    bootstrap_key,
+    check_settings,
+    percentile_interval,
+    resample_indices,
+)
+from scorecore.evals._stats._paired import RankedPairs, kappa
 
 __all__ = ["calibrate"]
 
