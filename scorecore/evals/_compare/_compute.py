@@ -5,7 +5,7 @@ by ``(seed, scorer id, resample index)``, so the same rows and seed give the sam
 every machine and Python version, whatever order the rows come in.
 
 Why no statistics library: the bootstrap of a paired mean and the exact binomial tail are a
-few lines each here (checked against their definitions in tests/results), while scipy would
+few lines each here (checked against their definitions in tests/evals/compare), while scipy would
 bring numpy and 60 MB into a library that has neither, and could only live in the adapters —
 ``scorecore.evals.compare`` would then not be part of the pure core.
 

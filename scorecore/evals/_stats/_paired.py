@@ -3,7 +3,7 @@
 Cohen's κ (unweighted or quadratic-weighted) from a contingency table in exact integers,
 Spearman's ρ (Pearson's r of average ranks) and Kendall's τ-b (ties handled, O(n log n)).
 Each returns ``None`` where the statistic is undefined (a constant side, no items), never
-NaN. tests/evals/test_calibrate_stats.py checks them against textbook values and against
+NaN. tests/evals/stats/test_paired.py checks them against textbook values and against
 scikit-learn and scipy.
 """
 

@@ -31,7 +31,7 @@ from scorecore_adapters.report import FailureGroup, FailureTally, cause_of_outco
 from scorecore_adapters.report._data import failure_groups
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import ScriptedJudge
-from tests.results.test_causes import KINDS, failing_scorers
+from tests.adapters.report.test_causes import KINDS, failing_scorers
 
 # Every message the kernel writes about a failed run: each cause's describe() (and a budget
 # refusal's describe_limit()), a panel member's, a judge error's, and ScorerRunError's str().

@@ -20,7 +20,7 @@ import pytest
 
 from scorecore.evals import ScoreRow
 from scorecore_adapters.report import render_report
-from tests.results.batches import batch_rows
+from tests.adapters.report.batches import batch_rows
 
 BROWSER = next(
     (found for name in ("chromium", "chromium-browser", "google-chrome")

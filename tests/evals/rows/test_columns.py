@@ -23,7 +23,7 @@ from scorecore.evals.store import SCORE_COLUMNS
 from scorecore.traces import ScoreRecord
 from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore
 from tests import strategies as sts
-from tests.evals.test_storage import DSN, KINDS
+from tests.evals.storage.test_storage import DSN, KINDS
 
 # Mastra's mastra_scorers columns (core:src/storage/constants.ts, see docs/storage.md).
 MASTRA_COLUMNS = {

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scorecore.evals import ScoreRow, Threshold, compare
 from scorecore.evals._compare._compute import bootstrap_mean_interval, mcnemar_p_value
 from scorecore.evals.store import row_item_id
-from tests.results.simulation import gate_rate
+from tests.evals.compare.simulation import gate_rate
 
 
 def row(batch: str, item: str, score: float | None, *, scorer: str = "s",

@@ -19,7 +19,7 @@ from scorecore.evals import ScoreRow, Threshold, calibrate, run_evals
 from scorecore.evals._rows._row import stored_cause
 from scorecore_adapters.report import render_report
 from scorecore_adapters.testing import InMemoryScoreStore
-from tests.results.batches import batch_rows, prose
+from tests.adapters.report.batches import batch_rows, prose
 
 HOSTILE = [
     "</script><script>document.body.dataset.pwned='1'</script>",

@@ -17,7 +17,7 @@ import pytest
 from scorecore_adapters.cli import main
 from scorecore_adapters.labels import read_labels
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "examples" / "demo_scorers.py"
 DEMO_DATA = ROOT / "examples" / "data" / "demo.jsonl"
 
@@ -40,7 +40,7 @@ def broken(item):
 
 @pytest.fixture(autouse=True)
 def _no_llm(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The demo's LLM scorer stays skipped in these tests (tests/evals/test_demo_real_model.py
+    """The demo's LLM scorer stays skipped in these tests (tests/system/test_demo_real_model.py
     runs it with the local model)."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

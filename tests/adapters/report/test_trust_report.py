@@ -22,7 +22,7 @@ from scorecore_adapters.report._data import Cutter, _detail
 from scorecore_adapters.report._text import packed_json
 from scorecore_adapters.storage import open_store
 from scorecore_adapters.testing import FunctionJudge, judge_error
-from tests.results.test_report_browser import BROWSER, load
+from tests.adapters.report.test_report_browser import BROWSER, load
 
 SCORES = {"m1": {"a": 0.9, "b": 0.2, "c": 0.6}, "m2": {"a": 0.8, "b": 0.9, "c": 0.6}}
 
