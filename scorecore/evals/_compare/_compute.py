@@ -39,8 +39,7 @@ import attrs
 
 from scorecore._core._reprs import short_repr
 from scorecore.evals._rows._row import row_item_id
-from scorecore.evals._stats._bootstrap import quantile as _quantile
-from scorecore.evals._stats._bootstrap import resample_indices
+from scorecore.evals._stats._bootstrap import bootstrap_mean_interval, sum_scale
 from scorecore.validators import is_int
 
 if TYPE_CHECKING:
@@ -318,60 +317,6 @@ def mcnemar_p_value(newly_passing: int, newly_failing: int) -> float:
     return min(1.0, 2 * tail / (1 << n))
 
 
-def _resample_sums(
-    values: Sequence[float], *, resamples: int, key: bytes
-) -> list[float]:
-    """Sums of ``resamples`` samples drawn with replacement (see ``resample_indices``)."""
-    return [sum([values[i] for i in drawn])
-            for drawn in resample_indices(len(values), resamples=resamples, key=key)]
-
-
-def bootstrap_mean_interval(
-    values: Sequence[float], *, confidence: float = 0.95, resamples: int = 1000,
-    seed: int = 0, stream: str = "",
-) -> tuple[float, float]:
-    """The percentile bootstrap interval of the mean of ``values``, seeded and reproducible.
-
-    ``stream`` names an independent random stream for the same ``seed`` (``compare`` uses the
-    scorer id). The same values, seed and stream give the same interval everywhere.
-
-    >>> bootstrap_mean_interval([0.0, 1.0, 0.5, 0.25], resamples=200, seed=1)
-    (0.125, 0.75)
-    >>> bootstrap_mean_interval([0.3, 0.3])
-    (0.3, 0.3)
-    """
-    if not values:
-        raise ValueError("values must not be empty")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples!r}")
-    if min(values) == max(values):
-        return (values[0], values[0])
-    key = f"scorecore-bootstrap/1:{seed}:{stream}:".encode("utf-8", "surrogatepass")
-    n = len(values)
-    bits = _scale(values)
-    scaled = [math.ldexp(v, -bits) for v in values] if bits else values
-    means = sorted(s / n for s in _resample_sums(scaled, resamples=resamples, key=key))
-    tail = (1 - confidence) / 2
-    low, high = _quantile(means, tail), _quantile(means, 1 - tail)
-    return (math.ldexp(low, bits), math.ldexp(high, bits)) if bits else (low, high)
-
-
-# A sum of scores near the largest float overflows (1e308 + 1e308), though their mean does
-# not. Such values are divided by a power of two (exactly) until no sum of all of them can
-# overflow, then the result is multiplied back: ordinary scores are left as they are.
-_SUM_BITS: Final = 1000
-
-
-def _scale(values: Sequence[float]) -> int:
-    """The power of two to divide ``values`` by so that no sum of them overflows (usually 0)."""
-    largest = max(abs(v) for v in values) if values else 0.0
-    if largest == 0.0:
-        return 0
-    return max(0, math.frexp(largest)[1] + len(values).bit_length() - _SUM_BITS)
-
-
 def _fingerprint(row: ScoreRow) -> str | None:
     # Hook for scorer fingerprints: compared once rows record them.
     found = row.scorer.get("fingerprint") if row.scorer else None
@@ -410,7 +355,7 @@ def _passes(row: ScoreRow, threshold: Threshold | None) -> bool:
 
 
 def _mean(values: Sequence[float]) -> float:
-    bits = _scale(values)
+    bits = sum_scale(values)
     if not bits:
         return math.fsum(values) / len(values)
     return math.ldexp(math.fsum([math.ldexp(v, -bits) for v in values]) / len(values), bits)

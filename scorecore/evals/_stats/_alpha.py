@@ -1,34 +1,25 @@
-"""Agreement statistics: Krippendorff's alpha and a seeded bootstrap interval of any statistic.
+"""Krippendorff's alpha: the agreement of a panel's members over a batch's items.
 
 Pure Python (no numpy), deterministic. Alpha (Krippendorff 2011, "Computing Krippendorff's
 Alpha-Reliability") compares the disagreement observed within units (items) with the
 disagreement expected by chance among all pairable values:
 ``alpha = 1 - D_o / D_e``. Missing values are allowed: a unit counts with two or more values.
-The bootstrap resamples units with the draws every batch statistic shares
-(``scorecore.evals._stats._bootstrap``: ``compare``, ``calibrate``).
+Its interval is the batch statistics' one bootstrap (:mod:`scorecore.evals._stats._bootstrap`)
+over units.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Literal, TypeAlias, TypeVar
-
-from scorecore.evals._stats._bootstrap import (
-    bootstrap_key,
-    check_settings,
-    quantile,
-    resample_indices,
-)
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Literal, TypeAlias
 
 __all__: list[str] = []  # internal: the statistics of the trust fold (tests call them)
 
 AlphaLevel: TypeAlias = Literal["interval", "nominal"]
 """The metric alpha compares values with: squared differences (``"interval"``, for scores) or
 equality (``"nominal"``, for categories such as pass/fail votes)."""
-
-U = TypeVar("U")
 
 
 def _pairable(units: Iterable[Sequence[object]]) -> list[list[object]]:
@@ -124,39 +115,3 @@ def krippendorff_alpha(
                 raise ValueError(f"interval alpha needs finite numbers, got {value!r}")
         numbers.append([float(v) for v in unit])  # type: ignore[arg-type]
     return _interval(numbers)
-
-
-def bootstrap_interval(
-    units: Sequence[U],
-    statistic: Callable[[Sequence[U]], float | None],
-    *,
-    confidence: float = 0.95,
-    resamples: int = 1000,
-    seed: int = 0,
-    stream: str = "",
-) -> tuple[float, float] | None:
-    """The percentile bootstrap interval of ``statistic`` over ``units``, seeded.
-
-    Each resample draws as many units as given, with replacement; resamples on which the
-    statistic is undefined (``None``) are left out. ``None`` when no unit is given or the
-    statistic is undefined on more than half the resamples.
-
-    >>> units = [[1, 1], [2, 2.5], [3, 3], [4, 3.5], [5, 5]]
-    >>> round(krippendorff_alpha(units), 3)
-    0.976
-    >>> low, high = bootstrap_interval(units, krippendorff_alpha, resamples=200, seed=1)
-    >>> round(low, 3), high
-    (0.78, 1.0)
-    """
-    check_settings(confidence, resamples)
-    if not units:
-        return None
-    key = bootstrap_key(seed, stream)
-    values = sorted(
-        value for draw in resample_indices(len(units), resamples=resamples, key=key)
-        if (value := statistic([units[i] for i in draw])) is not None
-    )
-    if 2 * len(values) < resamples:
-        return None
-    tail = (1 - confidence) / 2
-    return (quantile(values, tail), quantile(values, 1 - tail))

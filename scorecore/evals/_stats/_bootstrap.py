@@ -1,10 +1,13 @@
-"""The seeded percentile bootstrap the batch statistics share (``compare``, ``calibrate``).
+"""The one seeded percentile bootstrap of the batch statistics (``compare``, ``calibrate``, trust).
 
 Resamples are index lists drawn from a SHAKE-256 stream keyed by ``(seed, stream, resample
 index)``: the same data, seed and stream give the same resamples on every machine and Python
 version, and a statistic of a resample is whatever the caller computes from its indices.
-:func:`~scorecore.evals._compare._compute.bootstrap_mean_interval` is the mean's case (the same
-draws).
+:func:`bootstrap_mean_interval` is the mean's case (the same draws).
+
+One rule for a statistic undefined on a resample (κ of one class only, alpha without
+variation): the resample is left out and counted, and when more resamples are undefined than the
+interval's lower tail holds there is no interval, since its lower end would rest on them.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterator, Sequence
-from typing import final
+from typing import Final, final
 
 import attrs
 
@@ -95,8 +98,10 @@ def bootstrap_interval(
     """The percentile bootstrap interval of ``statistic`` over ``n`` items, seeded.
 
     ``statistic`` gets one resample's item indices and returns its value, or ``None`` where
-    it is undefined. With the mean as ``statistic``, the draws are those of
-    :func:`~scorecore.evals._compare._compute.bootstrap_mean_interval` for the same seed and stream.
+    it is undefined: undefined resamples are left out and counted (``undefined``), and past
+    the interval's lower tail there is no interval (``low`` and ``high`` are ``None`` and
+    ``reason`` says why). With the mean as ``statistic``, the draws are those of
+    :func:`bootstrap_mean_interval` for the same seed and stream.
 
     >>> values = [0.0, 1.0, 0.5, 0.25]
     >>> interval = bootstrap_interval(lambda idx: sum(values[i] for i in idx) / len(idx), 4,
@@ -110,3 +115,49 @@ def bootstrap_interval(
     key = bootstrap_key(seed, stream)
     draws = [statistic(idx) for idx in resample_indices(n, resamples=resamples, key=key)]
     return percentile_interval(draws, confidence=confidence, what=what)
+
+
+def bootstrap_mean_interval(
+    values: Sequence[float], *, confidence: float = 0.95, resamples: int = 1000,
+    seed: int = 0, stream: str = "",
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of ``values``, seeded and reproducible.
+
+    ``stream`` names an independent random stream for the same ``seed`` (``compare`` uses the
+    scorer id). The same values, seed and stream give the same interval everywhere. The mean is
+    defined on every resample, so there is always an interval.
+
+    >>> bootstrap_mean_interval([0.0, 1.0, 0.5, 0.25], resamples=200, seed=1)
+    (0.125, 0.75)
+    >>> bootstrap_mean_interval([0.3, 0.3])
+    (0.3, 0.3)
+    """
+    if not values:
+        raise ValueError("values must not be empty")
+    check_settings(confidence, resamples)
+    if min(values) == max(values):
+        return (values[0], values[0])
+    n = len(values)
+    bits = sum_scale(values)
+    scaled = [math.ldexp(v, -bits) for v in values] if bits else values
+    interval = bootstrap_interval(lambda idx: sum([scaled[i] for i in idx]) / n, n,
+                                  confidence=confidence, resamples=resamples, seed=seed,
+                                  stream=stream)
+    low, high = interval.low, interval.high
+    if low is None or high is None:  # pragma: no cover - a mean is never undefined
+        raise AssertionError(interval.reason)
+    return (math.ldexp(low, bits), math.ldexp(high, bits)) if bits else (low, high)
+
+
+# A sum of scores near the largest float overflows (1e308 + 1e308), though their mean does
+# not. Such values are divided by a power of two (exactly) until no sum of all of them can
+# overflow, then the result is multiplied back: ordinary scores are left as they are.
+_SUM_BITS: Final = 1000
+
+
+def sum_scale(values: Sequence[float]) -> int:
+    """The power of two to divide ``values`` by so that no sum of them overflows (usually 0)."""
+    largest = max(abs(v) for v in values) if values else 0.0
+    if largest == 0.0:
+        return 0
+    return max(0, math.frexp(largest)[1] + len(values).bit_length() - _SUM_BITS)

@@ -16,9 +16,9 @@ import attrs
 
 from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._values import PairwiseResult, PanelResult, ScorerRunError
-from scorecore.evals._compare._compute import bootstrap_mean_interval
 from scorecore.evals._rows._row import ScoreRow, row_item_id
-from scorecore.evals._stats._alpha import bootstrap_interval, krippendorff_alpha
+from scorecore.evals._stats._alpha import krippendorff_alpha
+from scorecore.evals._stats._bootstrap import bootstrap_interval, bootstrap_mean_interval
 from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement, PanelDisagreement
 
 if TYPE_CHECKING:
@@ -158,11 +158,13 @@ class TrustFold:
         if alpha is None:
             return None, None
         ci = bootstrap_interval(
-            pairable, lambda us: krippendorff_alpha(us, level=level),
-            confidence=self._confidence, resamples=self._resamples, seed=self._seed,
-            stream=f"{scorer_id}:alpha-{level}",
+            lambda idx: krippendorff_alpha([pairable[i] for i in idx], level=level),
+            len(pairable), confidence=self._confidence, resamples=self._resamples,
+            seed=self._seed, stream=f"{scorer_id}:alpha-{level}",
         )
-        return alpha, ci
+        if ci.low is None or ci.high is None:
+            return alpha, None
+        return alpha, (ci.low, ci.high)
 
     def _pairwise(self, scorer_id: str, runs: Sequence[tuple[str, str, str]]) -> PairwiseSummary:
         outcomes = [outcome for _, _, outcome in runs]

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore.evals import ScoreRow, Threshold, compare
-from scorecore.evals._compare._compute import bootstrap_mean_interval, mcnemar_p_value
+from scorecore.evals._compare._compute import mcnemar_p_value
+from scorecore.evals._stats._bootstrap import bootstrap_mean_interval
 from scorecore.evals.store import row_item_id
 from tests.evals.compare.simulation import gate_rate
 

@@ -14,8 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorecore.evals._compare._compute import bootstrap_mean_interval
-from scorecore.evals._stats._bootstrap import bootstrap_interval, percentile_interval
+from scorecore.evals._stats._bootstrap import (
+    bootstrap_interval,
+    bootstrap_mean_interval,
+    percentile_interval,
+)
 from scorecore.evals._stats._paired import (
     average_ranks,
     kappa,

@@ -4,6 +4,7 @@ agreement and pairwise summaries from run_evals and from stored rows."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, ScorePromptStep, Scorer, create_scorer
 from scorecore.evals import pairwise_summaries, panel_agreements, run_evals
-from scorecore.evals._stats._alpha import bootstrap_interval, krippendorff_alpha
+from scorecore.evals._stats._alpha import krippendorff_alpha
+from scorecore.evals._stats._bootstrap import bootstrap_interval
 from scorecore.judge import JudgeRequest
 from scorecore.scorers import TEXT, pairwise, panel
 from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore
@@ -96,11 +98,16 @@ def test_alpha_is_undefined_without_pairs_or_variation() -> None:
 
 def test_the_bootstrap_is_seeded() -> None:
     units = units_of(TEXTBOOK)
-    first = bootstrap_interval(units, krippendorff_alpha, resamples=300, seed=4)
-    assert first == bootstrap_interval(units, krippendorff_alpha, resamples=300, seed=4)
-    assert first != bootstrap_interval(units, krippendorff_alpha, resamples=300, seed=5)
-    assert first is not None
-    low, high = first
+
+    def alpha(idx: Sequence[int]) -> float | None:
+        return krippendorff_alpha([units[i] for i in idx])
+
+    first = bootstrap_interval(alpha, len(units), resamples=300, seed=4)
+    assert first == bootstrap_interval(alpha, len(units), resamples=300, seed=4)
+    assert first != bootstrap_interval(alpha, len(units), resamples=300, seed=5)
+    low, high = first.low, first.high
+    assert low is not None
+    assert high is not None
     assert low < (krippendorff_alpha(units) or 0) < high
 
 
