@@ -24,14 +24,14 @@ them (:func:`item_results`) and folds the report from them (:func:`fold_result_r
 
 from scorecore._core._causes import failure_kind
 from scorecore.evals._economics._batch import EconomicsFold
-from scorecore.evals._report._values import ReportFold
+from scorecore.evals._report._fold import ReportFold
 from scorecore.evals._rows._flat import (
     RESULT_COLUMNS,
     fold_result_rows,
     item_results,
     result_rows,
 )
-from scorecore.evals._rows._row import ItemRows
+from scorecore.evals._rows._per_item import ItemRows
 from scorecore.evals._run._ids import RunIds
 from scorecore.evals._run._items import ItemFailure, item_from_mapping, item_key, read_item
 from scorecore.evals._run._options import check_scorers, check_thresholds

@@ -17,7 +17,8 @@ from typing import Any, Final
 
 from scorecore._core._values import ScoreResult, ScorerRun, ScorerRunError
 from scorecore.evals._economics._batch import EconomicsFold, pair_costs
-from scorecore.evals._report._values import EvalReport, ItemResult, ReportFold, ScorerOutcome
+from scorecore.evals._report._fold import ReportFold
+from scorecore.evals._report._values import EvalReport, ItemResult, ScorerOutcome
 from scorecore.evals._rows._row import ScoreRow, row_id
 from scorecore.evals._trust._fold import TrustFold
 

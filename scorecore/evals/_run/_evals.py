@@ -37,8 +37,10 @@ from scorecore.evals._economics._batch import (
     per_trial,
 )
 from scorecore.evals._messages import exception_text
-from scorecore.evals._report._values import EvalReport, ItemResult, ReportFold, Threshold
-from scorecore.evals._rows._row import ItemRows, ScoreRow
+from scorecore.evals._report._fold import ReportFold
+from scorecore.evals._report._values import EvalReport, ItemResult, Threshold
+from scorecore.evals._rows._per_item import ItemRows
+from scorecore.evals._rows._row import ScoreRow
 from scorecore.evals._run._items import EvalItem, ItemFailure, ItemLike
 from scorecore.evals._run._options import (
     check_arguments,

@@ -307,7 +307,7 @@ async def test_a_row_that_cannot_be_built_fails_its_pair_only(
     anyio_backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Should building a row raise anyway, the pair fails and a bare failed row is stored."""
-    import scorecore.evals._rows._row as rows  # noqa: PLC0415 - patched below
+    import scorecore.evals._rows._per_item as rows  # noqa: PLC0415 - patched below
 
     real = rows.score_row
 
