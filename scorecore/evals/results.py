@@ -23,6 +23,7 @@
 """
 
 from scorecore.evals._calibrate._values import (
+    CalibrationStatistic,
     ConfusionMatrix,
     Estimate,
     FittedThreshold,
@@ -45,6 +46,7 @@ from scorecore.evals._report._values import (
 from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement, PanelDisagreement
 
 __all__ = [
+    "CalibrationStatistic",
     "ConfusionMatrix",
     "EconomicsSummary",
     "Estimate",

@@ -20,6 +20,7 @@ from scorecore._core._checks import is_int
 from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._reprs import short_repr
 from scorecore.evals._calibrate._values import (
+    STATISTICS,
     Calibration,
     CalibrationKind,
     ConfusionMatrix,
@@ -303,18 +304,15 @@ def _kendall(p: _Paired, idx: Sequence[int], counts: list[list[int]]) -> float |
     return None if p.ranked is None else p.ranked.kendall(idx)
 
 
+_COMPUTED: Final[Mapping[str, _Statistic]] = {
+    "kappa": _headline_kappa, "spearman": _spearman, "kendall": _kendall, "mae": _mae,
+    "accuracy": _accuracy, "precision": _precision, "recall": _recall,
+}
+
+
 def _statistics(kind: CalibrationKind) -> dict[str, _Statistic]:
-    """The statistics reported for ``kind``, by field name."""
-    found: dict[str, _Statistic] = {
-        "kappa": _headline_kappa, "accuracy": _accuracy, "precision": _precision,
-        "recall": _recall,
-    }
-    if kind != "binary":
-        found["mae"] = _mae
-    if kind == "continuous":
-        found["spearman"] = _spearman
-        found["kendall"] = _kendall
-    return found
+    """The statistics reported for ``kind`` (:data:`STATISTICS`), by field name."""
+    return {name: _COMPUTED[name] for name in STATISTICS[kind]}
 
 
 def _why_undefined(name: str, p: _Paired, idx: Sequence[int]) -> str:

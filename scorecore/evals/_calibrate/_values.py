@@ -8,8 +8,10 @@ from typing import Any, Final, Literal, TypeAlias, final
 import attrs
 
 __all__ = [
+    "STATISTICS",
     "Calibration",
     "CalibrationKind",
+    "CalibrationStatistic",
     "ConfusionMatrix",
     "Estimate",
     "FittedThreshold",
@@ -19,6 +21,19 @@ __all__ = [
 
 CalibrationKind: TypeAlias = Literal["binary", "ordinal", "continuous"]
 """What the labels are: pass/fail, ordered grades (1..5), or numbers on a scale."""
+
+CalibrationStatistic: TypeAlias = Literal[
+    "kappa", "spearman", "kendall", "mae", "accuracy", "precision", "recall"
+]
+"""A statistic of :class:`ScorerCalibration` (its attribute holding the :class:`Estimate`)."""
+
+STATISTICS: Final[Mapping[CalibrationKind, tuple[CalibrationStatistic, ...]]] = {
+    "binary": ("kappa", "accuracy", "precision", "recall"),
+    "ordinal": ("kappa", "mae", "accuracy", "precision", "recall"),
+    "continuous": ("spearman", "kendall", "kappa", "mae", "accuracy", "precision", "recall"),
+}
+"""The statistics computed for each kind of labels, in the order a table shows them: the one
+home of that fact for ``calibrate``, the ``calibrate`` command and the HTML report."""
 
 LabelValue: TypeAlias = bool | int | float | str
 """One human label: a bool, a number, or a string given a value by ``label_values``."""
@@ -177,6 +192,21 @@ class ScorerCalibration:
     not_scored: Mapping[str, str] = attrs.field(factory=dict)
     without_row: tuple[str, ...] = ()
 
+    def estimate(self, statistic: CalibrationStatistic) -> Estimate | None:
+        """The estimate of ``statistic`` (``None`` where the labels' kind has none).
+
+        >>> e = Estimate(value=0.5, low=0.25, high=0.75)
+        >>> m = ConfusionMatrix(classes=("pass", "fail"), counts=((1, 0), (0, 1)))
+        >>> s = ScorerCalibration(scorer_id="s", n=2, threshold=0.5, kappa=e,
+        ...     kappa_kind="cohen", accuracy=e, precision=e, recall=e, confusion=m,
+        ...     fitted_threshold=FittedThreshold(threshold=None, kappa=None,
+        ...                                      kappa_at_threshold=None, fitted_on=2))
+        >>> s.estimate("kappa") is e, s.estimate("spearman")
+        (True, None)
+        """
+        found: Estimate | None = getattr(self, statistic)
+        return found
+
     def caveat(self) -> str | None:
         """One line when this scorer's agreement with the labels cannot be told from chance
         (``None`` when κ's whole interval is above 0): :data:`CHANCE_CAVEAT` when the interval
@@ -277,6 +307,12 @@ class Calibration:
     scorers: tuple[ScorerCalibration, ...]
     labels_without_rows: tuple[str, ...] = ()
     rows_without_labels: tuple[str, ...] = ()
+
+    @property
+    def statistics(self) -> tuple[CalibrationStatistic, ...]:
+        """The statistics given for this kind of labels, in the order a table shows them
+        (read each with :meth:`ScorerCalibration.estimate`)."""
+        return STATISTICS[self.kind]
 
     def scorer(self, scorer_id: str) -> ScorerCalibration:
         """One scorer's calibration.
