@@ -19,7 +19,8 @@ summaries, outcomes, costs, comparisons, calibration estimates, panel agreement)
 
 from scorecore.evals._calibrate._compute import calibrate
 from scorecore.evals._calibrate._values import Calibration, CalibrationKind, LabelValue
-from scorecore.evals._compare._compute import Comparison, compare
+from scorecore.evals._compare._compute import compare
+from scorecore.evals._compare._values import Comparison
 from scorecore.evals._report._values import EvalReport, ItemResult, Threshold
 from scorecore.evals._rows._row import ScoreRow
 from scorecore.evals._run._evals import run_evals

@@ -29,7 +29,7 @@ from scorecore.evals._calibrate._values import (
     FittedThreshold,
     ScorerCalibration,
 )
-from scorecore.evals._compare._compute import ItemDelta, ScorerComparison
+from scorecore.evals._compare._values import ItemDelta, ScorerComparison
 from scorecore.evals._economics._values import (
     EconomicsSummary,
     ScorerCost,

@@ -30,9 +30,10 @@ from scorecore.evals._calibrate._values import (
     ScorerCalibration,
 )
 from scorecore.evals._checks import is_finite_number
-from scorecore.evals._compare._compute import DEFAULT_PASS_MIN, _index
+from scorecore.evals._compare._values import DEFAULT_PASS_MIN
 from scorecore.evals._report._values import EvalReport, ScorerOutcome
 from scorecore.evals._rows._row import ScoreRow, row_id, row_item_id
+from scorecore.evals._rows._trials import rows_by_item
 from scorecore.evals._stats._bootstrap import (
     bootstrap_key,
     check_settings,
@@ -552,10 +553,10 @@ def calibrate(
         raise ValueError(f"calibrate: rows of several batches ({', '.join(batches[:5])}); "
                          f"calibrate one batch at a time")
     read = _read_labels(labels, kind, checked_scale, values)
-    index = _index(all_rows)
+    index = rows_by_item(all_rows)
     chosen = sorted(index) if scorer_ids is None else list(scorer_ids)
     if any(sid not in index for sid in chosen):
-        members = _index(_member_rows(all_rows))
+        members = rows_by_item(_member_rows(all_rows))
         index.update({sid: members[sid] for sid in chosen if sid in members})
         unknown = [sid for sid in chosen if sid not in index]
         if unknown:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterator, Sequence
-from typing import Final, final
+from typing import final
 
 import attrs
 
 from scorecore._core._checks import is_int, is_number
+from scorecore.evals._stats._sums import sum_scale
 
 
 def bootstrap_key(seed: int, stream: str) -> bytes:
@@ -147,17 +148,3 @@ def bootstrap_mean_interval(
     if low is None or high is None:  # pragma: no cover - a mean is never undefined
         raise AssertionError(interval.reason)
     return (math.ldexp(low, bits), math.ldexp(high, bits)) if bits else (low, high)
-
-
-# A sum of scores near the largest float overflows (1e308 + 1e308), though their mean does
-# not. Such values are divided by a power of two (exactly) until no sum of all of them can
-# overflow, then the result is multiplied back: ordinary scores are left as they are.
-_SUM_BITS: Final = 1000
-
-
-def sum_scale(values: Sequence[float]) -> int:
-    """The power of two to divide ``values`` by so that no sum of them overflows (usually 0)."""
-    largest = max(abs(v) for v in values) if values else 0.0
-    if largest == 0.0:
-        return 0
-    return max(0, math.frexp(largest)[1] + len(values).bit_length() - _SUM_BITS)
