@@ -24,7 +24,7 @@ from scorecore._core._checks import is_int
 from scorecore._core._economics import Budget, JudgeMeter, Pricing
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
-from scorecore._core._values import ScorerRunError
+from scorecore._core._values import JudgeExecution, ScorerRunError
 from scorecore.evals._checks import FIXED_BITS, fixed
 from scorecore.evals._economics._values import (
     EconomicsSummary,
@@ -32,7 +32,7 @@ from scorecore.evals._economics._values import (
     TrialSpread,
     TrialsSummary,
 )
-from scorecore.evals._report._values import EvalReport, ItemResult, Threshold
+from scorecore.evals._report._values import EvalReport, ItemResult, ScorerOutcome, Threshold
 from scorecore.evals._run._items import ItemFailure
 from scorecore.evals._run._options import EvalConfigError
 from scorecore.evals._run._scoring import ClaimedItem, ItemScorer
@@ -47,7 +47,7 @@ def trial_batch_id(batch_id: str, trial: int) -> str:
     return batch_id if trial == 0 else f"{batch_id}/trial-{trial}"
 
 
-def judge_models(scorers: Iterable[Any]) -> set[str]:
+def judge_models(scorers: Iterable[object]) -> set[str]:
     """The model ids of every judge the scorers' prompt steps ask."""
     found: set[str] = set()
     for scorer in scorers:
@@ -92,7 +92,7 @@ def batch_meter(
     return attrs.evolve(base, **changes) if changes else base
 
 
-def missing_prices(meter: JudgeMeter | None, scorers: Iterable[Any]) -> list[str]:
+def missing_prices(meter: JudgeMeter | None, scorers: Iterable[object]) -> list[str]:
     """Judge models a cost budget cannot price (the batch refuses to start with any)."""
     if meter is None or meter.budget is None or meter.budget.max_cost_usd is None:
         return []
@@ -111,7 +111,7 @@ class _Costs:
     stopped: int = 0
 
 
-def _executions(outcome: Any) -> Iterable[Any]:
+def _executions(outcome: ScorerOutcome) -> Iterable[JudgeExecution]:
     result = outcome.result
     if result is None and isinstance(outcome.run_error, ScorerRunError):
         result = outcome.run_error.partial
@@ -120,7 +120,7 @@ def _executions(outcome: Any) -> Iterable[Any]:
     return [e for executions in result.judge.values() for e in executions]
 
 
-def pair_costs(outcome: Any) -> dict[str, Any]:
+def pair_costs(outcome: ScorerOutcome) -> dict[str, float | int | bool]:
     """One pair's judge costs and cache counts, as :meth:`EconomicsFold.add` counts them (a
     failed run's partial result included): the cost columns of a result row."""
     executions = list(_executions(outcome))
@@ -264,10 +264,10 @@ class EconomicsFold:
         self._spent_tokens = 0
 
     def hook(
-        self, then: Callable[[ItemResult], Any] | None
-    ) -> Callable[[ItemResult], Any]:
+        self, then: Callable[[ItemResult], object] | None
+    ) -> Callable[[ItemResult], object]:
         """An ``on_item_complete`` hook that observes the item, then calls ``then``."""
-        def observe(result: ItemResult) -> Any:
+        def observe(result: ItemResult) -> object:
             self.add(result)
             return None if then is None else then(result)
 
@@ -430,7 +430,7 @@ class TrialScorer:
 
 def check_economics(
     *, trials: object, cache: object, pricing: object, budget: object,
-    meter: JudgeMeter | None, scorers: Iterable[Any],
+    meter: JudgeMeter | None, scorers: Iterable[object],
 ) -> None:
     """Refuse a bad ``trials``, ``pricing`` or ``budget``, or a cost budget it cannot price."""
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:

@@ -6,7 +6,7 @@ lost data, or could not be built at all, is failed, so the report says what the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, final
 
 import attrs
@@ -26,7 +26,7 @@ def _item_cause(result: ItemResult) -> dict[str, Any]:
     return {"cause": {"kind": kind, "step": None, "message": result.error}}
 
 
-def _target_name(target: Callable[..., Any] | None) -> str | None:
+def _target_name(target: object) -> str | None:
     """The entity a row names for the target: ``"module:qualname"``."""
     if target is None:
         return None
@@ -51,7 +51,7 @@ def _failed(outcome: ScorerOutcome, error: str) -> ScorerOutcome:
     return attrs.evolve(outcome, status="failed", score=None, error=error)
 
 
-def _lost_data_message(notes: Sequence[Any]) -> str:
+def _lost_data_message(notes: Sequence[object]) -> str:
     first = notes[0] if isinstance(notes[0], Mapping) else {}
     more = f"; {len(notes) - 1} more in metadata.sanitized" if len(notes) > 1 else ""
     return (
@@ -73,7 +73,7 @@ class ItemRows:
     __slots__ = ("_batch_id", "_scorer_json", "_target")
 
     def __init__(
-        self, *, batch_id: str, scorers: Sequence[Any], target: Callable[..., Any] | None
+        self, *, batch_id: str, scorers: Sequence[Any], target: object
     ) -> None:
         self._batch_id = batch_id
         self._scorer_json = {s.id: _scorer_json(s) for s in scorers}

@@ -16,7 +16,15 @@ from __future__ import annotations
 
 import inspect
 from collections import deque
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any, Final, final
 
 import anyio
@@ -49,13 +57,13 @@ from scorecore.evals._run._options import (
     check_scorers,
     check_thresholds,
 )
-from scorecore.evals._run._scoring import ItemScorer
+from scorecore.evals._run._scoring import ClaimedItem, ItemScorer
 from scorecore.evals._storage._port import CompletedScore, ScoreStore
 from scorecore.evals._trust._fold import TrustFold
 
 __all__ = ["run_evals"]
 
-_END: Final[Any] = object()
+_END: Final = object()
 _QUEUED_ITEMS: Final = 64  # items the workers may run ahead of the store
 _SAVED_TOGETHER: Final = 512  # the most queued row lists the writer commits in one save
 _YIELD_EVERY: Final = 32  # items a worker handles between checkpoints
@@ -67,18 +75,18 @@ class _Source:
 
     __slots__ = ("_async", "_index", "_iter", "_lock")
 
-    def __init__(self, data: Iterable[Any] | AsyncIterable[Any]) -> None:
+    def __init__(self, data: Iterable[object] | AsyncIterable[object]) -> None:
         self._index = 0
         self._lock = anyio.Lock()
-        self._async: Any = None
-        self._iter: Iterator[Any] | None = None
+        self._async: AsyncIterator[object] | None = None
+        self._iter: Iterator[object] = iter(())
         if isinstance(data, AsyncIterable):
             self._async = aiter(data)
         else:
             self._iter = iter(data)
 
-    async def next(self) -> tuple[int, Any]:
-        if self._iter is not None:
+    async def next(self) -> tuple[int, object]:
+        if self._async is None:
             value = next(self._iter, _END)
         else:
             # Async generators refuse concurrent __anext__ calls; pull one at a time.
@@ -99,7 +107,7 @@ class _Open:
 
     __slots__ = ("claimed", "index", "next")
 
-    def __init__(self, index: int, claimed: Any) -> None:
+    def __init__(self, index: int, claimed: ItemResult | ClaimedItem) -> None:
         self.index = index
         self.claimed = claimed
         self.next = 0
@@ -122,7 +130,7 @@ class _Trials:
         self._trials = trials
         self._open: deque[_Open] = deque()
 
-    async def next(self) -> tuple[int, Any]:
+    async def next(self) -> tuple[int, object]:
         """The next (item index, :class:`TrialUnit`), or ``(index, _END)`` when done."""
         while not self._open:
             index, raw = await self._source.next()
@@ -168,7 +176,7 @@ class _Finish:
         fold: ReportFold,
         rows: ItemRows | None,
         send: anyio.abc.ObjectSendStream[list[ScoreRow]] | None,
-        hook: Callable[[ItemResult], Any] | None,
+        hook: Callable[[ItemResult], object] | None,
     ) -> None:
         self._fold = fold
         self._rows = rows
@@ -282,7 +290,7 @@ async def run_evals(
     thresholds: Mapping[str, float | Threshold] | None = None,
     gates: Iterable[str | Scorer[Any, Any]] | None = None,
     store: ScoreStore | None = None,
-    on_item_complete: Callable[[ItemResult], Any] | None = None,
+    on_item_complete: Callable[[ItemResult], object] | None = None,
     runtime: Runtime | None = None,
     batch_id: str | None = None,
     resume: bool = False,

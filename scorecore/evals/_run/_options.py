@@ -24,7 +24,7 @@ class EvalConfigError(ScorecoreError, ValueError):
         value: the offending value.
     """
 
-    def __init__(self, message: str, *, field: str, value: Any = None) -> None:
+    def __init__(self, message: str, *, field: str, value: object = None) -> None:
         super().__init__(message)
         self.field = field
         self.value = value

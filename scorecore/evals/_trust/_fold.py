@@ -10,14 +10,14 @@ Pure: no clock, no I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
 from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._values import PairwiseResult, PanelResult, ScorerRunError
 from scorecore.evals._rows._row import ScoreRow, row_item_id
-from scorecore.evals._stats._alpha import krippendorff_alpha
+from scorecore.evals._stats._alpha import AlphaLevel, krippendorff_alpha
 from scorecore.evals._stats._bootstrap import bootstrap_interval, bootstrap_mean_interval
 from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement, PanelDisagreement
 
@@ -91,9 +91,9 @@ class TrustFold:
                 continue
             add(row.scorer_id, row_item_id(row), row.run_id, value)
 
-    def hook(self, then: Callable[[ItemResult], Any]) -> Callable[[ItemResult], Any]:
+    def hook(self, then: Callable[[ItemResult], object]) -> Callable[[ItemResult], object]:
         """An ``on_item_complete`` hook that counts the item, then calls ``then``."""
-        def observe(result: ItemResult) -> Any:
+        def observe(result: ItemResult) -> object:
             self.add_item(result)
             return then(result)
 
@@ -151,7 +151,8 @@ class TrustFold:
         )
 
     def _alpha(
-        self, units: list[list[Any]], level: Any, scorer_id: str
+        self, units: Sequence[Sequence[float | bool | str | None]], level: AlphaLevel,
+        scorer_id: str,
     ) -> tuple[float | None, tuple[float, float] | None]:
         pairable = [u for u in units if len(u) >= 2]
         alpha = krippendorff_alpha(pairable, level=level)
