@@ -12,7 +12,7 @@ from scorecore.evals.results import (
     Estimate,
     ScorerCalibration,
 )
-from scorecore_adapters.report._text import esc, number
+from scorecore_adapters.report._text import counted, esc, listed, number
 
 _LISTED = 50
 
@@ -91,8 +91,7 @@ def _matrix(title: str, m: ConfusionMatrix) -> str:
 
 
 def _ids(ids: Sequence[str]) -> str:
-    more = f" … ({len(ids)} in all)" if len(ids) > _LISTED else ""
-    return esc(", ".join(ids[:_LISTED])) + more
+    return listed(ids, _LISTED)
 
 
 def _notes(c: Calibration, s: ScorerCalibration) -> str:
@@ -144,13 +143,8 @@ def calibration_section(c: Calibration | None) -> str:
         + "</div>" + _caveat(s) + _notes(c, s)
         for s in c.scorers
     )
-    sides = []
-    if c.labels_without_rows:
-        sides.append(f"{len(c.labels_without_rows)} labelled item(s) without rows: "
-                     f"{_ids(c.labels_without_rows)}")
-    if c.rows_without_labels:
-        sides.append(f"{len(c.rows_without_labels)} item(s) without a label: "
-                     f"{_ids(c.rows_without_labels)}")
+    sides = [*counted("labelled item(s) without rows", c.labels_without_rows, _LISTED),
+             *counted("item(s) without a label", c.rows_without_labels, _LISTED)]
     scale = f", scale {c.scale[0]:g}..{c.scale[1]:g}" if c.scale is not None else ""
     return (
         '<section id="calibration"><h2>Calibration against human labels</h2>'

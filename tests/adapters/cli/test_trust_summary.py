@@ -13,7 +13,14 @@ from scorecore import create_scorer
 from scorecore.scorers import TEXT, pairwise, panel
 from scorecore_adapters.testing import FunctionJudge
 
-GRADES = {"m1": {"a": 0.9, "b": 0.2, "c": 0.6}, "m2": {"a": 0.8, "b": 0.9, "c": 0.6}}
+# Ten items, so that alpha has an interval: with three, a resample drawing one item thrice
+# has no alpha more often than the interval's 2.5 % tail allows.
+GRADES = {
+    "m1": {"a": 0.9, "b": 0.2, "c": 0.6, "d": 0.3, "e": 0.7, "f": 0.1, "g": 0.5, "h": 0.4,
+           "i": 1.0, "j": 0.6},
+    "m2": {"a": 0.8, "b": 0.9, "c": 0.6, "d": 0.4, "e": 0.5, "f": 0.2, "g": 0.8, "h": 0.4,
+           "i": 0.9, "j": 0.3},
+}
 
 
 def member(name):
@@ -40,7 +47,7 @@ def _setup(tmp_path: Path) -> tuple[Path, Path]:
     data = tmp_path / "d.jsonl"
     data.write_text("".join(
         f'{{"id": "{i}", "input": "q", "output": "{i}", "baseline_output": "old {i}"}}\n'
-        for i in "abc"))
+        for i in "abcdefghij"))
     return scorers, data
 
 
@@ -51,11 +58,11 @@ def test_eval_prints_panel_agreement_and_pairwise_win_rate(tmp_path: Path) -> No
     code, out, err = run("eval", str(scorers), "--data", str(data), "--store",
                          f"sqlite:{tmp_path / 'x.db'}", "--batch-id", "t")
     assert code == 0, err + out
-    assert re.search(r"panel jury \(m1, m2\): 3 of 3 runs with 2\+ scores; alpha scores "
+    assert re.search(r"panel jury \(m1, m2\): 10 of 10 runs with 2\+ scores; alpha scores "
                      r"-?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\], votes -?\d\.\d{3}", out)
     assert "disagree on b: spread 0.700 (m1 0.200, m2 0.900)" in out
-    assert ("pairwise ab: win rate 0.500 [0.000, 1.000] over 3 items (0 won, 0 lost, 0 tied); "
-            "position bias on 3 (100.0%)") in out
+    assert ("pairwise ab: win rate 0.500 [0.000, 1.000] over 10 items (0 won, 0 lost, 0 tied); "
+            "position bias on 10 (100.0%)") in out
     # The same figures as `scorecore show` gives for the stored batch.
     shown = run("show", "t", "--store", f"sqlite:{tmp_path / 'x.db'}")[1]
     trust = [line for line in out.splitlines() if line.startswith(("panel ", "pairwise ",
