@@ -21,14 +21,14 @@ from scorecore.evals._calibrate._compute import calibrate
 from scorecore.evals._calibrate._values import Calibration, CalibrationKind, LabelValue
 from scorecore.evals._compare._compute import compare
 from scorecore.evals._compare._values import Comparison
+from scorecore.evals._persistence._port import StoreError
+from scorecore.evals._persistence._sink import store_sink
 from scorecore.evals._report._values import EvalReport, ItemResult, Threshold
 from scorecore.evals._rows._row import ScoreRow
 from scorecore.evals._run._evals import run_evals
 from scorecore.evals._run._items import EvalItem, InvalidItem, ItemLike
 from scorecore.evals._run._options import EvalConfigError
 from scorecore.evals._run._sync import run_evals_sync
-from scorecore.evals._storage._port import StoreError
-from scorecore.evals._storage._sink import store_sink
 from scorecore.evals._trust._fold import pairwise_summaries, panel_agreements
 
 __all__ = [

@@ -23,8 +23,8 @@ from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets, redact_strings, redact_text
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import ScoreResult, ScorerRunError
+from scorecore.evals._persistence._sanitize import Sanitizer, is_encodable_text
 from scorecore.evals._report._values import OutcomeStatus
-from scorecore.evals._storage._sanitize import Sanitizer, is_encodable_text
 from scorecore.traces._sinks import ScoreRecord
 
 __all__ = [

@@ -45,6 +45,7 @@ from scorecore.evals._economics._batch import (
     per_trial,
 )
 from scorecore.evals._messages import exception_text
+from scorecore.evals._persistence._port import CompletedScore, ScoreStore
 from scorecore.evals._report._fold import ReportFold
 from scorecore.evals._report._values import EvalReport, ItemResult, Threshold
 from scorecore.evals._rows._per_item import ItemRows
@@ -58,7 +59,6 @@ from scorecore.evals._run._options import (
     check_thresholds,
 )
 from scorecore.evals._run._scoring import ClaimedItem, ItemScorer
-from scorecore.evals._storage._port import CompletedScore, ScoreStore
 from scorecore.evals._trust._fold import TrustFold
 
 __all__ = ["run_evals"]

@@ -14,7 +14,7 @@ from returns.result import Failure, Result, Success
 
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import RUN_ARGUMENTS
-from scorecore.evals._storage._sanitize import is_clean_text
+from scorecore.evals._persistence._sanitize import is_clean_text
 from scorecore.validators import is_int
 
 __all__ = [

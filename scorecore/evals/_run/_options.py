@@ -9,8 +9,8 @@ from scorecore._core._errors import ScorecoreError
 from scorecore._core._reprs import short_repr
 from scorecore._core._scorer import Scorer
 from scorecore.evals._checks import is_finite_number, unit_interval
+from scorecore.evals._persistence._port import ScoreStore
 from scorecore.evals._report._values import Threshold
-from scorecore.evals._storage._port import ScoreStore
 from scorecore.validators import is_int
 
 __all__ = ["EvalConfigError", "check_scorers", "check_thresholds"]

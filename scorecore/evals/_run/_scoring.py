@@ -14,10 +14,10 @@ from scorecore._core._runtime import Runtime
 from scorecore._core._values import ScoreResult, ScorerRunError
 from scorecore.evals._checks import is_finite_number
 from scorecore.evals._messages import exception_text, text_of
+from scorecore.evals._persistence._port import CompletedScore
 from scorecore.evals._report._values import ItemResult, ScorerOutcome
 from scorecore.evals._run._ids import RunIds
 from scorecore.evals._run._items import EvalItem, ItemFailure, raw_id, read_item
-from scorecore.evals._storage._port import CompletedScore
 
 __all__ = ["ItemScorer"]
 

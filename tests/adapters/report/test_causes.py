@@ -20,7 +20,7 @@ from scorecore import (
     create_scorer,
 )
 from scorecore.evals import ItemResult, ScoreRow, run_evals
-from scorecore.evals._storage._sanitize import clean_text
+from scorecore.evals._persistence._sanitize import clean_text
 from scorecore.evals.engine import failure_kind
 from scorecore.evals.results import ScorerOutcome
 from scorecore_adapters.report import FailureCause, cause_of_outcome, cause_of_row

@@ -27,7 +27,7 @@ import pytest
 from scorecore.evals import StoreError
 from scorecore_adapters.cli import main
 from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore, open_store
-from tests.evals.storage.test_storage import DSN, make_store, row
+from tests.evals.persistence.test_storage import DSN, make_store, row
 
 IS_ROOT = os.geteuid() == 0
 READER_UID = 65534  # "nobody"

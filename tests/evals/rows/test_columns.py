@@ -18,12 +18,12 @@ from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets
 from scorecore._core._values import ScoreResult
 from scorecore.evals import ScoreRow
-from scorecore.evals._storage._sanitize import Sanitizer
+from scorecore.evals._persistence._sanitize import Sanitizer
 from scorecore.evals.store import SCORE_COLUMNS
 from scorecore.traces import ScoreRecord
 from scorecore_adapters.storage import PostgresScoreStore, SqliteScoreStore
 from tests import strategies as sts
-from tests.evals.storage.test_storage import DSN, KINDS
+from tests.evals.persistence.test_storage import DSN, KINDS
 
 # Mastra's mastra_scorers columns (core:src/storage/constants.ts, see docs/storage.md).
 MASTRA_COLUMNS = {

@@ -24,7 +24,7 @@ from scorecore.evals.store import CompletedScore, ScoreStore
 from scorecore_adapters.cli import main
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import InMemoryScoreStore
-from tests.evals.storage.test_storage import KINDS, make_store, row
+from tests.evals.persistence.test_storage import KINDS, make_store, row
 
 pytestmark = pytest.mark.anyio
 

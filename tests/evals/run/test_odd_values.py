@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, PromptStep, Scorer, create_scorer
 from scorecore.evals import EvalItem, InvalidItem, ItemResult, ScoreRow, run_evals
-from scorecore.evals._storage._sanitize import MAX_DEPTH
+from scorecore.evals._persistence._sanitize import MAX_DEPTH
 from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore, virtual_runtime
-from tests.evals.storage.test_storage import KINDS, make_store
+from tests.evals.persistence.test_storage import KINDS, make_store
 from tests.strategies import Unprintable, UnprintableError, nested_list, realize, run_values
 
 pytestmark = pytest.mark.anyio

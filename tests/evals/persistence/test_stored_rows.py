@@ -31,7 +31,7 @@ from scorecore.evals.store import StoredRowError, decode_row, row_id
 from scorecore_adapters.cli import main
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import InMemoryScoreStore
-from tests.evals.storage.test_storage import DSN, make_store
+from tests.evals.persistence.test_storage import DSN, make_store
 
 pytestmark = pytest.mark.anyio
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from scorecore.evals._persistence._port import ScoreStore
 from scorecore.evals._rows._row import ScoreRow
-from scorecore.evals._storage._port import ScoreStore
 from scorecore.traces._sinks import ScoreRecord, ScoreSink
 
 __all__ = ["store_sink"]

@@ -9,7 +9,7 @@ import pytest
 
 from scorecore.evals import ScoreRow
 from scorecore.evals.store import BatchCatalog, BatchSummary
-from tests.evals.storage.test_storage import STORE_KINDS, StepClock, make_store
+from tests.evals.persistence.test_storage import STORE_KINDS, StepClock, make_store
 
 pytestmark = pytest.mark.anyio
 

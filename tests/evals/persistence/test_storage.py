@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from scorecore import create_scorer, not_scorable
 from scorecore.evals import EvalItem, ScoreRow, StoreError, run_evals
-from scorecore.evals._storage._sanitize import MAX_DEPTH
+from scorecore.evals._persistence._sanitize import MAX_DEPTH
 from scorecore.evals.store import row_id, storable_row
 from scorecore_adapters.cache import open_cache
 from scorecore_adapters.storage import (

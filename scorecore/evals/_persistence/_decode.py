@@ -20,8 +20,8 @@ from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hi
 import attrs
 
 from scorecore._core._reprs import short_repr
+from scorecore.evals._persistence._port import StoredRowError
 from scorecore.evals._rows._row import SCORE_COLUMNS, ScoreColumn, ScoreRow
-from scorecore.evals._storage._port import StoredRowError
 from scorecore.validators import is_number
 
 __all__ = ["decode_row"]
