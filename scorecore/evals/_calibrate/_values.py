@@ -8,7 +8,6 @@ from typing import Any, Final, Literal, TypeAlias, final
 import attrs
 
 __all__ = [
-    "STATISTICS",
     "Calibration",
     "CalibrationKind",
     "CalibrationStatistic",

@@ -10,7 +10,7 @@ import attrs
 if TYPE_CHECKING:
     from scorecore.evals._report._values import OutcomeStatus
 
-__all__ = ["DEFAULT_MIN_PAIRED", "DEFAULT_PASS_MIN", "Comparison", "ItemDelta", "ScorerComparison"]
+__all__ = ["Comparison", "ItemDelta", "ScorerComparison"]
 
 DEFAULT_PASS_MIN: Final = 0.5
 """Without a threshold for a scorer, an item passes when it is scored at least 0.5."""

@@ -9,7 +9,7 @@ import attrs
 from scorecore.evals._rows._row import ScoreRow, row_item_id
 from scorecore.evals._stats._sums import mean_of
 
-__all__ = ["one_row", "rows_by_item"]
+__all__: list[str] = []  # internal: used by compare and calibrate
 
 
 def rows_by_item(rows: Iterable[ScoreRow]) -> dict[str, dict[str, ScoreRow]]:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["mean_of", "sum_scale"]
+__all__: list[str] = []  # internal: used by the bootstrap and compare
 
 
 # A sum of scores near the largest float overflows (1e308 + 1e308), though their mean does
