@@ -67,10 +67,11 @@ def build(judge: LatencyJudge) -> Any:
 
 
 async def timed(
-    items: int, concurrency: int, latency: float, cache: Any
+    items: int, concurrency: int, latency: float, cache: Any, judge: Any = None
 ) -> tuple[float, int, float]:
-    """Wall seconds, judge calls and this process's CPU seconds for one batch."""
-    judge = LatencyJudge(latency)
+    """Wall seconds, judge calls and this process's CPU seconds for one batch (``judge``:
+    another judge than a LatencyJudge of ``latency``)."""
+    judge = LatencyJudge(latency) if judge is None else judge
     data = ({"id": f"q{i}", "input": f"question {i}", "output": f"answer number {i}"}
             for i in range(items))
     started, cpu = time.perf_counter(), time.process_time()

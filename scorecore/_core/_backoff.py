@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from scorecore._core._judge_error import JudgeError
+    from scorecore._core._failed_call import JudgeError
 
 __all__ = ["exponential_backoff", "read_retry_after", "retry_wait"]
 

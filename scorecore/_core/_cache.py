@@ -14,9 +14,9 @@ import json
 import math
 import struct
 from collections.abc import Mapping
-from typing import Final, Protocol, final
+from typing import Final, Protocol, TypeAlias, final
 
-from scorecore._core._judge import JudgeRequest, JudgeResponse
+from scorecore._core._judge import JudgeRequest, JudgeResponse, ModelSettings
 
 __all__ = ["JudgeCache", "cache_key"]
 
@@ -153,6 +153,10 @@ def canonical_digest(label: str, value: object) -> str:
 _ENCODE: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=True).encode
 
 
+_PartsKey: TypeAlias = tuple[int, str, str, int, "str | None", bool]
+_PARTS_SIZE: Final = 64
+
+
 @final
 class SchemaKey:
     """An output schema's part of every cache key, written once (internal).
@@ -162,7 +166,7 @@ class SchemaKey:
     it is the key :func:`cache_key` gives the request carrying that schema.
     """
 
-    __slots__ = ("exact", "json")
+    __slots__ = ("exact", "json", "parts")
 
     def __init__(self, schema: object) -> None:
         # The schema is the value of the canonical request's "output_schema": depth 1.
@@ -170,6 +174,9 @@ class SchemaKey:
         out: list[bytes] = []
         _feed(out, schema)
         self.exact: bytes = b"".join(out)
+        # The key's text around the messages, per settings and model (see _parts): every
+        # request of a step differs from the step's others in its messages only.
+        self.parts: dict[_PartsKey, tuple[ModelSettings, str, str]] = {}
 
 
 NO_SCHEMA_KEY: Final = SchemaKey(None)
@@ -245,6 +252,20 @@ def request_key(
     loop writes each step's schema once, when the step is added)."""
     settings = request.settings
     extra = settings.extra
+    native = request.native_schema
+    if (
+        schema.json is not None and type(extra) is dict and not extra
+        # Compared by value in the memo below: exact types only, so that equal is identical
+        # (1 == 1.0 == True would otherwise share a text they do not write alike).
+        and type(provider) is str and type(model_id) is str and type(trial) is int
+        and (identity is None or type(identity) is str) and type(native) is bool
+    ):
+        parts = _parts(settings, (id(settings), provider, model_id, trial, identity, native),
+                       schema.parts, schema.json)
+        if parts is not None:
+            head, tail = parts
+            text = f"{head}{_messages_text(request)}{tail}"
+            return hashlib.sha256(_KEY_VERSION + b"J" + text.encode()).hexdigest()
     settings_part = {
         "temperature": settings.temperature,
         "top_p": settings.top_p,
@@ -252,7 +273,6 @@ def request_key(
         "seed": settings.seed,
         "extra": extra,
     }
-    native = request.native_schema
     if (
         schema.json is not None
         # What every request of a run is, checked without a walk (messages are str pairs:
@@ -263,18 +283,9 @@ def request_key(
         and _plain_scalar(settings.max_output_tokens) and _plain_scalar(settings.seed)
         and type(extra) is dict and (not extra or _plain_json(extra, 2))
     ):
-        messages_text = ",".join(
-            f"[{_esc(m.role)},{_esc(m.content)}]" for m in request.messages)
-        text = (
-            f'{{{"" if identity is None else f""""identity":{_esc(identity)},"""}'
-            f'"messages":[{messages_text}],"model_id":{_esc(model_id)},'
-            f'"native_schema":{_scalar(native)},"output_schema":{schema.json},'
-            f'"provider":{_esc(provider)},'
-            f'"settings":{{"extra":{_ENCODE(extra) if extra else "{}"},'
-            f'"max_output_tokens":{_scalar(settings.max_output_tokens)},'
-            f'"seed":{_scalar(settings.seed)},"temperature":{_scalar(settings.temperature)},'
-            f'"top_p":{_scalar(settings.top_p)}}},"trial":{int.__repr__(trial)}}}'
-        )
+        head, tail = _around_messages(
+            settings, (id(settings), provider, model_id, trial, identity, native), schema.json)
+        text = f"{head}{_messages_text(request)}{tail}"
         return hashlib.sha256(_KEY_VERSION + b"J" + text.encode()).hexdigest()
     messages = [(m.role, m.content) for m in request.messages]
     rest = {"provider": provider, "model_id": model_id, "trial": trial, "messages": messages,
@@ -284,12 +295,13 @@ def request_key(
         # 1 and "1" into the same key, so those take the exact path). The text is what one
         # json.dumps of the whole request writes: the keys in order, the schema's part
         # written when the step was added.
-        head: dict[str, object] = {"messages": messages, "model_id": model_id,
-                                   "native_schema": native}
+        head_part: dict[str, object] = {"messages": messages, "model_id": model_id,
+                                        "native_schema": native}
         if identity is not None:
-            head["identity"] = identity
-        tail = {"provider": provider, "settings": settings_part, "trial": trial}
-        text = f'{_ENCODE(head)[:-1]},"output_schema":{schema.json},{_ENCODE(tail)[1:]}'
+            head_part["identity"] = identity
+        tail_part = {"provider": provider, "settings": settings_part, "trial": trial}
+        text = (f'{_ENCODE(head_part)[:-1]},"output_schema":{schema.json},'
+                f'{_ENCODE(tail_part)[1:]}')
         return hashlib.sha256(_KEY_VERSION + b"J" + text.encode()).hexdigest()
     # The exact path (the schema's encoding written once, byte for byte what it adds).
     if identity is None:
@@ -298,3 +310,58 @@ def request_key(
     out = [_KEY_VERSION]
     _feed(out, canonical)
     return hashlib.sha256(b"".join(out)).hexdigest()
+
+
+def _messages_text(request: JudgeRequest) -> str:
+    """The messages as json.dumps writes ``[(role, content), ...]`` inside the list's brackets
+    (messages are str pairs: JudgeMessage checks them)."""
+    return ",".join([f"[{_esc(m.role)},{_esc(m.content)}]" for m in request.messages])
+
+
+def _around_messages(
+    settings: ModelSettings, model: tuple[int, str, str, int, str | None, object],
+    schema_json: str,
+) -> tuple[str, str]:
+    """The JSON path's key text before and after the messages, as json.dumps of the whole
+    canonical request writes it (the caller checked every part is written as it is);
+    ``model`` is the settings' id, provider, model id, trial, identity and ``native_schema``."""
+    _, provider, model_id, trial, identity, native = model
+    extra = settings.extra
+    head = (f'{{{"" if identity is None else f""""identity":{_esc(identity)},"""}'
+            f'"messages":[')
+    tail = (
+        f'],"model_id":{_esc(model_id)},'
+        f'"native_schema":{_scalar(native)},"output_schema":{schema_json},'
+        f'"provider":{_esc(provider)},'
+        f'"settings":{{"extra":{_ENCODE(extra) if extra else "{}"},'
+        f'"max_output_tokens":{_scalar(settings.max_output_tokens)},'
+        f'"seed":{_scalar(settings.seed)},"temperature":{_scalar(settings.temperature)},'
+        f'"top_p":{_scalar(settings.top_p)}}},"trial":{int.__repr__(trial)}}}'
+    )
+    return head, tail
+
+
+def _parts(
+    settings: ModelSettings, memo_key: _PartsKey,
+    memo: dict[_PartsKey, tuple[ModelSettings, str, str]], schema_json: str,
+) -> tuple[str, str] | None:
+    """:func:`_around_messages` for settings without ``extra``, kept in ``memo`` (the step's
+    schema key's ``parts``); ``None``: the settings take another path.
+
+    Every execution of a step sends the same settings object (``with_default_cap`` keeps the
+    capped copy) for the same model and trial, so the text around the messages is written
+    once. The settings are frozen and kept with the entry (their id is not reused while it
+    stands); an ``extra`` is a mutable mapping, so settings with one are never kept.
+    """
+    kept = memo.get(memo_key)
+    if kept is not None and kept[0] is settings:
+        return kept[1], kept[2]
+    if not (_small_int(memo_key[3]) and _plain_scalar(settings.temperature)
+            and _plain_scalar(settings.top_p) and _plain_scalar(settings.max_output_tokens)
+            and _plain_scalar(settings.seed)):
+        return None
+    head, tail = _around_messages(settings, memo_key, schema_json)
+    if len(memo) >= _PARTS_SIZE:
+        memo.clear()
+    memo[memo_key] = (settings, head, tail)
+    return head, tail

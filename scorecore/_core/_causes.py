@@ -20,8 +20,8 @@ from typing import Any, ClassVar, Generic, Literal, TypeAlias, final, get_args
 import attrs
 from typing_extensions import TypeVar
 
+from scorecore._core._failed_call import JudgeError
 from scorecore._core._judge import StepName
-from scorecore._core._judge_error import JudgeError
 from scorecore._core._redact import redact_text
 from scorecore._core._reprs import short_repr
 

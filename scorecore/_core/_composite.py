@@ -14,28 +14,27 @@ from typing import Any, Literal, TypeAlias, cast
 
 import anyio
 from returns.result import Result
-from typing_extensions import TypeVar
 
+from scorecore._core._causes import InputMismatch
+from scorecore._core._declared_types import structure_run_value
 from scorecore._core._definition import StepInfo, _Definition
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._fingerprint import composite_fingerprint
 from scorecore._core._pipeline import run_pipeline
 from scorecore._core._runtime import Runtime
 from scorecore._core._scorer import Scorer
-from scorecore._core._structuring import structure_run_value
-from scorecore._core._values import ScoreResult, ScorerRun, ScorerRunError
+from scorecore._core._values import In, Out, ScoreResult, ScorerRun, ScorerRunError
 
 __all__: list[str] = []  # internal: scorecore.scorers.panel and pairwise are the public face
 
-In = TypeVar("In", default=Any)
-Out = TypeVar("Out", default=Any)
 
 Runner: TypeAlias = Callable[
-    [ScorerRun[Any, Any], Runtime], Awaitable[Result[ScoreResult[Any, Any], ScorerRunError]]
+    [ScorerRun, Runtime], Awaitable[Result[ScoreResult, ScorerRunError]]
 ]
 """What a composite scorer's run is: the run as given (``run_id`` set) and the runtime."""
 
-Shape: TypeAlias = tuple[Any, Any, Any]
+# A scorer's type, input type and output type (type forms: object).
+Shape: TypeAlias = tuple[Literal["agent", "trajectory"] | None, object, object]
 """A scorer's run shape: its ``type``, ``input_type`` and ``output_type``."""
 
 
@@ -51,9 +50,9 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         id: str,
         name: str,
         description: str,
-        members: Sequence[Scorer[Any, Any]],
+        members: Sequence[Scorer],
         runner: Runner,
-        policy: Mapping[str, Any],
+        policy: Mapping[str, object],
         shape: Shape,
         version: str | None = None,
     ) -> None:
@@ -85,7 +84,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         """Whether any member asks a judge."""
         return any(step.kind == "prompt" for step in self.steps)
 
-    def generate_reason(self, step: Any, /) -> Scorer[In, Out, Any, Any]:
+    def generate_reason(self, step: object, /) -> Scorer[In, Out, Any, Any]:
         """Refused: a scorer made of scorers gives its own reason.
 
         Raises:
@@ -102,7 +101,7 @@ class CompositeScorer(Scorer[In, Out, Any, Any]):
         return f"{type(self).__name__}(id={self.id!r}, members=[{members}])"
 
 
-def shape_of(scorer: Scorer[Any, Any]) -> Shape:
+def shape_of(scorer: Scorer) -> Shape:
     """The run shape of ``scorer``: its type, input type and output type."""
     if isinstance(scorer, CompositeScorer):
         return scorer._shape
@@ -111,31 +110,31 @@ def shape_of(scorer: Scorer[Any, Any]) -> Shape:
 
 
 async def run_member(
-    scorer: Scorer[Any, Any], run: ScorerRun[Any, Any], runtime: Runtime
-) -> Result[ScoreResult[Any, Any], ScorerRunError]:
+    scorer: Scorer, run: ScorerRun, runtime: Runtime
+) -> Result[ScoreResult, ScorerRunError]:
     """Run ``scorer`` on ``run`` with ``runtime``, as ``scorer.run`` would; never raises for
     what a step, a judge or the input did."""
     return await run_pipeline(scorer._definition, run, runtime)
 
 
 async def run_members(
-    runs: Sequence[tuple[Scorer[Any, Any], ScorerRun[Any, Any]]], runtime: Runtime
-) -> list[Result[ScoreResult[Any, Any], ScorerRunError]]:
+    runs: Sequence[tuple[Scorer, ScorerRun]], runtime: Runtime
+) -> list[Result[ScoreResult, ScorerRunError]]:
     """Each scorer's outcome on its run, all run concurrently, in the order given."""
-    outcomes: list[Result[ScoreResult[Any, Any], ScorerRunError] | None] = [None] * len(runs)
+    outcomes: list[Result[ScoreResult, ScorerRunError] | None] = [None] * len(runs)
 
-    async def one(index: int, scorer: Scorer[Any, Any], run: ScorerRun[Any, Any]) -> None:
+    async def one(index: int, scorer: Scorer, run: ScorerRun) -> None:
         outcomes[index] = await run_member(scorer, run, runtime)
 
     async with anyio.create_task_group() as group:
         for index, (scorer, run) in enumerate(runs):
             group.start_soon(one, index, scorer, run)
-    return [cast(Result[ScoreResult[Any, Any], ScorerRunError], o) for o in outcomes]
+    return [cast(Result[ScoreResult, ScorerRunError], o) for o in outcomes]
 
 
 def structure_value(
-    value: object, expected: Any, *, which: Literal["input", "output", "baseline_output"]
-) -> Result[Any, Any]:
+    value: object, expected: object, *, which: Literal["input", "output", "baseline_output"]
+) -> Result[Any, InputMismatch]:  # Any: a value of the type ``expected`` names
     """``value`` structured into ``expected`` as a run's input or output is, or the
     :class:`~scorecore.InputMismatch` naming every bad field under ``which``."""
     return structure_run_value(value, expected, which=which)

@@ -12,7 +12,6 @@ from returns.result import Failure, Result, Success
 from typing_extensions import TypeForm
 from typing_extensions import TypeVar as TypeVarDefault
 
-from scorecore._core._checks import is_int, misuse, optional_callable
 from scorecore._core._echo import WorkedExample
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._judge import (
@@ -24,10 +23,11 @@ from scorecore._core._judge import (
     OutputProcessor,
     StepName,
 )
+from scorecore._core._output_schema import TypedSchema, schema_problem
 from scorecore._core._reprs import short_repr
 from scorecore._core._schema_gen import schema_for_type
-from scorecore._core._structured import TypedSchema, schema_problem
-from scorecore._core._values import CalculateScoreContext, StepContext
+from scorecore._core._values import A, CalculateScoreContext, In, J, Out, P, StepContext
+from scorecore.validators import is_int, misuse
 
 __all__ = [
     "DefaultRetryBudgetWarning",
@@ -38,6 +38,13 @@ __all__ = [
 ]
 
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
+def optional_callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """An attrs validator: the field holds a function (or ``None``)."""
+    if value is not None and not callable(value):
+        raise misuse(f"{type(instance).__name__}.{attribute.name}", value,
+                     "must be callable or None")
+
+
 def _misuse(owner: object, field: str, value: object, problem: str) -> ScorerDefinitionError:
     return misuse(f"{type(owner).__name__}.{field}", value, problem)
 
@@ -231,18 +238,16 @@ def _check_required_callable(_inst: object, attr: attrs.Attribute[Any], value: o
 # on its own with a lambda stays easy; built inline in a builder call (or from an annotated
 # function) it is checked against the step's real context type.
 Ctx_contra = TypeVarDefault("Ctx_contra", contravariant=True, default=Any)
-# A ScorePromptStep's context types: its create_prompt and calculate_score see the same run.
-In = TypeVarDefault("In", default=Any)
-Out = TypeVarDefault("Out", default=Any)
-P = TypeVarDefault("P", default=Any)
-A = TypeVarDefault("A", default=Any)
-# The type of the judge's structured reply: ``output_type``'s type, ``Any`` for a JSON schema
-# (invariant for a ScorePromptStep, whose calculate_score takes it).
+# A ScorePromptStep's context types (In, Out, P, A): its create_prompt and calculate_score see
+# the same run. The type of the judge's structured reply: ``output_type``'s type, ``Any`` for a
+# JSON schema (J: invariant for a ScorePromptStep, whose calculate_score takes it).
 Out_co = TypeVarDefault("Out_co", covariant=True, default=Any)
-J = TypeVarDefault("J", default=Any)
 
 
-def _output_schema(value: Mapping[str, Any] | None, step: Any) -> Mapping[str, Any] | None:
+def _output_schema(
+    value: Mapping[str, Any] | None,
+    step: Any,  # noqa: ANN401 - attrs passes the step being built as an AttrsInstance
+) -> Mapping[str, Any] | None:
     # output_type is declared before output_schema, so it is already set (and checked) here.
     output_type = step.output_type
     if output_type is None:
@@ -370,7 +375,7 @@ def resolve_judge(
 ) -> Result[ResolvedJudge, str]:
     """Merge a step's judge over the scorer's, field by field; a failure explains what's missing."""
 
-    def pick(name: str) -> Any:
+    def pick(name: str) -> Any:  # noqa: ANN401 - the field named: a str, model or processors
         own = getattr(step_judge, name, None) if step_judge is not None else None
         if own is not None:
             return own

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
@@ -9,6 +10,7 @@ from typing import Any, cast, get_args, get_origin
 
 import attrs
 import cattrs
+from cattrs.dispatch import StructureHook, UnstructureHook
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
@@ -43,7 +45,7 @@ def _is_own(cls: type) -> bool:
 
 
 def _register_causes(conv: cattrs.Converter) -> None:
-    def unstructure_step_failed(cause: StepFailed) -> dict[str, Any]:
+    def unstructure_step_failed(cause: StepFailed) -> dict[str, object]:
         # A step's Failure value is stored as JSON; an exception (no JSON of it reads back) as
         # its "Type: message" text.
         error = cause.error
@@ -56,7 +58,7 @@ def _register_causes(conv: cattrs.Converter) -> None:
     _tag_by_kind(conv, RunFailureCause)
 
 
-def _tag_by_kind(conv: cattrs.Converter, union: Any) -> None:
+def _tag_by_kind(conv: cattrs.Converter, union: object) -> None:
     """Causes are tagged ``{"cause": kind, ...}`` by their stable ``kind``; a cause stored
     before (tagged with its class name) still reads."""
     kinds = {cls: kind for kind, cls in cause_classes().items()}
@@ -64,7 +66,7 @@ def _tag_by_kind(conv: cattrs.Converter, union: Any) -> None:
     by_kind = conv.get_structure_hook(union)
     kind_of_name = {cls.__name__: kinds[cls] for cls in get_args(union)}
 
-    def structure(value: Any, type_: Any) -> Any:
+    def structure(value: object, type_: object) -> object:
         if isinstance(value, Mapping) and value.get("cause") in kind_of_name:
             value = {**value, "cause": kind_of_name[value["cause"]]}
         return by_kind(value, type_)
@@ -72,15 +74,25 @@ def _tag_by_kind(conv: cattrs.Converter, union: Any) -> None:
     conv.register_structure_hook(union, structure)
 
 
+def _route_optional(conv: cattrs.Converter, union: object) -> None:
+    # Any: ``union`` is a Union type form, which mypy cannot hold as a type[...].
+    tagged: Any = union
+    optional = tagged | None
+    conv.register_structure_hook(
+        optional, lambda v, _: None if v is None else conv.structure(v, tagged))
+    conv.register_unstructure_hook(
+        optional, lambda v: None if v is None else conv.unstructure(v, tagged))
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
 
-    def passthrough(cls: type, fn: Any) -> Any:
+    def passthrough(cls: type, fn: StructureHook) -> StructureHook:
         # A value that already has the right type (e.g. an AgentMessage inside a tuple) is
         # kept as it is rather than re-structured from a mapping.
         origin = get_origin(cls) or cls
 
-        def hook(value: Any, type_: Any) -> Any:
+        def hook(value: object, type_: object) -> object:
             if isinstance(value, origin):
                 return value
             if not isinstance(value, Mapping):
@@ -92,36 +104,36 @@ def _make_converter() -> cattrs.Converter:
 
         return hook
 
-    def structure_factory(cls: type) -> Any:
+    def structure_factory(cls: type) -> StructureHook:
         overrides = {
             f.name: override(omit=True) if f.name in _NOT_SERIALISED
             else override(rename=camel(f.name))
             for f in attrs.fields(cls)
         }
-        fn: Any = make_dict_structure_fn(
+        fn: StructureHook = make_dict_structure_fn(
             cls, conv, _cattrs_forbid_extra_keys=True, **cast(Any, overrides)
         )
         ms_keys = millisecond_keys(cls)
         if not ms_keys:
             return passthrough(cls, fn)
 
-        def reading_milliseconds(value: Any, type_: Any) -> Any:
+        def reading_milliseconds(value: Mapping[str, object], type_: object) -> object:
             # Mastra's JSON gives durations in milliseconds (``durationMs``).
             return fn(read_milliseconds(value, ms_keys), type_)
 
         return passthrough(cls, reading_milliseconds)
 
-    def user_structure_factory(cls: type) -> Any:
+    def user_structure_factory(cls: type) -> StructureHook:
         return passthrough(cls, make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True))
 
-    def is_user_class(cls: Any) -> bool:
+    def is_user_class(cls: object) -> bool:
         return isinstance(cls, type) and not _is_own(cls) and (
             attrs.has(cls) or dataclasses.is_dataclass(cls)
         )
 
     conv.register_structure_hook_factory(is_user_class, user_structure_factory)
 
-    def unstructure_factory(cls: type) -> Any:
+    def unstructure_factory(cls: type) -> UnstructureHook:
         overrides = {
             f.name: override(omit=True) if f.name in _NOT_SERIALISED
             else override(rename=camel(f.name))
@@ -131,16 +143,14 @@ def _make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook_factory(_is_own, structure_factory)
     conv.register_unstructure_hook_factory(_is_own, unstructure_factory)
-    def structure_datetime(value: Any, _: Any) -> datetime:
+    def structure_datetime(value: object, _: object) -> datetime:
         if isinstance(value, datetime):
             return value
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except (AttributeError, ValueError):
-            # datetime's own message would hold the whole value.
-            raise TypeError(
-                f"expected an ISO 8601 date-time, got {short_repr(value)}"
-            ) from None
+        if isinstance(value, str):
+            # datetime's own message would hold the whole value: ours follows.
+            with contextlib.suppress(ValueError):
+                return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        raise TypeError(f"expected an ISO 8601 date-time, got {short_repr(value)}")
 
     conv.register_structure_hook(datetime, structure_datetime)
     conv.register_unstructure_hook(datetime, lambda d: d.isoformat())
@@ -152,7 +162,7 @@ def _make_converter() -> cattrs.Converter:
         "text": TextPart, "tool-invocation": ToolInvocationPart, "reasoning": ReasoningPart,
     }
 
-    def structure_part(value: Any, _: Any) -> MessagePart:
+    def structure_part(value: object, _: object) -> MessagePart:
         if isinstance(value, TextPart | ToolInvocationPart | ReasoningPart | GenericPart):
             return value
         if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
@@ -165,7 +175,7 @@ def _make_converter() -> cattrs.Converter:
         rest = {k: v for k, v in value.items() if k != "type"}
         return GenericPart(type=value["type"], data=rest)
 
-    def unstructure_part(part: MessagePart) -> Any:
+    def unstructure_part(part: MessagePart) -> object:
         if isinstance(part, GenericPart):
             return {"type": part.type, **part.data}
         return conv.unstructure(part, type(part))
@@ -175,26 +185,10 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook(GenericPart, unstructure_part)
 
     _register_causes(conv)
-    # JudgeExecution.error is optional; route the optional union through the tagged one.
-    optional_error: Any = JudgeExecutionError | None
-    conv.register_structure_hook(
-        optional_error,
-        lambda v, _: None if v is None else conv.structure(v, cast(Any, JudgeExecutionError)),
-    )
-    conv.register_unstructure_hook(
-        optional_error,
-        lambda v: None if v is None else conv.unstructure(v, JudgeExecutionError),
-    )
-    # PanelMember.cause, likewise.
-    optional_cause: Any = RunFailureCause | None
-    conv.register_structure_hook(
-        optional_cause,
-        lambda v, _: None if v is None else conv.structure(v, cast(Any, RunFailureCause)),
-    )
-    conv.register_unstructure_hook(
-        optional_cause,
-        lambda v: None if v is None else conv.unstructure(v, RunFailureCause),
-    )
+    # JudgeExecution.error and PanelMember.cause are optional: route each optional union
+    # through its tagged one.
+    _route_optional(conv, JudgeExecutionError)
+    _route_optional(conv, RunFailureCause)
     return conv
 
 

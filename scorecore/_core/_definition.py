@@ -22,9 +22,9 @@ from scorecore._core._config import (
 )
 from scorecore._core._errors import ScorerDefinitionError
 from scorecore._core._judge import SchemaChecker, StepName
+from scorecore._core._output_schema import SCORE_SCHEMA, CompiledSchema, compile_schema
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
-from scorecore._core._structured import SCORE_SCHEMA, CompiledSchema, compile_schema
 from scorecore._core._values import STEP_NAMES, ScoreResult, ScorerRun, ScorerRunError
 
 __all__ = ["StepInfo"]
@@ -32,7 +32,7 @@ __all__ = ["StepInfo"]
 StepFunction: TypeAlias = Callable[[Any], object]
 """A function step as stored: one context argument, any answer (checked when the run settles it)."""
 PrepareRun: TypeAlias = Callable[
-    [ScorerRun[Any, Any]], "ScorerRun[Any, Any] | Awaitable[ScorerRun[Any, Any]]"
+    [ScorerRun], "ScorerRun | Awaitable[ScorerRun]"
 ]
 STEP_ORDER: Mapping[str, int] = {name: index for index, name in enumerate(STEP_NAMES)}
 
@@ -55,7 +55,7 @@ _SCORE_SCHEMA: Final = compile_schema(SCORE_SCHEMA)
 
 def _output_schema(info: StepInfo) -> CompiledSchema | None:
     """The schema a prompt step's reply is checked against, compiled (``None``: plain text)."""
-    step = cast("PromptStep[Any] | ScorePromptStep[Any, Any]", info.definition)
+    step = cast("PromptStep | ScorePromptStep", info.definition)
     if info.name == "generate_reason":
         return None
     if step.output_schema is None:
@@ -83,7 +83,7 @@ class StepInfo:
     name: StepName
     kind: Literal["function", "prompt"]
     description: str | None
-    definition: StepFunction | PromptStep[Any] | ScorePromptStep[Any, Any] = attrs.field(
+    definition: StepFunction | PromptStep | ScorePromptStep = attrs.field(
         eq=False, repr=False
     )
     is_coroutine: bool = attrs.field(default=False, eq=False, repr=False)
@@ -105,7 +105,7 @@ class _Definition:
     steps: tuple[StepInfo, ...] = ()
     # A scorer made of scorers (scorecore._core._composite) runs this instead of the steps.
     runner: Callable[
-        [ScorerRun[Any, Any], Runtime], Awaitable[Result[ScoreResult[Any, Any], ScorerRunError]]
+        [ScorerRun, Runtime], Awaitable[Result[ScoreResult, ScorerRunError]]
     ] | None = attrs.field(default=None, eq=False, repr=False)
     # How the run loop calls each step, decided here once rather than on every run.
     plan: tuple[PlannedStep, ...] = attrs.field(init=False, eq=False, repr=False)
@@ -188,7 +188,7 @@ class _Definition:
 
 
     def _check_schema_with_model(
-        self, name: StepName, step: PromptStep[Any] | ScorePromptStep[Any, Any], model: object,
+        self, name: StepName, step: PromptStep | ScorePromptStep, model: object,
         where: str,
     ) -> None:
         """Ask a judge model with the :class:`SchemaChecker` capability whether it can answer
@@ -210,5 +210,5 @@ class _Definition:
             )
 
 
-def _own_doc(step: Any) -> str | None:
+def _own_doc(step: object) -> str | None:
     return step.__doc__ if inspect.isfunction(step) or inspect.ismethod(step) else None

@@ -19,8 +19,8 @@ from typing import Any, final
 
 import attrs
 
-from scorecore._core._checks import misuse
 from scorecore._core._reprs import short_repr
+from scorecore.validators import misuse
 
 __all__ = ["WorkedExample"]
 

@@ -19,8 +19,6 @@ what went wrong (see :mod:`scorecore._core._causes`).
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = ["ScorecoreError", "ScorerDefinitionError"]
 
 
@@ -47,7 +45,7 @@ class ScorerDefinitionError(ScorecoreError, ValueError, TypeError):
         scorer_id: str | None = None,
         step: str | None = None,
         field: str | None = None,
-        value: Any = None,
+        value: object = None,
     ) -> None:
         super().__init__(message)
         self.scorer_id = scorer_id

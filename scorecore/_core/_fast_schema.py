@@ -9,7 +9,7 @@ a few microseconds. A schema with any other keyword (``pattern``, ``multipleOf``
 is validated by ``jsonschema`` alone; so is a reply nested deeper than :data:`MAX_DEPTH`.
 
 The predicate only says *whether* a reply is valid: the errors of an invalid one are still
-``jsonschema``'s own (see ``_structured.parse_and_validate``).
+``jsonschema``'s own (see ``_output_schema.parse_and_validate``).
 
 Supported: boolean schemas, ``type``, ``enum`` and ``const`` of scalars, ``properties``,
 ``required``, ``additionalProperties``, ``items``, ``prefixItems``, ``minItems``,

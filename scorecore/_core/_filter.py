@@ -19,7 +19,7 @@ def _matches(value: str, patterns: Sequence[str]) -> bool:
 
 # Messages may be AgentMessage values (agent scorers) or Mastra-shaped JSON mappings
 # (untyped scorers); these read either shape.
-def _parts(message: Any) -> Sequence[Any] | None:
+def _parts(message: object) -> Sequence[object] | None:
     if isinstance(message, AgentMessage):
         return message.content.parts
     content = message.get("content") if isinstance(message, Mapping) else None
@@ -27,12 +27,12 @@ def _parts(message: Any) -> Sequence[Any] | None:
     return parts if isinstance(parts, list | tuple) else None
 
 
-def _part_type(part: Any) -> str:
+def _part_type(part: object) -> str:
     kind = part.get("type") if isinstance(part, Mapping) else getattr(part, "type", None)
     return kind if isinstance(kind, str) else ""
 
 
-def _tool_name(part: Any) -> str:
+def _tool_name(part: object) -> str:
     if isinstance(part, ToolInvocationPart):
         return part.tool_invocation.tool_name
     invocation = part.get("toolInvocation") if isinstance(part, Mapping) else None
@@ -41,7 +41,7 @@ def _tool_name(part: Any) -> str:
 
 
 def _keep(
-    message: Any, part_types: Sequence[str] | None, tool_names: Sequence[str] | None
+    message: object, part_types: Sequence[str] | None, tool_names: Sequence[str] | None
 ) -> bool:
     parts = _parts(message)
     if parts is None:
@@ -63,7 +63,7 @@ def filter_run(
     tool_names: Sequence[str] | None = None,
     max_remembered_messages: int | None = None,
     max_output_messages: int | None = None,
-) -> Callable[[ScorerRun[Any, Any]], ScorerRun[Any, Any]]:
+) -> Callable[[ScorerRun], ScorerRun]:
     """Build a ``prepare_run`` that drops fields and filters agent messages.
 
     Exactly Mastra's ``filterRun``: ``part_types`` and ``tool_names`` match by prefix
@@ -89,7 +89,7 @@ def filter_run(
             messages = messages[-limit:]
         return messages
 
-    def prepare(run: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
+    def prepare(run: ScorerRun) -> ScorerRun:
         changes: dict[str, Any] = {}
         if drop_request_context:
             changes["request_context"] = None

@@ -19,9 +19,10 @@ import functools
 import inspect
 import types
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from scorecore._core._cache import canonical_digest
+from scorecore._core._config import PromptStep, ResolvedJudge, ScorePromptStep
+from scorecore._core._definition import StepInfo
 
 # Scorer.fingerprint is the public face of the rest; function_identity is re-exported by
 # scorecore.judge.economics.
@@ -32,7 +33,7 @@ _PLAIN = (str, int, float, bool, bytes, type(None))
 _MAX_DEPTH = 8
 
 
-def _type_name(tp: Any) -> str:
+def _type_name(tp: object) -> str:
     if tp is None:
         return "None"
     module = getattr(tp, "__module__", "")
@@ -40,7 +41,7 @@ def _type_name(tp: Any) -> str:
     return f"{module}.{name}" if name else repr(tp)
 
 
-def _code(code: types.CodeType, depth: int) -> dict[str, Any]:
+def _code(code: types.CodeType, depth: int) -> dict[str, object]:
     return {
         "code": code.co_code,
         "consts": [_value(c, depth + 1) for c in code.co_consts],
@@ -52,7 +53,7 @@ def _code(code: types.CodeType, depth: int) -> dict[str, Any]:
     }
 
 
-def _function(fn: Any, depth: int = 0) -> Any:
+def _function(fn: object, depth: int = 0) -> object:
     """A function (or callable object) by its code and the plain values it carries."""
     if depth > _MAX_DEPTH:
         return ["deep", _type_name(type(fn))]
@@ -70,7 +71,7 @@ def _function(fn: Any, depth: int = 0) -> Any:
         return ["callable", _type_name(type(fn)),
                 _code(inner, depth + 1) if isinstance(inner, types.CodeType) else None]
     closure = getattr(fn, "__closure__", None) or ()
-    cells = []
+    cells: list[object] = []
     for cell in closure:
         try:
             contents = cell.cell_contents
@@ -87,7 +88,7 @@ def _function(fn: Any, depth: int = 0) -> Any:
     }
 
 
-def _value(value: Any, depth: int) -> Any:
+def _value(value: object, depth: int) -> object:
     """Plain data as itself, code by its code, anything else by its type's name."""
     if isinstance(value, _PLAIN):
         return value
@@ -108,7 +109,7 @@ def _value(value: Any, depth: int) -> Any:
     return ["object", _type_name(type(value))]
 
 
-def _judge(judge: Any) -> Any:
+def _judge(judge: ResolvedJudge | None) -> dict[str, object] | None:
     if judge is None:
         return None
     settings = judge.model_settings
@@ -131,10 +132,12 @@ def _judge(judge: Any) -> Any:
     }
 
 
-def _step(info: Any) -> Any:
-    step = {"name": info.name, "kind": info.kind, "description": info.description}
+def _step(info: StepInfo) -> dict[str, object]:
+    step: dict[str, object] = {
+        "name": info.name, "kind": info.kind, "description": info.description,
+    }
     definition = info.definition
-    if info.kind == "function":
+    if not isinstance(definition, PromptStep | ScorePromptStep):  # a function step
         step["function"] = _function(definition)
         return step
     output_type = getattr(definition, "output_type", None)
@@ -146,7 +149,7 @@ def _step(info: Any) -> Any:
             output_type),
         "calculate_score": (
             None if getattr(definition, "calculate_score", None) is None
-            else _function(definition.calculate_score)
+            else _function(getattr(definition, "calculate_score", None))
         ),
         "judge": _judge(info.judge),
     }
@@ -161,10 +164,10 @@ def fingerprint(
     scorer_id: str,
     version: str | None,
     scorer_type: str | None,
-    input_type: Any,
-    output_type: Any,
-    prepare_run: Any,
-    steps: Iterable[Any],
+    input_type: object,
+    output_type: object,
+    prepare_run: object,
+    steps: Iterable[StepInfo],
 ) -> str:
     """The fingerprint of a scorer definition: 64 hex characters (SHA-256)."""
     canonical = {
@@ -179,7 +182,7 @@ def fingerprint(
     return canonical_digest(_VERSION, canonical)
 
 
-def function_identity(fn: Any) -> str:
+def function_identity(fn: object) -> str:
     """A stable digest of a function's code, hashed as a scorer's fingerprint hashes its
     functions (bytecode, constants, names read, defaults, plain closed-over values): 64 hex
     characters. A judge model that answers with a user's function gives it in its
@@ -198,7 +201,7 @@ def composite_fingerprint(
     kind: str,
     scorer_id: str,
     version: str | None,
-    policy: Mapping[str, Any],
+    policy: Mapping[str, object],
     members: Sequence[str],
 ) -> str:
     """The fingerprint of a scorer made of scorers: its kind, id, policy (plain values, and

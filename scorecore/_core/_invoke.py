@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final, cast
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -30,11 +30,8 @@ from scorecore._core._causes import (
     StepRaised,
     exception_message,
 )
-from scorecore._core._checks import maybe_await
 from scorecore._core._config import ResolvedJudge
 from scorecore._core._echo import WorkedExample
-from scorecore._core._economics import MeteredExecution, default_cap
-from scorecore._core._fast_init import fast_init
 from scorecore._core._judge import (
     Abort,
     JudgeError,
@@ -48,22 +45,33 @@ from scorecore._core._judge import (
     StructuredOutputMode,
     with_default_cap,
 )
-from scorecore._core._reprs import short_repr
-from scorecore._core._retryability import is_model_retryable
-from scorecore._core._runtime import Runtime
-from scorecore._core._structured import (
+from scorecore._core._meter import MeteredExecution, default_cap
+from scorecore._core._output_schema import (
     CompiledSchema,
     Routing,
     inject,
     parse_and_validate,
     routing_for,
 )
+from scorecore._core._reprs import short_repr
+from scorecore._core._retryability import is_model_retryable
+from scorecore._core._runtime import Runtime
+from scorecore._core._slot_init import fast_init, fast_replace
+from scorecore._core._sync import maybe_await
 from scorecore._core._values import JudgeExecution
 
 __all__: list[str] = []  # internal: used by the pipeline only
 
 # Every field given (by name): set directly, as JudgeExecution checks nothing (fast_init).
 new_execution = fast_init(JudgeExecution)
+with_output: Final = fast_replace(JudgeExecution, "output")
+"""``attrs.evolve(execution, output=value)`` for the run path (a judged score's value)."""
+# The warm path builds a request and a message or two per step. The checks of JudgeMessage
+# (a role of two, a str content) and JudgeRequest (messages as a tuple) hold for what is
+# passed here: the roles are literals, every content is a str (a prompt checked to be one,
+# instructions JudgeConfig checked, or the two added together) and the messages a tuple.
+_message: Final = fast_init(JudgeMessage, checked_by_caller=True)
+_request: Final = fast_init(JudgeRequest, checked_by_caller=True)
 
 # Appended to the prompt of the attempt after an echo. It names no statement of the example:
 # quoting it would put back the text the small judge copied.
@@ -71,16 +79,21 @@ ECHO_NOTE = ("\n\nJudge only the data given above. Your last reply described a w
              "example instead; there is no example here.")
 
 
-@attrs.define
 class _Tally:
-    model_calls: int = 0
-    attempts: int = 0
-    usage: JudgeUsage | None = None
-    waits: list[float] = attrs.field(factory=list)
-    processor_errors: list[str] = attrs.field(factory=list)
-    finish_reason: str | None = None
-    raw_output: str | None = None
-    structured_output: StructuredOutputMode | None = None
+    """What one execution's attempts gathered (a plain slotted class: one per execution)."""
+
+    __slots__ = ("attempts", "finish_reason", "model_calls", "processor_errors", "raw_output",
+                 "structured_output", "usage", "waits")
+
+    def __init__(self) -> None:
+        self.model_calls = 0
+        self.attempts = 0
+        self.usage: JudgeUsage | None = None
+        self.waits: list[float] = []
+        self.processor_errors: list[str] = []
+        self.finish_reason: str | None = None
+        self.raw_output: str | None = None
+        self.structured_output: StructuredOutputMode | None = None
 
     def add_usage(self, usage: JudgeUsage) -> None:
         self.usage = usage if self.usage is None else self.usage + usage
@@ -97,6 +110,9 @@ class JudgeOutcome:
     def failed(self) -> bool:
         """Whether the execution failed."""
         return self.execution.status == "failed"
+
+
+_new_outcome: Final = fast_init(JudgeOutcome)
 
 
 def _name(obj: object) -> str:
@@ -298,6 +314,8 @@ def _read_reply(
         parsed = parse_and_validate(text, schema)
         if isinstance(parsed, Failure):
             return Failure(_Rejected(errors=parsed.failure()))
+        if example is None:  # the parsed Success itself: nothing else can reject the reply
+            return cast("Success[Any]", parsed)
         value = parsed.unwrap()
     if example is not None:
         echoed = example.echoed_in(text, own_text=own_text)
@@ -367,12 +385,13 @@ async def execute_judge(
             cache_misses=cache_misses,
             structured_output=tally.structured_output,
         )
-        return JudgeOutcome(value=value, execution=execution)
+        return _new_outcome(value, execution)
 
     last_errors: tuple[str, ...] = ()
     echoed: tuple[str, ...] = ()
     echo_reply = ""
     asked = prompt
+    system = _message("system", judge.instructions)
     for attempt in range(attempts):
         if attempt:
             if echo_reply:  # the same request again, without the example it restated
@@ -380,23 +399,15 @@ async def execute_judge(
             else:
                 routing = "system"
         tally.attempts += 1
-        base = (
-            JudgeMessage(role="system", content=judge.instructions),
-            JudgeMessage(role="user", content=asked),
-        )
+        base = (system, _message("user", asked))
         messages = base if schema is None else inject(base, schema, routing)
         if judge.input_processors:
             processed = await _apply_input_processors(judge, messages)
             if isinstance(processed, Failure):
                 return finish(None, processed.failure())
             messages = processed.unwrap()
-        request = JudgeRequest(
-            messages=messages,
-            output_schema=None if schema is None else schema.schema,
-            native_schema=schema is not None and routing == "native",
-            settings=settings,
-            step=step,
-        )
+        request = _request(messages, None if schema is None else schema.schema,
+                           schema is not None and routing == "native", settings, step)
         response = await meter.call(
             request, functools.partial(_call_with_retries, judge, request, runtime, tally),
             NO_SCHEMA_KEY if schema is None else schema.key,
@@ -406,9 +417,8 @@ async def execute_judge(
         if isinstance(response.usage, JudgeUsage):  # a hand-written model may break this
             tally.add_usage(response.usage)
         tally.finish_reason = response.finish_reason
-        tally.raw_output = response.text
+        tally.raw_output = text = response.text
         tally.structured_output = _structured_output(request, response)
-        text = response.text
         if judge.output_processors:
             processed_text = await _apply_output_processors(judge, text)
             if isinstance(processed_text, Failure):

@@ -13,9 +13,9 @@ from typing import Any, Final, Literal, Protocol, TypeAlias, final, runtime_chec
 import attrs
 from returns.result import Result
 
-from scorecore._core._checks import check_count, is_int, is_number, misuse
-from scorecore._core._judge_error import JudgeError, JudgeErrorKind
+from scorecore._core._failed_call import JudgeError, JudgeErrorKind
 from scorecore._core._redact import redacted_repr
+from scorecore.validators import check_count, is_int, is_number, misuse
 
 __all__ = [
     "DEFAULT_OUTPUT_CAP",
@@ -169,8 +169,10 @@ def with_default_cap(settings: ModelSettings, default: int) -> ModelSettings:
     """``settings`` with ``max_output_tokens=default`` unless they choose a cap themselves
     (``max_output_tokens``, or a cap field in ``extra``) — internal: the judge loop sends every
     request with its cap written in, so the adapters send it and the cache key holds it."""
-    if settings.max_output_tokens is not None or any(
-        name in settings.extra for name in OUTPUT_CAP_FIELDS
+    extra = settings.extra
+    # OUTPUT_CAP_FIELDS, spelt out: a generator per judge call is the warm path's cost.
+    if settings.max_output_tokens is not None or "max_tokens" in extra or (
+        "max_completion_tokens" in extra
     ):
         return settings
     # Every execution of a step asks this of the same settings: the capped copy is kept (a

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
 from scorecore._core._reprs import short_repr
+from scorecore.validators import is_number
 
 __all__: list[str] = []  # internal: used by the converter, the rows and the trajectory values
 
@@ -35,7 +35,9 @@ def millisecond_keys(cls: type) -> dict[str, str]:
             if MILLISECONDS in f.metadata}
 
 
-def read_milliseconds(value: Mapping[str, Any], keys: Mapping[str, str]) -> Mapping[str, Any]:
+def read_milliseconds(
+    value: Mapping[str, object], keys: Mapping[str, str]
+) -> Mapping[str, object]:
     """``value`` with each millisecond key of ``keys`` given as seconds under its own key.
 
     Raises:
@@ -54,8 +56,7 @@ def read_milliseconds(value: Mapping[str, Any], keys: Mapping[str, str]) -> Mapp
             raise TypeError(f"expected {ms_key} (milliseconds) or {key} (seconds), not both")
         ms = out.pop(ms_key)
         if ms is not None:
-            number = not isinstance(ms, bool) and isinstance(ms, int | float)
-            if not number or not math.isfinite(ms) or ms < 0:
+            if not is_number(ms) or not math.isfinite(ms) or ms < 0:
                 raise TypeError(f"expected {ms_key} to be a finite number of milliseconds "
                                 f"≥ 0, got {short_repr(ms)}")
             ms = ms / 1000

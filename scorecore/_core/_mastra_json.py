@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, final
+from typing import Any, Literal, TypeVar, final
 
 import attrs
 
@@ -30,44 +30,48 @@ from scorecore._core._values import (
 
 __all__ = ["from_mastra_json", "to_mastra_json"]
 
+T = TypeVar("T")
+
 _STEP_CAMEL = {name: camel(name) for name in STEP_NAMES}
 _CAMEL_STEP = {v: k for k, v in _STEP_CAMEL.items()}
 
 
-def _not_scorable_json(marker: NotScorable) -> dict[str, Any]:
+def _not_scorable_json(marker: NotScorable) -> dict[str, object]:
     out = {k: v for k, v in converter.unstructure(marker).items() if v is not None}
     if "step" in out:
         out["step"] = camel(out["step"])
     return out
 
 
-def _not_scorable_from_json(marker: Any) -> NotScorable:
+def _not_scorable_from_json(marker: Any) -> NotScorable:  # noqa: ANN401 - stored JSON
     kind = marker.get("kind")
     return NotScorable(reason=marker.get("reason"), step=_CAMEL_STEP.get(marker.get("step", "")),
                        kind=kind if isinstance(kind, str) else None)
 
 
-def _judge_json(judge: Mapping[StepName, tuple[JudgeExecution, ...]]) -> dict[str, Any]:
+def _judge_json(judge: Mapping[StepName, tuple[JudgeExecution, ...]]) -> dict[str, object]:
     return {
         _STEP_CAMEL[step]: {"executions": [_execution_json(e) for e in executions]}
         for step, executions in judge.items()
     }
 
 
-def _judge_from_json(data: Any) -> dict[StepName, tuple[JudgeExecution, ...]]:
+def _judge_from_json(
+    data: Any,  # noqa: ANN401 - stored JSON, read as it is written
+) -> dict[StepName, tuple[JudgeExecution, ...]]:
     return {
         _CAMEL_STEP[step]: tuple(_execution_from_json(e) for e in body.get("executions", ()))
         for step, body in (data or {}).items()
     }
 
 
-def _cause_json(cause: RunFailureCause) -> dict[str, Any]:
+def _cause_json(cause: RunFailureCause) -> dict[str, object]:
     return {"name": type(cause).__name__, "message": cause.describe(),
             "cause": converter.unstructure(cause, RunFailureCause)}
 
 
-def _member_json(member: PanelMember) -> dict[str, Any]:
-    out: dict[str, Any] = {"scorerId": member.scorer_id, "status": member.status,
+def _member_json(member: PanelMember) -> dict[str, object]:
+    out: dict[str, object] = {"scorerId": member.scorer_id, "status": member.status,
                            "score": member.score, "reason": member.reason, "vote": member.vote}
     if member.replaces is not None:
         out["replaces"] = member.replaces
@@ -99,8 +103,8 @@ _PANEL_NUMBERS = (("threshold", "threshold"), ("score", "score"), ("std_dev", "s
                   ("fails", "fails"))
 
 
-def _panel_json(panel: PanelResult) -> dict[str, Any]:
-    out: dict[str, Any] = {"aggregate": panel.aggregate, "minSuccessful": panel.min_successful}
+def _panel_json(panel: PanelResult) -> dict[str, object]:
+    out: dict[str, object] = {"aggregate": panel.aggregate, "minSuccessful": panel.min_successful}
     out |= {key: getattr(panel, name) for name, key in _PANEL_NUMBERS}
     out["tie"] = panel.tie
     out["members"] = [_member_json(m) for m in panel.members]
@@ -116,7 +120,7 @@ def _panel_from_json(data: Mapping[str, Any]) -> PanelResult:
     )
 
 
-def _pairwise_json(pair: PairwiseResult) -> dict[str, Any]:
+def _pairwise_json(pair: PairwiseResult) -> dict[str, object]:
     return {"outcome": pair.outcome, "forward": pair.forward, "swapped": pair.swapped}
 
 
@@ -125,7 +129,7 @@ def _pairwise_from_json(data: Mapping[str, Any]) -> PairwiseResult:
                           swapped=data.get("swapped"))
 
 
-def _same(value: Any) -> Any:
+def _same(value: T) -> T:
     return value
 
 
@@ -148,16 +152,17 @@ class ResultField:
     ``metadata`` (both under ``key``)."""
     optional: bool = False
     """Left out of Mastra's JSON when ``None`` or empty."""
-    encode: Callable[[Any], Any] = converter.unstructure
+    # Any in: each field's encoder takes that field's type, each decoder the JSON it reads.
+    encode: Callable[[Any], object] = converter.unstructure
     """The field's value (not ``None``) as JSON; may raise on user values."""
-    decode: Callable[[Any], Any] = _same
+    decode: Callable[[Any], Any] = _same  # out: the field's type, which callers know by key
     """The inverse of ``encode`` (not given ``None``)."""
 
-    def value(self, result: ScoreResult[Any, Any]) -> Any:
+    def value(self, result: ScoreResult) -> Any:  # noqa: ANN401 - the type varies by field
         """The field's value in ``result``."""
         return getattr(result.run if self.on_run else result, self.name)
 
-    def to_json(self, result: ScoreResult[Any, Any]) -> Any:
+    def to_json(self, result: ScoreResult) -> object:
         """The field's value in ``result`` as JSON (``None`` stays ``None``)."""
         value = self.value(result)
         return None if value is None else self.encode(value)
@@ -202,8 +207,8 @@ _RESULT_PART = tuple(f for f in RESULT_FIELDS if not f.on_run)
 _KEYS = frozenset(f.key for f in RESULT_FIELDS)
 
 
-def _execution_json(execution: JudgeExecution) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _execution_json(execution: JudgeExecution) -> dict[str, object]:
+    out: dict[str, object] = {
         "status": execution.status,
         "prompt": execution.prompt,
         "output": execution.output,
@@ -280,7 +285,7 @@ def _execution_from_json(data: Mapping[str, Any]) -> JudgeExecution:
     )
 
 
-def to_mastra_json(result: ScoreResult[Any, Any]) -> dict[str, Any]:
+def to_mastra_json(result: ScoreResult) -> dict[str, Any]:
     """Mastra's camelCase result shape, so results interoperate with Mastra tooling.
 
     Run keys come first (``input``, ``output``, ``runId`` …, extra keys), then ``score`` or
@@ -290,7 +295,7 @@ def to_mastra_json(result: ScoreResult[Any, Any]) -> dict[str, Any]:
     >>> to_mastra_json(result)["runId"], to_mastra_json(result)["score"]
     ('r1', 1.0)
     """
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for field in _RUN_PART:
         value = field.value(result)
         if value is not None or not field.optional:
@@ -307,8 +312,12 @@ def to_mastra_json(result: ScoreResult[Any, Any]) -> dict[str, Any]:
 
 
 def from_mastra_json(
-    data: Mapping[str, Any], *, input_type: Any = Any, output_type: Any = Any
-) -> ScoreResult[Any, Any]:
+    data: Mapping[str, Any],
+    *,
+    # Type forms (list[str], a Literal, a union), which mypy cannot hold as a type[...]:
+    input_type: Any = Any,  # noqa: ANN401
+    output_type: Any = Any,  # noqa: ANN401
+) -> ScoreResult:
     """Structure Mastra's camelCase result shape back into a :class:`ScoreResult`.
 
     Keys that are neither run fields nor result fields are kept as the run's ``extra``.

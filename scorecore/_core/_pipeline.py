@@ -26,16 +26,16 @@ from scorecore._core._causes import (
     StepRaised,
     exception_message,
 )
-from scorecore._core._checks import is_number, maybe_await
 from scorecore._core._config import PromptStep, ResolvedJudge, ScorePromptStep
+from scorecore._core._declared_types import structure_run_value
 from scorecore._core._definition import _ASYNC, _PROMPT, _SYNC, StepInfo, _Definition
-from scorecore._core._fast_init import fast_init
-from scorecore._core._invoke import execute_judge
+from scorecore._core._invoke import execute_judge, with_output
 from scorecore._core._judge import StepName
+from scorecore._core._output_schema import CompiledSchema
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
-from scorecore._core._structured import CompiledSchema
-from scorecore._core._structuring import structure_run_value
+from scorecore._core._slot_init import fast_init
+from scorecore._core._sync import maybe_await
 from scorecore._core._trajectory import Trajectory, to_trajectory
 from scorecore._core._values import (
     CalculateScoreContext,
@@ -48,6 +48,7 @@ from scorecore._core._values import (
     StepContext,
     StepResults,
 )
+from scorecore.validators import is_number
 
 __all__: list[str] = []  # internal: Scorer.run is the entry point
 
@@ -317,7 +318,10 @@ async def _prompt_step(
     judge = cast("ResolvedJudge", info.judge)
     name = info.name
     try:
-        prompt: object = await maybe_await(step.create_prompt(ctx))
+        prompt: object = step.create_prompt(ctx)
+        # A str (the common answer) is never awaitable: the check is skipped for it.
+        if type(prompt) is not str and inspect.isawaitable(prompt):
+            prompt = await prompt
     except Exception as exc:  # noqa: BLE001 - user code boundary
         return Failure(StepRaised.from_exception(exc, where="create_prompt"))
     if not isinstance(prompt, str):
@@ -345,7 +349,7 @@ async def _prompt_step(
                     attrs.evolve(execution, status="failed", error=raised),
                 )
                 return Failure(raised)
-        execution = attrs.evolve(execution, output=value)
+        execution = with_output(execution, value)
     judged.record(name, execution)
     error = execution.error
     if isinstance(error, ExampleEcho):

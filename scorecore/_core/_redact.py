@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any, overload
+from typing import overload
 
 __all__ = ["redact_secrets"]
 
@@ -158,8 +158,10 @@ def redact_text(text: str) -> str:
 @overload
 def redact_secrets(value: str) -> str: ...
 @overload
-def redact_secrets(value: Any) -> Any: ...
-def redact_secrets(value: Any) -> Any:
+def redact_secrets(value: Mapping[str, object]) -> dict[str, object]: ...
+@overload
+def redact_secrets(value: object) -> object: ...
+def redact_secrets(value: object) -> object:
     """A copy of ``value`` (nested mappings and lists) with secrets replaced by ``"[REDACTED]"``.
 
     Two rules, applied at any depth:
@@ -214,7 +216,7 @@ def redact_secrets(value: Any) -> Any:
     return value
 
 
-def redact_strings(value: Any) -> Any:
+def redact_strings(value: object) -> object:
     """A copy of ``value`` with :func:`redact_text` applied to every string in it (nested
     mappings and lists), keys left alone: for values whose keys are the program's own (a row's
     metadata: ``cacheKey`` is no credential) but whose texts may quote a reply."""
@@ -227,6 +229,6 @@ def redact_strings(value: Any) -> Any:
     return value
 
 
-def redacted_repr(value: Any) -> str:
+def redacted_repr(value: object) -> str:
     """``repr`` of ``value`` with its secrets redacted (for attrs ``repr=``)."""
     return repr(redact_secrets(value))

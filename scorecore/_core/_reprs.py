@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import reprlib
-from typing import Any
 
 __all__: list[str] = []  # internal: used to build error messages
 
@@ -62,7 +61,7 @@ def _size_note(value: object) -> str:
     return f" ({type(value).__name__} of {size:,} item{'' if size == 1 else 's'})"
 
 
-def _bounded(value: Any, limit: int) -> str:
+def _bounded(value: object, limit: int) -> str:
     if isinstance(value, str | bytes | bytearray):
         # Slice first: repr of a 2 MB string is never built.
         head = repr(value[: limit + 1])

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
 
-    from scorecore._core._judge_error import JudgeError, JudgeErrorKind
+    from scorecore._core._failed_call import JudgeError, JudgeErrorKind
 
 __all__ = [
     "AUTH_CODES",

@@ -14,7 +14,7 @@ from typing import Protocol, final
 import anyio
 import attrs
 
-from scorecore._core._economics import JudgeMeter
+from scorecore._core._meter import JudgeMeter
 
 __all__ = ["Clock", "NewId", "Runtime", "Sleep", "WallClock"]
 

@@ -47,6 +47,7 @@ from typing import (
     Literal,
     NotRequired,
     Required,
+    TypeAlias,
     Union,
     get_args,
     get_origin,
@@ -61,14 +62,17 @@ from scorecore._core._reprs import short_repr
 
 __all__: list[str] = []  # internal: PromptStep/ScorePromptStep call schema_for_type
 
-_SCALARS: Final[Mapping[Any, str]] = {
+Schema: TypeAlias = dict[str, Any]
+"""A JSON Schema document (Any: its values are JSON of every type, as jsonschema reads them)."""
+
+_SCALARS: Final[Mapping[object, str]] = {
     str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null",
 }
 _ARRAYS: Final = (list, Sequence, MutableSequence, set, frozenset, Set)
 _MAPPINGS: Final = (dict, Mapping)
 
 
-def _type_name(type_: Any) -> str:
+def _type_name(type_: object) -> str:
     if isinstance(type_, type) and get_origin(type_) is None:
         return type_.__qualname__
     return short_repr(type_, 120)
@@ -105,7 +109,7 @@ def _class_doc(cls: type) -> str | None:
     return inspect.cleandoc(doc)
 
 
-def _described(schema: dict[str, Any], description: object) -> dict[str, Any]:
+def _described(schema: Schema, description: object) -> Schema:
     if isinstance(description, str) and description.strip():
         if "$ref" in schema:  # keep siblings of $ref apart for older JSON Schema readers
             return {"allOf": [schema], "description": description}
@@ -114,20 +118,20 @@ def _described(schema: dict[str, Any], description: object) -> dict[str, Any]:
 
 
 class _Generator:
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: object) -> None:
         self.root = root
-        self.defs: dict[str, dict[str, Any]] = {}
-        self.names: dict[Any, str] = {}
+        self.defs: dict[str, Schema] = {}
+        self.names: dict[object, str] = {}
         self.stack: list[type] = []
 
-    def fail(self, type_: Any, where: str, why: str) -> ScorerDefinitionError:
+    def fail(self, type_: object, where: str, why: str) -> ScorerDefinitionError:
         return ScorerDefinitionError(
             f"output_type {_type_name(self.root)} cannot be sent to a judge as a JSON schema: "
             f"{why} {_type_name(type_)} at {where}",
             field="output_type", value=self.root,
         )
 
-    def schema(self, type_: Any, where: str) -> dict[str, Any]:
+    def schema(self, type_: object, where: str) -> Schema:
         if type_ is Any or type_ is object:
             return {}
         if type_ is None or type_ in _SCALARS:
@@ -165,13 +169,13 @@ class _Generator:
             return self.class_(type_, where)
         raise self.fail(type_, where, "no JSON schema is generated for")
 
-    def literal(self, type_: Any, values: Sequence[Any], where: str) -> dict[str, Any]:
+    def literal(self, type_: object, values: Sequence[object], where: str) -> Schema:
         for value in values:
             if not (value is None or isinstance(value, str | int | float | bool)):
                 raise self.fail(type_, where, f"its value {short_repr(value)} is not JSON in")
         return {"enum": list(values)}
 
-    def tuple_(self, type_: Any, args: tuple[Any, ...], where: str) -> dict[str, Any]:
+    def tuple_(self, type_: object, args: tuple[object, ...], where: str) -> Schema:
         # tuple[()]: its args are ((),) before Python 3.11 and () since (a bare tuple has none).
         if args == ((),) or (not args and getattr(type_, "__args__", None) == ()):
             return {"type": "array", "maxItems": 0}
@@ -186,7 +190,7 @@ class _Generator:
             "items": False,
         }
 
-    def class_(self, cls: type, where: str) -> dict[str, Any]:
+    def class_(self, cls: type, where: str) -> Schema:
         # Classes are written inline; only a class that contains itself goes to $defs (so a
         # schema without recursion has no $ref, which some providers' tool schemas mishandle).
         if cls is self.root:
@@ -216,13 +220,13 @@ class _Generator:
             self.names[cls] = name
         return name
 
-    def object_(self, cls: type, where: str) -> dict[str, Any]:
+    def object_(self, cls: type, where: str) -> Schema:
         try:
             hints = get_type_hints(cls, include_extras=True)
         except Exception as exc:  # a forward reference that does not resolve, in user code
             raise self.fail(cls, where, f"its annotations do not resolve ({exc}):") from exc
         docs = _field_docstrings(cls)
-        properties: dict[str, Any] = {}
+        properties: Schema = {}
         required: list[str] = []
         for name, has_default, metadata in _fields(cls):
             sub = self.schema(hints.get(name, Any), f"{where}.{name}")
@@ -236,11 +240,11 @@ class _Generator:
             properties[name] = _described(sub, description)
             if not has_default:
                 required.append(name)
-        out: dict[str, Any] = {"type": "object", "properties": properties, "required": required,
+        out: Schema = {"type": "object", "properties": properties, "required": required,
                                "additionalProperties": False}
         return _described(out, _class_doc(cls))
 
-    def generate(self) -> dict[str, Any]:
+    def generate(self) -> Schema:
         root = self.root
         if isinstance(root, type) and (
             attrs.has(root) or dataclasses.is_dataclass(root) or is_typeddict(root)
@@ -275,11 +279,11 @@ def _fields(cls: type) -> list[tuple[str, bool, Mapping[str, Any]]]:
 
 
 @functools.lru_cache(maxsize=256)
-def _cached(type_: Any) -> dict[str, Any]:
+def _cached(type_: object) -> Schema:
     return _Generator(type_).generate()
 
 
-def schema_for_type(type_: Any) -> dict[str, Any]:
+def schema_for_type(type_: object) -> Schema:
     """The JSON schema of ``type_`` (a fresh copy), or a ScorerDefinitionError saying why not.
 
     >>> import attrs
@@ -293,13 +297,18 @@ def schema_for_type(type_: Any) -> dict[str, Any]:
         generated = _cached(type_)
     except TypeError:  # an unhashable type form (Annotated with a list inside): no cache
         generated = _Generator(type_).generate()
-    copied: dict[str, Any] = _copy(generated)
+    copied: Schema = _copy(generated)
     return copied
 
 
-def _copy(value: Any) -> Any:
+def _copy(schema: Schema) -> Schema:
+    """A fresh copy of ``schema``'s dicts and lists (its other values are immutable JSON)."""
+    return {key: _copy_json(value) for key, value in schema.items()}
+
+
+def _copy_json(value: object) -> object:
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: _copy_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [_copy_json(v) for v in value]
     return value

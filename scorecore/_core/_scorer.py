@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, cast, final, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias, cast, final, overload
 
 from returns.result import Result
 from typing_extensions import TypeVar
@@ -23,7 +23,11 @@ from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._core._sync import call_sync
 from scorecore._core._trajectory import Trajectory
 from scorecore._core._values import (
+    A,
+    In,
     NotScorable,
+    Out,
+    P,
     ReasonContext,
     ScoreResult,
     ScorerRunError,
@@ -33,10 +37,6 @@ from scorecore._core._values import (
 
 __all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
 
-In = TypeVar("In", default=Any)
-Out = TypeVar("Out", default=Any)
-P = TypeVar("P", default=Any)
-A = TypeVar("A", default=Any)
 T = TypeVar("T")
 E = TypeVar("E")
 J = TypeVar("J")
@@ -44,11 +44,12 @@ I2 = TypeVar("I2")
 O2 = TypeVar("O2")
 
 # What a step function may answer: a value, not_scorable(...), a returns
-# Result, or an awaitable of those. See the comment above ScorerBuilder.preprocess.
+# Result, or an awaitable of those. See the comment above ScorerBuilder.preprocess. The
+# coroutines keep Any, Any (what `async def` gives): with object mypy picks another overload.
 _Async: TypeAlias = "Coroutine[Any, Any, T] | NotScorable"
 _AsyncResult: TypeAlias = "Coroutine[Any, Any, Result[T, E]] | NotScorable"
-_Score: TypeAlias = "float | NotScorable | Result[float | NotScorable, Any]"
-_Reason: TypeAlias = "str | NotScorable | Result[str | NotScorable, Any]"
+_Score: TypeAlias = "float | NotScorable | Result[float | NotScorable, object]"
+_Reason: TypeAlias = "str | NotScorable | Result[str | NotScorable, object]"
 
 
 
@@ -115,12 +116,12 @@ class _Base:
         # Without mypy, a step method this type lacks (``.preprocess`` after ``.generate_score``,
         # ``.generate_reason`` before it) must still fail with a ScorerDefinitionError naming
         # the step and why, not an AttributeError. Hidden from mypy, which rejects such calls.
-        def __getattr__(self, name: str) -> Any:
+        def __getattr__(self, name: str) -> Callable[..., NoReturn]:
             if name not in STEP_ORDER:
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
             definition: _Definition = object.__getattribute__(self, "_definition")
 
-            def misplaced(*_args: Any, **_kwargs: Any) -> Any:
+            def misplaced(*_args: object, **_kwargs: object) -> NoReturn:
                 where = f"scorer {definition.id!r}: .{name}()"
                 definition.check_position(name, where)
                 raise ScorerDefinitionError(
@@ -175,7 +176,7 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
     def preprocess(
         self, step: PromptStep[StepContext[In, Out, None, None], T], /
     ) -> ScorerBuilder[In, Out, T, A]: ...
-    def preprocess(self, step: Any, /) -> ScorerBuilder[In, Out, Any, A]:
+    def preprocess(self, step: object, /) -> ScorerBuilder[In, Out, Any, A]:
         """Add the preprocess step: a function of the context, or a :class:`PromptStep`."""
         return ScorerBuilder(self._definition.with_step("preprocess", step))
 
@@ -199,7 +200,7 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
     def analyze(
         self, step: PromptStep[StepContext[In, Out, P, None], T], /
     ) -> ScorerBuilder[In, Out, P, T]: ...
-    def analyze(self, step: Any, /) -> ScorerBuilder[In, Out, P, Any]:
+    def analyze(self, step: object, /) -> ScorerBuilder[In, Out, P, Any]:
         """Add the analyze step: a function of the context, or a :class:`PromptStep`."""
         return ScorerBuilder(self._definition.with_step("analyze", step))
 
@@ -219,7 +220,7 @@ class ScorerBuilder(_Base, Generic[In, Out, P, A]):
         step: ScorePromptStep[In, Out, P, A, J],
         /,
     ) -> Scorer[In, Out, P, A]: ...
-    def generate_score(self, step: Any, /) -> Scorer[In, Out, P, A]:
+    def generate_score(self, step: object, /) -> Scorer[In, Out, P, A]:
         """Add the score step: a function returning a number, or a :class:`ScorePromptStep`.
 
         The result is a runnable :class:`Scorer`.
@@ -258,21 +259,21 @@ class Scorer(_Base, Generic[In, Out, P, A]):
     def generate_reason(
         self, step: PromptStep[ReasonContext[In, Out, P, A], Any], /
     ) -> Scorer[In, Out, P, A]: ...
-    def generate_reason(self, step: Any, /) -> Scorer[In, Out, P, A]:
+    def generate_reason(self, step: object, /) -> Scorer[In, Out, P, A]:
         """Add the reason step: a function returning a ``str``, or a plain-text PromptStep."""
         return Scorer(self._definition.with_step("generate_reason", step))
 
     async def run(
         self,
         *,
-        input: In | Mapping[str, Any],
-        output: Out | Mapping[str, Any] | Sequence[Any],
-        ground_truth: Any = None,
+        input: In | Mapping[str, object],
+        output: Out | Mapping[str, object] | Sequence[object],
+        ground_truth: object = None,
         run_id: str | None = None,
-        request_context: Mapping[str, Any] | None = None,
-        expected_trajectory: Any = None,
+        request_context: Mapping[str, object] | None = None,
+        expected_trajectory: object = None,
         runtime: Runtime | None = None,
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, object] | None = None,
     ) -> Result[ScoreResult[In, Out, P, A], ScorerRunError]:
         """Run the pipeline once; never raises for what a step, a judge or the input did.
 
@@ -298,14 +299,14 @@ class Scorer(_Base, Generic[In, Out, P, A]):
     def run_sync(
         self,
         *,
-        input: In | Mapping[str, Any],
-        output: Out | Mapping[str, Any] | Sequence[Any],
-        ground_truth: Any = None,
+        input: In | Mapping[str, object],
+        output: Out | Mapping[str, object] | Sequence[object],
+        ground_truth: object = None,
         run_id: str | None = None,
-        request_context: Mapping[str, Any] | None = None,
-        expected_trajectory: Any = None,
+        request_context: Mapping[str, object] | None = None,
+        expected_trajectory: object = None,
         runtime: Runtime | None = None,
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, object] | None = None,
     ) -> Result[ScoreResult[In, Out, P, A], ScorerRunError]:
         """:meth:`run` for scripts and notebooks: run it in a new event loop and return.
 
@@ -408,8 +409,8 @@ def create_scorer(
     name: str | None = None,
     judge: JudgeConfig | None = None,
     type: Literal["agent", "trajectory"] | None = None,
-    input_type: Any = None,
-    output_type: Any = None,
+    input_type: object = None,
+    output_type: object = None,
     prepare_run: PrepareRun | None = None,
     version: str | None = None,
 ) -> ScorerBuilder[Any, Any, None, None]:

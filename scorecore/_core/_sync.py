@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
@@ -73,3 +74,10 @@ def synchronous(
     blocking.__module__ = module
     blocking.__doc__ = doc
     return blocking
+
+
+async def maybe_await(value: T | Awaitable[T]) -> T:
+    """``value``, awaited first when it is awaitable (user hooks may be sync or async)."""
+    if inspect.isawaitable(value):
+        return await value
+    return value

@@ -10,7 +10,7 @@ snake_case, with durations in seconds.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, cast, final, get_args
 
 import attrs
@@ -18,9 +18,9 @@ from returns.result import Failure, Result, Success
 
 from scorecore._core._agent import AgentMessage, AgentOutput, ToolInvocation, ToolInvocationPart
 from scorecore._core._causes import InputMismatch
+from scorecore._core._declared_types import structure_run_value
 from scorecore._core._keys import MILLISECONDS
 from scorecore._core._reprs import short_repr
-from scorecore._core._structuring import structure_run_value
 
 __all__ = [
     "STEP_FIELDS",
@@ -100,7 +100,7 @@ def _steps(value: Iterable[TrajectoryStep]) -> tuple[TrajectoryStep, ...]:
     return tuple(value)
 
 
-def _are(kind: type, where: str) -> Any:
+def _are(kind: type, where: str) -> Callable[[object, attrs.Attribute[Any], object], None]:
     def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         for index, item in enumerate(cast(tuple[object, ...], value)):
             if not isinstance(item, kind):
@@ -332,7 +332,7 @@ def merged_tool_invocations(message: AgentMessage) -> list[ToolInvocation]:
     return merged
 
 
-def _wrapped(value: Any) -> Any:
+def _wrapped(value: object) -> object:
     # Mastra keeps an object as is and wraps any other value as {"value": x}.
     if value is None or isinstance(value, Mapping):
         return value
@@ -372,7 +372,7 @@ def extract_trajectory(messages: Sequence[AgentMessage]) -> Trajectory:
     return Trajectory(steps=tuple(steps), raw_output=tuple(messages))
 
 
-def to_trajectory(value: Any) -> Result[Trajectory, InputMismatch]:
+def to_trajectory(value: object) -> Result[Trajectory, InputMismatch]:
     """A ``type="trajectory"`` run's output: a :class:`Trajectory` as is, its JSON (an object
     with ``steps``, as ``to_mastra_json`` writes it) structured, agent messages (or their Mastra
     JSON) through :func:`extract_trajectory`."""

@@ -33,6 +33,9 @@ __all__ = [
     "not_scorable",
 ]
 
+# The type parameters of runs, results and scorers, shared by the kernel's modules. Any (not
+# object) as the defaults: an unannotated Scorer is Mastra's untyped scorer, whose steps may
+# read any attribute of the run; object would reject every such read.
 In = TypeVar("In", default=Any)
 Out = TypeVar("Out", default=Any)
 P = TypeVar("P", default=Any)
@@ -69,7 +72,7 @@ RUN_ARGUMENTS: frozenset[str] = frozenset(
 """The arguments ``Scorer.run`` takes by name besides ``extra``: no extra key may repeat one."""
 
 
-def run_extra(extra: object, where: str) -> dict[str, Any]:
+def run_extra(extra: object, where: str) -> dict[str, object]:
     """A copy of the ``extra`` mapping given to ``where`` (``"Scorer.run"``), checked.
 
     Raises:
@@ -274,7 +277,7 @@ class ScoreResult(Generic[In, Out, P, A]):
         return self.run.run_id or ""
 
 
-PartialResult: TypeAlias = ScoreResult[Any, Any]
+PartialResult: TypeAlias = ScoreResult
 """What a failed run gathered before it failed (``ScorerRunError.partial``)."""
 
 
@@ -315,7 +318,7 @@ class ScorerRunError(ScorecoreError):
             f"(completed: {done}): {self.cause.describe()}"
         )
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         # Exceptions with keyword-only constructors need help to pickle (e.g. across processes).
         return (_rebuild_run_error, (self.scorer_id, self.failed_step, self.completed_steps,
                                      self.cause, self.partial))

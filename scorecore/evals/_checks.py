@@ -1,11 +1,10 @@
-"""The evals layer's checks of plain values: ints that are not bools, numbers, [0, 1] bounds."""
+"""The evals layer's checks of plain values: finite numbers, and exact sums of floats."""
 
 from __future__ import annotations
 
 import math
 from typing import TypeGuard
 
-from scorecore._core._reprs import short_repr
 from scorecore.validators import is_number
 
 __all__: list[str] = []  # internal: used by the evals modules
@@ -39,19 +38,3 @@ def fixed(value: float) -> int:
     numerator, denominator = float(value).as_integer_ratio()
     # denominator is 2**k with k <= FIXED_BITS: scale to the common 2**FIXED_BITS.
     return numerator << (FIXED_BITS + 1 - denominator.bit_length())
-
-
-def unit_interval(owner: str, value: object) -> float | None:
-    """``value`` as a float in [0, 1], ``None`` for ``None``.
-
-    Raises:
-        TypeError: not a number (a bool is not one).
-        ValueError: not finite, or outside [0, 1].
-    """
-    if value is None:
-        return None
-    if not is_number(value):
-        raise TypeError(f"{owner} must be a number in [0, 1] or None, got {short_repr(value)}")
-    if not math.isfinite(value) or not 0 <= value <= 1:
-        raise ValueError(f"{owner} must be a finite number in [0, 1], got {short_repr(value)}")
-    return float(value)

@@ -22,6 +22,7 @@ True
 """
 
 from scorecore._core._echo import WorkedExample
+from scorecore._core._failed_call import JudgeError, JudgeErrorKind
 from scorecore._core._judge import (
     Abort,
     ErrorProcessor,
@@ -39,8 +40,7 @@ from scorecore._core._judge import (
     SchemaChecker,
     StructuredOutputMode,
 )
-from scorecore._core._judge_error import JudgeError, JudgeErrorKind
-from scorecore._core._structured import schema_in_prompt
+from scorecore._core._output_schema import schema_in_prompt
 
 __all__ = [
     "Abort",

@@ -15,19 +15,13 @@ A call a hard budget refuses ends its run with the cause :class:`scorecore.Budge
 ModelPrice(input=0.15, output=0.6, cached_input=None, batch_discount=0.5)
 """
 
+from scorecore._core._budget import Budget, BudgetWarning, JudgeLedger
 from scorecore._core._cache import JudgeCache, cache_key
-from scorecore._core._economics import (
-    Budget,
-    BudgetWarning,
-    JudgeLedger,
-    JudgeMeter,
-    ModelPrice,
-    Pricing,
-    current_cache_key,
-    format_usd,
-)
+from scorecore._core._call_key import current_cache_key
 from scorecore._core._fingerprint import function_identity
 from scorecore._core._judge import DEFAULT_OUTPUT_CAP, OUTPUT_CAP_FIELDS
+from scorecore._core._meter import JudgeMeter
+from scorecore._core._pricing import ModelPrice, Pricing, format_usd
 
 __all__ = [
     "DEFAULT_OUTPUT_CAP",

@@ -12,7 +12,7 @@ from typing import final
 import anyio
 import attrs
 
-from scorecore._core._checks import check_count
+from scorecore.validators import check_count
 
 __all__ = ["LiveStats"]
 

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias, final
 
 import attrs
 
-from scorecore._core._checks import is_number, misuse
+from scorecore.validators import is_number, misuse
 
 __all__ = ["NoSampling", "RatioSampling", "Sampling", "sample_point"]
 

@@ -17,7 +17,7 @@ import anyio.abc
 import attrs
 from returns.result import Failure
 
-from scorecore._core._checks import optional_callable
+from scorecore._core._config import optional_callable
 from scorecore._core._redact import redact_secrets
 from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._core._scorer import Scorer

@@ -12,7 +12,6 @@ that passes no shape.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any, Final, Generic, Literal, TypeAlias, cast, final
 
@@ -31,7 +30,7 @@ from scorecore import (
 )
 from scorecore.scorers._messages import joined_text
 from scorecore.scorers._strings import is_blank
-from scorecore.validators import is_int, misuse
+from scorecore.validators import misuse
 
 Shape: TypeAlias = Literal["agent", "text"]
 """``"agent"``: Mastra's agent run (:class:`~scorecore.AgentInput` and messages);
@@ -102,26 +101,6 @@ def shown(value: object) -> str:
 def refuse(scorer_id: str, field: str, wanted: str, value: object) -> ScorerDefinitionError:
     """The error for a bad factory argument: the scorer, the field, what it needs, the value."""
     return misuse(field, value, f"must be {wanted}", scorer_id=scorer_id)
-
-
-def check_count(scorer_id: str, field: str, value: object, *, minimum: int) -> int:
-    """``value`` if it is an ``int`` (not a ``bool``) of at least ``minimum``."""
-    if not is_int(value) or value < minimum:
-        raise refuse(scorer_id, field, f"an int ≥ {minimum}", value)
-    return value
-
-
-def check_fraction(scorer_id: str, field: str, value: object) -> float:
-    """``value`` as a float if it is a real number (not a ``bool``) from 0 to 1."""
-    number = math.nan
-    if not isinstance(value, bool) and isinstance(value, int | float):
-        try:
-            number = float(value)
-        except OverflowError:  # an int too large for a float is no fraction
-            number = math.nan
-    if not (math.isfinite(number) and 0 <= number <= 1):
-        raise refuse(scorer_id, field, "a number from 0 to 1", value)
-    return number
 
 
 def check_shape(scorer_id: str, shape: object) -> Shape:

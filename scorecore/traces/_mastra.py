@@ -24,8 +24,8 @@ from scorecore._core._agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
-from scorecore._core._checks import is_number
 from scorecore.traces._spans import Span, TraceError, TraceLike, _as_trace, _utc
+from scorecore.validators import is_number
 
 __all__ = ["trace_to_agent_run"]
 

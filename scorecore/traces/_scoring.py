@@ -15,7 +15,6 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._agent import AgentInput, AgentOutput
-from scorecore._core._checks import check_count
 from scorecore._core._convert import converter
 from scorecore._core._runtime import Runtime
 from scorecore._core._scorer import Scorer
@@ -24,6 +23,7 @@ from scorecore.traces._mastra import trace_to_agent_run
 from scorecore.traces._sinks import ScoreRecord, ScoreSink, deliver
 from scorecore.traces._spans import Span, Trace, TraceError, TraceLike, _as_trace
 from scorecore.traces._trajectories import extract_trajectory_from_trace
+from scorecore.validators import check_count
 
 __all__ = [
     "TraceBatchResult",

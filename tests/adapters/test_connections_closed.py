@@ -31,7 +31,7 @@ from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.cli import main
 from scorecore_adapters.openai import OpenAIChatModel
 from scorecore_adapters.storage import SqliteScoreStore
-from tests.economics.test_cli_budget import SCORERS
+from tests.adapters.cli.test_cli_budget import SCORERS
 from tests.evals.persistence.test_storage import row
 
 

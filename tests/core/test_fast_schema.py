@@ -14,8 +14,8 @@ from referencing import Registry
 
 import scorecore.scorers
 from scorecore._core._fast_schema import MAX_DEPTH, TooDeep, fast_check
+from scorecore._core._output_schema import SCORE_SCHEMA, compile_schema, parse_and_validate
 from scorecore._core._schema_gen import schema_for_type
-from scorecore._core._structured import SCORE_SCHEMA, compile_schema, parse_and_validate
 from scorecore_adapters._schema_strategies import values_for_schema
 
 _names = st.sampled_from(["a", "b", "score", "n", ""])

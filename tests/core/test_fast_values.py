@@ -25,7 +25,7 @@ from scorecore import (
     create_scorer,
 )
 from scorecore._core import _pipeline
-from scorecore._core._fast_init import fast_init
+from scorecore._core._slot_init import fast_init
 from tests import strategies as sts
 
 BUILDERS: list[tuple[type, Callable[..., Any]]] = [

@@ -19,10 +19,10 @@ from scorecore import (
     StepJudge,
     create_scorer,
 )
-from scorecore._core._checks import is_int
 from scorecore.judge import Retry
 from scorecore.judge.economics import Budget, JudgeMeter
 from scorecore.live import RatioSampling
+from scorecore.validators import is_int
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.delays import ConstantDelay, ExponentialBackoff
 from scorecore_adapters.openai import OpenAIChatModel

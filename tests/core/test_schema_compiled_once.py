@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-import scorecore._core._structured
+import scorecore._core._output_schema
 from scorecore import JudgeConfig, PromptStep, ScorePromptStep, create_scorer
-from scorecore._core._structured import compile_schema
+from scorecore._core._output_schema import compile_schema
 from scorecore_adapters.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
@@ -57,7 +57,7 @@ async def test_runs_compile_no_schema(anyio_backend: str) -> None:
             assert (await scorer.run(input="q", output="a")).unwrap().score == 0.5
         assert (await scorer.run(input="q", output="a")).unwrap().analyze_step_result == {"n": 1}
     assert during_runs == []
-    assert not hasattr(scorecore._core._structured, "_COMPILED")
+    assert not hasattr(scorecore._core._output_schema, "_COMPILED")
 
 
 def _count_prompt(ctx: Any) -> str:

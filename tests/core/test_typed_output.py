@@ -23,9 +23,9 @@ from scorecore import (
     create_scorer,
 )
 from scorecore._core._convert import converter
+from scorecore._core._declared_types import structure_run_value
+from scorecore._core._output_schema import compile_schema, parse_and_validate
 from scorecore._core._schema_gen import schema_for_type
-from scorecore._core._structured import compile_schema, parse_and_validate
-from scorecore._core._structuring import structure_run_value
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import native_schema
 from scorecore_adapters.testing import ScriptedJudge, virtual_runtime

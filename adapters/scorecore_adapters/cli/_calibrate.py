@@ -18,6 +18,7 @@ from scorecore_adapters.cli._common import (
     printable,
     read_batch,
 )
+from scorecore_adapters.cli._labels import STORE, store_label_values
 from scorecore_adapters.labels import LabelFileError, read_labels
 from scorecore_adapters.report._calibration import estimate_notes, statistic_columns
 from scorecore_adapters.report._text import number
@@ -61,6 +62,14 @@ def _scale(text: str | None) -> tuple[float, float] | None:
 def labels_of(args: argparse.Namespace) -> dict[str, LabelValue]:
     """The ``--labels`` file, checked against ``--kind``, ``--scale`` and ``--label-value``
     (before a batch runs, so a bad file costs no judge call); bad labels are usage errors."""
+    if args.labels == STORE:
+        batch = getattr(args, "batch", None)
+        if batch is None:
+            raise UsageError("--labels store reads a stored batch's labels: this command "
+                             "has no batch; give --labels FILE")
+        labels = store_label_values(args.store, batch, getattr(args, "scorer", None) or [])
+        calibration_of(args, [], threshold=None, labels=labels)
+        return labels
     try:
         labels = read_labels(args.labels)
     except LabelFileError as exc:

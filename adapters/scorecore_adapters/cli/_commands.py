@@ -18,6 +18,7 @@ from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
 from scorecore_adapters.cli._eval_traces import run_eval_traces
+from scorecore_adapters.cli._labels import labels_arguments, labels_command
 from scorecore_adapters.cli._parser import (
     _batches_command,
     _calibrate_command,
@@ -30,6 +31,7 @@ from scorecore_adapters.cli._parser import (
 )
 from scorecore_adapters.cli._report import report
 from scorecore_adapters.cli._show import show
+from scorecore_adapters.cli._view import view_arguments, view_command
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
 """Runs a parsed command: ``handler(args, out, err)`` returns the exit code."""
@@ -65,6 +67,11 @@ COMMANDS: Final[dict[str, Command]] = {
         arguments=_calibrate_command,
         run=lambda args, out, err: calibrate_command(args, out),
     ),
+    "labels": Command(help="export or import human labels (the store's labels table)",
+                      arguments=labels_arguments,
+                      run=lambda args, out, err: labels_command(args, out)),
+    "view": Command(help="browse and label the store's batches in a local web page",
+                    arguments=view_arguments, run=view_command),
 }
 """Every subcommand by name, in the order ``scorecore --help`` lists them."""
 

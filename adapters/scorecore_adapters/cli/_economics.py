@@ -23,12 +23,14 @@ __all__ = [
     "closing_cache",
     "economics_options",
     "fingerprints",
+    "positive_int",
     "print_economics",
     "print_fingerprints",
 ]
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """An argument type: a whole number >= 1 (``--trials 3``)."""
     try:
         value = int(text)
     except ValueError:
@@ -64,15 +66,15 @@ def add_economics_flags(command: argparse.ArgumentParser) -> None:
                          help="judge prices per model (TOML or JSON; USD per million tokens)")
     command.add_argument("--budget-usd", type=_limit, metavar="USD",
                          help="stop starting judge calls past this cost (needs --pricing)")
-    command.add_argument("--budget-tokens", type=_positive_int, metavar="N",
+    command.add_argument("--budget-tokens", type=positive_int, metavar="N",
                          help="stop starting judge calls past this many tokens")
     command.add_argument("--budget-mode", choices=("hard", "soft"), default="hard",
                          help="hard: stopped runs fail (resume later); soft: warn once, go on")
-    command.add_argument("--max-output-tokens", type=_positive_int, metavar="N",
+    command.add_argument("--max-output-tokens", type=positive_int, metavar="N",
                          help="output cap of judge replies whose step sets none (default: the "
                               "judge's own, else 1,024); sent to the provider, reserved by "
                               "the budget")
-    command.add_argument("--trials", type=_positive_int, default=1, metavar="N",
+    command.add_argument("--trials", type=positive_int, default=1, metavar="N",
                          help="score every item N times and report the spread (default 1)")
 
 

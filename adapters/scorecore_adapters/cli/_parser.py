@@ -10,7 +10,7 @@ from typing import Any
 
 from scorecore_adapters.cli._batch_api import add_batch_api_flags, add_pending_flags
 from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
-from scorecore_adapters.cli._economics import add_economics_flags
+from scorecore_adapters.cli._economics import add_economics_flags, positive_int
 from scorecore_adapters.cli._eval_traces import FORMATS
 
 
@@ -22,12 +22,6 @@ class _Parser(argparse.ArgumentParser):
 def _non_negative_int(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return int(text)
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return int(text)
 
 
@@ -76,7 +70,7 @@ def _failure_budget(command: argparse.ArgumentParser) -> None:
 
 
 def _comparison_rules(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--min-paired", type=_positive_int, default=None, metavar="N",
+    command.add_argument("--min-paired", type=positive_int, default=None, metavar="N",
                          help="a scorer with fewer paired items gives no verdict (default: "
                               "compare()'s, 10)")
     command.add_argument("--require-same-scorers", action="store_true",
@@ -166,7 +160,8 @@ def _kappa(text: str) -> float:
 def label_flags(command: argparse.ArgumentParser, *, required: bool, what: str = "") -> None:
     """The flags reading human labels, shared by ``calibrate``, ``report`` and ``eval``."""
     command.add_argument("--labels", required=required, metavar="FILE",
-                         help='JSONL of human labels, {"id": item id, "label": ...} per line'
+                         help='JSONL of human labels, {"id": item id, "label": ...} per line, '
+                              "or 'store': the store's labels of the batch"
                               + (f"; {what}" if what else ""))
     command.add_argument("--kind", choices=("binary", "ordinal", "continuous"),
                          default="binary", help="what the labels are (default binary)")

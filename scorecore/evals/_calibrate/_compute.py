@@ -16,7 +16,6 @@ from typing import Any, Final, get_args
 
 import attrs
 
-from scorecore._core._checks import is_int
 from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._reprs import short_repr
 from scorecore.evals._calibrate._values import (
@@ -41,6 +40,7 @@ from scorecore.evals._stats._bootstrap import (
     resample_indices,
 )
 from scorecore.evals._stats._paired import RankedPairs, kappa
+from scorecore.validators import is_int
 
 __all__ = ["calibrate"]
 

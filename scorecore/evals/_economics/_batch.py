@@ -18,10 +18,11 @@ from typing import Any, final
 
 import attrs
 
+from scorecore._core._budget import Budget
 from scorecore._core._cache import JudgeCache
 from scorecore._core._causes import BudgetExhausted
-from scorecore._core._checks import is_int
-from scorecore._core._economics import Budget, JudgeMeter, Pricing
+from scorecore._core._meter import JudgeMeter
+from scorecore._core._pricing import Pricing
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
 from scorecore._core._values import JudgeExecution, ScorerRunError
@@ -36,6 +37,7 @@ from scorecore.evals._report._values import EvalReport, ItemResult, ScorerOutcom
 from scorecore.evals._run._items import ItemFailure
 from scorecore.evals._run._options import EvalConfigError
 from scorecore.evals._run._scoring import ClaimedItem, ItemScorer
+from scorecore.validators import is_int
 
 __all__ = ["EconomicsFold"]
 

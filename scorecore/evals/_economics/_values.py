@@ -6,7 +6,8 @@ from typing import Any, final
 
 import attrs
 
-from scorecore._core._economics import Budget, format_usd
+from scorecore._core._budget import Budget
+from scorecore._core._pricing import format_usd
 
 __all__ = ["EconomicsSummary", "ScorerCost", "TrialSpread", "TrialsSummary"]
 

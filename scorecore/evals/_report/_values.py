@@ -14,10 +14,10 @@ import attrs
 
 from scorecore._core._redact import redact_text
 from scorecore._core._values import JUDGE_UNDECIDED_KINDS, ScoreResult, ScorerRunError
-from scorecore.evals._checks import unit_interval
 from scorecore.evals._economics._values import EconomicsSummary, TrialsSummary
 from scorecore.evals._run._items import EvalItem, ItemFailureKind
 from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement
+from scorecore.validators import check_fraction
 
 __all__ = [
     "EvalReport",
@@ -107,7 +107,8 @@ class ItemResult:
 
 
 def _check_bound(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    unit_interval(f"Threshold.{attribute.name}", value)
+    if value is not None:
+        check_fraction(f"Threshold.{attribute.name}", value)
 
 
 @final

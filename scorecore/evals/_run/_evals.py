@@ -32,8 +32,9 @@ import anyio.abc
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from scorecore._core._budget import Budget
 from scorecore._core._cache import JudgeCache
-from scorecore._core._economics import Budget, Pricing
+from scorecore._core._pricing import Pricing
 from scorecore._core._runtime import DEFAULT_RUNTIME, Runtime
 from scorecore._core._scorer import Scorer
 from scorecore.evals._economics._batch import (

@@ -8,10 +8,10 @@ from typing import Any
 from scorecore._core._errors import ScorecoreError
 from scorecore._core._reprs import short_repr
 from scorecore._core._scorer import Scorer
-from scorecore.evals._checks import is_finite_number, unit_interval
+from scorecore.evals._checks import is_finite_number
 from scorecore.evals._persistence._port import ScoreStore
 from scorecore.evals._report._values import Threshold
-from scorecore.validators import is_int
+from scorecore.validators import check_fraction, is_int
 
 __all__ = ["EvalConfigError", "check_scorers", "check_thresholds"]
 
@@ -185,7 +185,7 @@ def check_thresholds(thresholds: object, ids: Sequence[str]) -> dict[str, Thresh
             out[key] = value
             continue
         try:
-            bound = unit_interval(f"threshold for {key!r}", value)
+            bound = None if value is None else check_fraction(f"threshold for {key!r}", value)
         except (TypeError, ValueError) as exc:
             raise EvalConfigError(f"run_evals: {exc}", field="thresholds", value=value) from None
         if bound is None:

@@ -19,8 +19,8 @@ from typing import final
 
 import attrs
 
-from scorecore._core._checks import is_int, is_number
 from scorecore.evals._stats._sums import sum_scale
+from scorecore.validators import is_int, is_number
 
 
 def bootstrap_key(seed: int, stream: str) -> bytes:

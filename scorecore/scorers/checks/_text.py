@@ -12,7 +12,6 @@ from scorecore.scorers._shapes import (
     Shape,
     ShapeIn,
     ShapeOut,
-    check_fraction,
     check_text,
     output_text,
     refuse,
@@ -20,6 +19,7 @@ from scorecore.scorers._shapes import (
     start,
 )
 from scorecore.scorers._strings import dice_coefficient
+from scorecore.validators import check_fraction
 
 __all__ = ["equals", "excludes", "includes", "matches", "similarity"]
 
@@ -177,7 +177,7 @@ def similarity(
     """
     runs = shape_of(id, shape, type)
     target = _folded(check_text(id, "expected", expected, allow_empty=True), ignore_case)
-    minimum = check_fraction(id, "threshold", threshold)
+    minimum = check_fraction("threshold", threshold, scorer_id=id)
 
     def measure(text: str) -> float:
         return dice_coefficient(_folded(text, ignore_case), target)

@@ -8,7 +8,8 @@ from typing import Any
 from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext, create_scorer
 from scorecore.agent import AgentMessage
 from scorecore.scorers._messages import all_invocations, is_failed_invocation, tool_names
-from scorecore.scorers._shapes import check_count, check_text, no_output_messages, refuse
+from scorecore.scorers._shapes import check_text, no_output_messages, refuse
+from scorecore.validators import check_count
 
 __all__ = [
     "called_tool",
@@ -56,7 +57,7 @@ def called_tool(
     1.0
     """
     check_text(id, "tool_name", tool_name)
-    needed = check_count(id, "times", times, minimum=1)
+    needed = check_count("times", times, minimum=1, scorer_id=id)
 
     def verdict(output: AgentOutput) -> dict[str, Any]:
         count = tool_names(output).count(tool_name)
@@ -127,7 +128,7 @@ def max_tool_calls(
     >>> max_tool_calls(5).description
     'Checks that no more than 5 tool calls were made'
     """
-    limit = check_count(id, "maximum", maximum, minimum=0)
+    limit = check_count("maximum", maximum, minimum=0, scorer_id=id)
 
     def verdict(output: AgentOutput) -> dict[str, Any]:
         count = len(tool_names(output))

@@ -7,8 +7,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
-import attrs
-
 from scorecore import AgentInput, NotScorable, not_scorable
 from scorecore.agent import AgentMessage
 from scorecore.scorers._messages import message_text
@@ -40,24 +38,6 @@ UNIT_INTERVAL: Final[Mapping[str, Any]] = {"json_schema": {"minimum": 0, "maximu
 """Field metadata saying "from 0 to 1" in the schema the judge receives, so a judge decoding
 under the schema (strict structured output, a grammar) is held to it, not only told:
 ``score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)``."""
-
-
-def unit_interval(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    """An attrs validator for a score the judge gives: a finite number from 0 to 1. A reply
-    breaking it fails structuring, so it is a format failure and the judge is asked again.
-
-    >>> @attrs.frozen
-    ... class Reply:
-    ...     score: float = attrs.field(validator=unit_interval)
-    >>> Reply(score=7)
-    Traceback (most recent call last):
-    ...
-    ValueError: score must be a finite number from 0 to 1, got 7
-    """
-    ok = not isinstance(value, bool) and isinstance(value, int | float)
-    if not ok or not math.isfinite(value) or not 0 <= value <= 1:
-        raise ValueError(
-            f"{attribute.name} must be a finite number from 0 to 1, got {value!r:.60}")
 
 
 def user_text(agent_input: AgentInput) -> str:

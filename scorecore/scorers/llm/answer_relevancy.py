@@ -6,10 +6,11 @@ import json
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, check_fraction, shape_of
+from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
 from scorecore.scorers.llm._reading import check_scale, need_answer, need_question
 from scorecore.scorers.llm._verdicts import Texts, Verdicts, listed
+from scorecore.validators import check_fraction
 
 __all__ = ["answer_relevancy"]
 
@@ -95,7 +96,7 @@ def answer_relevancy(
     >>> result.unwrap().score
     0.5
     """
-    weight = check_fraction(id, "uncertainty_weight", uncertainty_weight)
+    weight = check_fraction("uncertainty_weight", uncertainty_weight, scorer_id=id)
     scaled = check_scale(id, scale)
     runs = shape_of(id, shape, type)
     return build(Spec(

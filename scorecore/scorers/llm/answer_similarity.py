@@ -13,7 +13,6 @@ from scorecore.scorers._shapes import (
     Shape,
     ShapeIn,
     ShapeOut,
-    check_fraction,
     shape_of,
 )
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
@@ -23,6 +22,7 @@ from scorecore.scorers.llm._reading import (
     has_text,
     reference_text,
 )
+from scorecore.validators import check_fraction
 
 __all__ = ["answer_similarity"]
 
@@ -168,7 +168,7 @@ def answer_similarity(
     ...           ).unwrap().score
     1.0
     """
-    options = {name: check_fraction(id, name, value) for name, value in (
+    options = {name: check_fraction(name, value, scorer_id=id) for name, value in (
         ("semantic_threshold", semantic_threshold), ("exact_match_bonus", exact_match_bonus),
         ("missing_penalty", missing_penalty), ("contradiction_penalty", contradiction_penalty),
         ("extra_info_penalty", extra_info_penalty))}

@@ -14,7 +14,6 @@ from scorecore.scorers._shapes import (
     Shape,
     ShapeIn,
     ShapeOut,
-    check_fraction,
     shape_of,
 )
 from scorecore.scorers.llm._context import (
@@ -26,6 +25,7 @@ from scorecore.scorers.llm._context import (
 )
 from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
 from scorecore.scorers.llm._reading import check_scale
+from scorecore.validators import check_fraction
 
 __all__ = ["context_relevance"]
 
@@ -141,11 +141,11 @@ def context_relevance(
     given, extractor = context_source(id, context, context_extractor)
     penalties: dict[str, Any] = {
         "unused_high_relevance_context": check_fraction(
-            id, "unused_high_relevance_context", unused_high_relevance_context),
+            "unused_high_relevance_context", unused_high_relevance_context, scorer_id=id),
         "missing_context_per_item": check_fraction(
-            id, "missing_context_per_item", missing_context_per_item),
+            "missing_context_per_item", missing_context_per_item, scorer_id=id),
         "max_missing_context_penalty": check_fraction(
-            id, "max_missing_context_penalty", max_missing_context_penalty),
+            "max_missing_context_penalty", max_missing_context_penalty, scorer_id=id),
     }
     runs = shape_of(id, shape, type)
 

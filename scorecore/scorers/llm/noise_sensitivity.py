@@ -14,7 +14,6 @@ from scorecore.scorers._shapes import (
     Shape,
     ShapeIn,
     ShapeOut,
-    check_fraction,
     check_text,
     refuse,
     shape_of,
@@ -24,9 +23,9 @@ from scorecore.scorers.llm._reading import (
     UNIT_INTERVAL,
     assistant_text,
     has_text,
-    unit_interval,
     user_text,
 )
+from scorecore.validators import check_fraction, unit_interval
 
 __all__ = ["noise_sensitivity"]
 
@@ -166,8 +165,8 @@ def noise_sensitivity(
     for key, value in (impact_weights or {}).items():
         if key not in IMPACT_WEIGHTS:
             raise refuse(id, "impact_weights", f"keys among {list(IMPACT_WEIGHTS)}", key)
-        weights[key] = check_fraction(id, f"impact_weights[{key!r}]", value)
-    options = {name: check_fraction(id, name, value) for name, value in (
+        weights[key] = check_fraction(f"impact_weights[{key!r}]", value, scorer_id=id)
+    options = {name: check_fraction(name, value, scorer_id=id) for name, value in (
         ("major_issue_per_item", major_issue_per_item),
         ("max_major_issue_penalty", max_major_issue_penalty),
         ("discrepancy_threshold", discrepancy_threshold))}

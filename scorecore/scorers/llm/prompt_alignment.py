@@ -14,7 +14,6 @@ from scorecore.scorers._shapes import (
     Shape,
     ShapeIn,
     ShapeOut,
-    check_count,
     refuse,
     shape_of,
 )
@@ -25,9 +24,9 @@ from scorecore.scorers.llm._reading import (
     check_scale,
     has_text,
     system_text,
-    unit_interval,
     user_text,
 )
+from scorecore.validators import check_count, unit_interval
 
 __all__ = ["prompt_alignment"]
 
@@ -204,8 +203,8 @@ def prompt_alignment(
     mode: EvaluationMode = evaluation_mode
     history = (10 if include_conversation_history is True else 0
                if include_conversation_history is False
-               else check_count(id, "include_conversation_history",
-                                include_conversation_history, minimum=1))
+               else check_count("include_conversation_history",
+                                include_conversation_history, minimum=1, scorer_id=id))
     runs = shape_of(id, shape, type)
 
     def read(ctx: RunContext) -> AlignmentTexts | NotScorable:

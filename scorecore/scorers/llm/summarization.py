@@ -15,7 +15,6 @@ from scorecore.scorers._shapes import (
     Shape,
     ShapeIn,
     ShapeOut,
-    check_count,
     check_text,
     refuse,
     shape_of,
@@ -30,6 +29,7 @@ from scorecore.scorers.llm._engine import (
     numbered,
 )
 from scorecore.scorers.llm._reading import check_scale, has_text, user_text
+from scorecore.validators import check_count
 
 __all__ = ["summarization"]
 
@@ -194,7 +194,7 @@ def summarization(
     0.5
     """
     scaled = check_scale(id, scale)
-    limit = check_count(id, "max_questions", max_questions, minimum=1)
+    limit = check_count("max_questions", max_questions, minimum=1, scorer_id=id)
     if source is not None:
         check_text(id, "source", source)
     if source_extractor is not None and not callable(source_extractor):

@@ -27,8 +27,8 @@ from scorecore.evals.engine import (
 from scorecore.evals.results import ScorerOutcome
 from scorecore.evals.store import row_id
 from scorecore_adapters.cache import MemoryJudgeCache
-from tests.economics._scorers import StepJudge, judged_scorer
-from tests.economics.test_evals_economics import PRICING
+from tests.evals.test_evals_economics import PRICING
+from tests.judged_scorers import StepJudge, judged_scorer
 
 SCORERS = ("a", "b", "c")
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too

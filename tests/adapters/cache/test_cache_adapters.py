@@ -25,8 +25,8 @@ from scorecore_adapters.cache import (
     SqliteJudgeCache,
     open_cache,
 )
-from tests.economics._scorers import StepJudge, judged_scorer
-from tests.economics.test_cache_run import _runtime
+from tests.core.test_cache_run import _runtime
+from tests.judged_scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio
 DSN = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")

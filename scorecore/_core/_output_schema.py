@@ -17,10 +17,11 @@ from referencing.jsonschema import DRAFT202012
 from returns.result import Failure, Result, Success
 
 from scorecore._core._cache import SchemaKey
+from scorecore._core._declared_types import structure_run_value
 from scorecore._core._fast_schema import TooDeep, fast_check
 from scorecore._core._judge import JsonPromptInjection, JudgeMessage, JudgeRequest
 from scorecore._core._reprs import short_repr
-from scorecore._core._structuring import structure_run_value
+from scorecore._core._slot_init import fast_init
 
 __all__ = ["schema_in_prompt"]  # the rest is internal: used by the pipeline only
 
@@ -56,6 +57,10 @@ class TypedSchema(dict[str, Any]):
 def _typed_schema(schema: dict[str, Any], output_type: Any) -> TypedSchema:
     return TypedSchema(schema, output_type=output_type)
 
+
+# A message whose content is a checked message's content with a note added: a str, so
+# JudgeMessage's checks (a role of two, a str content) hold without running them.
+_message = fast_init(JudgeMessage, checked_by_caller=True)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -181,7 +186,7 @@ def inject(
             f"schema:\n{schema.text}\nReply with the JSON only: no prose, no markdown."
         )
         if messages and messages[0].role == "system":
-            first = JudgeMessage(role="system", content=messages[0].content + note)
+            first = _message("system", messages[0].content + note)
             return (first, *messages[1:])
         return (JudgeMessage(role="system", content=note.lstrip()), *messages)
     return _inline(messages, schema.text)
@@ -194,7 +199,7 @@ def _inline(messages: tuple[JudgeMessage, ...], schema_text: str) -> tuple[Judge
     )
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].role == "user":
-            patched = JudgeMessage(role="user", content=messages[index].content + note)
+            patched = _message("user", messages[index].content + note)
             return (*messages[:index], patched, *messages[index + 1 :])
     return (*messages, JudgeMessage(role="user", content=note.lstrip()))
 

@@ -19,7 +19,7 @@ __all__: list[str] = []  # internal: the run path builds its values with fast_in
 _T = TypeVar("_T")
 
 
-def _why_not_fast(cls: type) -> str | None:
+def _why_not_fast(cls: type, *, checked_by_caller: bool = False) -> str | None:
     """Why setting ``cls``'s slots would not build what its ``__init__`` builds, or ``None``."""
     if not attrs.has(cls):
         return "it is not an attrs class"
@@ -34,7 +34,7 @@ def _why_not_fast(cls: type) -> str | None:
     for field in fields:
         if field.name.startswith("_fast_"):
             return f"field {field.name!r} clashes with the constructor's own names"
-        if field.validator is not None or field.converter is not None:
+        if not checked_by_caller and (field.validator is not None or field.converter is not None):
             return f"field {field.name!r} is checked or converted by __init__"
         if not field.init:
             return f"field {field.name!r} is set by __init__ itself (init=False)"
@@ -43,15 +43,21 @@ def _why_not_fast(cls: type) -> str | None:
     return None
 
 
-def fast_init(cls: type[_T]) -> Callable[..., _T]:
+def fast_init(cls: type[_T], *, checked_by_caller: bool = False) -> Callable[..., _T]:
     """A constructor of ``cls`` taking every field's value, positionally, in field order.
 
     It sets the slots directly instead of running ``__init__``: the value equals (and reprs
     as) the one ``cls(**fields)`` builds, and is as frozen.
 
+    ``checked_by_caller=True`` accepts a class with validators or converters, for a caller
+    that only ever passes values its validators accept and its converters return unchanged
+    (a ``str`` read from a value that checked it, a tuple for a ``tuple(...)`` converter): the
+    checks are then skipped, which is what they would have answered.
+
     Raises:
         TypeError: ``cls`` is not a slotted attrs class whose ``__init__`` only sets its
-            fields (a validator, a converter, ``init=False``, a hook or a cached hash).
+            fields (a validator or a converter, unless ``checked_by_caller``; ``init=False``,
+            a hook or a cached hash).
 
     >>> @attrs.frozen
     ... class Point:
@@ -63,10 +69,10 @@ def fast_init(cls: type[_T]) -> Callable[..., _T]:
     >>> make_point(1, 2) == Point(x=1, y=2)
     True
     """
-    why = _why_not_fast(cls)
+    why = _why_not_fast(cls, checked_by_caller=checked_by_caller)
     if why is not None:
         raise TypeError(f"fast_init({cls.__qualname__}): {why}")
-    names = [field.name for field in attrs.fields(cast("type[attrs.AttrsInstance]", cls))]
+    names = _names(cls)
     # The generated code names only the class's own field names (identifiers, as attrs
     # checks) and the setters below: nothing in it comes from data.
     namespace: dict[str, Any] = {"_fast_new": object.__new__, "_fast_cls": cls}
@@ -81,3 +87,50 @@ def fast_init(cls: type[_T]) -> Callable[..., _T]:
     build.__name__ = build.__qualname__ = f"new_{cls.__name__}"
     build.__doc__ = f"``{cls.__name__}(...)`` from every field's value, in field order."
     return build
+
+
+def _names(cls: type) -> list[str]:
+    return [field.name for field in attrs.fields(cast("type[attrs.AttrsInstance]", cls))]
+
+
+def fast_replace(cls: type[_T], field: str) -> Callable[[_T, Any], _T]:
+    """``attrs.evolve(value, **{field: new})`` for ``cls``, as a two-argument function.
+
+    The copy is built from the value's other fields by a :func:`fast_init` constructor
+    (``evolve`` reads every field through ``attrs.fields`` and calls ``__init__`` with
+    keywords, several times slower). The other fields' validators are not run again: they
+    passed when the value was built. A converter anywhere (``evolve`` runs it again on the
+    copied value) or a validator on ``field`` refuses the class, as do fast_init's reasons.
+
+    >>> @attrs.frozen
+    ... class Point:
+    ...     x: int = attrs.field(validator=attrs.validators.instance_of(int))
+    ...     y: int = 0
+    >>> fast_replace(Point, "y")(Point(x=1, y=2), 5)
+    Point(x=1, y=5)
+    """
+    where = f"fast_replace({cls.__qualname__}, {field!r})"
+    why = _why_not_fast(cls, checked_by_caller=True)
+    if why is not None:
+        raise TypeError(f"{where}: {why}")
+    fields = attrs.fields(cast("type[attrs.AttrsInstance]", cls))
+    for each in fields:
+        if each.converter is not None:
+            why = f"field {each.name!r} is converted by __init__"
+        elif each.name == field and each.validator is not None:
+            why = f"field {field!r} is checked by __init__"
+        if why is not None:
+            raise TypeError(f"{where}: {why}")
+    names = [each.name for each in fields]
+    if field not in names:
+        raise TypeError(f"{where}: no such field")
+    build = fast_init(cls, checked_by_caller=True)
+    # As in fast_init: the code names only the class's own field names.
+    arguments = ", ".join("_fast_new" if name == field else f"_fast_src.{name}"
+                          for name in names)
+    namespace: dict[str, Any] = {"_fast_build": build}
+    exec(  # noqa: S102 - see above
+        f"def replace(_fast_src, _fast_new):\n    return _fast_build({arguments})", namespace)
+    replace: Callable[[_T, Any], _T] = namespace["replace"]
+    replace.__name__ = replace.__qualname__ = f"replace_{cls.__name__}_{field}"
+    return replace

@@ -11,7 +11,7 @@ from returns.result import Result
 from scorecore import Runtime
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.judge.economics import Budget, JudgeMeter, ModelPrice, Pricing
-from tests.economics._scorers import StepJudge, judged_scorer
+from tests.judged_scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,7 @@ from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.judge.economics import Budget, BudgetWarning, Pricing, format_usd
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import InMemoryScoreStore, VirtualClock, virtual_runtime
-from tests.economics._scorers import StepJudge, judged_scorer
+from tests.judged_scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio
 PRICING = Pricing.from_mapping({"step-judge": {"input": 1.0, "output": 4.0}})

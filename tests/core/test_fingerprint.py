@@ -23,7 +23,7 @@ from scorecore import (
     create_scorer,
 )
 from scorecore_adapters.testing import ScriptedJudge
-from tests.economics._scorers import ANALYZE_SCHEMA
+from tests.judged_scorers import ANALYZE_SCHEMA
 
 # A scorer module written to a file, so other processes build the very same definition.
 _SCORER_SOURCE = textwrap.dedent('''

@@ -15,7 +15,7 @@ from scorecore.judge import JudgeResponse
 from scorecore.judge.economics import Budget, JudgeMeter, Pricing
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import judge_error, virtual_runtime
-from tests.economics._scorers import StepJudge, judged_scorer
+from tests.judged_scorers import StepJudge, judged_scorer
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore._core._cache import SchemaKey, request_key
-from scorecore._core._structured import TypedSchema
+from scorecore._core._output_schema import TypedSchema
 from scorecore.judge import JudgeMessage, JudgeRequest, ModelSettings
 from scorecore.judge.economics import cache_key
 

@@ -17,7 +17,7 @@ from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.cli import main
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._economics import closing_cache
-from tests.economics.test_cli_budget import SCORERS
+from tests.adapters.cli.test_cli_budget import SCORERS
 
 ITEMS = 6
 

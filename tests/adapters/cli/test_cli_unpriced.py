@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scorecore_adapters.cli import main
-from tests.economics.test_cli_economics import SCORERS
+from tests.adapters.cli.test_cli_economics import SCORERS
 
 
 def _eval(*argv: str) -> str:

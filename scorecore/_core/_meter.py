@@ -1,0 +1,350 @@
+"""The meter every judge call of a run goes through: cache, single flight, budget, charging.
+
+A :class:`JudgeMeter` (carried by :class:`~scorecore.Runtime`) brings a run its
+:class:`~scorecore.judge.economics.JudgeCache`, its :class:`~scorecore.judge.economics.Pricing`,
+its :class:`~scorecore.judge.economics.Budget` and the trial index. Copies made with
+:meth:`JudgeMeter.for_trial` share one :class:`~scorecore.judge.economics.JudgeLedger`: what a
+batch spent, what it saved, and the calls in flight.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, final
+
+import anyio
+import attrs
+
+from scorecore._core._budget import (
+    DEFAULT_BUDGET,
+    Budget,
+    Flight,
+    JudgeLedger,
+    Reservation,
+    admit,
+    exceeds_cap,
+    note_overrun,
+    worst_case,
+)
+from scorecore._core._cache import JudgeCache, SchemaKey, request_key
+from scorecore._core._call_key import CALL_KEY
+from scorecore._core._causes import BudgetExhausted
+from scorecore._core._judge import (
+    DEFAULT_OUTPUT_CAP,
+    JudgeModel,
+    JudgeRequest,
+    JudgeResponse,
+    JudgeUsage,
+    model_default_cap,
+)
+from scorecore._core._pricing import Pricing, usage_problem
+from scorecore._core._slot_init import fast_replace
+from scorecore.validators import is_int, misuse
+
+__all__ = ["JudgeMeter"]  # MeteredExecution and default_cap are internal: the judge loop
+
+_R = TypeVar("_R")
+_NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+_UNKNOWN_USAGE = JudgeUsage()
+
+
+def _cap(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not is_int(value) or value < 1):
+        raise misuse("JudgeMeter.max_output_tokens", value, "must be an int >= 1 or None")
+
+
+def default_cap(meter: JudgeMeter | None, model: object) -> int:
+    """The output cap of a step that sets none: the run's, else the model's, else 1,024."""
+    if meter is not None and meter.max_output_tokens is not None:
+        return meter.max_output_tokens
+    own = model_default_cap(model)
+    return DEFAULT_OUTPUT_CAP if own is None else own
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JudgeMeter:
+    """What a run's judge calls go through: a cache, prices, a budget, the trial index.
+
+    ``max_output_tokens`` is the output cap of the run's steps that set none (instead of the
+    judge model's default, or 1,024).
+
+    Give it to a run with ``Runtime(meter=...)`` (``run_evals`` builds one from its
+    ``cache``, ``pricing``, ``budget`` and ``trials``). Copies from :meth:`for_trial` share the
+    ledger, so a budget holds across every item and trial of a batch.
+
+    >>> import anyio
+    >>> from scorecore import JudgeConfig, Runtime, ScorePromptStep, create_scorer
+    >>> from scorecore_adapters.cache import MemoryJudgeCache
+    >>> from scorecore_adapters.testing import ScriptedJudge
+    >>> judge = ScriptedJudge([{"score": 1.0}])
+    >>> scorer = create_scorer(
+    ...     id="polite", description="Is it polite?",
+    ...     judge=JudgeConfig(model=judge, instructions="You grade politeness."),
+    ... ).generate_score(ScorePromptStep(description="grade", create_prompt=lambda c: c.run.output))
+    >>> meter = JudgeMeter(cache=MemoryJudgeCache())
+    >>> async def twice():
+    ...     for _ in range(2):
+    ...         runtime = Runtime(meter=meter)
+    ...         result = await scorer.run(input="hi", output="Thank you!", runtime=runtime)
+    ...     return result.unwrap().score, len(judge.requests), meter.ledger.cache_hits
+    >>> anyio.run(twice)
+    (1.0, 1, 1)
+    """
+
+    cache: JudgeCache | None = None
+    pricing: Pricing | None = None
+    budget: Budget | None = None
+    trial: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    max_output_tokens: int | None = attrs.field(default=None, validator=_cap)
+    ledger: JudgeLedger = attrs.field(factory=JudgeLedger, eq=False)
+
+    def for_trial(self, trial: int) -> JudgeMeter:
+        """The same meter (same cache, prices, budget and ledger) for another trial index."""
+        return attrs.evolve(self, trial=trial)
+
+
+# Every field but the usage is read from a JudgeResponse, which checked it: set directly.
+_with_usage = fast_replace(JudgeResponse, "usage")
+
+
+def _spent_nothing(response: JudgeResponse) -> JudgeResponse:
+    """The reply with no tokens spent (``attrs.evolve(response, usage=...)``, the warm path's
+    way)."""
+    return _with_usage(response, _NOTHING_SPENT)
+
+
+# A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
+# equals by accident (the meter compares it by identity, and never puts it in a key).
+_UNREADABLE = "\x00unreadable cache identity"
+
+
+def _is_batch(model: object) -> bool:
+    """Whether the model answers through a batch API (its optional ``batch_api`` is true)."""
+    try:
+        return getattr(model, "batch_api", False) is True
+    except Exception:  # noqa: BLE001 - a user's model is a boundary: unreadable is "no"
+        return False
+
+
+def _cache_identity(model: object) -> str | None:
+    try:
+        identity = getattr(model, "cache_identity", None)
+    except Exception:  # noqa: BLE001 - a user's model is a boundary: unreadable, not a crash
+        return _UNREADABLE
+    if identity is None or isinstance(identity, str):
+        return identity
+    return _UNREADABLE
+
+
+@final
+class MeteredExecution:
+    """One judge execution's view of the meter (internal; used by the judge loop only).
+
+    ``call`` wraps each attempt's model call (cache, single flight, budget, charging);
+    ``store`` keeps the reply that passed validation; ``settlement`` gives the cost and cache
+    counts of the execution's telemetry.
+    """
+
+    __slots__ = ("_batch", "_candidate", "_cost", "_cost_known", "_hits", "_identity",
+                 "_meter", "_misses", "_model", "_saved")
+
+    def __init__(self, meter: JudgeMeter | None, model: JudgeModel) -> None:
+        self._meter = meter
+        self._model = model
+        self._identity = (
+            _cache_identity(model) if meter is not None and meter.cache is not None else None
+        )
+        self._batch = _is_batch(model)
+        self._candidate: tuple[str, JudgeResponse] | None = None
+        self._hits = 0
+        self._misses = 0
+        self._cost = 0.0
+        self._cost_known = True
+        self._saved = 0.0
+
+    def _price_of(self, usage: JudgeUsage) -> float | None:
+        pricing = self._meter.pricing if self._meter is not None else None
+        if pricing is None or not isinstance(usage, JudgeUsage):
+            return None
+        return pricing.cost(self._model.model_id, usage, batch=self._batch)
+
+    def _batch_saving(self, usage: JudgeUsage) -> float | None:
+        """What a batch API call saved against the same call made directly."""
+        pricing = self._meter.pricing if self._meter is not None else None
+        if not self._batch or pricing is None or not isinstance(usage, JudgeUsage):
+            return None
+        full = pricing.cost(self._model.model_id, usage)
+        paid = pricing.cost(self._model.model_id, usage, batch=True)
+        return None if full is None or paid is None else full - paid
+
+    async def _lookup(self, cache: JudgeCache, key: str) -> JudgeResponse | None:
+        try:
+            found = await cache.get(key)
+        except Exception:  # noqa: BLE001 - a user's cache is a boundary: a raising get is a miss
+            return None
+        return found if isinstance(found, JudgeResponse) else None
+
+    def _hit(self, ledger: JudgeLedger, response: JudgeResponse) -> JudgeResponse:
+        self._hits += 1
+        ledger.cache_hits += 1
+        if usage_problem(response.usage) is not None:
+            # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
+            ledger.usage_errors += 1
+            return _spent_nothing(response)
+        saved = self._price_of(response.usage)
+        if saved is not None:
+            self._saved += saved
+            ledger.saved_usd += saved
+        # A hit spends nothing: the execution's usage counts only tokens paid for now.
+        return _spent_nothing(response)
+
+    async def call(
+        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]],
+        schema_key: SchemaKey | None = None,
+    ) -> _R | JudgeResponse | BudgetExhausted:
+        """Answer from the cache, or wait for an identical call in flight, or call.
+
+        ``schema_key`` is the request's output schema's part of the cache key, written when
+        the step was added (written now when not given).
+        """
+        meter = self._meter
+        if meter is None:
+            return await call()
+        ledger = meter.ledger
+        identity = self._identity
+        # A model whose cache identity cannot be read never shares (or fills) the cache.
+        cache = None if identity is _UNREADABLE else meter.cache
+        key = ""
+        if cache is not None:
+            model = self._model
+            key = request_key(
+                request, provider=model.provider, model_id=model.model_id, trial=meter.trial,
+                identity=identity,
+                schema=SchemaKey(request.output_schema) if schema_key is None else schema_key,
+            )
+            while True:
+                found = await self._lookup(cache, key)
+                if found is not None:
+                    return self._hit(ledger, found)
+                flight = ledger.flight(key)
+                if flight is None:
+                    break
+                await flight.done.wait()
+                if flight.response is not None:
+                    return self._hit(ledger, flight.response)
+                # The call we waited for failed: look again, then ask the judge ourselves.
+            self._misses += 1
+            ledger.cache_misses += 1
+        reservation: Reservation | None = None
+        if meter.budget is not None:
+            admitted = await admit(ledger, meter.budget, meter.pricing,
+                                    self._model.model_id, request, batch=self._batch)
+            if isinstance(admitted, BudgetExhausted):
+                return admitted
+            reservation = admitted
+        flight = Flight(done=anyio.Event())
+        if cache is not None:
+            ledger.take_off(key, flight)
+        ledger.model_calls += 1
+        token = CALL_KEY.set(key or None)
+        try:
+            outcome: _R | JudgeResponse = await call()
+            if isinstance(outcome, JudgeResponse):
+                outcome = flight.response = self._received(meter, request, outcome, reservation)
+                if cache is not None:
+                    self._candidate = (key, outcome)
+        finally:
+            CALL_KEY.reset(token)
+            if reservation is not None:
+                ledger.release(reservation)
+            if cache is not None:
+                ledger.land(key, flight)
+            flight.done.set()
+        return outcome
+
+    def _received(
+        self, meter: JudgeMeter, request: JudgeRequest, response: JudgeResponse,
+        reservation: Reservation | None,
+    ) -> JudgeResponse:
+        """Charge a reply; a reply with a usage error comes back with unknown counts."""
+        ledger = meter.ledger
+        model_id = self._model.model_id
+        worst = reservation or worst_case(
+            meter.budget or DEFAULT_BUDGET, meter.pricing, model_id, request,
+            batch=self._batch)
+        reported = response.usage
+        bad = usage_problem(reported) is not None
+        past_cap = not bad and self._batch and exceeds_cap(reported, worst)
+        if past_cap:
+            # A provider batch's replies all come back together, long after the budget
+            # admitted every one of them: stopping the budget at the first reply past its cap
+            # bounds nothing, so a batch reply is charged no more than its reserve (its prompt
+            # and output cap) and its count is a usage error. (A direct call's overrun is
+            # charged what it reports: at most the calls in flight pass their reserve.)
+            bad = True
+        if bad:
+            # A usage error of this reply: its counts are unknown, so it is charged at its
+            # worst case and nothing downstream sums the bad numbers.
+            ledger.usage_errors += 1
+            response = attrs.evolve(response, usage=_UNKNOWN_USAGE)
+        self._charge(ledger, response, worst)
+        if reservation is not None and meter.budget is not None:
+            # A batch reply past its cap still stops a hard budget (its later calls).
+            note_overrun(ledger, meter.budget, model_id,
+                          reported if past_cap else response.usage, reservation)
+        return response
+
+    def _charge(
+        self, ledger: JudgeLedger, response: JudgeResponse, reservation: Reservation
+    ) -> None:
+        # A hand-written model may break the contract and return no JudgeUsage.
+        usage: object = response.usage
+        if not isinstance(usage, JudgeUsage):
+            usage = JudgeUsage()
+        cost = self._price_of(usage)
+        if cost is None:
+            self._cost_known = False
+        else:
+            self._cost += cost
+        saving = self._batch_saving(usage)
+        if saving is not None:
+            self._saved += saving
+            ledger.saved_usd += saving
+            ledger.batch_saved_usd += saving
+        known_tokens = usage.input_tokens is not None and usage.output_tokens is not None
+        if known_tokens:
+            ledger.spent_tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0)
+        else:
+            ledger.spent_tokens += reservation.tokens
+        ledger.spent_usd += reservation.usd if cost is None else cost
+
+    @property
+    def storing(self) -> bool:
+        """Whether :meth:`store` has a reply to keep (a cache hit has none)."""
+        return self._candidate is not None
+
+    async def store(self) -> None:
+        """Keep the last reply the judge gave (it passed validation) in the cache."""
+        meter = self._meter
+        if meter is None or meter.cache is None or self._candidate is None:
+            return
+        key, response = self._candidate
+        self._candidate = None
+        # A user's cache is a boundary: a raising put only loses the entry.
+        with contextlib.suppress(Exception):
+            await meter.cache.put(key, response)
+
+    def settlement(self) -> tuple[float | None, float | None, int, int]:
+        """The execution's ``cost_usd``, ``saved_usd``, ``cache_hits`` and ``cache_misses``."""
+        meter = self._meter
+        if meter is None:
+            return None, None, 0, 0
+        priced = meter.pricing is not None and meter.pricing.price(self._model.model_id)
+        return (
+            round(self._cost, 12) if priced and self._cost_known else None,
+            round(self._saved, 12) if priced else None,
+            self._hits,
+            self._misses,
+        )
