@@ -27,7 +27,7 @@ from scorecore.evals.engine import (
 from scorecore.evals.results import ScorerOutcome
 from scorecore.evals.store import row_id
 from scorecore_adapters.cache import MemoryJudgeCache
-from tests.evals.test_evals_economics import PRICING
+from tests.evals.economics.test_evals_economics import PRICING
 from tests.judged_scorers import StepJudge, judged_scorer
 
 SCORERS = ("a", "b", "c")
