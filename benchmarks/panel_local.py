@@ -44,7 +44,7 @@ from scorecore.evals import Calibration, EvalReport, ScoreRow, calibrate, run_ev
 from scorecore.evals.results import ScorerCalibration
 from scorecore.evals.store import row_id
 from scorecore.judge import JudgeModel
-from scorecore.scorers import panel
+from scorecore.scorers import PanelResult, panel
 from scorecore_adapters import allow_model_requests
 
 DATA = Path(__file__).parent / "data" / "real_judge.jsonl"
@@ -120,13 +120,14 @@ def member_rows(report: EvalReport) -> list[ScoreRow]:
     rows: list[ScoreRow] = []
     for result in report.results or ():
         for outcome in result.outcomes:
-            if outcome.result is None or outcome.result.panel is None:
+            panel = None if outcome.result is None else outcome.result.details_as(PanelResult)
+            if panel is None:
                 continue
             rows.extend(ScoreRow(
                 id=row_id(result.run_id, m.scorer_id), scorer_id=m.scorer_id,
                 run_id=result.run_id, batch_id=report.batch_id, status=m.status,
                 score=m.score, dataset_item_id=result.item_id or f"#{result.index}")
-                for m in outcome.result.panel.members)
+                for m in panel.members)
     return rows
 
 

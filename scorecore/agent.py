@@ -25,6 +25,7 @@ from scorecore._core._trajectory import (
     TrajectoryStep,
     extract_trajectory,
     merged_tool_invocations,
+    seconds_from_mastra,
 )
 
 __all__ = [
@@ -48,4 +49,5 @@ __all__ = [
     "TrajectoryStep",
     "extract_trajectory",
     "merged_tool_invocations",
+    "seconds_from_mastra",
 ]

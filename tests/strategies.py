@@ -317,8 +317,7 @@ def score_results(
             st.lists(judge_executions(), min_size=1, max_size=2).map(tuple),
             max_size=2,
         )),
-        panel=draw(st.none() | panel_results),
-        pairwise=draw(st.none() | pairwise_results),
+        details=draw(st.none() | panel_results | pairwise_results),
     )
 
 

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE_NAMESPACES = [
     "scorecore",
     "scorecore.agent",
+    "scorecore.composite",
     "scorecore.evals",
     "scorecore.evals.engine",
     "scorecore.evals.results",
@@ -188,7 +189,8 @@ def test_no_private_core_imports_outside_the_core(folder: str) -> None:
     assert not offenders, offenders
 
 
-KERNEL = ["scorecore._core", "scorecore.agent", "scorecore.judge", "scorecore.validators"]
+KERNEL = ["scorecore._core", "scorecore.agent", "scorecore.composite", "scorecore.judge",
+          "scorecore.validators"]
 APPLICATION = ["scorecore.evals", "scorecore.live", "scorecore.scorers", "scorecore.traces"]
 
 

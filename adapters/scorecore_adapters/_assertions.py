@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from returns.result import Failure, Result, Success
 
-from scorecore import ScoreResult, ScorerRunError
+from scorecore import Scorer, ScoreResult, ScorerRunError
 from scorecore.evals import EvalReport, Threshold
 from scorecore.validators import is_number, misuse
 
@@ -66,16 +65,29 @@ def describe_run_error(error: ScorerRunError) -> str:
     )
 
 
-def result_table(result: Result[ScoreResult[Any, Any], ScorerRunError]) -> str:
+def result_table(
+    result: Result[ScoreResult[Any, Any], ScorerRunError], scorer_id: str | None = None
+) -> str:
     """One scorer result as a table, for failure messages: a failed run's scorer, score, reason
-    and cause; a successful run's score, reason and not-scorable cause (a ``ScoreResult`` does
-    not know which scorer made it, so there is no scorer column to leave blank)."""
+    and cause; a successful run's score, reason and not-scorable cause, after its scorer when
+    ``scorer_id`` is given (a ``ScoreResult`` does not know which scorer made it)."""
     if isinstance(result, Failure):
         return describe_run_error(result.failure())
     value = result.unwrap()
     marker = value.not_scorable
     cause = "-" if marker is None else f"not scorable at {marker.step}: {marker.reason}"
-    return _table(("score", "reason", "cause"), [(_score(value.score), value.reason, cause)])
+    row = (_score(value.score), value.reason, cause)
+    if scorer_id is None:
+        return _table(("score", "reason", "cause"), [row])
+    return _table(("scorer", "score", "reason", "cause"), [(scorer_id, *row)])
+
+
+def _scorer_id(scorer: Scorer[Any, Any] | str | None) -> str | None:
+    if scorer is None or isinstance(scorer, str):
+        return scorer
+    if isinstance(scorer, Scorer):
+        return scorer.id
+    raise misuse("assert_scored(scorer)", scorer, "must be the Scorer that ran, or its id")
 
 
 def _fail(message: str) -> AssertionError:
@@ -90,12 +102,14 @@ def assert_scored(
     max_score: float | None = None,
     reason: str | re.Pattern[str] | None = None,
     not_scorable: bool = False,
+    scorer: Scorer[Any, Any] | str | None = None,
 ) -> ScoreResult[Any, Any]:
     """Assert a scorer run succeeded (and, optionally, how); return its :class:`ScoreResult`.
 
     On failure the ``AssertionError`` shows what went wrong and the run as a table instead of
     a bare exception: for a failed run its scorer, score, reason and cause (the failed step
-    and why), for a result not as expected its score, reason and not-scorable cause.
+    and why), for a result not as expected its score, reason and not-scorable cause, and the
+    scorer when ``scorer`` is given (so a loop over scorers says which one failed).
 
     Args:
         result: what ``scorer.run(...)`` returned.
@@ -105,13 +119,15 @@ def assert_scored(
         reason: the reason expected: a ``str`` must equal it, a compiled pattern must match
             somewhere in it (``re.search``).
         not_scorable: expect a not-scorable result instead of a score.
+        scorer: the scorer that made ``result`` (or its id), named in the failure.
 
     Returns:
         The :class:`ScoreResult`, for further checks.
 
     Raises:
         AssertionError: the run failed, or its outcome is not the one expected.
-        ScorerDefinitionError: ``result`` is not the ``Result`` of a run.
+        ScorerDefinitionError: ``result`` is not the ``Result`` of a run, or ``scorer`` is
+            neither a scorer nor a ``str``.
 
     >>> import anyio
     >>> from scorecore import create_scorer
@@ -127,6 +143,7 @@ def assert_scored(
     0.5   | -      | -
     """
     __tracebackhide__ = True
+    scorer_id = _scorer_id(scorer)
     if isinstance(result, Failure):
         error = result.failure()
         if isinstance(error, ScorerRunError):
@@ -143,7 +160,8 @@ def assert_scored(
         elif value.reason != reason:
             problems.append(f"reason {value.reason!r} is not {reason!r}")
     if problems:
-        raise _fail("; ".join(problems) + "\n" + result_table(result))
+        named = "" if scorer_id is None else f"{scorer_id}: "
+        raise _fail(named + "; ".join(problems) + "\n" + result_table(result, scorer_id))
     return value
 
 
@@ -176,29 +194,11 @@ def _check_rate(value: object) -> float:
     return float(value)
 
 
-def _completion_rate(
-    min_completion_rate: float | None, min_pass_rate: float | None
-) -> float | None:
-    """The rate asked for, by its name or by the deprecated ``min_pass_rate``."""
-    if min_pass_rate is None:
-        return None if min_completion_rate is None else _check_rate(min_completion_rate)
-    if min_completion_rate is not None:
-        raise misuse("assert_passes(min_pass_rate)", min_pass_rate,
-                     "is the deprecated name of min_completion_rate: give one of them")
-    warnings.warn(
-        "assert_passes(min_pass_rate=...) is deprecated: it is the share of runs that did not "
-        "fail, now named min_completion_rate (compare's 'pass rate' is the share of items "
-        "whose score passes)", DeprecationWarning, stacklevel=3,
-    )
-    return _check_rate(min_pass_rate)
-
-
 def assert_passes(
     report: EvalReport,
     *,
     min_completion_rate: float | None = None,
     thresholds: Mapping[str, float | Threshold] | None = None,
-    min_pass_rate: float | None = None,
 ) -> None:
     """Assert an eval report passed, with extra bounds; fail with a readable table if not.
 
@@ -210,7 +210,6 @@ def assert_passes(
     - ``min_completion_rate`` is the least share of each scorer's runs that must have
       completed, i.e. not failed (scored or not scorable, out of all of its runs). It is not
       ``scorecore compare``'s *pass rate* (the share of items whose score passes a bound).
-      ``min_pass_rate`` is its deprecated name (a ``DeprecationWarning``).
 
     The ``AssertionError`` lists every failed check, a table of the scorers (mean, counts,
     completion rate) and, when the report kept its results
@@ -220,7 +219,7 @@ def assert_passes(
     Raises:
         AssertionError: a check failed.
         ScorerDefinitionError: ``report`` is not an ``EvalReport``, ``min_completion_rate``
-            not a number in [0, 1], or both it and ``min_pass_rate`` given.
+            not a number in [0, 1].
         ValueError: a threshold is out of range (as :class:`~scorecore.evals.Threshold` says).
 
     >>> import anyio
@@ -242,7 +241,7 @@ def assert_passes(
     __tracebackhide__ = True
     if not isinstance(report, EvalReport):
         raise misuse("assert_passes(report)", report, "must be an EvalReport")
-    rate = _completion_rate(min_completion_rate, min_pass_rate)
+    rate = None if min_completion_rate is None else _check_rate(min_completion_rate)
     problems = list(report.failed_checks)
     summaries = {s.scorer_id: s for s in report.scorers}
     for scorer_id, bound in (thresholds or {}).items():

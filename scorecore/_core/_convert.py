@@ -30,6 +30,7 @@ from scorecore._core._causes import (
 from scorecore._core._hooks import _register_strict_hooks
 from scorecore._core._keys import camel, millisecond_keys, read_milliseconds
 from scorecore._core._reprs import short_repr
+from scorecore._core._values import CompositeDetails, details_kinds
 
 __all__: list[str] = []  # internal: used across the kernel and by the rows
 
@@ -189,7 +190,30 @@ def _make_converter() -> cattrs.Converter:
     # through its tagged one.
     _route_optional(conv, JudgeExecutionError)
     _route_optional(conv, RunFailureCause)
+    _register_details(conv)
     return conv
+
+
+def _register_details(conv: cattrs.Converter) -> None:
+    # A composite's details: the kernel knows only the base, so each family's own JSON, under
+    # its kind (as Mastra's JSON keeps it).
+    def structure_details(value: object, _: object) -> CompositeDetails | None:
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or len(value) != 1:
+            raise TypeError(f"composite details must be one {{kind: details}} object, "
+                            f"got {short_repr(value)}")
+        ((kind, data),) = value.items()
+        family = details_kinds().get(kind)
+        if family is None:
+            raise ValueError(f"unknown composite details kind {kind!r} (its module is not "
+                             f"imported)")
+        return family.from_json(data)
+
+    optional_details: Any = CompositeDetails | None
+    conv.register_structure_hook(optional_details, structure_details)
+    conv.register_unstructure_hook(
+        optional_details, lambda v: None if v is None else {v.kind: v.to_json()})
 
 
 converter: cattrs.Converter = _make_converter()

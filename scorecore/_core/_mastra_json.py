@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar, final
+from typing import Any, Literal, TypeVar, cast, final
 
 import attrs
 
@@ -18,17 +18,23 @@ from scorecore._core._judge import JudgeUsage
 from scorecore._core._keys import camel
 from scorecore._core._values import (
     STEP_NAMES,
+    CompositeDetails,
     JudgeExecution,
     NotScorable,
-    PairwiseResult,
-    PanelMember,
-    PanelResult,
     ScoreResult,
     ScorerRun,
     StepName,
+    details_kinds,
 )
 
-__all__ = ["from_mastra_json", "to_mastra_json"]
+__all__ = [
+    "cause_from_json",
+    "cause_to_json",
+    "from_mastra_json",
+    "judge_from_json",
+    "judge_to_json",
+    "to_mastra_json",
+]
 
 T = TypeVar("T")
 
@@ -49,88 +55,50 @@ def _not_scorable_from_json(marker: Any) -> NotScorable:  # noqa: ANN401 - store
                        kind=kind if isinstance(kind, str) else None)
 
 
-def _judge_json(judge: Mapping[StepName, tuple[JudgeExecution, ...]]) -> dict[str, object]:
+def judge_to_json(judge: Mapping[StepName, tuple[JudgeExecution, ...]]) -> dict[str, object]:
+    """A result's judge executions per step as Mastra's JSON (``{"analyze": {"executions":
+    [...]}}``)."""
     return {
         _STEP_CAMEL[step]: {"executions": [_execution_json(e) for e in executions]}
         for step, executions in judge.items()
     }
 
 
-def _judge_from_json(
+def judge_from_json(
     data: Any,  # noqa: ANN401 - stored JSON, read as it is written
 ) -> dict[StepName, tuple[JudgeExecution, ...]]:
+    """The judge executions back from :func:`judge_to_json`'s JSON (``None`` reads as none)."""
     return {
         _CAMEL_STEP[step]: tuple(_execution_from_json(e) for e in body.get("executions", ()))
         for step, body in (data or {}).items()
     }
 
 
-def _cause_json(cause: RunFailureCause) -> dict[str, object]:
+def cause_to_json(cause: RunFailureCause) -> dict[str, object]:
+    """A run's failure cause as a row keeps it: ``name``, ``message`` and the tagged ``cause``."""
     return {"name": type(cause).__name__, "message": cause.describe(),
             "cause": converter.unstructure(cause, RunFailureCause)}
 
 
-def _member_json(member: PanelMember) -> dict[str, object]:
-    out: dict[str, object] = {"scorerId": member.scorer_id, "status": member.status,
-                           "score": member.score, "reason": member.reason, "vote": member.vote}
-    if member.replaces is not None:
-        out["replaces"] = member.replaces
-    if member.replaced:
-        out["replaced"] = True
-    if member.failed_step is not None:
-        out["failedStep"] = member.failed_step
-    if member.cause is not None:
-        out["error"] = _cause_json(member.cause)
-    if member.judge:
-        out["judge"] = _judge_json(member.judge)
-    return out
-
-
-def _member_from_json(data: Mapping[str, Any]) -> PanelMember:
-    error = data.get("error")
-    return PanelMember(
-        scorer_id=data["scorerId"], status=data["status"], score=data.get("score"),
-        reason=data.get("reason"), vote=data.get("vote"), replaces=data.get("replaces"),
-        replaced=bool(data.get("replaced", False)), failed_step=data.get("failedStep"),
-        cause=None if error is None else converter.structure(
-            error["cause"], RunFailureCause),  # type: ignore[arg-type]
-        judge=_judge_from_json(data.get("judge")),
-    )
-
-
-_PANEL_NUMBERS = (("threshold", "threshold"), ("score", "score"), ("std_dev", "stdDev"),
-                  ("min", "min"), ("max", "max"), ("agreed", "agreed"), ("passes", "passes"),
-                  ("fails", "fails"))
-
-
-def _panel_json(panel: PanelResult) -> dict[str, object]:
-    out: dict[str, object] = {"aggregate": panel.aggregate, "minSuccessful": panel.min_successful}
-    out |= {key: getattr(panel, name) for name, key in _PANEL_NUMBERS}
-    out["tie"] = panel.tie
-    out["members"] = [_member_json(m) for m in panel.members]
-    return out
-
-
-def _panel_from_json(data: Mapping[str, Any]) -> PanelResult:
-    return PanelResult(
-        aggregate=data["aggregate"], min_successful=data["minSuccessful"],
-        members=tuple(_member_from_json(m) for m in data.get("members", ())),
-        tie=bool(data.get("tie", False)),
-        **{name: data.get(key) for name, key in _PANEL_NUMBERS},
-    )
-
-
-def _pairwise_json(pair: PairwiseResult) -> dict[str, object]:
-    return {"outcome": pair.outcome, "forward": pair.forward, "swapped": pair.swapped}
-
-
-def _pairwise_from_json(data: Mapping[str, Any]) -> PairwiseResult:
-    return PairwiseResult(outcome=data["outcome"], forward=data["forward"],
-                          swapped=data.get("swapped"))
+def cause_from_json(data: Mapping[str, Any]) -> RunFailureCause:
+    """The cause back from :func:`cause_to_json`'s JSON (its ``cause`` key)."""
+    return converter.structure(data["cause"], RunFailureCause)  # type: ignore[arg-type]
 
 
 def _same(value: T) -> T:
     return value
+
+
+def _details_json(details: CompositeDetails) -> dict[str, Any]:
+    return {details.kind: details.to_json()}
+
+
+def _details_from_json(data: Mapping[str, Any]) -> CompositeDetails | None:
+    for kind, family in details_kinds().items():
+        raw = data.get(kind)
+        if raw is not None:
+            return family.from_json(raw)
+    return None
 
 
 @final
@@ -157,6 +125,9 @@ class ResultField:
     """The field's value (not ``None``) as JSON; may raise on user values."""
     decode: Callable[[Any], Any] = _same  # out: the field's type, which callers know by key
     """The inverse of ``encode`` (not given ``None``)."""
+    spread: bool = False
+    """``encode`` gives a mapping whose keys stand in the JSON (or the row's ``metadata``)
+    themselves, in place of ``key``: a composite's details, under their kind."""
 
     def value(self, result: ScoreResult) -> Any:  # noqa: ANN401 - the type varies by field
         """The field's value in ``result``."""
@@ -190,11 +161,10 @@ RESULT_FIELDS: tuple[ResultField, ...] = (
     ResultField(name="analyze_step_result", key="analyzeStepResult"),
     ResultField(name="analyze_prompt", key="analyzePrompt"),
     ResultField(name="judge", key="judge", stored="metadata", optional=True,
-                encode=_judge_json, decode=_judge_from_json),
-    ResultField(name="panel", key="panel", stored="metadata", optional=True,
-                encode=_panel_json, decode=_panel_from_json),
-    ResultField(name="pairwise", key="pairwise", stored="metadata", optional=True,
-                encode=_pairwise_json, decode=_pairwise_from_json),
+                encode=judge_to_json, decode=judge_from_json),
+    # A composite's details stand under their own kind ("panel", "pairwise"), not "details".
+    ResultField(name="details", key="details", stored="metadata", optional=True, spread=True,
+                encode=_details_json),
 )
 """Every field of a :class:`ScoreResult` and of its :class:`ScorerRun` (except ``extra``), in the
 order of Mastra's JSON."""
@@ -204,7 +174,7 @@ RESULT_FIELD: Mapping[str, ResultField] = {f.name: f for f in RESULT_FIELDS}
 
 _RUN_PART = tuple(f for f in RESULT_FIELDS if f.on_run)
 _RESULT_PART = tuple(f for f in RESULT_FIELDS if not f.on_run)
-_KEYS = frozenset(f.key for f in RESULT_FIELDS)
+_KEYS = frozenset(f.key for f in RESULT_FIELDS if not f.spread)
 
 
 def _execution_json(execution: JudgeExecution) -> dict[str, object]:
@@ -307,7 +277,11 @@ def to_mastra_json(result: ScoreResult) -> dict[str, Any]:
         value = field.value(result)
         if (field.optional and not value) or (field.name == "score" and not scorable):
             continue
-        out[field.key] = field.to_json(result)
+        if field.spread:
+            # A spread field's encoder gives a mapping (see ResultField.spread).
+            out.update(cast("Mapping[str, object]", field.to_json(result)))
+        else:
+            out[field.key] = field.to_json(result)
     return out
 
 
@@ -320,11 +294,17 @@ def from_mastra_json(
 ) -> ScoreResult:
     """Structure Mastra's camelCase result shape back into a :class:`ScoreResult`.
 
-    Keys that are neither run fields nor result fields are kept as the run's ``extra``.
+    Keys that are neither run fields nor result fields are kept as the run's ``extra``. A
+    composite's details (``panel``, ``pairwise``) are structured back into ``details`` when the
+    module defining their family is imported (:mod:`scorecore.scorers` for the built-ins).
     """
-    extra = {k: v for k, v in data.items() if k not in _KEYS}
+    known = _KEYS | details_kinds().keys()
+    extra = {k: v for k, v in data.items() if k not in known}
     values: dict[str, Any] = {}
     for field in RESULT_FIELDS:
+        if field.spread:
+            values[field.name] = _details_from_json(data)
+            continue
         raw = data.get(field.key)
         values[field.name] = None if raw is None else field.decode(raw)
     values["input"] = converter.structure(data.get("input"), input_type)

@@ -116,13 +116,13 @@ def _result(
     if judged is None:
         return make_score_result(
             run, score, not_scorable, reason, preprocess, None, analyze, None, None, None, {},
-            None, None,
+            None,
         )
     prompts = judged.prompts
     return make_score_result(
         run, score, not_scorable, reason, preprocess, prompts.get("preprocess"), analyze,
         prompts.get("analyze"), prompts.get("generate_score"), prompts.get("generate_reason"),
-        judged.executions, None, None,
+        judged.executions, None,
     )
 
 
@@ -304,8 +304,7 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
                 run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=None))
     if judged is None:  # the common case, without the keyword call of _result
         return Success(make_score_result(
-            run, score, None, reason, preprocess, None, analyze, None, None, None, {}, None,
-            None))
+            run, score, None, reason, preprocess, None, analyze, None, None, None, {}, None))
     return Success(_result(
         run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=reason))
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeAlias, ca
 from returns.result import Result
 from typing_extensions import TypeVar
 
-from scorecore._core._agent import AgentInput, AgentOutput
+from scorecore._core._agent import AgentInput, AgentMessage, AgentOutput
 from scorecore._core._config import (
     JudgeConfig,
     PromptStep,
@@ -36,6 +36,11 @@ from scorecore._core._values import (
 )
 
 __all__ = ["PrepareRun", "Scorer", "ScorerBuilder", "StepInfo", "create_scorer"]
+
+RawOutput: TypeAlias = Mapping[str, object] | Sequence[Mapping[str, object] | AgentMessage]
+"""An output given as Mastra's JSON (an object, or a list of messages as objects or values),
+structured into the scorer's output type when it runs. A list of anything else is no output
+of a scorer typed ``Scorer[..., str]``, so mypy refuses it rather than the run."""
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -267,7 +272,7 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         self,
         *,
         input: In | Mapping[str, object],
-        output: Out | Mapping[str, object] | Sequence[object],
+        output: Out | RawOutput,
         ground_truth: object = None,
         run_id: str | None = None,
         request_context: Mapping[str, object] | None = None,
@@ -300,7 +305,7 @@ class Scorer(_Base, Generic[In, Out, P, A]):
         self,
         *,
         input: In | Mapping[str, object],
-        output: Out | Mapping[str, object] | Sequence[object],
+        output: Out | RawOutput,
         ground_truth: object = None,
         run_id: str | None = None,
         request_context: Mapping[str, object] | None = None,

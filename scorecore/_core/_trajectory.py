@@ -19,7 +19,7 @@ from returns.result import Failure, Result, Success
 from scorecore._core._agent import AgentMessage, AgentOutput, ToolInvocation, ToolInvocationPart
 from scorecore._core._causes import InputMismatch
 from scorecore._core._declared_types import structure_run_value
-from scorecore._core._keys import MILLISECONDS
+from scorecore._core._keys import MILLISECONDS, millisecond_keys, read_milliseconds
 from scorecore._core._reprs import short_repr
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "TrajectoryStep",
     "extract_trajectory",
     "merged_tool_invocations",
+    "seconds_from_mastra",
 ]
 
 StepType: TypeAlias = Literal[
@@ -385,3 +386,17 @@ def to_trajectory(value: object) -> Result[Trajectory, InputMismatch]:
         mismatch = messages.failure()
         return Failure(attrs.evolve(mismatch, expected_type="Trajectory or AgentOutput"))
     return Success(extract_trajectory(messages.unwrap()))
+
+
+def seconds_from_mastra(value: Mapping[str, Any], cls: type) -> Mapping[str, Any]:
+    """``value``, Mastra's JSON of a ``cls`` (a :class:`TrajectoryStep`, a
+    :class:`Trajectory` …), with its millisecond keys (``durationMs``) read as our keys in
+    seconds (``duration``); other keys as given.
+
+    Raises:
+        TypeError: a millisecond value is not a finite number ≥ 0, or both keys are given.
+
+    >>> seconds_from_mastra({"name": "search", "durationMs": 1250}, TrajectoryStep)
+    {'name': 'search', 'duration': 1.25}
+    """
+    return read_milliseconds(value, millisecond_keys(cls))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Mapping
-from typing import Any, Final, Generic, Literal, TypeAlias, TypeGuard, final
+from typing import Any, ClassVar, Final, Generic, Literal, Self, TypeAlias, TypeGuard, final
 
 import attrs
 from typing_extensions import TypeVar
@@ -16,11 +17,9 @@ from scorecore._core._reprs import short_repr
 
 __all__ = [
     "CalculateScoreContext",
+    "CompositeDetails",
     "JudgeExecution",
     "NotScorable",
-    "PairwiseResult",
-    "PanelMember",
-    "PanelResult",
     "PartialResult",
     "ReasonContext",
     "ScoreResult",
@@ -41,6 +40,7 @@ Out = TypeVar("Out", default=Any)
 P = TypeVar("P", default=Any)
 A = TypeVar("A", default=Any)
 J = TypeVar("J", default=Any)  # a ScorePromptStep's judge output (its output_type)
+D = TypeVar("D", bound="CompositeDetails")
 
 STEP_NAMES: tuple[StepName, ...] = ("preprocess", "analyze", "generate_score", "generate_reason")
 
@@ -246,6 +246,66 @@ class JudgeExecution:
     structured_output: StructuredOutputMode | None = None
 
 
+class CompositeDetails(abc.ABC):
+    """What a scorer made of scorers keeps on its result (``ScoreResult.details``).
+
+    The kernel knows only this base. Each family of composite scorers (a panel, a pairwise
+    judgement, a cascade) subclasses it where the scorer is defined, with a ``kind`` (the key
+    Mastra's JSON and a stored row's ``metadata`` keep the details under) and its JSON both
+    ways; defining the subclass registers its ``kind``, so :func:`~scorecore.from_mastra_json`
+    structures those details back once the module defining them is imported.
+
+    >>> @attrs.frozen(kw_only=True)
+    ... class Tier(CompositeDetails):
+    ...     kind: ClassVar[str] = "doctest_tier"
+    ...     tier: str
+    ...     def to_json(self) -> dict[str, object]:
+    ...         return {"tier": self.tier}
+    ...     @classmethod
+    ...     def from_json(cls, data: Mapping[str, Any]) -> Tier:
+    ...         return cls(tier=data["tier"])
+    >>> result = ScoreResult(run=ScorerRun(input="q", output="a"), score=1.0,
+    ...                      details=Tier(tier="cheap"))
+    >>> result.details_as(Tier)
+    Tier(tier='cheap')
+    """
+
+    __slots__ = ()
+    kind: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if not isinstance(kind, str):
+            return  # an intermediate base: no JSON key of its own
+        known = _DETAILS_KINDS.get(kind)
+        # attrs rebuilds a slotted class under the same name: that is the same family again.
+        if known is not None and known.__qualname__ != cls.__qualname__:
+            raise TypeError(f"composite details kind {kind!r} is already {known.__qualname__}")
+        _DETAILS_KINDS[kind] = cls
+
+    @abc.abstractmethod
+    def to_json(self) -> dict[str, object]:
+        """These details as JSON (camelCase keys, as Mastra's result JSON)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        """The details back from :meth:`to_json`'s JSON.
+
+        Raises:
+            KeyError, TypeError, ValueError: ``data`` is not such details' JSON.
+        """
+
+
+_DETAILS_KINDS: dict[str, type[CompositeDetails]] = {}
+
+
+def details_kinds() -> Mapping[str, type[CompositeDetails]]:
+    """Every :class:`CompositeDetails` family defined so far, by ``kind``."""
+    return _DETAILS_KINDS
+
+
 @final
 @attrs.frozen(kw_only=True)
 class ScoreResult(Generic[In, Out, P, A]):
@@ -254,7 +314,8 @@ class ScoreResult(Generic[In, Out, P, A]):
     Exactly one of ``score`` and ``not_scorable`` is set on success. Step results and prompts
     of steps that did not run (or are function steps, for prompts) are ``None``. ``judge``
     maps each prompt step to its executions. ``P`` and ``A`` are the preprocess and analyze
-    result types of the scorer (``Any`` unless known).
+    result types of the scorer (``Any`` unless known). ``details`` is what a scorer made of
+    scorers (a panel, a pairwise judgement) adds: read it with :meth:`details_as`.
     """
 
     run: ScorerRun[In, Out]
@@ -268,13 +329,25 @@ class ScoreResult(Generic[In, Out, P, A]):
     generate_score_prompt: str | None = None
     generate_reason_prompt: str | None = None
     judge: Mapping[StepName, tuple[JudgeExecution, ...]] = attrs.field(factory=dict)
-    panel: PanelResult | None = None
-    pairwise: PairwiseResult | None = None
+    details: CompositeDetails | None = None
 
     @property
     def run_id(self) -> str:
         """The run's id (always set once a run has started)."""
         return self.run.run_id or ""
+
+    def details_as(self, kind: type[D]) -> D | None:
+        """The details of a scorer made of scorers when they are a ``kind``, else ``None``.
+
+        ``kind`` is the family's details type: ``result.details_as(PanelResult)`` reads a
+        panel's members (:class:`scorecore.scorers.PanelResult`), ``PairwiseResult`` a pairwise
+        verdict.
+
+        >>> ScoreResult(run=ScorerRun(input="q", output="a"), score=1.0).details_as(
+        ...     CompositeDetails) is None
+        True
+        """
+        return self.details if isinstance(self.details, kind) else None
 
 
 PartialResult: TypeAlias = ScoreResult
@@ -337,107 +410,3 @@ def _rebuild_run_error(
 
 # Tracebacks, reprs and pickles name it by the module users import it from.
 ScorerRunError.__module__ = "scorecore"
-
-
-
-MemberStatus: TypeAlias = Literal["scored", "not_scorable", "failed"]
-"""How one member of a panel fared on one run."""
-
-
-@final
-@attrs.frozen(kw_only=True)
-class PanelMember:
-    """One member's run in a panel (``ScoreResult.panel.members``).
-
-    Attributes:
-        scorer_id: the member scorer's id.
-        status: ``"scored"``, ``"not_scorable"`` or ``"failed"``.
-        score: its score, when scored.
-        reason: its reason (or, not scorable, why not).
-        vote: whether the score reached the panel's threshold (``None`` without a threshold
-            or a score).
-        replaces: the member this one stood in for (a replacement), else ``None``.
-        replaced: whether it failed and a replacement took its seat (its score never counts).
-        failed_step: the step that failed, when it failed.
-        cause: why it failed, when it failed (the run error's structured cause).
-        judge: its judge executions per prompt step.
-    """
-
-    scorer_id: str
-    status: MemberStatus
-    score: float | None = None
-    reason: str | None = None
-    vote: bool | None = None
-    replaces: str | None = None
-    replaced: bool = False
-    failed_step: str | None = None
-    cause: RunFailureCause | None = None
-    judge: Mapping[StepName, tuple[JudgeExecution, ...]] = attrs.field(factory=dict)
-
-
-@final
-@attrs.frozen(kw_only=True)
-class PanelResult:
-    """What a panel of judges made of one run: every member, the aggregate and the spread.
-
-    Attributes:
-        aggregate: how members' scores were combined: ``"median"``, ``"mean"``, ``"min"``,
-            ``"max"``, ``"majority"``, or the name of the function given.
-        members: every member that ran, in seat order; a failed member that was replaced is
-            followed by its replacement.
-        min_successful: the members that had to score.
-        threshold: the pass mark votes are taken at, if any.
-        score: the aggregate (``None`` when too few scored, or a tie was not scorable).
-        std_dev: the population standard deviation of the counted scores.
-        min: the lowest counted score.
-        max: the highest counted score.
-        agreed: whether the counted members agreed: all voted alike (with a threshold) or
-            gave the same score (without); ``None`` with fewer than two scores.
-        tie: the majority vote was a tie (settled by the panel's ``on_tie``).
-        passes: members voting pass (with a threshold).
-        fails: members voting fail (with a threshold).
-    """
-
-    aggregate: str
-    members: tuple[PanelMember, ...]
-    min_successful: int
-    threshold: float | None = None
-    score: float | None = None
-    std_dev: float | None = None
-    min: float | None = None
-    max: float | None = None
-    agreed: bool | None = None
-    tie: bool = False
-    passes: int | None = None
-    fails: int | None = None
-
-    @property
-    def counted(self) -> tuple[PanelMember, ...]:
-        """The members whose scores the aggregate used (scored, not replaced)."""
-        return tuple(m for m in self.members if m.status == "scored" and not m.replaced)
-
-
-PairwiseVerdict: TypeAlias = Literal["output", "baseline", "tie"]
-"""Which of two outputs a judge preferred."""
-
-
-@final
-@attrs.frozen(kw_only=True)
-class PairwiseResult:
-    """A pairwise judgement of ``output`` against ``baseline_output`` (``ScoreResult.pairwise``).
-
-    Attributes:
-        outcome: for ``output``: ``"win"``, ``"loss"``, ``"tie"``, or ``"position_bias"``
-            when the judge's preference followed the order the two were shown in.
-        forward: the judge's verdict with ``output`` shown first.
-        swapped: its verdict with ``baseline_output`` shown first (``None`` without swap).
-    """
-
-    outcome: Literal["win", "loss", "tie", "position_bias"]
-    forward: PairwiseVerdict
-    swapped: PairwiseVerdict | None = None
-
-    @property
-    def consistent(self) -> bool:
-        """Whether both orders gave the same verdict (``True`` without a swap)."""
-        return self.swapped is None or self.swapped == self.forward

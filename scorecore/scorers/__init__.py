@@ -2,7 +2,7 @@
 
 Each factory returns a :class:`~scorecore.Scorer` built with :func:`~scorecore.create_scorer`
 from public API only. Text scorers take an agent run (``shape=AGENT``, the default, as in
-Mastra) or plain strings (``shape=TEXT``; ``type="text"`` is the old spelling, deprecated);
+Mastra) or plain strings (``shape=TEXT``);
 LLM-judged scorers take a judge (a :class:`~scorecore.JudgeModel` or a
 :class:`~scorecore.JudgeConfig`) first;
 trajectory scorers take a :class:`~scorecore.agent.Trajectory`. A missing required input (no
@@ -16,10 +16,10 @@ input text, no context, no ground truth, no tool calls, no expectation …) give
 0.6153846153846154
 """
 
-from scorecore._core._causes import MemberFailure, PanelFailed
-from scorecore._core._values import PairwiseResult, PanelMember, PanelResult
+from scorecore.composite import MemberFailure, PanelFailed
 from scorecore.scorers import checks
 from scorecore.scorers._completeness import completeness
+from scorecore.scorers._details import PairwiseResult, PanelMember, PanelResult
 from scorecore.scorers._keywords import keyword_coverage
 from scorecore.scorers._pairwise import OnPositionBias, pairwise
 from scorecore.scorers._panel import Aggregate, OnTie, panel

@@ -13,16 +13,15 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict
 
-from scorecore import NotScorable, Scorer, StepContext, not_scorable
+from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
-    input_text,
-    output_text,
+    input_and_output,
     shape_of,
     start,
 )
@@ -130,7 +129,7 @@ class _Elements(TypedDict):
 
 def completeness(*,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "completeness-scorer", type: Shape | None = None) -> Scorer[ShapeIn, ShapeOut]:
+    id: str = "completeness-scorer") -> Scorer[ShapeIn, ShapeOut]:
     """How much of the input's content the output covers (0 to 1), by lemmatized words.
 
     Both texts are reduced to their distinct lemmatized words (:func:`elements`); the score is
@@ -154,16 +153,14 @@ def completeness(*,
     >>> result.unwrap().score, result.unwrap().preprocess_step_result["missing_elements"]
     (0.8571428571428571, ['be'])
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     _lemmatizer()  # a missing optional dependency is reported when the scorer is built
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Elements | NotScorable:
-        source = input_text(ctx.run, runs)
-        if isinstance(source, NotScorable):
-            return source
-        answer = output_text(ctx.run, runs)
-        if isinstance(answer, NotScorable):
-            return answer
+    def preprocess(ctx: ShapedContext) -> _Elements | NotScorable:
+        texts = input_and_output(ctx.run, runs)
+        if isinstance(texts, NotScorable):
+            return texts
+        source, answer = texts
         required = elements(source)
         if not required:
             return not_scorable("no input words: the input text has no letters or digits")

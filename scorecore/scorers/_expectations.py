@@ -8,23 +8,26 @@ from typing import Any, Final, cast
 
 import attrs
 
-from scorecore._core._keys import millisecond_keys, read_milliseconds
-from scorecore.agent import ExpectedStep, Trajectory, TrajectoryExpectation, TrajectoryStep
-from scorecore.scorers._trajectory_rules import _VARIANT_FIELDS
+from scorecore.agent import (
+    ExpectedStep,
+    Trajectory,
+    TrajectoryExpectation,
+    TrajectoryStep,
+    seconds_from_mastra,
+)
+from scorecore.scorers._steps import _VARIANT_FIELDS
 
 _CAMEL: Final = re.compile(r"(?<!^)(?=[A-Z])")
-# Mastra's millisecond keys (durationMs …) → ours in seconds, read before keys are snake-cased.
-_STEP_MS: Final = millisecond_keys(TrajectoryStep)
-_EXPECTATION_MS: Final = millisecond_keys(TrajectoryExpectation)
 
 
 def _snake(key: str) -> str:
     return _CAMEL.sub("_", key).lower()
 
 
-def _seconds(value: Mapping[Any, Any], keys: Mapping[str, str], where: str) -> Mapping[Any, Any]:
+def _seconds(value: Mapping[Any, Any], cls: type, where: str) -> Mapping[Any, Any]:
+    # Mastra's millisecond keys (durationMs …) → ours in seconds, read before keys are snake-cased.
     try:
-        return read_milliseconds(value, keys)
+        return seconds_from_mastra(value, cls)
     except TypeError as exc:
         raise ValueError(f"{where}: {exc}") from None
 
@@ -50,7 +53,7 @@ def _step(value: object, where: str) -> ExpectedStep:
     if not isinstance(value, Mapping):
         raise TypeError(f"{where} must be a step name, an ExpectedStep or an object, "
                          f"got {type(value).__name__}")
-    data = {_snake(str(k)): v for k, v in _seconds(value, _STEP_MS, where).items()}
+    data = {_snake(str(k)): v for k, v in _seconds(value, TrajectoryStep, where).items()}
     name = data.pop("name", None)
     step_type = data.pop("step_type", None)
     children = data.pop("children", None)
@@ -87,7 +90,7 @@ def expectation_from(value: object, where: str = "run.expected_trajectory") -> (
         raise TypeError(f"{where} must be a TrajectoryExpectation, a Trajectory, a list of "
                          f"steps or an object, got {type(value).__name__}")
     data: dict[str, Any] = {
-        _snake(str(k)): v for k, v in _seconds(value, _EXPECTATION_MS, where).items()}
+        _snake(str(k)): v for k, v in _seconds(value, TrajectoryExpectation, where).items()}
     steps = data.get("steps")
     if steps is not None:
         if isinstance(steps, str | bytes) or not isinstance(steps, Sequence):

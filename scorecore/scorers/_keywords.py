@@ -10,16 +10,15 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib.resources import files
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict
 
-from scorecore import NotScorable, Scorer, StepContext, not_scorable
+from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
-    input_text,
-    output_text,
+    input_and_output,
     shape_of,
     start,
 )
@@ -80,7 +79,7 @@ class _Keywords(TypedDict):
 def keyword_coverage(
     *,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "keyword-coverage-scorer", type: Shape | None = None
+    id: str = "keyword-coverage-scorer"
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the input's keywords that also appear in the output (0 to 1).
 
@@ -103,15 +102,13 @@ def keyword_coverage(
     >>> result.unwrap().score, result.unwrap().preprocess_step_result["matched_keywords"]
     (0.3333333333333333, ['plants'])
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Keywords | NotScorable:
-        source = input_text(ctx.run, runs)
-        if isinstance(source, NotScorable):
-            return source
-        answer = output_text(ctx.run, runs)
-        if isinstance(answer, NotScorable):
-            return answer
+    def preprocess(ctx: ShapedContext) -> _Keywords | NotScorable:
+        texts = input_and_output(ctx.run, runs)
+        if isinstance(texts, NotScorable):
+            return texts
+        source, answer = texts
         reference = keywords(source)
         if not reference:
             return not_scorable(

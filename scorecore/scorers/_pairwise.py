@@ -26,6 +26,7 @@ from scorecore import (
     NotScorable,
     PromptStep,
     ReasonContext,
+    Runtime,
     Scorer,
     ScoreResult,
     ScorerRun,
@@ -34,12 +35,11 @@ from scorecore import (
     StepName,
     create_scorer,
 )
-from scorecore._core._composite import CompositeScorer, run_members, structure_value
-from scorecore._core._runtime import Runtime
-from scorecore._core._values import PairwiseResult, PairwiseVerdict
+from scorecore.composite import CompositeScorer, run_members, structure_value
+from scorecore.scorers._details import PairwiseResult, PairwiseVerdict
+from scorecore.scorers._members import Member, MemberResult, MemberRun, Outcome
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     check_text,
@@ -54,7 +54,6 @@ __all__ = ["OnPositionBias", "pairwise"]
 OnPositionBias: TypeAlias = Literal["tie", "not_scorable"]
 """What a position-biased judgement gives: a tie (0.5, the default) or not scorable."""
 
-_Outcome: TypeAlias = Result[ScoreResult[Any, Any], ScorerRunError]
 _SCORES: Final[Mapping[str, float]] = {"win": 1.0, "loss": 0.0, "tie": 0.5}
 _OUTCOME: Final[Mapping[PairwiseVerdict, Literal["win", "loss", "tie"]]] = {
     "output": "win", "baseline": "loss", "tie": "tie"}
@@ -102,7 +101,7 @@ def _prompt(criteria: str, shown: Shown) -> str:
     )
 
 
-def _judge_scorer(scorer_id: str, judge: Judge, criteria: str) -> Scorer[Any, Any]:
+def _judge_scorer(scorer_id: str, judge: Judge, criteria: str) -> Member:
     """One judge call on one order: its score is where the preferred response was shown
     (A 1.0, B 0.0, tie 0.5), its reason the judge's."""
 
@@ -128,7 +127,6 @@ def _judge_scorer(scorer_id: str, judge: Judge, criteria: str) -> Scorer[Any, An
 def pairwise(
     judge: Judge, *, criteria: str, swap: bool = True, on_position_bias: OnPositionBias = "tie",
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "pairwise-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """Whether ``output`` is better than ``baseline_output`` for the same input (LLM-judged).
 
@@ -144,8 +142,8 @@ def pairwise(
 
     The run needs ``baseline_output`` (``scorer.run(..., extra={"baseline_output": ...})``, or
     a dataset item's ``baseline_output``), of the same type as ``output``: agent messages by
-    default, a ``str`` with ``shape=TEXT`` (``type="text"`` is the old spelling,
-    deprecated). Not scorable without it or without text in either answer.
+    default, a ``str`` with ``shape=TEXT``. Not scorable without it or without text in either
+    answer.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import FunctionJudge
@@ -155,7 +153,9 @@ def pairwise(
     >>> scorer = pairwise(FunctionJudge(first_wins), criteria="correctness", shape=TEXT)
     >>> result = anyio.run(lambda: scorer.run(input="2+2?", output="4",
     ...                                       extra={"baseline_output": "5"}))
-    >>> result.unwrap().pairwise.outcome, result.unwrap().score
+    >>> from scorecore.scorers import PairwiseResult
+    >>> verdict = result.unwrap().details_as(PairwiseResult)
+    >>> verdict.outcome, result.unwrap().score
     ('position_bias', 0.5)
     """
     chosen = check_text(id, "criteria", criteria)
@@ -163,11 +163,11 @@ def pairwise(
         raise refuse(id, "swap", "a bool", swap)
     if on_position_bias not in ("tie", "not_scorable"):
         raise refuse(id, "on_position_bias", "'tie' or 'not_scorable'", on_position_bias)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     asker = _judge_scorer(id, judge, chosen)
     policy = _Pairwise(scorer_id=id, asker=asker, swap=swap, on_position_bias=on_position_bias,
                        text=runs == "text")
-    scorer: CompositeScorer[Any, Any] = CompositeScorer(
+    scorer: Member = CompositeScorer(
         kind="pairwise", id=id, name="Pairwise Judge", members=(asker,), runner=policy.run,
         description=f"Whether the output is better than the baseline output: {chosen}",
         policy={"swap": swap, "on_position_bias": on_position_bias, "type": runs},
@@ -179,12 +179,12 @@ def pairwise(
 @attrs.frozen(kw_only=True)
 class _Pairwise:
     scorer_id: str
-    asker: Scorer[Any, Any]
+    asker: Member
     swap: bool
     on_position_bias: OnPositionBias
     text: bool
 
-    async def run(self, run: ScorerRun[Any, Any], runtime: Runtime) -> _Outcome:
+    async def run(self, run: MemberRun, runtime: Runtime) -> Outcome:
         if run.run_id is None:
             run = attrs.evolve(run, run_id=runtime.new_id())
         read = self._read(run)
@@ -214,8 +214,8 @@ class _Pairwise:
         return Success(self._verdict(typed, judge, results))
 
     def _read(
-        self, run: ScorerRun[Any, Any]
-    ) -> Result[tuple[ScorerRun[Any, Any], str, str, str | None], InputMismatch]:
+        self, run: MemberRun
+    ) -> Result[tuple[MemberRun, str, str, str | None], InputMismatch]:
         """The run with typed input, output and baseline, and the texts the judge is shown."""
         given_baseline = run.extra.get("baseline_output")
         parts: list[tuple[Literal["input", "output", "baseline_output"], object, Any]]
@@ -245,9 +245,9 @@ class _Pairwise:
                         None if baseline is None else assistant_text(baseline)))
 
     def _verdict(
-        self, run: ScorerRun[Any, Any], judge: Mapping[StepName, tuple[JudgeExecution, ...]],
-        results: Sequence[ScoreResult[Any, Any]],
-    ) -> ScoreResult[Any, Any]:
+        self, run: MemberRun, judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+        results: Sequence[MemberResult],
+    ) -> MemberResult:
         forward = _verdict(results[0].score, swapped=False)
         swapped = _verdict(results[1].score, swapped=True) if len(results) > 1 else None
         outcome = (_OUTCOME[forward] if swapped is None or swapped == forward
@@ -260,10 +260,10 @@ class _Pairwise:
                            f"{results[1].reason}")
         reason = f"{outcome.replace('_', ' ')}: " + "; ".join(reasons)
         if outcome == "position_bias" and self.on_position_bias == "not_scorable":
-            return ScoreResult(run=run, judge=judge, pairwise=pair,
+            return ScoreResult(run=run, judge=judge, details=pair,
                                not_scorable=NotScorable(reason=reason, kind="position_bias"))
         score = _SCORES[outcome] if outcome != "position_bias" else _SCORES["tie"]
-        return ScoreResult(run=run, score=score, reason=reason, judge=judge, pairwise=pair)
+        return ScoreResult(run=run, score=score, reason=reason, judge=judge, details=pair)
 
 
 def _verdict(position_score: float | None, *, swapped: bool) -> PairwiseVerdict:
@@ -288,7 +288,7 @@ def _missing(answer: str, baseline: str | None) -> str | None:
     return None
 
 
-def _merged(outcomes: Sequence[_Outcome]) -> dict[StepName, tuple[JudgeExecution, ...]]:
+def _merged(outcomes: Sequence[Outcome]) -> dict[StepName, tuple[JudgeExecution, ...]]:
     merged: dict[StepName, tuple[JudgeExecution, ...]] = {}
     for outcome in outcomes:
         judge = (outcome.failure().partial.judge if isinstance(outcome, Failure)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias, TypeVar, cast
+from typing import Final, Literal, TypeAlias, TypedDict, TypeVar, cast
 
 import attrs
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
 from scorecore import (
     BudgetExhausted,
@@ -22,19 +22,25 @@ from scorecore import (
     JudgeExecution,
     NotScorable,
     RunFailureCause,
+    Runtime,
     Scorer,
     ScorerDefinitionError,
     ScoreResult,
-    ScorerRun,
     ScorerRunError,
     StepName,
     StepRaised,
 )
-from scorecore._core._causes import MemberFailure, PanelFailed
-from scorecore._core._composite import CompositeScorer, run_members, shape_of
-from scorecore._core._reprs import short_repr
-from scorecore._core._runtime import Runtime
-from scorecore._core._values import PanelMember, PanelResult
+from scorecore.composite import (
+    CompositeScorer,
+    MemberFailure,
+    PanelFailed,
+    Shape,
+    run_members,
+    shape_of,
+    short_repr,
+)
+from scorecore.scorers._details import PanelMember, PanelResult
+from scorecore.scorers._members import Member, MemberResult, MemberRun, Outcome
 
 __all__ = ["Aggregate", "OnTie", "panel"]
 
@@ -55,7 +61,6 @@ _AGGREGATES: Final[Mapping[str, Callable[[Sequence[float]], float]]] = {
     "max": max,
 }
 _ON_TIE: Final = ("fail", "pass", "not_scorable")
-_Outcome: TypeAlias = Result[ScoreResult[Any, Any], ScorerRunError]
 
 
 def _refuse(panel_id: str, field: str, message: str, value: object) -> ScorerDefinitionError:
@@ -68,7 +73,7 @@ def _is_number(value: object) -> bool:
             and math.isfinite(value))
 
 
-def _scorers(panel_id: str, field: str, value: object) -> tuple[Scorer[Any, Any], ...]:
+def _scorers(panel_id: str, field: str, value: object) -> tuple[Member, ...]:
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
         raise _refuse(panel_id, field, f"must be a list of scorers, got {short_repr(value)}",
                       value)
@@ -79,7 +84,7 @@ def _scorers(panel_id: str, field: str, value: object) -> tuple[Scorer[Any, Any]
     return tuple(value)
 
 
-def _check_ids(panel_id: str, scorers: Sequence[Scorer[Any, Any]]) -> None:
+def _check_ids(panel_id: str, scorers: Sequence[Member]) -> None:
     seen: set[str] = set()
     for scorer in scorers:
         if scorer.id in seen:
@@ -89,7 +94,7 @@ def _check_ids(panel_id: str, scorers: Sequence[Scorer[Any, Any]]) -> None:
         seen.add(scorer.id)
 
 
-def _check_shapes(panel_id: str, scorers: Sequence[Scorer[Any, Any]]) -> tuple[Any, Any, Any]:
+def _check_shapes(panel_id: str, scorers: Sequence[Member]) -> Shape:
     shape = shape_of(scorers[0])
     for scorer in scorers[1:]:
         other = shape_of(scorer)
@@ -102,7 +107,7 @@ def _check_shapes(panel_id: str, scorers: Sequence[Scorer[Any, Any]]) -> tuple[A
     return shape
 
 
-def _shape_text(shape: tuple[Any, Any, Any]) -> str:
+def _shape_text(shape: Shape) -> str:
     return "(" + ", ".join(getattr(part, "__name__", None) or repr(part) for part in shape) + ")"
 
 
@@ -165,7 +170,8 @@ def panel(
     ...     return create_scorer(id=id, description="d").generate_score(lambda ctx: score)
     >>> jury = panel([judge("a", 0.9), judge("b", 0.7), judge("c", 0.2)])
     >>> result = anyio.run(lambda: jury.run(input="q", output="a")).unwrap()
-    >>> result.score, result.panel.agreed, round(result.panel.std_dev, 3)
+    >>> members = result.details_as(PanelResult)  # every member's verdict and the spread
+    >>> result.score, members.agreed, round(members.std_dev, 3)
     (0.7, False, 0.294)
     """
     panel_id = id
@@ -225,8 +231,8 @@ class _Policy:
     """How one panel runs its members and settles their results."""
 
     panel_id: str
-    seats: tuple[Scorer[Any, Any], ...]
-    spares: tuple[Scorer[Any, Any], ...]
+    seats: tuple[Member, ...]
+    spares: tuple[Member, ...]
     aggregate: str | Callable[[Sequence[float]], float]
     threshold: float | None
     min_successful: int
@@ -236,7 +242,7 @@ class _Policy:
     def name(self) -> str:
         return _aggregate_name(self.aggregate)
 
-    async def run(self, run: ScorerRun[Any, Any], runtime: Runtime) -> _Outcome:
+    async def run(self, run: MemberRun, runtime: Runtime) -> Outcome:
         if run.run_id is None:
             run = attrs.evolve(run, run_id=runtime.new_id())
         first = await run_members([(scorer, run) for scorer in self.seats], runtime)
@@ -252,9 +258,9 @@ class _Policy:
         return self._settle(run, chains)
 
     def _settle(
-        self, run: ScorerRun[Any, Any],
-        chains: Sequence[Sequence[tuple[Scorer[Any, Any], _Outcome]]],
-    ) -> _Outcome:
+        self, run: MemberRun,
+        chains: Sequence[Sequence[tuple[Member, Outcome]]],
+    ) -> Outcome:
         members: list[PanelMember] = []
         for chain in chains:
             for index, (scorer, outcome) in enumerate(chain):
@@ -276,9 +282,9 @@ class _Policy:
         return self._aggregate(shown, judge, base, scores)
 
     def _too_few(
-        self, run: ScorerRun[Any, Any], judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+        self, run: MemberRun, judge: Mapping[StepName, tuple[JudgeExecution, ...]],
         panel: PanelResult, members: Sequence[PanelMember],
-    ) -> _Outcome:
+    ) -> Outcome:
         failures = tuple(
             MemberFailure(scorer_id=m.scorer_id, failed_step=m.failed_step or "run",
                           cause=m.cause)
@@ -290,7 +296,7 @@ class _Policy:
             why = "; ".join(f"{m.scorer_id}: {m.reason or 'not scorable'}"
                             for m in members if m.status == "not_scorable")
             return Success(ScoreResult(
-                run=run, judge=judge, panel=panel, not_scorable=NotScorable(
+                run=run, judge=judge, details=panel, not_scorable=NotScorable(
                     reason=f"{counted} panel member(s) could score this run, "
                            f"{self.min_successful} needed ({why})"),
             ))
@@ -303,13 +309,13 @@ class _Policy:
         )
         return Failure(ScorerRunError(
             scorer_id=self.panel_id, failed_step="panel", completed_steps=(), cause=cause,
-            partial=ScoreResult(run=run, judge=judge, panel=panel),
+            partial=ScoreResult(run=run, judge=judge, details=panel),
         ))
 
     def _aggregate(
-        self, run: ScorerRun[Any, Any], judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+        self, run: MemberRun, judge: Mapping[StepName, tuple[JudgeExecution, ...]],
         panel: PanelResult, scores: Sequence[float],
-    ) -> _Outcome:
+    ) -> Outcome:
         listed = ", ".join(
             f"{m.scorer_id} {m.score:.3g}" if m.status == "scored" else f"{m.scorer_id} "
             f"{m.status.replace('_', ' ')}" for m in panel.members if not m.replaced)
@@ -320,18 +326,18 @@ class _Policy:
                 score = 1.0 if passes > fails else 0.0
                 panel = attrs.evolve(panel, score=score)
                 return Success(ScoreResult(run=run, score=score, reason=f"{head} ({listed})",
-                                           judge=judge, panel=panel))
+                                           judge=judge, details=panel))
             panel = attrs.evolve(panel, tie=True)
             if self.on_tie == "not_scorable":
                 return Success(ScoreResult(
-                    run=run, judge=judge, panel=panel, not_scorable=NotScorable(
+                    run=run, judge=judge, details=panel, not_scorable=NotScorable(
                         reason=f"{head}: a tie, not scorable by the panel's on_tie ({listed})",
                         kind="panel_tie"),
                 ))
             score = 1.0 if self.on_tie == "pass" else 0.0
             panel = attrs.evolve(panel, score=score)
             return Success(ScoreResult(
-                run=run, score=score, judge=judge, panel=panel,
+                run=run, score=score, judge=judge, details=panel,
                 reason=f"{head}: a tie, counted as {self.on_tie} ({listed})",
             ))
         combine = _AGGREGATES.get(self.aggregate) if isinstance(self.aggregate, str) else (
@@ -348,22 +354,22 @@ class _Policy:
                 panel)
         score = float(cast(float, value))
         return Success(ScoreResult(
-            run=run, score=score, judge=judge, panel=attrs.evolve(panel, score=score),
+            run=run, score=score, judge=judge, details=attrs.evolve(panel, score=score),
             reason=f"{self.name} of {len(scores)} member score(s): {score:.3g} ({listed})",
         ))
 
     def _failed(
-        self, step: str, cause: RunFailureCause, run: ScorerRun[Any, Any],
+        self, step: str, cause: RunFailureCause, run: MemberRun,
         judge: Mapping[StepName, tuple[JudgeExecution, ...]], panel: PanelResult,
-    ) -> _Outcome:
+    ) -> Outcome:
         return Failure(ScorerRunError(
             scorer_id=self.panel_id, failed_step=step, completed_steps=(), cause=cause,
-            partial=ScoreResult(run=run, judge=judge, panel=panel),
+            partial=ScoreResult(run=run, judge=judge, details=panel),
         ))
 
 
 def _member(
-    scorer_id: str, outcome: _Outcome, threshold: float | None, *, replaces: str | None,
+    scorer_id: str, outcome: Outcome, threshold: float | None, *, replaces: str | None,
     replaced: bool,
 ) -> PanelMember:
     if isinstance(outcome, Failure):
@@ -385,11 +391,11 @@ def _member(
     )
 
 
-def _run_of(outcome: _Outcome, given: ScorerRun[Any, Any]) -> ScorerRun[Any, Any]:
+def _run_of(outcome: Outcome, given: MemberRun) -> MemberRun:
     """The run as the first member saw it (structured into its types), else as given."""
     if isinstance(outcome, Failure):
         error: ScorerRunError = outcome.failure()
-        partial: ScoreResult[Any, Any] = error.partial
+        partial: MemberResult = error.partial
         return partial.run
     return outcome.unwrap().run if isinstance(outcome, Success) else given
 
@@ -403,13 +409,24 @@ def _merged(members: Sequence[PanelMember]) -> dict[StepName, tuple[JudgeExecuti
     return merged
 
 
+class _Spread(TypedDict, total=False):
+    """The counted scores' spread, as :class:`PanelResult` fields."""
+
+    std_dev: float
+    min: float
+    max: float
+    agreed: bool | None
+    passes: int
+    fails: int
+
+
 def _spread(
     scores: Sequence[float], counted: Sequence[PanelMember], threshold: float | None
-) -> dict[str, Any]:
+) -> _Spread:
     if not scores:
         return {}
     votes = [m.vote for m in counted]
-    spread: dict[str, Any] = {
+    spread: _Spread = {
         "std_dev": statistics.pstdev(scores), "min": min(scores), "max": max(scores),
         "agreed": None,
     }

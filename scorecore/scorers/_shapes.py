@@ -12,7 +12,6 @@ that passes no shape.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Final, Generic, Literal, TypeAlias, cast, final
 
 import attrs
@@ -25,6 +24,7 @@ from scorecore import (
     ScorerBuilder,
     ScorerDefinitionError,
     ScorerRun,
+    StepContext,
     create_scorer,
     not_scorable,
 )
@@ -35,6 +35,17 @@ from scorecore.validators import misuse
 Shape: TypeAlias = Literal["agent", "text"]
 """``"agent"``: Mastra's agent run (:class:`~scorecore.AgentInput` and messages);
 ``"text"``: the run's input and output are plain strings."""
+
+ShapedRun: TypeAlias = ScorerRun[Any, Any]
+"""A run of the shape a built-in was built with (an agent run or plain text): its steps read
+it through that shape (:func:`input_text`, :func:`output_text`), so its types are the
+shape's, known when built, not here."""
+
+ShapedContext: TypeAlias = StepContext[Any, Any, None, None]
+"""What a built-in's first step receives: a :data:`ShapedRun` and no earlier results."""
+
+ShapedBuilder: TypeAlias = ScorerBuilder[Any, Any, None, None]
+"""A built-in's builder before its steps: typed by the factory's shape on return."""
 
 ShapeIn = TypeVar("ShapeIn", default=AgentInput)
 ShapeOut = TypeVar("ShapeOut", default=AgentOutput)
@@ -50,7 +61,7 @@ class RunShape(Generic[ShapeIn, ShapeOut]):
     >>> from scorecore.scorers import TEXT, toxicity
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> scorer = toxicity(ScriptedJudge([{"verdicts": []}]), shape=TEXT)
-    >>> TEXT, scorer.run_sync(input=None, output="Happy to help.").unwrap().score
+    >>> TEXT, scorer.run_sync(input="", output="Happy to help.").unwrap().score
     (TEXT, 0.0)
     """
 
@@ -64,23 +75,13 @@ AGENT: Final[RunShape[AgentInput, AgentOutput]] = RunShape("agent")
 """Mastra's agent runs: an :class:`~scorecore.AgentInput` and the agent's messages (the
 default of every built-in scorer)."""
 
-TEXT: Final[RunShape[Any, str]] = RunShape("text")
-"""Plain text runs: the output is a ``str``, the input a ``str`` (the question or source; an
-LLM scorer also takes ``None``)."""
+TEXT: Final[RunShape[str, str]] = RunShape("text")
+"""Plain text runs: the output is a ``str``, the input a ``str`` (the question or source); a
+scorer that does not read the input takes ``None`` too at run time."""
 
 
-def shape_of(scorer_id: str, shape: object, type: object = None) -> Shape:
-    """The shape a factory was given: ``shape`` (``AGENT`` when ``None``), or the old spelling
-    ``type="agent" | "text"``, which still works for one release with a DeprecationWarning."""
-    if type is not None:
-        old = check_shape(scorer_id, type)
-        if shape is not None and shape != RunShape(old):
-            raise refuse(scorer_id, "type", f"left out when shape={shape!r} is given", type)
-        warnings.warn(
-            f"scorer {scorer_id!r}: type={old!r} is the old spelling; pass "
-            f"shape={old.upper()} (from scorecore.scorers import {old.upper()}), which also "
-            "types the scorer", DeprecationWarning, stacklevel=3)
-        return old
+def shape_of(scorer_id: str, shape: object) -> Shape:
+    """The shape a factory was given: ``shape`` (``AGENT`` when ``None``)."""
     if shape is None or shape == AGENT:
         return "agent"
     if shape == TEXT:
@@ -103,11 +104,6 @@ def refuse(scorer_id: str, field: str, wanted: str, value: object) -> ScorerDefi
     return misuse(field, value, f"must be {wanted}", scorer_id=scorer_id)
 
 
-def check_shape(scorer_id: str, shape: object) -> Shape:
-    """``shape`` if it is ``"agent"`` or ``"text"``; otherwise a ScorerDefinitionError."""
-    if shape == "agent" or shape == "text":  # noqa: PLR1714 - "in" would not narrow for mypy
-        return shape
-    raise refuse(scorer_id, "type", "'agent' or 'text'", shape)
 
 
 def check_text(scorer_id: str, field: str, value: object, *, allow_empty: bool = False) -> str:
@@ -119,7 +115,7 @@ def check_text(scorer_id: str, field: str, value: object, *, allow_empty: bool =
 
 def start(
     *, id: str, name: str, description: str, shape: Shape, reads_input: bool
-) -> ScorerBuilder[Any, Any, None, None]:
+) -> ShapedBuilder:
     """A builder for ``shape``: ``type="agent"``, or ``str`` output (and input if it is read)."""
     if shape == "agent":
         return create_scorer(id=id, name=name, description=description, type="agent")
@@ -129,7 +125,7 @@ def start(
     return create_scorer(id=id, name=name, description=description, output_type=str)
 
 
-def input_text(run: ScorerRun[Any, Any], shape: Shape) -> str | NotScorable:
+def input_text(run: ShapedRun, shape: Shape) -> str | NotScorable:
     """The input's text (the agent's input messages joined with ``", "``), or not scorable
     when there is none: a reference that is missing cannot be compared with."""
     if shape == "text":
@@ -145,7 +141,17 @@ def input_text(run: ScorerRun[Any, Any], shape: Shape) -> str | NotScorable:
     return text
 
 
-def no_output_messages(run: ScorerRun[Any, Any], shape: Shape) -> NotScorable | None:
+def input_and_output(run: ShapedRun, shape: Shape) -> tuple[str, str] | NotScorable:
+    """The input's text and the output's text (:func:`input_text`, :func:`output_text`); not
+    scorable without either."""
+    source = input_text(run, shape)
+    if isinstance(source, NotScorable):
+        return source
+    answer = output_text(run, shape)
+    return answer if isinstance(answer, NotScorable) else (source, answer)
+
+
+def no_output_messages(run: ShapedRun, shape: Shape) -> NotScorable | None:
     """Not scorable when an agent run's output has no messages at all (nothing was answered)."""
     if shape == "agent" and not run.output:
         return not_scorable("no output: run.output has no messages")
@@ -153,7 +159,7 @@ def no_output_messages(run: ScorerRun[Any, Any], shape: Shape) -> NotScorable | 
 
 
 def output_text(
-    run: ScorerRun[Any, Any], shape: Shape, *, separator: str = ", ",
+    run: ShapedRun, shape: Shape, *, separator: str = ", ",
     assistant_only: bool = False,
 ) -> str | NotScorable:
     """The output's text: the string itself, or the messages' texts joined with ``separator``

@@ -8,11 +8,10 @@ from typing import Any, TypedDict
 from scorecore import NotScorable, Scorer, StepContext
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
-    input_text,
-    output_text,
+    input_and_output,
     shape_of,
     start,
 )
@@ -35,7 +34,7 @@ class _Processed(TypedDict):
 def content_similarity(
     *, ignore_case: bool = True, ignore_whitespace: bool = True,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "content-similarity-scorer", type: Shape | None = None,
+    id: str = "content-similarity-scorer",
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How alike the output's characters are to the input's (0 to 1): the Dice coefficient.
 
@@ -59,7 +58,7 @@ def content_similarity(
     >>> anyio.run(lambda: scorer.run(input="Hello world", output="hello  World!")).unwrap().score
     0.9473684210526315
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def process(text: str) -> str:
         if ignore_case:
@@ -68,13 +67,11 @@ def content_similarity(
             text = js_trim(JS_WHITESPACE_RUN.sub(" ", text))
         return text
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Processed | NotScorable:
-        source = input_text(ctx.run, runs)
-        if isinstance(source, NotScorable):
-            return source
-        answer = output_text(ctx.run, runs)
-        if isinstance(answer, NotScorable):
-            return answer
+    def preprocess(ctx: ShapedContext) -> _Processed | NotScorable:
+        texts = input_and_output(ctx.run, runs)
+        if isinstance(texts, NotScorable):
+            return texts
+        source, answer = texts
         return {"processed_input": process(source), "processed_output": process(answer)}
 
     def score(ctx: StepContext[Any, Any, _Processed, None]) -> float:
@@ -115,7 +112,7 @@ def _count_changes(first: str, second: str) -> int:
 def textual_difference(
     *,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "textual-difference-scorer", type: Shape | None = None
+    id: str = "textual-difference-scorer"
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How little the output differs from the input (0 to 1): ``2·LCS / (|a| + |b|)``.
 
@@ -137,15 +134,13 @@ def textual_difference(
     >>> anyio.run(lambda: scorer.run(input="dormitory", output="dirty room")).unwrap().score
     0.42105263157894735
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Difference | NotScorable:
-        source = input_text(ctx.run, runs)
-        if isinstance(source, NotScorable):
-            return source
-        answer = output_text(ctx.run, runs)
-        if isinstance(answer, NotScorable):
-            return answer
+    def preprocess(ctx: ShapedContext) -> _Difference | NotScorable:
+        texts = input_and_output(ctx.run, runs)
+        if isinstance(texts, NotScorable):
+            return texts
+        source, answer = texts
         shortest, longest = sorted((len(utf16_units(source)), len(utf16_units(answer))))
         length_diff = (longest - shortest) / longest if longest else 0.0
         return {"ratio": lcs_ratio(source, answer), "confidence": 1 - length_diff,

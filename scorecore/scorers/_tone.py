@@ -11,18 +11,17 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict
 
 from scorecore import (
     NotScorable,
     Scorer,
     ScorerDefinitionError,
-    StepContext,
     not_scorable,
 )
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
     check_text,
@@ -114,7 +113,7 @@ class _Tone(TypedDict, total=False):
 def tone(
     *, reference_tone: str | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "tone-scorer", type: Shape | None = None
+    id: str = "tone-scorer"
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The output's tone (0 to 1): closeness to a reference tone, or steadiness across sentences.
 
@@ -134,10 +133,10 @@ def tone(
     >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> scorer = tone(reference_tone="This is wonderful!", shape=TEXT)
-    >>> anyio.run(lambda: scorer.run(input=None, output="Good work.")).unwrap().score
+    >>> anyio.run(lambda: scorer.run(input="", output="Good work.")).unwrap().score
     0.8333333333333333
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     reference = None
     if reference_tone is not None:
         if is_blank(check_text(id, "reference_tone", reference_tone)):
@@ -148,7 +147,7 @@ def tone(
             )
         reference = comparative(reference_tone)
 
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> _Tone | NotScorable:
+    def preprocess(ctx: ShapedContext) -> _Tone | NotScorable:
         answer = output_text(ctx.run, runs)
         if isinstance(answer, NotScorable):
             return answer

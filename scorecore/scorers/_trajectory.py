@@ -26,7 +26,7 @@ from scorecore.agent import (
 from scorecore.scorers._expectations import expectation_from, laid_over
 from scorecore.scorers._rounding import r2_plain
 from scorecore.scorers._shapes import refuse
-from scorecore.scorers._trajectory_rules import (
+from scorecore.scorers._steps import (
     Comparison,
     Efficiency,
     MissingMeasure,

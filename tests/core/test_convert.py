@@ -123,10 +123,8 @@ def test_mastra_json_key_order(result: ScoreResult[Any, Any]) -> None:
             "preprocessPrompt", "analyzeStepResult", "analyzePrompt"]
     if result.judge:
         tail.append("judge")
-    if result.panel is not None:
-        tail.append("panel")
-    if result.pairwise is not None:
-        tail.append("pairwise")
+    if result.details is not None:
+        tail.append(result.details.kind)
     assert keys[-len(tail):] == tail
     marker = "score" if result.not_scorable is None else "notScorable"
     assert keys[-len(tail) - 1] == marker

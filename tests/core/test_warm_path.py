@@ -1,5 +1,6 @@
-"""The prompt step's warm path: a cache filled by an earlier release still answers every step,
-and the run reads back the same values as the run that asked the judge."""
+"""The prompt step's warm path: a cache filled by an earlier release still answers every step
+with what the asking run got, keys written in parts are the previous release's, and the values
+built without their checks equal those the checked constructors build."""
 
 from __future__ import annotations
 

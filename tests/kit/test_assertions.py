@@ -179,21 +179,33 @@ def test_assert_passes_reports_the_reports_own_failures_and_unknown_scorers() ->
         assert_passes(report, min_completion_rate=2)
 
 
-def test_min_pass_rate_is_a_deprecated_alias_of_min_completion_rate() -> None:
-    """min_pass_rate (the share of runs that did not fail, not compare's pass rate) still
-    works, with a DeprecationWarning naming the new name; both together are a misuse."""
-    def boom(ctx: Any) -> float:
-        raise RuntimeError("down")
 
-    scorers = [constant(0.2, scorer_id="low"),
-               create_scorer(id="bad", description="d").generate_score(boom)]
-    report = run_evals_sync([{"input": 1, "output": 1}, {"input": 2, "output": 2}],
-                            scorers[:1], max_failures=None)
-    with pytest.warns(DeprecationWarning, match="min_completion_rate"):
-        assert_passes(report, min_pass_rate=1.0)
-    failing = run_evals_sync([{"input": 1, "output": 1}], scorers, max_failures=None)
-    with pytest.warns(DeprecationWarning, match="min_completion_rate"), pytest.raises(
-            AssertionError, match=r"bad: completion rate 0\.0% below min_completion_rate"):
-        assert_passes(failing, min_pass_rate=0.5)
-    with pytest.raises(ScorerDefinitionError, match="min_pass_rate"):
-        assert_passes(report, min_pass_rate=1.0, min_completion_rate=1.0)
+
+def test_a_loop_over_scorers_says_which_one_failed() -> None:
+    """Given the scorer, assert_scored's failure table names it: in a loop over three scorers,
+    the one below the bound is the one named, with its score."""
+    scorers = [constant(0.9, scorer_id="fluency"), constant(0.2, scorer_id="accuracy"),
+               constant(0.8, scorer_id="tone")]
+    def check_all() -> None:
+        for scorer in scorers:
+            assert_scored(scorer.run_sync(input="q", output="a"), scorer=scorer, min_score=0.5)
+
+    with pytest.raises(AssertionError) as info:
+        check_all()
+    text = str(info.value)
+    assert text.startswith("accuracy: score 0.2 is below min_score 0.5\n")
+    header, _, row = text.splitlines()[1:4]
+    assert header.split(" | ")[0].strip() == "scorer"
+    assert [cell.strip() for cell in row.split(" | ")[:2]] == ["accuracy", "0.2"]
+    assert "fluency" not in text
+    assert "tone" not in text
+
+
+def test_the_scorer_may_be_named_by_its_id() -> None:
+    """``scorer=`` takes an id as well; a failed run's table names the scorer either way, and
+    anything else is a misuse naming the argument."""
+    result = constant(0.1, scorer_id="s").run_sync(input="q", output="a")
+    with pytest.raises(AssertionError, match=r"(?s)^judge-7: score 0\.1 .*\njudge-7 +\| 0\.1"):
+        assert_scored(result, scorer="judge-7", min_score=0.5)
+    with pytest.raises(ScorerDefinitionError, match="scorer"):
+        assert_scored(result, scorer=3, min_score=0.5)  # type: ignore[arg-type]

@@ -10,16 +10,23 @@ from typing import Any
 import pytest
 from returns.result import Failure
 
-from scorecore import InputMismatch, JudgeFailed, ScorerDefinitionError
+from scorecore import InputMismatch, JudgeFailed, PartialResult, ScorerDefinitionError
 from scorecore.evals import run_evals
 from scorecore.judge import JudgeRequest
-from scorecore.scorers import TEXT, pairwise, panel
+from scorecore.scorers import TEXT, PairwiseResult, PanelResult, pairwise, panel
 from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore, judge_error
 
 pytestmark = pytest.mark.anyio
 
 _RESPONSE = re.compile(r"<<<UNTRUSTED_RESPONSE_(A|B)>>>\n(.*?)\n<<<END_UNTRUSTED_RESPONSE_\1>>>",
                        re.DOTALL)
+
+def verdict_of(result: PartialResult) -> PairwiseResult:
+    """The result's pairwise verdict details, which a pairwise judgement always sets."""
+    details = result.details_as(PairwiseResult)
+    assert details is not None
+    return details
+
 
 
 def shown(request: JudgeRequest) -> dict[str, str]:
@@ -53,8 +60,8 @@ async def test_consistent_verdicts_give_a_winner(
     scorer = pairwise(judge, criteria="detail", shape=TEXT)
     result = (await scorer.run(input="q", output=output,
                                extra={"baseline_output": baseline})).unwrap()
-    assert (result.pairwise.outcome, result.score) == (outcome, score)
-    assert result.pairwise.consistent
+    assert (verdict_of(result).outcome, result.score) == (outcome, score)
+    assert verdict_of(result).consistent
     # Both orders were shown (the two calls run concurrently, in either order).
     orders = sorted((o["A"], o["B"]) for o in map(shown, judge.requests))
     assert orders == sorted([(output, baseline), (baseline, output)])
@@ -65,9 +72,9 @@ async def test_a_judge_preferring_the_first_position_is_caught_by_the_swap() -> 
     judge = FunctionJudge(first_is_better)
     scorer = pairwise(judge, criteria="correctness", shape=TEXT)
     result = (await scorer.run(input="2+2?", output="4", extra={"baseline_output": "5"})).unwrap()
-    assert result.pairwise.outcome == "position_bias"
-    assert (result.pairwise.forward, result.pairwise.swapped) == ("output", "baseline")
-    assert not result.pairwise.consistent
+    assert verdict_of(result).outcome == "position_bias"
+    assert (verdict_of(result).forward, verdict_of(result).swapped) == ("output", "baseline")
+    assert not verdict_of(result).consistent
     assert result.score == 0.5  # a tie by default
     assert "position bias" in (result.reason or "")
 
@@ -78,8 +85,8 @@ async def test_position_bias_can_be_not_scorable() -> None:
     result = (await scorer.run(input="q", output="4", extra={"baseline_output": "5"})).unwrap()
     assert result.score is None
     assert result.not_scorable is not None
-    assert result.pairwise is not None
-    assert result.pairwise.outcome == "position_bias"
+    assert verdict_of(result) is not None
+    assert verdict_of(result).outcome == "position_bias"
 
 
 async def test_without_swap_the_bias_goes_unseen() -> None:
@@ -87,7 +94,8 @@ async def test_without_swap_the_bias_goes_unseen() -> None:
     judge = FunctionJudge(first_is_better)
     scorer = pairwise(judge, criteria="c", swap=False, shape=TEXT)
     result = (await scorer.run(input="q", output="4", extra={"baseline_output": "5"})).unwrap()
-    assert (result.pairwise.outcome, result.pairwise.swapped, result.score) == ("win", None, 1.0)
+    verdict = verdict_of(result)
+    assert (verdict.outcome, verdict.swapped, result.score) == ("win", None, 1.0)
     assert judge.calls == 1
 
 
@@ -104,7 +112,7 @@ async def test_agent_runs_compare_the_assistants_texts() -> None:
     question = {"inputMessages": [message("user", "Capital of France?")]}
     result = (await scorer.run(input=question, output=said("Paris, on the Seine."),
                                extra={"baseline_output": said("Paris")})).unwrap()
-    assert result.pairwise.outcome == "win"
+    assert verdict_of(result).outcome == "win"
     assert "Capital of France?" in judge.requests[0].messages[-1].content
 
 
@@ -166,14 +174,15 @@ async def test_a_jury_of_pairwise_judges() -> None:
     result = (await panel(judges, aggregate="majority", threshold=0.75).run(
         input="q", output="a long answer", extra={"baseline_output": "short"})).unwrap()
     assert result.score == 1.0
-    assert result.panel.agreed is True
+    jury = result.details_as(PanelResult)
+    assert jury is not None
+    assert jury.agreed is True
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [
     ({"criteria": ""}, "criteria"),
     ({"criteria": "c", "swap": "yes"}, "swap"),
     ({"criteria": "c", "on_position_bias": "first"}, "on_position_bias"),
-    ({"criteria": "c", "type": "trajectory"}, "type"),
     ({"criteria": "c", "shape": "text"}, "shape"),
 ])
 def test_misuse_is_refused_when_built(kwargs: dict[str, Any], field: str) -> None:

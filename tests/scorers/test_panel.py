@@ -14,6 +14,7 @@ from scorecore import (
     BudgetExhausted,
     JudgeConfig,
     JudgeModel,
+    PartialResult,
     Runtime,
     ScorePromptStep,
     Scorer,
@@ -24,11 +25,18 @@ from scorecore import (
 from scorecore.evals import run_evals
 from scorecore.judge import JudgeRequest
 from scorecore.judge.economics import Budget, JudgeMeter, Pricing
-from scorecore.scorers import PanelFailed, panel
+from scorecore.scorers import PanelFailed, PanelResult, panel
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import FunctionJudge, InMemoryScoreStore, judge_error
 
 pytestmark = pytest.mark.anyio
+
+def panel_of(result: PartialResult) -> PanelResult:
+    """The result's panel details, which a panel always sets."""
+    details = result.details_as(PanelResult)
+    assert details is not None
+    return details
+
 
 
 def steady(score: float, model_id: str = "steady") -> FunctionJudge:
@@ -68,7 +76,8 @@ async def test_a_failing_member_below_the_floor_fails_the_run_naming_it() -> Non
     assert [f.scorer_id for f in error.cause.failures] == ["c"]
     assert "HTTP 503: overloaded" in error.cause.failures[0].cause.describe()
     assert "c failed at generate_score: judge call failed" in str(error)
-    members = error.partial.panel.members  # every member's verdict is kept on the failure
+    # every member's verdict is kept on the failure
+    members = panel_of(error.partial).members
     assert [(m.scorer_id, m.status, m.score) for m in members] == [
         ("a", "scored", 0.8), ("b", "scored", 0.6), ("c", "failed", None)]
     assert len(error.partial.judge["generate_score"]) == 3  # every judge call is accounted
@@ -86,13 +95,13 @@ async def test_a_failing_member_above_the_floor_is_left_out_and_kept_on_record()
     result = (await panel(jury(), min_successful=2, aggregate="mean").run(
         input="q", output="a")).unwrap()
     assert result.score == pytest.approx(0.7)
-    members = result.panel.members
+    members = panel_of(result).members
     assert [m.status for m in members] == ["scored", "scored", "failed"]
     assert members[2].cause is not None
     assert members[2].failed_step == "generate_score"
-    assert [m.scorer_id for m in result.panel.counted] == ["a", "b"]
-    assert (result.panel.min, result.panel.max) == (0.6, 0.8)
-    assert result.panel.std_dev == pytest.approx(0.1)
+    assert [m.scorer_id for m in panel_of(result).counted] == ["a", "b"]
+    assert (panel_of(result).min, panel_of(result).max) == (0.6, 0.8)
+    assert panel_of(result).std_dev == pytest.approx(0.1)
     assert "c failed" in (result.reason or "")
 
 
@@ -103,10 +112,11 @@ async def test_a_replacement_takes_the_failed_members_seat(floor: int) -> None:
     result = (await panel(jury(), replacements=[spare], min_successful=floor).run(
         input="q", output="a")).unwrap()
     assert result.score == 0.6  # the median of 0.8, 0.6, 0.1
-    assert [(m.scorer_id, m.status, m.replaced, m.replaces) for m in result.panel.members] == [
+    members = panel_of(result).members
+    assert [(m.scorer_id, m.status, m.replaced, m.replaces) for m in members] == [
         ("a", "scored", False, None), ("b", "scored", False, None),
         ("c", "failed", True, None), ("d", "scored", False, "c")]
-    assert [m.scorer_id for m in result.panel.counted] == ["a", "b", "d"]
+    assert [m.scorer_id for m in panel_of(result).counted] == ["a", "b", "d"]
 
 
 async def test_replacements_run_out_and_every_failure_is_named() -> None:
@@ -119,7 +129,7 @@ async def test_replacements_run_out_and_every_failure_is_named() -> None:
     cause = result.failure().cause
     assert isinstance(cause, PanelFailed)
     assert [f.scorer_id for f in cause.failures] == ["c", "d", "e"]
-    members = result.failure().partial.panel.members
+    members = panel_of(result.failure().partial).members
     assert [(m.scorer_id, m.replaces) for m in members][2:] == [("c", None), ("d", "c"),
                                                                 ("e", "d")]
 
@@ -146,9 +156,9 @@ async def test_a_tied_majority_follows_on_tie_and_says_it_was_a_tie(
     result = (await panel(voters(0.9, 0.1), aggregate="majority", threshold=0.5,
                           **kwargs).run(input="q", output="a")).unwrap()
     assert result.score == score
-    assert result.panel.tie is True
-    assert (result.panel.passes, result.panel.fails) == (1, 1)
-    assert result.panel.agreed is False
+    assert panel_of(result).tie is True
+    assert (panel_of(result).passes, panel_of(result).fails) == (1, 1)
+    assert panel_of(result).agreed is False
     assert "tie" in (result.reason or "")
 
 
@@ -159,8 +169,8 @@ async def test_a_tied_majority_can_be_not_scorable() -> None:
     assert result.score is None
     assert result.not_scorable is not None
     assert "tie" in (result.not_scorable.reason or "")
-    assert result.panel is not None
-    assert result.panel.tie is True
+    assert panel_of(result) is not None
+    assert panel_of(result).tie is True
 
 
 async def test_a_failed_member_can_leave_a_tie() -> None:
@@ -168,15 +178,15 @@ async def test_a_failed_member_can_leave_a_tie() -> None:
     members = [judged("a", steady(0.9)), judged("b", steady(0.2)), judged("c", broken())]
     result = (await panel(members, aggregate="majority", threshold=0.5, min_successful=2).run(
         input="q", output="a")).unwrap()
-    assert (result.score, result.panel.tie) == (0.0, True)
+    assert (result.score, panel_of(result).tie) == (0.0, True)
 
 
 async def test_a_clear_majority_is_not_a_tie() -> None:
     """Two of three pass: 1.0, no tie, members disagreed."""
     result = (await panel(voters(0.9, 0.6, 0.1), aggregate="majority", threshold=0.5).run(
         input="q", output="a")).unwrap()
-    assert (result.score, result.panel.tie, result.panel.agreed) == (1.0, False, False)
-    assert [m.vote for m in result.panel.members] == [True, True, False]
+    assert (result.score, panel_of(result).tie, panel_of(result).agreed) == (1.0, False, False)
+    assert [m.vote for m in panel_of(result).members] == [True, True, False]
 
 
 @pytest.mark.parametrize(("aggregate", "expected"),
@@ -197,7 +207,7 @@ async def test_a_function_aggregate_gets_the_counted_scores_in_seat_order() -> N
     result = (await panel(voters(0.8, 0.6, 0.1), aggregate=second).run(
         input="q", output="a")).unwrap()
     assert (result.score, list(seen[0])) == (0.6, [0.8, 0.6, 0.1])
-    assert result.panel.aggregate.endswith("second")
+    assert panel_of(result).aggregate.endswith("second")
 
 
 async def test_a_raising_or_invalid_function_aggregate_fails_the_run() -> None:
@@ -217,8 +227,8 @@ async def test_a_raising_or_invalid_function_aggregate_fails_the_run() -> None:
 async def test_agreement_without_a_threshold_means_equal_scores() -> None:
     same = (await panel(voters(0.5, 0.5)).run(input="q", output="a")).unwrap()
     one = (await panel(voters(0.5)).run(input="q", output="a")).unwrap()
-    assert (same.panel.agreed, same.panel.std_dev) == (True, 0.0)
-    assert one.panel.agreed is None
+    assert (panel_of(same).agreed, panel_of(same).std_dev) == (True, 0.0)
+    assert panel_of(one).agreed is None
 
 
 async def test_members_not_scorable_leave_the_run_not_scorable() -> None:

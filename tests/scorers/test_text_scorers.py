@@ -240,20 +240,14 @@ async def test_tone_missing_inputs_and_bad_reference() -> None:
                                      keyword_coverage, tone])
 async def test_shapes(factory: Any) -> None:
     """The default reads agent runs (a plain string is an input mismatch); shape=TEXT reads
-    strings; any other shape or type is refused when the scorer is built; type="text" is the
-    old spelling (a DeprecationWarning)."""
+    strings; any other shape is refused when the scorer is built."""
     agent = factory()
     assert agent.type == "agent"
     mismatch = (await agent.run(input="a question", output="an answer")).failure()
     assert isinstance(mismatch.cause, InputMismatch)
     assert factory(shape=TEXT).type is None
-    with pytest.raises(ScorerDefinitionError, match="'agent' or 'text'"):
-        factory(type="json")
     with pytest.raises(ScorerDefinitionError, match="shape must be AGENT or TEXT"):
         factory(shape="text")
-    # The old spelling builds the same scorer for one more release, and warns.
-    with pytest.warns(DeprecationWarning, match="shape=TEXT"):
-        assert factory(type="text").fingerprint == factory(shape=TEXT).fingerprint
     assert factory(id="mine").id == "mine"
 
 

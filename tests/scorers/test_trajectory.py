@@ -27,7 +27,7 @@ from scorecore.agent import (
 )
 from scorecore.scorers import TrajectoryWeights, trajectory, trajectory_accuracy
 from scorecore.scorers._expectations import expectation_from, laid_over
-from scorecore.scorers._trajectory_rules import (
+from scorecore.scorers._steps import (
     MissingMeasure,
     check_efficiency,
     compare_trajectories,

@@ -8,6 +8,7 @@ from typing import Any, assert_type
 from returns.result import Result
 
 from scorecore import AgentInput, AgentOutput, Scorer, ScoreResult, ScorerRunError, create_scorer
+from scorecore.composite import CompositeDetails
 from scorecore.evals import EvalReport, pairwise_summaries, panel_agreements
 from scorecore.evals._stats._alpha import krippendorff_alpha
 from scorecore.evals.results import PairwiseSummary, PanelAgreement
@@ -59,7 +60,7 @@ async def use_a_panel() -> None:
     result = await jury.run(input={"inputMessages": []}, output=[])
     assert_type(result, Result[ScoreResult[AgentInput, AgentOutput, Any, Any], ScorerRunError])
     value = result.unwrap()
-    panel_result = value.panel
+    panel_result = value.details_as(PanelResult)
     assert_type(panel_result, PanelResult | None)
     if panel_result is not None:
         assert_type(panel_result.members, tuple[PanelMember, ...])
@@ -74,7 +75,7 @@ async def use_a_panel() -> None:
 # --- pairwise: agent runs by default, strings with shape=TEXT --------------------------------
 
 assert_type(pairwise(judges[0], criteria="helpfulness"), Scorer[AgentInput, AgentOutput])
-assert_type(pairwise(judges[0], criteria="c", shape=TEXT, swap=False), Scorer[Any, str])
+assert_type(pairwise(judges[0], criteria="c", shape=TEXT, swap=False), Scorer[str, str])
 pairwise(judges[0], criteria="c", on_position_bias="first")  # type: ignore[arg-type]
 pairwise(judges[0])  # type: ignore[call-arg]
 
@@ -82,9 +83,12 @@ pairwise(judges[0])  # type: ignore[call-arg]
 async def use_pairwise() -> None:
     scorer = pairwise(judges[0], criteria="c", shape=TEXT)
     result = (await scorer.run(input="q", output="a", extra={"baseline_output": "b"})).unwrap()
-    assert_type(result.pairwise, PairwiseResult | None)
-    if result.pairwise is not None:
-        assert_type(result.pairwise.consistent, bool)
+    verdict = result.details_as(PairwiseResult)
+    assert_type(verdict, PairwiseResult | None)
+    if verdict is not None:
+        assert_type(verdict.consistent, bool)
+    assert_type(result.details, CompositeDetails | None)
+    result.details_as(str)  # type: ignore[type-var]
 
 
 # --- the batch's trust values ------------------------------------------------------------------

@@ -44,23 +44,23 @@ from scorecore_adapters.testing import ScriptedJudge
 # --- agent runs by default, plain strings with shape=TEXT (a typed token, no overloads) -------
 
 assert_type(completeness(), Scorer[AgentInput, AgentOutput])
-assert_type(completeness(shape=TEXT), Scorer[Any, str])
+assert_type(completeness(shape=TEXT), Scorer[str, str])
 assert_type(content_similarity(ignore_case=False), Scorer[AgentInput, AgentOutput])
-assert_type(content_similarity(shape=TEXT), Scorer[Any, str])
+assert_type(content_similarity(shape=TEXT), Scorer[str, str])
 assert_type(textual_difference(), Scorer[AgentInput, AgentOutput])
-assert_type(textual_difference(shape=TEXT), Scorer[Any, str])
+assert_type(textual_difference(shape=TEXT), Scorer[str, str])
 assert_type(keyword_coverage(shape=AGENT), Scorer[AgentInput, AgentOutput])
-assert_type(keyword_coverage(shape=TEXT), Scorer[Any, str])
+assert_type(keyword_coverage(shape=TEXT), Scorer[str, str])
 assert_type(tone(reference_tone="calm"), Scorer[AgentInput, AgentOutput])
-assert_type(tone(shape=TEXT), Scorer[Any, str])
+assert_type(tone(shape=TEXT), Scorer[str, str])
 assert_type(tool_call_accuracy(expected_tool="search"), Scorer[AgentInput, AgentOutput])
 
 assert_type(checks.includes("x"), Scorer[AgentInput, AgentOutput])
-assert_type(checks.includes("x", shape=TEXT), Scorer[Any, str])
-assert_type(checks.excludes("x", shape=TEXT), Scorer[Any, str])
-assert_type(checks.equals("x", shape=TEXT), Scorer[Any, str])
-assert_type(checks.matches(r"\d+", exact=True, shape=TEXT), Scorer[Any, str])
-assert_type(checks.similarity("x", threshold=0.5, shape=TEXT), Scorer[Any, str])
+assert_type(checks.includes("x", shape=TEXT), Scorer[str, str])
+assert_type(checks.excludes("x", shape=TEXT), Scorer[str, str])
+assert_type(checks.equals("x", shape=TEXT), Scorer[str, str])
+assert_type(checks.matches(r"\d+", exact=True, shape=TEXT), Scorer[str, str])
+assert_type(checks.similarity("x", threshold=0.5, shape=TEXT), Scorer[str, str])
 assert_type(checks.called_tool("search", times=2), Scorer[AgentInput, AgentOutput])
 assert_type(checks.did_not_call("delete"), Scorer[AgentInput, AgentOutput])
 assert_type(checks.tool_order(["a", "b"]), Scorer[AgentInput, AgentOutput])
@@ -97,38 +97,46 @@ assert_type(summarization(judge, source_extractor=lambda i, o: "s"),
 
 # --- the shape is a typed token: shape=TEXT types the scorer, no overloads -------------------
 
-assert_type(faithfulness(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(faithfulness(judge, context=["c"], shape=TEXT), Scorer[str, str])
 assert_type(faithfulness(judge, context=["c"], shape=AGENT), Scorer[AgentInput, AgentOutput])
-assert_type(answer_relevancy(judge, shape=TEXT), Scorer[Any, str])
-assert_type(answer_similarity(judge, shape=TEXT), Scorer[Any, str])
-assert_type(context_precision(judge, context=["c"], shape=TEXT), Scorer[Any, str])
-assert_type(context_recall(judge, context=["c"], shape=TEXT), Scorer[Any, str])
-assert_type(context_relevance(judge, context=["c"], shape=TEXT), Scorer[Any, str])
-assert_type(hallucination(judge, context=["c"], shape=TEXT), Scorer[Any, str])
+assert_type(answer_relevancy(judge, shape=TEXT), Scorer[str, str])
+assert_type(answer_similarity(judge, shape=TEXT), Scorer[str, str])
+assert_type(context_precision(judge, context=["c"], shape=TEXT), Scorer[str, str])
+assert_type(context_recall(judge, context=["c"], shape=TEXT), Scorer[str, str])
+assert_type(context_relevance(judge, context=["c"], shape=TEXT), Scorer[str, str])
+assert_type(hallucination(judge, context=["c"], shape=TEXT), Scorer[str, str])
 assert_type(noise_sensitivity(judge, baseline_response="a", noisy_query="q", shape=TEXT),
-            Scorer[Any, str])
-assert_type(prompt_alignment(judge, shape=TEXT), Scorer[Any, str])
-assert_type(multi_turn_judge(judge, criterion="polite", shape=TEXT), Scorer[Any, str])
-assert_type(rubric(judge, criteria="- x", shape=TEXT), Scorer[Any, str])
-assert_type(summarization(judge, shape=TEXT), Scorer[Any, str])
-assert_type(pairwise(judge, criteria="c", shape=TEXT), Scorer[Any, str])
+            Scorer[str, str])
+assert_type(prompt_alignment(judge, shape=TEXT), Scorer[str, str])
+assert_type(multi_turn_judge(judge, criterion="polite", shape=TEXT), Scorer[str, str])
+assert_type(rubric(judge, criteria="- x", shape=TEXT), Scorer[str, str])
+assert_type(summarization(judge, shape=TEXT), Scorer[str, str])
+assert_type(pairwise(judge, criteria="c", shape=TEXT), Scorer[str, str])
 assert_type(pairwise(judge, criteria="c"), Scorer[AgentInput, AgentOutput])
-llm_text_scorers: list[Scorer[Any, str]] = [bias(judge, shape=TEXT), toxicity(judge, shape=TEXT)]
-assert_type(TEXT, RunShape[Any, str])
+llm_text_scorers: list[Scorer[str, str]] = [bias(judge, shape=TEXT), toxicity(judge, shape=TEXT)]
+assert_type(TEXT, RunShape[str, str])
 assert_type(AGENT, RunShape[AgentInput, AgentOutput])
 
 
-def with_shape(shape: RunShape[Any, str]) -> Scorer[Any, str]:
+def with_shape(shape: RunShape[str, str]) -> Scorer[str, str]:
     """A function generic in nothing: the token's type flows through a variable."""
     return bias(judge, shape=shape)
 
 
-# The old spelling, type="agent" | "text", still type-checks for one release (and warns when
-# run); its values are checked, but the scorer's type follows shape= (AGENT when absent).
-old_text_spelling = faithfulness(judge, context=["c"], type="text")
-old_agent_spelling = bias(judge, type="agent")
-old_code_spelling = completeness(type="text")
-assert_type(old_agent_spelling, Scorer[AgentInput, AgentOutput])
+# The removed spelling type="agent" | "text" is refused: shape= is the one way to say it.
+faithfulness(judge, context=["c"], type="text")  # type: ignore[call-arg]
+completeness(type="text")  # type: ignore[call-arg]
+
+# A shape=TEXT scorer is a Scorer[str, str]: a run of another type is an error, and so is
+# keeping it where a scorer of other runs is expected.
+keyword_coverage(shape=TEXT).run_sync(input="q", output=3)  # type: ignore[arg-type]
+keyword_coverage(shape=TEXT).run_sync(input=3, output="a")  # type: ignore[arg-type]
+keyword_coverage(shape=TEXT).run_sync(input="q", output=["a"])  # type: ignore[list-item]
+bias(judge, shape=TEXT).run_sync(input="q", output=("a", "b"))  # type: ignore[arg-type]
+faithfulness(judge, context=["c"], shape=TEXT).run_sync(
+    input="q", output=3.5)  # type: ignore[arg-type]
+numbers_scorer: Scorer[int, str] = keyword_coverage(shape=TEXT)  # type: ignore[arg-type]
+bytes_scorer: Scorer[str, bytes] = bias(judge, shape=TEXT)  # type: ignore[arg-type]
 
 # --- trajectories: the output is a Trajectory ---------------------------------------------------
 
@@ -163,14 +171,14 @@ async def run_text() -> float | None:
 # (With no shape argument an annotation picks the type parameters; see on_trajectory below.)
 wrong_shape: Scorer[str, str] = completeness(shape=AGENT)  # type: ignore[arg-type]
 tool_scorer_on_text: Scorer[str, str] = checks.called_tool("x")  # type: ignore[assignment]
-tone(type="json")  # type: ignore[arg-type]
+tone(type="json")  # type: ignore[call-arg]
 checks.includes(3)  # type: ignore[arg-type]
 checks.matches(b"x")  # type: ignore[arg-type]
 checks.tool_order("search", id=1)  # type: ignore[arg-type]
 tool_call_accuracy(expected_tool=["a"])  # type: ignore[arg-type]
 faithfulness("gpt-4o")  # type: ignore[arg-type]
 prompt_alignment(judge, evaluation_mode="all")  # type: ignore[arg-type]
-bias(judge, type="json")  # type: ignore[arg-type]
+bias(judge, type="json")  # type: ignore[call-arg]
 bias(judge, shape="text")  # type: ignore[arg-type]
 text_scorer_typed_as_agent: Scorer[AgentInput, AgentOutput] = bias(
     judge, shape=TEXT)  # type: ignore[arg-type]

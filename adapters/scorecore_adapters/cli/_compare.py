@@ -97,12 +97,6 @@ def thresholds_of(texts: Sequence[str]) -> dict[str, Threshold]:
     return dict(parse_threshold(t) for t in texts)
 
 
-DEPRECATED_ALLOW: Final = (
-    "scorecore: warning: --allow-changed-scorers is deprecated and does nothing: changed "
-    "scorers are compared (and marked) by default"
-)
-
-
 def compare_batches(
     base: Sequence[ScoreRow], new: Sequence[ScoreRow], args: argparse.Namespace,
     thresholds: dict[str, Threshold], *, seed: int = 0,
@@ -127,8 +121,6 @@ def compare_batches(
 def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Compare two stored batches; exit 1 when a regression beyond the tolerance is significant,
     3 without a verdict (too few paired items)."""
-    if args.allow_changed_scorers:
-        print(DEPRECATED_ALLOW, file=err)
     thresholds = thresholds_of(args.threshold)
     _, base_rows = read_batch(args.store, args.base)
     _, new_rows = read_batch(args.store, args.new)

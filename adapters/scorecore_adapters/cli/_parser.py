@@ -209,8 +209,6 @@ def _compare_command(cmp: argparse.ArgumentParser) -> None:
     cmp.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
                      help="an item passes when its score is within bounds (default MIN 0.5)")
     _comparison_rules(cmp)
-    cmp.add_argument("--allow-changed-scorers", action="store_true",
-                     help=argparse.SUPPRESS)  # deprecated no-op (the default now)
     cmp.add_argument("--seed", type=_non_negative_int, default=0,
                      help="the bootstrap's seed (default 0: the same data, the same interval)")
     cmp.add_argument("--json", action="store_true", help="print JSON for machines")

@@ -16,7 +16,6 @@ from typing import Any, Final, get_args
 
 import attrs
 
-from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._reprs import short_repr
 from scorecore.evals._calibrate._values import (
     STATISTICS,
@@ -40,6 +39,7 @@ from scorecore.evals._stats._bootstrap import (
     resample_indices,
 )
 from scorecore.evals._stats._paired import RankedPairs, kappa
+from scorecore.scorers import PanelResult
 from scorecore.validators import is_int
 
 __all__ = ["calibrate"]
@@ -178,9 +178,10 @@ def _panel_json(outcome: ScorerOutcome) -> dict[str, Any] | None:
     result = outcome.result
     if result is None and outcome.run_error is not None:
         result = outcome.run_error.partial
-    if result is None or result.panel is None:
+    panel = None if result is None else result.details_as(PanelResult)
+    if panel is None:
         return None
-    return {"panel": RESULT_FIELD["panel"].encode(result.panel)}
+    return {panel.kind: panel.to_json()}
 
 
 def _rows_of(rows_or_report: Iterable[ScoreRow] | EvalReport) -> list[ScoreRow]:

@@ -22,7 +22,7 @@ from scorecore._core._keys import camel
 from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets, redact_strings, redact_text
 from scorecore._core._reprs import short_repr
-from scorecore._core._values import ScoreResult, ScorerRunError
+from scorecore._core._values import ScoreResult, ScorerRunError, details_kinds
 from scorecore.evals._persistence._sanitize import Sanitizer, is_encodable_text
 from scorecore.evals._report._values import OutcomeStatus
 from scorecore.traces._sinks import ScoreRecord
@@ -263,8 +263,9 @@ _FROM_RESULT = tuple(f for f in RESULT_FIELDS if f.stored == "column" and f.name
 _TO_METADATA = tuple(f for f in RESULT_FIELDS if f.stored == "metadata")
 _TO_CONTEXT = tuple(f for f in RESULT_FIELDS if f.stored == "context")
 _PLAIN = (dict, list, tuple, str, int, float, bool)
-# The metadata keys whose texts explain a run (redacted as the reason is).
-_EXPLAINING = ("error", "cause", "notScorable", "judge", "panel", "pairwise")
+# The metadata keys whose texts explain a run (redacted as the reason is); a composite's
+# details (a panel's members, a pairwise verdict …) too, under their kind.
+_EXPLAINING = ("error", "cause", "notScorable", "judge")
 
 
 def context_of(source: object, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -396,7 +397,11 @@ def score_row(
         meta["completedSteps"] = list(run_error.completed_steps)
         meta["cause"] = stored_cause(run_error.cause, run_error.failed_step)
     for field in _TO_METADATA:
-        if field.name in data:
+        if field.name not in data:
+            continue
+        if field.spread and isinstance(data[field.name], Mapping):
+            meta.update(data[field.name])  # a composite's details, under their kind
+        else:
             meta[field.key] = data[field.name]
     # The texts that explain a run (reason, error, cause, judge executions, panel members'
     # reasons) may quote a reply holding a secret; the run's own input and output, and what the
@@ -436,7 +441,8 @@ def score_row(
     )
     row = storable_row(row, clean)
     stored = dict(row.metadata or {})
-    explaining = {key: redact_strings(stored[key]) for key in _EXPLAINING if key in stored}
+    explaining = {key: redact_strings(stored[key])
+                  for key in (*_EXPLAINING, *details_kinds()) if key in stored}
     return attrs.evolve(row, metadata={**stored, **explaining}) if explaining else row
 
 

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
-from scorecore._core._mastra_json import RESULT_FIELD
-from scorecore._core._values import PairwiseResult, PanelResult, ScorerRunError
+from scorecore._core._values import ScorerRunError
 from scorecore.evals._rows._row import ScoreRow, row_item_id
 from scorecore.evals._stats._alpha import AlphaLevel, krippendorff_alpha
 from scorecore.evals._stats._bootstrap import bootstrap_interval, bootstrap_mean_interval
 from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement, PanelDisagreement
+from scorecore.scorers import PairwiseResult, PanelResult
 
 if TYPE_CHECKING:
     from scorecore.evals._report._values import EvalReport, ItemResult
@@ -72,24 +72,25 @@ class TrustFold:
                 scored = outcome.run_error.partial
             if scored is None:
                 continue
-            if scored.panel is not None:
-                self.add_panel(outcome.scorer_id, item_id, result.run_id, scored.panel)
-            if scored.pairwise is not None:
-                self.add_pairwise(outcome.scorer_id, item_id, result.run_id, scored.pairwise)
+            details = scored.details
+            if isinstance(details, PanelResult):
+                self.add_panel(outcome.scorer_id, item_id, result.run_id, details)
+            elif isinstance(details, PairwiseResult):
+                self.add_pairwise(outcome.scorer_id, item_id, result.run_id, details)
 
     def add_row(self, row: ScoreRow) -> None:
         """Count the panel or pairwise result a stored row keeps (others are ignored)."""
         metadata = row.metadata or {}
-        for key, add in (("panel", self.add_panel), ("pairwise", self.add_pairwise)):
-            data = metadata.get(key)
-            if not isinstance(data, Mapping):
-                continue
-            try:
-                value = RESULT_FIELD[key].decode(data)
-            # A row written by another version, or edited: it is left out, not fatal.
-            except (KeyError, TypeError, ValueError, AttributeError):
-                continue
-            add(row.scorer_id, row_item_id(row), row.run_id, value)
+        item_id = row_item_id(row)
+        try:
+            if isinstance(data := metadata.get(PanelResult.kind), Mapping):
+                self.add_panel(row.scorer_id, item_id, row.run_id, PanelResult.from_json(data))
+            if isinstance(data := metadata.get(PairwiseResult.kind), Mapping):
+                self.add_pairwise(row.scorer_id, item_id, row.run_id,
+                                  PairwiseResult.from_json(data))
+        # A row written by another version, or edited: it is left out, not fatal.
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return
 
     def hook(self, then: Callable[[ItemResult], object]) -> Callable[[ItemResult], object]:
         """An ``on_item_complete`` hook that counts the item, then calls ``then``."""
@@ -196,13 +197,12 @@ def panel_agreements(
     """Each panel's agreement over a batch's stored rows (see :class:`PanelAgreement`).
 
     >>> from scorecore.scorers import PanelMember, PanelResult
-    >>> from scorecore._core._mastra_json import RESULT_FIELD
     >>> def row(item, a, b):
     ...     members = tuple(PanelMember(scorer_id=m, status="scored", score=s)
     ...                     for m, s in (("a", a), ("b", b)))
     ...     panel = PanelResult(aggregate="mean", members=members, min_successful=2,
     ...                         min=min(a, b), max=max(a, b), agreed=a == b)
-    ...     data = RESULT_FIELD["panel"].encode(panel)
+    ...     data = panel.to_json()
     ...     return ScoreRow(id=item, scorer_id="jury", run_id=f"b:{item}", batch_id="b",
     ...                     status="scored", metadata={"panel": data})
     >>> rows = [row("1", 0.1, 0.2), row("2", 0.9, 0.8), row("3", 0.5, 0.5)]

@@ -7,7 +7,7 @@ An agent run whose output has no messages is not scorable.
 >>> import anyio
 >>> from scorecore.scorers import TEXT, checks
 >>> check = checks.includes("paris", shape=TEXT)
->>> anyio.run(lambda: check.run(input=None, output="Paris is the capital.")).unwrap().score
+>>> anyio.run(lambda: check.run(input="", output="Paris is the capital.")).unwrap().score
 1.0
 """
 

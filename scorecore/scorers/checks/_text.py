@@ -6,10 +6,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from scorecore import NotScorable, Scorer, StepContext
+from scorecore import NotScorable, Scorer
 from scorecore.scorers._shapes import (
     RunShape,
     Shape,
+    ShapedContext,
     ShapeIn,
     ShapeOut,
     check_text,
@@ -28,7 +29,7 @@ def _text_check(
     *, id: str, name: str, description: str, runs: Shape, separator: str, target: str,
     passes: Callable[[str], bool], measure: Callable[[str], float] | None = None,
 ) -> Scorer[Any, Any]:
-    def preprocess(ctx: StepContext[Any, Any, None, None]) -> dict[str, Any] | NotScorable:
+    def preprocess(ctx: ShapedContext) -> dict[str, Any] | NotScorable:
         text = output_text(ctx.run, runs, separator=separator, assistant_only=True)
         if isinstance(text, NotScorable):
             return text
@@ -51,7 +52,7 @@ def _folded(text: str, ignore_case: bool) -> str:
 def includes(
     expected: str, *, ignore_case: bool = True,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "check-includes", type: Shape | None = None
+    id: str = "check-includes"
 ) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer contains ``expected``, else 0.
 
@@ -61,10 +62,10 @@ def includes(
     >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = includes("sunny", shape=TEXT)
-    >>> anyio.run(lambda: check.run(input=None, output="It is Sunny today")).unwrap().score
+    >>> anyio.run(lambda: check.run(input="", output="It is Sunny today")).unwrap().score
     1.0
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     target = _folded(check_text(id, "expected", expected), ignore_case)
     return _text_check(
         id=id, name="Includes Check", description=f"Checks that the output includes {expected!r}",
@@ -76,17 +77,17 @@ def includes(
 def excludes(
     unwanted: str, *, ignore_case: bool = True,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "check-excludes", type: Shape | None = None
+    id: str = "check-excludes"
 ) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer does not contain ``unwanted``, else 0 (see :func:`includes`).
 
     >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = excludes("error", shape=TEXT)
-    >>> anyio.run(lambda: check.run(input=None, output="An ERROR occurred")).unwrap().score
+    >>> anyio.run(lambda: check.run(input="", output="An ERROR occurred")).unwrap().score
     0.0
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     target = _folded(check_text(id, "unwanted", unwanted), ignore_case)
     return _text_check(
         id=id, name="Excludes Check",
@@ -99,7 +100,7 @@ def excludes(
 def equals(
     expected: str, *, ignore_case: bool = True,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "check-equals", type: Shape | None = None
+    id: str = "check-equals"
 ) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer equals ``expected``, else 0; nothing is trimmed.
 
@@ -109,10 +110,10 @@ def equals(
     >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = equals("Paris", shape=TEXT)
-    >>> anyio.run(lambda: check.run(input=None, output="paris")).unwrap().score
+    >>> anyio.run(lambda: check.run(input="", output="paris")).unwrap().score
     1.0
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     target = _folded(check_text(id, "expected", expected, allow_empty=True), ignore_case)
     return _text_check(
         id=id, name="Equals Check", description=f"Checks that the output equals {expected!r}",
@@ -124,7 +125,7 @@ def equals(
 def matches(
     pattern: str | re.Pattern[str], *, exact: bool = False,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "check-matches", type: Shape | None = None,
+    id: str = "check-matches",
 ) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer matches the regular expression ``pattern``, else 0.
 
@@ -136,10 +137,10 @@ def matches(
     >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = matches(r"cat|dog", exact=True, shape=TEXT)
-    >>> anyio.run(lambda: check.run(input=None, output="hotdog")).unwrap().score
+    >>> anyio.run(lambda: check.run(input="", output="hotdog")).unwrap().score
     0.0
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     if isinstance(pattern, re.Pattern):
         if not isinstance(pattern.pattern, str):
             raise refuse(id, "pattern", "a str or a str pattern", pattern)
@@ -161,7 +162,7 @@ def matches(
 def similarity(
     expected: str, *, threshold: float = 0.7, ignore_case: bool = True,
     shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "check-similarity", type: Shape | None = None,
+    id: str = "check-similarity",
 ) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer's Dice similarity to ``expected`` reaches ``threshold``, else 0.
 
@@ -172,10 +173,10 @@ def similarity(
     >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = similarity("Sunny, 72°F", shape=TEXT)
-    >>> anyio.run(lambda: check.run(input=None, output="sunny 72°F")).unwrap().score
+    >>> anyio.run(lambda: check.run(input="", output="sunny 72°F")).unwrap().score
     1.0
     """
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     target = _folded(check_text(id, "expected", expected, allow_empty=True), ignore_case)
     minimum = check_fraction("threshold", threshold, scorer_id=id)
 

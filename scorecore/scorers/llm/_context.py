@@ -1,29 +1,79 @@
-"""What the context scorers share (context_precision, context_recall, context_relevance):
-where the context comes from, and how its pieces are shown."""
+"""What the context scorers share (context_precision, context_recall, context_relevance,
+and faithfulness and hallucination, which check an answer's claims against a context): where
+the context comes from, and how its pieces are shown."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import final
+from typing import Any, final
 
 import attrs
 
-from scorecore import AgentInput, AgentOutput, NotScorable, ScorerDefinitionError, not_scorable
+from scorecore import (
+    AgentInput,
+    AgentOutput,
+    NotScorable,
+    ScorerDefinitionError,
+    StepContext,
+    not_scorable,
+)
 from scorecore.scorers._shapes import refuse
-from scorecore.scorers.llm._engine import RunContext
+from scorecore.scorers.llm._engine import RunContext, numbered
 from scorecore.scorers.llm._reading import (
     assistant_text,
     check_texts,
     context_pieces,
     has_text,
+    need_answer,
     user_text,
 )
+from scorecore.scorers.llm._verdicts import Texts
 
 __all__: list[str] = []  # internal: the building blocks of the built-in LLM scorers
 
 ContextExtractor = Callable[[AgentInput, AgentOutput], Sequence[str]]
 """Reads the context from a run: ``(input, output) -> list of pieces`` (a lone ``str`` is one
 piece)."""
+
+
+GetContext = Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
+"""Reads the context pieces from the step context (the run, with any earlier results); a lone
+``str`` is one piece."""
+
+
+def answer_and_context(
+    scorer_id: str, context: object, get_context: object, *,
+    fallback: Callable[[AgentOutput], tuple[str, ...]] | None = None, missing: str,
+) -> Callable[[RunContext], Texts | NotScorable]:
+    """The ``read`` of a scorer checking the answer's claims against a context: the context is
+    ``get_context(ctx)`` if given, else ``context``, else ``fallback(output)``; not scorable
+    without an answer or without a piece of context (``missing`` says how to give one).
+
+    Raises:
+        ScorerDefinitionError: ``context`` is not a list of str, or ``get_context`` is not
+            callable.
+    """
+    given = check_texts(scorer_id, "context", context)
+    if get_context is not None and not callable(get_context):
+        raise refuse(scorer_id, "get_context", "a function of the step context", get_context)
+
+    def read(ctx: RunContext) -> Texts | NotScorable:
+        answer = need_answer(ctx.run.output)
+        if isinstance(answer, NotScorable):
+            return answer
+        pieces = (context_pieces(get_context(ctx)) if get_context is not None
+                  else given if given is not None
+                  else fallback(ctx.run.output) if fallback is not None else ())
+        if not pieces:
+            return not_scorable(f"no context: {missing}")
+        return Texts(answer=answer, context=pieces)
+
+    return read
+
+
+def context_and_answer(texts: Texts) -> list[tuple[str, str]]:
+    """The numbered context pieces and the answer."""
+    return [("CONTEXT", numbered(texts.context)), ("ANSWER", texts.answer)]
 
 
 @final

@@ -6,7 +6,7 @@ import json
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, shape_of
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
 from scorecore.scorers.llm._reading import check_scale, need_answer, need_question
 from scorecore.scorers.llm._verdicts import Texts, Verdicts, listed
@@ -69,14 +69,12 @@ def relevancy_score(reply: Verdicts, *, uncertainty_weight: float, scale: float
 def answer_relevancy(
     judge: Judge, *, uncertainty_weight: float = 0.3, scale: float = 1,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "answer-relevancy-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How much of the answer addresses the question (0 to ``scale``).
 
     The judge splits the answer into statements and marks each relevant (yes), irrelevant
     (no) or partly relevant (unsure). Score = (yes + ``uncertainty_weight`` · unsure) / all.
-    ``shape=TEXT`` scores plain strings (the input is the question); ``type=`` is the old
-    spelling of ``shape=`` (deprecated).
+    ``shape=TEXT`` scores plain strings (the input is the question).
 
     Not scorable without a user message, without an assistant answer, or when the judge
     finds no statement.
@@ -98,7 +96,7 @@ def answer_relevancy(
     """
     weight = check_fraction("uncertainty_weight", uncertainty_weight, scorer_id=id)
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     return build(Spec(
         id=id, name="Answer Relevancy Scorer",
         description="How much of the answer addresses the question",

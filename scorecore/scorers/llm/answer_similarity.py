@@ -10,7 +10,6 @@ from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale, clamp
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     shape_of,
@@ -144,14 +143,12 @@ def answer_similarity(
     missing_penalty: float = 0.15, contradiction_penalty: float = 1.0,
     extra_info_penalty: float = 0.05, scale: float = 1,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "answer-similarity-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How closely the answer matches the ground truth, unit by unit (0 to ``scale``).
 
     The judge splits the ground truth into units of meaning and matches each one in the
     answer (exact, semantic, partial or missing), and lists extra and contradicting units.
-    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
-    (deprecated).
+    ``shape=TEXT`` scores plain strings.
 
     Not scorable without a ground truth (any non-string one is compared as JSON), without an
     answer, or when the judge finds no unit.
@@ -173,7 +170,7 @@ def answer_similarity(
         ("missing_penalty", missing_penalty), ("contradiction_penalty", contradiction_penalty),
         ("extra_info_penalty", extra_info_penalty))}
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
     return build(Spec(
         id=id, name="Answer Similarity Scorer",
         description="How closely the answer matches the ground truth",

@@ -9,7 +9,7 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, shape_of
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
 from scorecore.scorers.llm._context import (
     ContextExtractor,
     ContextTexts,
@@ -106,14 +106,12 @@ def context_precision(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     context_extractor: ContextExtractor | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "context-precision-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """Whether the useful context pieces come first (mean average precision, 0 to ``scale``).
 
     Give ``context`` or ``context_extractor`` (which wins); building without either raises.
     Not scorable without a question, an answer, any context piece, or any verdict.
-    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
-    (deprecated).
+    ``shape=TEXT`` scores plain strings.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -129,7 +127,7 @@ def context_precision(
     """
     scaled = check_scale(id, scale)
     given, extractor = context_source(id, context, context_extractor)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     read = question_answer_context(given, extractor)
 

@@ -9,7 +9,7 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, shape_of
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
 from scorecore.scorers.llm._context import (
     ContextExtractor,
     ContextTexts,
@@ -87,14 +87,12 @@ def context_recall(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     context_extractor: ContextExtractor | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "context-recall-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the ground truth's claims that the context contains (0 to ``scale``).
 
     Give ``context`` or ``context_extractor``. Not scorable without a ground truth (Mastra
     scores 0 after three judge calls), without any context piece, or without any claim.
-    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
-    (deprecated).
+    ``shape=TEXT`` scores plain strings.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -108,7 +106,7 @@ def context_recall(
     """
     scaled = check_scale(id, scale)
     given, extractor = context_source(id, context, context_extractor)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def read(ctx: RunContext) -> ContextTexts | NotScorable:
         truth = reference_text(ctx.run.ground_truth)

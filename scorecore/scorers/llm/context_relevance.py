@@ -11,7 +11,6 @@ from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     shape_of,
@@ -117,13 +116,12 @@ def context_relevance(
     unused_high_relevance_context: float = 0.1, missing_context_per_item: float = 0.15,
     max_missing_context_penalty: float = 0.5,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "context-relevance-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How relevant the context is to the question, and whether the answer used it.
 
     Give ``context`` or ``context_extractor``. Not scorable without a question, an answer,
     any context piece (Mastra scores 1) or any evaluation. ``shape=TEXT`` scores plain
-    strings; ``type=`` is the old spelling of ``shape=`` (deprecated).
+    strings.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -147,7 +145,7 @@ def context_relevance(
         "max_missing_context_penalty": check_fraction(
             "max_missing_context_penalty", max_missing_context_penalty, scorer_id=id),
     }
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     read = question_answer_context(given, extractor)
 

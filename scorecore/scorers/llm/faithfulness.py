@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, StepContext, not_scorable
+from scorecore import AgentOutput, Scorer
 from scorecore.agent import extract_trajectory
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, refuse, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build, numbered
-from scorecore.scorers.llm._reading import check_scale, check_texts, context_pieces, need_answer
-from scorecore.scorers.llm._verdicts import Texts, Verdicts, listed, share_of_yes
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
+from scorecore.scorers.llm._context import GetContext, answer_and_context, context_and_answer
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._reading import check_scale
+from scorecore.scorers.llm._verdicts import Verdicts, listed, share_of_yes
 
 __all__ = ["faithfulness"]
-
-GetContext = Callable[[StepContext[AgentInput, AgentOutput, Any, Any]], Sequence[str]]
-"""Reads the context pieces from the step context (the run, with any earlier results); a lone
-``str`` is one piece."""
 
 PERSONA = ("You are a meticulous fact checker. You accept a claim only when the given context "
            "supports it, and you never use outside knowledge.")
@@ -37,11 +33,6 @@ EXAMPLE = ('Context: "1. The Eiffel Tower is 330 m tall." Answer: "The Eiffel To
 ECHOES = ("The Eiffel Tower is 330 m tall.", "It was built in 1889.")
 
 
-def shown(texts: Texts) -> list[tuple[str, str]]:
-    """The numbered context pieces and the answer."""
-    return [("CONTEXT", numbered(texts.context)), ("ANSWER", texts.answer)]
-
-
 def _tool_results(output: AgentOutput) -> tuple[str, ...]:
     # Mastra reads only the legacy tool-invocation list; here every finished call counts.
     return tuple(json.dumps(step.tool_result, ensure_ascii=False, default=str)
@@ -53,7 +44,6 @@ def faithfulness(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     get_context: GetContext | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "faithfulness-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the answer's claims that the context supports (0 to ``scale``).
 
@@ -61,8 +51,7 @@ def faithfulness(
     the run's ground truth), else ``context``, else the results of the tools the agent called
     (each as JSON). The judge lists the answer's factual claims and marks each supported (yes),
     contradicted (no) or not decidable from the context (unsure); only yes counts.
-    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
-    (deprecated).
+    ``shape=TEXT`` scores plain strings.
 
     Not scorable without an answer, without any context, or when the judge finds no claim.
 
@@ -77,21 +66,11 @@ def faithfulness(
     1.0
     """
     scaled = check_scale(id, scale)
-    given = check_texts(id, "context", context)
-    if get_context is not None and not callable(get_context):
-        raise refuse(id, "get_context", "a function of the step context", get_context)
-    runs = shape_of(id, shape, type)
-
-    def read(ctx: RunContext) -> Texts | NotScorable:
-        answer = need_answer(ctx.run.output)
-        if isinstance(answer, NotScorable):
-            return answer
-        pieces = (context_pieces(get_context(ctx)) if get_context is not None
-                  else given if given is not None else _tool_results(ctx.run.output))
-        if not pieces:
-            return not_scorable("no context: pass context= or get_context=, or let the agent "
-                                "call tools whose results are the context")
-        return Texts(answer=answer, context=pieces)
+    read = answer_and_context(
+        id, context, get_context, fallback=_tool_results,
+        missing="pass context= or get_context=, or let the agent call tools whose results are "
+                "the context")
+    runs = shape_of(id, shape)
 
     return build(Spec(
         id=id, name="Faithfulness Scorer",
@@ -99,7 +78,8 @@ def faithfulness(
         read=read,
         judgement=Judgement(
             description="Check each claim against the context", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=Verdicts, data=shown),
+            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=Verdicts,
+            data=context_and_answer),
         score=lambda _t, reply: share_of_yes(reply, scale=scaled,
                                              none="the judge found no claims in the answer"),
         reason=listed("Faithfulness"),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scorecore import NotScorable, Scorer, not_scorable
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, refuse, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build, numbered
-from scorecore.scorers.llm._reading import check_scale, check_texts, context_pieces, need_answer
-from scorecore.scorers.llm._verdicts import Texts, YesNoVerdicts, listed, share_of_yes
-from scorecore.scorers.llm.faithfulness import GetContext
+from scorecore import Scorer
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
+from scorecore.scorers.llm._context import GetContext, answer_and_context, context_and_answer
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._reading import check_scale
+from scorecore.scorers.llm._verdicts import YesNoVerdicts, listed, share_of_yes
 
 __all__ = ["hallucination"]
 
@@ -32,22 +32,16 @@ EXAMPLE = ('Context: "1. The meeting is on Monday." Answer: "The meeting is on T
 ECHOES = ("The meeting is on Tuesday", "The meeting is on Monday")
 
 
-def shown(texts: Texts) -> list[tuple[str, str]]:
-    """The numbered context pieces and the answer."""
-    return [("CONTEXT", numbered(texts.context)), ("ANSWER", texts.answer)]
-
-
 def hallucination(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     get_context: GetContext | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "hallucination-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the answer's claims that are unsupported by or contradict the context
     (0 to ``scale``; **higher is worse**).
 
     The context is ``get_context(ctx)`` if given, else ``context``. ``shape=TEXT`` scores
-    plain strings; ``type=`` is the old spelling of ``shape=`` (deprecated).
+    plain strings.
 
     Not scorable without an answer, without context (Mastra lets the judge call every claim
     unsupported), or when the judge finds no claim.
@@ -64,19 +58,9 @@ def hallucination(
     0.5
     """
     scaled = check_scale(id, scale)
-    given = check_texts(id, "context", context)
-    if get_context is not None and not callable(get_context):
-        raise refuse(id, "get_context", "a function of the step context", get_context)
-    runs = shape_of(id, shape, type)
-
-    def read(ctx: RunContext) -> Texts | NotScorable:
-        answer = need_answer(ctx.run.output)
-        if isinstance(answer, NotScorable):
-            return answer
-        pieces = context_pieces(get_context(ctx)) if get_context is not None else (given or ())
-        if not pieces:
-            return not_scorable("no context: pass context= or get_context=")
-        return Texts(answer=answer, context=pieces)
+    read = answer_and_context(id, context, get_context,
+                              missing="pass context= or get_context=")
+    runs = shape_of(id, shape)
 
     return build(Spec(
         id=id, name="Hallucination Scorer",
@@ -84,7 +68,8 @@ def hallucination(
         read=read,
         judgement=Judgement(
             description="Find unsupported or contradicted claims", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=YesNoVerdicts, data=shown),
+            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=YesNoVerdicts,
+            data=context_and_answer),
         score=lambda _t, reply: share_of_yes(reply, scale=scaled,
                                              none="the judge found no claims in the answer"),
         reason=listed("Hallucination"),

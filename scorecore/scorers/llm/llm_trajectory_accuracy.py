@@ -11,7 +11,7 @@ from scorecore.agent import ExpectedStep, Trajectory, TrajectoryStep
 from scorecore.scorers._expectations import expectation_from
 from scorecore.scorers._rounding import clamp, r2
 from scorecore.scorers._shapes import refuse
-from scorecore.scorers._trajectory_rules import js_json
+from scorecore.scorers._steps import js_json
 from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
 from scorecore.scorers.llm._reading import assistant_text, has_text, user_text
 

@@ -10,7 +10,6 @@ from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._messages import message_text
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     check_text,
@@ -58,13 +57,12 @@ def read(ctx: RunContext) -> tuple[str, ...] | NotScorable:
 def multi_turn_judge(
     judge: Judge, *, criterion: str, scale: float = 1,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "multi-turn-judge-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """``scale`` if the assistant's turns, taken together, satisfy ``criterion``, else 0.
 
     The turns are every assistant message's text (blank ones dropped), fenced as untrusted
     transcript. Not scorable when the output has no assistant turn. ``shape=TEXT`` scores
-    plain strings; ``type=`` is the old spelling of ``shape=`` (deprecated).
+    plain strings.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -79,7 +77,7 @@ def multi_turn_judge(
     if not has_text(wanted):
         raise refuse(id, "criterion", "a non-blank str", criterion)
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def shown(turns: tuple[str, ...]) -> list[tuple[str, str]]:
         transcript = "\n".join(f"Turn {i}: {turn}" for i, turn in enumerate(turns, 1))

@@ -11,7 +11,6 @@ from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import r2
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     check_text,
@@ -136,12 +135,10 @@ def noise_sensitivity(
     impact_weights: Mapping[str, float] | None = None, major_issue_per_item: float = 0.1,
     max_major_issue_penalty: float = 0.3, discrepancy_threshold: float = 0.2,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "noise-sensitivity-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How robust the agent is to noise: the run's input is the clean query, its output the
     answer to ``noisy_query``, compared with ``baseline_response`` (the clean answer).
-    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
-    (deprecated).
+    ``shape=TEXT`` scores plain strings.
 
     Not scorable without the clean query (a user message) or the noisy answer.
 
@@ -170,7 +167,7 @@ def noise_sensitivity(
         ("major_issue_per_item", major_issue_per_item),
         ("max_major_issue_penalty", max_major_issue_penalty),
         ("discrepancy_threshold", discrepancy_threshold))}
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def shown(answers: Answers) -> list[tuple[str, str]]:
         return [("CLEAN_QUERY", answers.question), ("NOISY_QUERY", noisy),

@@ -11,7 +11,6 @@ from scorecore.scorers._messages import message_text
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     refuse,
@@ -168,14 +167,12 @@ def prompt_alignment(
     judge: Judge, *, scale: float = 1, evaluation_mode: EvaluationMode = "both",
     include_conversation_history: bool | int = False,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "prompt-alignment-scorer",
-    type: Shape | None = None,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How well the answer follows the user's request and/or the system prompt.
 
     ``evaluation_mode``: ``"user"`` (the user's message), ``"system"`` (the system prompts)
     or ``"both"``. ``include_conversation_history``: ``True`` adds the last 10 remembered
-    messages to the prompt, a number that many. ``shape=TEXT`` scores plain strings;
-    ``type=`` is the old spelling of ``shape=`` (deprecated).
+    messages to the prompt, a number that many. ``shape=TEXT`` scores plain strings.
 
     Not scorable without an answer, or without the instructions the mode needs (``both``
     needs at least one of them).
@@ -205,7 +202,7 @@ def prompt_alignment(
                if include_conversation_history is False
                else check_count("include_conversation_history",
                                 include_conversation_history, minimum=1, scorer_id=id))
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def read(ctx: RunContext) -> AlignmentTexts | NotScorable:
         user, system = user_text(ctx.run.input), system_text(ctx.run.input)

@@ -9,7 +9,7 @@ from typing import Final, final
 import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, refuse, shape_of
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
 from scorecore.scorers.llm._reading import assistant_text, check_scale, has_text, user_text
 
@@ -187,14 +187,13 @@ def explained(texts: RubricTexts, reply: RubricReply, score: float) -> str:
 def rubric(
     judge: Judge, *, criteria: str | Sequence[RubricCriterion | str] | None = None,
     scale: float = 1, shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "rubric-scorer", type: Shape | None = None,
+    id: str = "rubric-scorer",
 ) -> Scorer[ShapeIn, ShapeOut]:
     """``scale`` when the response meets every required criterion of a rubric, else 0.
 
     The rubric is ``criteria``, else ``run.request_context["rubric"]``, else the run's extra
     ``rubric`` (text or a list). Which criteria are required comes from the rubric, never
-    from the judge's reply. ``shape=TEXT`` scores plain strings; ``type=`` is the old
-    spelling of ``shape=`` (deprecated).
+    from the judge's reply. ``shape=TEXT`` scores plain strings.
 
     Not scorable without a task (user message), a response, or a non-empty rubric.
 
@@ -219,7 +218,7 @@ def rubric(
             raise refuse(id, "criteria", "text or a list of criteria", criteria) from exc
         if not own:
             raise refuse(id, "criteria", "at least one criterion", criteria)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def read(ctx: RunContext) -> RubricTexts | NotScorable:
         chosen = own

@@ -12,7 +12,6 @@ from scorecore.scorers._messages import message_text
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import (
     RunShape,
-    Shape,
     ShapeIn,
     ShapeOut,
     check_text,
@@ -165,7 +164,7 @@ def summarization(
     judge: Judge, *, scale: float = 1, source: str | None = None,
     source_extractor: Callable[[AgentInput, AgentOutput], str] | None = None,
     max_questions: int = 10, shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "summarization-scorer", type: Shape | None = None,
+    id: str = "summarization-scorer",
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How faithful and complete a summary is: min(alignment, coverage) · ``scale``.
 
@@ -174,8 +173,7 @@ def summarization(
     judge prompt, with the summary but **not** the source, says which questions the summary
     answers (coverage). The source is ``source_extractor(input, output)``, else ``source``,
     else the user's message; the summary is the last assistant message with text.
-    ``shape=TEXT`` scores plain strings; ``type=`` is the old spelling of ``shape=``
-    (deprecated).
+    ``shape=TEXT`` scores plain strings.
 
     Not scorable without a source, without a summary, when the judge finds no claim in the
     summary, or when it asks no question.
@@ -200,7 +198,7 @@ def summarization(
     if source_extractor is not None and not callable(source_extractor):
         raise refuse(id, "source_extractor", "a function (input, output) -> str",
                      source_extractor)
-    runs = shape_of(id, shape, type)
+    runs = shape_of(id, shape)
 
     def read(ctx: RunContext) -> SummaryTexts | NotScorable:
         text: Any = (source_extractor(ctx.run.input, ctx.run.output) if source_extractor

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from scorecore import NotScorable, Scorer
-from scorecore.scorers._shapes import RunShape, Shape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
-from scorecore.scorers.llm._reading import check_scale, need_answer, user_text
-from scorecore.scorers.llm._verdicts import Texts, YesNoVerdicts, harm_share, listed
+from scorecore import Scorer
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut
+from scorecore.scorers.llm._engine import Judge
+from scorecore.scorers.llm._harm import Harm, harm_scorer
 
 __all__ = ["toxicity"]
 
@@ -26,29 +25,24 @@ EXAMPLE = ('Answer: "Only an idiot would ask that. The answer is 4."\nReply: {"v
 # What a reply would only say by restating EXAMPLE, not by judging the run.
 ECHOES = ("Only an idiot would ask that.",)
 
-
-def read(ctx: RunContext) -> Texts | NotScorable:
-    """The answer, and the question if there is one; not scorable without an answer."""
-    answer = need_answer(ctx.run.output)
-    if isinstance(answer, NotScorable):
-        return answer
-    return Texts(question=user_text(ctx.run.input), answer=answer)
-
-
-def shown(texts: Texts) -> list[tuple[str, str]]:
-    """The question (``(none)`` without one) and the answer."""
-    return [("QUESTION", texts.question or "(none)"), ("ANSWER", texts.answer)]
+HARM = Harm(
+    name="Toxicity Scorer", label="Toxicity",
+    description="The share of the answer's statements that are toxic",
+    judged="Judge each statement for toxicity",
+    persona=PERSONA, task=TASK, principles=PRINCIPLES,
+    example=EXAMPLE, echoes=ECHOES, shows_question=True,
+)
 
 
 def toxicity(
     judge: Judge, *, scale: float = 1, shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "toxicity-scorer", type: Shape | None = None,
+    id: str = "toxicity-scorer",
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the answer's statements that are toxic (0 to ``scale``; higher is worse).
 
     The judge sees the question (if any) for context. An answer with nothing to flag scores 0
     (Mastra gives 1, its most toxic score). Not scorable without an answer. ``shape=TEXT``
-    scores plain strings; ``type=`` is the old spelling of ``shape=`` (deprecated).
+    scores plain strings.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -58,15 +52,4 @@ def toxicity(
     >>> anyio.run(lambda: scorer.run(input={}, output=[answer])).unwrap().score
     0.0
     """
-    scaled = check_scale(id, scale)
-    runs = shape_of(id, shape, type)
-    return build(Spec(
-        id=id, name="Toxicity Scorer",
-        description="The share of the answer's statements that are toxic",
-        read=read,
-        judgement=Judgement(
-            description="Judge each statement for toxicity", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=YesNoVerdicts, data=shown),
-        score=lambda _t, reply: harm_share(reply, scale=scaled),
-        reason=listed("Toxicity"),
-    ), judge, runs)
+    return harm_scorer(HARM, judge, scale=scale, shape=shape, id=id)

@@ -302,17 +302,6 @@ def test_compare_compares_a_changed_scorer_and_marks_it(tmp_path: Path, scorers:
     assert err.count("\n") == 1
 
 
-def test_allow_changed_scorers_is_a_deprecated_no_op(tmp_path: Path, scorers: Path) -> None:
-    """The old flag still works (scripts keep running) and says it is the default now."""
-    _changed_batches(tmp_path, scorers)
-    code, out, err = run("compare", "base", "new", "--store", store(tmp_path),
-                         "--allow-changed-scorers")
-    assert code == 0
-    assert "length (definition changed)" in out
-    assert err == ("scorecore: warning: --allow-changed-scorers is deprecated and does nothing: "
-                   "changed scorers are compared (and marked) by default\n")
-
-
 def test_report_baseline_follows_the_same_rule(tmp_path: Path, scorers: Path) -> None:
     """report --baseline marks the changed scorer in its comparison; --require-same-scorers
     refuses the pair there too."""

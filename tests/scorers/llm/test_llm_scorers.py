@@ -186,7 +186,7 @@ async def test_formula_end_to_end(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 async def test_prompt_snapshot(case: Case) -> None:
-    """The prompts are deliberate: each matches its snapshot in tests/scorers/snapshots
+    """The prompts are deliberate: each matches its snapshot in tests/scorers/llm/snapshots
     (``SCORECORE_UPDATE_SNAPSHOTS=1`` rewrites them), fences the run's texts as untrusted data
     and names the persona in the instructions."""
     scorer = case.build(ScriptedJudge(case.replies))
@@ -676,21 +676,11 @@ async def test_text_runs_missing_and_mismatched() -> None:
     prompt_alignment, rubric, summarization,
     lambda j, **kw: multi_turn_judge(j, criterion="c", **kw),
 ])
-def test_the_old_type_spelling_still_works_and_warns(factory: Callable[..., Any]) -> None:
-    """``type="agent" | "text"`` (the old spelling of ``shape=``) builds the same scorer for
-    one more release, with a DeprecationWarning naming the new spelling; an unknown type, or
-    a type that contradicts ``shape``, is refused when built."""
+def test_the_shape_token_picks_the_runs(factory: Callable[..., Any]) -> None:
+    """No shape is ``AGENT``; ``shape=TEXT`` builds another scorer (another fingerprint)."""
     judge = ScriptedJudge([])
-    for old, token in (("agent", AGENT), ("text", TEXT)):
-        with pytest.warns(DeprecationWarning, match=f"shape={old.upper()}"):
-            spelled = factory(judge, type=old)
-        assert spelled.fingerprint == factory(judge, shape=token).fingerprint
     assert factory(judge).fingerprint == factory(judge, shape=AGENT).fingerprint
     assert factory(judge, shape=TEXT).fingerprint != factory(judge).fingerprint
-    with pytest.raises(ScorerDefinitionError, match="type must be 'agent' or 'text'"):
-        factory(judge, type="json")
-    with pytest.raises(ScorerDefinitionError, match="type must be left out"):
-        factory(judge, shape=TEXT, type="agent")
 
 
 async def test_faithfulness_get_context_reads_the_run() -> None:

@@ -181,7 +181,6 @@ async def test_no_output_messages_is_not_scorable(check: Any) -> None:
         (tool_call_accuracy, "expected_tool"),
         (lambda: tool_call_accuracy(expected_tool=""), "expected_tool"),
         (lambda: tool_call_accuracy(expected_tool_order=[]), "expected_tool_order"),
-        (lambda: checks.includes("x", type="html"), "type"),
     ],
 )
 def test_misuse_is_refused_when_built(build: Any, field: str) -> None:
