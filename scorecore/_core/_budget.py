@@ -8,7 +8,7 @@ import contextlib
 import json
 import math
 import warnings
-from typing import Any, Literal, final
+from typing import Literal, TypeVar, final
 
 import anyio
 import attrs
@@ -20,11 +20,14 @@ from scorecore.validators import check_count, is_int, is_number, misuse
 
 __all__ = ["Budget", "BudgetWarning", "JudgeLedger"]  # the rest is internal: the meter admits calls
 
+# The field type of an attrs validator below: each serves fields of any type it checks.
+_F = TypeVar("_F")
+
 # Every message costs a few tokens of framing on top of its text (role, separators).
 _MESSAGE_OVERHEAD_TOKENS = 8
 
 
-def _limit(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _limit(_inst: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     if value is None:
         return
     field = f"Budget.{attribute.name}"
@@ -40,7 +43,7 @@ def _limit(_inst: object, attribute: attrs.Attribute[Any], value: object) -> Non
         raise misuse(field, value, "must be a finite number >= 0 or None")
 
 
-def _mode(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+def _mode(_inst: object, _attribute: attrs.Attribute[_F], value: _F) -> None:
     if value not in ("hard", "soft"):
         raise misuse("Budget.mode", value, "must be 'hard' or 'soft'")
 

@@ -37,8 +37,11 @@ __all__ = [
     "StepJudge",
 ]
 
+# The field type of an attrs validator below: each serves fields of any type it checks.
+_F = TypeVar("_F")
+
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
-def optional_callable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def optional_callable(instance: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     """An attrs validator: the field holds a function (or ``None``)."""
     if value is not None and not callable(value):
         raise misuse(f"{type(instance).__name__}.{attribute.name}", value,
@@ -49,17 +52,17 @@ def _misuse(owner: object, field: str, value: object, problem: str) -> ScorerDef
     return misuse(f"{type(owner).__name__}.{field}", value, problem)
 
 
-def _check_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_str(owner: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if not isinstance(value, str):
         raise _misuse(owner, attr.name, value, "must be a str")
 
 
-def _check_optional_str(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_optional_str(owner: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is not None and not isinstance(value, str):
         raise _misuse(owner, attr.name, value, "must be a str or None")
 
 
-def _check_settings(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_settings(owner: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is not None and not isinstance(value, ModelSettings):
         raise _misuse(owner, attr.name, value, "must be a ModelSettings or None")
 
@@ -68,7 +71,7 @@ class DefaultRetryBudgetWarning(UserWarning):
     """Error processors are configured without ``max_processor_retries``: the default 10 applies."""
 
 
-def _check_injection(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_injection(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is None and not isinstance(_inst, JudgeConfig):
         return  # a StepJudge leaves it to the scorer's judge
     if not (isinstance(value, bool) or value in ("auto", "inline", "system")):
@@ -87,7 +90,7 @@ def _check_model(value: object, owner: str, *, optional: bool = False) -> bool:
     return True
 
 
-def _check_retries(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_retries(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is None:
         return
     if not is_int(value) or value < 0:
@@ -199,7 +202,7 @@ class StepJudge:
     model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_settings)
 
 
-def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_schema(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is None:
         return
     if not isinstance(value, Mapping):
@@ -224,12 +227,12 @@ def _check_schema(_inst: object, attr: attrs.Attribute[Any], value: object) -> N
         raise _misuse(_inst, attr.name, value, f"is not a usable JSON schema: it {problem}")
 
 
-def _check_example(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_example(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is not None and not isinstance(value, WorkedExample):
         raise _misuse(_inst, attr.name, value, "must be a WorkedExample or None")
 
 
-def _check_required_callable(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_required_callable(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if not callable(value):
         raise _misuse(_inst, attr.name, value, "must be callable (a function of the context)")
 
@@ -262,7 +265,7 @@ def _output_schema(
     return TypedSchema(schema_for_type(output_type), output_type=output_type)
 
 
-def _check_output_type(_inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_output_type(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is not None:
         schema_for_type(value)  # raises a ScorerDefinitionError naming what has no schema
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import Any, final
+from typing import Any, TypeVar, final
 
 import attrs
 
@@ -23,6 +23,9 @@ from scorecore._core._reprs import short_repr
 from scorecore.validators import misuse
 
 __all__ = ["WorkedExample"]
+
+# The field type of an attrs validator below: each serves fields of any type it checks.
+_F = TypeVar("_F")
 
 _WORD = re.compile(r"\w+")
 
@@ -34,7 +37,7 @@ def _words(text: str) -> str:
     return " " + " ".join(_WORD.findall(folded)) + " "
 
 
-def _check_text(owner: object, attr: attrs.Attribute[Any], value: object) -> None:
+def _check_text(owner: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if not isinstance(value, str) or not value.strip():
         raise misuse(f"WorkedExample.{attr.name}", value, "must be a non-empty str")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, final
+from typing import TypeVar, final
 
 import anyio
 import attrs
@@ -44,12 +44,15 @@ from scorecore.validators import is_int, misuse
 
 __all__ = ["JudgeMeter"]  # MeteredExecution and default_cap are internal: the judge loop
 
+# The field type of an attrs validator below: each serves fields of any type it checks.
+_F = TypeVar("_F")
+
 _R = TypeVar("_R")
 _NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)
 _UNKNOWN_USAGE = JudgeUsage()
 
 
-def _cap(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+def _cap(_inst: object, _attribute: attrs.Attribute[_F], value: _F) -> None:
     if value is not None and (not is_int(value) or value < 1):
         raise misuse("JudgeMeter.max_output_tokens", value, "must be an int >= 1 or None")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, final
+from typing import Any, TypeVar, final
 
 import attrs
 
@@ -18,6 +18,9 @@ from scorecore.validators import is_int
 
 __all__ = ["ModelPrice", "Pricing", "format_usd"]  # usage_problem and the constants are internal
 
+# The field type of an attrs validator below: each serves fields of any type it checks.
+_F = TypeVar("_F")
+
 _USAGE_FIELDS = tuple(f.name for f in attrs.fields(JudgeUsage))
 # No judge reply has a billion tokens: a count past this is a broken report, not a cost.
 MAX_CREDIBLE_TOKENS = 1_000_000_000
@@ -25,7 +28,7 @@ MAX_CREDIBLE_TOKENS = 1_000_000_000
 MILLION = 1_000_000.0
 
 
-def _price_field(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _price_field(_inst: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     if value is None and attribute.name == "cached_input":
         return
     ok = isinstance(value, int | float) and not isinstance(value, bool)
@@ -36,7 +39,7 @@ def _price_field(_inst: object, attribute: attrs.Attribute[Any], value: object) 
         )
 
 
-def _discount_field(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _discount_field(_inst: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if not ok or not 0 <= value <= 1:  # type: ignore[operator]
         raise ValueError(

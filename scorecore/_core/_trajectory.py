@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias, cast, final, get_args
+from typing import Any, Final, Literal, TypeAlias, TypeVar, cast, final, get_args
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -34,6 +34,9 @@ __all__ = [
     "merged_tool_invocations",
     "seconds_from_mastra",
 ]
+
+# The field type of an attrs validator below: each serves fields of any type it checks.
+_F = TypeVar("_F")
 
 StepType: TypeAlias = Literal[
     "tool_call", "provider_tool_call", "mcp_tool_call", "model_generation", "agent_run",
@@ -66,13 +69,13 @@ STEP_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
 _STEP_TYPES: Final = frozenset(get_args(StepType))
 
 
-def _name(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _name(instance: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     if not isinstance(value, str) or not value:
         raise ValueError(f"{type(instance).__name__}.{attribute.name} must be a non-empty str, "
                          f"got {short_repr(value)}")
 
 
-def _step_type(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _step_type(instance: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     if value is None and isinstance(instance, ExpectedStep):
         return
     if value not in _STEP_TYPES:
@@ -80,7 +83,7 @@ def _step_type(instance: object, attribute: attrs.Attribute[Any], value: object)
                          f"{sorted(_STEP_TYPES)}, got {short_repr(value)}")
 
 
-def _seconds(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _seconds(instance: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     if value is None:
         return
     ok = not isinstance(value, bool) and isinstance(value, int | float)
@@ -89,7 +92,7 @@ def _seconds(instance: object, attribute: attrs.Attribute[Any], value: object) -
                          f"of seconds ≥ 0 or None, got {short_repr(value)}")
 
 
-def _count(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _count(instance: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -102,7 +105,7 @@ def _steps(value: Iterable[TrajectoryStep]) -> tuple[TrajectoryStep, ...]:
 
 
 def _are(kind: type, where: str) -> Callable[[object, attrs.Attribute[Any], object], None]:
-    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    def check(instance: object, attribute: attrs.Attribute[_F], value: _F) -> None:
         for index, item in enumerate(cast(tuple[object, ...], value)):
             if not isinstance(item, kind):
                 raise TypeError(f"{type(instance).__name__}.{attribute.name}[{index}] must be "
@@ -208,10 +211,12 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
 
 
 def _sequences(value: Iterable[Iterable[str]]) -> tuple[tuple[str, ...], ...]:
-    return tuple(_names(s) for s in _names(cast(Any, value)))
+    if isinstance(value, str):
+        raise TypeError(f"expected a list of names, got the str {value!r}")
+    return tuple(_names(s) for s in value)
 
 
-def _fields_of(instance: ExpectedStep, attribute: attrs.Attribute[Any], value: object) -> None:
+def _fields_of(instance: ExpectedStep, attribute: attrs.Attribute[_F], value: _F) -> None:
     if not isinstance(value, Mapping):
         raise TypeError(f"ExpectedStep.fields must be a mapping, got {short_repr(value)}")
     if value and instance.step_type is None:
@@ -244,13 +249,13 @@ class ExpectedStep:
     children: TrajectoryExpectation | None = None
 
 
-def _ordering(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _ordering(instance: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     if value is not None and value not in ("strict", "relaxed", "unordered"):
         raise ValueError(f"TrajectoryExpectation.ordering must be 'strict', 'relaxed', "
                          f"'unordered' or None, got {short_repr(value)}")
 
 
-def _optional_bool(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _optional_bool(instance: object, attribute: attrs.Attribute[_F], value: _F) -> None:
     if value is not None and not isinstance(value, bool):
         raise TypeError(f"TrajectoryExpectation.{attribute.name} must be a bool or None, "
                         f"got {short_repr(value)}")
@@ -388,7 +393,7 @@ def to_trajectory(value: object) -> Result[Trajectory, InputMismatch]:
     return Success(extract_trajectory(messages.unwrap()))
 
 
-def seconds_from_mastra(value: Mapping[str, Any], cls: type) -> Mapping[str, Any]:
+def seconds_from_mastra(value: Mapping[str, object], cls: type) -> Mapping[str, object]:
     """``value``, Mastra's JSON of a ``cls`` (a :class:`TrajectoryStep`, a
     :class:`Trajectory` …), with its millisecond keys (``durationMs``) read as our keys in
     seconds (``duration``); other keys as given.
