@@ -12,7 +12,6 @@ import hashlib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore.evals import ScoreRow, panel_agreements
 from scorecore.evals._stats._bootstrap import bootstrap_interval, bootstrap_mean_interval
 from scorecore.scorers import PanelMember, PanelResult
@@ -72,7 +71,7 @@ def _panel_row(item: str, a: float, b: float) -> ScoreRow:
     panel = PanelResult(aggregate="mean", members=members, min_successful=2,
                         min=min(a, b), max=max(a, b), agreed=a == b)
     return ScoreRow(id=item, scorer_id="jury", run_id=f"b:{item}", batch_id="b",
-                    status="scored", metadata={"panel": RESULT_FIELD["panel"].encode(panel)})
+                    status="scored", metadata={"panel": panel.to_json()})
 
 
 def test_a_panel_alpha_undefined_in_many_resamples_has_no_interval() -> None:
