@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install (if needed) and start Arize Phoenix, a real OTLP receiver, on loopback for the
-# OpenTelemetry end-to-end test (tests/adapters/test_otel_phoenix.py); print its URL on stdout
+# OpenTelemetry end-to-end test (tests/adapters/otel/test_phoenix.py); print its URL on stdout
 # (and nothing else there; progress goes to stderr). Its pid goes to $PHOENIX_PID_FILE.
 #
 #   export SCORECORE_TEST_PHOENIX_URL="$(bash .ci/phoenix.sh)"

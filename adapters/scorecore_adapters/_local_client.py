@@ -33,6 +33,7 @@ from scorecore_adapters._local_worker import read_frame, write_frame
 
 _TAIL_CHARS: Final = 2000  # of a dead process's output, quoted in the error
 _TAIL_LINES: Final = 20
+_LINES_BEFORE_FAULT: Final = 10  # quoted ahead of a fault's report
 _POLL_MS: Final = 50  # between looks at a call's stop event while a reply is awaited
 
 
@@ -60,7 +61,19 @@ def output_tail(log: IO[bytes]) -> str:
     fault = text.rfind("Fatal Python error:")
     if fault >= 0:
         report = text[fault:].rstrip()
-        return report if len(report) <= _TAIL_CHARS else report[:_TAIL_CHARS] + "\n..."
+        if len(report) > _TAIL_CHARS:
+            report = report[:_TAIL_CHARS] + "\n..."
+        # What the process said just before the fault often says why it was ending (a port
+        # already in use, which llama_server reads to choose another; a file it could not
+        # load): keep those lines ahead of the report, as room allows.
+        kept: list[str] = []
+        room = _TAIL_CHARS // 2
+        for line in reversed(text[:fault].rstrip().splitlines()[-_LINES_BEFORE_FAULT:]):
+            if len(line) >= room:
+                break
+            kept.append(line)
+            room -= len(line) + 1
+        return "\n".join([*reversed(kept), report])
     lines = text[-_TAIL_CHARS:].rstrip().splitlines()[-_TAIL_LINES:]
     return "\n".join(lines) or "(no output)"
 

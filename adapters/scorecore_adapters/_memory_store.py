@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from types import MappingProxyType, TracebackType
-from typing import TYPE_CHECKING, Any, Self, final
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, final
 
 import anyio
 import attrs
@@ -20,6 +20,7 @@ from scorecore.evals.store import (
     storable_row,
 )
 from scorecore.validators import misuse
+from scorecore_adapters._resources import AsyncResource
 
 __all__ = ["InMemoryScoreStore"]
 
@@ -71,7 +72,7 @@ def _position(row: ScoreRow) -> tuple[int, float]:
 
 
 @final
-class InMemoryScoreStore:
+class InMemoryScoreStore(AsyncResource):
     """A :class:`~scorecore.evals.store.ScoreStore` kept in a dict, for tests and notebooks.
 
     It keeps the same contract as the SQLite and PostgreSQL stores (the same contract tests
@@ -134,17 +135,6 @@ class InMemoryScoreStore:
 
     def __repr__(self) -> str:
         return f"InMemoryScoreStore(rows={len(self._rows)})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
 
     async def save(self, rows: Sequence[ScoreRow], /) -> None:
         """Upsert ``rows`` atomically: all of them are kept, or (on :class:`StoreError`) none."""

@@ -20,15 +20,10 @@ from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.validators import is_int, misuse
-from scorecore_adapters._http import (
-    HttpJudgeBase,
-    HttpReply,
-    as_int,
-    as_str,
-    error_from_response,
-    malformed,
-    prune_optional_nulls,
-)
+from scorecore_adapters._http.errors import as_int, as_str, error_from_response, malformed
+from scorecore_adapters._http.exchange import HttpReply
+from scorecore_adapters._http.judge import HttpJudgeBase
+from scorecore_adapters._http.nulls import prune_optional_nulls
 
 __all__ = ["DEFAULT_ANTHROPIC_BASE_URL", "RESPOND_TOOL", "AnthropicModel"]
 

@@ -24,10 +24,9 @@ import json
 import json.scanner
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, TypeAlias, final
+from typing import Any, TypeAlias, final
 
 import anyio
 import anyio.lowlevel
@@ -35,6 +34,7 @@ import anyio.to_thread
 import attrs
 
 from scorecore.judge import JudgeResponse, JudgeUsage, StructuredOutputMode
+from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._common import redact_url
 from scorecore_adapters.storage._url import StoreUrl
 
@@ -84,10 +84,19 @@ def _load(data: Any) -> Any:
     return json.loads(data) if isinstance(data, str | bytes) else data
 
 
+# PostgreSQL's jsonb refuses U+0000 (as "\u0000" or raw), which a reply's text or model id may
+# hold: such a row is stored as _encode's JSON text inside a one-key object, which jsonb takes
+# (the escape's backslash is then an escaped character) and _decode unwraps.
+_WRAPPED = "encodedReply"
+_NUL_ESCAPE = "\\u0000"
+
+
 def _decode(data: Any) -> JudgeResponse | None:
     """The stored reply, or ``None`` for anything not written by :func:`_encode`."""
     try:
         raw = _load(data)
+        if isinstance(raw, dict) and raw.keys() == {_WRAPPED}:
+            raw = json.loads(raw[_WRAPPED])
         usage = raw["usage"]
         counts = {name: usage.get(name) for name in _USAGE_FIELDS}
         for v in counts.values():
@@ -155,7 +164,7 @@ class MemoryJudgeCache:
         return f"MemoryJudgeCache({len(self.entries)} entries)"
 
 
-class _ThreadedCache:
+class _ThreadedCache(AsyncResource):
     """The shared part of the SQL caches: a connection used from one worker thread."""
 
     _name: str
@@ -174,11 +183,28 @@ class _ThreadedCache:
         """The cache as a URL (``sqlite:PATH``; a database URL without its password)."""
         return self._name
 
+    _PARAM: str  # the driver's query placeholder: ``?`` (sqlite3) or ``%s`` (psycopg)
+
     def _connect(self) -> Any:
         raise NotImplementedError
 
+    @staticmethod
+    def _prepared(conn: Any, statements: Sequence[str]) -> Any:
+        """``conn`` once ``statements`` ran on it (the table created, settings made); closed
+        again if one fails, so a cache that cannot open leaves no connection behind."""
+        try:
+            for statement in statements:
+                conn.execute(statement)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
     def _get_sync(self, conn: Any, key: str) -> Any:
-        raise NotImplementedError
+        row = conn.execute(
+            f"SELECT response FROM {_TABLE} WHERE key = {self._PARAM}", (key,)  # noqa: S608
+        ).fetchone()
+        return None if row is None else row[0]
 
     def _failed(self, exc: BaseException | str) -> None:
         self.errors += 1
@@ -304,15 +330,6 @@ class _ThreadedCache:
         if conn is not None:
             await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
 
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 _READ_CHUNK = 500  # keys per read: well within SQLite's limit on a query's parameters
@@ -336,6 +353,8 @@ class SqliteJudgeCache(_ThreadedCache):
 
     Several processes may share the file (WAL mode; a busy file is waited for 30 s).
     """
+
+    _PARAM = "?"
 
     def __init__(self, path: str | Path = DEFAULT_CACHE_PATH) -> None:
         super().__init__()
@@ -427,23 +446,12 @@ class SqliteJudgeCache(_ThreadedCache):
         conn = sqlite3.connect(
             str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
         )
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
-                "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created_at REAL NOT NULL)"
-            )
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _get_sync(self, conn: Any, key: str) -> Any:
-        row = conn.execute(
-            f"SELECT response FROM {_TABLE} WHERE key = ?", (key,)  # noqa: S608
-        ).fetchone()
-        return None if row is None else row[0]
+        return self._prepared(conn, (
+            "PRAGMA journal_mode=WAL",
+            "PRAGMA synchronous=NORMAL",
+            f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+            "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created_at REAL NOT NULL)",
+        ))
 
     def _column_names(self, conn: Any) -> list[str]:
         return [row[1] for row in conn.execute(f"PRAGMA table_info({_TABLE})")]
@@ -476,6 +484,8 @@ class PostgresJudgeCache(_ThreadedCache):
     in a repr or an error.
     """
 
+    _PARAM = "%s"
+
     def __init__(self, dsn: str, *, connect_timeout: float = 10.0) -> None:
         super().__init__()
         self._dsn = dsn
@@ -488,22 +498,11 @@ class PostgresJudgeCache(_ThreadedCache):
         conn = psycopg.Connection.connect(
             self._dsn, autocommit=True, connect_timeout=max(1, round(self._timeout))
         )
-        try:
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
-                "(key text PRIMARY KEY, response jsonb NOT NULL, "
-                "created_at timestamptz NOT NULL DEFAULT now())"
-            )
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _get_sync(self, conn: Any, key: str) -> Any:
-        row = conn.execute(
-            f"SELECT response FROM {_TABLE} WHERE key = %s", (key,)  # noqa: S608
-        ).fetchone()
-        return None if row is None else row[0]
+        return self._prepared(conn, (
+            f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+            "(key text PRIMARY KEY, response jsonb NOT NULL, "
+            "created_at timestamptz NOT NULL DEFAULT now())",
+        ))
 
     def _column_names(self, conn: Any) -> list[str]:
         rows = conn.execute(
@@ -513,12 +512,14 @@ class PostgresJudgeCache(_ThreadedCache):
         return [str(row[0]) for row in rows]
 
     def _put_many_sync(self, conn: Any, batch: list[tuple[str, str]]) -> None:
+        rows = [(key, json.dumps({_WRAPPED: data}) if _NUL_ESCAPE in data else data)
+                for key, data in batch]
         with conn.transaction(), conn.cursor() as cur:
             cur.executemany(
                 f"INSERT INTO {_TABLE} (key, response) VALUES (%s, %s::jsonb) "  # noqa: S608
                 "ON CONFLICT (key) DO UPDATE SET response = excluded.response, "
                 "created_at = now()",
-                batch,
+                rows,
             )
 
     def __repr__(self) -> str:

@@ -40,17 +40,11 @@ from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage,
 from scorecore.judge.economics import OUTPUT_CAP_FIELDS
 from scorecore.validators import misuse
 from scorecore_adapters._grammar import GrammarUnsupported, grammar_schema
-from scorecore_adapters._http import (
-    HttpJudgeBase,
-    HttpReply,
-    accepts_null,
-    as_int,
-    as_str,
-    error_from_response,
-    malformed,
-    prune_optional_nulls,
-    redact,
-)
+from scorecore_adapters._http.errors import as_int, as_str, error_from_response, malformed
+from scorecore_adapters._http.exchange import HttpReply
+from scorecore_adapters._http.judge import HttpJudgeBase
+from scorecore_adapters._http.nulls import accepts_null, prune_optional_nulls
+from scorecore_adapters._http.scrub import redact
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",

@@ -23,6 +23,8 @@ __all__ = ["LiveCall"]
 class LiveCall:
     """What a live-scoring ``filter`` sees about a call."""
 
+    # The call's own values, whatever it took and returned: ``Any`` so that a filter written
+    # for its function reads them as that function's types (``call.input.startswith(...)``).
     entity: str
     input: Any
     output: Any
@@ -31,8 +33,8 @@ class LiveCall:
     request_context: Mapping[str, Any] | None = None
 
 
-def _default_input(signature: inspect.Signature | None, args: tuple[Any, ...],
-                   kwargs: Mapping[str, Any]) -> Any:
+def _default_input(signature: inspect.Signature | None, args: tuple[object, ...],
+                   kwargs: Mapping[str, object]) -> object:
     """The call's arguments as the scorer input, secrets redacted by argument name first.
 
     A single argument is unwrapped only after its ``{name: value}`` mapping went through
@@ -53,7 +55,7 @@ def _default_input(signature: inspect.Signature | None, args: tuple[Any, ...],
     return redact_secrets(dict(bound.arguments))
 
 
-def _single_name(signature: inspect.Signature | None, args: tuple[Any, ...]) -> str | None:
+def _single_name(signature: inspect.Signature | None, args: tuple[object, ...]) -> str | None:
     """The parameter name a lone positional argument binds to, when the signature says."""
     if signature is None:
         return None
@@ -70,15 +72,15 @@ def _single_name(signature: inspect.Signature | None, args: tuple[Any, ...]) -> 
 @attrs.frozen(kw_only=True)
 class _Call:
     entity: str
-    input: Any = None
-    output: Any = None
-    args: tuple[Any, ...] = ()
-    kwargs: Mapping[str, Any] = attrs.field(factory=dict)
+    input: object = None
+    output: object = None
+    args: tuple[object, ...] = ()
+    kwargs: Mapping[str, object] = attrs.field(factory=dict)
     signature: inspect.Signature | None = None
     from_call: bool = False
     trace_id: str | None = None
     run_id: str | None = None
-    request_context: Mapping[str, Any] | None = None
+    request_context: Mapping[str, object] | None = None
     # Sampled when offered: trace_id and run_id are final, the sampling already said yes.
     sampled: bool = False
 
@@ -86,10 +88,10 @@ class _Call:
 @final
 @attrs.frozen(kw_only=True)
 class _Job:
-    input: Any
-    output: Any
+    input: object
+    output: object
     run_id: str
     trace_id: str | None
-    request_context: Mapping[str, Any] | None
+    request_context: Mapping[str, object] | None
     call: _Call
     scope: LiveScoringScope | None

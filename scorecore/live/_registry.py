@@ -19,6 +19,7 @@ from scorecore._core._scorer import Scorer
 __all__ = ["Registry", "ScorerNotFoundError"]
 
 AnyScorer = Scorer[Any, Any, Any, Any]
+"""Any scorer at all: live scoring takes scorers of every input and output type."""
 
 
 class ScorerNotFoundError(ScorecoreError, KeyError):
@@ -57,7 +58,7 @@ class ScorerNotFoundError(ScorecoreError, KeyError):
         # KeyError's str() is the repr of its argument; show the message as written instead.
         return self._message()
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         # Keyword-only constructors need help to pickle.
         return (_rebuild, (self.requested, self.lookup, self.available))
 

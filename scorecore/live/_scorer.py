@@ -32,6 +32,7 @@ from scorecore.live._admission import (
     _Ticket,
 )
 from scorecore.live._calls import LiveCall, _Call, _default_input, _Job
+from scorecore.live._registry import AnyScorer
 from scorecore.live._sampling import NoSampling, Sampling, _to_sampling
 from scorecore.live._scope import (
     _SCOPE,
@@ -46,7 +47,6 @@ __all__ = ["LiveScorer", "scored"]
 
 _LOG = logging.getLogger("scorecore.live")
 _F = TypeVar("_F", bound=Callable[..., Any])
-AnyScorer = Scorer[Any, Any, Any, Any]
 
 
 def _check_limit(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -158,13 +158,13 @@ class LiveScorer:
         except (TypeError, ValueError):
             signature = None
 
-        def call_of(args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> _Call:
+        def call_of(args: tuple[object, ...], kwargs: dict[str, object], result: object) -> _Call:
             return _Call(entity=entity, output=result, args=args, kwargs=kwargs,
                          signature=signature, from_call=True)
 
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            async def async_wrapper(*args: object, **kwargs: object) -> object:
                 result = await fn(*args, **kwargs)
                 self._schedule(call_of(args, kwargs, result))
                 return result
@@ -172,7 +172,7 @@ class LiveScorer:
             return cast(_F, async_wrapper)
 
         @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: object, **kwargs: object) -> object:
             result = fn(*args, **kwargs)
             self._schedule(call_of(args, kwargs, result))
             return result
@@ -182,11 +182,11 @@ class LiveScorer:
     def submit(
         self,
         *,
-        input: Any,
-        output: Any,
+        input: object,
+        output: object,
         trace_id: str | None = None,
         run_id: str | None = None,
-        request_context: Mapping[str, Any] | None = None,
+        request_context: Mapping[str, object] | None = None,
         entity: str | None = None,
     ) -> bool:
         """Schedule scoring of one input and output; never raises, never waits.
@@ -338,7 +338,7 @@ class LiveScorer:
             return False
         run_id = call.run_id or runtime.new_id()
         request_context = (None if call.request_context is None
-                           else cast(Mapping[str, Any], redact_secrets(call.request_context)))
+                           else cast(Mapping[str, object], redact_secrets(call.request_context)))
         if self.filter is not None:
             seen = LiveCall(entity=entity, input=scorer_input, output=scorer_output,
                             run_id=run_id, trace_id=trace_id, request_context=request_context)
@@ -420,7 +420,7 @@ class LiveScorer:
 
 def scored(
     *scorers: AnyScorer,
-    sampling: Sampling | Literal["none"] | Mapping[str, Any] | None = None,
+    sampling: Sampling | Literal["none"] | Mapping[str, object] | None = None,
     filter: Callable[[LiveCall], bool] | None = None,
     sink: ScoreSink | None = None,
     on_error: OnError | None = None,

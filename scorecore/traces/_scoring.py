@@ -91,7 +91,7 @@ async def score_trace(
         return Failure(structured.failure())
     valid = structured.unwrap()
     target = _target_span(valid, span_id)
-    scorer_input: Any
+    scorer_input: Any  # what the scorer was given: its own input and output types
     scorer_output: Any
     if target is None:
         return Failure(TraceError(
@@ -145,7 +145,7 @@ async def score_trace(
 class TraceTarget:
     """One item of a batch: a trace, the span to score (default: the root) and a dataset item."""
 
-    trace: Trace | Mapping[str, Any] | None
+    trace: Trace | Mapping[str, object] | None
     span_id: str | None = None
     dataset_item_id: str | None = None
 
@@ -199,7 +199,7 @@ def _trace_id_of(trace: object) -> str | None:
 
 async def score_traces(
     scorer: Scorer[Any, Any, Any, Any],
-    targets: Iterable[TraceTarget | Trace | Mapping[str, Any]],
+    targets: Iterable[TraceTarget | Trace | Mapping[str, object]],
     *,
     concurrency: int = 3,
     runtime: Runtime | None = None,

@@ -100,6 +100,8 @@ class Span:
     entity_type: str | None = None
     entity_id: str | None = None
     entity_name: str | None = None
+    # The span's values are the traced program's own (any JSON): ``Any`` so that a scorer
+    # reads them as the shapes it knows its agent writes.
     input: Any = None
     output: Any = None
     ended_at: datetime | None = attrs.field(default=None, validator=_optional_datetime)
@@ -128,7 +130,7 @@ class Span:
             return Failure(TraceError(kind="invalid_span",
                                       message=f"a span must be an object, got {short_repr(data)}"))
         values: dict[str, Any] = {}
-        problem = _span_values(cast(Mapping[str, Any], data), values)
+        problem = _span_values(cast(Mapping[str, object], data), values)
         if problem is not None:
             span_id, trace_id = data.get("spanId"), data.get("traceId")
             return Failure(TraceError(
@@ -171,7 +173,7 @@ def _parse_time(value: object) -> datetime | None:
         return None
 
 
-def _span_values(data: Mapping[str, Any], values: dict[str, Any]) -> str | None:
+def _span_values(data: Mapping[str, object], values: dict[str, Any]) -> str | None:
     """Read a span's typed keys into ``values``; the first bad field's message, or ``None``."""
     for key in ("spanId", "spanType"):
         value = data.get(key)
@@ -242,7 +244,7 @@ class Trace:
         if not isinstance(spans_json, list | tuple):
             return Failure(TraceError(kind="no_spans_array",
                                       message="Trace must have a spans array"))
-        trace_id = cast(Mapping[str, Any], data).get("traceId")
+        trace_id = cast(Mapping[str, object], data).get("traceId")
         spans: list[Span] = []
         for index, item in enumerate(spans_json):
             span = Span.from_mastra_json(item)
@@ -299,7 +301,7 @@ class TraceError:
                              f"got {self.kind!r}")
 
 
-TraceLike: TypeAlias = Trace | Mapping[str, Any] | None
+TraceLike: TypeAlias = Trace | Mapping[str, object] | None
 """A :class:`Trace`, or Mastra's JSON for one (structured with :meth:`Trace.from_mastra_json`)."""
 
 

@@ -30,7 +30,7 @@ def _seconds(span: Span) -> float | None:
     return seconds if seconds >= 0 else None
 
 
-def _wrapped(value: Any) -> Any:
+def _wrapped(value: object) -> object:
     if value is None or isinstance(value, Mapping):
         return value
     return {"value": value}
@@ -45,7 +45,7 @@ def _str(value: object) -> str | None:
 
 
 def _fields(span: Span) -> dict[str, Any]:
-    attributes: Mapping[str, Any] = span.attributes or {}
+    attributes: Mapping[str, object] = span.attributes or {}
     kind = span.span_type
     if kind in _TOOLS:
         success = attributes.get("success")

@@ -13,7 +13,7 @@ from scorecore import JudgeModel, ModelSettings
 from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.anthropic import RESPOND_TOOL, AnthropicModel
-from tests.adapters.loopback import LoopbackServer, Reply, serve
+from tests.adapters.http.loopback import LoopbackServer, Reply, serve
 
 pytestmark = pytest.mark.anyio
 

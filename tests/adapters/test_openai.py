@@ -21,7 +21,7 @@ from scorecore import (
 from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel, native_schema, strict_schema
-from tests.adapters.loopback import LoopbackServer, Reply, serve
+from tests.adapters.http.loopback import LoopbackServer, Reply, serve
 
 pytestmark = pytest.mark.anyio
 

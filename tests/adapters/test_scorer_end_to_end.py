@@ -21,7 +21,7 @@ from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
 from scorecore_adapters.retry import StreamErrorRetryProcessor
 from scorecore_adapters.testing import VirtualClock
-from tests.adapters.loopback import Drop, Error, LoopbackServer, Reply, serve
+from tests.adapters.http.loopback import Drop, Error, LoopbackServer, Reply, serve
 
 CLAIMS = {
     "type": "object",

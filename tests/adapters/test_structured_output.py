@@ -32,7 +32,7 @@ from scorecore.judge.economics import DEFAULT_OUTPUT_CAP
 from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel, refuses_response_format
 from scorecore_adapters.testing import judge_error
-from tests.adapters.loopback import Error, Reply, serve
+from tests.adapters.http.loopback import Error, Reply, serve
 
 pytestmark = pytest.mark.anyio
 

@@ -25,10 +25,11 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError
-from scorecore_adapters._http import HttpJudgeBase, as_str
+from scorecore_adapters._http.errors import as_str
+from scorecore_adapters._http.transport import HttpTransport
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.batch._journal import RequestState
-from scorecore_adapters.batch._wire import json_body, jsonl_lines, send
+from scorecore_adapters.batch._wire import jsonl_lines
 from scorecore_adapters.openai import OpenAIChatModel
 
 __all__ = [
@@ -146,7 +147,7 @@ def _created(raw: Mapping[str, Any]) -> float | None:
 
 
 async def _listing(
-    model: HttpJudgeBase, url: str, cursor: str, since: float,
+    transport: HttpTransport, url: str, cursor: str, since: float,
 ) -> AsyncGenerator[Result[dict[str, Any], JudgeError]]:
     """The provider's batches, newest first, page by page (``cursor`` names the ``after``
     parameter), back to ``since`` less the clock slack; a failed page ends the listing."""
@@ -154,7 +155,7 @@ async def _listing(
     oldest = since - _CLOCK_SLACK
     for _ in range(_MAX_LIST_PAGES):
         query = "?limit=100" + (f"&{cursor}={after}" if after else "")
-        page = (await send(model, "GET", f"{url}{query}")).bind(lambda r: json_body(model, r))
+        page = (await transport.send("GET", f"{url}{query}")).bind(transport.json_object)
         if isinstance(page, Failure):
             yield page
             return
@@ -185,10 +186,11 @@ def _batch_id(provider: str, body: Mapping[str, Any]) -> Result[str, JudgeError]
 class OpenAIBatchAPI:
     """OpenAI's Batch API for ``/v1/chat/completions`` through an :class:`OpenAIChatModel`."""
 
-    __slots__ = ("_chat", "_window")
+    __slots__ = ("_chat", "_window", "_wire")
 
     def __init__(self, chat: OpenAIChatModel, *, completion_window: str = "24h") -> None:
         self._chat = chat
+        self._wire = chat.transport
         self._window = completion_window
 
     async def submit(
@@ -200,25 +202,25 @@ class OpenAIBatchAPI:
                         "body": body}, ensure_ascii=False) + "\n"
             for cid, body in lines
         ).encode()
-        uploaded = await send(
-            self._chat, "POST", f"{base}/files", data={"purpose": "batch"},
+        uploaded = await self._wire.send(
+            "POST", f"{base}/files", data={"purpose": "batch"},
             files={"file": (f"{job}.jsonl", content, "application/jsonl")},
         )
-        file_id = uploaded.bind(lambda r: json_body(self._chat, r)).map(lambda b: b.get("id"))
+        file_id = uploaded.bind(self._wire.json_object).map(lambda b: b.get("id"))
         if isinstance(file_id, Failure):
             return file_id
-        created = await send(self._chat, "POST", f"{base}/batches", json_body={
+        created = await self._wire.send("POST", f"{base}/batches", json_body={
             "input_file_id": file_id.unwrap(), "endpoint": "/v1/chat/completions",
             "completion_window": self._window, "metadata": {"scorecore_job": job},
         })
-        return created.bind(lambda r: json_body(self._chat, r)).bind(
+        return created.bind(self._wire.json_object).bind(
             lambda b: _batch_id("openai", b))
 
     async def find(
         self, job: str, custom_ids: frozenset[str], known: set[str], since: float
     ) -> Result[Found, JudgeError]:
         del custom_ids, known  # the job id is in the batch's metadata
-        listing = _listing(self._chat, f"{self._chat.base_url}/batches", "after", since)
+        listing = _listing(self._wire, f"{self._chat.base_url}/batches", "after", since)
         async with contextlib.aclosing(listing):
             async for listed in listing:
                 if isinstance(listed, Failure):
@@ -230,8 +232,8 @@ class OpenAIBatchAPI:
         return Success(None)
 
     async def status(self, batch_id: str) -> Result[BatchStatus, JudgeError]:
-        got = await send(self._chat, "GET", f"{self._chat.base_url}/batches/{batch_id}")
-        return got.bind(lambda r: json_body(self._chat, r)).map(
+        got = await self._wire.send("GET", f"{self._chat.base_url}/batches/{batch_id}")
+        return got.bind(self._wire.json_object).map(
             lambda b: BatchStatus(batch_id=batch_id, status=str(b.get("status")),
                                   ended=b.get("status") in _OPENAI_ENDED, raw=b,
                                   counts=_int_counts(b.get("request_counts"))))
@@ -239,7 +241,7 @@ class OpenAIBatchAPI:
     async def _file(self, file_id: object) -> Result[str, JudgeError]:
         if not isinstance(file_id, str) or not file_id:
             return Success("")
-        got = await send(self._chat, "GET", f"{self._chat.base_url}/files/{file_id}/content")
+        got = await self._wire.send("GET", f"{self._chat.base_url}/files/{file_id}/content")
         return got.map(lambda r: r.text)
 
     async def results(self, status: BatchStatus) -> Result[ResultFile, JudgeError]:
@@ -296,10 +298,11 @@ _ANTHROPIC_STATUS: Final[Mapping[str, int]] = {
 class AnthropicBatchAPI:
     """Anthropic's Message Batches through an :class:`AnthropicModel`."""
 
-    __slots__ = ("_model",)
+    __slots__ = ("_model", "_wire")
 
     def __init__(self, model: AnthropicModel) -> None:
         self._model = model
+        self._wire = model.transport
 
     @property
     def _root(self) -> str:
@@ -309,10 +312,10 @@ class AnthropicBatchAPI:
         self, job: str, lines: Sequence[tuple[str, Mapping[str, Any]]]
     ) -> Result[str, JudgeError]:
         del job  # custom_ids carry it
-        created = await send(self._model, "POST", self._root, json_body={
+        created = await self._wire.send("POST", self._root, json_body={
             "requests": [{"custom_id": cid, "params": body} for cid, body in lines],
         })
-        return created.bind(lambda r: json_body(self._model, r)).bind(
+        return created.bind(self._wire.json_object).bind(
             lambda b: _batch_id("anthropic", b))
 
     async def find(
@@ -320,7 +323,7 @@ class AnthropicBatchAPI:
     ) -> Result[Found, JudgeError]:
         del job
         waiting = False
-        listing = _listing(self._model, self._root, "after_id", since)
+        listing = _listing(self._wire, self._root, "after_id", since)
         async with contextlib.aclosing(listing):
             async for listed in listing:
                 if isinstance(listed, Failure):
@@ -340,14 +343,14 @@ class AnthropicBatchAPI:
         return Success(WAIT if waiting else None)
 
     async def status(self, batch_id: str) -> Result[BatchStatus, JudgeError]:
-        got = await send(self._model, "GET", f"{self._root}/{batch_id}")
-        return got.bind(lambda r: json_body(self._model, r)).map(_anthropic_status)
+        got = await self._wire.send("GET", f"{self._root}/{batch_id}")
+        return got.bind(self._wire.json_object).map(_anthropic_status)
 
     async def results(self, status: BatchStatus) -> Result[ResultFile, JudgeError]:
         url = status.raw.get("results_url")
         if not isinstance(url, str) or not url:
             url = f"{self._root}/{status.batch_id}/results"
-        got = await send(self._model, "GET", url)
+        got = await self._wire.send("GET", url)
         if isinstance(got, Failure):
             return got
         out = _Lines()

@@ -24,7 +24,8 @@ from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
 from scorecore.judge.economics import current_cache_key
 from scorecore.validators import is_int, is_number, misuse
 from scorecore_adapters import _guard
-from scorecore_adapters._http import HttpJudgeBase, redact
+from scorecore_adapters._http.judge import HttpJudgeBase
+from scorecore_adapters._http.scrub import redact
 from scorecore_adapters.batch._api import WAIT, BatchAPI, BatchStatus, Outcome
 from scorecore_adapters.batch._journal import BatchJournal, JournalRequest, warn_journal
 
@@ -320,7 +321,7 @@ class BatchJudgeBase:
     def _read(
         self, request: JudgeRequest, state: str, value: Mapping[str, Any]
     ) -> Result[JudgeResponse, JudgeError]:
-        secrets = self._model._secrets(request)
+        secrets = self._model.transport.secrets(request)
         if "raw" in value:  # a result line that is not the protocol's: a format failure
             return Success(JudgeResponse(text=redact(str(value["raw"]), secrets)))
         if "error" in value:
@@ -535,7 +536,7 @@ class BatchJudgeBase:
     def _scrubbed(self, outcome: Outcome) -> Outcome:
         """An outcome without the model's secrets (a provider may echo the key into an error
         or a reply), as it is journalled."""
-        secrets = self._model._secrets()
+        secrets = self._model.transport.secrets()
         text = json.dumps(outcome[1], ensure_ascii=False, default=repr)
         clean = redact(text, secrets)
         if clean == text:

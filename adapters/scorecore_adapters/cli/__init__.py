@@ -49,15 +49,15 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+# Importable here for tests and embedders (explicit re-exports), not the documented surface.
+from scorecore_adapters._loading import LoadedScorers as LoadedScorers
+from scorecore_adapters._loading import LoadError
+from scorecore_adapters._loading import load_scorers as load_scorers
+from scorecore_adapters._loading import load_target as load_target
 from scorecore_adapters.cli._commands import COMMANDS, parser
 from scorecore_adapters.cli._common import EXIT_USAGE, UsageError
-
-# Importable here for tests and embedders (explicit re-exports), not the documented surface.
 from scorecore_adapters.cli._jsonl import MAX_NESTING as MAX_NESTING
 from scorecore_adapters.cli._jsonl import JsonlReader as JsonlReader
-from scorecore_adapters.cli._loading import LoadedScorers as LoadedScorers
-from scorecore_adapters.cli._loading import load_scorers as load_scorers
-from scorecore_adapters.cli._loading import load_target as load_target
 
 __all__ = ["main"]
 
@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         args = parser().parse_args(argv)
         # No default: a subcommand is in the parser only through its table entry.
         return COMMANDS[args.command].run(args, stdout, stderr)
-    except UsageError as exc:
+    except (UsageError, LoadError) as exc:  # a bad SCORERS or --target reference is usage too
         print(f"scorecore: error: {exc}", file=stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -25,6 +25,7 @@ from scorecore.evals import (
     Threshold,
     run_evals,
 )
+from scorecore_adapters._loading import LoadedScorers, load_scorers, load_target
 from scorecore_adapters.cli._batch_api import batch_api_scope
 from scorecore_adapters.cli._calibrate import (
     calibration_of,
@@ -50,7 +51,6 @@ from scorecore_adapters.cli._economics import (
 )
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._judges import JudgeTally
-from scorecore_adapters.cli._loading import LoadedScorers, load_scorers, load_target
 from scorecore_adapters.cli._otel import DEFAULT_TIMEOUT as DEFAULT_OTEL_TIMEOUT
 from scorecore_adapters.cli._otel import OtelReporter
 from scorecore_adapters.cli._ray import run_on_ray, start_ray

@@ -13,15 +13,14 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any, TextIO
 
 from scorecore import Scorer
 from scorecore.evals import EvalReport, ItemLike, ItemResult, Threshold
 from scorecore.judge.economics import Pricing
+from scorecore_adapters._loading import absolute_reference, load_scorers, load_target
 from scorecore_adapters.cache import open_cache
 from scorecore_adapters.cli._common import UsageError
-from scorecore_adapters.cli._loading import load_scorers, load_target
 from scorecore_adapters.storage import StoreUrl
 
 
@@ -134,15 +133,6 @@ def _scorers(spec: str) -> tuple[Scorer[Any, Any], ...]:
     return load_scorers(spec).scorers
 
 
-def _absolute(spec: str) -> str:
-    """``spec`` with a file path made absolute: actors may not share the command's directory."""
-    head, sep, tail = spec.rpartition(":")
-    target, selection = (head, sep + tail) if sep and len(head) > 1 else (spec, "")
-    if target.endswith(".py") or "/" in target or os.sep in target:
-        return str(Path(target).resolve()) + selection
-    return spec
-
-
 class _Target:
     """The command's ``--target``, loaded on each actor as the command loads it.
 
@@ -151,7 +141,7 @@ class _Target:
     """
 
     def __init__(self, spec: str, loaded: Any) -> None:
-        self._spec = _absolute(spec)
+        self._spec = absolute_reference(spec)
         self._fn: Any = None
         self.__module__ = getattr(loaded, "__module__", None)  # type: ignore[assignment]
         self.__qualname__ = getattr(loaded, "__qualname__", type(loaded).__qualname__)
@@ -185,7 +175,7 @@ def run_on_ray(
     from scorecore_adapters.ray import items_dataset, score_dataset  # noqa: PLC0415 - optional
 
     result = score_dataset(
-        items_dataset(items), functools.partial(_scorers, _absolute(scorers)),
+        items_dataset(items), functools.partial(_scorers, absolute_reference(scorers)),
         store_url=store_url, batch_id=batch_id, resume=resume, concurrency=workers,
         judge_concurrency=concurrency, thresholds=thresholds, gates=gates,
         max_failures=max_failures, max_failure_rate=max_failure_rate,

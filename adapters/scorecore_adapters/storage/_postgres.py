@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Any, Self, final
+from typing import Any, final
 
 import anyio
 import anyio.to_thread
 
 from scorecore.evals import ScoreRow, StoreError
 from scorecore.evals.store import BatchSummary, CompletedScore
+from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._batches import (
     UnreadableTime,
     batches_sql,
@@ -42,7 +42,7 @@ __all__ = ["PostgresScoreStore"]
 
 
 @final
-class PostgresScoreStore:
+class PostgresScoreStore(AsyncResource):
     """A :class:`~scorecore.ScoreStore` in PostgreSQL, through psycopg 3.
 
     JSON columns are ``jsonb``, timestamps ``timestamptz``. Each :meth:`save` is one
@@ -90,18 +90,6 @@ class PostgresScoreStore:
 
     def __repr__(self) -> str:
         return f"PostgresScoreStore({self.url!r}, table={self._table!r})"
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def _setup(self) -> list[str]:
         """What a new connection runs: the schema, or (read-only) the session's read-only mode."""

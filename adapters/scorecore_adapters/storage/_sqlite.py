@@ -6,14 +6,14 @@ import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, final
+from typing import Any, final
 
 import anyio
 import anyio.to_thread
 
 from scorecore.evals import ScoreRow, StoreError
 from scorecore.evals.store import BatchSummary, CompletedScore, StoredRowError
+from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._batches import (
     UnreadableTime,
     batches_sql,
@@ -43,7 +43,7 @@ __all__ = ["SqliteScoreStore"]
 
 
 @final
-class SqliteScoreStore:
+class SqliteScoreStore(AsyncResource):
     """A :class:`~scorecore.ScoreStore` in a SQLite file (or ``":memory:"``).
 
     The database runs in WAL mode and each :meth:`save` is one transaction, committed before
@@ -92,18 +92,6 @@ class SqliteScoreStore:
 
     def __repr__(self) -> str:
         return f"SqliteScoreStore({self._path!r}, table={self._table!r})"
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def _call(self, operation: str, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         async with self._lock:

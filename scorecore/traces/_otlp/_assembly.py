@@ -28,7 +28,7 @@ def merge_span(spans: dict[str, Span], span: Span) -> str | None:
             f"({known.name!r} and {span.name!r})")
 
 
-def _last_user_message(value: object) -> list[Any] | None:
+def _last_user_message(value: object) -> list[object] | None:
     messages = value.get("messages") if isinstance(value, Mapping) else None
     if not isinstance(messages, list):
         return None
@@ -105,6 +105,8 @@ def _tool_calls_from_messages(trace: Trace) -> Trace:
     changed: dict[str, Span] = {}
     for span in wanting:
         call_id = (span.attributes or {})["gen_ai.tool.call.id"]
+        if not isinstance(call_id, str):  # kept by the filter above; narrowed for the checker
+            continue
         changes: dict[str, Any] = {}
         if span.input is None and arguments.get(call_id) is not None:
             changes["input"] = maybe_json(arguments[call_id])
@@ -180,7 +182,8 @@ def agent_traces(trace: Trace) -> tuple[Trace, ...]:
         if agent.parent_span_id is None:
             subtree = [agent]
         else:
-            otel = dict(agent.extra.get("otel", {}))
+            kept = agent.extra.get("otel")
+            otel: dict[str, object] = dict(kept) if isinstance(kept, Mapping) else {}
             otel["parentSpanId"] = agent.parent_span_id
             subtree = [attrs.evolve(agent, parent_span_id=None,
                                     extra={**agent.extra, "otel": otel})]

@@ -13,7 +13,7 @@ GenAI reader reads, and reads it again.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, final
+from typing import final
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -46,7 +46,7 @@ class OtlpLogs:
             not be read, naming where it was.
     """
 
-    records: Mapping[str, Mapping[str, tuple[Mapping[str, Any], ...]]]
+    records: Mapping[str, Mapping[str, tuple[Mapping[str, object], ...]]]
     errors: tuple[TraceError, ...] = ()
 
 
@@ -63,7 +63,7 @@ def read_otlp_logs(requests: Iterable[tuple[str, object]]) -> OtlpLogs:
     >>> logs.records["0a"]["0b"][0]["body"], logs.errors[0].message[:30]
     ({'content': 'Hi'}, 'line 2: resourceLogs: required')
     """
-    found: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+    found: dict[str, dict[str, list[Mapping[str, object]]]] = {}
     errors: list[TraceError] = []
     for where, payload in requests:
         if isinstance(payload, TraceError):
@@ -87,7 +87,7 @@ def read_otlp_log_lines(lines: Iterable[str | bytes]) -> OtlpLogs:
     return read_otlp_logs((f"line {n}", p) for n, p in json_lines(lines))
 
 
-def _log_records(payload: object, where: str) -> Iterator[tuple[str, str, dict[str, Any]]
+def _log_records(payload: object, where: str) -> Iterator[tuple[str, str, dict[str, object]]
                                                            | TraceError]:
     """Every GenAI log record of one OTLP/JSON ``ExportLogsServiceRequest`` as (trace id,
     span id, record); a record that cannot be read, or a payload that is not a logs request,
@@ -113,7 +113,7 @@ def _log_records(payload: object, where: str) -> Iterator[tuple[str, str, dict[s
                     yield found
 
 
-def _record(raw: object) -> tuple[str, str, dict[str, Any]] | None:
+def _record(raw: object) -> tuple[str, str, dict[str, object]] | None:
     if not isinstance(raw, Mapping):
         raise Malformed("record", f"must be an object, got {short_repr(raw)}")
     attributes = key_values(raw.get("attributes"), "attributes")

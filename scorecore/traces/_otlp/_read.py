@@ -6,7 +6,7 @@ import collections
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any, Final, cast, final
+from typing import Final, cast, final
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -189,7 +189,7 @@ def _not_json(number: int, exc: ValueError) -> TraceError:
     return TraceError(kind="invalid_otlp", message=f"line {number}: not JSON ({reason})")
 
 
-def _load(text: str) -> Any:
+def _load(text: str) -> object:
     """One line's JSON; ``ValueError`` also for nesting too deep or a 4,300-digit number."""
     try:
         return json.loads(text)

@@ -23,7 +23,7 @@ from scorecore.traces._spans import Span, TraceError
 _ERROR_CODES: Final = frozenset({2, "2", "STATUS_CODE_ERROR"})
 
 
-def _span(raw: object, resource: Mapping[str, Any], scope: Mapping[str, Any]) -> Span:
+def _span(raw: object, resource: Mapping[str, object], scope: Mapping[str, object]) -> Span:
     if not isinstance(raw, Mapping):
         raise Malformed("span", f"must be an object, got {short_repr(raw)}")
     span_id = hex_id(raw, "spanId", required=True)
@@ -49,11 +49,11 @@ def _span(raw: object, resource: Mapping[str, Any], scope: Mapping[str, Any]) ->
     if failed:
         error = {"message": _error_text(status, events, mapped.get("output")),
                  "type": text_or_none(attributes.get("error.type")) or "error"}
-    span_attributes: dict[str, Any] = dict(attributes)
+    span_attributes: dict[str, object] = dict(attributes)
     span_attributes.update(mapped.pop("mastra_attributes", {}))
     if span_type == "tool_call":
         span_attributes["success"] = not failed
-    extra: dict[str, Any] = {
+    extra: dict[str, object] = {
         "otel": {"kind": raw.get("kind"),
                  "convention": None if convention is None else convention.name,
                  "resource": resource, "scope": scope,
@@ -71,7 +71,7 @@ def _span(raw: object, resource: Mapping[str, Any], scope: Mapping[str, Any]) ->
     )
 
 
-def _error_text(status: Mapping[str, Any], events: list[Any], output: object) -> str:
+def _error_text(status: Mapping[str, object], events: list[object], output: object) -> str:
     """What a failed span says went wrong: the text it returned (a tool's error reply, as
     pydantic-ai records it), else its exception event's message, else its status message."""
     if isinstance(output, str) and output.strip():
@@ -86,7 +86,7 @@ def _error_text(status: Mapping[str, Any], events: list[Any], output: object) ->
     return message if isinstance(message, str) else ""
 
 
-def _scope_name(scope_spans: Mapping[str, Any]) -> dict[str, Any]:
+def _scope_name(scope_spans: Mapping[str, object]) -> dict[str, object]:
     scope = scope_spans.get("scope") or {}
     if not isinstance(scope, Mapping):
         return {}
@@ -134,7 +134,7 @@ def spans_of(payload: object) -> Iterator[Result[Span, TraceError]]:
                 yield Failure(TraceError(kind="invalid_otlp", message=(
                     f"{where}.scopeSpans[{s_index}].spans: must be a list")))
                 continue
-            scope = _scope_name(cast(Mapping[str, Any], group))
+            scope = _scope_name(cast(Mapping[str, object], group))
             for index, raw in enumerate(spans):
                 try:
                     yield Success(_span(raw, resource, scope))

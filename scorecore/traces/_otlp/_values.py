@@ -44,7 +44,7 @@ MAX_DEPTH: Final = 64
 instrumentation writes more than a few levels; a bound keeps every later step iterative-safe)."""
 
 
-def any_value(value: object, where: str, depth: int = 0) -> Any:
+def any_value(value: object, where: str, depth: int = 0) -> object:
     """One OTLP ``AnyValue`` (JSON encoding) as a plain Python value."""
     if depth > MAX_DEPTH:
         raise Malformed(where, f"nested deeper than {MAX_DEPTH} levels")
@@ -97,18 +97,18 @@ def any_value(value: object, where: str, depth: int = 0) -> Any:
     raise Malformed(where, f"unknown AnyValue {short_repr(value)}")
 
 
-def key_values(pairs: object, where: str, depth: int = 0) -> dict[str, Any]:
+def key_values(pairs: object, where: str, depth: int = 0) -> dict[str, object]:
     if pairs is None:
         return {}
     if not isinstance(pairs, list):
         raise Malformed(where, f"must be a list of key/value objects, got {short_repr(pairs)}")
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for index, pair in enumerate(pairs):
         key = pair.get("key") if isinstance(pair, dict | Mapping) else None
         if not isinstance(key, str):
             raise Malformed(f"{where}[{index}]", f"must be an object with a string key, "
                                                   f"got {short_repr(pair)}")
-        value = cast(Mapping[str, Any], pair).get("value", _NO_VALUE)
+        value = cast(Mapping[str, object], pair).get("value", _NO_VALUE)
         # The common case first: one string value (no location string built for it).
         if type(value) is dict and len(value) == 1 and type(value.get("stringValue")) is str:
             out[key] = value["stringValue"]
@@ -120,17 +120,17 @@ def key_values(pairs: object, where: str, depth: int = 0) -> dict[str, Any]:
     return out
 
 
-_NO_VALUE: Final[Mapping[str, Any]] = {}
+_NO_VALUE: Final[Mapping[str, object]] = {}
 
 
-def field(raw: Mapping[str, Any], camel: str) -> Any:
+def field(raw: Mapping[str, object], camel: str) -> object:
     # OTLP/JSON receivers accept the protobuf field names too (snake_case).
     if camel in raw:
         return raw[camel]
     return raw.get(re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), camel))
 
 
-def hex_id(raw: Mapping[str, Any], camel: str, *, required: bool) -> str | None:
+def hex_id(raw: Mapping[str, object], camel: str, *, required: bool) -> str | None:
     value = field(raw, camel)
     if value is None or value == "":
         if required:
@@ -152,7 +152,7 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MAX_NANOS: Final = 2 ** 64  # OTLP's fixed64; the largest is in the year 2554
 
 
-def timestamp(raw: Mapping[str, Any], camel: str, *, required: bool) -> datetime | None:
+def timestamp(raw: Mapping[str, object], camel: str, *, required: bool) -> datetime | None:
     value = field(raw, camel)
     if value is None or value in ("", "0", 0):
         if required:
@@ -171,7 +171,7 @@ def timestamp(raw: Mapping[str, Any], camel: str, *, required: bool) -> datetime
     return _EPOCH + timedelta(microseconds=nanos // 1000)
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str) -> object:
     """``text`` parsed; raises ``ValueError`` for text that is not JSON, holds a number of
     more than 4,300 digits, or nests deeper than :data:`MAX_DEPTH`."""
     try:
@@ -184,7 +184,7 @@ def parse_json(text: str) -> Any:
     return value
 
 
-def _depth(value: Any) -> int:
+def _depth(value: object) -> int:
     """How deep ``value`` nests (iteratively: a deep value must not exhaust the stack)."""
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -200,7 +200,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def json_text(value: Any, field: str) -> Any:
+def json_text(value: object, field: str) -> object:
     """A convention's JSON-in-a-string attribute, parsed (structured values pass through)."""
     if not isinstance(value, str):
         return value
@@ -212,7 +212,7 @@ def json_text(value: Any, field: str) -> Any:
         raise Malformed(field, f"must be JSON, {exc}") from None
 
 
-def maybe_json(value: Any) -> Any:
+def maybe_json(value: object) -> object:
     """A free-form value (tool arguments, ``input.value``): JSON when it parses, else as is."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
@@ -222,7 +222,7 @@ def maybe_json(value: Any) -> Any:
     return value
 
 
-def serialized(value: Any) -> Any:
+def serialized(value: object) -> object:
     """A value an SDK wrote with ``JSON.stringify`` / ``json.dumps`` (a tool's result, a
     decorated function's return value): parsed, a quoted string included; as is when it is
     not JSON."""
@@ -250,8 +250,8 @@ def last_text(messages: list[dict[str, Any]] | None) -> str | None:
                  if m["role"] == "assistant" and t), texts[-1])
 
 
-def usage(attributes: Mapping[str, Any], tokens_in: str, tokens_out: str) -> dict[str, Any]:
-    usage: dict[str, Any] = {}
+def usage(attributes: Mapping[str, object], tokens_in: str, tokens_out: str) -> dict[str, object]:
+    usage: dict[str, object] = {}
     for key, name in ((tokens_in, "inputTokens"), (tokens_out, "outputTokens")):
         value = attributes.get(key)
         if value is not None:

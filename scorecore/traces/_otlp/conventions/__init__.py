@@ -12,7 +12,7 @@ read by the GenAI reader as fallbacks.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, final
+from typing import Final, final
 
 import attrs
 
@@ -43,7 +43,7 @@ class Convention:
     """The attribute naming the span's kind, or ``None``: the span's name does."""
     kinds: Mapping[str, str]
     """That attribute's (upper-cased for OpenInference) or the name's value → span type."""
-    read: Callable[[str, Mapping[str, Any], str], dict[str, Any]]
+    read: Callable[[str, Mapping[str, object], str], dict[str, object]]
     """(span type, attributes, span name) → the Span fields it fills."""
     upper: bool = False
 
@@ -63,7 +63,7 @@ CONVENTIONS: Final[tuple[Convention, ...]] = (
 )
 
 
-def classify(attributes: Mapping[str, Any], name: str) -> tuple[str, Convention | None]:
+def classify(attributes: Mapping[str, object], name: str) -> tuple[str, Convention | None]:
     """The span type and the convention that recognised the span (``None``: none did)."""
     for convention in CONVENTIONS:
         value = attributes.get(convention.key) if convention.key is not None else name

@@ -38,21 +38,21 @@ def _part_text(parts: object, field: str) -> str:
     return "\n".join(cast(list[str], texts))
 
 
-def _genai_messages(attributes: Mapping[str, Any], key: str) -> list[dict[str, Any]] | None:
+def _genai_messages(attributes: Mapping[str, object], key: str) -> list[dict[str, Any]] | None:
     """``gen_ai.input.messages`` / ``gen_ai.output.messages`` as ``{"role", "content"}`` dicts."""
     if key not in attributes:
         return None
     messages = json_text(attributes[key], key)
     if not isinstance(messages, list):
         raise Malformed(key, f"must be a list of messages, got {short_repr(messages)}")
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     for index, message in enumerate(messages):
         where = f"{key}[{index}]"
         if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
             raise Malformed(where, f"must be a message with a string role, "
                                     f"got {short_repr(message)}")
         parts = message.get("parts", [])
-        converted: dict[str, Any] = {"role": message["role"],
+        converted: dict[str, object] = {"role": message["role"],
                                      "content": _part_text(parts, where)}
         calls = [{"id": p.get("id"), "name": p.get("name"), "arguments": p.get("arguments")}
                  for p in parts if isinstance(p, Mapping) and p.get("type") == "tool_call"]
@@ -67,7 +67,7 @@ def _genai_messages(attributes: Mapping[str, Any], key: str) -> list[dict[str, A
     return out
 
 
-def _system_instructions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _system_instructions(attributes: Mapping[str, object]) -> list[dict[str, object]]:
     key = "gen_ai.system_instructions"
     if key not in attributes:
         return []
@@ -76,7 +76,7 @@ def _system_instructions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"role": "system", "content": text}] if text else []
 
 
-def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+def _first(attributes: Mapping[str, object], keys: tuple[str, ...]) -> object:
     return next((attributes[k] for k in keys if attributes.get(k) is not None), None)
 
 
@@ -87,7 +87,7 @@ TOOL_RESULT: Final = ("gen_ai.tool.call.result", "tool_response")
 AGENT_NAME: Final = ("gen_ai.agent.name", "agent_name")
 
 
-def read_genai(span_type: str, attributes: Mapping[str, Any], name: str = "") -> dict[str, Any]:
+def read_genai(span_type: str, attributes: Mapping[str, object], name: str = "") -> dict[str, Any]:
     """A GenAI span's fields (``name`` is unused: GenAI names things in attributes)."""
     if span_type == "agent_run":
         agent = text_or_none(_first(attributes, AGENT_NAME))
@@ -111,7 +111,7 @@ def read_genai(span_type: str, attributes: Mapping[str, Any], name: str = "") ->
         model = (text_or_none(attributes.get("gen_ai.response.model"))
                  or text_or_none(attributes.get("gen_ai.request.model")))
         reasons = attributes.get("gen_ai.response.finish_reasons")
-        extra: dict[str, Any] = {"model": model,
+        extra: dict[str, object] = {"model": model,
                                  "usage": usage(attributes, "gen_ai.usage.input_tokens",
                                                  "gen_ai.usage.output_tokens")}
         if isinstance(reasons, list) and reasons:

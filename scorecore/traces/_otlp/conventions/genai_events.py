@@ -25,8 +25,8 @@ CHOICE: Final = "gen_ai.choice"
 _COPIED: Final = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 
 
-def _parts(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
+def _parts(message: Mapping[str, Any]) -> list[dict[str, object]]:
+    parts: list[dict[str, object]] = []
     content = message.get("content")
     if isinstance(content, str) and content:
         parts.append({"type": "text", "content": content})
@@ -39,11 +39,11 @@ def _parts(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return parts
 
 
-def event_attributes(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def event_attributes(records: Iterable[Mapping[str, Any]]) -> dict[str, object]:
     """The GenAI attributes a span's records amount to."""
-    out: dict[str, Any] = {}
-    inputs: list[dict[str, Any]] = []
-    outputs: list[dict[str, Any]] = []
+    out: dict[str, object] = {}
+    inputs: list[dict[str, object]] = []
+    outputs: list[dict[str, object]] = []
     for record in records:
         body = record["body"] if isinstance(record["body"], Mapping) else {}
         if record["event"] == DETAILS:
@@ -62,7 +62,7 @@ def event_attributes(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def span_events(attributes: Mapping[str, Any]) -> dict[str, Any]:
+def span_events(attributes: Mapping[str, Any]) -> dict[str, object]:
     """The message attributes a span's ``events`` attribute (pydantic-ai's format 1: a JSON
     list of events, each with its ``event.name`` and body keys) amounts to; empty when the
     span records its messages as attributes already or has no such list."""

@@ -21,7 +21,7 @@ _CALL: Final = re.compile(r"tool_calls\.(\d{1,9})\.(name|arguments|id)")
 _LINE: Final = re.compile(r"(system|user|assistant|tool|developer): ?(.*)", re.DOTALL)
 
 
-def _indexed(attributes: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def _indexed(attributes: Mapping[str, object]) -> dict[str, list[dict[str, object]]]:
     found: dict[str, dict[int, dict[str, Any]]] = {"prompt": {}, "completion": {}}
     for key, value in attributes.items():
         match = _INDEXED.fullmatch(key)
@@ -38,7 +38,7 @@ def _indexed(attributes: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
         converted = []
         for index in sorted(messages):
             message = messages[index]
-            parts: list[dict[str, Any]] = []
+            parts: list[dict[str, object]] = []
             if isinstance(message.get("content"), str):
                 parts.append({"type": "text", "content": message["content"]})
             parts += [{"type": "tool_call", **c} for _, c in sorted(message["calls"].items())]
@@ -50,7 +50,7 @@ def _indexed(attributes: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _lines(text: str) -> list[dict[str, Any]]:
+def _lines(text: str) -> list[dict[str, object]]:
     messages: list[dict[str, Any]] = []
     for line in text.split("\n"):
         match = _LINE.fullmatch(line)
@@ -64,12 +64,12 @@ def _lines(text: str) -> list[dict[str, Any]]:
             for m in messages]
 
 
-def legacy_messages(attributes: Mapping[str, Any]) -> dict[str, Any]:
+def legacy_messages(attributes: Mapping[str, object]) -> dict[str, object]:
     """The current message attributes the older ones amount to; empty when the span has the
     current ones or none of the older."""
     if "gen_ai.input.messages" in attributes:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     indexed = _indexed(attributes)
     prompt, completion = attributes.get("gen_ai.prompt"), attributes.get("gen_ai.completion")
     if "prompt" in indexed:

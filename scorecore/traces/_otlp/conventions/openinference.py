@@ -32,7 +32,7 @@ _OI_TOOL_CALL: Final = re.compile(r"tool_calls\.(\d{1,9})\.tool_call\.(.+)")
 _OI_CONTENT: Final = re.compile(r"contents\.(\d{1,9})\.message_content\.(.+)")
 
 
-def _oi_messages(attributes: Mapping[str, Any], direction: str) -> list[dict[str, Any]] | None:
+def _oi_messages(attributes: Mapping[str, Any], direction: str) -> list[dict[str, object]] | None:
     """``llm.input_messages.N.message.*`` (flattened) as ``{"role", "content"}`` dicts."""
     found: dict[int, dict[str, Any]] = {}
     contents: dict[int, dict[int, str]] = {}
@@ -54,7 +54,7 @@ def _oi_messages(attributes: Mapping[str, Any], direction: str) -> list[dict[str
             entry[call.group(2)] = value
     if not found:
         return None
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     for index in sorted(found):
         message = found[index]
         field = f"llm.{direction}_messages.{index}.message"
@@ -76,14 +76,16 @@ def _oi_messages(attributes: Mapping[str, Any], direction: str) -> list[dict[str
     return out
 
 
-def _oi_value(attributes: Mapping[str, Any], key: str) -> Any:
+def _oi_value(attributes: Mapping[str, Any], key: str) -> object:
     value = attributes.get(key)
     if attributes.get(f"{key.rsplit('.', 1)[0]}.mime_type") == "application/json":
         return json_text(value, key)
     return value
 
 
-def read_openinference(span_type: str, attributes: Mapping[str, Any], name: str) -> dict[str, Any]:
+def read_openinference(
+    span_type: str, attributes: Mapping[str, Any], name: str
+) -> dict[str, object]:
     if span_type == "agent_run":
         agent = text_or_none(attributes.get("agent.name")) or name
         value = _oi_value(attributes, "input.value")

@@ -10,7 +10,7 @@ A decorated span keeps the function's call as ``traceloop.entity.input`` (JSON: 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from scorecore.traces._otlp._values import maybe_json, serialized, text_or_none
 from scorecore.traces._otlp.conventions.genai import read_genai
@@ -24,7 +24,7 @@ LLM_REQUEST_TYPES: Final[Mapping[str, str]] = {
 """``llm.request.type`` → span type."""
 
 
-def _arguments(value: Any) -> Any:
+def _arguments(value: object) -> object:
     # the decorator records the call; a tool's arguments are its keyword arguments, or its
     # one positional argument
     call = maybe_json(value)
@@ -36,7 +36,9 @@ def _arguments(value: Any) -> Any:
     return call
 
 
-def read_traceloop(span_type: str, attributes: Mapping[str, Any], name: str) -> dict[str, Any]:
+def read_traceloop(
+    span_type: str, attributes: Mapping[str, object], name: str
+) -> dict[str, object]:
     """A Traceloop-decorated span's fields (model spans: the GenAI reader's)."""
     if span_type == "model_generation":
         return read_genai(span_type, attributes, name)

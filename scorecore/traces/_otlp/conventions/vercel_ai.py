@@ -10,7 +10,7 @@ Messages are JSON in ``ai.prompt`` (``{"system", "prompt", "messages"}``) and
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from scorecore.traces._otlp._values import maybe_json, serialized, text_or_none, usage
 
@@ -24,7 +24,7 @@ VERCEL_AI_OPERATIONS: Final[Mapping[str, str]] = {
 """``ai.operationId`` → span type."""
 
 
-def _content(value: Any) -> str:
+def _content(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
@@ -33,7 +33,7 @@ def _content(value: Any) -> str:
     return ""
 
 
-def _messages(value: Any) -> list[dict[str, Any]]:
+def _messages(value: object) -> list[dict[str, object]]:
     raw = maybe_json(value)
     if isinstance(raw, Mapping):  # ai.prompt: {"system", "prompt", "messages"}
         found = [{"role": "system", "content": raw["system"]}] if isinstance(
@@ -47,7 +47,9 @@ def _messages(value: Any) -> list[dict[str, Any]]:
         isinstance(raw, list)) else []
 
 
-def read_vercel_ai(span_type: str, attributes: Mapping[str, Any], name: str) -> dict[str, Any]:
+def read_vercel_ai(
+    span_type: str, attributes: Mapping[str, object], name: str
+) -> dict[str, object]:
     """A Vercel AI SDK span's fields."""
     text = attributes.get("ai.response.text")
     output = {"text": text} if isinstance(text, str) else None
