@@ -11,6 +11,7 @@ scorecore, and ``llama_cpp`` only where it is used. A call's outcome is a JSON-a
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
@@ -40,6 +41,9 @@ class LoadKey:
     n_threads: int | None
     chat_format: str | None
     repack_weights: bool
+    # Token log-probabilities need llama.cpp to keep the logits of every position (n_ctx x
+    # vocabulary floats): only a model asked for them is loaded that way.
+    logits_all: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,7 +53,8 @@ class LoadKey:
         return cls(path=str(data["path"]), n_ctx=int(data["n_ctx"]),
                    n_threads=None if data["n_threads"] is None else int(data["n_threads"]),
                    chat_format=None if data["chat_format"] is None else str(data["chat_format"]),
-                   repack_weights=bool(data["repack_weights"]))
+                   repack_weights=bool(data["repack_weights"]),
+                   logits_all=bool(data.get("logits_all", False)))
 
 
 # --- the load parameters ----------------------------------------------------------------------
@@ -178,6 +183,7 @@ def loaded(key: LoadKey) -> Loaded:
                     model_path=key.path, n_ctx=key.n_ctx, n_threads=threads,
                     n_threads_batch=threads, chat_format=key.chat_format, seed=DEFAULT_SEED,
                     last_n_tokens_size=PENALTY_WINDOW, verbose=False,
+                    logits_all=key.logits_all,
                 )
             found = _LOADED[key] = Loaded(llama)
         return found
@@ -278,4 +284,21 @@ def complete(
             return _error("unknown", None, "llama.cpp failed", exc)
         finally:
             model.check = _never
+    if arguments.get("logprobs"):
+        _plain_logprobs(reply)
     return {"reply": reply}
+
+
+# What OpenAI writes for a token the sampler could never pick (JSON has no -inf).
+_IMPOSSIBLE: Final = -9999.0
+
+
+def _plain_logprobs(reply: Any) -> None:
+    """Make the reply's log-probabilities plain JSON floats, in place: llama.cpp gives numpy
+    floats (and -inf for impossible tokens), which the worker's frames cannot carry."""
+    for choice in reply.get("choices") or ():
+        content = (choice.get("logprobs") or {}).get("content") or ()
+        alternatives = (alt for item in content for alt in item.get("top_logprobs") or ())
+        for entry in (*content, *alternatives):
+            number = float(entry["logprob"])
+            entry["logprob"] = number if math.isfinite(number) else _IMPOSSIBLE

@@ -34,6 +34,7 @@ import anyio.to_thread
 import attrs
 
 from scorecore.judge import JudgeResponse, JudgeUsage, StructuredOutputMode
+from scorecore_adapters._logprobs import from_row, to_row
 from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._common import redact_url
 from scorecore_adapters.storage._url import StoreUrl
@@ -58,13 +59,16 @@ _MODES: Mapping[str, StructuredOutputMode] = {
 
 
 def _encode(response: JudgeResponse) -> str:
-    return json.dumps({
+    row: dict[str, object] = {
         "text": response.text,
         "usage": {name: getattr(response.usage, name) for name in _USAGE_FIELDS},
         "finish_reason": response.finish_reason,
         "model_id": response.model_id,
         "structured_output": response.structured_output,
-    }, ensure_ascii=False)
+    }
+    if response.logprobs is not None:  # absent otherwise: a row reads as it always did
+        row["logprobs"] = to_row(response.logprobs)
+    return json.dumps(row, ensure_ascii=False)
 
 
 # The JSON reader json.loads ends in: a row written by _encode is one JSON object with
@@ -111,9 +115,11 @@ def _decode(data: Any) -> JudgeResponse | None:
         # does not know: the reply is still good, its mode unknown.
         mode = raw.get("structured_output")
         known = _MODES.get(mode) if isinstance(mode, str) else None
+        logprobs = raw.get("logprobs")
         return JudgeResponse(
             text=raw["text"], usage=JudgeUsage(**counts), finish_reason=finish,
             model_id=model_id, structured_output=known,
+            logprobs=None if logprobs is None else from_row(logprobs),
         )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None

@@ -18,6 +18,7 @@ The module imports without the extra; what needs it says so when called.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import importlib.metadata
@@ -49,6 +50,7 @@ from scorecore_adapters._llama_server import (
     llama_server,
     model_file,
 )
+from scorecore_adapters._logprobs import from_choice, logprob_body
 
 __all__ = [
     "BUNDLED_MODEL_FILE",
@@ -380,12 +382,16 @@ class LocalModel:
             "seed": _llama_run.DEFAULT_SEED if settings.seed is None else settings.seed,
             "max_tokens": settings.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
             "repeat_penalty": _llama_run.DEFAULT_REPEAT_PENALTY,
+            **logprob_body(request),
             **settings.extra,
         }
         timeout = settings.timeout if settings.timeout is not None else self._timeout
         stop = threading.Event()
         run = self._in_process if self._isolation == "in_process" else self._in_worker
-        call = functools.partial(run, arguments, grammar, timeout, stop)
+        # A request for log-probabilities goes to a copy of the model loaded to give them.
+        key = (self._key if request.top_logprobs is None
+               else dataclasses.replace(self._key, logits_all=True))
+        call = functools.partial(run, key, arguments, grammar, timeout, stop)
         try:
             result = await anyio.to_thread.run_sync(
                 call, abandon_on_cancel=True, limiter=_limiter(self._key)
@@ -397,15 +403,15 @@ class LocalModel:
         return result if grammar is None else result.map(_decoded_under_grammar)
 
     def _in_process(
-        self, arguments: dict[str, Any], grammar: str | None, timeout: float | None,
-        stop: threading.Event,
+        self, key: _llama_run.LoadKey, arguments: dict[str, Any], grammar: str | None,
+        timeout: float | None, stop: threading.Event,
     ) -> Result[JudgeResponse, JudgeError]:
         """Run the model in this process: runs in a worker thread."""
-        return self._result(_llama_run.complete(self._key, arguments, grammar, timeout, stop))
+        return self._result(_llama_run.complete(key, arguments, grammar, timeout, stop))
 
     def _in_worker(
-        self, arguments: dict[str, Any], grammar: str | None, timeout: float | None,
-        stop: threading.Event,
+        self, key: _llama_run.LoadKey, arguments: dict[str, Any], grammar: str | None,
+        timeout: float | None, stop: threading.Event,
     ) -> Result[JudgeResponse, JudgeError]:
         """Run the model in the worker process (started if needed): runs in a worker thread."""
         try:
@@ -417,7 +423,7 @@ class LocalModel:
                 'LocalModel(isolation="in_process"))',
             ))
         try:
-            worker = _local_client.worker_for(self._key)
+            worker = _local_client.worker_for(key)
         except OSError as exc:
             return Failure(self._error("unknown", "model_load_failed", exc,
                                        "could not start the local judge's worker process"))
@@ -466,6 +472,7 @@ class LocalModel:
         return Success(JudgeResponse(
             text=content or "", usage=_usage(reply.get("usage")),
             finish_reason=finish if isinstance(finish, str) else None, model_id=self._model_id,
+            logprobs=from_choice(choice),
         ))
 
 

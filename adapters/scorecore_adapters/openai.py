@@ -45,6 +45,7 @@ from scorecore_adapters._http.exchange import HttpReply
 from scorecore_adapters._http.judge import HttpJudgeBase
 from scorecore_adapters._http.nulls import accepts_null, prune_optional_nulls
 from scorecore_adapters._http.scrub import redact
+from scorecore_adapters._logprobs import from_choice, logprob_body
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -444,6 +445,7 @@ class OpenAIChatModel(HttpJudgeBase):
                 "type": "json_object",
                 "schema": _for_the_grammar(request.output_schema),
             }
+        body.update(logprob_body(request))
         body.update(settings.extra)
         return body
 
@@ -516,6 +518,7 @@ class OpenAIChatModel(HttpJudgeBase):
                 usage=_usage(body.get("usage")),
                 finish_reason=as_str(choice.get("finish_reason")),
                 model_id=model_id if isinstance(model_id, str) else self._model,
+                logprobs=None if request.top_logprobs is None else from_choice(choice),
             )
         )
 

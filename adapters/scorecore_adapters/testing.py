@@ -2,6 +2,8 @@
 
 - :class:`ScriptedJudge` answers from a list of replies, in order, and records every request.
 - :class:`FunctionJudge` answers with your function of the request (sync or async).
+- :func:`verdict_reply` builds a reply whose verdict token carries log-probabilities, for
+  scores read from probabilities (``ScorePromptStep(score_from="probabilities")``).
 - :func:`judge_error` builds a provider-like :class:`~scorecore.JudgeError` (429, 503 …).
 - :class:`VirtualClock` is a clock and a ``sleep`` that never waits: pass
   ``Runtime(clock=vc, sleep=vc.sleep)`` to ``Scorer.run`` and retries take no real time.
@@ -60,6 +62,7 @@ from scorecore_adapters._chaos import (
     FaultPlan,
     InjectedFault,
 )
+from scorecore_adapters._fake_logprobs import verdict_reply
 from scorecore_adapters._memory_store import InMemoryScoreStore
 from scorecore_adapters.cache import MemoryJudgeCache
 
@@ -80,6 +83,7 @@ __all__ = [
     "assert_passes",
     "assert_scored",
     "judge_error",
+    "verdict_reply",
     "virtual_runtime",
 ]
 

@@ -16,6 +16,8 @@ import struct
 from collections.abc import Mapping
 from typing import Final, Protocol, TypeAlias, final
 
+import attrs
+
 from scorecore._core._judge import JudgeRequest, JudgeResponse, ModelSettings
 
 __all__ = ["JudgeCache", "cache_key"]
@@ -227,7 +229,8 @@ def cache_key(
     message, the output schema, how the schema is conveyed (``native_schema``) or any model
     setting changes it. Two settings are left out on purpose: ``timeout`` (how long to wait
     does not change the reply) and the asking ``step`` (the same request from two steps has
-    the same answer).
+    the same answer). A request asking for log-probabilities (``top_logprobs``) has a key of
+    its own; one asking for none has the key it had before the setting existed.
 
     ``identity`` is the judge model's ``cache_identity`` (see :class:`JudgeModel`): where the
     answers come from besides the provider and model id — an HTTP judge's base URL and the
@@ -250,6 +253,14 @@ def request_key(
 ) -> str:
     """:func:`cache_key` with the request's output schema already written (internal: the judge
     loop writes each step's schema once, when the step is added)."""
+    if request.top_logprobs is not None:
+        # A reply with log-probabilities is another entry than the same reply without them;
+        # a request asking for none keeps the key it always had (caches written before stay
+        # warm).
+        plain = request_key(attrs.evolve(request, top_logprobs=None), provider=provider,
+                            model_id=model_id, trial=trial, identity=identity, schema=schema)
+        asked = f"top_logprobs={request.top_logprobs}\x00{plain}".encode()
+        return hashlib.sha256(_KEY_VERSION + b"L" + asked).hexdigest()
     settings = request.settings
     extra = settings.extra
     native = request.native_schema

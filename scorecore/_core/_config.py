@@ -27,6 +27,13 @@ from scorecore._core._output_schema import TypedSchema, schema_problem
 from scorecore._core._reprs import short_repr
 from scorecore._core._schema_gen import schema_for_type
 from scorecore._core._values import A, CalculateScoreContext, In, J, Out, P, StepContext
+from scorecore._core._verdicts import (
+    ScoreFrom,
+    check_samples,
+    check_score_from,
+    check_verdicts,
+    refuse_unusable,
+)
 from scorecore.validators import is_int, misuse
 
 __all__ = [
@@ -324,7 +331,26 @@ class ScorePromptStep(Generic[In, Out, P, A, J]):
     structured into ``output_type`` when one is given) into the score; ``output_type`` needs a
     ``calculate_score``. Either way the score must be a finite number.
 
+    How sure the judge was (``ScoreResult.confidence``), read one of two ways:
+
+    - ``score_from="probabilities"`` with ``verdicts`` (each candidate verdict token and its
+      value, e.g. ``{"1": 0.0, "2": 0.25, ..., "5": 1.0}`` or ``{"yes": 1.0, "no": 0.0}``):
+      the judge is asked for token log-probabilities and the score is the probability-weighted
+      value of the verdicts at the verdict position (G-Eval); the confidence is the chosen
+      verdict's probability among the verdicts. A judge that gives no log-probabilities, or a
+      reply without a verdict token, leaves the run not scorable (kind ``"no_logprobs"``).
+    - ``samples=k`` (k > 1): the judge is asked k times (sample ``i`` with seed ``seed + i``,
+      ``seed`` the step's, or 0; each cached and budgeted as its own call; the temperature is
+      the step's ``model_settings``); the score is the mean of the k scores and the
+      confidence their agreement: the share of sample pairs whose scores are equal (1.0 when
+      all agree, 0.6 for one dissenter among five).
+
+    A step using neither has ``confidence`` ``None``.
+
     >>> ScorePromptStep(description="Rate", create_prompt=lambda ctx: "Rate it").calculate_score
+    >>> ScorePromptStep(description="Rate", create_prompt=lambda ctx: "Rate 1-5",
+    ...                 score_from="probabilities", verdicts={"1": 0.0, "5": 1.0}).score_from
+    'probabilities'
     """
 
     description: str = attrs.field(validator=_check_str)
@@ -348,8 +374,13 @@ class ScorePromptStep(Generic[In, Out, P, A, J]):
     example: WorkedExample | None = attrs.field(default=None, validator=_check_example)
     """The worked example ``create_prompt`` shows the judge, if any (as for a
     :class:`PromptStep`)."""
+    score_from: ScoreFrom = attrs.field(default="reply", validator=check_score_from)
+    verdicts: Mapping[str, float] | None = attrs.field(default=None, validator=check_verdicts)
+    samples: int = attrs.field(default=1, validator=check_samples)
 
     def __attrs_post_init__(self) -> None:
+        refuse_unusable(self.score_from, self.verdicts, self.samples,
+                        has_calculate=self.calculate_score is not None)
         if self.output_type is not None and self.calculate_score is None:
             raise ScorerDefinitionError(
                 f"ScorePromptStep with output_type {short_repr(self.output_type)} needs a "

@@ -45,6 +45,7 @@ from scorecore._core._judge import (
     StructuredOutputMode,
     with_default_cap,
 )
+from scorecore._core._logprobs import TokenLogprob
 from scorecore._core._meter import MeteredExecution, default_cap
 from scorecore._core._output_schema import (
     CompiledSchema,
@@ -82,8 +83,8 @@ ECHO_NOTE = ("\n\nJudge only the data given above. Your last reply described a w
 class _Tally:
     """What one execution's attempts gathered (a plain slotted class: one per execution)."""
 
-    __slots__ = ("attempts", "finish_reason", "model_calls", "processor_errors", "raw_output",
-                 "structured_output", "usage", "waits")
+    __slots__ = ("attempts", "finish_reason", "logprobs", "model_calls", "processor_errors",
+                 "raw_output", "structured_output", "usage", "waits")
 
     def __init__(self) -> None:
         self.model_calls = 0
@@ -94,6 +95,7 @@ class _Tally:
         self.finish_reason: str | None = None
         self.raw_output: str | None = None
         self.structured_output: StructuredOutputMode | None = None
+        self.logprobs: tuple[TokenLogprob, ...] | None = None
 
     def add_usage(self, usage: JudgeUsage) -> None:
         self.usage = usage if self.usage is None else self.usage + usage
@@ -101,10 +103,12 @@ class _Tally:
 
 @attrs.frozen
 class JudgeOutcome:
-    """The step value produced by the judge (or ``None``) and the execution telemetry."""
+    """The step value produced by the judge (or ``None``), the execution telemetry and the
+    last reply's log-probabilities (``None`` unless asked for and given)."""
 
     value: Any
     execution: JudgeExecution
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
     @property
     def failed(self) -> bool:
@@ -335,7 +339,7 @@ def _structured_output(
     return "native" if request.native_schema else "prompt"
 
 
-async def execute_judge(
+async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line one reply field
     *,
     judge: ResolvedJudge,
     prompt: str,
@@ -343,12 +347,15 @@ async def execute_judge(
     step: StepName,
     runtime: Runtime,
     example: WorkedExample | None = None,
+    top_logprobs: int | None = None,
 ) -> JudgeOutcome:
     """Ask the judge for one step: at most one format fallback, retries per error processors.
 
     With ``example``, a reply that restates it is a format failure too (see the module
     docstring); when no attempt succeeds and one of them echoed, the execution fails with
     :class:`ExampleEcho`. Never raises for anything the model, a processor or the reply did.
+    ``top_logprobs`` is sent in the request (see :attr:`JudgeRequest.top_logprobs`); the
+    reply's log-probabilities come back on the outcome.
     """
     started = runtime.clock()
     tally = _Tally()
@@ -385,7 +392,7 @@ async def execute_judge(
             cache_misses=cache_misses,
             structured_output=tally.structured_output,
         )
-        return _new_outcome(value, execution)
+        return _new_outcome(value, execution, tally.logprobs)
 
     last_errors: tuple[str, ...] = ()
     echoed: tuple[str, ...] = ()
@@ -407,7 +414,8 @@ async def execute_judge(
                 return finish(None, processed.failure())
             messages = processed.unwrap()
         request = _request(messages, None if schema is None else schema.schema,
-                           schema is not None and routing == "native", settings, step)
+                           schema is not None and routing == "native", settings, step,
+                           top_logprobs)
         response = await meter.call(
             request, functools.partial(_call_with_retries, judge, request, runtime, tally),
             NO_SCHEMA_KEY if schema is None else schema.key,
@@ -419,6 +427,7 @@ async def execute_judge(
         tally.finish_reason = response.finish_reason
         tally.raw_output = text = response.text
         tally.structured_output = _structured_output(request, response)
+        tally.logprobs = response.logprobs
         if judge.output_processors:
             processed_text = await _apply_output_processors(judge, text)
             if isinstance(processed_text, Failure):

@@ -14,6 +14,7 @@ import attrs
 from returns.result import Result
 
 from scorecore._core._failed_call import JudgeError, JudgeErrorKind
+from scorecore._core._logprobs import TokenLogprob, check_top_logprobs
 from scorecore._core._redact import redacted_repr
 from scorecore.validators import check_count, is_int, is_number, misuse
 
@@ -105,6 +106,19 @@ def _finite_or_none(name: str) -> Any:
             raise misuse(f"ModelSettings.{name}", value, "must be a finite number")
 
     return check
+
+
+def _top_logprobs(_inst: object, _attr: object, value: int | None) -> None:
+    check_top_logprobs("JudgeRequest.top_logprobs", value)
+
+
+def _logprobs(
+    _inst: object, _attr: object, value: tuple[TokenLogprob, ...] | None
+) -> None:
+    if value is not None and not (
+        type(value) is tuple and all(type(t) is TokenLogprob for t in value)
+    ):
+        raise misuse("JudgeResponse.logprobs", value, "must be a tuple of TokenLogprob or None")
 
 
 def _to_messages(messages: Iterable[JudgeMessage]) -> tuple[JudgeMessage, ...]:
@@ -205,6 +219,11 @@ class JudgeRequest:
             into the messages.
         settings: the model settings.
         step: which scorer step asks.
+        top_logprobs: ``None`` (the default) asks for no log-probabilities; a number from 0
+            to 20 asks the judge for each generated token's log-probability and that many
+            likeliest alternatives (:attr:`JudgeResponse.logprobs`). A step sets it only when
+            it reads them (``ScorePromptStep(score_from="probabilities")``); a judge that has
+            none answers without them.
     """
 
     messages: tuple[JudgeMessage, ...] = attrs.field(converter=_to_messages)
@@ -212,6 +231,7 @@ class JudgeRequest:
     native_schema: bool = False
     settings: ModelSettings = attrs.field(factory=ModelSettings)
     step: StepName = "generate_score"
+    top_logprobs: int | None = attrs.field(default=None, validator=_top_logprobs)
 
 
 @final
@@ -244,6 +264,10 @@ class JudgeResponse:
     OpenAI-compatible server may have negotiated ``"json_object"`` or ``"prompt"`` for a
     native request); ``None`` when the adapter does not say. It is recorded on the judge
     execution.
+
+    ``logprobs`` holds each generated token's log-probability and its likeliest alternatives
+    when the request asked for them (:attr:`JudgeRequest.top_logprobs`) and the provider gave
+    them; ``None`` otherwise. The judge cache keeps them, so a warm re-run reads the same.
     """
 
     text: str = attrs.field(validator=attrs.validators.instance_of(str))
@@ -253,6 +277,9 @@ class JudgeResponse:
     structured_output: StructuredOutputMode | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.in_(_MODES))
     )
+    # Checked, not converted: the judge loop copies responses with fast_replace, which a
+    # converter would refuse.
+    logprobs: tuple[TokenLogprob, ...] | None = attrs.field(default=None, validator=_logprobs)
 
 
 @runtime_checkable

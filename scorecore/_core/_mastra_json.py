@@ -162,6 +162,8 @@ RESULT_FIELDS: tuple[ResultField, ...] = (
     ResultField(name="analyze_prompt", key="analyzePrompt"),
     ResultField(name="judge", key="judge", stored="metadata", optional=True,
                 encode=judge_to_json, decode=judge_from_json),
+    # How sure the judge was (0 to 1): absent when nothing measured it, as Mastra has it.
+    ResultField(name="confidence", key="confidence", stored="metadata", optional=True),
     # A composite's details stand under their own kind ("panel", "pairwise"), not "details".
     ResultField(name="details", key="details", stored="metadata", optional=True, spread=True,
                 encode=_details_json),

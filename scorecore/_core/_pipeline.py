@@ -26,6 +26,7 @@ from scorecore._core._causes import (
     StepRaised,
     exception_message,
 )
+from scorecore._core._confident import confident_score
 from scorecore._core._config import PromptStep, ResolvedJudge, ScorePromptStep
 from scorecore._core._declared_types import structure_run_value
 from scorecore._core._definition import _ASYNC, _PROMPT, _SYNC, StepInfo, _Definition
@@ -48,6 +49,7 @@ from scorecore._core._values import (
     StepContext,
     StepResults,
 )
+from scorecore._core._verdicts import Confident
 from scorecore.validators import is_number
 
 __all__: list[str] = []  # internal: Scorer.run is the entry point
@@ -112,17 +114,18 @@ def _result(
     score: float | None,
     reason: str | None,
     not_scorable: NotScorable | None = None,
+    confidence: float | None = None,
 ) -> ScoreResult[Any, Any]:
     if judged is None:
         return make_score_result(
             run, score, not_scorable, reason, preprocess, None, analyze, None, None, None, {},
-            None,
+            None, confidence,
         )
     prompts = judged.prompts
     return make_score_result(
         run, score, not_scorable, reason, preprocess, prompts.get("preprocess"), analyze,
         prompts.get("analyze"), prompts.get("generate_score"), prompts.get("generate_reason"),
-        judged.executions, None,
+        judged.executions, None, confidence,
     )
 
 
@@ -232,6 +235,7 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
     reason: str | None = None
     results: StepResults[Any, Any] = _NO_RESULTS
     judged: _Judged | None = None
+    confidence: float | None = None
     cause: RunFailureCause
     ctx: Any
     value: Any
@@ -275,7 +279,9 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
                                    _result(run, judged, preprocess=preprocess, analyze=analyze,
                                            score=score, reason=reason))
                 value = settled.unwrap()
-            if type(value) is NotScorable:
+            if type(value) is Confident:  # a prompt step that measured how sure it was
+                confidence, value = value.confidence, value.score
+            elif type(value) is NotScorable:
                 return Success(_result(
                     run, judged, preprocess=preprocess, analyze=analyze, score=None,
                     reason=None, not_scorable=attrs.evolve(value, step=info.name),
@@ -304,9 +310,11 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
                 run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=None))
     if judged is None:  # the common case, without the keyword call of _result
         return Success(make_score_result(
-            run, score, None, reason, preprocess, None, analyze, None, None, None, {}, None))
+            run, score, None, reason, preprocess, None, analyze, None, None, None, {}, None,
+            None))
     return Success(_result(
-        run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=reason))
+        run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=reason,
+        confidence=confidence))
 
 
 async def _prompt_step(
@@ -329,6 +337,9 @@ async def _prompt_step(
             type_name=_type_name(prompt),
         ))
     judged.prompts[name] = prompt
+    if type(step) is ScorePromptStep and (step.samples != 1 or step.score_from != "reply"):
+        return await confident_score(step, judge=judge, prompt=prompt, schema=schema, ctx=ctx,
+                                     judged=judged, runtime=runtime)
     outcome = await execute_judge(
         judge=judge, prompt=prompt, schema=schema,
         step=name, runtime=runtime, example=step.example,

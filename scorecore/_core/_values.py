@@ -137,12 +137,13 @@ class CalculateScoreContext(Generic[In, Out, P, A, J]):
 
 
 JUDGE_UNDECIDED_KINDS: Final[frozenset[str]] = frozenset({
-    "example_echo", "low_confidence", "panel_tie", "position_bias",
+    "example_echo", "low_confidence", "no_logprobs", "panel_tie", "position_bias",
 })
 """The :attr:`NotScorable.kind` values saying that the *judge* could not decide, not that the
 run does not apply: a verdict that followed the answers' position (``"position_bias"``), a
 panel split evenly (``"panel_tie"``), a judge below the confidence asked for
-(``"low_confidence"``), a reply restating the prompt's worked example (``"example_echo"``).
+(``"low_confidence"``), a reply restating the prompt's worked example (``"example_echo"``),
+a judge whose reply had no verdict probabilities to score from (``"no_logprobs"``).
 A batch's verdict counts such runs against its failure budget, as it counts failed runs."""
 
 
@@ -330,6 +331,10 @@ class ScoreResult(Generic[In, Out, P, A]):
     generate_reason_prompt: str | None = None
     judge: Mapping[StepName, tuple[JudgeExecution, ...]] = attrs.field(factory=dict)
     details: CompositeDetails | None = None
+    confidence: float | None = None
+    """How sure the judge was of the score, from 0 to 1: the chosen verdict's probability
+    (``ScorePromptStep(score_from="probabilities")``), the samples' agreement
+    (``samples=k``), or a cascade's deciding tier's; ``None`` when nothing measured it."""
 
     @property
     def run_id(self) -> str:

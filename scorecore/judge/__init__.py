@@ -6,6 +6,8 @@
   error processors with their answers ``Abort`` and ``Retry`` (and ``RetryClassifier``);
 - how the schema reaches the judge: ``JsonPromptInjection``, ``StructuredOutputMode`` and
   ``schema_in_prompt``, for an adapter that falls back from native structured output;
+- ``TokenLogprob``: one generated token's log-probability and its likeliest alternatives
+  (``JudgeResponse.logprobs``, asked for with ``JudgeRequest.top_logprobs``);
 - ``WorkedExample``: a prompt step's worked example, declared (``PromptStep(example=...)``) so
   that a reply restating it instead of judging the run is caught.
 
@@ -40,6 +42,7 @@ from scorecore._core._judge import (
     SchemaChecker,
     StructuredOutputMode,
 )
+from scorecore._core._logprobs import TokenLogprob
 from scorecore._core._output_schema import schema_in_prompt
 
 __all__ = [
@@ -60,6 +63,7 @@ __all__ = [
     "RetryClassifier",
     "SchemaChecker",
     "StructuredOutputMode",
+    "TokenLogprob",
     "WorkedExample",
     "schema_in_prompt",
 ]

@@ -18,6 +18,7 @@ input text, no context, no ground truth, no tool calls, no expectation …) give
 
 from scorecore.composite import MemberFailure, PanelFailed
 from scorecore.scorers import checks
+from scorecore.scorers._cascade import CascadeResult, cascade
 from scorecore.scorers._completeness import completeness
 from scorecore.scorers._details import PairwiseResult, PanelMember, PanelResult
 from scorecore.scorers._keywords import keyword_coverage
@@ -49,6 +50,7 @@ __all__ = [
     "AGENT",
     "TEXT",
     "Aggregate",
+    "CascadeResult",
     "MemberFailure",
     "OnPositionBias",
     "OnTie",
@@ -62,6 +64,7 @@ __all__ = [
     "answer_relevancy",
     "answer_similarity",
     "bias",
+    "cascade",
     "checks",
     "completeness",
     "content_similarity",

@@ -229,7 +229,7 @@ def test_the_judge_loop_s_messages_and_requests_are_what_init_builds(
     assert message == JudgeMessage(role=role, content=content)
     assert repr(message) == repr(JudgeMessage(role=role, content=content))
     settings = ModelSettings(max_output_tokens=64)
-    request = _request((message,), CLAIMS, native, settings, "analyze")
+    request = _request((message,), CLAIMS, native, settings, "analyze", None)
     checked = JudgeRequest(messages=[message], output_schema=CLAIMS, native_schema=native,
                            settings=settings, step="analyze")
     assert request == checked

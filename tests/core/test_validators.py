@@ -22,7 +22,7 @@ from scorecore.validators import (
 )
 from scorecore_adapters.retry import RetryPolicy
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = ("is_int", "is_number", "misuse", "check_count", "check_fraction", "unit_interval")
 
 
