@@ -61,7 +61,7 @@ def _raw(tokens: int) -> Callable[[], int]:
 
     import llama_cpp  # noqa: PLC0415
 
-    from scorecore_adapters._llama_run import load_parameters  # noqa: PLC0415
+    from scorecore_adapters._llama.run import load_parameters  # noqa: PLC0415
 
     threads = max(1, (os.cpu_count() or 1) // 2)  # LocalModel's default
     with load_parameters(repack_weights=False):  # the same load as LocalModel's

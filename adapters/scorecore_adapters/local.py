@@ -39,10 +39,11 @@ from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.validators import is_int, is_number, misuse
-from scorecore_adapters import _llama_run, _local_client
 from scorecore_adapters._grammar import GrammarUnsupported, grammar_schema
-from scorecore_adapters._llama_run import LoadKey, used_load_parameters
-from scorecore_adapters._llama_server import (
+from scorecore_adapters._llama import client as worker_client
+from scorecore_adapters._llama import run as llama_run
+from scorecore_adapters._llama.run import LoadKey, used_load_parameters
+from scorecore_adapters._llama.server import (
     BUNDLED_MODEL_FILE,
     EXTRA_HINT,
     LlamaServerError,
@@ -304,7 +305,7 @@ class LocalModel:
         Raises ``RuntimeError`` when the worker process died while loading.
         """
         if self._isolation == "in_process":
-            return used_load_parameters(_llama_run.loaded(self._key).llama)
+            return used_load_parameters(llama_run.loaded(self._key).llama)
         reply = self._ask({"op": "params"})
         params = reply.get("params")
         if not isinstance(params, dict):
@@ -315,11 +316,11 @@ class LocalModel:
     def _ask(self, message: Mapping[str, Any]) -> dict[str, Any]:
         """One request to the worker, sync; a worker that dies is restarted and asked once more."""
         for attempt in range(2):
-            worker = _local_client.worker_for(self._key)
+            worker = worker_client.worker_for(self._key)
             try:
                 return worker.call(message)
-            except _local_client.WorkerDied as died:
-                _local_client.forget(worker)
+            except worker_client.WorkerDied as died:
+                worker_client.forget(worker)
                 if attempt:
                     raise RuntimeError(_crash_text(died)) from None
         raise AssertionError("unreachable")  # pragma: no cover
@@ -345,7 +346,7 @@ class LocalModel:
 
     def _grammar_parses(self, grammar: str) -> bool:
         if self._isolation == "in_process":
-            return _llama_run.grammar_parses(self._key.path, grammar)
+            return llama_run.grammar_parses(self._key.path, grammar)
         known = _PARSES.get((self._key.path, grammar))
         if known is None:
             try:
@@ -379,9 +380,9 @@ class LocalModel:
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "temperature": 0.0 if settings.temperature is None else settings.temperature,
             "top_p": 1.0 if settings.top_p is None else settings.top_p,
-            "seed": _llama_run.DEFAULT_SEED if settings.seed is None else settings.seed,
+            "seed": llama_run.DEFAULT_SEED if settings.seed is None else settings.seed,
             "max_tokens": settings.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
-            "repeat_penalty": _llama_run.DEFAULT_REPEAT_PENALTY,
+            "repeat_penalty": llama_run.DEFAULT_REPEAT_PENALTY,
             **logprob_body(request),
             **settings.extra,
         }
@@ -403,14 +404,14 @@ class LocalModel:
         return result if grammar is None else result.map(_decoded_under_grammar)
 
     def _in_process(
-        self, key: _llama_run.LoadKey, arguments: dict[str, Any], grammar: str | None,
+        self, key: llama_run.LoadKey, arguments: dict[str, Any], grammar: str | None,
         timeout: float | None, stop: threading.Event,
     ) -> Result[JudgeResponse, JudgeError]:
         """Run the model in this process: runs in a worker thread."""
-        return self._result(_llama_run.complete(key, arguments, grammar, timeout, stop))
+        return self._result(llama_run.complete(key, arguments, grammar, timeout, stop))
 
     def _in_worker(
-        self, key: _llama_run.LoadKey, arguments: dict[str, Any], grammar: str | None,
+        self, key: llama_run.LoadKey, arguments: dict[str, Any], grammar: str | None,
         timeout: float | None, stop: threading.Event,
     ) -> Result[JudgeResponse, JudgeError]:
         """Run the model in the worker process (started if needed): runs in a worker thread."""
@@ -423,7 +424,7 @@ class LocalModel:
                 'LocalModel(isolation="in_process"))',
             ))
         try:
-            worker = _local_client.worker_for(key)
+            worker = worker_client.worker_for(key)
         except OSError as exc:
             return Failure(self._error("unknown", "model_load_failed", exc,
                                        "could not start the local judge's worker process"))
@@ -431,8 +432,8 @@ class LocalModel:
                    "timeout": timeout}
         try:
             outcome = worker.call(message, stop)
-        except _local_client.WorkerDied as died:
-            _local_client.forget(worker)  # the next call starts another
+        except worker_client.WorkerDied as died:
+            worker_client.forget(worker)  # the next call starts another
             return Failure(JudgeError(
                 kind="crashed", code=died.how if died.how.startswith("SIG") else None,
                 message=f"{self._model_id}: {_crash_text(died)}", is_retryable=True,
@@ -476,7 +477,7 @@ class LocalModel:
         ))
 
 
-def _crash_text(died: _local_client.WorkerDied) -> str:
+def _crash_text(died: worker_client.WorkerDied) -> str:
     return f"{died}\n--- the worker's stderr (last lines) ---\n{died.tail}"
 
 

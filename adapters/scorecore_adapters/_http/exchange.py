@@ -12,9 +12,9 @@ import httpx
 from returns.result import Failure, Result, Success
 
 from scorecore.judge import JudgeError
-from scorecore_adapters import _local_servers
 from scorecore_adapters._http.errors import error_from_exception, error_from_response, malformed
 from scorecore_adapters._http.scrub import redact, response_headers
+from scorecore_adapters._llama import watch as server_watch
 
 __all__ = ["HttpReply", "post_json"]
 
@@ -75,10 +75,10 @@ async def post_json(
         )
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         error = error_from_exception(exc, provider=provider, secrets=keep)
-        if isinstance(exc, httpx.TransportError) and _local_servers.watched(url):
+        if isinstance(exc, httpx.TransportError) and server_watch.watched(url):
             # A server run by llama_server() may have died (a native fault): say that, with
             # its signal and last output, rather than "Server disconnected".
-            died = await anyio.to_thread.run_sync(_local_servers.death_of, url)
+            died = await anyio.to_thread.run_sync(server_watch.death_of, url)
             if died is not None:
                 # The disconnection as the cause, not retryable either: nothing restarts it.
                 return Failure(attrs.evolve(died, cause=JudgeError(

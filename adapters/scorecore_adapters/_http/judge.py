@@ -15,7 +15,8 @@ from returns.result import Failure, Result
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
 from scorecore.validators import misuse
-from scorecore_adapters import _batch_switch, _guard
+from scorecore_adapters import _guard
+from scorecore_adapters._http import routing as batch_routing
 from scorecore_adapters._http.clients import OwnedClients
 from scorecore_adapters._http.errors import error_from_response
 from scorecore_adapters._http.exchange import HttpReply, post_json
@@ -178,7 +179,7 @@ class HttpJudgeBase(AsyncResource):
         refused = _guard.refusal(self._model, self._provider)
         if refused is not None:
             return Failure(refused)
-        router = _batch_switch.ROUTER.get()
+        router = batch_routing.ROUTER.get()
         if router is not None and router.routes(self):  # inside use_batch_api(...)
             return await router.generate(self, request)
         return await self._generate(request)
@@ -188,7 +189,7 @@ class HttpJudgeBase(AsyncResource):
         """Whether this judge's calls go through a provider batch API (inside
         :func:`scorecore_adapters.batch.use_batch_api`); they are then priced at the batch
         price."""
-        router = _batch_switch.ROUTER.get()
+        router = batch_routing.ROUTER.get()
         return router is not None and router.routes(self)
 
     async def _generate(self, request: JudgeRequest) -> Result[JudgeResponse, JudgeError]:

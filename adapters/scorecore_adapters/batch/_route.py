@@ -12,7 +12,7 @@ import attrs
 from returns.result import Result
 
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse
-from scorecore_adapters import _batch_switch
+from scorecore_adapters._http import routing as batch_routing
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.batch._api import AnthropicBatchAPI, BatchAPI, OpenAIBatchAPI
 from scorecore_adapters.batch._journal import BatchJournal
@@ -121,10 +121,10 @@ def use_batch_api(
     routing = BatchRouting(book, max_batch_size=max_batch_size, max_wait=max_wait,
                            poll_interval=poll_interval, clock=clock, sleep=sleep,
                            on_change=on_change)
-    token = _batch_switch.ROUTER.set(routing)
+    token = batch_routing.ROUTER.set(routing)
     try:
         yield routing
     finally:
-        _batch_switch.ROUTER.reset(token)
+        batch_routing.ROUTER.reset(token)
         if book is not journal:
             book.close()

@@ -17,7 +17,6 @@ from scorecore_adapters.cli._batches import batches
 from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
-from scorecore_adapters.cli._eval_traces import run_eval_traces
 from scorecore_adapters.cli._labels import labels_arguments, labels_command
 from scorecore_adapters.cli._parser import (
     _batches_command,
@@ -31,6 +30,7 @@ from scorecore_adapters.cli._parser import (
 )
 from scorecore_adapters.cli._report import report
 from scorecore_adapters.cli._show import show
+from scorecore_adapters.cli._traces import run_eval_traces
 from scorecore_adapters.cli._view import view_arguments, view_command
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]

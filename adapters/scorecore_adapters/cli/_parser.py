@@ -11,7 +11,7 @@ from typing import Any
 from scorecore_adapters.cli._batch_api import add_batch_api_flags, add_pending_flags
 from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
 from scorecore_adapters.cli._economics import add_economics_flags, positive_int
-from scorecore_adapters.cli._eval_traces import FORMATS
+from scorecore_adapters.cli._traces import FORMATS
 
 
 class _Parser(argparse.ArgumentParser):

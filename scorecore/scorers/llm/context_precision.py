@@ -10,14 +10,14 @@ import attrs
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._context import (
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
     context_source,
     indexed,
     question_answer_context,
 )
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
 from scorecore.scorers.llm._reading import check_scale
 
 __all__ = ["context_precision"]

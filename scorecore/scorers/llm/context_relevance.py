@@ -15,14 +15,14 @@ from scorecore.scorers._shapes import (
     ShapeOut,
     shape_of,
 )
-from scorecore.scorers.llm._context import (
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
     context_source,
     indexed,
     question_answer_context,
 )
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
 from scorecore.scorers.llm._reading import check_scale
 from scorecore.validators import check_fraction
 

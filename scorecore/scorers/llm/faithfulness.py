@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from scorecore import AgentOutput, Scorer
 from scorecore.agent import extract_trajectory
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._context import GetContext, answer_and_context, context_and_answer
 from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._passages import GetContext, answer_and_context, context_and_answer
 from scorecore.scorers.llm._reading import check_scale
 from scorecore.scorers.llm._verdicts import Verdicts, listed, share_of_yes
 

@@ -22,7 +22,7 @@ from scorecore._core._reprs import short_repr
 from scorecore.traces._otlp._assembly import complete
 from scorecore.traces._otlp._read import json_lines
 from scorecore.traces._otlp._values import Malformed, any_value, field, hex_id, key_values
-from scorecore.traces._otlp.conventions.genai import read_genai
+from scorecore.traces._otlp.conventions.genai_current import read_genai
 from scorecore.traces._otlp.conventions.genai_events import (
     CHOICE,
     DETAILS,

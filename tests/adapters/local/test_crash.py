@@ -91,7 +91,7 @@ def test_the_servers_model_loads_without_the_extra_buffer_types() -> None:
     from scorecore_adapters.local import bundled_model_path  # noqa: PLC0415
 
     guard = subprocess.Popen(  # noqa: S603 - our interpreter
-        [sys.executable, "-m", "scorecore_adapters._llama_guard", "--model",
+        [sys.executable, "-m", "scorecore_adapters._llama.guard", "--model",
          str(bundled_model_path()), "--host", "127.0.0.1", "--port", "0", "--n_ctx", "512"],
         stdin=subprocess.PIPE, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
         env=_environment(),
@@ -158,7 +158,7 @@ def test_a_worker_killed_mid_generation_loses_no_item_of_scorecore_eval(tmp_path
         deadline = time.monotonic() + 300
         used = 0.0
         while killed is None and command.poll() is None and time.monotonic() < deadline:
-            workers = _descendants(command.pid, "scorecore_adapters._local_worker")
+            workers = _descendants(command.pid, "scorecore_adapters._llama.worker")
             now = _cpu_seconds(workers[0]) if workers else 0.0
             # Generating: past its load (a fraction of a second of CPU) and busy right now.
             if now > 0.4 and now > used:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tempfile
 
-from scorecore_adapters._local_client import output_tail
+from scorecore_adapters._llama.client import output_tail
 
 FAULT = ("Fatal Python error: _enter_buffered_busy: could not acquire lock\n"
          "Python runtime state: finalizing\n\nCurrent thread 0x7f (most recent call first):\n"

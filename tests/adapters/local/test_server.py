@@ -81,7 +81,7 @@ def _commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The command lines llama_server starts (the real server still starts)."""
     import subprocess  # noqa: PLC0415
 
-    from scorecore_adapters import _llama_server  # noqa: PLC0415 - needs the local extra
+    from scorecore_adapters._llama import server as server_module  # noqa: PLC0415 - needs the local extra
 
     started: list[list[str]] = []
     real_popen = subprocess.Popen
@@ -90,7 +90,7 @@ def _commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         started.append(list(command))
         return real_popen(command, **kwargs)  # type: ignore[call-overload,no-any-return]
 
-    monkeypatch.setattr(_llama_server.subprocess, "Popen", popen)
+    monkeypatch.setattr(server_module.subprocess, "Popen", popen)
     return started
 
 
@@ -175,7 +175,7 @@ def test_a_port_taken_before_the_server_binds_it_is_chosen_again(
     already in use" makes llama_server choose another port and start again."""
     import socket  # noqa: PLC0415
 
-    from scorecore_adapters import _llama_server  # noqa: PLC0415 - needs the local extra
+    from scorecore_adapters._llama import server as server_module  # noqa: PLC0415 - needs the local extra
     from scorecore_adapters.local import llama_server  # noqa: PLC0415
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
@@ -183,13 +183,13 @@ def test_a_port_taken_before_the_server_binds_it_is_chosen_again(
         taken.listen()
         busy = taken.getsockname()[1]
         chosen: list[int] = []
-        free_port = _llama_server.free_port
+        free_port = server_module.free_port
 
         def first_busy(host: str) -> int:
             chosen.append(busy if not chosen else free_port(host))
             return chosen[-1]
 
-        monkeypatch.setattr(_llama_server, "free_port", first_busy)
+        monkeypatch.setattr(server_module, "free_port", first_busy)
         with llama_server(n_ctx=512, startup_timeout=60) as url:
             assert url == f"http://127.0.0.1:{chosen[-1]}/v1"
             assert httpx.get(f"{url}/models", timeout=10).status_code == 200

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[3]
 # "echo:TEXT" answers TEXT after a short pause; anything else answers {"ok": true}.
 FAKE = textwrap.dedent('''
     import json, os, signal, sys, time
-    from scorecore_adapters._local_worker import read_frame, write_frame
+    from scorecore_adapters._llama.worker import read_frame, write_frame
     request_fd, reply_fd = int(sys.argv[-2]), int(sys.argv[-1])
     busy = False
     while True:
@@ -75,12 +75,12 @@ FAKE = textwrap.dedent('''
 
 @pytest.fixture
 def fake_worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    from scorecore_adapters import _local_client  # noqa: PLC0415
+    from scorecore_adapters._llama import client as worker_client  # noqa: PLC0415
 
-    monkeypatch.setattr(_local_client, "worker_command", lambda: [sys.executable, "-c", FAKE])
-    _local_client.close_all()
+    monkeypatch.setattr(worker_client, "worker_command", lambda: [sys.executable, "-c", FAKE])
+    worker_client.close_all()
     yield
-    _local_client.close_all()
+    worker_client.close_all()
 
 
 @pytest.fixture
@@ -96,9 +96,9 @@ def _request(content: str, **settings: Any) -> JudgeRequest:
 
 
 def _worker_pid(model: Any) -> int:
-    from scorecore_adapters import _local_client  # noqa: PLC0415
+    from scorecore_adapters._llama import client as worker_client  # noqa: PLC0415
 
-    return _local_client.worker_for(model._key).pid
+    return worker_client.worker_for(model._key).pid
 
 
 async def test_a_dead_worker_is_a_crashed_error_naming_the_signal_and_its_last_words(
@@ -203,10 +203,10 @@ def test_calls_from_many_threads_and_event_loops_never_mix_replies(
 _PARENT = textwrap.dedent('''
     import os, sys, time
     import anyio
-    from scorecore_adapters import _local_client
+    from scorecore_adapters._llama import client as worker_client
     from scorecore_adapters.local import LocalModel
     from scorecore.judge import JudgeMessage, JudgeRequest
-    _local_client.worker_command = lambda: [sys.executable, "-c", sys.argv[2]]
+    worker_client.worker_command = lambda: [sys.executable, "-c", sys.argv[2]]
     model = LocalModel(sys.argv[1])
     request = JudgeRequest(messages=[JudgeMessage(role="user", content="hi")])
     anyio.run(model.generate, request)
@@ -214,7 +214,7 @@ _PARENT = textwrap.dedent('''
     if child == 0:
         time.sleep(600)
         os._exit(0)
-    print(_local_client.worker_for(model._key).pid, child, flush=True)
+    print(worker_client.worker_for(model._key).pid, child, flush=True)
     time.sleep(600)
 ''')
 

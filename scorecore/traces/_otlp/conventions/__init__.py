@@ -16,7 +16,7 @@ from typing import Final, final
 
 import attrs
 
-from scorecore.traces._otlp.conventions.genai import GENAI_OPERATIONS, read_genai
+from scorecore.traces._otlp.conventions.genai_current import GENAI_OPERATIONS, read_genai
 from scorecore.traces._otlp.conventions.openinference import (
     OPENINFERENCE_KINDS,
     read_openinference,

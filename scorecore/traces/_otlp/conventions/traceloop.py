@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from scorecore.traces._otlp._values import maybe_json, serialized, text_or_none
-from scorecore.traces._otlp.conventions.genai import read_genai
+from scorecore.traces._otlp.conventions.genai_current import read_genai
 
 TRACELOOP_KINDS: Final[Mapping[str, str]] = {"agent": "agent_run", "tool": "tool_call"}
 """``traceloop.span.kind`` → span type (``workflow`` and ``task`` stay generic)."""

@@ -1,6 +1,6 @@
 """Run ``llama_cpp.server`` for as long as the process that started it lives.
 
-``python -m scorecore_adapters._llama_guard [--repack-weights] SERVER-ARGS...`` runs the server
+``python -m scorecore_adapters._llama.guard [--repack-weights] SERVER-ARGS...`` runs the server
 in this process and exits when standard input reaches its end:
 :func:`scorecore_adapters.local.llama_server` keeps a pipe to it open, and the operating system
 closes that pipe when the starting process ends in any way, ``kill -9`` included (a child it
@@ -9,7 +9,7 @@ behind holding its memory and port (a parent-death signal would fire when the *t
 started the server ends instead).
 
 Models load with llama.cpp's extra buffer types off (no weight repacking, which faults on some
-CPUs: see :mod:`scorecore_adapters._llama_run`) unless ``--repack-weights`` comes first. The
+CPUs: see :mod:`scorecore_adapters._llama.run`) unless ``--repack-weights`` comes first. The
 parameters a model was loaded with are written to standard error once it is loaded.
 """
 
@@ -32,7 +32,7 @@ def _exit_at_end_of_input() -> None:
 def _report_load_parameters() -> None:
     import llama_cpp  # noqa: PLC0415 - the server needs it anyway
 
-    from scorecore_adapters._llama_run import used_load_parameters  # noqa: PLC0415
+    from scorecore_adapters._llama.run import used_load_parameters  # noqa: PLC0415
 
     load = llama_cpp.Llama.__init__
 
@@ -52,7 +52,7 @@ def main() -> None:
     if arguments[:1] == ["--repack-weights"]:
         arguments = arguments[1:]
     else:
-        from scorecore_adapters._llama_run import never_repack  # noqa: PLC0415
+        from scorecore_adapters._llama.run import never_repack  # noqa: PLC0415
 
         never_repack()
     _report_load_parameters()

@@ -19,8 +19,9 @@ from typing import IO, Final, final
 import httpx
 
 from scorecore.validators import is_int, is_number, misuse
-from scorecore_adapters import _local_client, _local_servers
-from scorecore_adapters._llama_run import PENALTY_WINDOW
+from scorecore_adapters._llama import client as worker_client
+from scorecore_adapters._llama import watch as server_watch
+from scorecore_adapters._llama.run import PENALTY_WINDOW
 
 __all__ = [
     "BUNDLED_MODEL_FILE",
@@ -123,7 +124,7 @@ def _await_ready(
             if process.poll() is not None:
                 raise LlamaServerError(
                     f"llama_cpp.server exited with code {process.returncode} before answering "
-                    f"at {url}", output_tail=_local_client.output_tail(log),
+                    f"at {url}", output_tail=worker_client.output_tail(log),
                 )
             try:
                 if client.get(f"{url}/models").status_code == 200:
@@ -134,7 +135,7 @@ def _await_ready(
                 raise LlamaServerError(
                     f"llama_cpp.server did not answer at {url}/models within {timeout:g} s "
                     f"(raise startup_timeout for a large model or a busy machine)",
-                    output_tail=_local_client.output_tail(log),
+                    output_tail=worker_client.output_tail(log),
                 )
             time.sleep(0.2)
 
@@ -217,7 +218,7 @@ def llama_server(
         command = [
             # The guard runs llama_cpp.server and exits when its stdin (a pipe kept open
             # here) closes: when this process ends, even by kill -9, the server ends too.
-            sys.executable, "-m", "scorecore_adapters._llama_guard",
+            sys.executable, "-m", "scorecore_adapters._llama.guard",
             *(("--repack-weights",) if repack_weights else ()), "--model", str(path),
             "--host", host,
             "--port", str(chosen), "--n_ctx", str(n_ctx), "--model_alias", alias, *window,
@@ -229,7 +230,7 @@ def llama_server(
             )
             assert process.stdin is not None  # noqa: S101 - stdin=PIPE
             # A child forked from here must not hold the pipe open after this process dies.
-            _local_client.keep_from_forks(process.stdin)
+            worker_client.keep_from_forks(process.stdin)
             try:
                 try:
                     _await_ready(process, url, log, timeout=startup_timeout)
@@ -238,11 +239,11 @@ def llama_server(
                     if taken and attempt + 1 < attempts:
                         continue  # the free port was taken meanwhile: choose another
                     raise
-                _local_servers.watch(url, process, log)
+                server_watch.watch(url, process, log)
                 try:
                     yield url
                 finally:
-                    _local_servers.unwatch(url)
+                    server_watch.unwatch(url)
                 return
             finally:
                 _stop(process)

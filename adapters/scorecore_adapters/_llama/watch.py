@@ -12,7 +12,7 @@ import subprocess
 import threading
 from typing import IO, TYPE_CHECKING, Final, final
 
-from scorecore_adapters._local_client import death, output_tail
+from scorecore_adapters._llama.client import death, output_tail
 
 if TYPE_CHECKING:
     from scorecore.judge import JudgeError

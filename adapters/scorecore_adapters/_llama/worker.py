@@ -1,13 +1,13 @@
 """The local judge's worker process: llama.cpp runs here, so a native fault ends only this process.
 
-``python -m scorecore_adapters._local_worker LOAD-KEY-JSON REQUEST-FD REPLY-FD`` serves
+``python -m scorecore_adapters._llama.worker LOAD-KEY-JSON REQUEST-FD REPLY-FD`` serves
 :class:`scorecore_adapters.local.LocalModel` (``isolation="process"``). Messages are frames on
 two pipes: a 4-byte big-endian length, then that many bytes of UTF-8 JSON.
 
 Requests (``id`` is the caller's number, echoed in the reply):
 
 - ``{"op": "generate", "id", "arguments", "grammar", "timeout"}``: one chat completion
-  (:func:`scorecore_adapters._llama_run.complete`); the reply is its outcome.
+  (:func:`scorecore_adapters._llama.run.complete`); the reply is its outcome.
 - ``{"op": "parses", "id", "grammar"}``: whether llama.cpp parses the grammar;
   the reply is ``{"parses": bool}``.
 - ``{"op": "params", "id"}``: the load parameters the model was loaded with.
@@ -67,7 +67,7 @@ def read_frame(fd: int) -> dict[str, Any] | None:
 
 
 def _serve(key_json: str, request_fd: int, reply_fd: int) -> None:
-    from scorecore_adapters._llama_run import (  # noqa: PLC0415 - after the fault handler
+    from scorecore_adapters._llama.run import (  # noqa: PLC0415 - after the fault handler
         LoadKey,
         complete,
         grammar_parses,

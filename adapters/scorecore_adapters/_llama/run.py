@@ -2,7 +2,7 @@
 runs native code.
 
 Shared by :class:`scorecore_adapters.local.LocalModel` in process (``isolation="in_process"``)
-and by its worker process (:mod:`scorecore_adapters._local_worker`), so it imports nothing of
+and by its worker process (:mod:`scorecore_adapters._llama.worker`), so it imports nothing of
 scorecore, and ``llama_cpp`` only where it is used. A call's outcome is a JSON-able mapping:
 ``{"reply": <llama-cpp-python's reply>}`` or ``{"error": {"kind", "code", "what",
 "exception_type", "detail"}}``, which the judge turns into its ``Result``.

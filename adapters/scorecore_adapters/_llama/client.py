@@ -1,6 +1,6 @@
 """The parent's side of the local judge's worker processes, and the pipes no fork may keep.
 
-One worker per model file and load options (:class:`~scorecore_adapters._llama_run.LoadKey`),
+One worker per model file and load options (:class:`~scorecore_adapters._llama.run.LoadKey`),
 started on first use and kept warm for the process. A call holds the worker's lock from its
 request to its reply, so one worker never runs two generations at once and replies never mix,
 whichever thread or event loop calls. A worker that dies is reported as :class:`WorkerDied`
@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Final, final
 
-from scorecore_adapters._llama_run import LoadKey
-from scorecore_adapters._local_worker import read_frame, write_frame
+from scorecore_adapters._llama.run import LoadKey
+from scorecore_adapters._llama.worker import read_frame, write_frame
 
 _TAIL_CHARS: Final = 2000  # of a dead process's output, quoted in the error
 _TAIL_LINES: Final = 20
@@ -124,7 +124,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 def worker_command() -> list[str]:
     """The command that starts a worker (its arguments follow)."""
-    return [sys.executable, "-m", "scorecore_adapters._local_worker"]
+    return [sys.executable, "-m", "scorecore_adapters._llama.worker"]
 
 
 def _environment() -> dict[str, str]:
