@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/compare_power.py [--runs 1000] [--items 200] [--resamples 1000]
 
-Simulated batches (tests/results/simulation.py): per item a latent quality q ~ U(0, 1), each
+Simulated batches (tests/evals/compare/simulation.py): per item a latent quality q ~ U(0, 1), each
 batch scores q - shift + N(0, 0.15), clipped to [0, 1]. A null comparison has shift 0 in both
 batches; a planted regression shifts the new batch's scores down.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.results.simulation import gate_rate
+from tests.evals.compare.simulation import gate_rate
 
 
 def main() -> None:

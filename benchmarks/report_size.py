@@ -2,9 +2,9 @@
 
     .venv/bin/python benchmarks/report_size.py [--items 10000] [--text 120] [--runs 3]
 
-Rows come from tests/results/batches.py (three scorers: a judge scorer with prompts, replies and
-token usage, a function scorer, a pass/fail check; inputs and outputs of ``--text`` characters
-of word-like text that compresses about as well as English).
+Rows come from tests/adapters/report/batches.py (three scorers: a judge scorer with prompts,
+replies and token usage, a function scorer, a pass/fail check; inputs and outputs of ``--text``
+characters of word-like text that compresses about as well as English).
 Load time is measured in headless Chromium (``chromium --headless --dump-dom``): the page's own
 figure (navigation start to its script done, parsing the file included) and the wall time of
 the whole browser process minus that of a blank page.
@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scorecore_adapters.report import render_report
-from tests.results.batches import batch_rows
+from tests.adapters.report.batches import batch_rows
 
 
 def _load(browser: str, page: Path) -> tuple[float, float | None]:

@@ -17,18 +17,19 @@ summaries, outcomes, costs, comparisons, calibration estimates, panel agreement)
 1.0
 """
 
-from scorecore.evals._calibrate import calibrate
-from scorecore.evals._calibration import Calibration, CalibrationKind, LabelValue
-from scorecore.evals._compare import Comparison, compare
-from scorecore.evals._items import EvalItem, InvalidItem, ItemLike
-from scorecore.evals._options import EvalConfigError
-from scorecore.evals._report import EvalReport, ItemResult, Threshold
-from scorecore.evals._rows import ScoreRow
-from scorecore.evals._run import run_evals
-from scorecore.evals._run_sync import run_evals_sync
-from scorecore.evals._store import StoreError
-from scorecore.evals._store_sink import store_sink
-from scorecore.evals._trust_fold import pairwise_summaries, panel_agreements
+from scorecore.evals._calibrate._compute import calibrate
+from scorecore.evals._calibrate._values import Calibration, CalibrationKind, LabelValue
+from scorecore.evals._compare._compute import compare
+from scorecore.evals._compare._values import Comparison
+from scorecore.evals._persistence._port import StoreError
+from scorecore.evals._persistence._sink import store_sink
+from scorecore.evals._report._values import EvalReport, ItemResult, Threshold
+from scorecore.evals._rows._row import ScoreRow
+from scorecore.evals._run._evals import run_evals
+from scorecore.evals._run._items import EvalItem, InvalidItem, ItemLike
+from scorecore.evals._run._options import EvalConfigError
+from scorecore.evals._run._sync import run_evals_sync
+from scorecore.evals._trust._fold import pairwise_summaries, panel_agreements
 
 __all__ = [
     "Calibration",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorecore.evals._storable import clean_text
+from scorecore.evals._persistence._sanitize import clean_text
 
 __all__: list[str] = []  # internal: used by the evals modules
 

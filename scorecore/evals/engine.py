@@ -23,20 +23,20 @@ them (:func:`item_results`) and folds the report from them (:func:`fold_result_r
 """
 
 from scorecore._core._causes import failure_kind
-from scorecore.evals._economics import EconomicsFold
-from scorecore.evals._items import ItemFailure, item_from_mapping, item_key, read_item
-from scorecore.evals._options import check_scorers, check_thresholds
-from scorecore.evals._report import ReportFold
-from scorecore.evals._result_rows import (
+from scorecore.evals._economics._batch import EconomicsFold
+from scorecore.evals._report._fold import ReportFold
+from scorecore.evals._rows._flat import (
     RESULT_COLUMNS,
     fold_result_rows,
     item_results,
     result_rows,
 )
-from scorecore.evals._rows import ItemRows
-from scorecore.evals._run_ids import RunIds
-from scorecore.evals._scoring import ItemScorer
-from scorecore.evals._trust_fold import TrustFold
+from scorecore.evals._rows._per_item import ItemRows
+from scorecore.evals._run._ids import RunIds
+from scorecore.evals._run._items import ItemFailure, item_from_mapping, item_key, read_item
+from scorecore.evals._run._options import check_scorers, check_thresholds
+from scorecore.evals._run._scoring import ItemScorer
+from scorecore.evals._trust._fold import TrustFold
 
 __all__ = [
     "RESULT_COLUMNS",

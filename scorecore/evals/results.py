@@ -22,24 +22,31 @@
 (1, 0.0)
 """
 
-from scorecore.evals._calibration import (
+from scorecore.evals._calibrate._values import (
+    CalibrationStatistic,
     ConfusionMatrix,
     Estimate,
     FittedThreshold,
     ScorerCalibration,
 )
-from scorecore.evals._compare import ItemDelta, ScorerComparison
-from scorecore.evals._report import (
+from scorecore.evals._compare._values import ItemDelta, ScorerComparison
+from scorecore.evals._economics._values import (
+    EconomicsSummary,
+    ScorerCost,
+    TrialSpread,
+    TrialsSummary,
+)
+from scorecore.evals._report._values import (
     GateResult,
     OutcomeStatus,
     ScorerOutcome,
     ScorerSummary,
     ThresholdResult,
 )
-from scorecore.evals._spending import EconomicsSummary, ScorerCost, TrialSpread, TrialsSummary
-from scorecore.evals._trust import PairwiseSummary, PanelAgreement, PanelDisagreement
+from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement, PanelDisagreement
 
 __all__ = [
+    "CalibrationStatistic",
     "ConfusionMatrix",
     "EconomicsSummary",
     "Estimate",

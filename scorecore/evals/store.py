@@ -19,10 +19,10 @@ True
 'id'
 """
 
-from scorecore.evals._batches import BatchCatalog, BatchSummary
-from scorecore.evals._rows import SCORE_COLUMNS, ScoreColumn, row_id, row_item_id, storable_row
-from scorecore.evals._store import CompletedScore, ScoreStore, StoredRowError
-from scorecore.evals._stored import decode_row
+from scorecore.evals._persistence._catalog import BatchCatalog, BatchSummary
+from scorecore.evals._persistence._decode import decode_row
+from scorecore.evals._persistence._port import CompletedScore, ScoreStore, StoredRowError
+from scorecore.evals._rows._row import SCORE_COLUMNS, ScoreColumn, row_id, row_item_id, storable_row
 
 __all__ = [
     "SCORE_COLUMNS",

@@ -28,7 +28,7 @@ from scorecore import (
 from scorecore._core._causes import cause_classes
 from scorecore._core._convert import converter
 from scorecore.evals import ScoreRow
-from scorecore.evals._rows import stored_cause
+from scorecore.evals._rows._row import stored_cause
 from scorecore.evals.store import storable_row
 from scorecore.scorers import PanelFailed
 from tests import strategies as sts

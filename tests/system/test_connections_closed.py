@@ -32,7 +32,7 @@ from scorecore_adapters.cli import main
 from scorecore_adapters.openai import OpenAIChatModel
 from scorecore_adapters.storage import SqliteScoreStore
 from tests.adapters.cli.test_cli_budget import SCORERS
-from tests.evals.test_storage import row
+from tests.evals.persistence.test_storage import row
 
 
 def _is_open(conn: sqlite3.Connection) -> bool:

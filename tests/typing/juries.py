@@ -10,7 +10,7 @@ from returns.result import Result
 from scorecore import AgentInput, AgentOutput, Scorer, ScoreResult, ScorerRunError, create_scorer
 from scorecore.composite import CompositeDetails
 from scorecore.evals import EvalReport, pairwise_summaries, panel_agreements
-from scorecore.evals._agreement import krippendorff_alpha
+from scorecore.evals._stats._alpha import krippendorff_alpha
 from scorecore.evals.results import PairwiseSummary, PanelAgreement
 from scorecore.scorers import (
     TEXT,

@@ -20,6 +20,7 @@ from scorecore_adapters.cli._common import (
 )
 from scorecore_adapters.cli._labels import STORE, store_label_values
 from scorecore_adapters.labels import LabelFileError, read_labels
+from scorecore_adapters.report._calibration import estimate_notes, statistic_columns
 from scorecore_adapters.report._text import number
 
 _LISTED = 10
@@ -115,20 +116,6 @@ def _estimate(e: Estimate | None) -> str:
     return f"{number(e.value)} [{number(e.low)}, {number(e.high)}]"
 
 
-def _columns(result: Calibration) -> list[tuple[str, str]]:
-    """(header, attribute) of the table's statistic columns for the labels' kind."""
-    kappa = "quadratic kappa" if result.kind == "ordinal" else "kappa"
-    if result.kind == "continuous":
-        kappa = "kappa (pass/fail)"
-    columns = [(kappa, "kappa")]
-    if result.kind == "continuous":
-        columns = [("spearman", "spearman"), ("kendall", "kendall"), *columns]
-    if result.kind != "binary":
-        columns.append(("MAE", "mae"))
-    return [*columns, ("accuracy", "accuracy"), ("precision", "precision"),
-            ("recall", "recall")]
-
-
 def _fitted(s: ScorerCalibration) -> str:
     f = s.fitted_threshold
     if f.threshold is None or f.kappa is None:
@@ -153,14 +140,9 @@ def _matrix(name: str, what: str, matrix: ConfusionMatrix, out: TextIO) -> None:
               + "  ".join(str(v).rjust(w) for v, w in zip(row, cells, strict=True)), file=out)
 
 
-def _notes(s: ScorerCalibration, out: TextIO) -> None:
-    for header, attr in (("kappa", "kappa"), ("spearman", "spearman"), ("kendall", "kendall"),
-                         ("MAE", "mae"), ("accuracy", "accuracy"),
-                         ("precision", "precision"), ("recall", "recall")):
-        e: Estimate | None = getattr(s, attr)
-        if e is not None and e.reason is not None:
-            state = "undefined" if e.value is None else "no interval"
-            print(f"{s.scorer_id}: {header} {state}: {e.reason}", file=out)
+def _notes(result: Calibration, s: ScorerCalibration, out: TextIO) -> None:
+    for name, state, reason in estimate_notes(result, s, html=False):
+        print(f"{s.scorer_id}: {name} {state}: {reason}", file=out)
     if s.fitted_threshold.threshold is None and s.fitted_threshold.reason is not None:
         print(f"{s.scorer_id}: no fitted threshold: {s.fitted_threshold.reason}", file=out)
     if s.not_scored:
@@ -178,17 +160,17 @@ def print_calibration(result: Calibration, labels: str, out: TextIO) -> None:
     print(f"calibrate {result.batch_id} against {labels}: {result.labels} label(s), "
           f"{result.kind}{scale} ({100 * result.confidence:g}% bootstrap intervals, "
           f"{result.resamples} resamples, seed {result.seed})", file=out)
-    columns = _columns(result)
+    columns = statistic_columns(result, html=False)
     headers = ("scorer", "n", "threshold", *(h for h, _ in columns), "fitted threshold")
     rows = [(s.scorer_id, str(s.n), f">= {s.threshold:g}",
-             *(_estimate(getattr(s, attr)) for _, attr in columns), _fitted(s))
+             *(_estimate(s.estimate(stat)) for _, stat in columns), _fitted(s))
             for s in result.scorers]
     print_table(headers, rows, rich_output=out.isatty(), out=out)
     for s in result.scorers:
         _matrix(s.scorer_id, f"pass/fail at >= {s.threshold:g}", s.confusion, out)
         if s.grades is not None:
             _matrix(s.scorer_id, "grades (scores rounded to the nearest grade)", s.grades, out)
-        _notes(s, out)
+        _notes(result, s, out)
         caveat = s.caveat()
         if caveat is not None:
             print(f"{s.scorer_id}: {caveat}", file=out)

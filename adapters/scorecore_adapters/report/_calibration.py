@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Final
 
 from scorecore.evals import Calibration
-from scorecore.evals.results import ConfusionMatrix, Estimate, ScorerCalibration
-from scorecore_adapters.report._text import esc, number
+from scorecore.evals.results import (
+    CalibrationStatistic,
+    ConfusionMatrix,
+    Estimate,
+    ScorerCalibration,
+)
+from scorecore_adapters.report._text import counted, esc, listed, number
 
 _LISTED = 50
 
@@ -23,15 +29,47 @@ def _estimate(e: Estimate | None) -> str:
             f"{number(e.high)}]</span></td>")
 
 
-def _columns(c: Calibration) -> list[tuple[str, str]]:
-    kappa = {"binary": "κ", "ordinal": "quadratic κ", "continuous": "κ (pass/fail)"}[c.kind]
-    columns = [(kappa, "kappa")]
-    if c.kind == "continuous":
-        columns = [("Spearman ρ", "spearman"), ("Kendall τ", "kendall"), *columns]
-    if c.kind != "binary":
-        columns.append(("MAE", "mae"))
-    return [*columns, ("accuracy", "accuracy"), ("precision", "precision"),
-            ("recall", "recall")]
+# How each statistic is named: in text (terminals, JSON-minded readers) and in the HTML page.
+_NAMES: Final[Mapping[CalibrationStatistic, tuple[str, str]]] = {
+    "kappa": ("kappa", "κ"), "spearman": ("spearman", "Spearman ρ"),
+    "kendall": ("kendall", "Kendall τ"), "mae": ("MAE", "MAE"),
+    "accuracy": ("accuracy", "accuracy"), "precision": ("precision", "precision"),
+    "recall": ("recall", "recall"),
+}
+
+
+def statistic_name(statistic: CalibrationStatistic, *, html: bool) -> str:
+    """A statistic's short name (``kappa``, or ``κ`` on the HTML page)."""
+    return _NAMES[statistic][html]
+
+
+def statistic_columns(
+    c: Calibration, *, html: bool
+) -> list[tuple[str, CalibrationStatistic]]:
+    """(header, statistic) of a calibration table's statistic columns, for its kind of labels:
+    the one view the ``calibrate`` command and the HTML report both show.
+
+    The headline κ's header says which κ it is: quadratic-weighted for grades, of pass/fail
+    for continuous labels.
+    """
+    kappa = statistic_name("kappa", html=html)
+    header = {"binary": kappa, "ordinal": f"quadratic {kappa}",
+              "continuous": f"{kappa} (pass/fail)"}[c.kind]
+    return [(header if s == "kappa" else statistic_name(s, html=html), s) for s in c.statistics]
+
+
+def estimate_notes(
+    c: Calibration, s: ScorerCalibration, *, html: bool
+) -> list[tuple[str, str, str]]:
+    """(name, state, reason) of each of ``s``'s estimates that is undefined or has no interval,
+    in the table's order (state: ``"undefined"`` or ``"no interval"``)."""
+    notes = []
+    for statistic in c.statistics:
+        e = s.estimate(statistic)
+        if e is not None and e.reason is not None:
+            state = "undefined" if e.value is None else "no interval"
+            notes.append((statistic_name(statistic, html=html), state, e.reason))
+    return notes
 
 
 def _fitted(s: ScorerCalibration) -> str:
@@ -53,18 +91,12 @@ def _matrix(title: str, m: ConfusionMatrix) -> str:
 
 
 def _ids(ids: Sequence[str]) -> str:
-    more = f" … ({len(ids)} in all)" if len(ids) > _LISTED else ""
-    return esc(", ".join(ids[:_LISTED])) + more
+    return listed(ids, _LISTED)
 
 
-def _notes(s: ScorerCalibration) -> str:
-    notes = []
-    for name, e in (("κ", s.kappa), ("Spearman ρ", s.spearman), ("Kendall τ", s.kendall),
-                    ("MAE", s.mae), ("accuracy", s.accuracy), ("precision", s.precision),
-                    ("recall", s.recall)):
-        if e is not None and e.reason is not None:
-            state = "undefined" if e.value is None else "no interval"
-            notes.append(f"{name} {state}: {esc(e.reason)}")
+def _notes(c: Calibration, s: ScorerCalibration) -> str:
+    notes = [f"{name} {state}: {esc(reason)}"
+             for name, state, reason in estimate_notes(c, s, html=True)]
     if s.not_scored:
         notes.append("labelled items not scored (left out): "
                      + _ids([f"{i} ({status})" for i, status in s.not_scored.items()]))
@@ -94,12 +126,12 @@ def calibration_section(c: Calibration | None) -> str:
     """The section, or nothing without labels."""
     if c is None:
         return ""
-    columns = _columns(c)
+    columns = statistic_columns(c, html=True)
     head = "".join(f"<th class=num>{esc(h)}</th>" for h, _ in columns)
     rows = "".join(
         f"<tr><td>{esc(s.scorer_id)}</td><td class=num>{s.n}</td>"
         f"<td class=num>≥ {s.threshold:g}</td>"
-        + "".join(_estimate(getattr(s, attr)) for _, attr in columns) + _fitted(s) + "</tr>"
+        + "".join(_estimate(s.estimate(stat)) for _, stat in columns) + _fitted(s) + "</tr>"
         for s in c.scorers
     )
     details = "".join(
@@ -108,16 +140,11 @@ def calibration_section(c: Calibration | None) -> str:
         + _matrix(f"pass/fail at ≥ {s.threshold:g}", s.confusion)
         + (_matrix("grades (score rounded to the nearest grade)", s.grades)
            if s.grades is not None else "")
-        + "</div>" + _caveat(s) + _notes(s)
+        + "</div>" + _caveat(s) + _notes(c, s)
         for s in c.scorers
     )
-    sides = []
-    if c.labels_without_rows:
-        sides.append(f"{len(c.labels_without_rows)} labelled item(s) without rows: "
-                     f"{_ids(c.labels_without_rows)}")
-    if c.rows_without_labels:
-        sides.append(f"{len(c.rows_without_labels)} item(s) without a label: "
-                     f"{_ids(c.rows_without_labels)}")
+    sides = [*counted("labelled item(s) without rows", c.labels_without_rows, _LISTED),
+             *counted("item(s) without a label", c.rows_without_labels, _LISTED)]
     scale = f", scale {c.scale[0]:g}..{c.scale[1]:g}" if c.scale is not None else ""
     return (
         '<section id="calibration"><h2>Calibration against human labels</h2>'

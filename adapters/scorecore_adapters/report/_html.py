@@ -23,7 +23,7 @@ from scorecore_adapters.report._data import (
     payload,
     scorer_stats,
 )
-from scorecore_adapters.report._text import esc, number, percent
+from scorecore_adapters.report._text import counted, esc, number, percent
 from scorecore_adapters.report._trust import trust_sections
 
 
@@ -128,13 +128,8 @@ def _baseline(comparison: Comparison | None) -> str:
         "<th class=num>+/-/=</th><th>verdict</th></tr></thead><tbody>"
         + "".join(_comparison_row(s) for s in c.scorers) + "</tbody></table>"
     )
-    notes = []
-    if c.only_in_base:
-        notes.append(f"{len(c.only_in_base)} item(s) only in the baseline: "
-                     f"{esc(', '.join(c.only_in_base[:20]))}")
-    if c.only_in_new:
-        notes.append(f"{len(c.only_in_new)} item(s) only in this batch: "
-                     f"{esc(', '.join(c.only_in_new[:20]))}")
+    notes = [*counted("item(s) only in the baseline", c.only_in_base, 20),
+             *counted("item(s) only in this batch", c.only_in_new, 20)]
     if c.scorers_differ:
         notes.append("scorers differ: " + esc(c.scorer_differences()))
     if c.verdict == "not_enough_pairs":

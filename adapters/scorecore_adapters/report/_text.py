@@ -7,6 +7,7 @@ import gzip
 import html
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, Final
 
 _CONTROL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
@@ -52,6 +53,21 @@ def number(value: float | None, *, sign: bool = False) -> str:
         return "-"
     spec = ".3f" if abs(value) < 1e15 else ".3g"
     return format(value, f"+{spec}" if sign else spec)
+
+
+def listed(ids: Sequence[str], limit: int) -> str:
+    """The first ``limit`` ids, escaped, and how many there are in all when more.
+
+    >>> listed(["a", "<b>", "c"], 2)
+    'a, &lt;b&gt; … (3 in all)'
+    """
+    more = f" … ({len(ids)} in all)" if len(ids) > limit else ""
+    return esc(", ".join(ids[:limit])) + more
+
+
+def counted(what: str, ids: Sequence[str], limit: int) -> list[str]:
+    """``["N what: ids"]`` (listed up to ``limit``), or nothing without ids: a page's note."""
+    return [f"{len(ids)} {what}: {listed(ids, limit)}"] if ids else []
 
 
 def percent(value: float | None) -> str:

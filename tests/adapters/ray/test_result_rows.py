@@ -22,7 +22,7 @@ from scorecore.evals.engine import item_results as regroup
 from scorecore.evals.results import ScorerOutcome
 from scorecore_adapters.ray._items import result_schema
 from scorecore_adapters.report import cause_of_outcome
-from tests.results.test_causes import failing_scorers
+from tests.adapters.report.test_causes import failing_scorers
 
 SCORERS = ("a", "b", "c")
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too

@@ -1,8 +1,9 @@
 """InMemoryScoreStore is interchangeable with the SQLite store, operation for operation.
 
-The shared contract tests (tests/evals/test_storage.py, parametrised over every store) pin
-each rule on an example; the law here checks the whole class: after any sequence of saves,
-every query of the memory store (list_batches included) answers exactly what SQLite's answers.
+The shared contract tests (tests/evals/persistence/test_storage.py, parametrised over every
+store) pin each rule on an example; the law here checks the whole class: after any sequence
+of saves, every query of the memory store (list_batches included) answers exactly what
+SQLite's answers.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Comparing two batches: the comparison values and the paired statistics behind the gate."""

@@ -1,0 +1,149 @@
+"""The rows :func:`~scorecore.evals.run_evals` stores for one item: :class:`ItemRows`.
+
+One row per scorer run, built by :func:`~scorecore.evals._rows._row.score_row`; a pair whose row
+lost data, or could not be built at all, is failed, so the report says what the store holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, final
+
+import attrs
+
+from scorecore.evals._messages import exception_text
+from scorecore.evals._report._values import ItemResult, ScorerOutcome
+from scorecore.evals._rows._row import ScoreRow, context_of, row_id, score_row, storable_row
+
+__all__ = ["ItemRows"]
+
+
+def _item_cause(result: ItemResult) -> dict[str, Any]:
+    # A whole item's failure: its kind as reports show it ("target raised", "item").
+    if result.error is None:
+        return {}
+    kind = (result.error_kind or "item").replace("_", " ")
+    return {"cause": {"kind": kind, "step": None, "message": result.error}}
+
+
+def _target_name(target: object) -> str | None:
+    """The entity a row names for the target: ``"module:qualname"``."""
+    if target is None:
+        return None
+    module = getattr(target, "__module__", None)
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    return f"{module}:{name}" if module else name
+
+
+def _scorer_json(scorer: Any) -> dict[str, Any]:
+    return {
+        "id": scorer.id,
+        "name": getattr(scorer, "name", scorer.id),
+        "description": getattr(scorer, "description", ""),
+        "hasJudge": bool(getattr(scorer, "has_judge", False)),
+        "fingerprint": getattr(scorer, "fingerprint", None),
+    }
+
+
+def _failed(outcome: ScorerOutcome, error: str) -> ScorerOutcome:
+    if outcome.status == "failed":
+        return outcome
+    return attrs.evolve(outcome, status="failed", score=None, error=error)
+
+
+def _lost_data_message(notes: Sequence[object]) -> str:
+    first = notes[0] if isinstance(notes[0], Mapping) else {}
+    more = f"; {len(notes) - 1} more in metadata.sanitized" if len(notes) > 1 else ""
+    return (
+        f"the item's data cannot be stored as it is ({first.get('path')}: {first.get('what')}"
+        f"{more}); fix the data and resume"
+    )
+
+
+@final
+class ItemRows:
+    """Maps an item's result to the rows :func:`run_evals` stores for it (one per scorer run).
+
+    Outcomes read from the store (resumed) get no row; an item repeating an earlier item's run
+    id gets none at all. A pair whose row lost data (see :func:`storable_row`) is failed in the
+    returned result, so the report says what the store holds. With a ``target``, each row
+    names it as its entity: ``"module:qualname"``.
+    """
+
+    __slots__ = ("_batch_id", "_scorer_json", "_target")
+
+    def __init__(
+        self, *, batch_id: str, scorers: Sequence[Any], target: object
+    ) -> None:
+        self._batch_id = batch_id
+        self._scorer_json = {s.id: _scorer_json(s) for s in scorers}
+        self._target = _target_name(target)
+
+    def rows(self, result: ItemResult) -> tuple[ItemResult, list[ScoreRow]]:
+        """The item's rows to save, and its result with each pair whose row lost data failed."""
+        if result.duplicate_of is not None:
+            return result, []  # its run id is an earlier item's: never overwrite that item's rows
+        rows: list[ScoreRow] = []
+        outcomes: list[ScorerOutcome] = []
+        for outcome in result.outcomes:
+            if not outcome.resumed:
+                row, outcome = self._row(result, outcome)  # noqa: PLW2901 - possibly failed now
+                rows.append(row)
+            outcomes.append(outcome)
+        if any(a is not b for a, b in zip(outcomes, result.outcomes, strict=True)):
+            result = attrs.evolve(result, outcomes=tuple(outcomes))
+        return result, rows
+
+    def _row(self, result: ItemResult, outcome: ScorerOutcome) -> tuple[ScoreRow, ScorerOutcome]:
+        """The pair's row; a row that lost data (or could not be built) fails the pair.
+
+        Failing it keeps the report honest about what the store holds, and lets a resume run the
+        pair again once the data is fixed (a resume skips only scored and not-scorable rows).
+        """
+        try:
+            row = self._build(result, outcome)
+        except Exception as exc:  # noqa: BLE001 - a safety net: one item never stops a batch
+            error = f"its row could not be built ({exception_text(exc)}); stored without its data"
+            return self._bare(result, outcome, error), _failed(outcome, error)
+        metadata = row.metadata or {}
+        lost = metadata.get("sanitized")
+        if not lost or outcome.status == "failed":
+            return row, outcome
+        error = _lost_data_message(lost)
+        kept = {
+            **metadata, "status": "failed", "error": error,
+            "uncountedOutcome": {"status": outcome.status, "score": outcome.score},
+        }
+        row = attrs.evolve(row, status="failed", score=None, metadata=kept)
+        return row, _failed(outcome, error)
+
+    def _bare(self, result: ItemResult, outcome: ScorerOutcome, error: str) -> ScoreRow:
+        """A failed row with the pair's ids and the error only."""
+        return storable_row(ScoreRow(
+            id=row_id(result.run_id, outcome.scorer_id), scorer_id=outcome.scorer_id,
+            run_id=result.run_id, batch_id=self._batch_id, status="failed",
+            scorer=self._scorer_json[outcome.scorer_id], source="TEST",
+            dataset_item_id=result.item_id,
+            metadata={"status": "failed", "itemIndex": result.index, "error": error,
+                      "sanitized": [{"path": "", "what": "the row could not be built; "
+                                                          "its data is not stored"}]},
+        ))
+
+    def _build(self, result: ItemResult, outcome: ScorerOutcome) -> ScoreRow:
+        item = result.item
+        target = self._target
+        return score_row(
+            run_id=result.run_id, scorer_id=outcome.scorer_id, batch_id=self._batch_id,
+            status=outcome.status, score=outcome.score, reason=outcome.reason,
+            scorer=self._scorer_json[outcome.scorer_id], result=outcome.result,
+            input=item.input if item is not None else None, output=result.output,
+            context=context_of(item, item.extra) if item is not None else {},
+            request_context=item.request_context if item is not None else None,
+            entity_type="EXTERNAL" if target else None,
+            entity={"id": target, "name": target} if target else None,
+            entity_id=target, source="TEST", dataset_item_id=result.item_id,
+            metadata={"itemIndex": result.index,
+                      "fingerprint": self._scorer_json[outcome.scorer_id]["fingerprint"],
+                      **_item_cause(result)},
+            error=outcome.error, run_error=outcome.run_error,
+        )

@@ -1,0 +1,1 @@
+"""Trust in judges over a batch: panels' agreement and pairwise win rates, and their fold."""
