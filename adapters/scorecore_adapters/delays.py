@@ -135,7 +135,7 @@ class ConstantDelay(DelayPolicy):
     seconds: float = attrs.field(validator=_seconds_field("ConstantDelay", "seconds"))
 
     def wait(self, retry_count: int) -> float:
-        """Always :attr:`seconds`."""
+        """Always ``seconds``."""
         return float(self.seconds)
 
 

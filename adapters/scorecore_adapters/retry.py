@@ -273,7 +273,7 @@ def _wall_clock() -> float:
 class StreamErrorRetryProcessor:
     """Retries transient judge failures: rate limits, overloads, 5xx, timeouts, resets.
 
-    An :class:`~scorecore.ErrorProcessor` (Mastra's ``StreamErrorRetryProcessor``, in seconds).
+    An :class:`ErrorProcessor` (Mastra's ``StreamErrorRetryProcessor``, in seconds).
     For a failed call it walks the error and its cause chain; at each node the matchers are
     tried first (the built-in :func:`is_retryable_provider_error`, then ``matchers`` in order),
     then the node's ``is_retryable`` flag. Known authorization failures (401, 403, auth codes)
@@ -366,7 +366,7 @@ class StreamErrorRetryProcessor:
     def would_retry(self, error: JudgeError, /) -> bool:
         """Whether some policy retries ``error``, budgets aside (pure).
 
-        This makes the processor a :class:`~scorecore.RetryClassifier`. The core asks it only
+        This makes the processor a :class:`~scorecore.judge.RetryClassifier`. The core asks it only
         to name why retrying stopped: an error retried through ``retry_unknown_errors`` or a
         matcher is reported as ``"processor_limit"`` or ``"budget_spent"`` when the retries
         run out, never as ``"not_retryable"``.

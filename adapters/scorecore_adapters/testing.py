@@ -4,7 +4,7 @@
 - :class:`FunctionJudge` answers with your function of the request (sync or async).
 - :func:`verdict_reply` builds a reply whose verdict token carries log-probabilities, for
   scores read from probabilities (``ScorePromptStep(score_from="probabilities")``).
-- :func:`judge_error` builds a provider-like :class:`~scorecore.JudgeError` (429, 503 …).
+- :func:`judge_error` builds a provider-like :class:`~scorecore.judge.JudgeError` (429, 503 …).
 - :class:`VirtualClock` is a clock and a ``sleep`` that never waits: pass
   ``Runtime(clock=vc, sleep=vc.sleep)`` to ``Scorer.run`` and retries take no real time.
 - :func:`virtual_runtime` returns such a runtime with ids ``"run-1"``, ``"run-2"`` … as well.
@@ -18,8 +18,8 @@ The pytest plugin (:mod:`scorecore_adapters.pytest_plugin`, loaded automatically
 as fixtures: ``scripted_judge``, ``virtual_runtime`` and ``memory_store``.
 
 A reply is a ``str`` (the raw reply text), any other JSON value (``dict``, ``list``, number,
-``bool``, ``None``: sent as its JSON text), a :class:`~scorecore.JudgeError` (returned as
-``Failure``), or a whole :class:`~scorecore.JudgeResponse` (returned as is).
+``bool``, ``None``: sent as its JSON text), a :class:`~scorecore.judge.JudgeError` (returned as
+``Failure``), or a whole :class:`~scorecore.judge.JudgeResponse` (returned as is).
 
 Fake usage: unless a reply is a ``JudgeResponse``, its usage is estimated at one token per four
 characters (rounded up): ``input_tokens`` from all message contents, ``output_tokens`` from
@@ -348,7 +348,7 @@ def judge_error(
     kind: JudgeErrorKind | None = None,
     cause: JudgeError | None = None,
 ) -> JudgeError:
-    """Build a provider-like :class:`~scorecore.JudgeError` for tests.
+    """Build a provider-like :class:`~scorecore.judge.JudgeError` for tests.
 
     The kind is derived from the status and code/type when not given, and retryability from
     the kind and status (408, 409, 429, 5xx, timeouts and network errors are retryable).

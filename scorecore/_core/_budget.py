@@ -108,7 +108,7 @@ class JudgeLedger:
         cache_misses: lookups that had to ask the judge.
         refused: calls a hard budget refused.
         usage_errors: replies (or cache entries) whose token counts were negative, not whole
-            numbers or absurd (see :func:`usage_problem`): charged at their worst case, never
+            numbers or absurd (see ``usage_problem``): charged at their worst case, never
             credited.
         soft_limit_passed: how a soft budget was first passed (the line its
             :class:`BudgetWarning` carries); ``None`` while the batch is within it.

@@ -221,7 +221,7 @@ class JudgeRequest:
         step: which scorer step asks.
         top_logprobs: ``None`` (the default) asks for no log-probabilities; a number from 0
             to 20 asks the judge for each generated token's log-probability and that many
-            likeliest alternatives (:attr:`JudgeResponse.logprobs`). A step sets it only when
+            likeliest alternatives (:class:`JudgeResponse`'s ``logprobs``). A step sets it only when
             it reads them (``ScorePromptStep(score_from="probabilities")``); a judge that has
             none answers without them.
     """

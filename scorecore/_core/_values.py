@@ -167,7 +167,7 @@ class NotScorable:
 
     @property
     def judge_undecided(self) -> bool:
-        """Whether the judge could not decide (``kind`` in :data:`JUDGE_UNDECIDED_KINDS`)."""
+        """Whether the judge could not decide (``kind`` in ``JUDGE_UNDECIDED_KINDS``)."""
         return self.kind in JUDGE_UNDECIDED_KINDS
 
 

@@ -132,8 +132,8 @@ def completeness(*,
     id: str = "completeness-scorer") -> Scorer[ShapeIn, ShapeOut]:
     """How much of the input's content the output covers (0 to 1), by lemmatized words.
 
-    Both texts are reduced to their distinct lemmatized words (:func:`elements`); the score is
-    the share of the input's words that an output word covers (:func:`coverage`).
+    Both texts are reduced to their distinct lemmatized words (``elements``); the score is
+    the share of the input's words that an output word covers (``coverage``).
 
     Args:
         shape: ``AGENT`` (default) scores an agent run: the input messages' texts against

@@ -83,7 +83,7 @@ def keyword_coverage(
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the input's keywords that also appear in the output (0 to 1).
 
-    Keywords come from :func:`keywords` (stop words, numbers and punctuation removed); the
+    Keywords come from ``keywords`` (stop words, numbers and punctuation removed); the
     score is ``|reference ∩ response| / |reference|``, unrounded.
 
     Args:

@@ -120,7 +120,7 @@ def tone(
     With ``reference_tone``: ``max(0, 1 - |comparative(output) - comparative(reference)|)``.
     Without: ``max(0, 1 - variance)`` of the sentences' comparatives (population variance),
     so a steady tone scores 1 and swings from praise to insult score lower. See
-    :func:`comparative` and :func:`sentences`.
+    ``comparative`` and ``sentences``.
 
     Args:
         reference_tone: a text whose sentiment the output should match (not blank).

@@ -69,7 +69,7 @@ def tool_call_accuracy(
     """1 if the agent called the expected tool (or its tools in the expected order), else 0.
 
     With ``expected_tool_order`` (it decides alone when both are given): strict mode needs
-    exactly that list of calls; otherwise :func:`in_order`. With ``expected_tool``: strict mode
+    exactly that list of calls; otherwise ``in_order``. With ``expected_tool``: strict mode
     needs exactly one call, to that tool; otherwise any call to it. An agent that called no
     tool scores 0: the expectation was not met.
 

@@ -30,8 +30,8 @@ class ScoreRecord:
         scorer_description: the scorer's description.
         has_judge: whether the scorer has a prompt step (asks a judge).
 
-    :meth:`ScoreRow.from_record <scorecore.ScoreRow.from_record>` turns a record into a stored
-    row; :func:`~scorecore.store_sink` is a sink saving each record to a score store.
+    :meth:`ScoreRow.from_record <scorecore.evals.ScoreRow.from_record>` turns a record into a stored
+    row; :func:`~scorecore.evals.store_sink` is a sink saving each record to a score store.
     """
 
     scorer_id: str
@@ -59,7 +59,7 @@ class ScoreRecord:
 ScoreSink: TypeAlias = Callable[[ScoreRecord], "Awaitable[object] | object"]
 """Receives each score: a sync or async callable taking a :class:`ScoreRecord`.
 
-``store_sink(store)`` (:func:`~scorecore.store_sink`) saves each record to a score store as a
+``store_sink(store)`` (:func:`~scorecore.evals.store_sink`) saves each record to a score store as a
 Mastra-shaped row.
 
 Its return value is ignored. An exception it raises is reported, never propagated to the

@@ -107,9 +107,9 @@ class AnthropicBatchModel(BatchJudgeBase):
     Args:
         model: the model name.
         journal: a :class:`BatchJournal` or the path of its SQLite file.
-        base_url, api_key, client, max_tokens, timeout, anthropic_version,
-            supports_structured_output, default_headers: as for
+        base_url, api_key, client, max_tokens, timeout: as for
             :class:`~scorecore_adapters.anthropic.AnthropicModel`.
+        anthropic_version, supports_structured_output, default_headers: as there too.
         max_batch_size: the most requests in one batch (Anthropic allows 100,000).
         max_wait, poll_interval, clock, sleep, new_id: as for :class:`OpenAIBatchModel`.
 

@@ -114,10 +114,11 @@ def score_dataset(
         target: an (async) function of the item producing the output to score, as in
             ``run_evals``: ``"module:function"`` or a picklable callable, loaded once per
             actor.
-        cache_url: the judge cache each actor opens once (:func:`~scorecore_adapters.cache.
-            open_cache`): ``postgresql://…``, shared by every worker, so an identical judge
-            call is asked once across the pool and across runs; ``sqlite:PATH`` or
-            ``memory:`` with one local worker only (refused otherwise). ``None``: no cache.
+        cache_url: the judge cache each actor opens once
+            (:func:`~scorecore_adapters.cache.open_cache`): ``postgresql://…``, shared by
+            every worker, so an identical judge call is asked once across the pool and across
+            runs; ``sqlite:PATH`` or ``memory:`` with one local worker only (refused
+            otherwise). ``None``: no cache.
         pricing: judge prices; each pair's cost goes in its row and the report's
             ``economics`` (as ``run_evals(pricing=...)``).
 

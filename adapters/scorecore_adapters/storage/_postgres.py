@@ -43,7 +43,7 @@ __all__ = ["PostgresScoreStore"]
 
 @final
 class PostgresScoreStore(AsyncResource):
-    """A :class:`~scorecore.ScoreStore` in PostgreSQL, through psycopg 3.
+    """A :class:`~scorecore.evals.store.ScoreStore` in PostgreSQL, through psycopg 3.
 
     JSON columns are ``jsonb``, timestamps ``timestamptz``. Each :meth:`save` is one
     transaction (an upsert per row, pipelined by ``executemany``). On asyncio the store uses

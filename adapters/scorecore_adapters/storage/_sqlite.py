@@ -44,7 +44,7 @@ __all__ = ["SqliteScoreStore"]
 
 @final
 class SqliteScoreStore(AsyncResource):
-    """A :class:`~scorecore.ScoreStore` in a SQLite file (or ``":memory:"``).
+    """A :class:`~scorecore.evals.store.ScoreStore` in a SQLite file (or ``":memory:"``).
 
     The database runs in WAL mode and each :meth:`save` is one transaction, committed before
     it returns: a process killed at any point (even ``kill -9``) loses at most the rows not

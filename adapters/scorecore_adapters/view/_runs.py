@@ -196,7 +196,7 @@ def page_of(entries: Sequence[RunEntry], chosen: RunFilter, *,
     >>> [e.item_id for e in page.entries], page.total, page.pages
     (['9', '8', '7'], 5, 2)
 
-    ``ordered``: ``entries`` are already in ``chosen.sort``'s order (:func:`sorted_entries`,
+    ``ordered``: ``entries`` are already in ``chosen.sort``'s order (``sorted_entries``,
     kept by a caller that pages the same batch often).
     """
     found = [e for e in entries if chosen.matches(e)]

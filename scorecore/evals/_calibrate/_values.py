@@ -123,7 +123,7 @@ class FittedThreshold:
     """The score threshold that would maximise κ (pass/fail) on these labels.
 
     It is **fitted on the labels it is measured on**, so its κ is optimistic: validate it on
-    other labels before relying on it (:data:`FITTED_NOTE`).
+    other labels before relying on it (``FITTED_NOTE``).
 
     Attributes:
         threshold: the cut (an item passes when its score is at least this), one of the
@@ -208,7 +208,7 @@ class ScorerCalibration:
 
     def caveat(self) -> str | None:
         """One line when this scorer's agreement with the labels cannot be told from chance
-        (``None`` when κ's whole interval is above 0): :data:`CHANCE_CAVEAT` when the interval
+        (``None`` when κ's whole interval is above 0): ``CHANCE_CAVEAT`` when the interval
         includes 0 (or, without an interval, κ is at most 0), or why κ says nothing
         (undefined, no interval, below chance). A gate on such a judge's scores gates on
         noise.

@@ -19,8 +19,8 @@ def store_sink(
 ) -> ScoreSink:
     """A sink saving each trace or live score to ``store`` as one :class:`ScoreRow`.
 
-    Pass it as ``sink=`` to :func:`~scorecore.score_trace`, :func:`~scorecore.score_traces`,
-    :func:`~scorecore.scored` or :class:`~scorecore.LiveScorer`. Each record becomes
+    Pass it as ``sink=`` to :func:`score_trace`, :func:`score_traces`,
+    :func:`scored` or :class:`LiveScorer`. Each record becomes
     :meth:`ScoreRow.from_record` (``source`` and ``batch_id`` as there: by default ``"LIVE"``
     for live scoring and ``"TEST"`` for traces, batched by trace id, else run id) and is saved
     at once, idempotently per (run, scorer). The store must be open while scores arrive (keep

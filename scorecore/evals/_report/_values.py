@@ -48,7 +48,7 @@ class ScorerOutcome:
         result: the full result of a run that succeeded in this call.
         run_error: the run's error value, when the scorer returned ``Failure``.
         resumed: ``True`` when the outcome was read from the store (resume), not run again.
-        not_scorable_kind: a not-scorable run's :attr:`~scorecore.NotScorable.kind`; one of
+        not_scorable_kind: a not-scorable run's ``kind`` (:class:`~scorecore.NotScorable`); one of
             the judge's kinds (``"position_bias"`` …) counts against the failure budget.
     """
 
@@ -183,7 +183,7 @@ class ScorerSummary:
     what an uninterrupted one would.
 
     ``undecided_by`` counts, by kind, the not-scorable runs the *judge* could not decide
-    (``{"position_bias": 3}``; the kinds of :attr:`scorecore.NotScorable.kind` that say the
+    (``{"position_bias": 3}``; the kinds of :class:`~scorecore.NotScorable` that say the
     judge could not decide): they are among ``not_scorable`` and count against the failure
     budget.
     """

@@ -104,7 +104,7 @@ class ScoreRow:
         columns come from the span (``entity_type`` = span type, ``entity_id``,
         ``entity = {"traceId", "spanId"}``) or the live call (``entity_type="function"``,
         ``entity = {"id", "name"}``); ``trace_id``/``span_id`` are set when known. The id is
-        :func:`row_id` of (run id, scorer id), so saving the record again replaces its row;
+        :func:`~.store.row_id` of (run id, scorer id), so saving the record again replaces its row;
         ``request_context`` and ``additional_context`` pass through :func:`redact_secrets`.
 
         >>> from scorecore._core._values import ScorerRun
@@ -140,7 +140,7 @@ class ScoreRow:
         )
 
     def not_scorable_kind(self) -> str | None:
-        """A not-scorable row's :attr:`~scorecore.NotScorable.kind`
+        """A not-scorable row's ``kind`` (:class:`~scorecore.NotScorable`)
         (``metadata["notScorable"]["kind"]``): ``"position_bias"`` and the other kinds of a
         judge that could not decide; ``None`` for other rows and a step's own not_scorable.
 

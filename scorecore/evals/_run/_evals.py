@@ -343,7 +343,7 @@ async def run_evals(
             judge or step …) the verdict tolerates: by default 0, so any failed run fails
             the batch; ``None`` never fails it for failures alone. Not-scorable runs the
             judge could not decide (position bias, a panel tie, low confidence, an echoed
-            example: :attr:`scorecore.NotScorable.kind`) count with them; runs not scorable
+            example: :class:`~scorecore.NotScorable` kinds) count with them; runs not scorable
             because the item does not apply never do.
         cache: a judge cache (``scorecore_adapters.cache``): a judge request already answered
             (same prompt, schema, model, settings and trial) is read back, not asked again.

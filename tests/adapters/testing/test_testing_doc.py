@@ -1,7 +1,7 @@
 """docs/testing.md: the examples that use the plugin's fixtures pass under pytest itself.
 
-tests/test_adapter_docs.py runs every block and calls its argument-free tests; the tests that
-take fixtures (``scripted_judge``, ``virtual_runtime``, ``memory_store`` …) need pytest to
+tests/system/test_adapter_docs.py runs every block and calls its argument-free tests; the tests
+that take fixtures (``scripted_judge``, ``virtual_runtime``, ``memory_store`` …) need pytest to
 provide them, so each such block is run here as a test file, on both anyio backends.
 """
 

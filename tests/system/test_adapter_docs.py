@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 TOP_LEVEL_AWAIT = re.compile(r"^(?:await|async (?:with|for)) ", re.MULTILINE)
 ADAPTER_DOCS = [

@@ -12,12 +12,14 @@ import pytest
 
 mypy_api = pytest.importorskip("mypy.api", reason="mypy is a dev dependency")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 # docs/agents-and-traces.md builds one program across blocks: tests/traces/test_docs_page.py
+# The built-in scorers: the overview page and a page per scorer, check and option type.
+BUILTIN_PAGES = ["docs/builtin-scorers.md", *sorted(
+    str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "builtin-scorers").glob("*.md"))]
 RUNNABLE_DOCS = ["README.md", "docs/scorers.md", "docs/evals.md", "docs/storage.md",
-                 "docs/builtin-scorers.md", "docs/economics.md", "docs/calibration.md",
-                 "docs/juries.md"]
+                 *BUILTIN_PAGES, "docs/economics.md", "docs/calibration.md", "docs/juries.md"]
 
 
 # Pages whose blocks share one namespace (a reader's REPL): type-checked as one module.
@@ -38,7 +40,8 @@ def _blocks(names: list[str] = RUNNABLE_DOCS) -> list[tuple[str, int, str]]:
 
 
 def _typed_pages() -> list[str]:
-    pages = ["README.md", *(str(p.relative_to(ROOT)) for p in sorted((ROOT / "docs").glob("*.md")))]
+    pages = ["README.md", *(str(p.relative_to(ROOT)) for p in sorted((ROOT / "docs").rglob("*.md"))
+                            if "_build" not in p.parts)]
     return [page for page in pages if BLOCK.search((ROOT / page).read_text())]
 
 
@@ -46,7 +49,7 @@ def _typed_modules() -> dict[str, str]:
     """``{module file name: source}`` for every ```python example of every page."""
     modules: dict[str, str] = {}
     for page in _typed_pages():
-        slug = re.sub(r"\W", "_", Path(page).stem)
+        slug = re.sub(r"\W", "_", str(Path(page).with_suffix("")).removeprefix("docs/"))
         blocks = _blocks([page])
         if page in PROGRAM_DOCS:
             # Later blocks reuse earlier names; `main` is defined anew in several blocks.
