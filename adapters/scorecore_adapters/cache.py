@@ -95,10 +95,42 @@ _WRAPPED = "encodedReply"
 _NUL_ESCAPE = "\\u0000"
 
 
+_USAGE_KEYS = frozenset(_USAGE_FIELDS)
+_ROW_KEYS = frozenset(("text", "usage", "finish_reason", "model_id", "structured_output"))
+
+
+def _plain_row(raw: object) -> JudgeResponse | None:
+    """The reply of a row as :func:`_encode` writes one without log-probabilities (what a
+    warm re-run reads back tens of thousands of times), or ``None`` for any other row, which
+    :func:`_decode` then reads its own way. Every check :func:`_decode` makes, made on exact
+    types: the usage's counts are each ``None`` or an ``int``, so ``JudgeUsage`` takes the
+    row's own dict."""
+    if type(raw) is not dict or raw.keys() != _ROW_KEYS:
+        return None
+    usage, text = raw["usage"], raw["text"]
+    if type(usage) is not dict or type(text) is not str or usage.keys() != _USAGE_KEYS:
+        return None
+    for v in usage.values():
+        if v is not None and type(v) is not int:
+            return None
+    finish, model_id, mode = raw["finish_reason"], raw["model_id"], raw["structured_output"]
+    if (finish is not None and type(finish) is not str) or (
+        model_id is not None and type(model_id) is not str
+    ) or (mode is not None and type(mode) is not str):
+        return None
+    return JudgeResponse(
+        text=text, usage=JudgeUsage(**usage), finish_reason=finish, model_id=model_id,
+        structured_output=None if mode is None else _MODES.get(mode),
+    )
+
+
 def _decode(data: Any) -> JudgeResponse | None:
     """The stored reply, or ``None`` for anything not written by :func:`_encode`."""
     try:
         raw = _load(data)
+        plain = _plain_row(raw)
+        if plain is not None:
+            return plain
         if isinstance(raw, dict) and raw.keys() == {_WRAPPED}:
             raw = json.loads(raw[_WRAPPED])
         usage = raw["usage"]

@@ -339,6 +339,38 @@ def _structured_output(
     return "native" if request.native_schema else "prompt"
 
 
+def _finish(  # noqa: PLR0917 - the execution's parts, passed rather than closed over
+    value: Any, error: JudgeExecutionError | None, prompt: str, judge: ResolvedJudge,
+    tally: _Tally, meter: MeteredExecution, runtime: Runtime, started: float,
+) -> JudgeOutcome:
+    """The outcome of one execution: the step's ``value`` (``None`` when it failed with
+    ``error``), which its telemetry records as its output."""
+    cost_usd, saved_usd, cache_hits, cache_misses = meter.settlement()
+    model = judge.model
+    execution = new_execution(
+        status="failed" if error is not None else "success",
+        prompt=prompt,
+        model_id=model.model_id,
+        provider=model.provider,
+        attempt_count=tally.attempts,
+        model_call_count=tally.model_calls,
+        duration=max(0.0, runtime.clock() - started),
+        output=value,
+        usage=tally.usage,
+        finish_reason=tally.finish_reason,
+        raw_output=tally.raw_output,
+        error=error,
+        waits=tuple(tally.waits),
+        processor_errors=tuple(tally.processor_errors),
+        cost_usd=cost_usd,
+        saved_usd=saved_usd,
+        cache_hits=cache_hits,
+        cache_misses=cache_misses,
+        structured_output=tally.structured_output,
+    )
+    return _new_outcome(value, execution, tally.logprobs)
+
+
 async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line one reply field
     *,
     judge: ResolvedJudge,
@@ -348,6 +380,7 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
     runtime: Runtime,
     example: WorkedExample | None = None,
     top_logprobs: int | None = None,
+    score_of_reply: bool = False,
 ) -> JudgeOutcome:
     """Ask the judge for one step: at most one format fallback, retries per error processors.
 
@@ -355,7 +388,9 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
     docstring); when no attempt succeeds and one of them echoed, the execution fails with
     :class:`ExampleEcho`. Never raises for anything the model, a processor or the reply did.
     ``top_logprobs`` is sent in the request (see :attr:`JudgeRequest.top_logprobs`); the
-    reply's log-probabilities come back on the outcome.
+    reply's log-probabilities come back on the outcome. With ``score_of_reply`` (a
+    :class:`~scorecore.ScorePromptStep` without ``calculate_score``) the step's value, and the
+    execution's output, is the reply's ``score`` when the reply is an object.
     """
     started = runtime.clock()
     tally = _Tally()
@@ -368,31 +403,7 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
     # A reply can only fail its format in one way without a schema: restating the example.
     attempts = 1 if schema is None and example is None else 2
     own_text = prompt if example is None else example.own_text(prompt)
-
-    def finish(value: Any, error: JudgeExecutionError | None) -> JudgeOutcome:
-        cost_usd, saved_usd, cache_hits, cache_misses = meter.settlement()
-        execution = new_execution(
-            status="failed" if error is not None else "success",
-            prompt=prompt,
-            model_id=judge.model.model_id,
-            provider=judge.model.provider,
-            attempt_count=tally.attempts,
-            model_call_count=tally.model_calls,
-            duration=max(0.0, runtime.clock() - started),
-            output=value,
-            usage=tally.usage,
-            finish_reason=tally.finish_reason,
-            raw_output=tally.raw_output,
-            error=error,
-            waits=tuple(tally.waits),
-            processor_errors=tuple(tally.processor_errors),
-            cost_usd=cost_usd,
-            saved_usd=saved_usd,
-            cache_hits=cache_hits,
-            cache_misses=cache_misses,
-            structured_output=tally.structured_output,
-        )
-        return _new_outcome(value, execution, tally.logprobs)
+    parts = (prompt, judge, tally, meter, runtime, started)  # _finish's, after the value
 
     last_errors: tuple[str, ...] = ()
     echoed: tuple[str, ...] = ()
@@ -411,7 +422,7 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
         if judge.input_processors:
             processed = await _apply_input_processors(judge, messages)
             if isinstance(processed, Failure):
-                return finish(None, processed.failure())
+                return _finish(None, processed.failure(), *parts)
             messages = processed.unwrap()
         request = _request(messages, None if schema is None else schema.schema,
                            schema is not None and routing == "native", settings, step,
@@ -421,7 +432,7 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             NO_SCHEMA_KEY if schema is None else schema.key,
         )
         if not isinstance(response, JudgeResponse):
-            return finish(None, response)
+            return _finish(None, response, *parts)
         if isinstance(response.usage, JudgeUsage):  # a hand-written model may break this
             tally.add_usage(response.usage)
         tally.finish_reason = response.finish_reason
@@ -431,7 +442,7 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
         if judge.output_processors:
             processed_text = await _apply_output_processors(judge, text)
             if isinstance(processed_text, Failure):
-                return finish(None, processed_text.failure())
+                return _finish(None, processed_text.failure(), *parts)
             text = processed_text.unwrap()
         read = _read_reply(text, schema, example, own_text)
         if isinstance(read, Failure):  # never cached: the next run asks the judge again
@@ -443,8 +454,11 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             continue
         if meter.storing:
             await meter.store()
-        return finish(read.unwrap(), None)
-    return finish(None, _no_usable_reply(echoed, echo_reply, last_errors, tally))
+        value = read.unwrap()
+        if score_of_reply:  # what _prompt_step would otherwise copy the execution for
+            value = value.get("score") if isinstance(value, dict) else value
+        return _finish(value, None, *parts)
+    return _finish(None, _no_usable_reply(echoed, echo_reply, last_errors, tally), *parts)
 
 
 def _no_usable_reply(

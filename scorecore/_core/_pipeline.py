@@ -340,25 +340,26 @@ async def _prompt_step(
     if type(step) is ScorePromptStep and (step.samples != 1 or step.score_from != "reply"):
         return await confident_score(step, judge=judge, prompt=prompt, schema=schema, ctx=ctx,
                                      judged=judged, runtime=runtime)
+    # A score step without calculate_score takes the reply's score: execute_judge picks it,
+    # so the execution is built once with it as its output.
+    calculate = step.calculate_score if isinstance(step, ScorePromptStep) else None
     outcome = await execute_judge(
         judge=judge, prompt=prompt, schema=schema,
         step=name, runtime=runtime, example=step.example,
+        score_of_reply=calculate is None and isinstance(step, ScorePromptStep),
     )
     execution = outcome.execution
     value = outcome.value
-    if not outcome.failed and isinstance(step, ScorePromptStep):
-        if step.calculate_score is None:
-            value = value.get("score") if isinstance(value, dict) else value
-        else:
-            calc_ctx = CalculateScoreContext(run=ctx.run, results=ctx.results, judge_output=value)
-            try:
-                value = await maybe_await(step.calculate_score(calc_ctx))
-            except Exception as exc:  # noqa: BLE001 - user code boundary
-                raised = StepRaised.from_exception(exc, where="calculate_score")
-                judged.executions[name] = (
-                    attrs.evolve(execution, status="failed", error=raised),
-                )
-                return Failure(raised)
+    if not outcome.failed and calculate is not None:
+        calc_ctx = CalculateScoreContext(run=ctx.run, results=ctx.results, judge_output=value)
+        try:
+            value = await maybe_await(calculate(calc_ctx))
+        except Exception as exc:  # noqa: BLE001 - user code boundary
+            raised = StepRaised.from_exception(exc, where="calculate_score")
+            judged.executions[name] = (
+                attrs.evolve(execution, status="failed", error=raised),
+            )
+            return Failure(raised)
         execution = with_output(execution, value)
     judged.record(name, execution)
     error = execution.error

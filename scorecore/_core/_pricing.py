@@ -7,6 +7,7 @@ token counts cannot be charged; :func:`format_usd` prints dollars as reports do.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping
 from typing import Any, TypeVar, final
 
@@ -22,6 +23,7 @@ __all__ = ["ModelPrice", "Pricing", "format_usd"]  # usage_problem and the const
 _F = TypeVar("_F")
 
 _USAGE_FIELDS = tuple(f.name for f in attrs.fields(JudgeUsage))
+_COUNTS = operator.attrgetter(*_USAGE_FIELDS)  # a usage's counts as a tuple, in one call
 # No judge reply has a billion tokens: a count past this is a broken report, not a cost.
 MAX_CREDIBLE_TOKENS = 1_000_000_000
 # Prices are per million tokens.
@@ -62,6 +64,15 @@ def usage_problem(usage: object) -> str | None:
     """
     if not isinstance(usage, JudgeUsage):
         return None  # no counts at all: unknown, charged at the worst case like None counts
+    # What every reply and cache hit holds, checked without a call per count: each count
+    # None or an exact int in range (a bool or an int subclass takes the loop below).
+    for value in _COUNTS(usage):
+        if value is not None and not (
+            type(value) is int and 0 <= value <= MAX_CREDIBLE_TOKENS
+        ):
+            break
+    else:
+        return None
     for name in _USAGE_FIELDS:
         value = getattr(usage, name)
         if value is None:

@@ -6,9 +6,12 @@ import warnings
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from returns.result import Success
 
 from scorecore import BudgetExhausted, JudgeConfig, ModelSettings, ScorePromptStep, create_scorer
+from scorecore._core._pricing import MAX_CREDIBLE_TOKENS, usage_problem
 from scorecore.evals import run_evals
 from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.judge.economics import Budget, BudgetWarning, Pricing
@@ -172,3 +175,28 @@ async def test_a_soft_budget_warns_about_a_reply_past_its_cap_and_goes_on(
     assert report.summary("s").scored == 5
     assert report.economics is not None
     assert report.economics.budget_refused == 0
+
+
+class _Count(int):
+    """A count some client library hands over as its own int type."""
+
+
+_counts = (st.none() | st.integers(-3, 2 * MAX_CREDIBLE_TOKENS) | st.booleans()
+           | st.floats(allow_nan=False, allow_infinity=False) | st.just(MAX_CREDIBLE_TOKENS)
+           | st.integers(0, 5).map(_Count))
+
+
+@given(counts=st.lists(_counts, min_size=5, max_size=5))
+def test_a_usage_is_a_usage_error_unless_every_count_is_a_credible_whole_number(
+    counts: list[object],
+) -> None:
+    """Counts are charged when each is unknown or a whole number (no bool) from 0 to a
+    billion, an int subclass as much as an int; any other count names the first bad one."""
+    names = ("input_tokens", "output_tokens", "total_tokens", "reasoning_tokens",
+             "cached_input_tokens")
+    usage = JudgeUsage(**dict(zip(names, counts, strict=True)))  # type: ignore[arg-type]
+    bad = [f"{name}={value!r}" for name, value in zip(names, counts, strict=True)
+           if value is not None and not (
+               isinstance(value, int) and not isinstance(value, bool)
+               and 0 <= value <= MAX_CREDIBLE_TOKENS)]
+    assert usage_problem(usage) == (bad[0] if bad else None)

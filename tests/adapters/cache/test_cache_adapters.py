@@ -282,3 +282,31 @@ async def test_a_get_cancelled_while_waiting_leaves_the_others_answered(
             tg.start_soon(get, "a")
         assert sorted(a or "" for a in answers) == ["A", "B"]
         assert cache.errors == 0
+
+
+@pytest.mark.parametrize("edit", [
+    {"usage": {"input_tokens": True}},
+    {"usage": {"input_tokens": 1.5}},
+    {"usage": {"input_tokens": "12"}},
+    {"usage": [1, 2]},
+    {"text": None},
+    {"finish_reason": 3},
+    {"model_id": ["m"]},
+])
+async def test_an_edited_entry_of_the_wrong_types_is_a_counted_miss(
+    anyio_backend: str, tmp_path: Path, edit: dict[str, Any]
+) -> None:
+    """An entry edited to hold a count, text, finish reason or model id of the wrong type is
+    a miss counted as an error, never a reply with the wrong types."""
+    async with SqliteJudgeCache(tmp_path / "c.db") as cache:
+        await cache.put("k", JudgeResponse(text="{}", usage=JudgeUsage(input_tokens=3)))
+    with closing(sqlite3.connect(tmp_path / "c.db")) as db, db:
+        (raw,) = db.execute("SELECT response FROM scorecore_judge_cache").fetchone()
+        entry = json.loads(raw)
+        if "usage" in edit and isinstance(edit["usage"], dict):
+            edit = {"usage": {**entry["usage"], **edit["usage"]}}
+        db.execute("UPDATE scorecore_judge_cache SET response = ?",
+                   (json.dumps({**entry, **edit}),))
+    async with SqliteJudgeCache(tmp_path / "c.db") as cache:
+        assert await cache.get("k") is None
+        assert cache.errors == 1
