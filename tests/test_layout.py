@@ -1,4 +1,7 @@
-"""The tests mirror the package: every public module has its test folder or file.
+"""Where code lives: module names that tell siblings apart, modules of one concept, and tests
+that mirror the package.
+
+Every public module has its test folder or file.
 
 A public module (no ``_`` in its dotted path) of ``scorecore`` or ``scorecore_adapters`` has
 its home under ``tests/`` at the mirrored path: ``scorecore.evals.results`` at
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import pkgutil
+from itertools import combinations
 from pathlib import Path
 
 import pytest
@@ -22,6 +26,9 @@ import scorecore
 import scorecore_adapters
 
 TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+SOURCES = (ROOT / "scorecore", ROOT / "adapters" / "scorecore_adapters")
+MAX_LINES = 600
 # What each top-level package's public modules mirror into.
 ROOTS = {"scorecore": ("core",), "scorecore_adapters": ("adapters",)}
 # Subpackages of scorecore with a folder of their own at the top of tests/.
@@ -96,3 +103,31 @@ def test_the_check_finds_a_module_without_tests() -> None:
     assert _home("scorecore_adapters.no_such_module") is None
     assert _home("scorecore.scorers.llm.no_such_scorer") is None
     assert _home("scorecore.scorers.llm.bias") is not None
+
+
+def _packages() -> list[Path]:
+    return sorted(init.parent for source in SOURCES for init in source.rglob("__init__.py"))
+
+
+def _stem(path: Path) -> str:
+    """A module's or subpackage's name without its leading underscore (``_store.py``: store)."""
+    return (path.stem if path.is_file() else path.name).lstrip("_")
+
+
+@pytest.mark.parametrize("folder", _packages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_sibling_names_differ_only_by_a_suffix(folder: Path) -> None:
+    """Siblings such as ``_store``/``_stored`` or ``local``/``_local_client`` leave a newcomer
+    guessing which holds what: no sibling's name starts with another's."""
+    siblings = [p for p in folder.iterdir()
+                if p.name != "__init__.py" and not p.name.startswith(".")
+                and (p.suffix == ".py" or (p / "__init__.py").exists())]
+    clashes = [(a.name, b.name) for a, b in combinations(sorted(siblings), 2)
+               if _stem(a).startswith(_stem(b)) or _stem(b).startswith(_stem(a))]
+    assert not clashes
+
+
+def test_no_module_is_over_600_lines() -> None:
+    """A module past 600 lines holds more than one concept: split it where the concepts part."""
+    long = {str(p.relative_to(ROOT)): n for source in SOURCES for p in source.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long

@@ -1,4 +1,4 @@
-"""The screenshots of docs/view.md, taken in Debian's chromium through Playwright.
+"""The screenshots of docs/review.md, taken in Debian's chromium through Playwright.
 
     PYTHONPATH=.:adapters .venv/bin/python -m tests.adapters.view.screenshots
 """
