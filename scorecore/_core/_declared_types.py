@@ -37,7 +37,7 @@ def _text(exc: BaseException) -> str:
     return f"{text[:_MESSAGE_LIMIT]}… (message of {len(text):,} chars)"
 
 
-def _format_error(exc: BaseException, type_: Any) -> str:
+def _format_error(exc: BaseException, type_: object) -> str:
     # cattrs' wording names the field and the expected type; add the offending value, which
     # Python's own message carries (e.g. "invalid literal for int() with base 10: 'high'").
     detail = _text(exc)
@@ -112,7 +112,12 @@ def _describe_errors(exc: BaseException, which: str) -> tuple[str, ...]:
     return tuple(errors)
 
 
-def structure_run_value(value: Any, expected: Any, *, which: str) -> Result[Any, InputMismatch]:
+def structure_run_value(
+    value: object,
+    expected: Any,  # noqa: ANN401 - a type form (list[str], a union), which type[...] cannot hold
+    *,
+    which: str,
+) -> Result[Any, InputMismatch]:
     """Structure a run's input or output into its declared type, listing every bad field.
 
     Values in the messages are cut to about 200 characters, and at most :data:`MAX_ERRORS`

@@ -110,11 +110,11 @@ def _bound(value: object) -> float:
     return value  # type: ignore[return-value]
 
 
-def _always(_value: Any, _depth: int) -> bool:
+def _always(_value: object, _depth: int) -> bool:
     return True
 
 
-def _never(_value: Any, _depth: int) -> bool:
+def _never(_value: object, _depth: int) -> bool:
     return False
 
 
@@ -225,7 +225,7 @@ class _Compiler:
             # the value, at MAX_DEPTH at the latest).
             compiled: list[Check] = []
 
-            def late(value: Any, depth: int) -> bool:
+            def late(value: object, depth: int) -> bool:
                 return compiled[0](value, depth)
 
             self.refs[ref] = late
@@ -273,7 +273,7 @@ class _Compiler:
         extra = self.compile(schema["additionalProperties"]) if (
             "additionalProperties" in schema) else None
 
-        def check(value: Any, depth: int) -> bool:
+        def check(value: object, depth: int) -> bool:
             if type(value) is not dict:
                 return True
             for name in needed:
@@ -300,7 +300,7 @@ class _Compiler:
         prefix = [self.compile(sub) for sub in prefix_schemas]
         rest = self.compile(schema["items"]) if "items" in schema else None
 
-        def check(value: Any, depth: int) -> bool:
+        def check(value: object, depth: int) -> bool:
             if type(value) is not list:
                 return True
             if depth >= MAX_DEPTH:

@@ -340,7 +340,8 @@ def _structured_output(
 
 
 def _finish(  # noqa: PLR0917 - the execution's parts, passed rather than closed over
-    value: Any, error: JudgeExecutionError | None, prompt: str, judge: ResolvedJudge,
+    value: Any,  # noqa: ANN401 - the step's parsed reply: its output type, known to the step
+    error: JudgeExecutionError | None, prompt: str, judge: ResolvedJudge,
     tally: _Tally, meter: MeteredExecution, runtime: Runtime, started: float,
 ) -> JudgeOutcome:
     """The outcome of one execution: the step's ``value`` (``None`` when it failed with

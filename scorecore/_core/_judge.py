@@ -7,7 +7,7 @@ The core never performs I/O. A prompt step becomes a :class:`JudgeRequest` value
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, TypeAlias, final, runtime_checkable
 
 import attrs
@@ -74,14 +74,14 @@ class JudgeMessage:
     content: str = attrs.field(validator=attrs.validators.instance_of(str))
 
 
-def _count(name: str) -> Any:
+def _count(name: str) -> Callable[[object, object, int], None]:
     def check(_inst: object, _attr: object, value: object) -> None:
         check_count(f"ModelSettings.{name}", value, minimum=0)
 
     return check
 
 
-def _int_or_none(name: str, *, minimum: int | None) -> Any:
+def _int_or_none(name: str, *, minimum: int | None) -> Callable[[object, object, int | None], None]:
     def check(_inst: object, _attr: object, value: object) -> None:
         if value is None:
             return
@@ -94,7 +94,7 @@ def _int_or_none(name: str, *, minimum: int | None) -> Any:
     return check
 
 
-def _finite_or_none(name: str) -> Any:
+def _finite_or_none(name: str) -> Callable[[object, object, float | None], None]:
     def check(_inst: object, _attr: object, value: float | None) -> None:
         if value is None:
             return

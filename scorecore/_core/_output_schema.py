@@ -45,7 +45,12 @@ class TypedSchema(dict[str, Any]):
 
     __slots__ = ("output_type",)
 
-    def __init__(self, schema: Mapping[str, Any], *, output_type: Any) -> None:
+    def __init__(
+        self,
+        schema: Mapping[str, Any],
+        *,
+        output_type: Any,  # noqa: ANN401 - a type form (a union, list[str]), not a type[...]
+    ) -> None:
         super().__init__(schema)
         self.output_type = output_type
 
@@ -54,7 +59,10 @@ class TypedSchema(dict[str, Any]):
         return (_typed_schema, (dict(self), self.output_type))
 
 
-def _typed_schema(schema: dict[str, Any], output_type: Any) -> TypedSchema:
+def _typed_schema(
+    schema: dict[str, Any],
+    output_type: Any,  # noqa: ANN401 - a type form, as TypedSchema holds it
+) -> TypedSchema:
     return TypedSchema(schema, output_type=output_type)
 
 
@@ -250,7 +258,7 @@ def _extract_json_text(text: str) -> str:
 _scan = json.scanner.make_scanner(json.JSONDecoder(strict=False))  # type: ignore[arg-type]
 
 
-def _read_json(body: str) -> Any:
+def _read_json(body: str) -> Any:  # noqa: ANN401 - JSON of any shape, checked by the schema next
     try:
         value, end = _scan(body, 0)
     except (StopIteration, ValueError, RecursionError):
@@ -307,7 +315,10 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
     return _structured(value, schema.schema)
 
 
-def _structured(value: Any, schema: Mapping[str, Any]) -> Result[Any, tuple[str, ...]]:
+def _structured(
+    value: Any,  # noqa: ANN401 - parsed JSON, structured into the schema's output type here
+    schema: Mapping[str, Any],
+) -> Result[Any, tuple[str, ...]]:
     if not isinstance(schema, TypedSchema):
         return Success(value)
     structured = structure_run_value(value, schema.output_type, which="reply")

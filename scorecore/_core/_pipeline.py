@@ -109,8 +109,9 @@ def _result(
     run: ScorerRun[Any, Any],
     judged: _Judged | None,
     *,
-    preprocess: Any,
-    analyze: Any,
+    # The steps' results: whatever the user's functions or prompt steps returned (P and A).
+    preprocess: Any,  # noqa: ANN401
+    analyze: Any,  # noqa: ANN401
     score: float | None,
     reason: str | None,
     not_scorable: NotScorable | None = None,
@@ -318,7 +319,11 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
 
 
 async def _prompt_step(
-    info: StepInfo, schema: CompiledSchema | None, ctx: Any, judged: _Judged, runtime: Runtime
+    info: StepInfo,
+    schema: CompiledSchema | None,
+    ctx: Any,  # noqa: ANN401 - the step's context, generic in the run's types
+    judged: _Judged,
+    runtime: Runtime,
 ) -> Result[Any, RunFailureCause]:
     # A prompt step: its definition is a prompt object and its judge was resolved when added.
     step = cast("PromptStep[Any] | ScorePromptStep[Any, Any]", info.definition)
