@@ -29,7 +29,11 @@ from scorecore.evals._run._evals import run_evals
 from scorecore.evals._run._items import EvalItem, InvalidItem, ItemLike
 from scorecore.evals._run._options import EvalConfigError
 from scorecore.evals._run._sync import run_evals_sync
-from scorecore.evals._trust._fold import pairwise_summaries, panel_agreements
+from scorecore.evals._trust._fold import (
+    cascade_summaries,
+    pairwise_summaries,
+    panel_agreements,
+)
 
 __all__ = [
     "Calibration",
@@ -46,6 +50,7 @@ __all__ = [
     "StoreError",
     "Threshold",
     "calibrate",
+    "cascade_summaries",
     "compare",
     "pairwise_summaries",
     "panel_agreements",

@@ -3,7 +3,7 @@
 :class:`~scorecore.evals.EvalReport` holds :class:`ScorerSummary`, :class:`ThresholdResult`,
 :class:`GateResult`, :class:`EconomicsSummary` (:class:`ScorerCost`), :class:`TrialsSummary`
 (:class:`TrialSpread`), :class:`PanelAgreement` (:class:`PanelDisagreement`) and
-:class:`PairwiseSummary`; each :class:`~scorecore.evals.ItemResult` holds
+:class:`PairwiseSummary` and :class:`CascadeSummary` (:class:`CascadeTier`); each :class:`~scorecore.evals.ItemResult` holds
 :class:`ScorerOutcome` values; :class:`~scorecore.evals.Comparison` holds
 :class:`ScorerComparison` (:class:`ItemDelta`); :class:`~scorecore.evals.Calibration` holds
 :class:`ScorerCalibration` (:class:`Estimate`, :class:`ConfusionMatrix`,
@@ -43,10 +43,18 @@ from scorecore.evals._report._values import (
     ScorerSummary,
     ThresholdResult,
 )
-from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement, PanelDisagreement
+from scorecore.evals._trust._values import (
+    CascadeSummary,
+    CascadeTier,
+    PairwiseSummary,
+    PanelAgreement,
+    PanelDisagreement,
+)
 
 __all__ = [
     "CalibrationStatistic",
+    "CascadeSummary",
+    "CascadeTier",
     "ConfusionMatrix",
     "EconomicsSummary",
     "Estimate",

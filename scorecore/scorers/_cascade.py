@@ -56,6 +56,9 @@ class CascadeResult(CompositeDetails):
         scores: each tier's score (``None``: not scorable).
         confidences: each tier's confidence (``None``: the tier does not measure it).
         min_confidence: the confidence a tier needed to decide.
+        costs: what each tier that ran cost on this run, in USD: the sum of the ``cost_usd``
+            of that tier's own judge executions (a tier escalated past paid its calls too;
+            an unpriced execution counts 0). Empty in rows written before it was kept.
     """
 
     kind: ClassVar[str] = "cascade"
@@ -65,6 +68,7 @@ class CascadeResult(CompositeDetails):
     scores: tuple[float | None, ...]
     confidences: tuple[float | None, ...]
     min_confidence: float
+    costs: tuple[float, ...] = ()
 
     @property
     def escalations(self) -> int:
@@ -75,7 +79,7 @@ class CascadeResult(CompositeDetails):
         """The tiers as a row keeps them (``metadata["cascade"]``)."""
         return {"tier": self.tier, "scorerIds": list(self.scorer_ids),
                 "scores": list(self.scores), "confidences": list(self.confidences),
-                "minConfidence": self.min_confidence}
+                "minConfidence": self.min_confidence, "costs": list(self.costs)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CascadeResult:
@@ -84,7 +88,8 @@ class CascadeResult(CompositeDetails):
         return cls(tier=None if tier is None else int(tier),
                    scorer_ids=tuple(str(s) for s in data["scorerIds"]),
                    scores=_floats(data["scores"]), confidences=_floats(data["confidences"]),
-                   min_confidence=float(data["minConfidence"]))
+                   min_confidence=float(data["minConfidence"]),
+                   costs=tuple(float(c) for c in data.get("costs") or ()))
 
 
 def cascade(
@@ -198,6 +203,7 @@ class _Policy:
         ids: list[str] = []
         scores: list[float | None] = []
         confidences: list[float | None] = []
+        costs: list[float] = []
         judge: dict[StepName, tuple[JudgeExecution, ...]] = {}
         result: MemberResult | None = None
         for index, tier in enumerate(self.tiers):
@@ -206,36 +212,40 @@ class _Policy:
             if isinstance(outcome, Failure):
                 error: ScorerRunError = outcome.failure()
                 _add(judge, error.partial.judge)
-                details = self._details(None, ids, [*scores, None], [*confidences, None])
+                costs.append(_cost(error.partial.judge))
+                details = self._details(None, ids, [*scores, None], [*confidences, None],
+                                        costs)
                 return Failure(ScorerRunError(
                     scorer_id=self.cascade_id, failed_step=error.failed_step,
                     completed_steps=error.completed_steps, cause=error.cause,
                     partial=attrs.evolve(error.partial, judge=judge, details=details)))
             result = outcome.unwrap()
             _add(judge, result.judge)
+            costs.append(_cost(result.judge))
             scores.append(result.score)
             confidences.append(result.confidence)
             if not self._unsure(result):
                 return Success(attrs.evolve(
                     result, judge=judge,
-                    details=self._details(index, ids, scores, confidences)))
+                    details=self._details(index, ids, scores, confidences, costs)))
         assert result is not None  # noqa: S101 - tiers is never empty (checked when built)
         said = ", ".join(f"{tier_id}: {_said(score, confidence)}"
                          for tier_id, score, confidence in zip(ids, scores, confidences,
                                                                strict=True))
         return Success(ScoreResult(
             run=result.run, judge=judge, confidence=confidences[-1],
-            details=self._details(None, ids, scores, confidences),
+            details=self._details(None, ids, scores, confidences, costs),
             not_scorable=NotScorable(
                 reason=f"no tier reached confidence {self.min_confidence:g} ({said})",
                 kind=LOW_CONFIDENCE)))
 
     def _details(
         self, tier: int | None, ids: list[str], scores: list[float | None],
-        confidences: list[float | None],
+        confidences: list[float | None], costs: list[float],
     ) -> CascadeResult:
         return CascadeResult(tier=tier, scorer_ids=tuple(ids), scores=tuple(scores),
-                             confidences=tuple(confidences), min_confidence=self.min_confidence)
+                             confidences=tuple(confidences), min_confidence=self.min_confidence,
+                             costs=tuple(costs))
 
 
 def _add(
@@ -244,6 +254,11 @@ def _add(
 ) -> None:
     for step, executions in more.items():
         judge[step] = (*judge.get(step, ()), *executions)
+
+
+def _cost(judge: Mapping[StepName, tuple[JudgeExecution, ...]]) -> float:
+    """One tier's judge cost on one run, as the batch's economics counts it."""
+    return math.fsum(e.cost_usd or 0.0 for executions in judge.values() for e in executions)
 
 
 def _said(score: float | None, confidence: float | None) -> str:

@@ -16,7 +16,7 @@ from scorecore._core._redact import redact_text
 from scorecore._core._values import JUDGE_UNDECIDED_KINDS, ScoreResult, ScorerRunError
 from scorecore.evals._economics._values import EconomicsSummary, TrialsSummary
 from scorecore.evals._run._items import EvalItem, ItemFailureKind
-from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement
+from scorecore.evals._trust._values import CascadeSummary, PairwiseSummary, PanelAgreement
 from scorecore.validators import check_fraction
 
 __all__ = [
@@ -243,6 +243,8 @@ class EvalReport:
             where members disagree most), for the runs of this call (a resumed batch's stored
             runs: :func:`panel_agreements` over its rows).
         pairwise: each pairwise scorer's win rate and share of position-biased items.
+        cascades: each cascade's tiers: the share of runs each decided and its judge cost
+            (:func:`cascade_summaries` over the stored rows adds the agreement with labels).
     """
 
     batch_id: str
@@ -260,6 +262,7 @@ class EvalReport:
     max_failure_rate: float | None = None
     panels: tuple[PanelAgreement, ...] = ()
     pairwise: tuple[PairwiseSummary, ...] = ()
+    cascades: tuple[CascadeSummary, ...] = ()
 
     @property
     def failed_runs(self) -> int:
@@ -355,6 +358,8 @@ class EvalReport:
             out["panels"] = [p.to_json() for p in self.panels]
         if self.pairwise:
             out["pairwise"] = [p.to_json() for p in self.pairwise]
+        if self.cascades:
+            out["cascades"] = [c.to_json() for c in self.cascades]
         if self.results is not None:
             out["results"] = [
                 {

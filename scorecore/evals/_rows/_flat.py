@@ -35,7 +35,7 @@ RESULT_COLUMNS: Final[tuple[tuple[str, type[object]], ...]] = (
 """Each result row's columns, in order, with the type of their values (each may be ``None``
 but ``index``, ``run_id``, ``scorer_id``, ``status`` and the counts)."""
 
-_TRUST_KEYS: Final = ("panel", "pairwise")
+_TRUST_KEYS: Final = ("panel", "pairwise", "cascade")
 """The stored row's metadata the report's trust values are folded from (``trust`` column)."""
 _FAILURE_KEYS: Final = ("failedStep", "completedSteps", "cause")
 """The stored row's metadata a failed run's error is rebuilt from (``failure`` column)."""

@@ -18,20 +18,27 @@ from scorecore._core._values import ScorerRunError
 from scorecore.evals._rows._row import ScoreRow, row_item_id
 from scorecore.evals._stats._alpha import AlphaLevel, krippendorff_alpha
 from scorecore.evals._stats._bootstrap import bootstrap_interval, bootstrap_mean_interval
-from scorecore.evals._trust._values import PairwiseSummary, PanelAgreement, PanelDisagreement
-from scorecore.scorers import PairwiseResult, PanelResult
+from scorecore.evals._calibrate._values import LabelValue
+from scorecore.evals._trust._cascades import CascadeRun, cascade_summary
+from scorecore.evals._trust._values import (
+    CascadeSummary,
+    PairwiseSummary,
+    PanelAgreement,
+    PanelDisagreement,
+)
+from scorecore.scorers import CascadeResult, PairwiseResult, PanelResult
 
 if TYPE_CHECKING:
     from scorecore.evals._report._values import EvalReport, ItemResult
 
-__all__ = ["TrustFold", "pairwise_summaries", "panel_agreements"]
+__all__ = ["TrustFold", "cascade_summaries", "pairwise_summaries", "panel_agreements"]
 
 _KEPT: Final = 10  # the most-disagreeing items kept per panel
 
 
 @final
 class TrustFold:
-    """Folds the panel and pairwise results of a batch's runs, in any order.
+    """Folds the panel, pairwise and cascade results of a batch's runs, in any order.
 
     Items are keyed by (item id, run id), so the same results give the same summaries however
     they arrived.
@@ -44,7 +51,7 @@ class TrustFold:
     1.0
     """
 
-    __slots__ = ("_confidence", "_pairs", "_panels", "_resamples", "_seed")
+    __slots__ = ("_cascades", "_confidence", "_pairs", "_panels", "_resamples", "_seed")
 
     def __init__(self, *, confidence: float = 0.95, resamples: int = 1000, seed: int = 0) -> None:
         self._confidence = confidence
@@ -52,6 +59,7 @@ class TrustFold:
         self._seed = seed
         self._panels: dict[str, list[tuple[str, str, PanelResult]]] = {}
         self._pairs: dict[str, list[tuple[str, str, str]]] = {}
+        self._cascades: dict[str, dict[tuple[str, str], CascadeRun]] = {}
 
     def add_panel(self, scorer_id: str, item_id: str, run_id: str, panel: PanelResult) -> None:
         """Count one panel run."""
@@ -62,6 +70,10 @@ class TrustFold:
     ) -> None:
         """Count one pairwise run."""
         self._pairs.setdefault(scorer_id, []).append((item_id, run_id, pair.outcome))
+
+    def add_cascade(self, scorer_id: str, run: CascadeRun) -> None:
+        """Count one cascade run (a run counted twice counts once)."""
+        self._cascades.setdefault(scorer_id, {})[(run.item_id, run.run_id)] = run
 
     def add_item(self, result: ItemResult) -> None:
         """Count the panel and pairwise results of one finished item (of one trial)."""
@@ -77,6 +89,10 @@ class TrustFold:
                 self.add_panel(outcome.scorer_id, item_id, result.run_id, details)
             elif isinstance(details, PairwiseResult):
                 self.add_pairwise(outcome.scorer_id, item_id, result.run_id, details)
+            elif isinstance(details, CascadeResult):
+                self.add_cascade(outcome.scorer_id, CascadeRun(
+                    item_id=item_id, run_id=result.run_id, status=outcome.status,
+                    score=outcome.score, details=details))
 
     def add_row(self, row: ScoreRow) -> None:
         """Count the panel or pairwise result a stored row keeps (others are ignored)."""
@@ -88,6 +104,10 @@ class TrustFold:
             if isinstance(data := metadata.get(PairwiseResult.kind), Mapping):
                 self.add_pairwise(row.scorer_id, item_id, row.run_id,
                                   PairwiseResult.from_json(data))
+            if isinstance(data := metadata.get(CascadeResult.kind), Mapping):
+                self.add_cascade(row.scorer_id, CascadeRun(
+                    item_id=item_id, run_id=row.run_id, status=row.status, score=row.score,
+                    details=CascadeResult.from_json(data)))
         # A row written by another version, or edited: it is left out, not fatal.
         except (KeyError, TypeError, ValueError, AttributeError):
             return
@@ -109,12 +129,22 @@ class TrustFold:
         """Each pairwise scorer's summary, by scorer id."""
         return tuple(self._pairwise(sid, sorted(runs)) for sid, runs in sorted(self._pairs.items()))
 
+    def cascades(
+        self, labels: Mapping[str, LabelValue] | None = None, *, threshold: float = 0.5
+    ) -> tuple[CascadeSummary, ...]:
+        """Each cascade's tiers, by scorer id; with ``labels`` (item id → pass/fail label:
+        a bool, a number read from ``threshold``, or ``"pass"``/``"fail"``), their agreement."""
+        return tuple(
+            cascade_summary(sid, sorted(runs.values(), key=lambda r: (r.item_id, r.run_id)),
+                            labels=labels, threshold=threshold)
+            for sid, runs in sorted(self._cascades.items()))
+
     def finish(self, report: EvalReport) -> EvalReport:
-        """``report`` with the panels' agreement and the pairwise summaries added."""
-        panels, pairs = self.panels(), self.pairwise()
-        if not panels and not pairs:
+        """``report`` with the panels' agreement, the pairwise and cascade summaries added."""
+        panels, pairs, cascades = self.panels(), self.pairwise(), self.cascades()
+        if not panels and not pairs and not cascades:
             return report
-        return attrs.evolve(report, panels=panels, pairwise=pairs)
+        return attrs.evolve(report, panels=panels, pairwise=pairs, cascades=cascades)
 
     def _agreement(
         self, scorer_id: str, runs: Sequence[tuple[str, str, PanelResult]]
@@ -234,3 +264,32 @@ def pairwise_summaries(
         fold.add_row(row)
     return fold.pairwise()
 
+
+
+def cascade_summaries(
+    rows: Iterable[ScoreRow], *, labels: Mapping[str, LabelValue] | None = None,
+    threshold: float = 0.5,
+) -> tuple[CascadeSummary, ...]:
+    """Each cascade's tiers over a batch's stored rows: the share of runs each decided, its
+    cost and, with ``labels`` (item id → pass/fail label), its agreement on the runs it
+    decided (see :class:`~scorecore.evals.results.CascadeSummary`).
+
+    >>> def row(item, tier, score, costs):
+    ...     data = {"tier": tier, "scorerIds": ["cheap", "strong"][: len(costs)],
+    ...             "scores": [score] * len(costs), "confidences": [0.9] * len(costs),
+    ...             "minConfidence": 0.8, "costs": costs}
+    ...     return ScoreRow(id=item, scorer_id="c", run_id=f"b:{item}", batch_id="b",
+    ...                     status="scored", score=score, dataset_item_id=item,
+    ...                     metadata={"cascade": data})
+    >>> rows = [row("1", 0, 1.0, [0.01]), row("2", 1, 0.0, [0.01, 0.1])]
+    >>> (summary,) = cascade_summaries(rows, labels={"1": True, "2": True})
+    >>> [(t.scorer_id, t.decided_share, round(t.cost_usd, 2), t.agreement)
+    ...  for t in summary.tiers]
+    [('cheap', 0.5, 0.02, 1.0), ('strong', 0.5, 0.1, 0.0)]
+    >>> summary.agreement, round(summary.agreement_per_usd, 2)
+    (0.5, 4.17)
+    """
+    fold = TrustFold()
+    for row in rows:
+        fold.add_row(row)
+    return fold.cascades(labels, threshold=threshold)

@@ -15,7 +15,8 @@ from typing import Any, final
 
 import attrs
 
-__all__ = ["PairwiseSummary", "PanelAgreement", "PanelDisagreement"]
+__all__ = ["CascadeSummary", "CascadeTier", "PairwiseSummary", "PanelAgreement",
+           "PanelDisagreement"]
 
 @final
 @attrs.frozen(kw_only=True)
@@ -153,3 +154,81 @@ def _pair(value: tuple[float, float] | None) -> list[float] | None:
     return None if value is None else list(value)
 
 
+
+@final
+@attrs.frozen(kw_only=True)
+class CascadeTier:
+    """One tier of a cascade over a batch: what it decided and what it cost.
+
+    Attributes:
+        index: the tier's 0-based position.
+        scorer_id: the tier's scorer.
+        runs: runs that reached the tier (every run for tier 0).
+        decided: runs whose result this tier gave.
+        decided_share: ``decided`` over the runs some tier decided (``None`` when none did);
+            the tiers' shares sum to 1.
+        cost_usd: the judge cost of this tier's own executions on every run that reached it,
+            decided there or escalated past it (an unpriced execution counts 0).
+        labelled: runs this tier decided and scored whose item has a label.
+        agreement: the share of those on which the tier's verdict (score ≥ the threshold)
+            equals the label; ``None`` without labels.
+    """
+
+    index: int
+    scorer_id: str
+    runs: int
+    decided: int
+    decided_share: float | None
+    cost_usd: float
+    labelled: int = 0
+    agreement: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The tier as JSON-ready data."""
+        return {"index": self.index, "scorerId": self.scorer_id, "runs": self.runs,
+                "decided": self.decided, "decidedShare": self.decided_share,
+                "costUsd": self.cost_usd, "labelled": self.labelled,
+                "agreement": self.agreement}
+
+
+@final
+@attrs.frozen(kw_only=True)
+class CascadeSummary:
+    """A cascade over a batch: per tier, the share of runs it decided, its cost and, given
+    labels, its agreement with them; and the whole cascade's agreement per dollar.
+
+    Attributes:
+        scorer_id: the cascade.
+        runs: runs with a cascade result (scored, not scorable or failed).
+        decided: runs some tier decided.
+        low_confidence: runs no tier was sure enough of (not scorable, ``low_confidence``).
+        failed: runs a tier failed.
+        tiers: each tier, in order (the tiers seen in the rows).
+        cost_usd: the cascade's judge cost over the batch (the tiers' costs summed).
+        labelled: decided and scored runs whose item has a label.
+        agreement: the share of those on which the cascade's verdict equals the label.
+        agreement_per_usd: ``agreement / cost_usd`` (``None`` without labels or cost). To
+            compare with the last tier alone, run that tier as a second scorer in the same
+            batch: ``calibrate`` gives its agreement and the economics its cost.
+        threshold: the score from which a verdict passes (labels are pass/fail).
+    """
+
+    scorer_id: str
+    runs: int
+    decided: int
+    low_confidence: int
+    failed: int
+    tiers: tuple[CascadeTier, ...]
+    cost_usd: float
+    labelled: int = 0
+    agreement: float | None = None
+    agreement_per_usd: float | None = None
+    threshold: float = 0.5
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as JSON-ready data."""
+        return {"scorerId": self.scorer_id, "runs": self.runs, "decided": self.decided,
+                "lowConfidence": self.low_confidence, "failed": self.failed,
+                "tiers": [t.to_json() for t in self.tiers], "costUsd": self.cost_usd,
+                "labelled": self.labelled, "agreement": self.agreement,
+                "agreementPerUsd": self.agreement_per_usd, "threshold": self.threshold}
