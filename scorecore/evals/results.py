@@ -2,9 +2,10 @@
 
 :class:`~scorecore.evals.EvalReport` holds :class:`ScorerSummary`, :class:`ThresholdResult`,
 :class:`GateResult`, :class:`EconomicsSummary` (:class:`ScorerCost`), :class:`TrialsSummary`
-(:class:`TrialSpread`), :class:`PanelAgreement` (:class:`PanelDisagreement`) and
-:class:`PairwiseSummary` and :class:`CascadeSummary` (:class:`CascadeTier`); each :class:`~scorecore.evals.ItemResult` holds
-:class:`ScorerOutcome` values; :class:`~scorecore.evals.Comparison` holds
+(:class:`TrialSpread`), :class:`PanelAgreement` (:class:`PanelDisagreement`),
+:class:`PairwiseSummary` and :class:`CascadeSummary` (:class:`CascadeTier`); each
+:class:`~scorecore.evals.ItemResult` holds :class:`ScorerOutcome` values;
+:class:`~scorecore.evals.Comparison` holds
 :class:`ScorerComparison` (:class:`ItemDelta`); :class:`~scorecore.evals.Calibration` holds
 :class:`ScorerCalibration` (:class:`Estimate`, :class:`ConfusionMatrix`,
 :class:`FittedThreshold`). Import them from here to annotate code that reads them.

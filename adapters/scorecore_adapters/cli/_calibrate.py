@@ -6,7 +6,14 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from scorecore.evals import Calibration, LabelValue, ScoreRow, Threshold, calibrate
+from scorecore.evals import (
+    Calibration,
+    LabelValue,
+    ScoreRow,
+    Threshold,
+    calibrate,
+    cascade_summaries,
+)
 from scorecore.evals.results import ConfusionMatrix, Estimate, ScorerCalibration
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
@@ -19,6 +26,7 @@ from scorecore_adapters.cli._common import (
     read_batch,
 )
 from scorecore_adapters.cli._labels import STORE, store_label_values
+from scorecore_adapters.cli._trust import print_cascades
 from scorecore_adapters.labels import LabelFileError, read_labels
 from scorecore_adapters.report._calibration import estimate_notes, statistic_columns
 from scorecore_adapters.report._text import number
@@ -204,8 +212,12 @@ def calibrate_command(args: argparse.Namespace, out: TextIO) -> int:
     """Calibrate a stored batch against labels; with ``--min-kappa``, exit 1 when a scorer's
     κ interval reaches below it (or κ is undefined)."""
     _, rows = read_batch(args.store, args.batch)
+    labels = labels_of(args)
     result = calibration_of(args, rows, threshold=args.threshold,
-                            scorer_ids=args.scorer or None)
+                            scorer_ids=args.scorer or None, labels=labels)
+    # A cascade's tiers against the labels: each tier's agreement on the runs it decided.
+    chosen = [r for r in rows if not args.scorer or r.scorer_id in args.scorer]
+    pass_mark = 0.5 if args.threshold is None else float(args.threshold)
     failed: tuple[str, ...] = ()
     if args.min_kappa is not None:
         failed = result.failed_checks(args.min_kappa)
@@ -215,10 +227,13 @@ def calibrate_command(args: argparse.Namespace, out: TextIO) -> int:
             **result.to_json(), "labelsFile": args.labels, "minKappa": args.min_kappa,
             "verdict": None if args.min_kappa is None else ("failed" if failed else "passed"),
             "failedChecks": list(failed), "exitCode": code,
+            "cascades": [c.to_json() for c in cascade_summaries(chosen, labels=labels,
+                                                                threshold=pass_mark)],
         }
         print_json(document, out)
         return code
     print_calibration(result, args.labels, out)
+    print_cascades(cascade_summaries(chosen, labels=labels, threshold=pass_mark), out=out)
     if args.min_kappa is None:
         print("no gate: --min-kappa K exits 1 when a scorer's kappa interval reaches below K",
               file=out)

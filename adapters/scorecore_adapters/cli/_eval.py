@@ -54,7 +54,7 @@ from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._otel import DEFAULT_TIMEOUT as DEFAULT_OTEL_TIMEOUT
 from scorecore_adapters.cli._otel import OtelReporter
 from scorecore_adapters.cli._ray import run_on_ray, start_ray
-from scorecore_adapters.cli._trust import print_agreements
+from scorecore_adapters.cli._trust import print_agreements, print_labelled_cascades
 from scorecore_adapters.report._causes import FailureGroup, FailureTally, cause_of_outcome
 from scorecore_adapters.report._text import number
 from scorecore_adapters.storage import Store
@@ -345,7 +345,9 @@ def _print_labels_agreement(
     result = calibration_of(args, rows, threshold=thresholds, scorer_ids=chosen,
                             labels=plan.labels)
     print_agreement(result, args.labels, out)
-    return {**result.to_json(), "labelsFile": args.labels}
+    cascades = print_labelled_cascades(rows, plan.labels, thresholds, out=out)
+    return {**result.to_json(), "labelsFile": args.labels,
+            **({"cascades": cascades} if cascades else {})}
 
 
 def _check_batch_id(batch_id: str, flag: str) -> None:
@@ -443,7 +445,7 @@ def run_eval(
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
     progress.judges.print(report.duration, out=out)
-    print_agreements(report.panels, report.pairwise, out=out)
+    print_agreements(report.panels, report.pairwise, cascades=report.cascades, out=out)
     agreement = _print_labels_agreement(plan, args, out)
     causes = progress.failures.groups()
     print_causes(causes, out=out, limit=TOP_CAUSES, batch_id=plan.batch_id)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from scorecore_adapters.cli._calibrate import calibration_of, report_thresholds
+from scorecore_adapters.cli._calibrate import calibration_of, labels_of, report_thresholds
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, read_batch
 from scorecore_adapters.cli._compare import compare_batches, thresholds_of
 from scorecore_adapters.report import render_report
@@ -27,19 +27,20 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
     if args.baseline is not None:
         _, baseline = read_batch(args.store, args.baseline)
         comparison = compare_batches(baseline, rows, args, thresholds)
-    calibration = None
+    calibration = labels = None
     if args.labels is None and (args.kind != "binary" or args.scale or args.label_value
                                 or args.min_kappa is not None):
         raise UsageError("--kind, --scale, --label-value and --min-kappa describe --labels: "
                          "give --labels FILE")
     if args.labels is not None:
-        calibration = calibration_of(args, rows,
-                                     threshold=report_thresholds(thresholds, rows))
+        labels = labels_of(args)
+        calibration = calibration_of(args, rows, threshold=report_thresholds(thresholds, rows),
+                                     labels=labels)
     html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
                          tolerance=args.tolerance, source=store.url, comparison=comparison,
                          max_failures=args.max_failures,
                          max_failure_rate=args.max_failure_rate, calibration=calibration,
-                         min_kappa=args.min_kappa)
+                         min_kappa=args.min_kappa, labels=labels)
     try:
         Path(args.output).write_text(html, encoding="utf-8")
     except OSError as exc:

@@ -1,15 +1,28 @@
-"""Trust in judges on the command line: panels' agreement and pairwise win rates of a batch."""
+"""Trust in judges on the command line: panels' agreement, pairwise win rates and cascades'
+tiers of a batch."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from scorecore.evals import ScoreRow, pairwise_summaries, panel_agreements
-from scorecore.evals.results import PairwiseSummary, PanelAgreement
+from scorecore.evals import (
+    LabelValue,
+    ScoreRow,
+    cascade_summaries,
+    pairwise_summaries,
+    panel_agreements,
+)
+from scorecore.evals.results import CascadeSummary, PairwiseSummary, PanelAgreement
 from scorecore_adapters.report._text import number, percent
 
-__all__ = ["print_agreements", "print_trust", "trust_json"]
+__all__ = [
+    "print_agreements",
+    "print_cascades",
+    "print_labelled_cascades",
+    "print_trust",
+    "trust_json",
+]
 
 
 def _alpha(value: float | None, ci: tuple[float, float] | None) -> str:
@@ -19,22 +32,27 @@ def _alpha(value: float | None, ci: tuple[float, float] | None) -> str:
 
 
 def trust_json(rows: Sequence[ScoreRow]) -> dict[str, Any]:
-    """``{"panels": [...], "pairwise": [...]}`` for the batch's rows (empty lists: none)."""
+    """``{"panels": [...], "pairwise": [...], "cascades": [...]}`` for the batch's rows (empty
+    lists: none)."""
     return {"panels": [a.to_json() for a in panel_agreements(rows)],
-            "pairwise": [s.to_json() for s in pairwise_summaries(rows)]}
+            "pairwise": [s.to_json() for s in pairwise_summaries(rows)],
+            "cascades": [c.to_json() for c in cascade_summaries(rows)]}
 
 
 def print_trust(rows: Sequence[ScoreRow], *, out: TextIO) -> None:
     """A few lines per panel (alpha, the most disagreed items) and per pairwise scorer, for
     a batch's stored rows (``scorecore show``)."""
-    print_agreements(panel_agreements(rows), pairwise_summaries(rows), out=out)
+    print_agreements(panel_agreements(rows), pairwise_summaries(rows),
+                     cascades=cascade_summaries(rows), out=out)
 
 
 def print_agreements(
-    panels: Sequence[PanelAgreement], pairwise: Sequence[PairwiseSummary], *, out: TextIO
+    panels: Sequence[PanelAgreement], pairwise: Sequence[PairwiseSummary], *,
+    cascades: Sequence[CascadeSummary] = (), out: TextIO,
 ) -> None:
-    """A few lines per panel (alpha, the most disagreed items) and per pairwise scorer
-    (nothing when there are none): what ``scorecore show`` and ``scorecore eval`` print."""
+    """A few lines per panel (alpha, the most disagreed items), per pairwise scorer and per
+    cascade (nothing when there are none): what ``scorecore show`` and ``scorecore eval``
+    print."""
     for a in panels:
         print(f"panel {a.scorer_id} ({', '.join(a.members)}): {a.units} of {a.runs} runs with "
               f"2+ scores; alpha scores {_alpha(a.alpha_interval, a.alpha_interval_ci)}, "
@@ -48,3 +66,41 @@ def print_agreements(
               f"[{number(s.ci_low)}, {number(s.ci_high)}] over {s.items} items "
               f"({s.wins} won, {s.losses} lost, {s.ties} tied); position bias on "
               f"{s.position_bias} ({percent(s.position_bias_rate)})", file=out)
+    print_cascades(cascades, out=out)
+
+
+def _usd(value: float) -> str:
+    return f"${value:.6f}".rstrip("0").rstrip(".") if value else "$0"
+
+
+def print_cascades(cascades: Sequence[CascadeSummary], *, out: TextIO) -> None:
+    """A line per cascade and one per tier: the share of runs it decided, its judge cost and,
+    when the summary was made with labels, its agreement on the runs it decided."""
+    for c in cascades:
+        with_labels = c.agreement is not None or c.labelled
+        line = (f"cascade {c.scorer_id}: {c.decided} of {c.runs} runs decided, "
+                f"{c.low_confidence} low confidence, {c.failed} failed; cost {_usd(c.cost_usd)}")
+        if with_labels:
+            per_usd = "n/a" if c.agreement_per_usd is None else f"{c.agreement_per_usd:.4g}"
+            line += (f"; agreement {percent(c.agreement)} over {c.labelled} labelled, "
+                     f"{per_usd} per $")
+        print(line, file=out)
+        for t in c.tiers:
+            tier = (f"    tier {t.index} {t.scorer_id}: decided {t.decided} of {t.runs} "
+                    f"reaching it ({percent(t.decided_share)} of decided), cost {_usd(t.cost_usd)}")
+            if with_labels:
+                tier += f", agreement {percent(t.agreement)} over {t.labelled} labelled"
+            print(tier, file=out)
+
+
+def print_labelled_cascades(
+    rows: Sequence[ScoreRow], labels: Mapping[str, LabelValue],
+    thresholds: Mapping[str, float], *, out: TextIO,
+) -> list[dict[str, Any]]:
+    """With labels: each cascade's tiers and their agreement on the runs each decided (a
+    cascade's pass mark is its threshold, 0.5 without one); their JSON."""
+    summaries = [s for sid in sorted({r.scorer_id for r in rows})
+                 for s in cascade_summaries([r for r in rows if r.scorer_id == sid],
+                                            labels=labels, threshold=thresholds.get(sid, 0.5))]
+    print_cascades(summaries, out=out)
+    return [s.to_json() for s in summaries]

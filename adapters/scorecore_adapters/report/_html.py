@@ -8,7 +8,15 @@ from urllib.parse import quote
 
 import attrs
 
-from scorecore.evals import Calibration, Comparison, EvalReport, ScoreRow, Threshold, compare
+from scorecore.evals import (
+    Calibration,
+    Comparison,
+    EvalReport,
+    LabelValue,
+    ScoreRow,
+    Threshold,
+    compare,
+)
 from scorecore.evals.results import ScorerComparison
 from scorecore.evals.store import row_item_id
 from scorecore_adapters.report._assets import CSS, JS
@@ -238,6 +246,7 @@ def render_report(
     max_failure_rate: float | None = None,
     calibration: Calibration | None = None,
     min_kappa: float | None = None,
+    labels: Mapping[str, LabelValue] | None = None,
 ) -> str:
     """One self-contained HTML page about a batch's rows (inline CSS, JS and SVG; no network).
 
@@ -269,6 +278,9 @@ def render_report(
             (:func:`~scorecore.evals.calibrate`): the page then has a calibration section.
         min_kappa: with ``calibration``, a gate: each scorer's κ interval must lie above it
             (:meth:`~scorecore.evals.Calibration.failed_checks`).
+        labels: human labels by item id (pass/fail): the cascades section then gives each
+            tier's agreement on the runs it decided (the pass mark: the scorer's threshold's
+            ``min``, 0.5 without one).
 
     >>> from scorecore.evals import ScoreRow
     >>> row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
@@ -278,6 +290,7 @@ def render_report(
     (False, 2)
     """
     chosen = thresholds or {}
+    marks = {sid: t.min for sid, t in chosen.items() if t.min is not None}
     stats = scorer_stats(rows, chosen)
     verdict = batch_verdict(rows, chosen, max_failures=max_failures,
                             max_failure_rate=max_failure_rate)
@@ -310,7 +323,8 @@ def render_report(
         "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"
         f"<h2>Summary</h2>{_summary(stats)}"
         f"<h2>Score distributions</h2>{_charts(stats)}"
-        f"{_baseline(comparison)}{calibration_section(calibration)}{trust_sections(rows)}"
+        f"{_baseline(comparison)}{calibration_section(calibration)}"
+        f"{trust_sections(rows, labels=labels, thresholds=marks)}"
         f"<h2>Failures</h2>{_failures(rows)}"
         f"<h2>Not scorable</h2>{_not_scorable(rows)}"
         '<h2>Items</h2><div id="controls"><label>scorer <select id="f-scorer">'

@@ -1,16 +1,24 @@
-"""The report's trust sections: a panel's agreement between members, pairwise win rates.
+"""The report's trust sections: a panel's agreement between members, pairwise win rates, a
+cascade's tiers.
 
-Both are computed from the rows (:func:`scorecore.evals.panel_agreements`,
-:func:`scorecore.evals.pairwise_summaries`), so a resumed batch's report covers all of it.
+All are computed from the rows (:func:`scorecore.evals.panel_agreements`,
+:func:`scorecore.evals.pairwise_summaries`, :func:`scorecore.evals.cascade_summaries`), so a
+resumed batch's report covers all of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
-from scorecore.evals import ScoreRow, pairwise_summaries, panel_agreements
-from scorecore.evals.results import PairwiseSummary, PanelAgreement
+from scorecore.evals import (
+    LabelValue,
+    ScoreRow,
+    cascade_summaries,
+    pairwise_summaries,
+    panel_agreements,
+)
+from scorecore.evals.results import CascadeSummary, PairwiseSummary, PanelAgreement
 from scorecore_adapters.report._text import esc, number, percent
 
 __all__ = ["trust_sections"]
@@ -87,9 +95,59 @@ def _pairwise(summaries: Sequence[PairwiseSummary]) -> str:
     )
 
 
-def trust_sections(rows: Sequence[ScoreRow]) -> str:
-    """The panels' agreement and the pairwise summaries as HTML ("" when the batch has none)."""
+def _usd(value: float) -> str:
+    return f"${value:.6f}".rstrip("0").rstrip(".") if value else "$0"
+
+
+def _cascades(summaries: Sequence[CascadeSummary], labelled: bool) -> str:
+    def agreement(value: float | None, n: int) -> str:
+        return f"<td class=num>{percent(value)} ({n})</td>" if labelled else ""
+
+    rows = "".join(
+        f"<tr><td>{esc(c.scorer_id)}</td><td>{t.index} {esc(t.scorer_id)}</td>"
+        f"<td class=num>{t.runs}</td><td class=num>{t.decided}</td>"
+        f"<td class=num>{percent(t.decided_share)}</td><td class=num>{_usd(t.cost_usd)}</td>"
+        f"{agreement(t.agreement, t.labelled)}</tr>"
+        for c in summaries for t in c.tiers
+    )
+    totals = "".join(
+        f"<tr><td>{esc(c.scorer_id)}</td><td>whole cascade</td><td class=num>{c.runs}</td>"
+        f"<td class=num>{c.decided}</td><td class=num>{c.low_confidence} low confidence, "
+        f"{c.failed} failed</td><td class=num>{_usd(c.cost_usd)}</td>"
+        f"{agreement(c.agreement, c.labelled)}</tr>"
+        for c in summaries
+    )
+    per_usd = "".join(
+        f"<li>{esc(c.scorer_id)}: " + (
+            "n/a" if c.agreement_per_usd is None else f"{c.agreement_per_usd:.4g}")
+        + " agreement per $</li>" for c in summaries) if labelled else ""
+    head = "<th class=num>agreement (labelled)</th>" if labelled else ""
+    return (
+        '<section id="cascades"><h2>Cascades</h2>'
+        '<p class="muted">Per tier: the runs that reached it, the runs it decided and their '
+        "share of the decided runs, and the judge cost of every run that reached it (decided "
+        "there or sent on). With labels, each tier's agreement is over the runs it decided. "
+        "To compare with the last tier alone, run it as a second scorer in the same batch.</p>"
+        '<table id="cascade-tiers"><thead><tr><th>cascade</th><th>tier</th>'
+        "<th class=num>reached</th><th class=num>decided</th><th class=num>share</th>"
+        f"<th class=num>cost</th>{head}</tr></thead><tbody>{rows}{totals}</tbody></table>"
+        + (f"<ul>{per_usd}</ul>" if per_usd else "") + "</section>"
+    )
+
+
+def trust_sections(
+    rows: Sequence[ScoreRow], *, labels: Mapping[str, LabelValue] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+) -> str:
+    """The panels' agreement, the pairwise summaries and the cascades' tiers as HTML ("" when
+    the batch has none); with ``labels``, each tier's agreement (pass mark: the scorer's
+    threshold, 0.5 without one)."""
     agreements = panel_agreements(rows)
     summaries = pairwise_summaries(rows)
+    marks = thresholds or {}
+    cascades = [s for sid in sorted({r.scorer_id for r in rows})
+                for s in cascade_summaries([r for r in rows if r.scorer_id == sid],
+                                           labels=labels, threshold=marks.get(sid, 0.5))]
     return (_panels(agreements) if agreements else "") + (
-        _pairwise(summaries) if summaries else "")
+        _pairwise(summaries) if summaries else "") + (
+        _cascades(cascades, labels is not None) if cascades else "")

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 
 from scorecore._core._values import ScorerRunError
+from scorecore.evals._calibrate._values import LabelValue
 from scorecore.evals._rows._row import ScoreRow, row_item_id
 from scorecore.evals._stats._alpha import AlphaLevel, krippendorff_alpha
 from scorecore.evals._stats._bootstrap import bootstrap_interval, bootstrap_mean_interval
-from scorecore.evals._calibrate._values import LabelValue
 from scorecore.evals._trust._cascades import CascadeRun, cascade_summary
 from scorecore.evals._trust._values import (
     CascadeSummary,
