@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from scorecore import JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import cascade_summaries, run_evals
+from scorecore.evals.engine import ReportFold, fold_result_rows, result_rows
 from scorecore.evals.results import CascadeSummary
 from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.judge.economics import Pricing
@@ -112,3 +113,20 @@ def test_shares_sum_to_one_and_tier_costs_add_up_to_the_scorers_cost(
     assert summary.cost_usd == pytest.approx(cost.cost_usd)
     escalated = sum(1 for c, _ in runs if c[1] < 0.8)
     assert [t.runs for t in summary.tiers][1:] == ([escalated] if escalated else [])
+
+
+async def test_a_runner_folding_result_rows_gets_run_evals_cascades(anyio_backend: str) -> None:
+    """A cascade's part travels in the result rows (``trust``): the report folded from them
+    has the cascades ``run_evals`` gives."""
+    store = InMemoryScoreStore()
+    cheap = {"a": (1, 0.95), "b": (0, 0.6), "c": (1, 0.5)}
+    strong = {"a": (1, 0.9), "b": (1, 0.99), "c": (0, 0.6)}
+    items = [{"id": out, "input": "q", "output": out} for out in cheap]
+    scorer = cascade(tier("cheap", cheap), tier("strong", strong), id="casc")
+    report = await run_evals(items, [scorer], pricing=PRICING, store=store, batch_id="b",
+                             max_failures=3, keep_results=True)
+    assert report.results is not None
+    rows = result_rows(report.results, stored=await store.list_run("b"))
+    folded = fold_result_rows(rows, ReportFold([scorer.id]), batch_id="b", duration=0.0)
+    assert folded.cascades == report.cascades
+    assert [t.decided for t in folded.cascades[0].tiers] == [1, 1]
