@@ -15,7 +15,7 @@ from scorecore.evals._calibrate._values import LabelValue
 from scorecore.evals._trust._values import CascadeSummary, CascadeTier
 from scorecore.scorers import CascadeResult
 
-__all__ = ["CascadeRun", "cascade_summary"]
+__all__: list[str] = []  # internal: the cascade part of the trust fold (TrustFold uses it)
 
 _PASS: Final = frozenset({"true", "pass", "yes", "1"})
 _FAIL: Final = frozenset({"false", "fail", "no", "0"})
