@@ -14,6 +14,7 @@ from scorecore.evals import (
     panel_agreements,
 )
 from scorecore.evals.results import CascadeSummary, PairwiseSummary, PanelAgreement
+from scorecore.judge.economics import format_usd
 from scorecore_adapters.report._text import number, percent
 
 __all__ = [
@@ -69,17 +70,14 @@ def print_agreements(
     print_cascades(cascades, out=out)
 
 
-def _usd(value: float) -> str:
-    return f"${value:.6f}".rstrip("0").rstrip(".") if value else "$0"
-
-
 def print_cascades(cascades: Sequence[CascadeSummary], *, out: TextIO) -> None:
     """A line per cascade and one per tier: the share of runs it decided, its judge cost and,
     when the summary was made with labels, its agreement on the runs it decided."""
     for c in cascades:
         with_labels = c.agreement is not None or c.labelled
         line = (f"cascade {c.scorer_id}: {c.decided} of {c.runs} runs decided, "
-                f"{c.low_confidence} low confidence, {c.failed} failed; cost {_usd(c.cost_usd)}")
+                f"{c.low_confidence} low confidence, {c.failed} failed; "
+                f"cost {format_usd(c.cost_usd)}")
         if with_labels:
             per_usd = "n/a" if c.agreement_per_usd is None else f"{c.agreement_per_usd:.4g}"
             line += (f"; agreement {percent(c.agreement)} over {c.labelled} labelled, "
@@ -87,7 +85,8 @@ def print_cascades(cascades: Sequence[CascadeSummary], *, out: TextIO) -> None:
         print(line, file=out)
         for t in c.tiers:
             tier = (f"    tier {t.index} {t.scorer_id}: decided {t.decided} of {t.runs} "
-                    f"reaching it ({percent(t.decided_share)} of decided), cost {_usd(t.cost_usd)}")
+                    f"reaching it ({percent(t.decided_share)} of decided), "
+                    f"cost {format_usd(t.cost_usd)}")
             if with_labels:
                 tier += f", agreement {percent(t.agreement)} over {t.labelled} labelled"
             print(tier, file=out)

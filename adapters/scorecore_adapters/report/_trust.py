@@ -19,6 +19,7 @@ from scorecore.evals import (
     panel_agreements,
 )
 from scorecore.evals.results import CascadeSummary, PairwiseSummary, PanelAgreement
+from scorecore.judge.economics import format_usd
 from scorecore_adapters.report._text import esc, number, percent
 
 __all__ = ["trust_sections"]
@@ -95,10 +96,6 @@ def _pairwise(summaries: Sequence[PairwiseSummary]) -> str:
     )
 
 
-def _usd(value: float) -> str:
-    return f"${value:.6f}".rstrip("0").rstrip(".") if value else "$0"
-
-
 def _cascades(summaries: Sequence[CascadeSummary], labelled: bool) -> str:
     def agreement(value: float | None, n: int) -> str:
         return f"<td class=num>{percent(value)} ({n})</td>" if labelled else ""
@@ -106,14 +103,14 @@ def _cascades(summaries: Sequence[CascadeSummary], labelled: bool) -> str:
     rows = "".join(
         f"<tr><td>{esc(c.scorer_id)}</td><td>{t.index} {esc(t.scorer_id)}</td>"
         f"<td class=num>{t.runs}</td><td class=num>{t.decided}</td>"
-        f"<td class=num>{percent(t.decided_share)}</td><td class=num>{_usd(t.cost_usd)}</td>"
+        f"<td class=num>{percent(t.decided_share)}</td><td class=num>{format_usd(t.cost_usd)}</td>"
         f"{agreement(t.agreement, t.labelled)}</tr>"
         for c in summaries for t in c.tiers
     )
     totals = "".join(
         f"<tr><td>{esc(c.scorer_id)}</td><td>whole cascade</td><td class=num>{c.runs}</td>"
         f"<td class=num>{c.decided}</td><td class=num>{c.low_confidence} low confidence, "
-        f"{c.failed} failed</td><td class=num>{_usd(c.cost_usd)}</td>"
+        f"{c.failed} failed</td><td class=num>{format_usd(c.cost_usd)}</td>"
         f"{agreement(c.agreement, c.labelled)}</tr>"
         for c in summaries
     )

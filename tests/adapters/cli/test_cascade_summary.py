@@ -68,20 +68,21 @@ def test_eval_and_show_print_each_tiers_share_and_cost_and_with_labels_its_agree
                          "--pricing", str(tmp_path / "prices.toml"), "--max-failures", "4",
                          "--labels", str(tmp_path / "labels.jsonl"))
     assert code == 0, err + out
-    assert ("cascade casc: 3 of 4 runs decided, 1 low confidence, 0 failed; cost $24"
+    assert ("cascade casc: 3 of 4 runs decided, 1 low confidence, 0 failed; cost $24.0000"
             in out), out
-    assert ("    tier 0 cheap: decided 2 of 4 reaching it (66.7% of decided), cost $4"
+    assert ("    tier 0 cheap: decided 2 of 4 reaching it (66.7% of decided), cost $4.0000"
             in out), out
-    assert ("    tier 1 strong: decided 1 of 2 reaching it (33.3% of decided), cost $20"
+    assert ("    tier 1 strong: decided 1 of 2 reaching it (33.3% of decided), cost $20.0000"
             in out), out
-    assert ("    tier 0 cheap: decided 2 of 4 reaching it (66.7% of decided), cost $4, "
+    assert ("    tier 0 cheap: decided 2 of 4 reaching it (66.7% of decided), cost $4.0000, "
             "agreement 50.0% over 2 labelled") in out, out
-    assert ("    tier 1 strong: decided 1 of 2 reaching it (33.3% of decided), cost $20, "
+    assert ("    tier 1 strong: decided 1 of 2 reaching it (33.3% of decided), cost $20.0000, "
             "agreement 100.0% over 1 labelled") in out, out
     assert "agreement 66.7% over 3 labelled, 0.02778 per $" in out, out
 
     shown = run("show", "t", *store)[1]
-    assert "    tier 1 strong: decided 1 of 2 reaching it (33.3% of decided), cost $20" in shown
+    assert ("    tier 1 strong: decided 1 of 2 reaching it (33.3% of decided), cost $20.0000"
+            in shown), shown
     document = json.loads(run("show", "t", *store, "--json")[1])
     assert [t["decided"] for t in document["cascades"][0]["tiers"]] == [2, 1]
 
