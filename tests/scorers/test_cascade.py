@@ -170,6 +170,21 @@ async def test_the_details_round_trip_through_mastra_json(anyio_backend: str) ->
     assert from_mastra_json(data).details == result.details
 
 
+async def test_each_tier_keeps_its_own_judge_cost_and_old_details_still_read(
+    anyio_backend: str,
+) -> None:
+    """``costs`` has one entry per tier that ran (priced: see the batch tests of
+    ``report.cascades``); details written before ``costs`` existed read back with none."""
+    result = (await cascade(sure("cheap", {"a": 0.6}), sure("strong", {"a": 0.9})).run(
+        input="q", output="a")).unwrap()
+    details = result.details_as(CascadeResult)
+    assert details is not None
+    # Unpriced here (no pricing): each tier ran, and each counts 0.
+    assert details.costs == (0.0, 0.0)
+    old = {k: v for k, v in details.to_json().items() if k != "costs"}
+    assert CascadeResult.from_json(old).costs == ()
+
+
 @pytest.mark.parametrize(("tiers", "kwargs", "field"), [
     ((), {}, "tiers"),
     (("not a scorer",), {}, "tiers"),
