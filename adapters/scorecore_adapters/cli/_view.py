@@ -32,6 +32,7 @@ def view_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Serve the workbench until interrupted; the first line printed is its URL (with the
     write token)."""
     from scorecore_adapters.view import bind, serve  # noqa: PLC0415 - the view extra
+    from scorecore_adapters.view._server import recorded_at  # noqa: PLC0415 - the view extra
 
     open_url(args.store, must_exist=True)
     try:
@@ -47,5 +48,8 @@ def view_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                   f"URL can label", file=err)
         if not args.no_browser:
             webbrowser.open(url)
-        server.run(sockets=[sock])
+        # Recorded while serving (removed on the way out, Ctrl-C included) so that
+        # `scorecore report` over the same store links its runs here.
+        with recorded_at(args.store, sock):
+            server.run(sockets=[sock])
     return EXIT_PASSED
