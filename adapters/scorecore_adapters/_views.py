@@ -41,7 +41,9 @@ def views_dir() -> Path | None:
         uid = os.getuid() if hasattr(os, "getuid") else os.getlogin()
         where = Path(tempfile.gettempdir()) / f"scorecore-{uid}" / "views"
     try:
-        where.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Each folder made 0700 (mkdir's parents=True would leave the upper one open).
+        where.parent.mkdir(mode=0o700, exist_ok=True)
+        where.mkdir(mode=0o700, exist_ok=True)
         if hasattr(os, "getuid"):
             # A shared temp directory: another user could have made the folder first and
             # planted records pointing at a server of theirs.
