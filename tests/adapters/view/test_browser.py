@@ -12,6 +12,7 @@ import importlib
 import io
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,3 +215,28 @@ def test_keyboard_labelling_end_to_end(tmp_path: Path, watched: Watched) -> None
     assert shown_kappa == f"{kappa:.3f}"
     assert watched.dialogs == []
     assert watched.errors == []
+
+
+def test_a_report_link_opens_the_run_in_the_workbench(tmp_path: Path, watched: Watched,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report written while the workbench serves its store, opened from disk: an item's
+    link opens that run's page in the workbench (the browser opened the workbench once)."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    url = store_with(tmp_path / "s.db", rows("b1", 4))
+    report = tmp_path / "report.html"
+    with running(url) as address:
+        code = off_loop(_cli, ["report", "b1", "--store", url, "-o", str(report)],
+                        io.StringIO(), io.StringIO())
+        assert code == 0
+        page = watched.page
+        page.goto(address)
+        page.goto(report.as_uri())
+        link = page.locator("#items-body tr").first.locator("a.view-run")
+        item = page.locator("#items-body tr").first.locator("td").first.inner_text()
+        link.click()
+        page.wait_for_url(re.compile(r"/run\?"))
+        assert item in page.content()
+        assert "forbidden" not in page.content()
+        assert watched.dialogs == []
