@@ -1,7 +1,7 @@
 """Benchmark 6: a burst of live-scoring submits against a real HTTP judge, then a cancellation.
 
-Issue 10 measured 3,000 ``LiveScorer.submit`` calls with a real HTTP judge: no request sent
-in 180 s, and cancelling took another 3 minutes. This drives the same burst through the
+A burst of 3,000 ``LiveScorer.submit`` calls with a real HTTP judge once sent no request in
+180 s, and cancelling took another 3 minutes. This drives the same burst through the
 default ``OpenAIChatModel`` (it owns its client) against the loopback OpenAI-compatible
 provider of ``benchmarks/http_judge.py`` (a child process on 127.0.0.1):
 
