@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from scorecore_adapters._views import find_view
+from scorecore_adapters._workbenches import find_view
 from scorecore_adapters.cli._calibrate import calibration_of, report_thresholds
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, read_batch
 from scorecore_adapters.cli._compare import compare_batches, thresholds_of

@@ -11,7 +11,7 @@ from typing import Final
 
 import uvicorn
 
-from scorecore_adapters._views import recorded
+from scorecore_adapters._workbenches import recorded
 from scorecore_adapters.storage import StoreUrl
 from scorecore_adapters.view._app import create_app
 from scorecore_adapters.view._security import Guard

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from scorecore.evals.store import row_item_id
-from scorecore_adapters._views import find_view, store_identity, views_dir
+from scorecore_adapters._workbenches import find_view, store_identity, views_dir
 from scorecore_adapters.cli import main
 from scorecore_adapters.report import render_report
 from scorecore_adapters.view import running
