@@ -146,3 +146,38 @@ def test_without_a_view_the_report_is_as_it_was(tmp_path: Path) -> None:
     assert "<th>workbench</th>" not in html
     with pytest.raises(ValueError, match="view_url"):
         render_report(made, batch_id="b1", view_url="ftp://somewhere")
+
+
+def test_the_command_records_itself_until_stopped_and_a_killed_one_is_stale(
+        tmp_path: Path, runtime: Path) -> None:
+    """scorecore view: recorded while it serves; stopped (SIGTERM), its record goes; killed
+    outright, the record it leaves is stale, and the report links nowhere."""
+    url = store_with(tmp_path / "s.db", rows("b1", 3))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(  # noqa: S603 - this interpreter, fixed arguments
+            [sys.executable, "-m", "scorecore_adapters", "view", "--store", url, "--port", "0",
+             "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            env=env)
+
+    records = runtime / "scorecore" / "views"
+    # Stopped as soon as its URL shows, once it has served a page, and killed outright.
+    for stop, serves in ((subprocess.Popen.terminate, False), (subprocess.Popen.terminate, True),
+                         (subprocess.Popen.kill, True)):
+        with start() as process:
+            try:
+                assert process.stdout is not None
+                first = process.stdout.readline().strip()
+                assert find_view(url) == first.split("/?", 1)[0]
+                if serves:
+                    assert httpx.get(first, follow_redirects=True).status_code == 200
+                (record,) = records.glob("*.json")
+                assert json.loads(record.read_text(encoding="utf-8"))["pid"] == process.pid
+            finally:
+                stop(process)
+                process.wait(10)
+        left = list(records.glob("*.json"))
+        assert left == ([] if stop is subprocess.Popen.terminate else [record])
+        assert view_prefix(report(url, tmp_path / "r.html")) is None
+        assert list(records.glob("*.json")) == []
