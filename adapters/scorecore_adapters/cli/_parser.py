@@ -7,6 +7,7 @@ import argparse
 import math
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from scorecore_adapters.cli._batch_api import add_batch_api_flags, add_pending_flags
 from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
@@ -214,6 +215,14 @@ def _compare_command(cmp: argparse.ArgumentParser) -> None:
     cmp.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
+def _view_url(text: str) -> str:
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(
+            f"expected the workbench's address, such as http://127.0.0.1:8765, got {text!r}")
+    return text
+
+
 def _report_command(rep: argparse.ArgumentParser) -> None:
     rep.add_argument("batch", metavar="BATCH", help="the batch id")
     _store(rep)
@@ -226,6 +235,12 @@ def _report_command(rep: argparse.ArgumentParser) -> None:
     _failure_budget(rep)
     rep.add_argument("-o", "--output", default="report.html",
                      help="the HTML file to write (default report.html)")
+    links = rep.add_mutually_exclusive_group()
+    links.add_argument("--view-url", metavar="URL", default=None, type=_view_url,
+                       help="link each run to its page in the `scorecore view` workbench at "
+                            "URL (default: a workbench running over the same store, if any)")
+    links.add_argument("--no-view-links", action="store_true",
+                       help="no links to a running workbench")
     label_flags(rep, required=False)
     rep.add_argument("--min-kappa", type=_kappa, default=None, metavar="K",
                      help="with --labels, a gate of the page's verdict: each scorer's kappa "

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
+from scorecore_adapters._workbenches import find_view
 from scorecore_adapters.cli._calibrate import calibration_of, labels_of, report_thresholds
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, read_batch
 from scorecore_adapters.cli._compare import compare_batches, thresholds_of
@@ -36,11 +37,12 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
         labels = labels_of(args)
         calibration = calibration_of(args, rows, threshold=report_thresholds(thresholds, rows),
                                      labels=labels)
+    view_url = None if args.no_view_links else args.view_url or find_view(store.url)
     html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
                          tolerance=args.tolerance, source=store.url, comparison=comparison,
                          max_failures=args.max_failures,
                          max_failure_rate=args.max_failure_rate, calibration=calibration,
-                         min_kappa=args.min_kappa, labels=labels)
+                         min_kappa=args.min_kappa, labels=labels, view_url=view_url)
     try:
         Path(args.output).write_text(html, encoding="utf-8")
     except OSError as exc:

@@ -249,3 +249,30 @@ function explorer(data, started) {
   });
 })();
 """
+
+VIEW_JS: Final = r"""
+(function () {
+  "use strict";
+  // Only when the page was made while a `scorecore view` served the batch's store: each row
+  // of the items table gets a link to its run's page there (rows are drawn on every page
+  // turn and filter, so each newly drawn row is linked as it appears).
+  const prefix = JSON.parse(document.getElementById("view-links").textContent).run;
+  const body = document.getElementById("items-body");
+  function link(tr) {
+    if (!tr.firstChild || tr.querySelector("a.view-run")) { return; }
+    const a = document.createElement("a");
+    a.className = "view-run";
+    a.href = prefix + encodeURIComponent(tr.firstChild.textContent);
+    a.rel = "noreferrer";
+    a.textContent = "open in view";
+    // The row's own click opens the drill-down; the link only navigates.
+    a.addEventListener("click", function (event) { event.stopPropagation(); });
+    const td = document.createElement("td");
+    td.appendChild(a);
+    tr.appendChild(td);
+  }
+  function linkAll() { Array.prototype.forEach.call(body.rows, link); }
+  new MutationObserver(linkAll).observe(body, {childList: true});
+  linkAll();
+})();
+"""

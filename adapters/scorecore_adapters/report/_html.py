@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Final, final
-from urllib.parse import quote
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import attrs
 
@@ -19,7 +20,7 @@ from scorecore.evals import (
 )
 from scorecore.evals.results import ScorerComparison
 from scorecore.evals.store import row_item_id
-from scorecore_adapters.report._assets import CSS, JS
+from scorecore_adapters.report._assets import CSS, JS, VIEW_JS
 from scorecore_adapters.report._calibration import calibration_section, caveats
 from scorecore_adapters.report._charts import histogram_svg, status_svg
 from scorecore_adapters.report._data import (
@@ -232,6 +233,34 @@ def _gate_list(gates: Sequence[_Gate]) -> str:
     return f'<ul id="gates">{items}</ul>'
 
 
+def _view_prefix(view_url: str, batch_id: str) -> str:
+    """The workbench address of ``batch_id``'s runs, the item id to be appended: only the
+    scheme, host and path of ``view_url`` (a pasted URL's ``?token=`` never reaches the page).
+
+    Raises:
+        ValueError: ``view_url`` is not an ``http(s)://HOST[:PORT]`` address.
+    """
+    parts = urlsplit(view_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"view_url must be the workbench's address, such as "
+                         f"http://127.0.0.1:8765, got {view_url!r}")
+    base = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    return f"{base}/run?{urlencode({'batch': batch_id})}&item="
+
+
+def _view_links(view_url: str | None, batch_id: str) -> tuple[str, str]:
+    """The items table's extra header and the script that links each row to its run in the
+    workbench; nothing without ``view_url`` (the page is then as it always was)."""
+    if view_url is None:
+        return "", ""
+    # JSON inside a data script: <, > and & escaped, so no stored id can close the element.
+    data = (json.dumps({"run": _view_prefix(view_url, batch_id)})
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+    return ("<th>workbench</th>",
+            f'<script type="application/json" id="view-links">{data}</script>'
+            f"<script>{VIEW_JS}</script>")
+
+
 def render_report(
     rows: Sequence[ScoreRow],
     *,
@@ -247,6 +276,7 @@ def render_report(
     calibration: Calibration | None = None,
     min_kappa: float | None = None,
     labels: Mapping[str, LabelValue] | None = None,
+    view_url: str | None = None,
 ) -> str:
     """One self-contained HTML page about a batch's rows (inline CSS, JS and SVG; no network).
 
@@ -281,6 +311,13 @@ def render_report(
         labels: human labels by item id (pass/fail): the cascades section then gives each
             tier's agreement on the runs it decided (the pass mark: the scorer's threshold's
             ``min``, 0.5 without one).
+        view_url: the address of a ``scorecore view`` workbench serving the batch's store
+            (``http://127.0.0.1:8765``): each row of the items table then links to its run's
+            page there (a plain link: no token; the reader's browser must have opened the
+            workbench once). ``scorecore report`` finds a running one itself.
+
+    Raises:
+        ValueError: ``view_url`` is not an ``http(s)://`` address.
 
     >>> from scorecore.evals import ScoreRow
     >>> row = ScoreRow(id="1", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
@@ -310,6 +347,7 @@ def render_report(
            "the store keeps them whole (scorecore show BATCH --json)."
            if limit is not None else "")
     delta_head = "<th class=num>Δ</th>" if comparison is not None else ""
+    view_head, view_script = _view_links(view_url, batch_id)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -334,9 +372,10 @@ def render_report(
         'placeholder="search ids, reasons, causes, outputs"><button id="prev">previous'
         '</button><button id="next">next</button><span id="items-info" class="muted"></span>'
         '</div><table id="items"><thead><tr><th>item</th><th>scorer</th><th>status</th>'
-        f'<th class=num>score</th>{delta_head}<th>reason / cause</th></tr></thead>'
+        f'<th class=num>score</th>{delta_head}<th>reason / cause</th>{view_head}'
+        "</tr></thead>"
         '<tbody id="items-body"></tbody></table><section id="drill" hidden></section>'
         '<script type="application/octet-stream" id="report-data" '
         f'data-encoding="gzip+base64">{data}</script>'
-        f"<script>{JS}</script></body></html>\n"
+        f"<script>{JS}</script>{view_script}</body></html>\n"
     )

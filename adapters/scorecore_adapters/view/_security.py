@@ -1,7 +1,8 @@
 """What keeps the workbench local and its writes deliberate.
 
 - A per-run token, printed in the URL (as Jupyter does): the first request carrying it sets an
-  HttpOnly, SameSite=Strict cookie; every other request needs the cookie.
+  HttpOnly, SameSite=Lax cookie; every other request needs the cookie. Lax lets a link from
+  another page (the HTML report's) open a page; no page changes anything on a GET.
 - Writes are POSTs carrying a CSRF token derived from the run's token (in a ``<meta>`` of each
   page), checked together with the ``Origin`` header when the browser sends one.
 - The ``Host`` header must name the address served (a DNS-rebinding page cannot read it).
@@ -92,8 +93,11 @@ class Guard:
             rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
             target = request.url.path + ("?" + urlencode(rest) if rest else "")
             redirect = RedirectResponse(target, status_code=303)
-            redirect.set_cookie(COOKIE, self.token, httponly=True, samesite="strict",
-                                path="/")
+            # Lax, not Strict: a link from elsewhere (the HTML report opened from disk) is a
+            # cross-site top-level GET, which must carry the cookie to show the run. Pages
+            # change nothing on GET; a write is a POST, which a Lax cookie does not follow
+            # across sites, and it needs the CSRF token besides.
+            redirect.set_cookie(COOKIE, self.token, httponly=True, samesite="lax", path="/")
             return redirect
         if not self._authorised(request):
             return PlainTextResponse(

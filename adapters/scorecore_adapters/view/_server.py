@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from typing import Final
 
 import uvicorn
 
+from scorecore_adapters._workbenches import recorded
 from scorecore_adapters.storage import StoreUrl
 from scorecore_adapters.view._app import create_app
 from scorecore_adapters.view._security import Guard
@@ -38,9 +40,21 @@ def bind(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> socket.socket:
     return sock
 
 
-def _url(sock: socket.socket, guard: Guard) -> str:
+def _address(sock: socket.socket) -> tuple[str, int]:
     host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
+    return (f"[{host}]" if ":" in host else host), port
+
+
+def recorded_at(url: str | StoreUrl, sock: socket.socket) -> contextlib.AbstractContextManager[
+        object]:
+    """While the block runs, a record in the user's runtime directory that the workbench on
+    ``sock`` serves ``url`` (its address and pid, never its token): ``scorecore report``
+    links each run to its page here."""
+    return recorded(url, *_address(sock))
+
+
+def _url(sock: socket.socket, guard: Guard) -> str:
+    shown, port = _address(sock)
     guard.allow_host(shown, port)
     return f"http://{shown}:{port}/?token={guard.token}"
 
@@ -88,7 +102,8 @@ def running(url: str | StoreUrl, *, read_only: bool = False,
             if not thread.is_alive():
                 raise RuntimeError("the workbench did not start (see its log)")
             thread.join(0.02)
-        yield address
+        with recorded_at(url, sock):
+            yield address
     finally:
         server.should_exit = True
         thread.join(10)

@@ -12,6 +12,7 @@ import importlib
 import io
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,3 +215,56 @@ def test_keyboard_labelling_end_to_end(tmp_path: Path, watched: Watched) -> None
     assert shown_kappa == f"{kappa:.3f}"
     assert watched.dialogs == []
     assert watched.errors == []
+
+
+def test_a_report_link_opens_the_run_in_the_workbench(tmp_path: Path, watched: Watched,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report written while the workbench serves its store, opened from disk: an item's
+    link opens that run's page in the workbench (the browser opened the workbench once)."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    url = store_with(tmp_path / "s.db", rows("b1", 4))
+    report = tmp_path / "report.html"
+    with running(url) as address:
+        code = off_loop(_cli, ["report", "b1", "--store", url, "-o", str(report)],
+                        io.StringIO(), io.StringIO())
+        assert code == 0
+        page = watched.page
+        page.goto(address)
+        page.goto(report.as_uri())
+        link = page.locator("#items-body tr").first.locator("a.view-run")
+        item = page.locator("#items-body tr").first.locator("td").first.inner_text()
+        link.click()
+        page.wait_for_url(re.compile(r"/run\?"))
+        assert item in page.content()
+        assert "forbidden" not in page.content()
+        assert watched.dialogs == []
+
+
+def test_a_page_elsewhere_cannot_label_through_the_cookie(tmp_path: Path,
+                                                          watched: Watched) -> None:
+    """The cookie follows links from other pages, not their writes: a page opened from disk
+    that posts a label to the workbench (in a browser that opened it; even knowing the CSRF
+    token) is refused and stores nothing."""
+    url = store_with(tmp_path / "s.db", rows("b1", 4))
+    with running(url) as address:
+        base = address.split("/?", maxsplit=1)[0]
+        page = watched.page
+        page.goto(address)
+        csrf = page.locator('meta[name="csrf"]').get_attribute("content")
+        forged = tmp_path / "forged.html"
+        forged.write_text(
+            f'<form method="post" action="{base}/labels"><input name="batch" value="b1">'
+            '<input name="item" value="item-000"><input name="scorer" value="judge">'
+            f'<input name="value" value="false"><input name="csrf" value="{csrf}"></form>'
+            "<script>document.forms[0].submit()</script>", encoding="utf-8")
+        with page.expect_response(lambda response: response.url.endswith("/labels")) as sent:
+            page.goto(forged.as_uri())
+        assert sent.value.status == 403
+
+    async def stored() -> list[Label]:
+        async with LabelStore(url, read_only=True) as store:
+            return await store.current(batch_id="b1")
+
+    assert off_loop(anyio.run, stored) == []
