@@ -32,7 +32,7 @@ MAX_LINES = 600
 # What each top-level package's public modules mirror into.
 ROOTS = {"scorecore": ("core",), "scorecore_adapters": ("adapters",)}
 # Subpackages of scorecore with a folder of their own at the top of tests/.
-OWN_FOLDERS = {"evals", "judge", "live", "scorers", "traces"}
+OWN_FOLDERS = {"datasets", "evals", "judge", "live", "scorers", "traces"}
 
 
 def _public_modules() -> list[str]:
