@@ -303,7 +303,8 @@ def test_no_private_core_imports_outside_the_core(folder: str) -> None:
 
 KERNEL = ["scorecore._core", "scorecore.agent", "scorecore.composite", "scorecore.judge",
           "scorecore.validators"]
-APPLICATION = ["scorecore.evals", "scorecore.live", "scorecore.scorers", "scorecore.traces"]
+APPLICATION = ["scorecore.datasets", "scorecore.evals", "scorecore.live", "scorecore.scorers",
+               "scorecore.traces"]
 
 
 def test_layers_contract_covers_the_whole_kernel() -> None:
