@@ -16,6 +16,7 @@ recorded agent traces. The store that keeps versions is
 DatasetDiff(added=('c',), removed=('a',), changed=('b',), same=0)
 """
 
+from scorecore.datasets._digest import item_digest, sorted_version_digest, version_digest
 from scorecore.datasets._items import DatasetError, DatasetItem, IdRule
 from scorecore.datasets._read import read_csv, read_jsonl, read_rows
 from scorecore.datasets._sample import SampleSpec, sample_ids, stratum_of
@@ -37,11 +38,14 @@ __all__ = [
     "DatasetVersion",
     "IdRule",
     "SampleSpec",
+    "item_digest",
     "items_from_traces",
     "read_csv",
     "read_jsonl",
     "read_rows",
     "sample_ids",
+    "sorted_version_digest",
     "stratum_of",
+    "version_digest",
     "version_of",
 ]

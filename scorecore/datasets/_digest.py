@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 
-__all__: list[str] = []  # internal: the datasets and the experiment ledger share them
+__all__ = ["canonical_json", "item_digest", "sorted_version_digest", "version_digest"]
 
 
 def canonical_json(value: object) -> str:
@@ -28,12 +28,20 @@ def canonical_json(value: object) -> str:
 
 
 def item_digest(item: Mapping[str, object]) -> str:
-    """The SHA-256 (hex) of ``item``'s canonical JSON."""
+    """The SHA-256 (hex) of ``item``'s canonical JSON.
+
+    >>> item_digest({"b": 1, "a": "x"}) == item_digest({"a": "x", "b": 1})
+    True
+    """
     return hashlib.sha256(canonical_json(item).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def version_digest(digests: Mapping[str, str]) -> str:
-    """The SHA-256 (hex) of a version whose items have ``digests`` (item id → item digest)."""
+    """The SHA-256 (hex) of a version whose items have ``digests`` (item id → item digest).
+
+    >>> version_digest({"a": "1", "b": "2"}) == version_digest({"b": "2", "a": "1"})
+    True
+    """
     return sorted_version_digest((item_id, digests[item_id]) for item_id in sorted(digests))
 
 
@@ -44,6 +52,9 @@ def sorted_version_digest(pairs: Iterable[tuple[str, str]]) -> str:
 
     Raises:
         ValueError: the pairs are not in strictly increasing id order.
+
+    >>> sorted_version_digest([("a", "1"), ("b", "2")]) == version_digest({"b": "2", "a": "1"})
+    True
     """
     sha = hashlib.sha256()
     last: str | None = None
