@@ -35,15 +35,15 @@ from scorecore.datasets import (
 )
 from scorecore.evals import StoreError
 from scorecore_adapters.storage._common import Now, describe, import_psycopg, utc_now
-from scorecore_adapters.storage._schema import q
+from scorecore_adapters.storage._schema import check_table, q
 from scorecore_adapters.storage._url import StoreUrl
 
 __all__ = ["DatasetLookupError", "DatasetStore"]
 
 _Dialect: TypeAlias = Literal["sqlite", "postgres"]
-NAMES: Final = "scorecore_datasets"
-VERSIONS: Final = "scorecore_dataset_versions"
-ITEMS: Final = "scorecore_dataset_items"
+DEFAULT_PREFIX: Final = "scorecore"
+"""The tables are ``{prefix}_datasets``, ``{prefix}_dataset_versions`` and
+``{prefix}_dataset_items``."""
 CHUNK: Final = 1000
 """Items written (and read) per statement: memory holds one chunk."""
 
@@ -56,17 +56,17 @@ _TYPES: Final[Mapping[_Dialect, Mapping[str, str]]] = {
 }
 
 
-def _schema(dialect: _Dialect) -> list[str]:
+def _schema(dialect: _Dialect, names: str, versions: str, items: str) -> list[str]:
     t = _TYPES[dialect]
     return [
-        f"CREATE TABLE IF NOT EXISTS {q(VERSIONS)} ({q('id')} {t['key']}, "
+        f"CREATE TABLE IF NOT EXISTS {q(versions)} ({q('id')} {t['key']}, "
         f"{q('digest')} TEXT UNIQUE, {q('items')} {t['ref']} NOT NULL, "
         f"{q('createdAt')} {t['time']} NOT NULL)",
-        f"CREATE TABLE IF NOT EXISTS {q(ITEMS)} ({q('versionId')} {t['ref']} NOT NULL, "
+        f"CREATE TABLE IF NOT EXISTS {q(items)} ({q('versionId')} {t['ref']} NOT NULL, "
         f"{q('itemId')} {t['id']} NOT NULL, {q('digest')} TEXT NOT NULL, "
         f"{q('line')} {t['ref']}, {q('body')} TEXT NOT NULL, "
         f"PRIMARY KEY ({q('versionId')}, {q('itemId')}))",
-        f"CREATE TABLE IF NOT EXISTS {q(NAMES)} ({q('name')} TEXT NOT NULL, "
+        f"CREATE TABLE IF NOT EXISTS {q(names)} ({q('name')} TEXT NOT NULL, "
         f"{q('number')} {t['ref']} NOT NULL, {q('versionId')} {t['ref']} NOT NULL, "
         f"{q('touched')} {t['ref']} NOT NULL, {q('createdAt')} {t['time']} NOT NULL, "
         f"PRIMARY KEY ({q('name')}, {q('number')}), UNIQUE ({q('name')}, {q('versionId')}))",
@@ -120,6 +120,7 @@ class DatasetStore:
     Args:
         url: the score store's URL (``sqlite:PATH`` or ``postgresql://…``).
         now: the wall clock stamping versions.
+        prefix: the tables' prefix (:data:`DEFAULT_PREFIX`).
         read_only: read only; a store without the tables then holds no dataset.
 
     >>> import anyio, tempfile, os
@@ -136,11 +137,15 @@ class DatasetStore:
     ['1', '2']
     """
 
-    __slots__ = ("_conn", "_dialect", "_exists", "_limiter", "_lock", "_now", "_read_only",
-                 "_url")
+    __slots__ = ("_conn", "_dialect", "_exists", "_items", "_limiter", "_lock", "_names", "_now",
+                 "_read_only", "_url", "_versions")
 
-    def __init__(self, url: str | StoreUrl, *, now: Now = utc_now,
+    def __init__(self, url: str | StoreUrl, *, now: Now = utc_now, prefix: str = DEFAULT_PREFIX,
                  read_only: bool = False) -> None:
+        check_table(prefix)
+        self._names = f"{prefix}_datasets"
+        self._versions = f"{prefix}_dataset_versions"
+        self._items = f"{prefix}_dataset_items"
         self._url = url if isinstance(url, StoreUrl) else StoreUrl.for_store(url)
         if self._url.kind == "memory":
             raise ValueError(f"datasets need a score store's URL, got {self._url.shown!r}")
@@ -194,12 +199,12 @@ class DatasetStore:
             self._conn = await self._run("open", self._connect)
 
     def _connect(self) -> Any:
-        statements = _schema(self._dialect)
+        statements = _schema(self._dialect, self._names, self._versions, self._items)
         if self._dialect == "postgres":
             psycopg = import_psycopg(self.url)
             conn = psycopg.connect(self._url.url, autocommit=True, connect_timeout=10)
             if self._read_only:
-                found = conn.execute("SELECT to_regclass(%s)", (NAMES,)).fetchone()
+                found = conn.execute("SELECT to_regclass(%s)", (self._names,)).fetchone()
                 self._exists = found is not None and found[0] is not None
             else:
                 for statement in statements:
@@ -212,7 +217,7 @@ class DatasetStore:
             conn = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True,
                                    isolation_level=None, check_same_thread=False)
             found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                 "name = ?", (NAMES,)).fetchone()
+                                 "name = ?", (self._names,)).fetchone()
             self._exists = found is not None
             return conn
         if path != ":memory:" and not Path(os.path.dirname(path) or ".").is_dir():
@@ -287,9 +292,9 @@ class DatasetStore:
                      source: str) -> tuple[int, int]:
         m = self._mark()
         version_id = int(conn.execute(
-            f"INSERT INTO {q(VERSIONS)} ({q('digest')}, {q('items')}, {q('createdAt')}) "  # noqa: S608
+            f"INSERT INTO {q(self._versions)} ({q('digest')}, {q('items')}, {q('createdAt')}) "  # noqa: S608
             f"VALUES (NULL, 0, {m}) RETURNING {q('id')}", (stamp,)).fetchone()[0])
-        insert = (f"INSERT INTO {q(ITEMS)} ({q('versionId')}, {q('itemId')}, {q('digest')}, "  # noqa: S608
+        insert = (f"INSERT INTO {q(self._items)} ({q('versionId')}, {q('itemId')}, {q('digest')}, "  # noqa: S608
                   f"{q('line')}, {q('body')}) VALUES ({m}, {m}, {m}, {m}, {m})")
         chunk: dict[str, DatasetItem] = {}
         count = 0
@@ -316,11 +321,11 @@ class DatasetStore:
                 flush()
         flush()
         digest = sorted_digest(self._pages(conn, version_id, "digest"))
-        found = conn.execute(f"SELECT {q('id')} FROM {q(VERSIONS)} WHERE {q('digest')} = {m}",  # noqa: S608
+        found = conn.execute(f"SELECT {q('id')} FROM {q(self._versions)} WHERE {q('digest')} = {m}",  # noqa: S608
                              (digest,)).fetchone()
         if found is not None:
             raise _Exists(int(found[0]))
-        conn.execute(f"UPDATE {q(VERSIONS)} SET {q('digest')} = {m}, {q('items')} = {m} "  # noqa: S608
+        conn.execute(f"UPDATE {q(self._versions)} SET {q('digest')} = {m}, {q('items')} = {m} "  # noqa: S608
                      f"WHERE {q('id')} = {m}", (digest, count, version_id))
         return version_id, count
 
@@ -333,7 +338,7 @@ class DatasetStore:
         m = self._mark()
         marks = ", ".join([m] * len(chunk))
         found = conn.execute(
-            f"SELECT {q('itemId')}, {q('line')} FROM {q(ITEMS)} WHERE {q('versionId')} = {m} "  # noqa: S608
+            f"SELECT {q('itemId')}, {q('line')} FROM {q(self._items)} WHERE {q('versionId')} = {m} "  # noqa: S608
             f"AND {q('itemId')} IN ({marks}) LIMIT 1", (version_id, *chunk)).fetchone()
         if found is not None:
             raise _duplicate(chunk[found[0]], found[1], source)
@@ -342,18 +347,18 @@ class DatasetStore:
         m = self._mark()
         if self._dialect == "postgres":
             # numbers per name are max + 1: one writer at a time
-            conn.execute(f"LOCK TABLE {q(NAMES)} IN SHARE ROW EXCLUSIVE MODE")
+            conn.execute(f"LOCK TABLE {q(self._names)} IN SHARE ROW EXCLUSIVE MODE")
         touched = int(conn.execute(
-            f"SELECT COALESCE(MAX({q('touched')}), 0) + 1 FROM {q(NAMES)}").fetchone()[0])  # noqa: S608
-        held = conn.execute(f"SELECT {q('number')} FROM {q(NAMES)} WHERE {q('name')} = {m} "  # noqa: S608
+            f"SELECT COALESCE(MAX({q('touched')}), 0) + 1 FROM {q(self._names)}").fetchone()[0])  # noqa: S608
+        held = conn.execute(f"SELECT {q('number')} FROM {q(self._names)} WHERE {q('name')} = {m} "  # noqa: S608
                             f"AND {q('versionId')} = {m}", (name, version_id)).fetchone()
         if held is not None:
-            conn.execute(f"UPDATE {q(NAMES)} SET {q('touched')} = {m} WHERE {q('name')} = {m} "  # noqa: S608
+            conn.execute(f"UPDATE {q(self._names)} SET {q('touched')} = {m} WHERE {q('name')} = {m} "  # noqa: S608
                          f"AND {q('number')} = {m}", (touched, name, held[0]))
             return
         number = int(conn.execute(f"SELECT COALESCE(MAX({q('number')}), 0) + 1 FROM "  # noqa: S608
-                                  f"{q(NAMES)} WHERE {q('name')} = {m}", (name,)).fetchone()[0])
-        conn.execute(f"INSERT INTO {q(NAMES)} ({q('name')}, {q('number')}, {q('versionId')}, "  # noqa: S608
+                                  f"{q(self._names)} WHERE {q('name')} = {m}", (name,)).fetchone()[0])
+        conn.execute(f"INSERT INTO {q(self._names)} ({q('name')}, {q('number')}, {q('versionId')}, "  # noqa: S608
                      f"{q('touched')}, {q('createdAt')}) VALUES ({m}, {m}, {m}, {m}, {m})",
                      (name, number, version_id, touched, stamp))
 
@@ -368,7 +373,7 @@ class DatasetStore:
         after = ""
         while True:
             rows = conn.execute(
-                f"SELECT {columns} FROM {q(ITEMS)} WHERE {q('versionId')} = {m} "  # noqa: S608
+                f"SELECT {columns} FROM {q(self._items)} WHERE {q('versionId')} = {m} "  # noqa: S608
                 f"AND {q('itemId')} > {m} ORDER BY {q('itemId')} LIMIT {CHUNK}",
                 (version_id, after)).fetchall()
             yield from (tuple(r) for r in rows)
@@ -382,7 +387,7 @@ class DatasetStore:
 
         def read() -> Any:
             return conn.execute(
-                f"SELECT {_VERSION_COLUMNS} FROM {q(VERSIONS)} v LEFT JOIN {q(NAMES)} n ON "  # noqa: S608
+                f"SELECT {_VERSION_COLUMNS} FROM {q(self._versions)} v LEFT JOIN {q(self._names)} n ON "  # noqa: S608
                 f"n.{q('versionId')} = v.{q('id')} AND n.{q('name')} = {m} "
                 f"WHERE v.{q('id')} = {m}", (name, version_id)).fetchone()
 
@@ -398,7 +403,7 @@ class DatasetStore:
 
         def read() -> list[Any]:
             return list(conn.execute(
-                f"SELECT {_VERSION_COLUMNS} FROM {q(NAMES)} n JOIN {q(VERSIONS)} v ON "  # noqa: S608
+                f"SELECT {_VERSION_COLUMNS} FROM {q(self._names)} n JOIN {q(self._versions)} v ON "  # noqa: S608
                 f"v.{q('id')} = n.{q('versionId')}{where} ORDER BY n.{q('name')}, "
                 f"n.{q('number')}", () if name is None else (name,)).fetchall())
 
@@ -415,7 +420,7 @@ class DatasetStore:
         parsed = spec if isinstance(spec, DatasetSpec) else DatasetSpec.parse(spec)
         conn = self._connection("get")
         m = self._mark()
-        base = (f"SELECT {_VERSION_COLUMNS} FROM {q(NAMES)} n JOIN {q(VERSIONS)} v ON "  # noqa: S608
+        base = (f"SELECT {_VERSION_COLUMNS} FROM {q(self._names)} n JOIN {q(self._versions)} v ON "  # noqa: S608
                 f"v.{q('id')} = n.{q('versionId')} WHERE n.{q('name')} = {m}")
         params: tuple[object, ...]
         if parsed.number is not None:
@@ -452,7 +457,7 @@ class DatasetStore:
                 return None
             return conn.execute(
                 f"SELECT NULL, NULL, {q('digest')}, {q('items')}, {q('createdAt')} FROM "  # noqa: S608
-                f"{q(VERSIONS)} WHERE {q('digest')} = {m}", (version,)).fetchone()
+                f"{q(self._versions)} WHERE {q('digest')} = {m}", (version,)).fetchone()
 
         found = await self._run("find", read)
         return None if found is None else _version_of(found)
@@ -466,7 +471,7 @@ class DatasetStore:
         def read() -> Any:
             if not self._exists:
                 return None
-            return conn.execute(f"SELECT {q('id')} FROM {q(VERSIONS)} WHERE "  # noqa: S608
+            return conn.execute(f"SELECT {q('id')} FROM {q(self._versions)} WHERE "  # noqa: S608
                                 f"{q('digest')} = {m}", (digest,)).fetchone()
 
         found = await self._run("get", read)
