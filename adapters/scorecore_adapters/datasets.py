@@ -19,10 +19,11 @@ of :mod:`scorecore.datasets`, so a file of any size is read in flat memory; hand
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from scorecore.datasets import DatasetError, DatasetItem, IdRule, read_csv, read_jsonl, read_rows
 from scorecore_adapters.storage._datasets import DatasetLookupError, DatasetStore
@@ -76,7 +77,8 @@ def _lines(path: Path) -> Iterator[bytes]:
 
 def _parquet_rows(path: Path, source: str) -> Iterator[dict[str, object]]:
     try:
-        import pyarrow.parquet as pq  # noqa: PLC0415 - optional: the datasets extra
+        # optional (the datasets extra); pyarrow ships no type hints, so it is read as Any
+        pq: Any = importlib.import_module("pyarrow.parquet")
     except ImportError:
         raise DatasetError("reading Parquet needs pyarrow: pip install 'scorecore[datasets]'",
                            source=source) from None

@@ -344,21 +344,21 @@ class DatasetStore:
             raise _duplicate(chunk[found[0]], found[1], source)
 
     def _name(self, conn: Any, name: str, version_id: int, stamp: Any) -> None:
-        m = self._mark()
+        m, names = self._mark(), q(self._names)
         if self._dialect == "postgres":
             # numbers per name are max + 1: one writer at a time
-            conn.execute(f"LOCK TABLE {q(self._names)} IN SHARE ROW EXCLUSIVE MODE")
+            conn.execute(f"LOCK TABLE {names} IN SHARE ROW EXCLUSIVE MODE")
         touched = int(conn.execute(
-            f"SELECT COALESCE(MAX({q('touched')}), 0) + 1 FROM {q(self._names)}").fetchone()[0])  # noqa: S608
-        held = conn.execute(f"SELECT {q('number')} FROM {q(self._names)} WHERE {q('name')} = {m} "  # noqa: S608
+            f"SELECT COALESCE(MAX({q('touched')}), 0) + 1 FROM {names}").fetchone()[0])  # noqa: S608
+        held = conn.execute(f"SELECT {q('number')} FROM {names} WHERE {q('name')} = {m} "  # noqa: S608
                             f"AND {q('versionId')} = {m}", (name, version_id)).fetchone()
         if held is not None:
-            conn.execute(f"UPDATE {q(self._names)} SET {q('touched')} = {m} WHERE {q('name')} = {m} "  # noqa: S608
+            conn.execute(f"UPDATE {names} SET {q('touched')} = {m} WHERE {q('name')} = {m} "  # noqa: S608
                          f"AND {q('number')} = {m}", (touched, name, held[0]))
             return
         number = int(conn.execute(f"SELECT COALESCE(MAX({q('number')}), 0) + 1 FROM "  # noqa: S608
-                                  f"{q(self._names)} WHERE {q('name')} = {m}", (name,)).fetchone()[0])
-        conn.execute(f"INSERT INTO {q(self._names)} ({q('name')}, {q('number')}, {q('versionId')}, "  # noqa: S608
+                                  f"{names} WHERE {q('name')} = {m}", (name,)).fetchone()[0])
+        conn.execute(f"INSERT INTO {names} ({q('name')}, {q('number')}, {q('versionId')}, "  # noqa: S608
                      f"{q('touched')}, {q('createdAt')}) VALUES ({m}, {m}, {m}, {m}, {m})",
                      (name, number, version_id, touched, stamp))
 
@@ -387,8 +387,9 @@ class DatasetStore:
 
         def read() -> Any:
             return conn.execute(
-                f"SELECT {_VERSION_COLUMNS} FROM {q(self._versions)} v LEFT JOIN {q(self._names)} n ON "  # noqa: S608
-                f"n.{q('versionId')} = v.{q('id')} AND n.{q('name')} = {m} "
+                f"SELECT {_VERSION_COLUMNS} FROM {q(self._versions)} v "  # noqa: S608
+                f"LEFT JOIN {q(self._names)} n ON n.{q('versionId')} = v.{q('id')} "
+                f"AND n.{q('name')} = {m} "
                 f"WHERE v.{q('id')} = {m}", (name, version_id)).fetchone()
 
         return _version_of(await self._run("get", read))

@@ -142,8 +142,9 @@ async def test_an_error_mid_way_stores_nothing(kind: str, tmp_path: Path, after:
         version = await store.add(items(("a", "1")), name="qa")
         assert version.ref.number == 1
         conn = store._conn  # what is left in the tables, read directly
-        count = conn.execute(f'SELECT COUNT(*) FROM "{store._items}"').fetchone()[0]
-        versions = conn.execute(f'SELECT COUNT(*) FROM "{store._versions}"').fetchone()[0]
+        count = conn.execute(f'SELECT COUNT(*) FROM "{store._items}"').fetchone()[0]  # noqa: S608
+        versions = conn.execute(
+            f'SELECT COUNT(*) FROM "{store._versions}"').fetchone()[0]  # noqa: S608
         assert (count, versions) == (1, 1)
 
 
@@ -170,7 +171,8 @@ async def test_unnamed_versions_are_found_by_digest_only(kind: str, tmp_path: Pa
     naming it later gives it v1."""
     async with make_store(kind, tmp_path) as store:
         unnamed = await store.add(items(("a", "1")))
-        assert unnamed.ref.name is None and unnamed.ref.number is None
+        assert unnamed.ref.name is None
+        assert unnamed.ref.number is None
         assert await store.list() == []
         assert await store.find(unnamed.ref.version) == unnamed
         named = await store.add(items(("a", "1")), name="qa")
