@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final, TextIO, TypeVar, final
 
@@ -289,23 +289,29 @@ class DataSource:
         stem: what a generated batch id starts with.
         dataset: the version (and sample) the batch ran on; ``None`` when it could not be
             told (a file with malformed lines, or a trace file).
+        record: stores the version the batch runs on, unless stored already; ``eval`` awaits
+            it once the batch is checked, so nothing is written before that.
     """
 
     reader: Any
     shown: str
     stem: str
     dataset: DatasetRef | None
+    record: Callable[[], Awaitable[object]] | None = None
+    unrecorded: str | None = None
+    """Why the file is not recorded as a version (it is run as before)."""
 
 
 def sample_of(args: argparse.Namespace) -> SampleSpec | None:
     """``--sample N [--stratify FIELD] [--seed S]`` as a spec (``None`` without ``--sample``)."""
     size = getattr(args, "sample", None)
     if size is None:
-        if getattr(args, "stratify", None) is not None or getattr(args, "seed", None) is not None:
+        if getattr(args, "stratify", None) is not None or \
+                getattr(args, "sample_seed", None) is not None:
             raise UsageError("--stratify and --seed describe a sample: give --sample N")
         return None
     try:
-        return SampleSpec(size=size, stratify=args.stratify, seed=args.seed or 0)
+        return SampleSpec(size=size, stratify=args.stratify, seed=args.sample_seed or 0)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -409,9 +415,10 @@ def _lines(path: Path) -> Iterator[bytes]:
         yield from handle
 
 
-def _record_file(args: argparse.Namespace, path: Path, err: TextIO,
-                 sample: SampleSpec | None) -> tuple[DatasetRef | None, frozenset[str] | None]:
-    """The file's content as an unnamed version in the store (already there: found), and the
+def _file_version(args: argparse.Namespace, path: Path,
+                  sample: SampleSpec | None) -> tuple[DatasetRef | None, frozenset[str] | None,
+                                                      Callable[[], Awaitable[object]] | str]:
+    """The file's content as an unnamed version (its reference, and what stores it), and the
     ids a sample takes; a file that is not a valid dataset is run as before, unrecorded."""
     source = shown(path)
     keys: list[tuple[str, str]] = []
@@ -429,18 +436,22 @@ def _record_file(args: argparse.Namespace, path: Path, err: TextIO,
     except DatasetError as exc:
         if sample is not None:
             raise UsageError(f"--sample needs a readable file: {exc}") from None
-        print(f"note: {source} is not recorded as a dataset version ({exc})", file=err)
-        return None, None
+        return None, None, str(exc)
     chosen = None if sample is None else sample_ids(keys, sample)
 
-    async def work(store: DatasetStore) -> DatasetVersion:
-        # a file run again is stored once: found by its digest, not written and rolled back
-        found = await store.find(digest)
-        return found if found is not None else await store.add(
-            read_jsonl(_lines(path), source=source, ids="position"), source=source)
+    async def record() -> DatasetVersion:
+        async with DatasetStore(args.store) as store:
+            # a file run again is stored once: found by its digest, not written again
+            found = await store.find(digest)
+            if found is not None:
+                return found
+            try:
+                return await store.add(read_jsonl(_lines(path), source=source, ids="position"),
+                                       source=source)
+            except DatasetError as exc:  # the file changed since it was read
+                raise UsageError(str(exc)) from None
 
-    version: DatasetVersion = _run_store(args.store, work)
-    return attrs.evolve(version.ref, sample=sample), chosen
+    return DatasetRef(name=None, version=digest, sample=sample), chosen, record
 
 
 def data_source(args: argparse.Namespace, err: TextIO, reader: Any, *,
@@ -451,8 +462,10 @@ def data_source(args: argparse.Namespace, err: TextIO, reader: Any, *,
     if getattr(args, "dataset", None) is not None:
         return _stored_source(args, err, needs_output=needs_output, sample=sample)
     path = Path(args.data)
-    ref, chosen = _record_file(args, path, err, sample) if record else (None, None)
+    ref, chosen, store = _file_version(args, path, sample) if record else (None, None, None)
     made = reader(path, err)
     if chosen is not None:
         made = _SampledFile(made, chosen)
-    return DataSource(reader=made, shown=made.shown, stem=path.stem, dataset=ref)
+    return DataSource(reader=made, shown=made.shown, stem=path.stem, dataset=ref,
+                      record=store if callable(store) else None,
+                      unrecorded=store if isinstance(store, str) else None)

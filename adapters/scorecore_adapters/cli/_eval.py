@@ -6,7 +6,7 @@ import argparse
 import json
 import shlex
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO, final
@@ -271,6 +271,8 @@ class _EvalPlan:
     dataset: DatasetRef | None = None
     """The dataset version (and sample) the batch runs on: what its record keeps."""
     data_shown: str = ""
+    record_dataset: Callable[[], Awaitable[object]] | None = None
+    unrecorded: str | None = None
 
 
 def _plan_eval(
@@ -322,7 +324,7 @@ def _plan_eval(
         loaded=loaded, data_path=data_path, target=target, thresholds=thresholds, gates=gates,
         batch_id=given or _new_batch_id(Path(source.stem)), reader=source.reader,
         total=source.reader.count(), store=store, labels=labels, dataset=source.dataset,
-        data_shown=source.shown,
+        data_shown=source.shown, record_dataset=source.record, unrecorded=source.unrecorded,
     )
 
 
@@ -399,11 +401,15 @@ async def _run_plan(
         async with plan.store, closing_cache(local, strict=args.strict_cache, out=out), \
                 batch_api_scope(args, economics, out):
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
+            if plan.record_dataset is not None:
+                await plan.record_dataset()
             verb = "resuming" if args.resume else "batch"
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
                   f"{plan.data_shown}, store {plan.store.url}", file=out, flush=True)
             if plan.dataset is not None:
                 print(f"dataset: {plan.dataset}", file=out, flush=True)
+            elif plan.unrecorded is not None:
+                print(f"dataset: not recorded as a version ({plan.unrecorded})", file=out)
             with progress:
                 if args.engine == "ray":
                     return await anyio.to_thread.run_sync(lambda: run_on_ray(

@@ -138,7 +138,9 @@ def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--stratify", metavar="FIELD", default=None,
                     help="with --sample: strata by this field (a name in extra, or a dotted "
                          "path), each in proportion to its size")
-    ev.add_argument("--seed", type=_non_negative_int, default=None, metavar="S",
+    # dest: --labels' calibration reads args.seed (its bootstrap's, 0 in eval)
+    ev.add_argument("--seed", dest="sample_seed", type=_non_negative_int, default=None,
+                    metavar="S",
                     help="with --sample: the seed (default 0; the same seed, the same items)")
     ev.add_argument("--target", help="module:function producing each item's output")
     _batch_flags(ev)
