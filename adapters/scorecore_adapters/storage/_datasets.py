@@ -13,11 +13,8 @@ column types and the placeholder differ.
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal, Self, TypeAlias, final
 
@@ -34,7 +31,8 @@ from scorecore.datasets import (
     sorted_version_digest,
 )
 from scorecore.evals import StoreError
-from scorecore_adapters.storage._common import Now, describe, import_psycopg, utc_now
+from scorecore_adapters.storage._common import Now, describe, utc_now
+from scorecore_adapters.storage._connect import connect, driver_errors
 from scorecore_adapters.storage._schema import check_table, q
 from scorecore_adapters.storage._url import StoreUrl
 
@@ -174,9 +172,7 @@ class DatasetStore:
         await self.aclose()
 
     def _errors(self) -> tuple[type[BaseException], ...]:
-        if self._dialect == "postgres":
-            return (import_psycopg(self.url).Error,)
-        return (sqlite3.Error,)
+        return driver_errors(self._url)
 
     def _mark(self) -> str:
         return "?" if self._dialect == "sqlite" else "%s"
@@ -199,32 +195,9 @@ class DatasetStore:
             self._conn = await self._run("open", self._connect)
 
     def _connect(self) -> Any:
-        statements = _schema(self._dialect, self._names, self._versions, self._items)
-        if self._dialect == "postgres":
-            psycopg = import_psycopg(self.url)
-            conn = psycopg.connect(self._url.url, autocommit=True, connect_timeout=10)
-            if self._read_only:
-                found = conn.execute("SELECT to_regclass(%s)", (self._names,)).fetchone()
-                self._exists = found is not None and found[0] is not None
-            else:
-                for statement in statements:
-                    conn.execute(statement)
-            return conn
-        path = self._url.path or ""
-        if self._read_only:
-            if not Path(path).is_file():
-                raise sqlite3.OperationalError(f"file {path!r} does not exist")
-            conn = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True,
-                                   isolation_level=None, check_same_thread=False)
-            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                 "name = ?", (self._names,)).fetchone()
-            self._exists = found is not None
-            return conn
-        if path != ":memory:" and not Path(os.path.dirname(path) or ".").is_dir():
-            raise sqlite3.OperationalError(f"directory of {path!r} does not exist")
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout=10000")
-        conn.executescript(";\n".join(statements) + ";")
+        schema = _schema(self._dialect, self._names, self._versions, self._items)
+        conn, self._exists = connect(self._url, schema, read_only=self._read_only,
+                                     probe=self._names)
         return conn
 
     async def aclose(self) -> None:
