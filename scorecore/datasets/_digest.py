@@ -13,7 +13,8 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 
-__all__ = ["canonical_json", "item_digest", "sorted_version_digest", "version_digest"]
+__all__ = ["canonical_json", "item_digest", "sorted_version_digest", "text_digest",
+           "version_digest"]
 
 
 def canonical_json(value: object) -> str:
@@ -33,7 +34,12 @@ def item_digest(item: Mapping[str, object]) -> str:
     >>> item_digest({"b": 1, "a": "x"}) == item_digest({"a": "x", "b": 1})
     True
     """
-    return hashlib.sha256(canonical_json(item).encode("utf-8", "surrogatepass")).hexdigest()
+    return text_digest(canonical_json(item))
+
+
+def text_digest(text: str) -> str:
+    """The SHA-256 (hex) of canonical JSON text already made (what :func:`item_digest` takes)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def version_digest(digests: Mapping[str, str]) -> str:

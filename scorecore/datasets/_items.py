@@ -10,7 +10,7 @@ from typing import Any, Final, Literal, TypeAlias, final
 import attrs
 
 from scorecore._core._reprs import short_repr
-from scorecore.datasets._digest import canonical_json, item_digest
+from scorecore.datasets._digest import canonical_json, text_digest
 from scorecore.validators import is_int
 
 __all__ = ["DatasetError", "DatasetItem", "IdRule"]
@@ -24,6 +24,8 @@ MAX_NESTING: Final = 128
 """The deepest an item may nest arrays and objects (the item's object is level 1)."""
 
 _BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
+# in canonical JSON text: a lone surrogate as is, a NUL as its escape
+_SUSPECT = re.compile(r"[\ud800-\udfff]|\\u0000")
 
 
 @final
@@ -92,11 +94,16 @@ class DatasetItem:
     id: str = attrs.field(validator=_check_id)
     fields: Mapping[str, Any] = attrs.field(validator=_check_fields)
     line: int | None = attrs.field(default=None, eq=False)
+    canonical: str = attrs.field(init=False, eq=False, repr=False)
+    """The fields' canonical JSON (what a store keeps), made once."""
+    digest: str = attrs.field(init=False, eq=False, repr=False)
+    """The SHA-256 (hex) of :attr:`canonical` (the id is the key the item is kept under)."""
 
-    @property
-    def digest(self) -> str:
-        """The SHA-256 (hex) of the fields' canonical JSON (the id is the key it is kept under)."""
-        return item_digest(self.fields)
+    def __attrs_post_init__(self) -> None:
+        # computed once: a store writes both, and a file's reader checks the text
+        text = canonical_json(self.fields)
+        object.__setattr__(self, "canonical", text)
+        object.__setattr__(self, "digest", text_digest(text))
 
     def to_json(self) -> dict[str, Any]:
         """The item as one JSON object: ``id`` first, then its fields."""
@@ -171,6 +178,8 @@ def make_item(raw: Mapping[str, Any], *, index: int, line: int | None, source: s
     Raises:
         DatasetError: naming the line and the field.
     """
+    # the common case costs one canonical JSON text; the walk naming the field only runs
+    # when the text shows a problem (or may: an escaped NUL, deep nesting)
     def fail(problem: str, field: str | None) -> DatasetError:
         return DatasetError(problem, source=source, line=line, field=field, unit=unit)
 
@@ -185,11 +194,15 @@ def make_item(raw: Mapping[str, Any], *, index: int, line: int | None, source: s
         raise fail("no 'id': every item of a stored dataset needs one (versions are compared "
                    "item by item, by id)", "id")
     fields = {k: v for k, v in raw.items() if k != "id"}
-    bad = unstorable(fields)
-    if bad is not None:
-        raise fail(bad[1], bad[0])
     try:
-        canonical_json(fields)
-    except (TypeError, ValueError) as exc:
-        raise fail(f"not JSON: {exc}", None) from None
-    return DatasetItem(id=identity, fields=fields, line=line)
+        item = DatasetItem(id=identity, fields=fields, line=line)
+    except (TypeError, ValueError):
+        item = None
+    if item is None or _SUSPECT.search(item.canonical) is not None or (
+            item.canonical.count("[") + item.canonical.count("{") > MAX_NESTING):
+        bad = unstorable(fields)
+        if bad is not None:
+            raise fail(bad[1], bad[0])
+    if item is None:
+        raise fail("not JSON", None)
+    return item

@@ -274,9 +274,7 @@ class DatasetStore:
 
         def flush() -> None:
             self._refuse_stored(conn, version_id, chunk, source)
-            rows = [(version_id, i.id, i.digest, i.line,
-                     json.dumps(i.fields, sort_keys=True, separators=(",", ":"),
-                                ensure_ascii=False)) for i in chunk.values()]
+            rows = [(version_id, i.id, i.digest, i.line, i.canonical) for i in chunk.values()]
             if self._dialect == "sqlite":
                 conn.executemany(insert, rows)
             else:
