@@ -24,8 +24,15 @@ MAX_NESTING: Final = 128
 """The deepest an item may nest arrays and objects (the item's object is level 1)."""
 
 _BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
-# in canonical JSON text: a lone surrogate as is, a NUL as its escape
-_SUSPECT = re.compile(r"[\ud800-\udfff]|\\u0000")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _suspect(text: str) -> bool:
+    """Whether canonical JSON text may hold what no store keeps: a NUL (as its escape), a lone
+    surrogate (as is), nesting past the limit. Substring checks first: a regex over every
+    item's text is the reader's largest cost otherwise."""
+    return ("\\u0000" in text or (not text.isascii() and _SURROGATE.search(text) is not None)
+            or text.count("[") + text.count("{") > MAX_NESTING)
 
 
 @final
@@ -198,8 +205,7 @@ def make_item(raw: Mapping[str, Any], *, index: int, line: int | None, source: s
         item = DatasetItem(id=identity, fields=fields, line=line)
     except (TypeError, ValueError):
         item = None
-    if item is None or _SUSPECT.search(item.canonical) is not None or (
-            item.canonical.count("[") + item.canonical.count("{") > MAX_NESTING):
+    if item is None or _suspect(item.canonical):
         bad = unstorable(fields)
         if bad is not None:
             raise fail(bad[1], bad[0])
