@@ -239,7 +239,8 @@ async def test_a_judge_with_logprobs_is_never_sampled_and_without_fallback_none_
     bare = ScriptedJudge([JudgeResponse(text='{"score": 4}')])
     result = (await _scorer(bare, score_from="probabilities", verdicts=FIVE).run(
         input="q", output="a")).unwrap()
-    assert result.not_scorable is not None and result.not_scorable.kind == "no_logprobs"
+    assert result.not_scorable is not None
+    assert result.not_scorable.kind == "no_logprobs"
     assert len(bare.requests) == 1
 
 
@@ -250,7 +251,8 @@ async def test_a_fallback_sample_without_a_verdict_is_not_scorable(anyio_backend
     result = (await _scorer(judge, score_from="probabilities", verdicts=FIVE,
                             fallback_samples=2).run(input="q", output="a")).unwrap()
     assert result.score is None
-    assert result.not_scorable is not None and result.not_scorable.kind == "no_logprobs"
+    assert result.not_scorable is not None
+    assert result.not_scorable.kind == "no_logprobs"
     assert "sample 2 of 2" in result.not_scorable.reason
 
 
