@@ -41,15 +41,21 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 from returns.result import Failure
 
-from scorecore import JudgeConfig, JudgeExecution, ModelSettings, ScorePromptStep, create_scorer
-from scorecore.evals import EvalReport, run_evals
+from scorecore import (
+    JudgeConfig,
+    JudgeExecution,
+    ModelSettings,
+    ScorePromptStep,
+    ScoreResult,
+    create_scorer,
+)
+from scorecore.evals import run_evals
 from scorecore.judge.economics import ModelPrice, Pricing
 from scorecore.scorers import CascadeResult, cascade, panel
 
@@ -128,16 +134,12 @@ def _panel(model: Any, panel_id: str) -> Any:
     ], aggregate="majority", threshold=0.5, id=panel_id)
 
 
-@dataclass
 class _Tally:
     """Runs, calls, tokens and cost of one tier (or one whole scorer), and its agreement."""
 
-    runs: int = 0
-    decided: int = 0
-    agree: int = 0
-    calls: int = 0
-    tokens: int = 0
-    cost: float = 0.0
+    def __init__(self) -> None:
+        self.runs = self.decided = self.agree = self.calls = self.tokens = 0
+        self.cost = 0.0
 
     def add(self, executions: list[JudgeExecution]) -> None:
         for e in executions:
@@ -156,12 +158,23 @@ class _Tally:
                 f"{per_usd:>9.0f} {per_1k:>9.4f}")
 
 
-async def _batch(rows: list[dict[str, Any]], scorer: Any) -> tuple[EvalReport, float]:
+async def _batch(
+    rows: list[dict[str, Any]], scorer: Any
+) -> tuple[list[tuple[str, ScoreResult[Any, Any]]], float]:
+    """Each item's id and result (a failed run is printed and left out), and the time."""
     items = [{"id": row["id"], "input": row, "output": row["answer"]} for row in rows]
     started = time.perf_counter()
     report = await run_evals(items, [scorer], concurrency=1, keep_results=True,
                              max_failures=None, pricing=Pricing(models={_MODEL_ID: _PRICE}))
-    return report, time.perf_counter() - started
+    took = time.perf_counter() - started
+    results = []
+    for item in report.results or ():
+        (outcome,) = item.outcomes
+        if outcome.result is None:
+            print(f"  {item.item_id}: {outcome.status} {outcome.error}")
+        else:
+            results.append((str(item.item_id), outcome.result))
+    return results, took
 
 
 _MODEL_ID = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -173,13 +186,8 @@ async def _cascade(model: Any, rows: list[dict[str, Any]], min_confidence: float
     both = cascade(cheap, _panel(model, "panel"), min_confidence=min_confidence, id="cascade")
     tiers = [_Tally(), _Tally()]
     whole, alone = _Tally(), _Tally()
-    report, took = await _batch(rows, both)
-    for item in report.results or ():
-        (outcome,) = item.outcomes
-        result = outcome.result
-        if result is None:
-            print(f"  {item.item_id}: {outcome.status} {outcome.error}")
-            continue
+    results, took = await _batch(rows, both)
+    for item_id, result in results:
         details = result.details_as(CascadeResult)
         assert details is not None
         executions = [e for step in result.judge.values() for e in step]
@@ -191,22 +199,17 @@ async def _cascade(model: Any, rows: list[dict[str, Any]], min_confidence: float
             tiers[index].runs += 1
             tiers[index].add(parts[index])
         if details.tier is not None and result.score is not None:
-            right = (result.score >= 0.5) == labels[str(item.item_id)]
+            right = (result.score >= 0.5) == labels[item_id]
             for tally in (tiers[details.tier], whole):
                 tally.decided += 1
                 tally.agree += right
-    report_alone, took_alone = await _batch(rows, _panel(model, "alone"))
-    for item in report_alone.results or ():
-        (outcome,) = item.outcomes
-        result = outcome.result
-        if result is None:
-            print(f"  {item.item_id}: {outcome.status} {outcome.error}")
-            continue
+    results_alone, took_alone = await _batch(rows, _panel(model, "alone"))
+    for item_id, result in results_alone:
         alone.runs += 1
         alone.add([e for step in result.judge.values() for e in step])
         if result.score is not None:
             alone.decided += 1
-            alone.agree += (result.score >= 0.5) == labels[str(item.item_id)]
+            alone.agree += (result.score >= 0.5) == labels[item_id]
     n = len(rows)
     print(f"\ncascade (min_confidence {min_confidence}) against the panel alone, {n} items")
     print(f"{'':18} {'runs':>4} {'dec.':>4} {'share':>6} {'calls':>5} {'tokens':>7} "

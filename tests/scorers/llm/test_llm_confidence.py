@@ -15,8 +15,10 @@ import pytest
 from scorecore import JudgeConfig, ModelSettings, Scorer, ScorerDefinitionError
 from scorecore.judge import JudgeResponse, TokenLogprob
 from scorecore.scorers import (
+    CascadeResult,
     answer_relevancy,
     bias,
+    cascade,
     context_precision,
     context_recall,
     faithfulness,
@@ -170,3 +172,20 @@ def test_wrong_confidence_options_are_refused_naming_the_scorer_and_field(
         faithfulness(ScriptedJudge([]), context=CONTEXT, **options)
     assert raised.value.field == field
     assert "faithfulness-scorer" in str(raised.value)
+
+
+async def test_a_built_in_is_a_cascade_tier_that_sends_its_unsure_runs_on(
+    anyio_backend: str
+) -> None:
+    """faithfulness read from probabilities as a cascade's cheap tier: a run it is unsure of
+    goes to the strong tier, which decides it."""
+    unsure = keyed_reply("statement", [("yes", {"yes": 0.55, "no": 0.45})])
+    cheap = faithfulness(ScriptedJudge([unsure]), context=CONTEXT, score_from="probabilities",
+                         id="cheap")
+    strong = faithfulness(ScriptedJudge([{"verdicts": [
+        {"statement": "s", "verdict": "no", "reason": "r"}]}]), context=CONTEXT, id="strong")
+    result = await _run(cascade(cheap, strong, min_confidence=0.8), {})
+    details = result.details_as(CascadeResult)
+    assert details is not None
+    assert (details.tier, details.confidences[0]) == (1, pytest.approx(0.55))
+    assert result.score == 0.0
