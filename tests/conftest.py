@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -29,7 +28,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _interpreter_recursion_limit() -> Iterator[None]:
+def _interpreter_recursion_limit() -> None:
     """Each test starts from the recursion limit the session started with.
 
     mypy's in-process API (the docs and typing tests call it) raises the interpreter's limit to
@@ -37,5 +36,4 @@ def _interpreter_recursion_limit() -> Iterator[None]:
     handled would pass or fail depending on which tests ran before it in the process.
     """
     sys.setrecursionlimit(_RECURSION_LIMIT)
-    yield
 
