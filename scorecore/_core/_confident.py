@@ -2,8 +2,8 @@
 or from the agreement of several samples.
 
 Only steps with ``score_from="probabilities"`` (falling back to samples when asked to) or
-``samples > 1`` come here; every other
-prompt step keeps the pipeline's own path (and pays nothing for this one).
+``samples > 1`` come here; every other prompt step keeps the pipeline's own path (and pays
+nothing for this one).
 """
 
 from __future__ import annotations
