@@ -19,7 +19,7 @@ DatasetDiff(added=('c',), removed=('a',), changed=('b',), same=0)
 from scorecore.datasets._digest import item_digest, sorted_version_digest, version_digest
 from scorecore.datasets._items import DatasetError, DatasetItem, IdRule
 from scorecore.datasets._read import read_csv, read_jsonl, read_rows
-from scorecore.datasets._sample import SampleSpec, sample_ids, stratum_of
+from scorecore.datasets._sample import SampleSpec, sample_ids, split_ids, stratum_of
 from scorecore.datasets._traces import items_from_traces
 from scorecore.datasets._versions import (
     DatasetDiff,
@@ -45,6 +45,7 @@ __all__ = [
     "read_rows",
     "sample_ids",
     "sorted_version_digest",
+    "split_ids",
     "stratum_of",
     "version_digest",
     "version_of",

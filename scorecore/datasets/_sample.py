@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any, final
 
 import attrs
@@ -19,7 +20,7 @@ from scorecore._core._reprs import short_repr
 from scorecore.datasets._digest import canonical_json
 from scorecore.validators import is_int
 
-__all__ = ["SampleSpec", "sample_ids", "stratum_of"]
+__all__ = ["SampleSpec", "sample_ids", "split_ids", "stratum_of"]
 
 MISSING = "(missing)"
 """The stratum of an item without the field."""
@@ -160,3 +161,50 @@ def sample_ids(keys: Iterable[tuple[str, str]], spec: SampleSpec) -> frozenset[s
         lowest = heapq.nlargest(quota, kept[stratum])
         chosen.update(item_id for _, item_id in lowest)
     return frozenset(chosen)
+
+
+def _apportion(total: int, shares: Mapping[str, Fraction]) -> dict[str, int]:
+    """``total`` seats among parts by their shares (which sum to 1): rounded down, then the
+    largest remainders (ties: the part named first)."""
+    seats = {part: int(total * share) for part, share in shares.items()}
+    order = sorted(shares, key=lambda p: (-(total * shares[p] - seats[p]), list(shares).index(p)))
+    for part in order[:total - sum(seats.values())]:
+        seats[part] += 1
+    return seats
+
+
+def split_ids(keys: Iterable[tuple[str, str]], fractions: Mapping[str, float], *,
+              seed: int = 0) -> dict[str, frozenset[str]]:
+    """The ids of each part of a seeded split, from each item's ``(id, stratum)``.
+
+    Within each stratum, items are ordered by rank (the SHA-256 of the seed and the id, as
+    :func:`sample_ids` ranks them) and the parts take their shares of it in the order given:
+    ``{"train": 0.8, "test": 0.2}`` gives each stratum's lowest 80 % of ranks to ``train``.
+    A stratum's share of a part is rounded down, the items left over go to the parts with the
+    largest remainders. Every item lands in exactly one part; memory holds every id.
+
+    Raises:
+        ValueError: no parts, a fraction outside (0, 1], or fractions not summing to 1.
+
+    >>> keys = [(f"q{i}", "a" if i < 6 else "b") for i in range(10)]
+    >>> parts = split_ids(keys, {"train": 0.5, "test": 0.5}, seed=1)
+    >>> sorted(len(p) for p in parts.values())
+    [5, 5]
+    >>> parts["train"] | parts["test"] == {k for k, _ in keys}
+    True
+    """
+    shares = {part: Fraction(str(f)) for part, f in fractions.items()}
+    if not shares or any(not 0 < s <= 1 for s in shares.values()) or sum(shares.values()) != 1:
+        raise ValueError(f"a split's fractions are in (0, 1] and sum to 1, got "
+                         f"{dict(fractions)!r}")
+    strata: dict[str, list[tuple[bytes, str]]] = {}
+    for item_id, stratum in keys:
+        strata.setdefault(stratum, []).append((_rank(seed, item_id), item_id))
+    parts: dict[str, set[str]] = {part: set() for part in shares}
+    for ranked in strata.values():
+        ranked.sort()
+        start = 0
+        for part, seats in _apportion(len(ranked), shares).items():
+            parts[part].update(item_id for _, item_id in ranked[start:start + seats])
+            start += seats
+    return {part: frozenset(ids) for part, ids in parts.items()}

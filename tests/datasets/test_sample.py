@@ -67,3 +67,21 @@ def test_a_stratum_is_read_from_extra_or_a_dotted_path() -> None:
 def test_bad_specs_are_refused(fields: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         SampleSpec(**fields)  # type: ignore[arg-type]
+
+
+@given(_KEYS, st.sampled_from([{"a": 0.5, "b": 0.5}, {"train": 0.8, "dev": 0.1, "test": 0.1},
+                               {"all": 1.0}]), st.integers(0, 3))
+def test_a_split_puts_each_item_in_one_part_in_proportion(
+        keys: list[tuple[str, str]], fractions: dict[str, float], seed: int) -> None:
+    """Parts are disjoint and cover every item; in each stratum a part's size is within one
+    of its share."""
+    from scorecore.datasets import split_ids  # noqa: PLC0415
+
+    parts = split_ids(keys, fractions, seed=seed)
+    assert sum(len(p) for p in parts.values()) == len(keys)
+    assert set().union(*parts.values()) == {k for k, _ in keys}
+    for stratum in {s for _, s in keys}:
+        members = {k for k, s in keys if s == stratum}
+        for part, ids in parts.items():
+            exact = len(members) * fractions[part]
+            assert exact - 1 < len(ids & members) < exact + 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final, TextIO, TypeVar, final
@@ -29,6 +30,7 @@ from scorecore.datasets import (
     items_from_traces,
     read_jsonl,
     sample_ids,
+    split_ids,
     stratum_of,
     version_of,
 )
@@ -263,8 +265,50 @@ def _from_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
+def _fractions(parts: list[str]) -> dict[str, float]:
+    fractions: dict[str, float] = {}
+    for text in parts:
+        part, sep, value = text.partition("=")
+        try:
+            fraction = float(value)
+        except ValueError:
+            fraction = float("nan")
+        if not sep or not part or part in fractions or math.isnan(fraction):
+            raise UsageError(f"a part is NAME=FRACTION (train=0.8), each name once; got "
+                             f"{text!r}")
+        fractions[_name(part)] = fraction
+    return fractions
+
+
+def _split(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    del err
+    fractions = _fractions(args.parts)
+    field = args.stratify
+
+    async def work(store: DatasetStore) -> list[tuple[str, DatasetVersion]]:
+        version = await store.get(args.spec)
+        keys = [(i.id, "" if field is None else stratum_of(i.fields, field))
+                async for i in store.items(version)]
+        parts = split_ids(keys, fractions, seed=args.seed)
+        stored = []
+        for part, ids in parts.items():
+            chosen = [i async for i in store.items(version) if i.id in ids]
+            name = f"{version.ref.name}-{part}"
+            stored.append((part, await store.add(chosen, name=name)))
+        return stored
+
+    stored = _run_store(args.store, work)
+    if args.json:
+        print_json({part: version_json(v) for part, v in stored}, out)
+        return EXIT_PASSED
+    for part, version in stored:
+        print(f"{part}: stored {_named(version)}, {version.items} item(s)", file=out)
+    return EXIT_PASSED
+
+
 ACTIONS: Final[dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]]] = {
     "add": _add, "list": _list, "show": _show, "diff": _diff, "from-traces": _from_traces,
+    "split": _split,
 }
 """Each ``datasets`` action's handler (the parser's sub-commands are made from the same
 names)."""

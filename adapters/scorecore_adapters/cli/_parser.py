@@ -285,6 +285,15 @@ def _datasets_command(datasets: argparse.ArgumentParser) -> None:
     traces.add_argument("name", metavar="NAME", help="the dataset's name")
     traces.add_argument("--format", choices=FORMATS, default=None,
                         help="how an OTLP FILE is encoded (default: as eval-traces tells)")
-    for command in (add, listing, show, diff, traces):
+    split = actions.add_parser("split", help="store a version's seeded, stratified parts as "
+                                             "versions NAME-PART")
+    split.add_argument("spec", metavar="NAME[@V]", help="the version to split")
+    split.add_argument("parts", metavar="PART=FRACTION", nargs="+",
+                       help="each part's share, in order: train=0.8 test=0.2 (sum 1)")
+    split.add_argument("--stratify", metavar="FIELD", default=None,
+                       help="split each value of this field in the same shares")
+    split.add_argument("--seed", type=_non_negative_int, default=0,
+                       help="the seed (default 0; the same seed, the same parts)")
+    for command in (add, listing, show, diff, traces, split):
         _store(command)
         command.add_argument("--json", action="store_true", help="print JSON for machines")

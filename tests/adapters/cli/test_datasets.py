@@ -232,3 +232,54 @@ def test_a_seeded_stratified_sample_is_reproducible_and_proportional(tmp_path: P
                              "--seed", "2")
     document = json.loads((tmp_path / "sampled.json").read_text())
     assert document["dataset"]["sample"] == {"size": 8, "stratify": "category", "seed": 2}
+
+
+def test_a_data_file_no_dataset_can_hold_still_runs_and_says_why_unrecorded(
+        tmp_path: Path, store: str) -> None:
+    """A repeated id: eval runs the file as before (the repeat is a failed item) and its
+    dataset line says why no version was recorded."""
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text(SCORERS)
+    rows = qa(3)
+    data = jsonl(tmp_path / "qa.jsonl", [*rows, rows[0]])
+    report = tmp_path / "report.json"
+    code, out, _ = run("eval", str(scorers), "--data", str(data), "--store", store,
+                       "--output", str(report))
+    assert code == 1  # the repeated id fails its item
+    assert "dataset: not recorded as a version (" in out
+    assert "duplicate id 'q0', first at line 1" in out
+    assert json.loads(report.read_text())["dataset"] is None
+    assert listed(store) == []
+
+
+def test_sampling_options_need_a_sample(tmp_path: Path, store: str) -> None:
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text(SCORERS)
+    data = jsonl(tmp_path / "qa.jsonl", qa(3))
+    code, _, err = run("eval", str(scorers), "--data", str(data), "--store", store,
+                       "--stratify", "category")
+    assert code == 2
+    assert "--stratify and --seed describe a sample: give --sample N" in err
+
+
+def test_split_stores_seeded_stratified_parts(tmp_path: Path, store: str) -> None:
+    """``split qa train=0.75 test=0.25 --stratify category`` stores qa-train and qa-test: every
+    item in one part, each category in the same shares, the same seed the same parts."""
+    data = jsonl(tmp_path / "qa.jsonl", qa(40))  # 10 geo, 30 math
+    run("datasets", "add", "qa", str(data), "--store", store)
+    code, out, err = run("datasets", "split", "qa", "train=0.75", "test=0.25", "--stratify",
+                         "category", "--seed", "3", "--store", store, "--json")
+    assert code == 0, err
+    parts = json.loads(out)
+    # geo: 7.5 / 2.5, math: 22.5 / 7.5; equal remainders go to the part named first
+    assert (parts["train"]["name"], parts["train"]["items"]) == ("qa-train", 8 + 23)
+    assert (parts["test"]["name"], parts["test"]["items"]) == ("qa-test", 2 + 7)
+    _, test_items, _ = run("datasets", "show", "qa-test", "--store", store, "--items")
+    ids = [json.loads(line)["id"] for line in test_items.splitlines()]
+    assert sum(1 for i in ids if int(i[1:]) % 4 == 0) == 2
+    _, again, _ = run("datasets", "split", "qa", "train=0.75", "test=0.25", "--stratify",
+                      "category", "--seed", "3", "--store", store, "--json")
+    assert json.loads(again)["test"]["version"] == parts["test"]["version"]
+    code, _, err = run("datasets", "split", "qa", "train=0.7", "test=0.2", "--store", store)
+    assert code == 2
+    assert "sum to 1" in err
