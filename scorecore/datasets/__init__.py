@@ -6,7 +6,7 @@ items from JSON lines, CSV and table rows (streamed, one item at a time), the ve
 digests, naming a version (``NAME@v3``), diffs, seeded stratified samples, and items made from
 recorded agent traces. The store that keeps versions is
 :class:`scorecore_adapters.storage.DatasetStore`; the files are opened by
-:func:`scorecore_adapters.storage.read_dataset_file`.
+:func:`scorecore_adapters.datasets.read_dataset_file`.
 
 >>> from scorecore.datasets import DatasetDiff, read_jsonl, version_of
 >>> old = list(read_jsonl(['{"id": "a", "input": 1}', '{"id": "b", "input": 2}'], source="v1"))

@@ -13,8 +13,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 
-__all__ = ["canonical_json", "item_digest", "sorted_version_digest", "text_digest",
-           "version_digest"]
+__all__ = ["item_digest", "sorted_version_digest", "version_digest"]
 
 
 def canonical_json(value: object) -> str:

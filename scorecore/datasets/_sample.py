@@ -135,7 +135,7 @@ def allocate(counts: Mapping[str, int], size: int) -> dict[str, int]:
 def sample_ids(keys: Iterable[tuple[str, str]], spec: SampleSpec) -> frozenset[str]:
     """The ids a sample takes, from each item's ``(id, stratum)`` (read once).
 
-    Each stratum gives its :func:`allocate` share, its items of lowest rank (the SHA-256 of
+    Each stratum gives its share (proportional, largest remainders), its items of lowest rank (the SHA-256 of
     the seed and the id). Memory holds, per stratum, at most ``spec.size`` ids.
 
     >>> keys = [(f"q{i}", "a" if i < 6 else "b") for i in range(10)]

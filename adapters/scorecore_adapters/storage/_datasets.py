@@ -118,7 +118,7 @@ class DatasetStore:
     Args:
         url: the score store's URL (``sqlite:PATH`` or ``postgresql://…``).
         now: the wall clock stamping versions.
-        prefix: the tables' prefix (:data:`DEFAULT_PREFIX`).
+        prefix: the tables' prefix (default ``scorecore``).
         read_only: read only; a store without the tables then holds no dataset.
 
     >>> import anyio, tempfile, os
@@ -198,6 +198,11 @@ class DatasetStore:
         schema = _schema(self._dialect, self._names, self._versions, self._items)
         conn, self._exists = connect(self._url, schema, read_only=self._read_only,
                                      probe=self._names)
+        if self._dialect == "sqlite" and not self._read_only and self._url.path != ":memory:":
+            # as the score store sets it: a version rolled back (its content was stored
+            # already, or a line was bad) discards its log instead of copying pages back
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
         return conn
 
     async def aclose(self) -> None:
