@@ -135,8 +135,8 @@ def allocate(counts: Mapping[str, int], size: int) -> dict[str, int]:
 def sample_ids(keys: Iterable[tuple[str, str]], spec: SampleSpec) -> frozenset[str]:
     """The ids a sample takes, from each item's ``(id, stratum)`` (read once).
 
-    Each stratum gives its share (proportional, largest remainders), its items of lowest rank (the SHA-256 of
-    the seed and the id). Memory holds, per stratum, at most ``spec.size`` ids.
+    Each stratum gives its share (proportional, largest remainders), its items of lowest rank
+    (the SHA-256 of the seed and the id). Memory holds, per stratum, at most ``spec.size`` ids.
 
     >>> keys = [(f"q{i}", "a" if i < 6 else "b") for i in range(10)]
     >>> picked = sample_ids(keys, SampleSpec(size=5, stratify="topic", seed=1))
