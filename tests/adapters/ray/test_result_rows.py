@@ -14,54 +14,25 @@ from typing import Any
 import anyio
 import pyarrow as pa
 from hypothesis import given
-from hypothesis import strategies as st
 
 from scorecore.evals import ItemResult, Threshold, run_evals
 from scorecore.evals.engine import ItemRows, ReportFold, result_rows
 from scorecore.evals.engine import item_results as regroup
-from scorecore.evals.results import ScorerOutcome
 from scorecore_adapters.ray._items import result_schema
 from scorecore_adapters.report import cause_of_outcome
 from tests.adapters.report.test_causes import failing_scorers
-
-SCORERS = ("a", "b", "c")
-TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too
-SCORES = st.floats(allow_nan=False, allow_infinity=False, width=64)
-
-
-@st.composite
-def outcomes(draw: st.DrawFn, scorer_id: str) -> ScorerOutcome:
-    status = draw(st.sampled_from(["scored", "not_scorable", "failed"]))
-    return ScorerOutcome(
-        scorer_id=scorer_id, status=status,
-        score=draw(SCORES) if status == "scored" else None,
-        reason=draw(st.none() | TEXT), error=draw(TEXT) if status == "failed" else None,
-        resumed=draw(st.booleans()),
-    )
-
-
-@st.composite
-def item_results(draw: st.DrawFn) -> list[ItemResult]:
-    results = []
-    for index in range(draw(st.integers(0, 12))):
-        error = draw(st.none() | TEXT)
-        results.append(ItemResult(
-            index=index, item_id=draw(st.none() | TEXT), run_id=f"b:#{index}", item=None,
-            error=error, duplicate_of=draw(st.none() | st.integers(0, index)) if error else None,
-            outcomes=tuple(draw(outcomes(s)) for s in SCORERS),
-        ))
-    return results
+from tests.strategies import REPORT_SCORERS, item_result_lists
 
 
 def _fold(results: list[ItemResult]) -> Any:
-    fold = ReportFold(SCORERS, thresholds={"a": Threshold(min=0.5)}, gates=["b"],
+    fold = ReportFold(REPORT_SCORERS, thresholds={"a": Threshold(min=0.5)}, gates=["b"],
                       max_failures=3)
     for result in results:
         fold.add(result)
     return fold.report(batch_id="b", duration=0.0)
 
 
-@given(item_results())
+@given(item_result_lists())
 def test_the_report_survives_the_result_rows_exactly(results: list[ItemResult]) -> None:
     """Folding the regrouped Arrow rows gives the report the results themselves give."""
     table = pa.Table.from_pylist(result_rows(results), schema=result_schema())

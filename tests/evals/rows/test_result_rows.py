@@ -13,7 +13,6 @@ import json
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from scorecore.evals import ItemResult, ScoreRow, Threshold, run_evals
 from scorecore.evals.engine import (
@@ -29,38 +28,12 @@ from scorecore.evals.store import row_id
 from scorecore_adapters.cache import MemoryJudgeCache
 from tests.evals.economics.test_evals_economics import PRICING
 from tests.judged_scorers import StepJudge, judged_scorer
-
-SCORERS = ("a", "b", "c")
-TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too
-SCORES = st.floats(allow_nan=False, allow_infinity=False, width=64)
-
-
-@st.composite
-def outcomes(draw: st.DrawFn, scorer_id: str) -> ScorerOutcome:
-    status = draw(st.sampled_from(["scored", "not_scorable", "failed"]))
-    return ScorerOutcome(
-        scorer_id=scorer_id, status=status,
-        score=draw(SCORES) if status == "scored" else None,
-        reason=draw(st.none() | TEXT), error=draw(TEXT) if status == "failed" else None,
-        resumed=draw(st.booleans()),
-    )
-
-
-@st.composite
-def item_result_lists(draw: st.DrawFn) -> list[ItemResult]:
-    results = []
-    for index in range(draw(st.integers(0, 12))):
-        error = draw(st.none() | TEXT)
-        results.append(ItemResult(
-            index=index, item_id=draw(st.none() | TEXT), run_id=f"b:#{index}", item=None,
-            error=error, duplicate_of=draw(st.none() | st.integers(0, index)) if error else None,
-            outcomes=tuple(draw(outcomes(s)) for s in SCORERS),
-        ))
-    return results
+from tests.strategies import REPORT_SCORERS, item_result_lists
 
 
 def _fold() -> ReportFold:
-    return ReportFold(SCORERS, thresholds={"a": Threshold(min=0.5)}, gates=["b"], max_failures=3)
+    return ReportFold(REPORT_SCORERS, thresholds={"a": Threshold(min=0.5)}, gates=["b"],
+                      max_failures=3)
 
 
 @given(item_result_lists())
