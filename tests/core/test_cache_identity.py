@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -14,18 +13,11 @@ from scorecore import JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import run_evals
 from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse
 from scorecore.judge.economics import cache_key
-from scorecore_adapters import allow_model_requests
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.openai import OpenAIChatModel
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
 
 
 class _Endpoints:

@@ -8,7 +8,6 @@ both in the request body and in the budget's reservation.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -26,18 +25,11 @@ from scorecore import (
 from scorecore.evals import EvalConfigError, run_evals
 from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.judge.economics import Budget, JudgeMeter, Pricing
-from scorecore_adapters import allow_model_requests
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.openai import OpenAIChatModel
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
 
 
 class _Server:
