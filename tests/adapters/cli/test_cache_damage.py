@@ -14,10 +14,10 @@ import pytest
 
 from scorecore.judge import JudgeResponse
 from scorecore_adapters.cache import SqliteJudgeCache
-from scorecore_adapters.cli import main
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._economics import closing_cache
 from tests.adapters.cli.test_cli_budget import SCORERS
+from tests.cli_runs import run as cli
 
 ITEMS = 6
 
@@ -34,10 +34,9 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db",
-                 *argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+    return cli(
+        "eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db", *argv
+    )
 
 
 def calls(work: Path) -> int:

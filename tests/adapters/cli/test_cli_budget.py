@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scorecore_adapters.cli import main
+from tests.cli_runs import run as cli
 
 SCORERS = '''
 import json, os
@@ -56,10 +57,9 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db",
-                 "--no-cache", *argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+    return cli(
+        "eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db", "--no-cache", *argv
+    )
 
 
 def caps(work: Path) -> list[int]:

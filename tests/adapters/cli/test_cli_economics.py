@@ -12,6 +12,7 @@ import pytest
 from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.cli import _economics as cli_economics
 from scorecore_adapters.cli import main
+from tests.cli_runs import run as cli
 
 SCORERS = '''
 import os
@@ -51,10 +52,9 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db",
-                 *argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+    return cli(
+        "eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db", *argv
+    )
 
 
 def calls(work: Path) -> int:

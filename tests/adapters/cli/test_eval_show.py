@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -14,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from scorecore_adapters.cli import main
 from scorecore_adapters.labels import read_labels
+from tests.cli_runs import run
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "examples" / "demo_scorers.py"
@@ -45,12 +44,6 @@ def _no_llm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("SCORECORE_DEMO_JUDGE", "none")
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def write_jsonl(path: Path, lines: list[str]) -> Path:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from scorecore_adapters.cli import main
+from tests.cli_runs import run
 from tests.otlp_payloads import to_protobuf
 
 OTLP = Path(__file__).parents[2] / "traces" / "fixtures" / "otlp"
@@ -26,12 +25,6 @@ where = create_scorer(id="where", description="d").generate_score(
     lambda ctx: float(ctx.run.extra["target_span_id"] == "b9c7c989f97918e1"
                       and ctx.run.extra["target_trace_id"] == "0af7651916cd43dd8448eb211c80319c"))
 '''
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def stored(db: Path) -> list[tuple[str, str, str, float | None]]:

@@ -8,7 +8,6 @@ exit 2. The ``--output`` report agrees with the exit code.
 from __future__ import annotations
 
 import importlib.abc
-import io
 import json
 import sqlite3
 import sys
@@ -22,8 +21,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore.evals import StoreError
-from scorecore_adapters.cli import MAX_NESTING, main
+from scorecore_adapters.cli import MAX_NESTING
 from scorecore_adapters.storage import PostgresScoreStore, open_store
+from tests.cli_runs import run
 from tests.strategies import JsonlLine, jsonl_lines
 
 SCORERS = '''
@@ -33,12 +33,6 @@ exact = create_scorer(id="exact", description="d").generate_score(
     lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
 half = create_scorer(id="half", description="d").generate_score(lambda ctx: 0.5)
 '''
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def stored(db: Path) -> list[tuple[str, str, Any]]:

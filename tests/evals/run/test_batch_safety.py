@@ -7,7 +7,6 @@ item runs or any row is written. ``ScoreStore.has_batch`` is the port query behi
 
 from __future__ import annotations
 
-import io
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,9 +20,9 @@ from hypothesis import strategies as st
 from scorecore import Scorer, create_scorer
 from scorecore.evals import EvalConfigError, ScoreRow, run_evals
 from scorecore.evals.store import CompletedScore, ScoreStore
-from scorecore_adapters.cli import main
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import InMemoryScoreStore
+from tests.cli_runs import run
 from tests.evals.persistence.test_storage import KINDS, make_store, row
 
 pytestmark = pytest.mark.anyio
@@ -156,12 +155,6 @@ from scorecore import create_scorer
 
 one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
 '''
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def table(db: Path) -> list[tuple[Any, ...]]:
