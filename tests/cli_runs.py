@@ -12,3 +12,9 @@ def run(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main(list(argv), out=out, err=err)
     return code, out.getvalue(), err.getvalue()
+
+
+def run_eval(*argv: str) -> tuple[int, str, str]:
+    """``scorecore eval scorers.py --data data.jsonl --store sqlite:s.db *argv``, run in the
+    current directory (a test's work folder holding those files)."""
+    return run("eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db", *argv)

@@ -17,7 +17,7 @@ from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._economics import closing_cache
 from tests.adapters.cli.test_cli_budget import SCORERS
-from tests.cli_runs import run as cli
+from tests.cli_runs import run_eval as run
 
 ITEMS = 6
 
@@ -31,12 +31,6 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         json.dumps({"id": f"q{i}", "input": "q", "output": f"a{i}"}) + "\n" for i in range(ITEMS)
     ))
     return tmp_path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    return cli(
-        "eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db", *argv
-    )
 
 
 def calls(work: Path) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scorecore_adapters.cli import main
-from tests.cli_runs import run as cli
+from tests.cli_runs import run_eval
 
 SCORERS = '''
 import json, os
@@ -57,9 +57,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(*argv: str) -> tuple[int, str, str]:
-    return cli(
-        "eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db", "--no-cache", *argv
-    )
+    return run_eval("--no-cache", *argv)
 
 
 def caps(work: Path) -> list[int]:

@@ -12,7 +12,7 @@ import pytest
 from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.cli import _economics as cli_economics
 from scorecore_adapters.cli import main
-from tests.cli_runs import run as cli
+from tests.cli_runs import run_eval as run
 
 SCORERS = '''
 import os
@@ -49,12 +49,6 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     (tmp_path / "prices.toml").write_text('[models."logging-judge"]\ninput = 1.0\noutput = 10.0\n')
     return tmp_path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    return cli(
-        "eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db", *argv
-    )
 
 
 def calls(work: Path) -> int:
