@@ -1,8 +1,13 @@
-"""Running the ``scorecore`` command in-process, as the CLI tests do."""
+"""Running the ``scorecore`` command in-process, and reading the SQLite store it wrote, as the
+CLI tests do."""
 
 from __future__ import annotations
 
 import io
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
 
 from scorecore_adapters.cli import main
 
@@ -18,3 +23,16 @@ def run_eval(*argv: str) -> tuple[int, str, str]:
     """``scorecore eval scorers.py --data data.jsonl --store sqlite:s.db *argv``, run in the
     current directory (a test's work folder holding those files)."""
     return run("eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db", *argv)
+
+
+def stored_columns(db: Path, *columns: str, order_by: tuple[str, ...] = ("runId",)
+                   ) -> list[tuple[Any, ...]]:
+    """``columns`` of every score row in the SQLite store ``db``, ordered by ``order_by``."""
+    def quoted(names: tuple[str, ...]) -> str:
+        return ", ".join(f'"{name}"' for name in names)
+
+    with closing(sqlite3.connect(db)) as conn:
+        select, order = quoted(columns), quoted(order_by)
+        # The names are the tests' own literals, never input: nothing to inject.
+        query = f"SELECT {select} FROM scorecore_scores ORDER BY {order}"  # noqa: S608
+        return conn.execute(query).fetchall()

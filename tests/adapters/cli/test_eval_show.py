@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scorecore_adapters.labels import read_labels
-from tests.cli_runs import run
+from tests.cli_runs import run, stored_columns
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "examples" / "demo_scorers.py"
@@ -51,14 +51,8 @@ def write_jsonl(path: Path, lines: list[str]) -> Path:
     return path
 
 
-def rows(db: Path) -> list[tuple[str, str, str]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            'SELECT "batchId", "scorerId", "status" FROM scorecore_scores ORDER BY "runId"'
-        ).fetchall()
-    finally:
-        conn.close()
+def rows(db: Path) -> list[tuple[Any, ...]]:
+    return stored_columns(db, "batchId", "scorerId", "status")
 
 
 @pytest.fixture

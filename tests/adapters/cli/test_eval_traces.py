@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.cli_runs import run
+from tests.cli_runs import run, stored_columns
 from tests.otlp_payloads import to_protobuf
 
 OTLP = Path(__file__).parents[2] / "traces" / "fixtures" / "otlp"
@@ -27,13 +27,9 @@ where = create_scorer(id="where", description="d").generate_score(
 '''
 
 
-def stored(db: Path) -> list[tuple[str, str, str, float | None]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute('SELECT "runId", "scorerId", "status", "score" FROM scorecore_scores '
-                            'ORDER BY "runId", "scorerId"').fetchall()
-    finally:
-        conn.close()
+def stored(db: Path) -> list[tuple[Any, ...]]:
+    return stored_columns(db, "runId", "scorerId", "status", "score",
+                          order_by=("runId", "scorerId"))
 
 
 @pytest.fixture

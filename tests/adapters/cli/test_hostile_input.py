@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.abc
 import json
-import sqlite3
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -23,7 +22,7 @@ from hypothesis import strategies as st
 from scorecore.evals import StoreError
 from scorecore_adapters.cli import MAX_NESTING
 from scorecore_adapters.storage import PostgresScoreStore, open_store
-from tests.cli_runs import run
+from tests.cli_runs import run, stored_columns
 from tests.strategies import JsonlLine, jsonl_lines
 
 SCORERS = '''
@@ -35,14 +34,8 @@ half = create_scorer(id="half", description="d").generate_score(lambda ctx: 0.5)
 '''
 
 
-def stored(db: Path) -> list[tuple[str, str, Any]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            'SELECT "scorerId", "status", "metadata" FROM scorecore_scores ORDER BY "runId"'
-        ).fetchall()
-    finally:
-        conn.close()
+def stored(db: Path) -> list[tuple[Any, ...]]:
+    return stored_columns(db, "scorerId", "status", "metadata")
 
 
 def evaluate(work: Path, raw: bytes, *extra: str) -> tuple[int, str, str, dict[str, Any]]:

@@ -7,7 +7,6 @@ item runs or any row is written. ``ScoreStore.has_batch`` is the port query behi
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from scorecore.evals import EvalConfigError, ScoreRow, run_evals
 from scorecore.evals.store import CompletedScore, ScoreStore
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import InMemoryScoreStore
-from tests.cli_runs import run
+from tests.cli_runs import run, stored_columns
 from tests.evals.persistence.test_storage import KINDS, make_store, row
 
 pytestmark = pytest.mark.anyio
@@ -158,14 +157,7 @@ one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
 
 
 def table(db: Path) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            'SELECT "batchId", "runId", "status", "input", "updatedAt" FROM scorecore_scores '
-            'ORDER BY "runId"'
-        ).fetchall()
-    finally:
-        conn.close()
+    return stored_columns(db, "batchId", "runId", "status", "input", "updatedAt")
 
 
 @pytest.fixture
