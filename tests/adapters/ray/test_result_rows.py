@@ -15,21 +15,14 @@ import anyio
 import pyarrow as pa
 from hypothesis import given
 
-from scorecore.evals import ItemResult, Threshold, run_evals
-from scorecore.evals.engine import ItemRows, ReportFold, result_rows
+from scorecore.evals import ItemResult, run_evals
+from scorecore.evals.engine import ItemRows, result_rows
 from scorecore.evals.engine import item_results as regroup
 from scorecore_adapters.ray._items import result_schema
 from scorecore_adapters.report import cause_of_outcome
 from tests.adapters.report.test_causes import failing_scorers
-from tests.strategies import REPORT_SCORERS, item_result_lists
-
-
-def _fold(results: list[ItemResult]) -> Any:
-    fold = ReportFold(REPORT_SCORERS, thresholds={"a": Threshold(min=0.5)}, gates=["b"],
-                      max_failures=3)
-    for result in results:
-        fold.add(result)
-    return fold.report(batch_id="b", duration=0.0)
+from tests.evals.rows.test_result_rows import report_of, what_rows_keep
+from tests.strategies import item_result_lists
 
 
 @given(item_result_lists())
@@ -37,12 +30,8 @@ def test_the_report_survives_the_result_rows_exactly(results: list[ItemResult]) 
     """Folding the regrouped Arrow rows gives the report the results themselves give."""
     table = pa.Table.from_pylist(result_rows(results), schema=result_schema())
     regrouped = list(regroup(table.to_pylist()))
-    assert _fold(regrouped) == _fold(results)
-    assert [(r.index, r.run_id, r.duplicate_of) for r in regrouped] == [
-        (r.index, r.run_id, r.duplicate_of) for r in results]
-    assert [[(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes]
-            for r in regrouped] == [
-        [(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes] for r in results]
+    assert report_of(regrouped) == report_of(results)
+    assert what_rows_keep(regrouped) == what_rows_keep(results)
 
 
 def test_failure_causes_survive_the_result_rows() -> None:

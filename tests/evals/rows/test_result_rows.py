@@ -10,11 +10,13 @@ and the report (counts, means, verdict, economics) is the one ``run_evals`` give
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 from hypothesis import given
 
-from scorecore.evals import ItemResult, ScoreRow, Threshold, run_evals
+from scorecore.evals import EvalReport, ItemResult, ScoreRow, Threshold, run_evals
 from scorecore.evals.engine import (
     RESULT_COLUMNS,
     EconomicsFold,
@@ -36,22 +38,29 @@ def _fold() -> ReportFold:
                       max_failures=3)
 
 
+def report_of(results: Iterable[ItemResult]) -> EvalReport:
+    """The report ``results`` fold to (batch ``b``, a threshold, a gate and a failure limit)."""
+    fold = _fold()
+    for result in results:
+        fold.add(result)
+    return fold.report(batch_id="b", duration=0.0)
+
+
+def what_rows_keep(results: Iterable[ItemResult]) -> list[tuple[Any, ...]]:
+    """What result rows carry of each result: its index, run id and repeat, and per scorer the
+    id, status, score and whether it was resumed."""
+    return [(r.index, r.run_id, r.duplicate_of,
+             [(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes]) for r in results]
+
+
 @given(item_result_lists())
 def test_result_rows_fold_to_the_results_report(results: list[ItemResult]) -> None:
     """Folding the result rows gives, to the last bit, the report the results fold to."""
     rows = result_rows(results)
     assert all(list(row) == [name for name, _ in RESULT_COLUMNS] for row in rows)
-    direct = _fold()
-    for result in results:
-        direct.add(result)
-    assert fold_result_rows(rows, _fold(), batch_id="b", duration=0.0) == direct.report(
-        batch_id="b", duration=0.0)
+    assert fold_result_rows(rows, _fold(), batch_id="b", duration=0.0) == report_of(results)
     regrouped = list(item_results(rows))
-    assert [(r.index, r.run_id, r.duplicate_of) for r in regrouped] == [
-        (r.index, r.run_id, r.duplicate_of) for r in results]
-    assert [[(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes]
-            for r in regrouped] == [
-        [(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes] for r in results]
+    assert what_rows_keep(regrouped) == what_rows_keep(results)
 
 
 def test_a_row_value_is_a_plain_value_of_its_column_type() -> None:
