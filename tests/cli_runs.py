@@ -4,7 +4,9 @@ CLI tests do."""
 from __future__ import annotations
 
 import io
+import json
 import sqlite3
+from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,17 @@ def run(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main(list(argv), out=out, err=err)
     return code, out.getvalue(), err.getvalue()
+
+
+def eval_folder(folder: Path, scorers: str, outputs: Iterable[str]) -> Path:
+    """``folder`` made ready for :func:`run_eval`: ``scorers.py`` holding ``scorers``, and
+    ``data.jsonl`` holding one item per output (ids ``q0``, ``q1``, …, input ``"q"``)."""
+    (folder / "scorers.py").write_text(scorers)
+    (folder / "data.jsonl").write_text("".join(
+        json.dumps({"id": f"q{i}", "input": "q", "output": output}) + "\n"
+        for i, output in enumerate(outputs)
+    ))
+    return folder
 
 
 def run_eval(*argv: str) -> tuple[int, str, str]:

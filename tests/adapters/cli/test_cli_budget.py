@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scorecore_adapters.cli import main
-from tests.cli_runs import run_eval
+from tests.cli_runs import eval_folder, run_eval
 
 SCORERS = '''
 import json, os
@@ -47,11 +47,7 @@ ITEMS = 59
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CAP_LOG", str(tmp_path / "caps.log"))
-    (tmp_path / "scorers.py").write_text(SCORERS)
-    (tmp_path / "data.jsonl").write_text("".join(
-        json.dumps({"id": f"q{i}", "input": "q", "output": f"answer {i}" + "!" * i}) + "\n"
-        for i in range(ITEMS)
-    ))
+    eval_folder(tmp_path, SCORERS, (f"answer {i}" + "!" * i for i in range(ITEMS)))
     (tmp_path / "prices.toml").write_text('[models."cap-judge"]\ninput = 1.0\noutput = 10.0\n')
     return tmp_path
 
