@@ -1,4 +1,5 @@
-"""Shared test configuration: both anyio backends, hypothesis profiles, the model-request switch."""
+"""Shared test configuration: both anyio backends, hypothesis profiles, the model-request switch
+and the session's recursion limit."""
 
 from __future__ import annotations
 
