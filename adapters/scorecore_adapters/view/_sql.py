@@ -1,0 +1,362 @@
+"""The workbench's reads of the scores table, done by the database: a batch page's runs
+filtered, sorted and paged in SQL (only the page's rows leave the database), its counts and
+facets by aggregate queries, and the indexes that make them fast on a big store.
+
+The SQL mirrors :func:`~scorecore_adapters.view.page_of`, the same filter and sort over rows in
+memory (the tests check one against the other): the dataset order is the store's own
+``list_run`` order; any other sort breaks ties by run id, then scorer id; the text search is
+case-insensitive (for ASCII letters only in SQLite, whose ``LIKE`` folds no other case) and
+looks in the item id, run id, input, output (as stored JSON) and reason.
+
+The indexes are the workbench's own (``CREATE INDEX IF NOT EXISTS``, named ``…_view_…``),
+made when it starts unless the store is opened read-only; without them every page is still
+right, only slower on a big batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from typing import Any, Final, final
+
+import attrs
+
+from scorecore.evals import ScoreRow, StoreError
+from scorecore.evals.store import decode_row, row_item_id
+from scorecore_adapters.storage._labels import LabelStore
+from scorecore_adapters.storage._schema import (
+    BATCH_ID,
+    DEFAULT_TABLE,
+    METADATA,
+    REASON,
+    RUN_ID,
+    SCORE,
+    SCORER_ID,
+    STATUS,
+    WRITTEN,
+    check_table,
+    q,
+    row_from,
+)
+from scorecore_adapters.view._queue import Candidate
+from scorecore_adapters.view._runs import PAGE_SIZE, RunFilter, RunPage, SortKey, entry_of
+from scorecore_adapters.view._scale import MAX_VERDICTS, Scale, scale_for
+
+__all__ = ["BatchFacets", "BatchReader"]
+
+_M: Final = q(METADATA)
+_B: Final = q(BATCH_ID)
+_RUN: Final = q(RUN_ID)
+_SCORER: Final = q(SCORER_ID)
+_STATUS: Final = q(STATUS)
+_SCORE: Final = q(SCORE)
+_ITEM: Final = q("datasetItemId")
+_UPDATED: Final = q("updatedAt")
+_SEARCHED: Final = ("datasetItemId", RUN_ID, "input", "output", REASON)
+_TRUST_KEYS: Final = ("panel", "pairwise", "cascade")
+_CHUNK: Final = 200  # item ids bound per statement (SQLite allows 999 marks at least)
+
+
+def _sqlite_text(path: str) -> str:
+    # A string at ``path`` of the metadata, else NULL; json_valid first: another writer's
+    # text that is not JSON must not fail the whole query (the CASEs are evaluated lazily).
+    return (f"CASE WHEN json_valid({_M}) THEN CASE WHEN json_type({_M}, '{path}') = 'text' "
+            f"THEN json_extract({_M}, '{path}') END END")
+
+
+def _postgres_text(path: str) -> str:
+    keys = "{" + ",".join(path.removeprefix("$.").split(".")) + "}"
+    return f"CASE WHEN jsonb_typeof({_M} #> '{keys}') = 'string' THEN {_M} #>> '{keys}' END"
+
+
+def _cause(text: Callable[[str], str]) -> str:
+    # cause_kind's rule: a failed row's stored cause kind ("error" without one), a
+    # not-scorable row's kind ("not scorable" without one), NULL for a scored row.
+    return (f"CASE {_STATUS} WHEN 'failed' THEN COALESCE(NULLIF({text('$.cause.kind')}, ''), "
+            f"'error') WHEN 'not_scorable' THEN COALESCE({text('$.notScorable.kind')}, "
+            f"'not scorable') END")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class _Dialect:
+    """What the two backends spell differently."""
+
+    mark: str
+    json_text: bool  # JSON columns come back as text (SQLite) or decoded (psycopg)
+    item_index: str  # the row's metadata.itemIndex, as the store's list_run reads it
+    item_order: str  # list_run's ORDER BY
+    collate: str  # string comparison as Python's (code points)
+    like: str
+    cause: str
+    text_of: Callable[[str], str]  # a searched column as text
+    panel_split: str  # metadata.panel.agreed is false
+    pairwise: str  # metadata.pairwise.outcome
+    not_scorable: str  # metadata.notScorable.kind
+    cost: str  # the batch's judge cost (binds the batch)
+    trusted: str  # the metadata may hold a panel, pairwise verdict or cascade
+
+
+def _sqlite() -> _Dialect:
+    index = f"CASE WHEN json_valid({_M}) THEN json_extract({_M}, '$.itemIndex') END"
+
+    def holding(key: str, then: str) -> str:
+        # instr first: a plain text scan, so only rows naming the key are parsed as JSON
+        return f"CASE WHEN instr({_M}, '\"{key}\"') > 0 AND json_valid({_M}) THEN {then} END"
+
+    executions = r"$.judge.%.executions[%]"
+    return _Dialect(
+        mark="?", json_text=True, item_index=index,
+        item_order=f"{index}, {_RUN}, {_SCORER}", collate="", like="LIKE",
+        cause=_cause(_sqlite_text), text_of=q,
+        panel_split=holding("panel", f"json_type({_M}, '$.panel.agreed') = 'false'"),
+        pairwise=holding("pairwise", _sqlite_text("$.pairwise.outcome")),
+        not_scorable=_sqlite_text("$.notScorable.kind"),
+        cost=(f"SELECT COALESCE(SUM(j.value), 0) FROM {{table}} AS s, json_tree(CASE WHEN "
+              f"instr(s.{_M}, '\"costUsd\"') > 0 AND json_valid(s.{_M}) THEN s.{_M} ELSE '{{{{}}}}' "
+              f"END, '$.judge') AS j WHERE s.{_B} = ? AND j.key = 'costUsd' AND j.type IN "
+              f"('integer', 'real') AND j.path LIKE '{executions}'"),
+        # a text scan: a row merely naming a key is read too, and the folds skip it
+        trusted=" OR ".join(f"instr({_M}, '\"{k}\"') > 0" for k in _TRUST_KEYS),
+    )
+
+
+def _postgres() -> _Dialect:
+    number = f"jsonb_typeof({_M} -> 'itemIndex') = 'number'"
+    index = f"CASE WHEN {number} THEN ({_M} ->> 'itemIndex')::numeric END"
+    return _Dialect(
+        mark="%s", json_text=False, item_index=index,
+        item_order=f"{index} NULLS LAST, {_RUN}, {_SCORER}", collate=' COLLATE "C"',
+        like="ILIKE", cause=_cause(_postgres_text), text_of=lambda c: f"{q(c)}::text",
+        panel_split=f"COALESCE({_M} #> '{{panel,agreed}}' = 'false'::jsonb, false)",
+        pairwise=_postgres_text("$.pairwise.outcome"),
+        not_scorable=_postgres_text("$.notScorable.kind"),
+        cost=(f"SELECT COALESCE(SUM(v::text::float8), 0) FROM {{table}}, jsonb_path_query("
+              f"{_M}, 'strict $.judge.*.executions[*].costUsd', '{{{{}}}}', true) AS v "
+              f"WHERE {_B} = %s AND jsonb_typeof(v) = 'number'"),
+        trusted=f"{_M} ?| array[{', '.join(repr(k) for k in _TRUST_KEYS)}]",
+    )
+
+
+_DIALECTS: Final = {"sqlite": _sqlite(), "postgres": _postgres()}
+
+
+def _escaped(text: str) -> str:
+    """``text`` as a LIKE pattern matching it anywhere (its own % and _ taken literally)."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class BatchFacets:
+    """What a batch page's form offers and its header shows, read by aggregate queries.
+
+    Attributes:
+        scorers: the batch's scorer ids, sorted.
+        scales: each scorer's scale, read from its scores (what its digit keys label).
+        causes: the cause kinds of its failed and not-scorable runs, sorted.
+        cost: what its judge calls cost, USD (unpriced calls count 0).
+    """
+
+    scorers: tuple[str, ...]
+    scales: Mapping[str, Scale]
+    causes: tuple[str, ...]
+    cost: float
+
+
+@final
+class BatchReader:
+    """The workbench's SQL over one store's scores table, run on the label store's connection.
+
+    Args:
+        labels: the open label store of the same database (its connection runs the SQL).
+        table: the scores table.
+    """
+
+    __slots__ = ("_d", "_labels", "_table")
+
+    def __init__(self, labels: LabelStore, *, table: str = DEFAULT_TABLE) -> None:
+        self._labels = labels
+        self._d = _DIALECTS[labels.dialect]
+        self._table = check_table(table)
+
+    def indexes(self) -> list[str]:
+        """The indexes the pages use: the dataset order within a batch (the first page is an
+        index walk), and an item's rows (the run page)."""
+        t = q(self._table)
+        return [
+            f"CREATE INDEX IF NOT EXISTS {q(self._table + '_view_order')} ON {t} "
+            f"({_B}, ({self._d.item_index}), {_RUN}, {_SCORER})",
+            f"CREATE INDEX IF NOT EXISTS {q(self._table + '_view_item')} ON {t} "
+            f"({_B}, {_ITEM})",
+        ]
+
+    async def prepare(self) -> bool:
+        """Make the indexes unless the store is read-only; whether they exist now (a database
+        that refuses them leaves the pages right but slower)."""
+        try:
+            return await self._labels.define(self.indexes())
+        except StoreError:
+            return False
+
+    async def _query(self, operation: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return await self._labels.query(f"view.{operation}", sql, params)
+
+    def _where(self, batch_id: str, chosen: RunFilter) -> tuple[str, list[Any]]:
+        d = self._d
+        where, params = [f"{_B} = {d.mark}"], [batch_id]
+        for column, value in ((_SCORER, chosen.scorer), (_STATUS, chosen.status),
+                              (f"({d.cause})", chosen.cause)):
+            if value:
+                where.append(f"{column} = {d.mark}")
+                params.append(value)
+        for op, bound in ((">=", chosen.min_score), ("<=", chosen.max_score)):
+            if bound is not None:
+                where.append(f"{_SCORE} {op} {d.mark}")
+                params.append(bound)
+        if chosen.text:
+            found = [f"{d.text_of(c)} {d.like} {d.mark} ESCAPE '\\'" for c in _SEARCHED]
+            where.append(f"({' OR '.join(found)})")
+            params += [_escaped(chosen.text)] * len(_SEARCHED)
+        return " AND ".join(where), params
+
+    def _order(self, sort: SortKey) -> str:
+        c = self._d.collate
+        ties = f"{_RUN}{c}, {_SCORER}{c}"
+        return {
+            "item": self._d.item_order,
+            "score": f"{_SCORE} NULLS LAST, {ties}",
+            "-score": f"{_SCORE} DESC NULLS LAST, {ties}",
+            "scorer": f"{_SCORER}{c}, {_RUN}{c}",
+            "status": f"{_STATUS}{c}, {ties}",
+        }[sort]
+
+    def _rows(self, records: Sequence[Sequence[Any]], operation: str) -> list[ScoreRow]:
+        store = self._labels.url
+        return [row_from(r, json_text=self._d.json_text, store=store, operation=operation)
+                for r in records]
+
+    async def stamp(self, batch_id: str) -> Hashable | None:
+        """What changes whenever the batch's rows may have: ``None`` when it has none. SQLite
+        counts commits by any other connection (one PRAGMA); PostgreSQL has no such counter,
+        so the batch's row count and last write time say it."""
+        t, m = q(self._table), self._d.mark
+        if self._labels.dialect == "sqlite":
+            found = await self._query("stamp", f"SELECT 1 FROM {t} WHERE {_B} = {m} LIMIT 1",  # noqa: S608 - checked identifiers only
+                                      [batch_id])
+            return None if not found else ("sqlite", await self._labels.store_version())
+        ((count, updated),) = await self._query(
+            "stamp", f"SELECT COUNT(*), MAX({_UPDATED}) FROM {t} WHERE {_B} = {m}", [batch_id])  # noqa: S608
+        return None if not count else ("postgres", int(count), str(updated))
+
+    async def facets(self, batch_id: str) -> BatchFacets:
+        """The batch's scorers, cause kinds and judge cost."""
+        t, m = q(self._table), self._d.mark
+        spread = await self._query(
+            "facets", f"SELECT {_SCORER}, COUNT({_SCORE}), COUNT(DISTINCT {_SCORE}), "  # noqa: S608
+                      f"MIN({_SCORE}), MAX({_SCORE}) FROM {t} WHERE {_B} = {m} "
+                      f"GROUP BY {_SCORER}", [batch_id])
+        few = [str(s) for s, _, distinct, _, _ in spread if 0 < distinct <= MAX_VERDICTS]
+        values: dict[str, list[float]] = {s: [] for s in few}
+        if few:
+            for scorer, value in await self._query(
+                    "facets", f"SELECT DISTINCT {_SCORER}, {_SCORE} FROM {t} WHERE {_B} = {m} "  # noqa: S608
+                              f"AND {_SCORE} IS NOT NULL AND {_SCORER} IN "
+                              f"({', '.join([m] * len(few))})", [batch_id, *few]):
+                values[str(scorer)].append(float(value))
+        scales = {str(s): scale_for(count=int(n), distinct=sorted(values.get(str(s), ())),
+                                    low=None if low is None else float(low),
+                                    high=None if high is None else float(high))
+                  for s, n, _, low, high in spread}
+        causes = await self._query(
+            "facets", f"SELECT DISTINCT {self._d.cause} FROM {t} WHERE {_B} = {m} "  # noqa: S608
+                      f"AND {_STATUS} <> 'scored'", [batch_id])
+        ((cost,),) = await self._query("facets", self._d.cost.format(table=t), [batch_id])
+        return BatchFacets(scorers=tuple(sorted(scales)), scales=scales,
+                           causes=tuple(sorted(str(c) for (c,) in causes if c is not None)),
+                           cost=float(cost or 0.0))
+
+    async def page(self, batch_id: str, chosen: RunFilter, *, size: int = PAGE_SIZE
+                   ) -> RunPage:
+        """The page ``chosen`` asks for: one count, then the page's rows only."""
+        t, m = q(self._table), self._d.mark
+        where, params = self._where(batch_id, chosen)
+        ((total,),) = await self._query("page", f"SELECT COUNT(*) FROM {t} WHERE {where}",  # noqa: S608
+                                        params)
+        pages = max(1, -(-int(total) // size))
+        page = min(chosen.page, pages)
+        names = ", ".join(q(c) for c in WRITTEN)
+        records = await self._query(
+            "page", f"SELECT {names} FROM {t} WHERE {where} ORDER BY {self._order(chosen.sort)} "  # noqa: S608
+                    f"LIMIT {m} OFFSET {m}", [*params, size, (page - 1) * size])
+        start = (page - 1) * size
+        entries = tuple(entry_of(row, start + n)
+                        for n, row in enumerate(self._rows(records, "view.page")))
+        return RunPage(entries=entries, total=int(total), page=page, pages=pages)
+
+    async def item_rows(self, batch_id: str, item_ids: Collection[str]) -> list[ScoreRow]:
+        """Every row of the batch scoring one of ``item_ids``, in the store's order."""
+        t, m = q(self._table), self._d.mark
+        names = ", ".join(q(c) for c in WRITTEN)
+        wanted = sorted(set(item_ids))
+        found: list[ScoreRow] = []
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start:start + _CHUNK]
+            # an id-less row's item comes from its run id: those rows are read and checked
+            # here (row_item_id), the others found by the index
+            records = await self._query(
+                "item", f"SELECT {names} FROM {t} WHERE {_B} = {m} AND ({_ITEM} IN "  # noqa: S608
+                        f"({', '.join([m] * len(chunk))}) OR {_ITEM} IS NULL) "
+                        f"ORDER BY {self._d.item_order}", [batch_id, *chunk])
+            found += [r for r in self._rows(records, "view.item") if row_item_id(r) in chunk]
+        return found
+
+    async def candidates(self, batch_id: str) -> list[Candidate]:
+        """The batch's final runs as the queue weighs them, in the store's order."""
+        t, m, d = q(self._table), self._d.mark, self._d
+        records = await self._query(
+            "queue", f"SELECT {_RUN}, {_SCORER}, {_ITEM}, {_STATUS}, {_SCORE}, "  # noqa: S608
+                     f"{d.panel_split}, {d.pairwise}, CASE WHEN {_STATUS} = 'not_scorable' "
+                     f"THEN {d.not_scorable} END FROM {t} WHERE {_B} = {m} AND {_STATUS} IN "
+                     f"('scored', 'not_scorable') ORDER BY {d.item_order}", [batch_id])
+        made = []
+        for run_id, scorer_id, item_id, status, score, split, pairwise, kind in records:
+            item = item_id if item_id is not None else row_item_id(ScoreRow(
+                id="-", scorer_id=scorer_id, run_id=run_id, batch_id=batch_id, status=status))
+            made.append(Candidate(item_id=item, scorer_id=scorer_id, run_id=run_id,
+                                  status=status, score=None if score is None else float(score),
+                                  panel_split=bool(split),
+                                  position_bias=pairwise == "position_bias",
+                                  not_scorable_kind=kind))
+        return made
+
+    async def outcome_rows(self, batch_id: str) -> list[ScoreRow]:
+        """The batch's rows with their outcome columns only (ids, status, score, the scorer's
+        definition): what a comparison reads, without the inputs, outputs and judge calls."""
+        t, m = q(self._table), self._d.mark
+        kept = ("id", SCORER_ID, RUN_ID, BATCH_ID, STATUS, SCORE, "scorer", "datasetItemId")
+        records = await self._query(
+            "outcomes", f"SELECT {', '.join(q(c) for c in kept)} FROM {t} "  # noqa: S608
+                        f"WHERE {_B} = {m} ORDER BY {self._d.item_order}", [batch_id])
+        store = self._labels.url
+        # a partial record: the columns left out take the row's defaults
+        return [decode_row(dict(zip(kept, r, strict=True)), json_text=self._d.json_text,
+                           store=store, operation="view.outcomes") for r in records]
+
+    async def trust_rows(self, batch_id: str) -> list[ScoreRow]:
+        """The rows of the batch's scorers that ran a panel, pairwise judge or cascade (what
+        the trust evidence is computed from)."""
+        t, m, d = q(self._table), self._d.mark, self._d
+        marked = await self._query(
+            "trust", f"SELECT DISTINCT {_SCORER} FROM {t} WHERE {_B} = {m} AND "  # noqa: S608
+                     f"({d.trusted})",
+            [batch_id])
+        scorers = sorted(str(s) for (s,) in marked)
+        if not scorers:
+            return []
+        names = ", ".join(q(c) for c in WRITTEN)
+        records = await self._query(
+            "trust", f"SELECT {names} FROM {t} WHERE {_B} = {m} AND {_SCORER} IN "  # noqa: S608
+                     f"({', '.join([m] * len(scorers))}) ORDER BY {d.item_order}",
+            [batch_id, *scorers])
+        return self._rows(records, "view.trust")
+
