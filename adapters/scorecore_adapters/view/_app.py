@@ -18,6 +18,7 @@ from typing import Any, Final, final
 from urllib.parse import parse_qsl, urlencode
 
 import anyio
+from anyio.abc import TaskGroup
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -34,6 +35,7 @@ from scorecore.evals import (
     pairwise_summaries,
     panel_agreements,
 )
+from scorecore.evals import StoreError
 from scorecore.evals.store import BatchSummary
 from scorecore.scorers import CascadeResult
 from scorecore_adapters.storage import StoreUrl, open_store
@@ -55,6 +57,7 @@ _HERE: Final = Path(__file__).parent
 _MAX_FORM: Final = 64 * 1024
 _MOST_REGRESSED: Final = 10_000  # every regressed item: the queue and the page list them all
 _CACHED_BATCHES: Final = 8
+_QUEUE_PAGE: Final = 100  # a queue of a big batch is long: a page of it at a time
 
 
 def _json(value: Any) -> str:
@@ -90,11 +93,12 @@ class _Batch:
     """What the pages derive from one batch while its rows are unchanged (its stamp): the
     facets, and what the queue, the comparison and the trust evidence read, each read once."""
 
-    __slots__ = ("facets", "outcomes", "queues", "stamp", "trust")
+    __slots__ = ("cost", "facets", "outcomes", "queues", "stamp", "trust")
 
     def __init__(self, stamp: Hashable, facets: BatchFacets) -> None:
         self.stamp = stamp
         self.facets = facets
+        self.cost: float | None = None  # summed in the background (it reads every judge call)
         self.outcomes: list[ScoreRow] | None = None
         self.trust: tuple[Any, Any, Any] | None = None
         self.queues: dict[tuple[Hashable, int], list[QueueEntry]] = {}
@@ -110,6 +114,10 @@ class _Workbench:
         self.guard = guard
         self.labels = LabelStore(url, read_only=read_only)
         self.reader = BatchReader(self.labels)
+        # A second connection for what is summed off the pages' path: a page never waits
+        # behind it (the first one runs one statement at a time).
+        self.side = BatchReader(LabelStore(url, read_only=True))
+        self.tasks: TaskGroup | None = None
         self.cache: dict[str, _Batch] = {}
         self.env = Environment(loader=FileSystemLoader(_HERE / "templates"),
                                autoescape=select_autoescape(default=True,
@@ -133,11 +141,17 @@ class _Workbench:
         held = self.cache.get(batch_id)
         if held is None or held.stamp != stamp:
             held = _Batch(stamp, await self.reader.facets(batch_id))
+            if self.tasks is not None:
+                self.tasks.start_soon(self._sum_cost, batch_id, held)
             self.cache.pop(batch_id, None)
             self.cache[batch_id] = held
             while len(self.cache) > _CACHED_BATCHES:  # the least recently read goes
                 del self.cache[next(iter(self.cache))]
         return held
+
+    async def _sum_cost(self, batch_id: str, held: _Batch) -> None:
+        with contextlib.suppress(StoreError):  # the page then shows no cost, nothing else
+            held.cost = await self.side.cost(batch_id)
 
     async def outcomes(self, batch_id: str, held: _Batch) -> list[ScoreRow]:
         if held.outcomes is None:
@@ -187,7 +201,8 @@ async def _held(request: Request, name: str) -> tuple[str, _Batch]:
 async def _index(request: Request) -> Response:
     work: _Workbench = request.app.state.work
     batches = await work.batches()
-    costs = {batch_id: held.facets.cost for batch_id, held in work.cache.items()}
+    costs = {batch_id: held.cost for batch_id, held in work.cache.items()
+             if held.cost is not None}
     return work.page(request, "index.html", batches=batches, costs=costs)
 
 
@@ -201,7 +216,7 @@ async def _batch_page(request: Request) -> Response:
     return work.page(
         request, "batch.html", batch_id=batch_id, page=page, chosen=chosen, sorts=SORTS,
         scorers=held.facets.scorers, causes=held.facets.causes, scales=held.facets.scales,
-        statuses=("scored", "not_scorable", "failed"), labels=labels, cost=held.facets.cost,
+        statuses=("scored", "not_scorable", "failed"), labels=labels, cost=held.cost,
         ledger=await work.ledger(batch_id, held, current))
 
 
@@ -297,9 +312,14 @@ async def _queue_page(request: Request) -> Response:
         candidates = await work.reader.candidates(batch_id)
         queue = held.queues[key] = await anyio.to_thread.run_sync(
             lambda: review_queue(candidates, comparison=comparison, sample=sample))
+    number = RunFilter.from_query(request.query_params).page
+    pages = max(1, -(-len(queue) // _QUEUE_PAGE))
+    number = min(number, pages)
+    shown = queue[(number - 1) * _QUEUE_PAGE: number * _QUEUE_PAGE]
     current = await work.labels.current(batch_id=batch_id)
     labels = {(lb.item_id, lb.scorer_id): lb for lb in current}
-    return work.page(request, "queue.html", batch_id=batch_id, queue=queue, labels=labels,
+    return work.page(request, "queue.html", batch_id=batch_id, queue=shown, labels=labels,
+                     total=len(queue), number=number, pages=pages,
                      baseline_id=baseline_id, scales=held.facets.scales,
                      ledger=await work.ledger(batch_id, held, current))
 
@@ -381,7 +401,11 @@ def create_app(url: str | StoreUrl, *, read_only: bool = False,
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with work.labels:
             await work.reader.prepare()
-            yield
+            async with work.side.labels, anyio.create_task_group() as tasks:
+                work.tasks = tasks
+                yield
+                work.tasks = None
+                tasks.cancel_scope.cancel()
 
     app = Starlette(
         routes=[

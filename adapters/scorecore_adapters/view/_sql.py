@@ -89,6 +89,7 @@ class _Dialect:
     like: str
     cause: str
     text_of: Callable[[str], str]  # a searched column as text
+    scanned: Callable[[str], str]  # a column whose index the text search should not use
     panel_split: str  # metadata.panel.agreed is false
     pairwise: str  # metadata.pairwise.outcome
     not_scorable: str  # metadata.notScorable.kind
@@ -107,7 +108,7 @@ def _sqlite() -> _Dialect:
     return _Dialect(
         mark="?", json_text=True, item_index=index,
         item_order=f"{index}, {_RUN}, {_SCORER}", collate="", like="LIKE",
-        cause=_cause(_sqlite_text), text_of=q,
+        cause=_cause(_sqlite_text), text_of=q, scanned=lambda c: f"+{c}",
         panel_split=holding("panel", f"json_type({_M}, '$.panel.agreed') = 'false'"),
         pairwise=holding("pairwise", _sqlite_text("$.pairwise.outcome")),
         not_scorable=_sqlite_text("$.notScorable.kind"),
@@ -127,6 +128,7 @@ def _postgres() -> _Dialect:
         mark="%s", json_text=False, item_index=index,
         item_order=f"{index} NULLS LAST, {_RUN}, {_SCORER}", collate=' COLLATE "C"',
         like="ILIKE", cause=_cause(_postgres_text), text_of=lambda c: f"{q(c)}::text",
+        scanned=lambda c: c,
         panel_split=f"COALESCE({_M} #> '{{panel,agreed}}' = 'false'::jsonb, false)",
         pairwise=_postgres_text("$.pairwise.outcome"),
         not_scorable=_postgres_text("$.notScorable.kind"),
@@ -148,19 +150,17 @@ def _escaped(text: str) -> str:
 @final
 @attrs.frozen(kw_only=True)
 class BatchFacets:
-    """What a batch page's form offers and its header shows, read by aggregate queries.
+    """What a batch page's form offers and its keys label, read by aggregate queries.
 
     Attributes:
         scorers: the batch's scorer ids, sorted.
         scales: each scorer's scale, read from its scores (what its digit keys label).
         causes: the cause kinds of its failed and not-scorable runs, sorted.
-        cost: what its judge calls cost, USD (unpriced calls count 0).
     """
 
     scorers: tuple[str, ...]
     scales: Mapping[str, Scale]
     causes: tuple[str, ...]
-    cost: float
 
 
 @final
@@ -181,14 +181,20 @@ class BatchReader:
 
     def indexes(self) -> list[str]:
         """The indexes the pages use: the dataset order within a batch (the first page is an
-        index walk), and an item's rows (the run page)."""
+        index walk), an item's rows (the run page), each scorer's scores (its scale, a
+        scorer's or score range's page) and the statuses (the cause kinds, read from the
+        failed and not-scorable rows only)."""
         t = q(self._table)
-        return [
-            f"CREATE INDEX IF NOT EXISTS {q(self._table + '_view_order')} ON {t} "
-            f"({_B}, ({self._d.item_index}), {_RUN}, {_SCORER})",
-            f"CREATE INDEX IF NOT EXISTS {q(self._table + '_view_item')} ON {t} "
-            f"({_B}, {_ITEM})",
-        ]
+        columns = {"order": f"{_B}, ({self._d.item_index}), {_RUN}, {_SCORER}",
+                   "item": f"{_B}, {_ITEM}", "score": f"{_B}, {_SCORER}, {_SCORE}",
+                   "status": f"{_B}, {_STATUS}"}
+        return [f"CREATE INDEX IF NOT EXISTS {q(f'{self._table}_view_{name}')} ON {t} ({on})"
+                for name, on in columns.items()]
+
+    @property
+    def labels(self) -> LabelStore:
+        """The label store whose connection runs the SQL (open it before reading)."""
+        return self._labels
 
     async def prepare(self) -> bool:
         """Make the indexes unless the store is read-only; whether they exist now (a database
@@ -203,15 +209,21 @@ class BatchReader:
 
     def _where(self, batch_id: str, chosen: RunFilter) -> tuple[str, list[Any]]:
         d = self._d
+        # The text search reads each candidate row anyway: SQLite then reads the batch in
+        # its table order (unary + keeps it off the scorer and status indexes), which is
+        # faster than fetching rows one by one through them.
+        column = d.scanned if chosen.text else str
         where, params = [f"{_B} = {d.mark}"], [batch_id]
-        for column, value in ((_SCORER, chosen.scorer), (_STATUS, chosen.status),
-                              (f"({d.cause})", chosen.cause)):
+        for name, value in ((_SCORER, chosen.scorer), (_STATUS, chosen.status),
+                            (f"({d.cause})", chosen.cause)):
             if value:
-                where.append(f"{column} = {d.mark}")
+                where.append(f"{column(name)} = {d.mark}")
                 params.append(value)
+        if chosen.cause:  # what the status index finds first: scored rows have no cause
+            where.append(f"{column(_STATUS)} IN ('failed', 'not_scorable')")
         for op, bound in ((">=", chosen.min_score), ("<=", chosen.max_score)):
             if bound is not None:
-                where.append(f"{_SCORE} {op} {d.mark}")
+                where.append(f"{column(_SCORE)} {op} {d.mark}")
                 params.append(bound)
         if chosen.text:
             found = [f"{d.text_of(c)} {d.like} {d.mark} ESCAPE '\\'" for c in _SEARCHED]
@@ -269,46 +281,82 @@ class BatchReader:
                   for s, n, _, low, high in spread}
         causes = await self._query(
             "facets", f"SELECT DISTINCT {self._d.cause} FROM {t} WHERE {_B} = {m} "  # noqa: S608
-                      f"AND {_STATUS} <> 'scored'", [batch_id])
-        ((cost,),) = await self._query("facets", self._d.cost.format(table=t), [batch_id])
+                      f"AND {_STATUS} IN ('failed', 'not_scorable')", [batch_id])
         return BatchFacets(scorers=tuple(sorted(scales)), scales=scales,
-                           causes=tuple(sorted(str(c) for (c,) in causes if c is not None)),
-                           cost=float(cost or 0.0))
+                           causes=tuple(sorted(str(c) for (c,) in causes if c is not None)))
+
+    async def cost(self, batch_id: str) -> float:
+        """What the batch's judge calls cost, USD (unpriced calls count 0): every row's judge
+        calls are read, so the workbench sums them off the page's path."""
+        ((cost,),) = await self._query("cost", self._d.cost.format(table=q(self._table)),
+                                       [batch_id])
+        return float(cost or 0.0)
 
     async def page(self, batch_id: str, chosen: RunFilter, *, size: int = PAGE_SIZE
                    ) -> RunPage:
-        """The page ``chosen`` asks for: one count, then the page's rows only."""
+        """The page ``chosen`` asks for: its count, then the page's rows only."""
         t, m = q(self._table), self._d.mark
         where, params = self._where(batch_id, chosen)
-        ((total,),) = await self._query("page", f"SELECT COUNT(*) FROM {t} WHERE {where}",  # noqa: S608
-                                        params)
-        pages = max(1, -(-int(total) // size))
-        page = min(chosen.page, pages)
+        order = self._order(chosen.sort)
         names = ", ".join(q(c) for c in WRITTEN)
-        records = await self._query(
-            "page", f"SELECT {names} FROM {t} WHERE {where} ORDER BY {self._order(chosen.sort)} "  # noqa: S608
-                    f"LIMIT {m} OFFSET {m}", [*params, size, (page - 1) * size])
+        page = chosen.page
+        if chosen.text:
+            # The text search reads every candidate row: once, counting as it pages (the
+            # page's ids with the total), then the page's rows by id.
+            found = await self._query(
+                "page", f"SELECT {q('id')}, COUNT(*) OVER () FROM {t} WHERE {where} "  # noqa: S608
+                        f"ORDER BY {order} LIMIT {m} OFFSET {m}",
+                [*params, size, (page - 1) * size])
+            total = int(found[0][1]) if found else 0
+            if not found and page > 1:  # past the last page: the last one
+                ((total,),) = await self._query(
+                    "page", f"SELECT COUNT(*) FROM {t} WHERE {where}", params)  # noqa: S608
+                page = min(page, max(1, -(-int(total) // size)))
+                found = await self._query(
+                    "page", f"SELECT {q('id')} FROM {t} WHERE {where} ORDER BY {order} "  # noqa: S608
+                            f"LIMIT {m} OFFSET {m}", [*params, size, (page - 1) * size])
+            ids = [str(r[0]) for r in found]
+            records = [] if not ids else await self._query(
+                "page", f"SELECT {names} FROM {t} WHERE {q('id')} IN "  # noqa: S608
+                        f"({', '.join([m] * len(ids))})", ids)
+            at = {row_id: n for n, row_id in enumerate(ids)}
+            rows = sorted(self._rows(records, "view.page"), key=lambda r: at[r.id])
+        else:
+            ((total,),) = await self._query(
+                "page", f"SELECT COUNT(*) FROM {t} WHERE {where}", params)  # noqa: S608
+            page = min(page, max(1, -(-int(total) // size)))
+            records = await self._query(
+                "page", f"SELECT {names} FROM {t} WHERE {where} ORDER BY {order} "  # noqa: S608
+                        f"LIMIT {m} OFFSET {m}", [*params, size, (page - 1) * size])
+            rows = self._rows(records, "view.page")
         start = (page - 1) * size
-        entries = tuple(entry_of(row, start + n)
-                        for n, row in enumerate(self._rows(records, "view.page")))
-        return RunPage(entries=entries, total=int(total), page=page, pages=pages)
+        entries = tuple(entry_of(row, start + n) for n, row in enumerate(rows))
+        return RunPage(entries=entries, total=int(total), page=page,
+                       pages=max(1, -(-int(total) // size)))
 
     async def item_rows(self, batch_id: str, item_ids: Collection[str]) -> list[ScoreRow]:
-        """Every row of the batch scoring one of ``item_ids``, in the store's order."""
+        """Every row of the batch scoring one of ``item_ids``, by run id, then scorer id."""
         t, m = q(self._table), self._d.mark
         names = ", ".join(q(c) for c in WRITTEN)
         wanted = sorted(set(item_ids))
+        if not wanted:
+            return []
+        # No ORDER BY: it would walk the whole batch in the dataset-order index instead of
+        # finding the item's few rows by the item index; they are ordered here.
         found: list[ScoreRow] = []
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start:start + _CHUNK]
-            # an id-less row's item comes from its run id: those rows are read and checked
-            # here (row_item_id), the others found by the index
             records = await self._query(
-                "item", f"SELECT {names} FROM {t} WHERE {_B} = {m} AND ({_ITEM} IN "  # noqa: S608
-                        f"({', '.join([m] * len(chunk))}) OR {_ITEM} IS NULL) "
-                        f"ORDER BY {self._d.item_order}", [batch_id, *chunk])
-            found += [r for r in self._rows(records, "view.item") if row_item_id(r) in chunk]
-        return found
+                "item", f"SELECT {names} FROM {t} WHERE {_B} = {m} AND {_ITEM} IN "  # noqa: S608
+                        f"({', '.join([m] * len(chunk))})", [batch_id, *chunk])
+            found += self._rows(records, "view.item")
+        # an id-less row's item comes from its run id: those rows are read and checked here
+        records = await self._query(
+            "item", f"SELECT {names} FROM {t} WHERE {_B} = {m} AND {_ITEM} IS NULL",  # noqa: S608
+            [batch_id])
+        kept = set(wanted)
+        found += [r for r in self._rows(records, "view.item") if row_item_id(r) in kept]
+        return sorted(found, key=lambda r: (r.run_id, r.scorer_id))
 
     async def candidates(self, batch_id: str) -> list[Candidate]:
         """The batch's final runs as the queue weighs them, in the store's order."""
