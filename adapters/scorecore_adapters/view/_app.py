@@ -30,12 +30,12 @@ from starlette.staticfiles import StaticFiles
 
 from scorecore.evals import (
     ScoreRow,
+    StoreError,
     cascade_summaries,
     compare,
     pairwise_summaries,
     panel_agreements,
 )
-from scorecore.evals import StoreError
 from scorecore.evals.store import BatchSummary
 from scorecore.scorers import CascadeResult
 from scorecore_adapters.storage import StoreUrl, open_store
@@ -48,8 +48,8 @@ from scorecore_adapters.view._queue import (
 )
 from scorecore_adapters.view._runs import SORTS, RunFilter, cause_kind, row_cost
 from scorecore_adapters.view._scale import Scale
-from scorecore_adapters.view._sql import BatchFacets, BatchReader
 from scorecore_adapters.view._security import CSRF_HEADER, Guard
+from scorecore_adapters.view._sql import BatchFacets, BatchReader
 
 __all__ = ["create_app"]
 

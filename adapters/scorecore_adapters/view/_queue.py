@@ -24,7 +24,8 @@ from scorecore.evals.results import Estimate
 from scorecore.evals.store import row_item_id
 from scorecore_adapters.storage._labels import Label, labels_for_calibration
 
-__all__ = ["Candidate", "LedgerLine", "QueueEntry", "agreement_ledger", "candidate_of", "review_queue"]
+__all__ = ["Candidate", "LedgerLine", "QueueEntry", "agreement_ledger", "candidate_of",
+           "review_queue"]
 
 LOW_CONFIDENCE: Final = "low_confidence"
 """The not-scorable kind of a judge, or a cascade's last tier, below the confidence asked for."""

@@ -112,10 +112,10 @@ def _sqlite() -> _Dialect:
         panel_split=holding("panel", f"json_type({_M}, '$.panel.agreed') = 'false'"),
         pairwise=holding("pairwise", _sqlite_text("$.pairwise.outcome")),
         not_scorable=_sqlite_text("$.notScorable.kind"),
-        cost=(f"SELECT COALESCE(SUM(j.value), 0) FROM {{table}} AS s, json_tree(CASE WHEN "
-              f"instr(s.{_M}, '\"costUsd\"') > 0 AND json_valid(s.{_M}) THEN s.{_M} ELSE '{{{{}}}}' "
-              f"END, '$.judge') AS j WHERE s.{_B} = ? AND j.key = 'costUsd' AND j.type IN "
-              f"('integer', 'real') AND j.path LIKE '{executions}'"),
+        cost=(f"SELECT COALESCE(SUM(j.value), 0) FROM {{table}} AS s, json_tree(CASE WHEN "  # noqa: S608 - fixed names only
+              f"instr(s.{_M}, '\"costUsd\"') > 0 AND json_valid(s.{_M}) THEN s.{_M} "
+              f"ELSE '{{{{}}}}' END, '$.judge') AS j WHERE s.{_B} = ? AND j.key = 'costUsd' "
+              f"AND j.type IN ('integer', 'real') AND j.path LIKE '{executions}'"),
         # a text scan: a row merely naming a key is read too, and the folds skip it
         trusted=" OR ".join(f"instr({_M}, '\"{k}\"') > 0" for k in _TRUST_KEYS),
     )
@@ -132,7 +132,7 @@ def _postgres() -> _Dialect:
         panel_split=f"COALESCE({_M} #> '{{panel,agreed}}' = 'false'::jsonb, false)",
         pairwise=_postgres_text("$.pairwise.outcome"),
         not_scorable=_postgres_text("$.notScorable.kind"),
-        cost=(f"SELECT COALESCE(SUM(v::text::float8), 0) FROM {{table}}, jsonb_path_query("
+        cost=(f"SELECT COALESCE(SUM(v::text::float8), 0) FROM {{table}}, jsonb_path_query("  # noqa: S608 - fixed names only
               f"{_M}, 'strict $.judge.*.executions[*].costUsd', '{{{{}}}}', true) AS v "
               f"WHERE {_B} = %s AND jsonb_typeof(v) = 'number'"),
         trusted=f"{_M} ?| array[{', '.join(repr(k) for k in _TRUST_KEYS)}]",
@@ -213,7 +213,8 @@ class BatchReader:
         # its table order (unary + keeps it off the scorer and status indexes), which is
         # faster than fetching rows one by one through them.
         column = d.scanned if chosen.text else str
-        where, params = [f"{_B} = {d.mark}"], [batch_id]
+        where: list[str] = [f"{_B} = {d.mark}"]
+        params: list[Any] = [batch_id]
         for name, value in ((_SCORER, chosen.scorer), (_STATUS, chosen.status),
                             (f"({d.cause})", chosen.cause)):
             if value:

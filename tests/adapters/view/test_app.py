@@ -10,10 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-
-from scorecore.evals import ScoreRow
 import pytest
 
+from scorecore.evals import ScoreRow
 from scorecore_adapters.view import running
 from tests.adapters.view.stores import rows, store_with
 

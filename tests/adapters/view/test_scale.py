@@ -31,6 +31,6 @@ def test_every_digit_gives_a_value_within_the_scores_range(scores: list[float]) 
     values = list(digits.values())
     if all(isinstance(v, bool) for v in values):
         return
-    low, high = min(min(scores), 0.0), max(max(scores), 1.0)
+    low, high = min(*scores, 0.0), max(*scores, 1.0)
     assert all(low - 1e-6 <= v <= high + 1e-6 for v in values)
     assert values == sorted(values)
