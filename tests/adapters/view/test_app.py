@@ -242,6 +242,9 @@ def test_a_cascade_run_shows_its_tiers_and_low_confidence_is_a_cause_and_a_queue
         queue = http.get("/queue", params={"id": "c"}).text
         assert 'data-item="unsure" data-scorer="casc"' in queue
         assert 'data-queued="low_confidence"' in queue
+        trust = http.get("/trust", params={"id": "c"}).text
+        assert "<td>1 strong-tier</td><td>2</td><td>1</td>" in trust
+        assert "1 low confidence, 0 failed" in trust
 
 
 def test_each_scorer_s_digit_keys_are_said_on_the_page(tmp_path: Path) -> None:

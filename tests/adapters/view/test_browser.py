@@ -126,6 +126,7 @@ def test_hostile_text_in_every_stored_field_runs_no_script(
             ("/run", {"batch": batch, "item": f"{HOSTILE}-item"}),
             ("/run", {"batch": batch, "item": "second"}),
             ("/queue", {"id": batch, "sample": "10"}), ("/ledger", {"id": batch}),
+            ("/trust", {"id": batch}),
             ("/compare", {"base": "other", "new": batch}),
         ]
         for path, query in visits:
