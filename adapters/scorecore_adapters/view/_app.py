@@ -21,6 +21,7 @@ import anyio
 from anyio.abc import TaskGroup
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
@@ -93,12 +94,13 @@ class _Batch:
     """What the pages derive from one batch while its rows are unchanged (its stamp): the
     facets, and what the queue, the comparison and the trust evidence read, each read once."""
 
-    __slots__ = ("cost", "facets", "outcomes", "queues", "stamp", "trust")
+    __slots__ = ("cost", "facets", "outcomes", "queues", "stamp", "summing", "trust")
 
     def __init__(self, stamp: Hashable, facets: BatchFacets) -> None:
         self.stamp = stamp
         self.facets = facets
         self.cost: float | None = None  # summed in the background (it reads every judge call)
+        self.summing = False
         self.outcomes: list[ScoreRow] | None = None
         self.trust: tuple[Any, Any, Any] | None = None
         self.queues: dict[tuple[Hashable, int], list[QueueEntry]] = {}
@@ -141,13 +143,18 @@ class _Workbench:
         held = self.cache.get(batch_id)
         if held is None or held.stamp != stamp:
             held = _Batch(stamp, await self.reader.facets(batch_id))
-            if self.tasks is not None:
-                self.tasks.start_soon(self._sum_cost, batch_id, held)
             self.cache.pop(batch_id, None)
             self.cache[batch_id] = held
             while len(self.cache) > _CACHED_BATCHES:  # the least recently read goes
                 del self.cache[next(iter(self.cache))]
         return held
+
+    async def sum_cost(self, batch_id: str, held: _Batch) -> None:
+        """Sum the batch's judge cost in the background, once per stamp: it reads every row's
+        judge calls, so it runs on the second connection, after the page that asked."""
+        if held.cost is None and not held.summing and self.tasks is not None:
+            held.summing = True
+            self.tasks.start_soon(self._sum_cost, batch_id, held)
 
     async def _sum_cost(self, batch_id: str, held: _Batch) -> None:
         with contextlib.suppress(StoreError):  # the page then shows no cost, nothing else
@@ -213,11 +220,13 @@ async def _batch_page(request: Request) -> Response:
     page = await work.reader.page(batch_id, chosen)
     current = await work.labels.current(batch_id=batch_id)
     labels = {(lb.item_id, lb.scorer_id): lb for lb in current}
-    return work.page(
+    response = work.page(
         request, "batch.html", batch_id=batch_id, page=page, chosen=chosen, sorts=SORTS,
         scorers=held.facets.scorers, causes=held.facets.causes, scales=held.facets.scales,
         statuses=("scored", "not_scorable", "failed"), labels=labels, cost=held.cost,
         ledger=await work.ledger(batch_id, held, current))
+    response.background = BackgroundTask(work.sum_cost, batch_id, held)  # once it is sent
+    return response
 
 
 async def _trust_page(request: Request) -> Response:
@@ -401,6 +410,8 @@ def create_app(url: str | StoreUrl, *, read_only: bool = False,
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with work.labels:
             await work.reader.prepare()
+            for name in work.env.list_templates():  # compiled now, not on a first page
+                work.env.get_template(name)
             async with work.side.labels, anyio.create_task_group() as tasks:
                 work.tasks = tasks
                 yield

@@ -264,22 +264,25 @@ class BatchReader:
     async def facets(self, batch_id: str) -> BatchFacets:
         """The batch's scorers, cause kinds and judge cost."""
         t, m = q(self._table), self._d.mark
-        spread = await self._query(
-            "facets", f"SELECT {_SCORER}, COUNT({_SCORE}), COUNT(DISTINCT {_SCORE}), "  # noqa: S608
-                      f"MIN({_SCORE}), MAX({_SCORE}) FROM {t} WHERE {_B} = {m} "
-                      f"GROUP BY {_SCORER}", [batch_id])
-        few = [str(s) for s, _, distinct, _, _ in spread if 0 < distinct <= MAX_VERDICTS]
-        values: dict[str, list[float]] = {s: [] for s in few}
-        if few:
-            for scorer, value in await self._query(
-                    "facets", f"SELECT DISTINCT {_SCORER}, {_SCORE} FROM {t} WHERE {_B} = {m} "  # noqa: S608
-                              f"AND {_SCORE} IS NOT NULL AND {_SCORER} IN "
-                              f"({', '.join([m] * len(few))})", [batch_id, *few]):
-                values[str(scorer)].append(float(value))
-        scales = {str(s): scale_for(count=int(n), distinct=sorted(values.get(str(s), ())),
-                                    low=None if low is None else float(low),
-                                    high=None if high is None else float(high))
-                  for s, n, _, low, high in spread}
+        # Per scorer, each answered from the (batch, scorer, score) index: its range and
+        # count, and its first few distinct scores (read in order, stopping past the most a
+        # verdict scale has) - no sort of the whole batch.
+        scorers = await self._query(
+            "facets", f"SELECT DISTINCT {_SCORER} FROM {t} WHERE {_B} = {m}", [batch_id])  # noqa: S608
+        scales = {}
+        for (scorer,) in scorers:
+            ((n, low, high),) = await self._query(
+                "facets", f"SELECT COUNT({_SCORE}), MIN({_SCORE}), MAX({_SCORE}) FROM {t} "  # noqa: S608
+                          f"WHERE {_B} = {m} AND {_SCORER} = {m}", [batch_id, scorer])
+            first = await self._query(
+                "facets", f"SELECT DISTINCT {_SCORE} FROM {t} WHERE {_B} = {m} AND "  # noqa: S608
+                          f"{_SCORER} = {m} AND {_SCORE} IS NOT NULL ORDER BY {_SCORE} "
+                          f"LIMIT {MAX_VERDICTS + 1}", [batch_id, scorer])
+            distinct = [float(v) for (v,) in first]
+            scales[str(scorer)] = scale_for(
+                count=int(n), distinct=distinct if len(distinct) <= MAX_VERDICTS else [],
+                low=None if low is None else float(low),
+                high=None if high is None else float(high))
         causes = await self._query(
             "facets", f"SELECT DISTINCT {self._d.cause} FROM {t} WHERE {_B} = {m} "  # noqa: S608
                       f"AND {_STATUS} IN ('failed', 'not_scorable')", [batch_id])

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -271,3 +272,16 @@ def test_each_scorer_s_digit_keys_are_said_on_the_page(tmp_path: Path) -> None:
     digits = dict(re.findall(r'data-scorer="(\w+)" data-digits="([^"]*)"', page))
     assert digits["binary"] == "{&#34;1&#34;: true, &#34;0&#34;: false}"
     assert digits["likert"] == "{&#34;0&#34;: 1.0, &#34;1&#34;: 2.0, &#34;2&#34;: 3.0}"
+
+
+def test_the_batch_s_judge_cost_is_shown_once_summed(client: httpx.Client) -> None:
+    """The cost is summed after the batch page is sent (it reads every judge call): a reload
+    shows it, and the batches page too — 108 judge calls at 0.0001 USD."""
+    shown = ""
+    for _ in range(200):  # a background sum on a real thread: a bounded wait, not a timing
+        shown = client.get("/batch", params={"id": "base"}).text
+        if "being summed" not in shown:
+            break
+        time.sleep(0.05)
+    assert "cost 0.0108 USD" in shown
+    assert "<td>0.0108</td>" in client.get("/").text
