@@ -296,6 +296,18 @@ class BatchReader:
                                        [batch_id])
         return float(cost or 0.0)
 
+    async def _count(self, where: str, params: Sequence[Any]) -> int:
+        ((total,),) = await self._query(
+            "page", f"SELECT COUNT(*) FROM {q(self._table)} WHERE {where}", params)  # noqa: S608
+        return int(total)
+
+    async def _slice(self, columns: str, where: str, order: str, params: Sequence[Any], *,
+                     page: int, size: int) -> list[Any]:
+        m = self._d.mark
+        return await self._query(
+            "page", f"SELECT {columns} FROM {q(self._table)} WHERE {where} ORDER BY {order} "  # noqa: S608
+                    f"LIMIT {m} OFFSET {m}", [*params, size, (page - 1) * size])
+
     async def page(self, batch_id: str, chosen: RunFilter, *, size: int = PAGE_SIZE
                    ) -> RunPage:
         """The page ``chosen`` asks for: its count, then the page's rows only."""
@@ -307,18 +319,13 @@ class BatchReader:
         if chosen.text:
             # The text search reads every candidate row: once, counting as it pages (the
             # page's ids with the total), then the page's rows by id.
-            found = await self._query(
-                "page", f"SELECT {q('id')}, COUNT(*) OVER () FROM {t} WHERE {where} "  # noqa: S608
-                        f"ORDER BY {order} LIMIT {m} OFFSET {m}",
-                [*params, size, (page - 1) * size])
+            found = await self._slice(f"{q('id')}, COUNT(*) OVER ()", where, order, params,
+                                      page=page, size=size)
             total = int(found[0][1]) if found else 0
             if not found and page > 1:  # past the last page: the last one
-                ((total,),) = await self._query(
-                    "page", f"SELECT COUNT(*) FROM {t} WHERE {where}", params)  # noqa: S608
-                page = min(page, max(1, -(-int(total) // size)))
-                found = await self._query(
-                    "page", f"SELECT {q('id')} FROM {t} WHERE {where} ORDER BY {order} "  # noqa: S608
-                            f"LIMIT {m} OFFSET {m}", [*params, size, (page - 1) * size])
+                total = await self._count(where, params)
+                page = min(page, max(1, -(-total // size)))
+                found = await self._slice(q("id"), where, order, params, page=page, size=size)
             ids = [str(r[0]) for r in found]
             records = [] if not ids else await self._query(
                 "page", f"SELECT {names} FROM {t} WHERE {q('id')} IN "  # noqa: S608
@@ -326,17 +333,14 @@ class BatchReader:
             at = {row_id: n for n, row_id in enumerate(ids)}
             rows = sorted(self._rows(records, "view.page"), key=lambda r: at[r.id])
         else:
-            ((total,),) = await self._query(
-                "page", f"SELECT COUNT(*) FROM {t} WHERE {where}", params)  # noqa: S608
-            page = min(page, max(1, -(-int(total) // size)))
-            records = await self._query(
-                "page", f"SELECT {names} FROM {t} WHERE {where} ORDER BY {order} "  # noqa: S608
-                        f"LIMIT {m} OFFSET {m}", [*params, size, (page - 1) * size])
-            rows = self._rows(records, "view.page")
+            total = await self._count(where, params)
+            page = min(page, max(1, -(-total // size)))
+            rows = self._rows(await self._slice(names, where, order, params, page=page,
+                                                size=size), "view.page")
         start = (page - 1) * size
         entries = tuple(entry_of(row, start + n) for n, row in enumerate(rows))
-        return RunPage(entries=entries, total=int(total), page=page,
-                       pages=max(1, -(-int(total) // size)))
+        return RunPage(entries=entries, total=total, page=page,
+                       pages=max(1, -(-total // size)))
 
     async def item_rows(self, batch_id: str, item_ids: Collection[str]) -> list[ScoreRow]:
         """Every row of the batch scoring one of ``item_ids``, by run id, then scorer id."""

@@ -15,7 +15,7 @@ import pytest
 
 from scorecore.evals import ScoreRow
 from scorecore_adapters.view import running
-from tests.adapters.view.stores import rows, store_with
+from tests.adapters.view.stores import rows, scaled_rows, store_with
 
 
 @pytest.fixture(scope="module")
@@ -251,14 +251,7 @@ def test_a_cascade_run_shows_its_tiers_and_low_confidence_is_a_cause_and_a_queue
 def test_each_scorer_s_digit_keys_are_said_on_the_page(tmp_path: Path) -> None:
     """A pass/fail scorer: 1 pass, 0 fail; a continuous one: d/9; a verdict scale: its
     values, lowest first; each row carries its scorer's digits."""
-    made = []
-    for i in range(12):
-        for scorer, score in (("binary", float(i % 2)), ("spread", i / 11),
-                              ("likert", (1.0, 2.0, 3.0)[i % 3])):
-            made.append(ScoreRow(id=f"d/{i}/{scorer}", scorer_id=scorer, run_id=f"d:{i}",
-                                 batch_id="d", status="scored", score=score,
-                                 dataset_item_id=f"i{i}", metadata={"itemIndex": i}))
-    url = store_with(tmp_path / "d.db", made)
+    url = store_with(tmp_path / "d.db", scaled_rows("d"))
     with running(url) as address, httpx.Client(
             base_url=address.split("/?", maxsplit=1)[0]) as http:
         http.get(address, follow_redirects=True)

@@ -25,7 +25,7 @@ import pytest
 from scorecore.evals import ScoreRow
 from scorecore_adapters.cli import main
 from scorecore_adapters.view import Label, LabelStore, running
-from tests.adapters.view.stores import off_loop, rows, store_with
+from tests.adapters.view.stores import off_loop, rows, scaled_rows, store_with
 
 BROWSER = next((found for name in ("/usr/bin/chromium", "chromium", "chromium-browser")
                 if (found := shutil.which(name))), None)
@@ -275,14 +275,7 @@ def test_digit_keys_label_on_each_scorer_s_scale(tmp_path: Path, watched: Watche
     """By keyboard on a batch page: 5 on a pass/fail scorer is refused (said, nothing stored)
     and 1 labels it pass; 2 on a 1-2-3 verdict scorer labels it 3; 7 on a continuous 0..1
     scorer labels it 7/9."""
-    made = []
-    for i in range(12):
-        for scorer, score in (("binary", float(i % 2)), ("spread", i / 11),
-                              ("likert", (1.0, 2.0, 3.0)[i % 3])):
-            made.append(ScoreRow(id=f"d/{i}/{scorer}", scorer_id=scorer, run_id=f"d:{i:02d}",
-                                 batch_id="d", status="scored", score=score,
-                                 dataset_item_id=f"i{i:02d}", metadata={"itemIndex": i}))
-    url = store_with(tmp_path / "s.db", made)
+    url = store_with(tmp_path / "s.db", scaled_rows("d"))
     with running(url) as address:
         page = watched.page
         page.goto(address)
