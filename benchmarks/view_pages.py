@@ -7,8 +7,8 @@ rows: a judge scorer with its judge call, a pass/fail check), so 2 × items rows
 is served in-process on a free 127.0.0.1 port (as ``scorecore view`` serves it; starting, it
 makes its indexes once, timed as "start") and asked for: the batch's first page cold (nothing
 of the batch read yet), the first page warm, a filtered page (scorer, score range and a text
-search), a page filtered by cause kind, a later page sorted by score, one run, and the review
-queue (cold: its candidates read; then warm). Each figure is the median of ``--runs``
+search), a page filtered by cause kind, a later page sorted by score, one run, the batches page,
+and the review queue (cold: its candidates read; then warm). Each figure is the median of ``--runs``
 requests; RSS is read before the first request, after the cold one and after all the others.
 The batch's judge cost is summed off the pages' path (it reads every row's judge calls): the
 warm figures are taken once the page shows it.
@@ -86,13 +86,15 @@ def main() -> None:
                 times = [_timed(http, params, path) for _ in range(args.runs)]
                 print(f"{name}: median {statistics.median(times):.0f} ms "
                       f"(min {min(times):.0f}, max {max(times):.0f})")
+            times = [_timed(http, {}, "/") for _ in range(args.runs)]
+            print(f"batches page: median {statistics.median(times):.0f} ms")
             queue = {"id": "big", "sample": "50"}
             print(f"review queue (cold): {_timed(http, queue, '/queue'):.0f} ms")
             times = [_timed(http, queue, "/queue") for _ in range(args.runs)]
             print(f"review queue (warm): median {statistics.median(times):.0f} ms")
             for _ in range(20):
                 _timed(http, cases["filtered page"][1])
-            print(f"RSS after {21 + 6 * args.runs} more requests: {_rss_mb():.0f} MB")
+            print(f"RSS after {21 + 7 * args.runs} more requests: {_rss_mb():.0f} MB")
 
 if __name__ == "__main__":
     main()

@@ -412,7 +412,12 @@ def create_app(url: str | StoreUrl, *, read_only: bool = False,
             await work.reader.prepare()
             for name in work.env.list_templates():  # compiled now, not on a first page
                 work.env.get_template(name)
-            async with work.side.labels, anyio.create_task_group() as tasks:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    await stack.enter_async_context(work.side.labels)
+                except StoreError:  # no second connection: the cost is summed on the first
+                    work.side = work.reader
+                tasks = await stack.enter_async_context(anyio.create_task_group())
                 work.tasks = tasks
                 yield
                 work.tasks = None
