@@ -193,14 +193,10 @@ def _sort_key(sort: SortKey) -> Any:
     return lambda e: e.position
 
 
-def sorted_entries(entries: Sequence[RunEntry], sort: SortKey) -> list[RunEntry]:
-    """``entries`` in ``sort``'s order (ties by run id, then scorer id)."""
-    return list(entries) if sort == "item" else sorted(entries, key=_sort_key(sort))
-
-
 def page_of(entries: Sequence[RunEntry], chosen: RunFilter, *,
-            size: int = PAGE_SIZE, ordered: bool = False) -> RunPage:
-    """The page ``chosen`` asks for.
+            size: int = PAGE_SIZE) -> RunPage:
+    """The page ``chosen`` asks for, over entries in memory (the workbench pages a stored batch
+    in SQL, in the same order).
 
     >>> from scorecore.evals import ScoreRow
     >>> rows = [ScoreRow(id=str(i), scorer_id="s", run_id=f"b:{i}", batch_id="b",
@@ -208,12 +204,9 @@ def page_of(entries: Sequence[RunEntry], chosen: RunFilter, *,
     >>> page = page_of(entries_of(rows), RunFilter(min_score=0.5, sort="-score"), size=3)
     >>> [e.item_id for e in page.entries], page.total, page.pages
     (['9', '8', '7'], 5, 2)
-
-    ``ordered``: ``entries`` are already in ``chosen.sort``'s order (``sorted_entries``,
-    kept by a caller that pages the same batch often).
     """
     found = [e for e in entries if chosen.matches(e)]
-    if chosen.sort != "item" and not ordered:
+    if chosen.sort != "item":
         found.sort(key=_sort_key(chosen.sort))
     pages = max(1, -(-len(found) // size))
     page = min(chosen.page, pages)
