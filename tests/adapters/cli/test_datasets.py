@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from scorecore_adapters.cli import main
+from tests.cli_runs import run
 
 ROOT = Path(__file__).resolve().parents[3]
 TRACES = ROOT / "tests" / "traces" / "fixtures"
@@ -21,12 +20,6 @@ from scorecore import create_scorer
 exact = create_scorer(id="exact", description="d").generate_score(
     lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
 '''
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
