@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from scorecore._core._reprs import short_repr
+from scorecore.evals._compare._items import match_items
+from scorecore.evals._compare._power import minimum_detectable_effect, pass_rate_mde
 from scorecore.evals._compare._values import (
     DEFAULT_MIN_PAIRED,
     DEFAULT_PASS_MIN,
@@ -115,6 +117,7 @@ class _Settings:
     resamples: int
     most_regressed: int
     min_paired: int
+    effect: float
 
 
 def _loss_order(item: ItemDelta) -> tuple[int, float, str]:
@@ -174,6 +177,14 @@ def _compare_scorer(
     )
     base_scores = [p.base_score for p in scored if p.base_score is not None]
     new_scores = [p.new_score for p in scored if p.new_score is not None]
+    # The power of each test, from the differences it tests (scores; pass/fail as -1/0/1).
+    mde = minimum_detectable_effect(deltas, alpha=settings.alpha)
+    pass_mde = pass_rate_mde(
+        [int(n) - int(b) for b, n in zip(base_pass, new_pass, strict=True)],
+        alpha=settings.alpha)
+    regression = (ci is not None and ci[1] < -tol) or pass_drop
+    improvement = (ci is not None and ci[0] > tol) or pass_rise
+    blind = all(m is None or m > settings.effect for m in (mde, pass_mde))
     return ScorerComparison(
         scorer_id=scorer_id,
         paired=len(pairs),
@@ -195,9 +206,12 @@ def _compare_scorer(
         unchanged=sum(1 for d in deltas if d == 0),
         status_changes=dict(sorted(changes.items())),
         most_regressed=tuple(losers[: settings.most_regressed]),
-        significant_regression=(ci is not None and ci[1] < -tol) or pass_drop,
-        significant_improvement=(ci is not None and ci[0] > tol) or pass_rise,
+        significant_regression=regression,
+        significant_improvement=improvement,
         enough_pairs=enough,
+        mde=mde,
+        pass_rate_mde=pass_mde,
+        uninformative=enough and not regression and not improvement and blind,
     )
 
 
@@ -212,6 +226,9 @@ def compare(
     resamples: int = 1000,
     most_regressed: int = 10,
     min_paired: int = DEFAULT_MIN_PAIRED,
+    effect: float | None = None,
+    base_items: Mapping[str, str] | None = None,
+    new_items: Mapping[str, str] | None = None,
 ) -> Comparison:
     """Compare two batches' rows scorer by scorer, pairing items by their id.
 
@@ -226,6 +243,14 @@ def compare(
     (:func:`~scorecore.evals.store.row_item_id`), scored with the mean of its scored trials. See the
     module docstring for the gate, :attr:`Comparison.regressed`.
 
+    Each scorer carries its minimum detectable effect (:attr:`ScorerComparison.mde`, at 80 %
+    power, from the paired differences' spread); a scorer without a significant change whose
+    tests could not have detected ``effect`` is marked ``uninformative``.
+
+    With ``base_items`` and ``new_items`` (each batch's data as item id → content digest,
+    the same content digests as a dataset version's), only the items with the same id and content are
+    compared; the others are listed in :attr:`Comparison.items`.
+
     Args:
         base: the baseline batch's rows (one batch).
         new: the rows of the batch judged against it.
@@ -238,6 +263,11 @@ def compare(
         min_paired: the fewest paired items a scorer needs for a verdict (>= 1, default 10);
             with fewer it is ``"not_enough_pairs"`` and the comparison has no verdict
             (:attr:`Comparison.verdict`), never a pass.
+        effect: the smallest change a "no regression" must have been able to detect (default:
+            the tolerance); see :attr:`ScorerComparison.uninformative`.
+        base_items: the base batch's items (id → content digest); with ``new_items``, pairs
+            are kept to the items whose content is the same in both.
+        new_items: the new batch's items, the same way.
 
     Scores anywhere in the float range are compared (means and intervals of scores near
     ±1e308 do not overflow), but an item whose score changed by more than the largest float
@@ -264,14 +294,27 @@ def compare(
         raise ValueError(f"resamples must be >= 1, got {resamples!r}")
     if not is_int(min_paired) or min_paired < 1:
         raise ValueError(f"min_paired must be an int >= 1, got {min_paired!r}")
+    if effect is not None and not (0 <= effect < math.inf):
+        raise ValueError(f"effect must be a finite number >= 0, got {effect!r}")
+    if (base_items is None) != (new_items is None):
+        raise ValueError("give both batches' items (base_items and new_items) or neither")
     base_rows = list(base)
     new_rows = list(new)
+    base_batch = base_rows[0].batch_id if base_rows else ""
+    new_batch = new_rows[0].batch_id if new_rows else ""
+    items = None
+    if base_items is not None and new_items is not None:
+        items = match_items(base_items, new_items)
+        same = frozenset(items.same)
+        base_rows = [r for r in base_rows if row_item_id(r) in same]
+        new_rows = [r for r in new_rows if row_item_id(r) in same]
     base_index = rows_by_item(base_rows)
     new_index = rows_by_item(new_rows)
     common = sorted(base_index.keys() & new_index.keys())
     settings = _Settings(tolerance=tolerance, alpha=alpha / max(1, len(common)), seed=seed,
                          resamples=resamples, most_regressed=most_regressed,
-                         min_paired=min_paired)
+                         min_paired=min_paired,
+                         effect=tolerance if effect is None else effect)
     chosen = thresholds or {}
     changed = tuple(
         sid for sid in common
@@ -288,8 +331,8 @@ def compare(
     base_items = {k for rows in base_index.values() for k in rows}
     new_items = {k for rows in new_index.values() for k in rows}
     return Comparison(
-        base_batch=base_rows[0].batch_id if base_rows else "",
-        new_batch=new_rows[0].batch_id if new_rows else "",
+        base_batch=base_batch,
+        new_batch=new_batch,
         tolerance=tolerance,
         seed=seed,
         resamples=resamples,
@@ -300,4 +343,6 @@ def compare(
         scorers_only_in_new=tuple(sorted(new_index.keys() - base_index.keys())),
         changed_scorers=changed,
         min_paired=min_paired,
+        items=items,
+        effect=settings.effect,
     )
