@@ -5,8 +5,8 @@
 (:class:`TrialSpread`), :class:`PanelAgreement` (:class:`PanelDisagreement`),
 :class:`PairwiseSummary` and :class:`CascadeSummary` (:class:`CascadeTier`); each
 :class:`~scorecore.evals.ItemResult` holds :class:`ScorerOutcome` values;
-:class:`~scorecore.evals.Comparison` holds
-:class:`ScorerComparison` (:class:`ItemDelta`) and :class:`ItemMatch`; :class:`~scorecore.evals.Calibration` holds
+:class:`~scorecore.evals.Comparison` holds :class:`ScorerComparison` (:class:`ItemDelta`)
+and :class:`ItemMatch`; :class:`~scorecore.evals.Calibration` holds
 :class:`ScorerCalibration` (:class:`Estimate`, :class:`ConfusionMatrix`,
 :class:`FittedThreshold`). Import them from here to annotate code that reads them.
 

@@ -389,4 +389,4 @@ class ExperimentStore:
                f"WHERE {q('batchId')} = {self._mark}")
         records: Iterable[Any] = await self._call(
             "items", lambda: conn.execute(sql, (batch_id,)).fetchall())
-        return {item: digest for item, digest in records}
+        return dict(records)

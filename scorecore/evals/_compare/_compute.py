@@ -39,7 +39,11 @@ import attrs
 
 from scorecore._core._reprs import short_repr
 from scorecore.evals._compare._items import match_items
-from scorecore.evals._compare._power import minimum_detectable_effect, pass_rate_mde
+from scorecore.evals._compare._power import (
+    minimum_detectable_effect,
+    pass_rate_mde,
+    spread,
+)
 from scorecore.evals._compare._values import (
     DEFAULT_MIN_PAIRED,
     DEFAULT_PASS_MIN,
@@ -212,6 +216,7 @@ def _compare_scorer(
         mde=mde,
         pass_rate_mde=pass_mde,
         uninformative=enough and not regression and not improvement and blind,
+        spread=spread(deltas) if len(deltas) >= 2 else None,
     )
 
 
@@ -248,7 +253,7 @@ def compare(
     tests could not have detected ``effect`` is marked ``uninformative``.
 
     With ``base_items`` and ``new_items`` (each batch's data as item id → content digest,
-    the same content digests as a dataset version's), only the items with the same id and content are
+    the digests a dataset version keeps), only the items with the same id and content are
     compared; the others are listed in :attr:`Comparison.items`.
 
     Args:
@@ -328,8 +333,8 @@ def compare(
         )
         for sid in common
     )
-    base_items = {k for rows in base_index.values() for k in rows}
-    new_items = {k for rows in new_index.values() for k in rows}
+    base_ids = {k for rows in base_index.values() for k in rows}
+    new_ids = {k for rows in new_index.values() for k in rows}
     return Comparison(
         base_batch=base_batch,
         new_batch=new_batch,
@@ -337,8 +342,8 @@ def compare(
         seed=seed,
         resamples=resamples,
         scorers=scorers,
-        only_in_base=tuple(sorted(base_items - new_items)),
-        only_in_new=tuple(sorted(new_items - base_items)),
+        only_in_base=tuple(sorted(base_ids - new_ids)),
+        only_in_new=tuple(sorted(new_ids - base_ids)),
         scorers_only_in_base=tuple(sorted(base_index.keys() - new_index.keys())),
         scorers_only_in_new=tuple(sorted(new_index.keys() - base_index.keys())),
         changed_scorers=changed,

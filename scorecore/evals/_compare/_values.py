@@ -119,6 +119,8 @@ class ScorerComparison:
             which ignores drops up to the tolerance, catches a drop of ``tolerance + mde``
             4 times in 5 (:func:`~scorecore.evals.minimum_detectable_effect`).
         pass_rate_mde: the same for the pass-rate test, from the items' pass/fail changes.
+        spread: the standard deviation (over n) of the paired score differences: what
+            :func:`~scorecore.evals.items_needed` plans the next comparison from.
         uninformative: no significant change, but neither test could have detected a change
             of the comparison's ``effect`` (both MDEs above it): "no regression" here says
             little.
@@ -151,6 +153,7 @@ class ScorerComparison:
     mde: float | None = None
     pass_rate_mde: float | None = None
     uninformative: bool = False
+    spread: float | None = None
 
     @property
     def pass_rate_delta(self) -> float | None:
@@ -325,4 +328,5 @@ def _scorer_json(s: ScorerComparison) -> dict[str, Any]:
         "enoughPairs": s.enough_pairs,
         "definitionChanged": s.definition_changed,
         "mde": s.mde, "passRateMde": s.pass_rate_mde, "uninformative": s.uninformative,
+        "spread": s.spread,
     }

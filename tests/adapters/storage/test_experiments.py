@@ -73,7 +73,8 @@ def test_a_batch_is_recorded_once_with_its_items_and_its_end(ledger: tuple[str, 
     assert exp.scorers[0].judges[0]["model"] == "m"
     assert (exp.git_commit, exp.git_dirty, exp.command) == ("abc", True, ("scorecore", "eval"))
     assert (exp.verdict, dict(exp.means)) == ("passed", {"exact": 0.75})
-    assert exp.started_at is not None and exp.finished_at is not None
+    assert exp.started_at is not None
+    assert exp.finished_at is not None
     assert exp.finished_at > exp.started_at
     assert items == {"q1": "d1", "q2": "d2"}
     assert missing is None

@@ -35,8 +35,8 @@ def test_compare_pairs_only_the_items_whose_content_is_the_same() -> None:
     """A changed item's big drop is not compared; the change is listed and said."""
     base_items = {f"i{k}": "x" for k in range(12)} | {"moved": "old", "gone": "g"}
     new_items = {f"i{k}": "x" for k in range(12)} | {"moved": "new", "fresh": "f"}
-    base = rows("a", {k: 0.9 for k in base_items})
-    new = rows("b", {k: 0.9 for k in new_items} | {"moved": 0.0})
+    base = rows("a", dict.fromkeys(base_items, 0.9))
+    new = rows("b", dict.fromkeys(new_items, 0.9) | {"moved": 0.0})
     result = compare(base, new, base_items=base_items, new_items=new_items)
     assert result.datasets_differ
     assert result.items is not None
@@ -44,12 +44,14 @@ def test_compare_pairs_only_the_items_whose_content_is_the_same() -> None:
         ("moved",), ("gone",), ("fresh",))
     assert result.scorers[0].paired == 12
     assert result.scorers[0].mean_delta == 0.0
-    assert result.base_batch == "a" and result.new_batch == "b"
+    assert result.base_batch == "a"
+    assert result.new_batch == "b"
     assert result.to_json()["items"] == {"same": 12, "changed": ["moved"],
                                          "removed": ["gone"], "added": ["fresh"]}
     # Without the digests, items pair by id, and the changed item's drop counts.
     plain = compare(base, new)
-    assert plain.items is None and not plain.datasets_differ
+    assert plain.items is None
+    assert not plain.datasets_differ
     assert plain.scorers[0].paired == 13
 
 

@@ -78,7 +78,8 @@ def test_compare_reports_each_scorers_mde_and_marks_an_uninformative_pass() -> N
     assert noisy.to_json()["scorers"][0]["mde"] == s.mde
     base = [0.5 + 0.01 * ((i % 3) - 1) for i in range(400)]
     sure = compare(rows("a", base), rows("b", [x + 0.001 for x in base]))
-    assert sure.scorers[0].mde is not None and sure.scorers[0].mde < 0.02
+    assert sure.scorers[0].mde is not None
+    assert sure.scorers[0].mde < 0.02
     assert not sure.scorers[0].uninformative
     assert sure.uninformative == ()
 
@@ -88,7 +89,7 @@ def test_effect_sets_what_a_pass_must_have_been_able_to_see() -> None:
     base, new = rows("a", [0.7] * 12), rows("b", [0.6, 0.8] * 6)
     assert compare(base, new, effect=0.1).uninformative == ()
     assert compare(base, new, effect=0.02).uninformative == ("s",)
-    with pytest.raises(ValueError, match="effect must be a finite number >= 0, got -0.1"):
+    with pytest.raises(ValueError, match=r"effect must be a finite number >= 0, got -0\.1"):
         compare(base, new, effect=-0.1)
 
 
