@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, TextIO
 
 from scorecore.evals import Comparison, ScoreRow, Threshold, items_needed
@@ -20,7 +20,7 @@ from scorecore_adapters.cli._common import (
     read_batch,
 )
 from scorecore_adapters.cli._eval import parse_threshold
-from scorecore_adapters.cli._experiments import auto_baseline, ledger_items
+from scorecore_adapters.cli._experiments import auto_baseline, ledger_dataset, ledger_items
 from scorecore_adapters.report._text import number, percent
 
 _HEADERS = ("scorer", "pairs", "base", "new", "delta", "interval", "MDE", "pass rate",
@@ -81,10 +81,8 @@ def print_comparison(result: Comparison, out: TextIO) -> None:
     if result.items is not None and result.items.differ:
         print(f"datasets differ: {result.items.describe()} (only items with the same "
               f"content are compared)", file=out)
-        for name, ids in (("changed", result.items.changed), ("removed", result.items.removed),
-                          ("added", result.items.added)):
-            if ids:
-                print(f"  {name}: {_ids(ids)}", file=out)
+        if result.items.changed:  # added and removed items are listed below, unpaired
+            print(f"  changed, not compared: {_ids(result.items.changed)}", file=out)
     if result.scorers_differ:
         print(f"scorers differ: {result.scorer_differences()}", file=out)
     if result.only_in_base:
@@ -113,6 +111,18 @@ def _blind(s: ScorerComparison, result: Comparison) -> str:
         needed = items_needed(s.spread, result.effect, alpha=1 - s.confidence)
         text += f" (about {needed} paired items would detect it)"
     return text
+
+
+def versions_line(base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str:
+    """``dataset versions differ: …`` when the ledger knows both batches' data and it differs
+    (``""`` otherwise)."""
+    if base is None or new is None or base.get("version") == new.get("version"):
+        return ""
+    shown = [f"{d.get('name') or d.get('file') or '?'}@{str(d.get('version') or '?')[:12]}"
+             for d in (base, new)]
+    same_cases = base.get("cases") is not None and base.get("cases") == new.get("cases")
+    what = "; the same cases, other recorded outputs" if same_cases else ""
+    return f"dataset versions differ: {shown[0]} -> {shown[1]}{what}"
 
 
 def thresholds_of(texts: Sequence[str]) -> dict[str, Threshold]:
@@ -175,9 +185,14 @@ def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"--threshold for scorer(s) not in both batches: {', '.join(unknown)}; "
                          f"scorers in both: {', '.join(common) or 'none'}")
     code = EXIT_CODES[result.verdict]
+    datasets = [ledger_dataset(args.store, b) for b in (args.base, args.new)]
     if args.json:
-        print_json({**result.to_json(), "exitCode": code}, out)
+        print_json({**result.to_json(), "baseDataset": datasets[0], "newDataset": datasets[1],
+                    "exitCode": code}, out)
         return code
     print_comparison(result, out)
+    line = versions_line(*datasets)
+    if line:
+        print(line, file=out)
     print(verdict_line(result), file=out)
     return code

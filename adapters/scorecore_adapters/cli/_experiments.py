@@ -71,7 +71,7 @@ def scrub_command(argv: Iterable[str]) -> tuple[str, ...]:
     out = ["scorecore"]
     secret_next = False
     for arg in argv:
-        flag, equals, value = arg.partition("=")
+        flag, equals, _value = arg.partition("=")
         named = arg.startswith("--") and _secret_flag(flag)
         if secret_next or (named and equals):
             out.append(f"{flag}={REDACTED}" if named and equals else REDACTED)
@@ -106,25 +106,37 @@ def _records(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
             index += 1
 
 
-def file_items(path: Path) -> dict[str, str]:
-    """Each item of a JSONL dataset file by id, with its content digest."""
-    items: dict[str, str] = {}
+OUTPUT_KEYS: Final = frozenset({"output"})
+"""What a data line holds of the system under test, not of the case: left out of the digest
+that pairs items, so two batches of a file whose answers changed are compared item by item."""
+
+
+def file_items(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Each item of a JSONL dataset file by id, with the content digest of the whole line (the
+    data's version) and of its case (the line without its output: what pairs items)."""
+    whole: dict[str, str] = {}
+    cases: dict[str, str] = {}
     for index, record in _records(path):
         raw = record.get("id")
         if isinstance(raw, int) and not isinstance(raw, bool):
             raw = str(raw)
         key = raw if isinstance(raw, str) and raw else f"#{index}"
-        try:
-            items.setdefault(key, item_digest(record))
-        except (TypeError, ValueError):  # not JSON-expressible: the eval refuses it too
+        if key in whole:  # a repeated id: the eval refuses the later line
             continue
-    return items
+        try:
+            whole[key] = item_digest(record)
+            cases[key] = item_digest({k: v for k, v in record.items() if k not in OUTPUT_KEYS})
+        except (TypeError, ValueError):  # not JSON-expressible: the eval refuses it too
+            whole.pop(key, None)
+    return whole, cases
 
 
-def dataset_of(path: Path, shown: str, items: Mapping[str, str]) -> dict[str, Any]:
-    """The ledger's dataset record of a ``--data`` file: no name, its content version."""
-    return {"name": None, "version": version_digest(items), "number": None, "sample": None,
-            "file": shown, "items": len(items)}
+def dataset_of(shown: str, whole: Mapping[str, str],
+               cases: Mapping[str, str]) -> dict[str, Any]:
+    """The ledger's dataset record of a ``--data`` file: no name, the content version of its
+    lines, and that of its cases (``--baseline auto`` and ``plan`` match batches on it)."""
+    return {"name": None, "version": version_digest(whole), "cases": version_digest(cases),
+            "number": None, "sample": None, "file": shown, "items": len(whole)}
 
 
 def _judges(scorer: object) -> tuple[dict[str, Any], ...]:
@@ -174,9 +186,11 @@ async def record_start(
     content; ``eval-traces`` the trace file it read."""
     if not keeps_ledger(args.store):
         return
-    items = file_items(data) if getattr(args, "data", None) is not None else {}
-    dataset = (dataset_of(data, shown, items) if getattr(args, "data", None) is not None
-               else {"name": None, "version": None, "file": shown})
+    items: dict[str, str] = {}
+    dataset: dict[str, Any] = {"name": None, "version": None, "file": shown}
+    if getattr(args, "data", None) is not None:  # eval-traces reads a trace file instead
+        whole, items = file_items(data)
+        dataset = dataset_of(shown, whole, items)
     commit, dirty = git_state(Path.cwd())
     experiment = Experiment(
         batch_id=batch_id, dataset=dataset, scorers=scorer_records(scorers),
@@ -226,6 +240,19 @@ def ledger_items(url: str, batch_id: str) -> dict[str, str]:
         raise UsageError(str(exc)) from None
 
 
+def ledger_dataset(url: str, batch_id: str) -> dict[str, Any] | None:
+    """The dataset record of ``batch_id`` (``None`` when the ledger does not know it)."""
+    async def go() -> Experiment | None:
+        async with ExperimentStore(url, read_only=True) as ledger:
+            return await ledger.experiment(batch_id)
+
+    try:
+        found = anyio.run(go)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    return None if found is None else dict(found.dataset)
+
+
 def auto_baseline(url: str, batch_id: str) -> str:
     """``--baseline auto``: the latest passing batch before ``batch_id`` that ran on the same
     dataset version with the same scorer fingerprints; a usage error saying why when none."""
@@ -236,12 +263,12 @@ def auto_baseline(url: str, batch_id: str) -> str:
                          f"ledger of {StoreUrl.for_store(url).shown} (batches run with "
                          f"`scorecore eval --store` are recorded); name a baseline batch")
     earlier = every[:every.index(mine)]
-    same_data = [e for e in earlier if e.dataset_version == mine.dataset_version]
+    same_data = [e for e in earlier if e.cases_version == mine.cases_version]
     same_scorers = [e for e in same_data if e.fingerprints == mine.fingerprints]
     passing = [e for e in same_scorers if e.verdict == "passed"]
     if passing:
         return passing[-1].batch_id
-    version = (mine.dataset_version or "?")[:12]
+    version = (mine.cases_version or "?")[:12]
     raise UsageError(
         f"--baseline auto: no passing batch before {batch_id!r} on the same dataset version "
         f"({version}) with the same scorer fingerprints ({len(same_data)} earlier batch(es) on "

@@ -43,13 +43,13 @@ def _rate(text: str) -> float:
     return value
 
 
-def _positive(text: str) -> float:
+def _effect(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+        raise UsageError(f"--effect: expected a number > 0 in score units, got {text!r}")
     return value
 
 
@@ -57,7 +57,8 @@ def plan_arguments(command: argparse.ArgumentParser) -> None:
     """``plan``'s flags."""
     command.add_argument("--dataset", required=True, metavar="NAME",
                          help="the dataset (its name, or the --data file as given to eval)")
-    command.add_argument("--effect", required=True, type=_positive, metavar="E",
+    # Checked by the handler: the command table's check runs every required flag with "x".
+    command.add_argument("--effect", required=True, metavar="E",
                          help="the mean drop the comparison must catch, in score units")
     command.add_argument("--baseline", metavar="BATCH",
                          help="the batch to plan from (default: the dataset's latest passing "
@@ -88,7 +89,7 @@ def _baseline(args: argparse.Namespace, batches: list[Experiment]) -> Experiment
 def _partner(baseline: Experiment, batches: list[Experiment]) -> Experiment | None:
     """The batch before the baseline on the same data with the same scorers."""
     earlier = batches[:batches.index(baseline)]
-    same = [e for e in earlier if e.dataset_version == baseline.dataset_version
+    same = [e for e in earlier if e.cases_version == baseline.cases_version
             and e.fingerprints == baseline.fingerprints]
     return same[-1] if same else None
 
@@ -97,6 +98,7 @@ def plan_command(args: argparse.Namespace, out: TextIO) -> int:
     """Print, per scorer of the baseline, the items a comparison needs."""
     if not args.tolerance >= 0 or not math.isfinite(args.tolerance):
         raise UsageError(f"--tolerance must be a finite number >= 0, got {args.tolerance}")
+    args.effect = _effect(args.effect)
     if args.effect <= args.tolerance:
         raise UsageError(f"--effect {args.effect:g} must be above --tolerance "
                          f"{args.tolerance:g}: drops up to the tolerance are ignored")

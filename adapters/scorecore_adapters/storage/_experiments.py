@@ -72,7 +72,8 @@ class Experiment:
     Attributes:
         batch_id: the batch.
         dataset: what it ran on: ``name`` (``None`` for a file), ``version`` (the content
-            digest of its items), and where known ``number``, ``sample``, ``file``.
+            digest of its items), and where known ``cases`` (the digest of the items without
+            their outputs), ``number``, ``sample``, ``file``, ``items``.
         scorers: its scorers, by id.
         target: the target's fingerprint, when a target produced the outputs.
         git_commit: the project's commit when it ran inside a git checkout.
@@ -110,6 +111,14 @@ class Experiment:
         """The content digest of the items it ran on."""
         version = self.dataset.get("version")
         return version if isinstance(version, str) else None
+
+    @property
+    def cases_version(self) -> str | None:
+        """The content digest of the cases it ran on (its items without their outputs): the
+        same for two runs of the same cases whose recorded answers differ. The dataset
+        version when the record has no separate one."""
+        cases = self.dataset.get("cases")
+        return cases if isinstance(cases, str) else self.dataset_version
 
     @property
     def fingerprints(self) -> dict[str, str | None]:

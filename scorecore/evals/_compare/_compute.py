@@ -310,9 +310,11 @@ def compare(
     items = None
     if base_items is not None and new_items is not None:
         items = match_items(base_items, new_items)
-        same = frozenset(items.same)
-        base_rows = [r for r in base_rows if row_item_id(r) in same]
-        new_rows = [r for r in new_rows if row_item_id(r) in same]
+        # A changed item is another item under the same id: its rows are left unpaired (the
+        # rows of added and removed items have no partner anyway, and stay listed).
+        changed_items = frozenset(items.changed)
+        base_rows = [r for r in base_rows if row_item_id(r) not in changed_items]
+        new_rows = [r for r in new_rows if row_item_id(r) not in changed_items]
     base_index = rows_by_item(base_rows)
     new_index = rows_by_item(new_rows)
     common = sorted(base_index.keys() & new_index.keys())

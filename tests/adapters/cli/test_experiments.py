@@ -36,8 +36,9 @@ def run(*argv: str) -> tuple[int, str, str]:
 def data(path: Path, n: int, *, changed: set[int] = frozenset(), extra: int = 0) -> Path:  # type: ignore[assignment]
     lines = []
     for i in range(n + extra):
-        text = "x" * (i % 10) + ("!" if i in changed else "")
-        lines.append(json.dumps({"id": f"q{i}", "input": f"question {i}", "output": text}))
+        text = "x" * (i % 10)
+        question = f"question {i}" + (" (reworded)" if i in changed else "")
+        lines.append(json.dumps({"id": f"q{i}", "input": question, "output": text}))
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -74,12 +75,14 @@ def test_eval_records_what_ran_on_what_and_how_it_ended(work: Path) -> None:
     assert first["batchId"] == "b1"
     dataset = first["dataset"]
     assert isinstance(dataset, dict)
-    assert dataset["name"] is None and dataset["items"] == 20
+    assert dataset["name"] is None
+    assert dataset["items"] == 20
     assert dataset["file"] == str(items)
     assert dataset["version"] == second["dataset"]["version"]  # type: ignore[index]
     assert len(str(dataset["version"])) == 64
     (scorer,) = first["scorers"]  # type: ignore[misc]
-    assert scorer["id"] == "length" and len(scorer["fingerprint"]) == 64
+    assert scorer["id"] == "length"
+    assert len(scorer["fingerprint"]) == 64
     assert (first["gitCommit"], first["gitDirty"]) == (None, None)
     assert first["command"][:2] == ["scorecore", "eval"]  # type: ignore[index]
     assert (first["verdict"], second["verdict"]) == ("passed", "failed")
@@ -98,8 +101,8 @@ def test_another_file_content_is_another_version(work: Path) -> None:
 def test_the_commit_and_a_dirty_tree_are_recorded_inside_git(work: Path) -> None:
     """Inside a git checkout: its HEAD, and whether tracked files changed since."""
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True,
-                              text=True).stdout.strip()
+        return subprocess.run(["git", *args], cwd=work, check=True,  # noqa: S603, S607 - git from PATH
+                              capture_output=True, text=True).stdout.strip()
 
     git("init", "-q")
     git("add", "scorers.py")
@@ -119,7 +122,8 @@ def test_the_command_line_is_recorded_without_secrets() -> None:
     scrubbed = scrub_command(["eval", "s.py", "--api-key", "hunter2", "--store",
                               "postgresql://me:pw@db/x", "--token=abc",
                               "sk-proj-abc123def456ghi789jkl0"])
-    assert "hunter2" not in scrubbed and ":pw@" not in " ".join(scrubbed)
+    assert "hunter2" not in scrubbed
+    assert ":pw@" not in " ".join(scrubbed)
     assert "abc" not in " ".join(scrubbed).replace("abc123", "")
     assert scrubbed[:4] == ("scorecore", "eval", "s.py", "--api-key")
 
@@ -133,10 +137,27 @@ def test_experiments_lists_batches_per_dataset_version(work: Path) -> None:
     assert code == 0
     assert f"dataset {items}@" in out
     assert out.index("b1") < out.index("b2")
-    assert "0.45" in out and "passed" in out and "failed" in out
+    assert "0.45" in out
+    assert "passed" in out
+    assert "failed" in out
     code, out, _ = run("experiments", "--store", f"sqlite:{work / 's.db'}", "--dataset", "nope")
     assert (code, out.strip()) == (0, f"no recorded batches of dataset 'nope' in sqlite:"
                                        f"{work / 's.db'}")
+
+
+def test_other_outputs_of_the_same_cases_are_compared_item_by_item(work: Path) -> None:
+    """A --data file whose recorded answers changed: another version, the same cases; every
+    item is paired and the versions line says so."""
+    evaluate(work, "base", data(work / "a.jsonl", 20))
+    shorter = [json.loads(line) | {"output": ""} for line in
+               (work / "a.jsonl").read_text().splitlines()]
+    (work / "b.jsonl").write_text("\n".join(json.dumps(r) for r in shorter) + "\n")
+    evaluate(work, "new", work / "b.jsonl")
+    code, out, _ = run("compare", "base", "new", "--store", f"sqlite:{work / 's.db'}")
+    assert code == 1
+    assert "datasets differ" not in out
+    assert "the same cases, other recorded outputs" in out
+    assert "length   20" in out or "length  20" in out, out
 
 
 def test_compare_says_the_data_differ_and_compares_only_the_same_items(work: Path) -> None:
@@ -144,9 +165,11 @@ def test_compare_says_the_data_differ_and_compares_only_the_same_items(work: Pat
     evaluate(work, "base", data(work / "a.jsonl", 20))
     evaluate(work, "new", data(work / "b.jsonl", 20, changed={3, 4}, extra=1))
     code, out, _ = run("compare", "base", "new", "--store", f"sqlite:{work / 's.db'}")
+    assert code == 0
     assert "datasets differ: 2 changed, 0 removed, 1 added; 18 compared" in out, out
-    assert "changed: q3, q4" in out and "added: q20" in out
-    code, out, _ = run("compare", "base", "new", "--store", f"sqlite:{work / 's.db'}",
+    assert "changed, not compared: q3, q4" in out
+    assert "items only in new: q20" in out
+    _code, out, _ = run("compare", "base", "new", "--store", f"sqlite:{work / 's.db'}",
                        "--json")
     result = json.loads(out)
     assert result["datasetsDiffer"] is True
@@ -163,13 +186,15 @@ def test_compare_prints_the_mde_and_an_uninformative_pass(
     evaluate(work, "new", items)
     code, out, _ = run("compare", "base", "new", "--store", f"sqlite:{work / 's.db'}",
                        "--min-paired", "5")
+    assert code == 0
     assert "MDE" in out
     assert "length: no significant change, but uninformative: its MDE" in out, out
     assert "paired items would detect it" in out
-    code, out, _ = run("compare", "base", "new", "--store", f"sqlite:{work / 's.db'}",
+    _code, out, _ = run("compare", "base", "new", "--store", f"sqlite:{work / 's.db'}",
                        "--min-paired", "5", "--json")
     scorer = json.loads(out)["scorers"][0]
-    assert scorer["mde"] > 0.02 and scorer["uninformative"] is True
+    assert scorer["mde"] > 0.02
+    assert scorer["uninformative"] is True
 
 
 def test_baseline_auto_picks_the_latest_passing_batch_of_the_same_data(work: Path) -> None:
@@ -189,7 +214,8 @@ def test_baseline_auto_picks_the_latest_passing_batch_of_the_same_data(work: Pat
     assert "no passing batch before 'other-data' on the same dataset version" in err
     code, _, err = run("compare", "a", "b", "--baseline", "auto", "--store",
                        f"sqlite:{work / 's.db'}")
-    assert code == 2 and "give the baseline once" in err
+    assert code == 2
+    assert "give the baseline once" in err
     code, out, err = run("report", "new", "--baseline", "auto", "--store",
                          f"sqlite:{work / 's.db'}", "-o", str(work / "r.html"))
     assert code == 0, err
@@ -208,7 +234,8 @@ def test_plan_from_a_pair_of_batches_and_from_one(
                          "--json")
     assert code == 0, err
     single = json.loads(out)
-    assert single["partner"] is None and "assumed" in single["source"]
+    assert single["partner"] is None
+    assert "assumed" in single["source"]
     (one,) = single["scorers"]
     assert one["spread"] == pytest.approx(math.sqrt(2) * statistics.pstdev(
         [(i % 10) / 10 for i in range(30)]))
@@ -230,8 +257,11 @@ def test_plan_from_a_pair_of_batches_and_from_one(
                                               min_paired=10)
     code, out, err = run("plan", "--dataset", str(items), "--effect", "0.1", "--store", store)
     assert code == 0, err
-    assert "items needed" in out and "the dataset has 30 items" in out
+    assert "items needed" in out
+    assert "the dataset has 30 items" in out
     code, _, err = run("plan", "--dataset", "nope", "--effect", "0.1", "--store", store)
-    assert code == 2 and "no recorded batch of dataset 'nope'" in err
+    assert code == 2
+    assert "no recorded batch of dataset 'nope'" in err
     code, _, err = run("plan", "--dataset", str(items), "--effect", "0.01", "--store", store)
-    assert code == 2 and "must be above --tolerance" in err
+    assert code == 2
+    assert "must be above --tolerance" in err

@@ -43,6 +43,7 @@ def test_compare_pairs_only_the_items_whose_content_is_the_same() -> None:
     assert (result.items.changed, result.items.removed, result.items.added) == (
         ("moved",), ("gone",), ("fresh",))
     assert result.scorers[0].paired == 12
+    assert (result.only_in_base, result.only_in_new) == (("gone",), ("fresh",))
     assert result.scorers[0].mean_delta == 0.0
     assert result.base_batch == "a"
     assert result.new_batch == "b"
