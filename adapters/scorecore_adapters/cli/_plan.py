@@ -33,24 +33,11 @@ ASSUMPTION: Final = ("one batch only: the two runs of an item assumed to score i
                      "(differences' spread = √2 × the scores'), which errs towards more items")
 
 
-def _rate(text: str) -> float:
+def _number(flag: str, text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        value = math.nan
-    if not 0 < value < 1:  # NaN too
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
-    return value
-
-
-def _effect(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < math.inf:
-        raise UsageError(f"--effect: expected a number > 0 in score units, got {text!r}")
-    return value
+        raise UsageError(f"{flag}: expected a number, got {text!r}") from None
 
 
 def plan_arguments(command: argparse.ArgumentParser) -> None:
@@ -63,9 +50,10 @@ def plan_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--baseline", metavar="BATCH",
                          help="the batch to plan from (default: the dataset's latest passing "
                               "batch)")
-    command.add_argument("--alpha", type=_rate, default=0.05,
+    # Ranges are checked where the figure is computed (items_needed names the value).
+    command.add_argument("--alpha", type=float, default=0.05,
                          help="the false-alarm rate shared by the scorers (default 0.05)")
-    command.add_argument("--power", type=_rate, default=DEFAULT_POWER,
+    command.add_argument("--power", type=float, default=DEFAULT_POWER,
                          help="the chance of catching the drop (default 0.8)")
     command.add_argument("--tolerance", type=float, default=0.02,
                          help="the comparison's tolerance (default 0.02, as compare's)")
@@ -98,8 +86,8 @@ def plan_command(args: argparse.Namespace, out: TextIO) -> int:
     """Print, per scorer of the baseline, the items a comparison needs."""
     if not args.tolerance >= 0 or not math.isfinite(args.tolerance):
         raise UsageError(f"--tolerance must be a finite number >= 0, got {args.tolerance}")
-    args.effect = _effect(args.effect)
-    if args.effect <= args.tolerance:
+    args.effect = _number("--effect", args.effect)
+    if not args.effect > args.tolerance:
         raise UsageError(f"--effect {args.effect:g} must be above --tolerance "
                          f"{args.tolerance:g}: drops up to the tolerance are ignored")
     batches = read_ledger(args.store, dataset=args.dataset)
@@ -126,9 +114,12 @@ def plan_command(args: argparse.Namespace, out: TextIO) -> int:
     have = baseline.dataset.get("items")
     plans: list[dict[str, Any]] = []
     for sid, sd in spreads.items():
-        needed = None if sd is None else items_needed(
-            sd, args.effect, alpha=level, power=args.power, tolerance=args.tolerance,
-            min_paired=DEFAULT_MIN_PAIRED)
+        try:
+            needed = None if sd is None else items_needed(
+                sd, args.effect, alpha=level, power=args.power, tolerance=args.tolerance,
+                min_paired=DEFAULT_MIN_PAIRED)
+        except ValueError as exc:  # an alpha or power outside (0, 1), an infinite effect
+            raise UsageError(f"plan: {exc}") from None
         plans.append({"scorer": sid, "spread": sd, "itemsNeeded": needed})
     if args.json:
         print_json({"dataset": args.dataset, "baseline": baseline.batch_id,

@@ -216,7 +216,7 @@ class ExperimentStore:
     """
 
     __slots__ = ("_conn", "_dialect", "_exists", "_limiter", "_now", "_read_only", "_table",
-                 "_url")
+                 "_url", "url")
 
     def __init__(self, url: str | StoreUrl, *, table: str = DEFAULT_EXPERIMENTS_TABLE,
                  now: Now = utc_now, read_only: bool = False) -> None:
@@ -225,8 +225,10 @@ class ExperimentStore:
             raise ValueError(f"the ledger needs a score store's URL, got {self._url.shown!r}")
         self._dialect: _Dialect = "postgres" if self._url.kind == "postgres" else "sqlite"
         self._table = check_table(table)
-        self._now = now
-        self._read_only = read_only
+        self.url: str = self._url.shown
+        """The store's URL, any password masked."""
+        self._now, self._read_only = now, read_only
+        # Until opened: no connection, and a ledger presumed there (a read-only open checks).
         self._conn: Any = None
         self._exists = True
         # One thread at a time on the connection: sqlite3 and psycopg connections are not
@@ -234,12 +236,7 @@ class ExperimentStore:
         self._limiter = anyio.CapacityLimiter(1)
 
     def __repr__(self) -> str:
-        return f"ExperimentStore({self._url.shown!r}, table={self._table!r})"
-
-    @property
-    def url(self) -> str:
-        """The store's URL, any password masked."""
-        return self._url.shown
+        return f"ExperimentStore({self.url!r}, table={self._table!r})"
 
     async def __aenter__(self) -> Self:
         if self._conn is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
@@ -13,6 +12,7 @@ import pytest
 
 from scorecore.evals import StoreError
 from scorecore_adapters.storage import Experiment, ExperimentScorer, ExperimentStore
+from tests.evals.persistence.test_storage import StepClock
 
 DSN = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
 
@@ -33,17 +33,6 @@ def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
         conn.execute(f'DROP TABLE IF EXISTS "{table}", "{table}_items"')
 
 
-class Ticks:
-    """A wall clock that moves a second per reading."""
-
-    def __init__(self) -> None:
-        self.at = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.at += timedelta(seconds=1)
-        return self.at
-
-
 def record(batch: str, version: str = "v1", **kw: object) -> Experiment:
     return Experiment(
         batch_id=batch, dataset={"name": "qa", "version": version, "number": 3},
@@ -58,7 +47,7 @@ def test_a_batch_is_recorded_once_with_its_items_and_its_end(ledger: tuple[str, 
     url, table = ledger
 
     async def go() -> tuple[bool, bool, list[Experiment], dict[str, str], Experiment | None]:
-        async with ExperimentStore(url, table=table, now=Ticks()) as store:
+        async with ExperimentStore(url, table=table, now=StepClock()) as store:
             first = await store.start(record("b1"), items={"q1": "d1", "q2": "d2"})
             again = await store.start(record("b1", version="other"), items={"q9": "d9"})
             await store.finish("b1", verdict="passed", means={"exact": 0.75})
@@ -85,7 +74,7 @@ def test_batches_list_oldest_first_and_filter_by_dataset(ledger: tuple[str, str]
     url, table = ledger
 
     async def go() -> tuple[list[str], list[str], list[str]]:
-        async with ExperimentStore(url, table=table, now=Ticks()) as store:
+        async with ExperimentStore(url, table=table, now=StepClock()) as store:
             await store.start(record("b1"), items={})
             await store.start(Experiment(batch_id="f1", dataset={
                 "name": None, "version": "x", "file": "data/items.jsonl"}), items={})
