@@ -11,10 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from scorecore.datasets._digest import item_digest
 from scorecore.evals import items_needed
 from scorecore_adapters.cli import main
-from scorecore_adapters.cli._experiments import scrub_command
+from scorecore_adapters.cli._experiments import line_digests, scrub_command
 
 SCORERS = '''
 import os
@@ -265,3 +268,18 @@ def test_plan_from_a_pair_of_batches_and_from_one(
     code, _, err = run("plan", "--dataset", str(items), "--effect", "0.01", "--store", store)
     assert code == 2
     assert "must be above --tolerance" in err
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(), lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
+
+
+@given(st.dictionaries(st.sampled_from(["id", "input", "output", "é", "a\"b", "Output", ""])
+                       | st.text(max_size=4), json_values, max_size=6))
+def test_a_lines_digests_are_the_datasets_item_digests(record: dict[str, object]) -> None:
+    """The whole line's digest is item_digest of it; the case's, of it without its output."""
+    whole, case = line_digests(record)
+    assert whole == item_digest(record)
+    assert case == item_digest({k: v for k, v in record.items() if k != "output"})

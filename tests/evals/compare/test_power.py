@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from scorecore.evals import ScoreRow, compare, items_needed, minimum_detectable_effect
 from scorecore.evals._compare._power import pass_rate_mde
-from tests.evals.compare.simulation import gate_rate, pilot_spread
+from tests.evals.compare.simulation import gate_rates, pilot_spread
 
 finite = st.floats(-1, 1, allow_nan=False)
 
@@ -111,10 +111,12 @@ def test_a_regression_is_never_uninformative() -> None:
 
 def test_at_the_planned_items_the_gate_fires_about_four_times_in_five() -> None:
     """Plan from a pilot null comparison's spread, then plant a drop of the planned effect:
-    the gate fires in about 80 % of 150 simulated comparisons (binomial sd 3.3 points)."""
+    the mean test fires in about 80 % of 150 simulated comparisons (binomial sd 3.3 points),
+    and the gate, which also has the pass-rate test, at least as often."""
     effect, tolerance = 0.06, 0.02
     sd = pilot_spread(items=400, seed=7, clip=False)
     n = items_needed(sd, effect, tolerance=tolerance)
-    rate = gate_rate(runs=150, items=n, shift=effect, seed=11, tolerance=tolerance,
-                     resamples=200, clip=False)
-    assert 0.68 <= rate <= 0.92, (n, rate)
+    gate, mean = gate_rates(runs=150, items=n, shift=effect, seed=11, tolerance=tolerance,
+                            resamples=200, clip=False)
+    assert 0.7 <= mean <= 0.9, (n, mean)
+    assert gate >= mean
