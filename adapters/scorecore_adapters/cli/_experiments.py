@@ -186,16 +186,20 @@ def keeps_ledger(url: str) -> bool:
 
 async def record_start(
     args: argparse.Namespace, *, scorers: Iterable[object], target: object, batch_id: str,
-    data: Path, shown: str,
+    data: Path, shown: str, stored: tuple[Mapping[str, Any], Mapping[str, str]] | None = None,
 ) -> None:
     """Record a batch about to run in the ledger of ``--store`` (a resumed batch keeps its
     first record; a store in memory keeps none). ``eval`` records its data file's items by
-    content; ``eval-traces`` the trace file it read."""
+    content; ``eval-traces`` the trace file it read; a batch run on a stored dataset version
+    passes ``stored``: the version's record (name, version, number, sample) and its items'
+    digests, which are then recorded as they are."""
     if not keeps_ledger(args.store):
         return
     items: dict[str, str] = {}
     dataset: dict[str, Any] = {"name": None, "version": None, "file": shown}
-    if getattr(args, "data", None) is not None:  # eval-traces reads a trace file instead
+    if stored is not None:
+        dataset, items = dict(stored[0]), dict(stored[1])
+    elif getattr(args, "data", None) is not None:  # eval-traces reads a trace file instead
         whole, items = file_items(data)
         dataset = dataset_of(shown, whole, items)
     commit, dirty = git_state(Path.cwd())

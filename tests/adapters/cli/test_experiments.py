@@ -3,6 +3,7 @@ the data it compares and its power, --baseline auto, plan."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import math
@@ -10,6 +11,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,7 +19,8 @@ from hypothesis import strategies as st
 from scorecore.datasets._digest import item_digest
 from scorecore.evals import items_needed
 from scorecore_adapters.cli import main
-from scorecore_adapters.cli._experiments import line_digests, scrub_command
+from scorecore_adapters.cli._experiments import line_digests, record_start, scrub_command
+from scorecore_adapters.storage import Experiment, ExperimentStore
 
 SCORERS = '''
 import os
@@ -283,3 +286,23 @@ def test_a_lines_digests_are_the_datasets_item_digests(record: dict[str, object]
     whole, case = line_digests(record)
     assert whole == item_digest(record)
     assert case == item_digest({k: v for k, v in record.items() if k != "output"})
+
+
+def test_a_stored_dataset_version_is_recorded_as_given(work: Path) -> None:
+    """A batch on a stored version records the version's own record and item digests."""
+    async def go() -> list[dict[str, object]]:
+        args = argparse.Namespace(store=f"sqlite:{work / 's.db'}", command_line=["eval"])
+        await record_start(args, scorers=[], target=None, batch_id="b1", data=work,
+                           shown="qa@v2", stored=({"name": "qa", "version": "abc", "number": 2,
+                                                   "sample": {"n": 5, "seed": 1}},
+                                                  {"q1": "d1"}))
+        return [e.to_json() for e in (await _read(work))]
+
+    async def _read(work: Path) -> list[Experiment]:
+        async with ExperimentStore(f"sqlite:{work / 's.db'}") as ledger:
+            assert await ledger.item_digests("b1") == {"q1": "d1"}
+            return await ledger.experiments(dataset="qa")
+
+    (found,) = anyio.run(go)
+    assert found["dataset"] == {"name": "qa", "version": "abc", "number": 2,
+                                "sample": {"n": 5, "seed": 1}}
