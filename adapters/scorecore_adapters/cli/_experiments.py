@@ -18,7 +18,7 @@ from typing import Any, Final, TextIO
 import anyio
 
 from scorecore import redact_secrets
-from scorecore.datasets._digest import item_digest, version_digest
+from scorecore.datasets import item_digest, version_digest
 from scorecore.evals import EvalReport, StoreError
 from scorecore.judge.economics import function_identity
 from scorecore_adapters.cli._common import (

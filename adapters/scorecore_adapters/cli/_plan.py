@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 from typing import Any, Final, TextIO
 
 from scorecore.evals import compare, items_needed
-from scorecore.evals._compare._power import DEFAULT_POWER, spread
-from scorecore.evals._compare._values import DEFAULT_MIN_PAIRED
 from scorecore_adapters.cli._common import (
     DEFAULT_STORE,
     EXIT_PASSED,
@@ -53,7 +52,7 @@ def plan_arguments(command: argparse.ArgumentParser) -> None:
     # Ranges are checked where the figure is computed (items_needed names the value).
     command.add_argument("--alpha", type=float, default=0.05,
                          help="the false-alarm rate shared by the scorers (default 0.05)")
-    command.add_argument("--power", type=float, default=DEFAULT_POWER,
+    command.add_argument("--power", type=float, default=0.8,  # the MDE's power in compare
                          help="the chance of catching the drop (default 0.8)")
     command.add_argument("--tolerance", type=float, default=0.02,
                          help="the comparison's tolerance (default 0.02, as compare's)")
@@ -107,7 +106,8 @@ def plan_command(args: argparse.Namespace, out: TextIO) -> int:
         for row in rows:
             if row.status == "scored" and row.score is not None:
                 scores.setdefault(row.scorer_id, []).append(row.score)
-        spreads = {sid: math.sqrt(2) * spread(v) if len(v) >= 2 else None
+        # pstdev: the spread over n, as compare's figures take it (the bootstrap's plug-in)
+        spreads = {sid: math.sqrt(2) * statistics.pstdev(v) if len(v) >= 2 else None
                    for sid, v in sorted(scores.items())}
         source = ASSUMPTION
     level = args.alpha / max(1, len(spreads))  # compare's Bonferroni share per scorer
@@ -116,8 +116,7 @@ def plan_command(args: argparse.Namespace, out: TextIO) -> int:
     for sid, sd in spreads.items():
         try:
             needed = None if sd is None else items_needed(
-                sd, args.effect, alpha=level, power=args.power, tolerance=args.tolerance,
-                min_paired=DEFAULT_MIN_PAIRED)
+                sd, args.effect, alpha=level, power=args.power, tolerance=args.tolerance)
         except ValueError as exc:  # an alpha or power outside (0, 1), an infinite effect
             raise UsageError(f"plan: {exc}") from None
         plans.append({"scorer": sid, "spread": sd, "itemsNeeded": needed})

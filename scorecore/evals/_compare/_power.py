@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Final
 
+from scorecore.evals._compare._values import DEFAULT_MIN_PAIRED
 from scorecore.evals._stats._sums import mean_of
 from scorecore.validators import is_int, is_number
 
@@ -112,11 +113,11 @@ def pass_rate_mde(
 
 def items_needed(
     sd: float, effect: float, *, alpha: float = 0.05, power: float = DEFAULT_POWER,
-    tolerance: float = 0.0, min_paired: int = 1,
+    tolerance: float = 0.0, min_paired: int = DEFAULT_MIN_PAIRED,
 ) -> int:
     """How many paired items ``compare``'s gate needs to catch a true drop of ``effect`` with
     probability ``power``: ``⌈((z(1 - alpha/2) + z(power)) · sd / (effect - tolerance))²⌉``,
-    at least ``min_paired``.
+    at least ``min_paired`` (``compare``'s fewest pairs for a verdict, 10 by default).
 
     ``sd`` is the spread of the paired differences the comparison will see (a baseline
     comparison's, or an assumption); ``alpha`` one scorer's level, as in

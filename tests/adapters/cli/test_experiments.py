@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.datasets._digest import item_digest
+from scorecore.datasets import item_digest
 from scorecore.evals import items_needed
 from scorecore_adapters.cli import main
 from scorecore_adapters.cli._experiments import line_digests, record_start, scrub_command

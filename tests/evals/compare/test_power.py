@@ -45,7 +45,7 @@ def test_items_needed_is_the_fewest_whose_detectable_drop_reaches_the_effect(
         sd: float, extra: float, tolerance: float) -> None:
     """At the n planned, tolerance + MDE <= effect; one item fewer, it is above."""
     effect = tolerance + extra
-    n = items_needed(sd, effect, tolerance=tolerance)
+    n = items_needed(sd, effect, tolerance=tolerance, min_paired=1)
     margin = (2.8015852 * sd)
 
     def drop(k: int) -> float:
@@ -63,7 +63,8 @@ def test_items_needed_refuses_an_effect_within_the_tolerance() -> None:
         items_needed(-1, 0.05)
     with pytest.raises(ValueError, match="power must be in"):
         items_needed(0.2, 0.05, power=1.0)
-    assert items_needed(0.0, 0.05, min_paired=10) == 10
+    assert items_needed(0.0, 0.05) == 10  # compare's fewest pairs for a verdict
+    assert items_needed(0.0, 0.05, min_paired=1) == 1
 
 
 def test_compare_reports_each_scorers_mde_and_marks_an_uninformative_pass() -> None:
