@@ -7,9 +7,12 @@ import argparse
 import io
 import json
 import math
+import os
 import statistics
 import subprocess
+import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -306,3 +309,23 @@ def test_a_stored_dataset_version_is_recorded_as_given(work: Path) -> None:
     (found,) = anyio.run(go)
     assert found["dataset"] == {"name": "qa", "version": "abc", "number": 2,
                                 "sample": {"n": 5, "seed": 1}}
+
+
+def test_a_postgres_batch_is_recorded_without_the_stores_password(work: Path) -> None:
+    """On PostgreSQL too; the --store URL's password is not in the recorded command line."""
+    dsn = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
+    if dsn is None:
+        pytest.skip("SCORECORE_TEST_POSTGRES_DSN unset (start one with .ci/postgres.sh)")
+    password = urlsplit(dsn).password
+    assert password
+    batch = f"ledger-{uuid.uuid4().hex[:8]}"
+    code, out, err = run("eval", str(work / "scorers.py"), "--data",
+                         str(data(work / "items.jsonl", 12)), "--store", dsn, "--batch-id", batch)
+    assert code == 0, err
+    code, out, err = run("experiments", "--store", dsn, "--json")
+    (found,) = [e for e in json.loads(out)["experiments"] if e["batchId"] == batch]
+    assert found["verdict"] == "passed"
+    command = " ".join(found["command"])
+    assert "--store" in command
+    assert f":{password}@" not in command
+    assert ":[REDACTED]@" in command
