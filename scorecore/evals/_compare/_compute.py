@@ -39,11 +39,7 @@ import attrs
 
 from scorecore._core._reprs import short_repr
 from scorecore.evals._compare._items import match_items
-from scorecore.evals._compare._power import (
-    minimum_detectable_effect,
-    pass_rate_mde,
-    spread,
-)
+from scorecore.evals._compare._power import power_fields, uninformative
 from scorecore.evals._compare._values import (
     DEFAULT_MIN_PAIRED,
     DEFAULT_PASS_MIN,
@@ -121,7 +117,6 @@ class _Settings:
     resamples: int
     most_regressed: int
     min_paired: int
-    effect: float
 
 
 def _loss_order(item: ItemDelta) -> tuple[int, float, str]:
@@ -181,14 +176,6 @@ def _compare_scorer(
     )
     base_scores = [p.base_score for p in scored if p.base_score is not None]
     new_scores = [p.new_score for p in scored if p.new_score is not None]
-    # The power of each test, from the differences it tests (scores; pass/fail as -1/0/1).
-    mde = minimum_detectable_effect(deltas, alpha=settings.alpha)
-    pass_mde = pass_rate_mde(
-        [int(n) - int(b) for b, n in zip(base_pass, new_pass, strict=True)],
-        alpha=settings.alpha)
-    regression = (ci is not None and ci[1] < -tol) or pass_drop
-    improvement = (ci is not None and ci[0] > tol) or pass_rise
-    blind = all(m is None or m > settings.effect for m in (mde, pass_mde))
     return ScorerComparison(
         scorer_id=scorer_id,
         paired=len(pairs),
@@ -210,13 +197,10 @@ def _compare_scorer(
         unchanged=sum(1 for d in deltas if d == 0),
         status_changes=dict(sorted(changes.items())),
         most_regressed=tuple(losers[: settings.most_regressed]),
-        significant_regression=regression,
-        significant_improvement=improvement,
+        significant_regression=(ci is not None and ci[1] < -tol) or pass_drop,
+        significant_improvement=(ci is not None and ci[0] > tol) or pass_rise,
         enough_pairs=enough,
-        mde=mde,
-        pass_rate_mde=pass_mde,
-        uninformative=enough and not regression and not improvement and blind,
-        spread=spread(deltas) if len(deltas) >= 2 else None,
+        **power_fields(deltas, base_pass, new_pass, alpha=settings.alpha),
     )
 
 
@@ -320,8 +304,7 @@ def compare(
     common = sorted(base_index.keys() & new_index.keys())
     settings = _Settings(tolerance=tolerance, alpha=alpha / max(1, len(common)), seed=seed,
                          resamples=resamples, most_regressed=most_regressed,
-                         min_paired=min_paired,
-                         effect=tolerance if effect is None else effect)
+                         min_paired=min_paired)
     chosen = thresholds or {}
     changed = tuple(
         sid for sid in common
@@ -335,6 +318,8 @@ def compare(
         )
         for sid in common
     )
+    effect = tolerance if effect is None else effect
+    scorers = tuple(attrs.evolve(s, uninformative=uninformative(s, effect)) for s in scorers)
     base_ids = {k for rows in base_index.values() for k in rows}
     new_ids = {k for rows in new_index.values() for k in rows}
     return Comparison(
@@ -351,5 +336,5 @@ def compare(
         changed_scorers=changed,
         min_paired=min_paired,
         items=items,
-        effect=settings.effect,
+        effect=effect,
     )

@@ -28,13 +28,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from statistics import NormalDist
-from typing import Final
+from typing import Final, TypedDict
 
-from scorecore.evals._compare._values import DEFAULT_MIN_PAIRED
+from scorecore.evals._compare._values import DEFAULT_MIN_PAIRED, ScorerComparison
 from scorecore.evals._stats._sums import mean_of
 from scorecore.validators import is_int, is_number
 
-__all__ = ["items_needed", "minimum_detectable_effect"]
+__all__ = ["items_needed", "minimum_detectable_effect"]  # power_fields, uninformative: compare's
 
 DEFAULT_POWER: Final = 0.8
 """The power the figures are given at unless asked otherwise."""
@@ -109,6 +109,36 @@ def pass_rate_mde(
     margin = _margin(alpha, power)
     floor = margin**2 / (n + margin**2)
     return max(margin * spread([float(c) for c in changes]) / math.sqrt(n), floor)
+
+
+class PowerFields(TypedDict):
+    """The power figures of a :class:`ScorerComparison` (its fields of the same names)."""
+
+    mde: float | None
+    pass_rate_mde: float | None
+    spread: float | None
+
+
+def power_fields(
+    deltas: Sequence[float], base_pass: Sequence[bool], new_pass: Sequence[bool], *,
+    alpha: float,
+) -> PowerFields:
+    """A scorer comparison's power figures from its paired score differences and its items'
+    pass/fail in each batch (one scorer's level ``alpha``): ``mde``, ``pass_rate_mde`` and
+    ``spread``, the :class:`ScorerComparison` fields."""
+    return {
+        "mde": minimum_detectable_effect(deltas, alpha=alpha),
+        "pass_rate_mde": pass_rate_mde(
+            [int(n) - int(b) for b, n in zip(base_pass, new_pass, strict=True)], alpha=alpha),
+        "spread": spread(deltas) if len(deltas) >= 2 else None,
+    }
+
+
+def uninformative(scorer: ScorerComparison, effect: float) -> bool:
+    """Whether a scorer's "no significant change" could not have detected ``effect``: neither
+    its mean test's MDE nor its pass-rate test's is at most ``effect``."""
+    return scorer.verdict == "unchanged" and all(
+        m is None or m > effect for m in (scorer.mde, scorer.pass_rate_mde))
 
 
 def items_needed(
