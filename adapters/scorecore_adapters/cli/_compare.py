@@ -137,9 +137,6 @@ def compare_batches(
     """``compare`` and ``report --baseline``: the comparison their options ask for, refused
     (a usage error) when ``--require-same-scorers`` is given and the scorers differ."""
     options: dict[str, Any] = {} if args.min_paired is None else {"min_paired": args.min_paired}
-    effect = getattr(args, "effect", None)
-    if effect is not None:
-        options["effect"] = effect
     # Pair only the items whose content is the same, when the ledger knows both batches' data.
     if base and new:
         base_items = ledger_items(args.store, base[0].batch_id)
@@ -151,6 +148,9 @@ def compare_batches(
                               seed=seed, **options)
     except ValueError as exc:  # a change no float holds (scores near ±1e308), naming the rows
         raise UsageError(str(exc)) from None
+    effect = getattr(args, "effect", None)  # report has no --effect: the tolerance then
+    if effect is not None:
+        result = result.with_effect(effect)
     if args.require_same_scorers and result.scorers_differ:
         raise UsageError(
             f"the batches ran different scorers ({result.scorer_differences()}) and "

@@ -39,7 +39,7 @@ import attrs
 
 from scorecore._core._reprs import short_repr
 from scorecore.evals._compare._items import match_items
-from scorecore.evals._compare._power import power_fields, uninformative
+from scorecore.evals._compare._power import power_fields
 from scorecore.evals._compare._values import (
     DEFAULT_MIN_PAIRED,
     DEFAULT_PASS_MIN,
@@ -283,8 +283,6 @@ def compare(
         raise ValueError(f"resamples must be >= 1, got {resamples!r}")
     if not is_int(min_paired) or min_paired < 1:
         raise ValueError(f"min_paired must be an int >= 1, got {min_paired!r}")
-    if effect is not None and not (0 <= effect < math.inf):
-        raise ValueError(f"effect must be a finite number >= 0, got {effect!r}")
     if (base_items is None) != (new_items is None):
         raise ValueError("give both batches' items (base_items and new_items) or neither")
     base_rows = list(base)
@@ -318,8 +316,6 @@ def compare(
         )
         for sid in common
     )
-    effect = tolerance if effect is None else effect
-    scorers = tuple(attrs.evolve(s, uninformative=uninformative(s, effect)) for s in scorers)
     base_ids = {k for rows in base_index.values() for k in rows}
     new_ids = {k for rows in new_index.values() for k in rows}
     return Comparison(
@@ -336,5 +332,4 @@ def compare(
         changed_scorers=changed,
         min_paired=min_paired,
         items=items,
-        effect=effect,
-    )
+    ).with_effect(tolerance if effect is None else effect)

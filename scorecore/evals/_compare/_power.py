@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Final, TypedDict
 
-from scorecore.evals._compare._values import DEFAULT_MIN_PAIRED, ScorerComparison
+from scorecore.evals._compare._values import DEFAULT_MIN_PAIRED
 from scorecore.evals._stats._sums import mean_of
 from scorecore.validators import is_int, is_number
 
-__all__ = ["items_needed", "minimum_detectable_effect"]  # power_fields, uninformative: compare's
+__all__ = ["items_needed", "minimum_detectable_effect"]  # power_fields: compare's own
 
 DEFAULT_POWER: Final = 0.8
 """The power the figures are given at unless asked otherwise."""
@@ -112,7 +112,7 @@ def pass_rate_mde(
 
 
 class PowerFields(TypedDict):
-    """The power figures of a :class:`ScorerComparison` (its fields of the same names)."""
+    """The power figures of a ``ScorerComparison`` (its fields of the same names)."""
 
     mde: float | None
     pass_rate_mde: float | None
@@ -125,20 +125,13 @@ def power_fields(
 ) -> PowerFields:
     """A scorer comparison's power figures from its paired score differences and its items'
     pass/fail in each batch (one scorer's level ``alpha``): ``mde``, ``pass_rate_mde`` and
-    ``spread``, the :class:`ScorerComparison` fields."""
+    ``spread``, the ``ScorerComparison`` fields."""
     return {
         "mde": minimum_detectable_effect(deltas, alpha=alpha),
         "pass_rate_mde": pass_rate_mde(
             [int(n) - int(b) for b, n in zip(base_pass, new_pass, strict=True)], alpha=alpha),
         "spread": spread(deltas) if len(deltas) >= 2 else None,
     }
-
-
-def uninformative(scorer: ScorerComparison, effect: float) -> bool:
-    """Whether a scorer's "no significant change" could not have detected ``effect``: neither
-    its mean test's MDE nor its pass-rate test's is at most ``effect``."""
-    return scorer.verdict == "unchanged" and all(
-        m is None or m > effect for m in (scorer.mde, scorer.pass_rate_mde))
 
 
 def items_needed(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
@@ -155,6 +156,12 @@ class ScorerComparison:
     uninformative: bool = False
     spread: float | None = None
 
+    def blind_to(self, effect: float) -> bool:
+        """Whether this "no significant change" could not have detected a change of ``effect``
+        (neither test's MDE is at most ``effect``); ``False`` for any other verdict."""
+        return self.verdict == "unchanged" and all(
+            m is None or m > effect for m in (self.mde, self.pass_rate_mde))
+
     @property
     def pass_rate_delta(self) -> float | None:
         """``new_pass_rate - base_pass_rate``."""
@@ -213,6 +220,18 @@ class Comparison:
     min_paired: int = DEFAULT_MIN_PAIRED
     items: ItemMatch | None = None
     effect: float = 0.0
+
+    def with_effect(self, effect: float) -> Comparison:
+        """The comparison judged against ``effect``: each scorer's ``uninformative`` mark set
+        by :meth:`ScorerComparison.blind_to`, however its pairs were gathered.
+
+        Raises:
+            ValueError: ``effect`` is negative or not finite.
+        """
+        if not 0 <= effect < math.inf:
+            raise ValueError(f"effect must be a finite number >= 0, got {effect!r}")
+        scorers = tuple(attrs.evolve(s, uninformative=s.blind_to(effect)) for s in self.scorers)
+        return attrs.evolve(self, scorers=scorers, effect=effect)
 
     @property
     def datasets_differ(self) -> bool:

@@ -92,6 +92,10 @@ def test_effect_sets_what_a_pass_must_have_been_able_to_see() -> None:
     assert compare(base, new, effect=0.02).uninformative == ("s",)
     with pytest.raises(ValueError, match=r"effect must be a finite number >= 0, got -0\.1"):
         compare(base, new, effect=-0.1)
+    # The same judgement of a comparison made any way: with_effect re-marks its scorers.
+    again = compare(base, new, effect=0.02).with_effect(0.1)
+    assert (again.uninformative, again.effect) == ((), 0.1)
+    assert again.with_effect(0.02) == compare(base, new, effect=0.02)
 
 
 def test_the_pass_rate_mde_has_the_floor_of_its_own_discordant_pairs() -> None:
