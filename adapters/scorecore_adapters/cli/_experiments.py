@@ -132,10 +132,13 @@ def file_items(path: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 def line_digests(record: Mapping[str, Any]) -> tuple[str, str]:
     """``item_digest`` of the whole line and of its case (the line without its output)."""
+    whole = item_digest(record)
+    if OUTPUT_KEYS.isdisjoint(record):  # a line without an output is its own case
+        return whole, whole
     case = dict(record)  # a C-level copy: cheaper than filtering key by key
     for key in OUTPUT_KEYS:
         case.pop(key, None)
-    return item_digest(record), item_digest(case)
+    return whole, item_digest(case)
 
 
 def dataset_of(shown: str, whole: Mapping[str, str],
