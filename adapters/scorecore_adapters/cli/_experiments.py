@@ -194,17 +194,20 @@ async def record_start(
     """Record a batch about to run in the ledger of ``--store`` (a resumed batch keeps its
     first record; a store in memory keeps none). ``eval`` records its data file's items by
     content; ``eval-traces`` the trace file it read; a batch run on a stored dataset version
-    passes ``stored``: the version's record (name, version, number, sample) and its items'
-    digests, which are then recorded as they are."""
+    passes ``stored``: the version's record (name, version, number, sample), recorded as it
+    is, and its items' digests, recorded unless a ``--data`` file gives its cases' digests."""
     if not keeps_ledger(args.store):
         return
     items: dict[str, str] = {}
     dataset: dict[str, Any] = {"name": None, "version": None, "file": shown}
-    if stored is not None:
-        dataset, items = dict(stored[0]), dict(stored[1])
-    elif getattr(args, "data", None) is not None:  # eval-traces reads a trace file instead
+    if getattr(args, "data", None) is not None:  # eval-traces reads a trace file instead
+        # A file's items pair by their case (outputs aside) even when its version is stored.
         whole, items = file_items(data)
         dataset = dataset_of(shown, whole, items)
+        if stored is not None:
+            dataset |= dict(stored[0])
+    elif stored is not None:
+        dataset, items = dict(stored[0]), dict(stored[1])
     commit, dirty = git_state(Path.cwd())
     experiment = Experiment(
         batch_id=batch_id, dataset=dataset, scorers=scorer_records(scorers),

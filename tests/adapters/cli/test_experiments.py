@@ -329,3 +329,28 @@ def test_a_postgres_batch_is_recorded_without_the_stores_password(work: Path) ->
     assert "--store" in command
     assert f":{password}@" not in command
     assert ":[REDACTED]@" in command
+
+
+def test_a_data_file_stored_as_a_version_keeps_its_record_and_pairs_by_case(
+        work: Path) -> None:
+    """--data with its stored version: the version's record, the file's case digests."""
+    items = data(work / "items.jsonl", 3)
+
+    async def go() -> tuple[Experiment, dict[str, str]]:
+        args = argparse.Namespace(store=f"sqlite:{work / 's.db'}", data=str(items))
+        await record_start(args, scorers=[], target=None, batch_id="b1", data=items,
+                           shown=str(items), stored=({"name": None, "version": "stored-v",
+                                                      "number": None, "sample": None},
+                                                     {"q0": "whole-item-digest"}))
+        async with ExperimentStore(f"sqlite:{work / 's.db'}") as ledger:
+            found = await ledger.experiment("b1")
+            assert found is not None
+            return found, await ledger.item_digests("b1")
+
+    found, digests = anyio.run(go)
+    assert found.dataset_version == "stored-v"
+    assert found.dataset["file"] == str(items)
+    assert sorted(digests) == ["q0", "q1", "q2"]
+    line = json.loads(items.read_text().splitlines()[0])
+    del line["output"]
+    assert digests["q0"] == item_digest(line)
