@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, TextIO, TypeVar, final
 
@@ -513,3 +513,20 @@ def data_source(args: argparse.Namespace, err: TextIO, reader: Any, *,
     return DataSource(reader=made, shown=made.shown, stem=path.stem, dataset=ref,
                       record=store if callable(store) else None,
                       unrecorded=store if isinstance(store, str) else None)
+
+
+async def ledger_dataset_record(
+    dataset: DatasetRef | None, reader: Any, url: str,
+) -> tuple[dict[str, Any], Mapping[str, str]] | None:
+    """What the experiment ledger records of the version a batch runs on: its reference
+    (name, version, number, sample) and, for a stored version, the digests of the items the
+    batch runs (a sample's only); a ``--data`` file's items the ledger reads from the file."""
+    if dataset is None:
+        return None
+    if not isinstance(reader, StoredReader):
+        return dataset.to_json(), {}
+    async with DatasetStore(url, read_only=True) as store:
+        digests = await store.item_digests(reader.version)
+    chosen = reader.chosen
+    return dataset.to_json(), (digests if chosen is None else
+                               {i: d for i, d in digests.items() if i in chosen})

@@ -45,12 +45,13 @@ from scorecore_adapters.cli._common import (
     print_table,
     read_batch,
 )
-from scorecore_adapters.cli._datasets import data_source
+from scorecore_adapters.cli._datasets import data_source, ledger_dataset_record
 from scorecore_adapters.cli._economics import (
     closing_cache,
     economics_options,
     print_economics,
 )
+from scorecore_adapters.cli._experiments import record_end, record_start
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._otel import DEFAULT_TIMEOUT as DEFAULT_OTEL_TIMEOUT
@@ -403,6 +404,11 @@ async def _run_plan(
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
             if plan.record_dataset is not None:
                 await plan.record_dataset()
+            await record_start(args, scorers=plan.loaded.scorers, target=plan.target,
+                               batch_id=plan.batch_id, data=plan.data_path,
+                               shown=plan.reader.shown,
+                               stored=await ledger_dataset_record(plan.dataset, plan.reader,
+                                                                  args.store))
             verb = "resuming" if args.resume else "batch"
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
                   f"{plan.data_shown}, store {plan.store.url}", file=out, flush=True)
@@ -461,6 +467,7 @@ def run_eval(
     finally:
         if reporter is not None:
             reporter.close()
+    record_end(args, plan.batch_id, report)
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
     progress.judges.print(report.duration, out=out)

@@ -25,6 +25,7 @@ from typing import TypeAlias
 
 from scorecore_adapters.storage._common import import_psycopg, redact_url
 from scorecore_adapters.storage._datasets import DatasetLookupError, DatasetStore
+from scorecore_adapters.storage._experiments import Experiment, ExperimentScorer, ExperimentStore
 from scorecore_adapters.storage._postgres import PostgresScoreStore
 from scorecore_adapters.storage._schema import DEFAULT_TABLE
 from scorecore_adapters.storage._sqlite import SqliteScoreStore
@@ -34,6 +35,9 @@ __all__ = [
     "DEFAULT_TABLE",
     "DatasetLookupError",
     "DatasetStore",
+    "Experiment",
+    "ExperimentScorer",
+    "ExperimentStore",
     "PostgresScoreStore",
     "SqliteScoreStore",
     "StoreUrl",
