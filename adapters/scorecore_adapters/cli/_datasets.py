@@ -32,6 +32,7 @@ from scorecore.datasets import (
     sample_ids,
     split_ids,
     stratum_of,
+    version_digest,
     version_of,
 )
 from scorecore.evals import EvalItem, InvalidItem, ItemLike, StoreError
@@ -46,6 +47,7 @@ from scorecore_adapters.cli._common import (
     print_table,
     printable,
 )
+from scorecore_adapters.cli._experiments import line_digests
 from scorecore_adapters.datasets import read_dataset_file, shown
 from scorecore_adapters.storage import DatasetLookupError, DatasetStore
 
@@ -519,14 +521,17 @@ async def ledger_dataset_record(
     dataset: DatasetRef | None, reader: Any, url: str,
 ) -> tuple[dict[str, Any], Mapping[str, str]] | None:
     """What the experiment ledger records of the version a batch runs on: its reference
-    (name, version, number, sample) and, for a stored version, the digests of the items the
-    batch runs (a sample's only); a ``--data`` file's items the ledger reads from the file."""
+    (name, version, number, sample) and, for a stored version, the items the batch runs (a
+    sample's only) by the ledger's own case digest, as it digests a ``--data`` file's lines
+    (which it reads from the file itself)."""
     if dataset is None:
         return None
     if not isinstance(reader, StoredReader):
         return dataset.to_json(), {}
+    cases: dict[str, str] = {}
     async with DatasetStore(url, read_only=True) as store:
-        digests = await store.item_digests(reader.version)
-    chosen = reader.chosen
-    return dataset.to_json(), (digests if chosen is None else
-                               {i: d for i, d in digests.items() if i in chosen})
+        async for item in store.items(reader.version):
+            if reader.chosen is None or item.id in reader.chosen:
+                cases[item.id] = line_digests(item.to_json())[1]
+    return ({**dataset.to_json(), "cases": version_digest(cases), "items": len(cases)},
+            cases)

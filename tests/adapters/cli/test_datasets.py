@@ -276,3 +276,30 @@ def test_split_stores_seeded_stratified_parts(tmp_path: Path, store: str) -> Non
     code, _, err = run("datasets", "split", "qa", "train=0.7", "test=0.2", "--store", store)
     assert code == 2
     assert "sum to 1" in err
+
+
+def test_the_ledger_records_the_version_and_pairs_it_with_the_file(tmp_path: Path,
+                                                                   store: str) -> None:
+    """A batch on ``--dataset qa`` records qa@v1 (and its sample) in the experiment ledger,
+    with the same items (by case) as a batch on the file that version came from."""
+    from scorecore_adapters.cli._experiments import ledger_dataset, ledger_items  # noqa: PLC0415
+
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text(SCORERS)
+    data = jsonl(tmp_path / "qa.jsonl", qa(6))
+    run("datasets", "add", "qa", str(data), "--store", store)
+    for batch, source in (("on-file", ("--data", str(data))), ("on-version", ("--dataset", "qa")),
+                          ("sampled", ("--dataset", "qa", "--sample", "2"))):
+        code, out, err = run("eval", str(scorers), *source, "--store", store,
+                             "--batch-id", batch)
+        assert code == 0, (out, err)
+    recorded = ledger_dataset(store, "on-version")
+    assert recorded is not None
+    assert (recorded["name"], recorded["number"]) == ("qa", 1)
+    assert ledger_items(store, "on-version") == ledger_items(store, "on-file")
+    assert ledger_dataset(store, "on-file")["cases"] == recorded["cases"]  # type: ignore[index]
+    sampled = ledger_items(store, "sampled")
+    assert len(sampled) == 2
+    assert sampled.items() <= ledger_items(store, "on-file").items()
+    assert ledger_dataset(store, "sampled")["sample"] == {  # type: ignore[index]
+        "size": 2, "stratify": None, "seed": 0}
