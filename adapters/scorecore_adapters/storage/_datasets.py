@@ -15,11 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Any, Final, Literal, Self, TypeAlias, final
-
-import anyio
-import anyio.to_thread
+from typing import Any, Final, Literal, TypeAlias, final
 
 from scorecore.datasets import (
     DatasetDiff,
@@ -31,8 +27,8 @@ from scorecore.datasets import (
     sorted_version_digest,
 )
 from scorecore.evals import StoreError
-from scorecore_adapters.storage._common import Now, describe, utc_now
-from scorecore_adapters.storage._connect import connect, driver_errors
+from scorecore_adapters.storage._common import Now, utc_now
+from scorecore_adapters.storage._connect import OwnConnection, connect
 from scorecore_adapters.storage._schema import check_table, q
 from scorecore_adapters.storage._url import StoreUrl
 
@@ -108,7 +104,7 @@ def _version_of(record: Sequence[Any]) -> DatasetVersion:
 
 
 @final
-class DatasetStore:
+class DatasetStore(OwnConnection):
     """The versioned datasets of a score store (SQLite or PostgreSQL), in their own tables.
 
     Open it with ``async with``; it keeps its own connection next to the score store's.
@@ -135,55 +131,28 @@ class DatasetStore:
     ['1', '2']
     """
 
-    __slots__ = ("_conn", "_dialect", "_exists", "_items", "_limiter", "_lock", "_names", "_now",
-                 "_read_only", "_url", "_versions")
+    __slots__ = ("_items", "_names", "_now", "_versions")
+    _TABLES = "datasets"
 
     def __init__(self, url: str | StoreUrl, *, now: Now = utc_now, prefix: str = DEFAULT_PREFIX,
                  read_only: bool = False) -> None:
         check_table(prefix)
+        super().__init__(url, read_only=read_only)
         self._names = f"{prefix}_datasets"
         self._versions = f"{prefix}_dataset_versions"
         self._items = f"{prefix}_dataset_items"
-        self._url = url if isinstance(url, StoreUrl) else StoreUrl.for_store(url)
-        if self._url.kind == "memory":
-            raise ValueError(f"datasets need a score store's URL, got {self._url.shown!r}")
-        self._dialect: _Dialect = "postgres" if self._url.kind == "postgres" else "sqlite"
         self._now = now
-        self._read_only = read_only
-        self._conn: Any = None
-        self._exists = True
-        self._lock = anyio.Lock()
-        self._limiter = anyio.CapacityLimiter(1)
 
     def __repr__(self) -> str:
         return f"DatasetStore({self._url.shown!r})"
-
-    @property
-    def url(self) -> str:
-        """The store's URL, any password masked."""
-        return self._url.shown
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
-
-    def _errors(self) -> tuple[type[BaseException], ...]:
-        return driver_errors(self._url)
 
     def _mark(self) -> str:
         return "?" if self._dialect == "sqlite" else "%s"
 
     async def _run(self, operation: str, fn: Callable[[], Any]) -> Any:
-        try:
-            async with self._lock:
-                return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
-        except self._errors() as exc:
-            raise StoreError(f"store {self.url}: datasets {operation} failed: {describe(exc)}",
-                             store=self.url, operation=f"datasets.{operation}") from exc
+        # each call holds the lock: a version's pages are read between other calls
+        async with self._lock:
+            return await super()._run(operation, fn)
 
     async def open(self) -> None:
         """Connect, and create the tables unless read-only.
@@ -204,18 +173,6 @@ class DatasetStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
         return conn
-
-    async def aclose(self) -> None:
-        """Close the connection (idempotent)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
-
-    def _connection(self, operation: str) -> Any:
-        if self._conn is None:
-            raise StoreError(f"datasets of {self.url} are not open (use 'async with')",
-                             store=self.url, operation=f"datasets.{operation}")
-        return self._conn
 
     # -- adding -------------------------------------------------------------------------
 

@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Any, Final, Literal, Self, TypeAlias, final
+from typing import Any, Final, Literal, TypeAlias, final
 
-import anyio
-import anyio.to_thread
 import attrs
 
 from scorecore.evals import LabelValue, StoreError
-from scorecore_adapters.storage._common import Now, describe, utc_now
-from scorecore_adapters.storage._connect import connect, driver_errors
+from scorecore_adapters.storage._common import Now, utc_now
+from scorecore_adapters.storage._connect import OwnConnection, connect
 from scorecore_adapters.storage._schema import check_table, q
 from scorecore_adapters.storage._url import StoreUrl
 
@@ -249,7 +246,7 @@ def _label_of(record: Sequence[Any]) -> Label:
 
 
 @final
-class LabelStore:
+class LabelStore(OwnConnection):
     """The labels of a score store (SQLite or PostgreSQL), in their own table.
 
     Open it with ``async with``; it keeps its own connection next to the score store's.
@@ -273,48 +270,17 @@ class LabelStore:
     [False]
     """
 
-    __slots__ = ("_conn", "_dialect", "_exists", "_limiter", "_lock", "_now", "_read_only",
-                 "_table", "_url")
+    __slots__ = ("_now", "_table")
+    _TABLES = "labels"
 
     def __init__(self, url: str | StoreUrl, *, table: str = DEFAULT_LABELS_TABLE,
                  now: Now = utc_now, read_only: bool = False) -> None:
-        self._url = url if isinstance(url, StoreUrl) else StoreUrl.for_store(url)
-        if self._url.kind == "memory":
-            raise ValueError(f"labels need a score store's URL, got {self._url.shown!r}")
-        self._dialect: _Dialect = "postgres" if self._url.kind == "postgres" else "sqlite"
+        super().__init__(url, read_only=read_only)
         self._table = check_table(table)
         self._now = now
-        self._read_only = read_only
-        self._conn: Any = None
-        self._exists = True
-        self._lock = anyio.Lock()
-        self._limiter = anyio.CapacityLimiter(1)
 
     def __repr__(self) -> str:
         return f"LabelStore({self._url.shown!r}, table={self._table!r})"
-
-    @property
-    def url(self) -> str:
-        """The store's URL, any password masked."""
-        return self._url.shown
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
-
-    def _errors(self) -> tuple[type[BaseException], ...]:
-        return driver_errors(self._url)
-
-    async def _run(self, operation: str, fn: Callable[[], Any]) -> Any:
-        try:
-            return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
-        except self._errors() as exc:
-            raise StoreError(f"store {self.url}: labels {operation} failed: {describe(exc)}",
-                             store=self.url, operation=f"labels.{operation}") from exc
 
     async def open(self) -> None:
         """Connect, and create the table unless read-only.
@@ -330,19 +296,6 @@ class LabelStore:
         conn, self._exists = connect(self._url, _schema(self._table, self._dialect),
                                      read_only=self._read_only, probe=self._table)
         return conn
-
-    async def aclose(self) -> None:
-        """Close the connection (idempotent)."""
-        async with self._lock:
-            conn, self._conn = self._conn, None
-            if conn is not None:
-                await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
-
-    def _connection(self, operation: str) -> Any:
-        if self._conn is None:
-            raise StoreError(f"labels of {self.url} are not open (use 'async with')",
-                             store=self.url, operation=f"labels.{operation}")
-        return self._conn
 
     async def add(self, labels: Sequence[Label], /) -> list[Label]:
         """Store ``labels`` in one transaction (each superseding any earlier label of its run);
