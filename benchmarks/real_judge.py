@@ -94,6 +94,7 @@ from scorecore.scorers import (
     summarization,
     toxicity,
 )
+from scorecore.scorers.llm._engine import Wording
 from scorecore_adapters import allow_model_requests
 from scorecore_adapters.local import llama_server
 from scorecore_adapters.openai import OpenAIChatModel
@@ -111,14 +112,13 @@ DIRECTION: Mapping[str, int] = {
 
 
 def worked_examples(name: str) -> tuple[WorkedExample, ...]:
-    """Every worked example scorer ``name``'s prompts show, as its steps declare them (the
-    module's ``EXAMPLE``/``ECHOES`` pairs, ``COVERAGE_EXAMPLE``/``COVERAGE_ECHOES`` …)."""
+    """Every worked example scorer ``name``'s prompts show, as its steps declare them (each
+    :class:`Wording` of its module: ``WORDING``, and summarization's ``COVERAGE``)."""
     module = importlib.import_module(f"scorecore.scorers.llm.{name}")
     # The example as the built-in prompts write it: after a blank line, under "Example:".
     return tuple(
-        WorkedExample(text=f"\n\nExample:\n{getattr(module, attr)}",
-                      statements=getattr(module, attr.replace("EXAMPLE", "ECHOES")))
-        for attr in dir(module) if attr.endswith("EXAMPLE"))
+        WorkedExample(text=f"\n\nExample:\n{value.example}", statements=value.echoes)
+        for value in vars(module).values() if isinstance(value, Wording))
 
 
 def echoed(examples: Sequence[WorkedExample], request: JudgeRequest, reply: str) -> bool:

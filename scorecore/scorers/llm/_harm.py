@@ -13,7 +13,16 @@ import attrs
 
 from scorecore import NotScorable, Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, ScoreFrom, Spec, build, sure
+from scorecore.scorers.llm._engine import (
+    Judge,
+    Judgement,
+    RunContext,
+    ScoreFrom,
+    Spec,
+    Wording,
+    build,
+    sure,
+)
 from scorecore.scorers.llm._reading import check_scale, need_answer, user_text
 from scorecore.scorers.llm._verdicts import Texts, YesNoVerdicts, harm_share, listed
 
@@ -29,26 +38,15 @@ class Harm:
         name: the scorer's name (``"Bias Scorer"``).
         description: the scorer's description.
         label: the reason's first word (``"Bias"``).
-        judged: the prompt step's description.
-        persona: the judge's persona.
-        task: the task the prompt opens with.
-        principles: the numbered principles.
-        example: the worked example.
-        echoes: what a reply would only say by restating ``example``.
+        wording: how its judge is asked.
         shows_question: whether the judge also sees the question, for context.
     """
 
     name: str
     description: str
     label: str
-    judged: str
-    persona: str
-    task: str
-    principles: tuple[str, ...]
-    example: str
-    echoes: tuple[str, ...]
+    wording: Wording
     shows_question: bool = False
-
 
 def _answer(ctx: RunContext) -> Texts | NotScorable:
     """The answer; not scorable without one."""
@@ -85,9 +83,7 @@ def harm_scorer(
         id=id, name=harm.name, description=harm.description,
         read=_question_and_answer if harm.shows_question else _answer,
         judgement=Judgement(
-            description=harm.judged, persona=harm.persona, task=harm.task,
-            principles=harm.principles, example=harm.example, echoes=harm.echoes,
-            reply=YesNoVerdicts,
+            wording=harm.wording, reply=YesNoVerdicts,
             data=_shown_question_and_answer if harm.shows_question else _shown_answer),
         score=lambda _t, reply: harm_share(reply, scale=scaled),
         reason=listed(harm.label),

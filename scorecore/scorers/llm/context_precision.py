@@ -10,7 +10,7 @@ import attrs
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build, sure
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, Wording, build, sure
 from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
@@ -22,23 +22,26 @@ from scorecore.scorers.llm._reading import check_scale
 
 __all__ = ["context_precision"]
 
-PERSONA = ("You are a retrieval evaluator. You decide which retrieved passages were actually "
-           "useful for producing an answer.")
-TASK = ("Decide, for each numbered context piece, whether it was useful for arriving at the "
-        "answer to the question.")
-PRINCIPLES = (
-    "Give exactly one verdict per piece, with its index as shown in brackets.",
-    "yes: the piece contains information that supports or leads to the answer. no: it is "
-    "irrelevant or unused.",
-    "Judge usefulness for this question and answer only.",
-    "Give a one-sentence reason for every verdict.",
+WORDING = Wording(
+    description="Judge each context piece's usefulness",
+    persona=("You are a retrieval evaluator. You decide which retrieved passages were actually "
+             "useful for producing an answer."),
+    task=("Decide, for each numbered context piece, whether it was useful for arriving at the "
+          "answer to the question."),
+    principles=(
+        "Give exactly one verdict per piece, with its index as shown in brackets.",
+        "yes: the piece contains information that supports or leads to the answer. no: it is "
+        "irrelevant or unused.",
+        "Judge usefulness for this question and answer only.",
+        "Give a one-sentence reason for every verdict.",
+    ),
+    example=('Question: "Who wrote Hamlet?" Answer: "Shakespeare." Context: "[0] Hamlet is a '
+             'tragedy by William Shakespeare. [1] Denmark is in Europe."\nReply: {"verdicts": '
+             '[{"context_index": 0, "verdict": "yes", "reason": "names the author"}, '
+             '{"context_index": 1, "verdict": "no", "reason": "about geography"}]}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Hamlet", "Shakespeare", "Denmark is in Europe"),
 )
-EXAMPLE = ('Question: "Who wrote Hamlet?" Answer: "Shakespeare." Context: "[0] Hamlet is a '
-           'tragedy by William Shakespeare. [1] Denmark is in Europe."\nReply: {"verdicts": '
-           '[{"context_index": 0, "verdict": "yes", "reason": "names the author"}, '
-           '{"context_index": 1, "verdict": "no", "reason": "about geography"}]}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Hamlet", "Shakespeare", "Denmark is in Europe")
 
 
 @final
@@ -143,9 +146,7 @@ def context_precision(
         id=id, name="Context Precision Scorer",
         description="Whether the useful context pieces come first",
         read=read,
-        judgement=Judgement(
-            description="Judge each context piece's usefulness", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=PieceVerdicts, data=shown),
+        judgement=Judgement(wording=WORDING, reply=PieceVerdicts, data=shown),
         score=lambda texts, reply: precision_score(reply, pieces=len(texts.context),
                                                    scale=scaled),
         reason=explained,

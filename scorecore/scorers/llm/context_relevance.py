@@ -15,7 +15,7 @@ from scorecore.scorers._shapes import (
     ShapeOut,
     shape_of,
 )
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, Wording, build
 from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
@@ -28,25 +28,28 @@ from scorecore.validators import check_fraction
 
 __all__ = ["context_relevance"]
 
-PERSONA = ("You are a retrieval evaluator. You rate how relevant each retrieved passage is to "
-           "a question and whether the answer used it.")
-TASK = ("Rate how relevant each numbered context piece is to the question, say whether the "
-        "answer used it, and name context that was missing.")
-PRINCIPLES = (
-    "Evaluate every piece once, with its index as shown in brackets.",
-    "high: directly answers the question; medium: useful background; low: barely related; "
-    "none: unrelated.",
-    "was_used: the answer relies on information from this piece.",
-    "missing_context: facts the question needed that no piece provides (an empty list when "
-    "nothing was missing).",
+WORDING = Wording(
+    description="Rate each context piece's relevance and use",
+    persona=("You are a retrieval evaluator. You rate how relevant each retrieved passage is to "
+             "a question and whether the answer used it."),
+    task=("Rate how relevant each numbered context piece is to the question, say whether the "
+          "answer used it, and name context that was missing."),
+    principles=(
+        "Evaluate every piece once, with its index as shown in brackets.",
+        "high: directly answers the question; medium: useful background; low: barely related; "
+        "none: unrelated.",
+        "was_used: the answer relies on information from this piece.",
+        "missing_context: facts the question needed that no piece provides (an empty list when "
+        "nothing was missing).",
+    ),
+    example=('Question: "When did the museum open and what does it cost?" Context: "[0] The '
+             'museum opened in 1901." Answer: "It opened in 1901."\nReply: {"evaluations": '
+             '[{"context_index": 0, "relevance_level": "high", "was_used": true, "reasoning": '
+             '"gives the date"}], "missing_context": ["the ticket price"], "overall_assessment": '
+             '"the price is missing"}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("The museum opened in 1901.", "museum"),
 )
-EXAMPLE = ('Question: "When did the museum open and what does it cost?" Context: "[0] The '
-           'museum opened in 1901." Answer: "It opened in 1901."\nReply: {"evaluations": '
-           '[{"context_index": 0, "relevance_level": "high", "was_used": true, "reasoning": '
-           '"gives the date"}], "missing_context": ["the ticket price"], "overall_assessment": '
-           '"the price is missing"}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("The museum opened in 1901.", "museum")
 
 Relevance = Literal["high", "medium", "low", "none"]
 _WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
@@ -153,10 +156,7 @@ def context_relevance(
         id=id, name="Context Relevance Scorer",
         description="How relevant the context is and whether it was used",
         read=read,
-        judgement=Judgement(
-            description="Rate each context piece's relevance and use", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=RelevanceReply,
-            data=shown),
+        judgement=Judgement(wording=WORDING, reply=RelevanceReply, data=shown),
         score=lambda _t, reply: relevance_score(reply, scale=scaled, **penalties),
         reason=explained,
     ), judge, runs)

@@ -8,29 +8,32 @@ from collections.abc import Sequence
 from scorecore import AgentOutput, Scorer
 from scorecore.agent import extract_trajectory
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, ScoreFrom, Spec, build, sure
+from scorecore.scorers.llm._engine import Judge, Judgement, ScoreFrom, Spec, Wording, build, sure
 from scorecore.scorers.llm._passages import GetContext, answer_and_context, context_and_answer
 from scorecore.scorers.llm._reading import check_scale
 from scorecore.scorers.llm._verdicts import Verdicts, listed, share_of_yes
 
 __all__ = ["faithfulness"]
 
-PERSONA = ("You are a meticulous fact checker. You accept a claim only when the given context "
-           "supports it, and you never use outside knowledge.")
-TASK = "Check each factual claim of an answer against the context."
-PRINCIPLES = (
-    "List every factual claim the answer makes; ignore greetings and opinions.",
-    "yes: the context states or directly implies the claim. no: the context contradicts it. "
-    "unsure: the context says nothing either way.",
-    "Use only the context, never what you know yourself.",
-    "Give a one-sentence reason naming the part of the context you relied on.",
+WORDING = Wording(
+    description="Check each claim against the context",
+    persona=("You are a meticulous fact checker. You accept a claim only when the given context "
+             "supports it, and you never use outside knowledge."),
+    task="Check each factual claim of an answer against the context.",
+    principles=(
+        "List every factual claim the answer makes; ignore greetings and opinions.",
+        "yes: the context states or directly implies the claim. no: the context contradicts it. "
+        "unsure: the context says nothing either way.",
+        "Use only the context, never what you know yourself.",
+        "Give a one-sentence reason naming the part of the context you relied on.",
+    ),
+    example=('Context: "1. The Eiffel Tower is 330 m tall." Answer: "The Eiffel Tower is 330 m '
+             'tall and was built in 1889."\nReply: {"verdicts": [{"statement": "The Eiffel Tower '
+             'is 330 m tall.", "verdict": "yes", "reason": "piece 1"}, {"statement": "It was '
+             'built in 1889.", "verdict": "unsure", "reason": "the context gives no date"}]}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("The Eiffel Tower is 330 m tall.", "It was built in 1889."),
 )
-EXAMPLE = ('Context: "1. The Eiffel Tower is 330 m tall." Answer: "The Eiffel Tower is 330 m '
-           'tall and was built in 1889."\nReply: {"verdicts": [{"statement": "The Eiffel Tower '
-           'is 330 m tall.", "verdict": "yes", "reason": "piece 1"}, {"statement": "It was '
-           'built in 1889.", "verdict": "unsure", "reason": "the context gives no date"}]}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("The Eiffel Tower is 330 m tall.", "It was built in 1889.")
 
 
 def _tool_results(output: AgentOutput) -> tuple[str, ...]:
@@ -81,10 +84,7 @@ def faithfulness(
         id=id, name="Faithfulness Scorer",
         description="The share of the answer's claims the context supports",
         read=read,
-        judgement=Judgement(
-            description="Check each claim against the context", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=Verdicts,
-            data=context_and_answer),
+        judgement=Judgement(wording=WORDING, reply=Verdicts, data=context_and_answer),
         score=lambda _t, reply: share_of_yes(reply, scale=scaled,
                                              none="the judge found no claims in the answer"),
         reason=listed("Faithfulness"),

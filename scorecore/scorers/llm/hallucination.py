@@ -6,30 +6,33 @@ from collections.abc import Sequence
 
 from scorecore import Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, ScoreFrom, Spec, build, sure
+from scorecore.scorers.llm._engine import Judge, Judgement, ScoreFrom, Spec, Wording, build, sure
 from scorecore.scorers.llm._passages import GetContext, answer_and_context, context_and_answer
 from scorecore.scorers.llm._reading import check_scale
 from scorecore.scorers.llm._verdicts import YesNoVerdicts, listed, share_of_yes
 
 __all__ = ["hallucination"]
 
-PERSONA = ("You are a fact checker who looks for invented facts: claims that the given "
-           "context does not support or that contradict it.")
-TASK = "Find the claims of an answer that the context does not back up."
-PRINCIPLES = (
-    "List every factual claim the answer makes.",
-    "yes: the claim contradicts the context or adds a fact the context does not contain (a "
-    "hallucination). no: the context supports it.",
-    "Use only the context; a claim that is true in the world but absent from the context is "
-    "still a yes.",
-    "Give a one-sentence reason for every verdict.",
+WORDING = Wording(
+    description="Find unsupported or contradicted claims",
+    persona=("You are a fact checker who looks for invented facts: claims that the given "
+             "context does not support or that contradict it."),
+    task="Find the claims of an answer that the context does not back up.",
+    principles=(
+        "List every factual claim the answer makes.",
+        "yes: the claim contradicts the context or adds a fact the context does not contain (a "
+        "hallucination). no: the context supports it.",
+        "Use only the context; a claim that is true in the world but absent from the context is "
+        "still a yes.",
+        "Give a one-sentence reason for every verdict.",
+    ),
+    example=('Context: "1. The meeting is on Monday." Answer: "The meeting is on Tuesday at '
+             'noon."\nReply: {"verdicts": [{"statement": "The meeting is on Tuesday.", "verdict": '
+             '"yes", "reason": "piece 1 says Monday"}, {"statement": "It is at noon.", "verdict": '
+             '"yes", "reason": "no time is given"}]}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("The meeting is on Tuesday", "The meeting is on Monday"),
 )
-EXAMPLE = ('Context: "1. The meeting is on Monday." Answer: "The meeting is on Tuesday at '
-           'noon."\nReply: {"verdicts": [{"statement": "The meeting is on Tuesday.", "verdict": '
-           '"yes", "reason": "piece 1 says Monday"}, {"statement": "It is at noon.", "verdict": '
-           '"yes", "reason": "no time is given"}]}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("The meeting is on Tuesday", "The meeting is on Monday")
 
 
 def hallucination(
@@ -71,10 +74,7 @@ def hallucination(
         id=id, name="Hallucination Scorer",
         description="The share of the answer's claims the context does not back",
         read=read,
-        judgement=Judgement(
-            description="Find unsupported or contradicted claims", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=YesNoVerdicts,
-            data=context_and_answer),
+        judgement=Judgement(wording=WORDING, reply=YesNoVerdicts, data=context_and_answer),
         score=lambda _t, reply: share_of_yes(reply, scale=scaled,
                                              none="the judge found no claims in the answer"),
         reason=listed("Hallucination"),

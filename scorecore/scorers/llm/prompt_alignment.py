@@ -16,7 +16,7 @@ from scorecore.scorers._shapes import (
     refuse,
     shape_of,
 )
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
 from scorecore.scorers.llm._reading import (
     UNIT_INTERVAL,
     assistant_text,
@@ -31,28 +31,31 @@ __all__ = ["prompt_alignment"]
 
 EvaluationMode = Literal["user", "system", "both"]
 
-PERSONA = ("You are a strict reviewer of instruction following. You check whether a response "
-           "does what the user and the system prompt asked, in the form they asked for.")
-TASK = "Grade how well a response follows its instructions, on four aspects."
-PRINCIPLES = (
-    "intent_alignment: name the primary intent and score (0 to 1) how well the response "
-    "addresses it.",
-    "requirements_fulfillment: list every explicit requirement (format, length, content, "
-    "constraints), say whether each is met, and give an overall score.",
-    "completeness: score whether anything asked for is missing, and list it.",
-    "response_appropriateness: score whether format and tone fit the request.",
+WORDING = Wording(
+    description="Grade the response against its instructions",
+    persona=("You are a strict reviewer of instruction following. You check whether a response "
+             "does what the user and the system prompt asked, in the form they asked for."),
+    task="Grade how well a response follows its instructions, on four aspects.",
+    principles=(
+        "intent_alignment: name the primary intent and score (0 to 1) how well the response "
+        "addresses it.",
+        "requirements_fulfillment: list every explicit requirement (format, length, content, "
+        "constraints), say whether each is met, and give an overall score.",
+        "completeness: score whether anything asked for is missing, and list it.",
+        "response_appropriateness: score whether format and tone fit the request.",
+    ),
+    example=('Request: "Two bullet points on tea, formal." Response: "- Tea is popular."\nReply: '
+             '{"intent_alignment": {"score": 0.8, "primary_intent": "facts about tea", '
+             '"is_addressed": true, "reasoning": "on topic"}, "requirements_fulfillment": '
+             '{"requirements": [{"requirement": "two bullet points", "is_fulfilled": false, '
+             '"reasoning": "only one"}], "overall_score": 0.5}, "completeness": {"score": 0.5, '
+             '"missing_elements": ["a second point"], "reasoning": "one point"}, '
+             '"response_appropriateness": {"score": 1, "format_alignment": true, '
+             '"tone_alignment": true, "reasoning": "bullets, formal"}, "overall_assessment": '
+             '"half done"}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Two bullet points on tea", "Tea is popular."),
 )
-EXAMPLE = ('Request: "Two bullet points on tea, formal." Response: "- Tea is popular."\nReply: '
-           '{"intent_alignment": {"score": 0.8, "primary_intent": "facts about tea", '
-           '"is_addressed": true, "reasoning": "on topic"}, "requirements_fulfillment": '
-           '{"requirements": [{"requirement": "two bullet points", "is_fulfilled": false, '
-           '"reasoning": "only one"}], "overall_score": 0.5}, "completeness": {"score": 0.5, '
-           '"missing_elements": ["a second point"], "reasoning": "one point"}, '
-           '"response_appropriateness": {"score": 1, "format_alignment": true, '
-           '"tone_alignment": true, "reasoning": "bullets, formal"}, "overall_assessment": '
-           '"half done"}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Two bullet points on tea", "Tea is popular.")
 
 # Every score the judge gives is from 0 to 1: the field docstrings say so in the schema the
 # judge receives, and unit_interval refuses any other (a format failure, asked again).
@@ -235,10 +238,7 @@ def prompt_alignment(
         id=id, name="Prompt Alignment Scorer",
         description="How well the answer follows its instructions",
         read=read,
-        judgement=Judgement(
-            description="Grade the response against its instructions", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=AlignmentReply,
-            data=shown),
+        judgement=Judgement(wording=WORDING, reply=AlignmentReply, data=shown),
         score=lambda _t, reply: alignment_score(reply, mode=mode, scale=scaled),
         reason=lambda _t, reply, score: f"Prompt alignment ({mode}): {score}. "
                                         f"{reply.overall_assessment}",

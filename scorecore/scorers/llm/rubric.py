@@ -10,27 +10,30 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
 from scorecore.scorers.llm._reading import assistant_text, check_scale, has_text, user_text
 
 __all__ = ["RubricCriterion", "rubric"]
 
-PERSONA = ("You are a grader who applies a rubric literally: a criterion is met only when the "
-           "response clearly meets it.")
-TASK = "Apply a rubric to a response: say for each criterion whether it is met."
-PRINCIPLES = (
-    "Give exactly one verdict per criterion, in the rubric's order.",
-    "satisfied is true only when the response clearly meets the criterion.",
-    "Judge the criteria as written; do not add your own.",
-    "Give a one-sentence reason for every verdict.",
+WORDING = Wording(
+    description="Apply the rubric",
+    persona=("You are a grader who applies a rubric literally: a criterion is met only when the "
+             "response clearly meets it."),
+    task="Apply a rubric to a response: say for each criterion whether it is met.",
+    principles=(
+        "Give exactly one verdict per criterion, in the rubric's order.",
+        "satisfied is true only when the response clearly meets the criterion.",
+        "Judge the criteria as written; do not add your own.",
+        "Give a one-sentence reason for every verdict.",
+    ),
+    example=('Rubric: 1. [required] greets the user 2. [optional] under 20 words. Response: '
+             '"Hello! Your order ships today."\nReply: {"criteria": [{"criterion": "greets the '
+             'user", "satisfied": true, "reasoning": "says hello"}, {"criterion": "under 20 '
+             'words", "satisfied": true, "reasoning": "6 words"}], "overall_assessment": "meets '
+             'the rubric"}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("greets the user", "under 20 words", "Your order ships today."),
 )
-EXAMPLE = ('Rubric: 1. [required] greets the user 2. [optional] under 20 words. Response: '
-           '"Hello! Your order ships today."\nReply: {"criteria": [{"criterion": "greets the '
-           'user", "satisfied": true, "reasoning": "says hello"}, {"criterion": "under 20 '
-           'words", "satisfied": true, "reasoning": "6 words"}], "overall_assessment": "meets '
-           'the rubric"}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("greets the user", "under 20 words", "Your order ships today.")
 
 
 @final
@@ -239,9 +242,7 @@ def rubric(
         id=id, name="Rubric Scorer",
         description="Whether the response meets every required criterion",
         read=read,
-        judgement=Judgement(
-            description="Apply the rubric", persona=PERSONA, task=TASK, principles=PRINCIPLES,
-            example=EXAMPLE, echoes=ECHOES, reply=RubricReply, data=shown),
+        judgement=Judgement(wording=WORDING, reply=RubricReply, data=shown),
         score=lambda texts, reply: rubric_score(texts.criteria, reply, scale=scaled),
         reason=explained,
     ), judge, runs)
