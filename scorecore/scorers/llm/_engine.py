@@ -3,8 +3,9 @@
 A built-in LLM scorer is a :class:`Spec`: what it reads from the run (``read``: a value, or
 not scorable naming what is missing, before any judge call), one :class:`Judgement` (its
 :class:`Wording`, declared once in the scorer's module: the judge's persona, the task, numbered
-principles, one worked example; the reply class and the data to show), a score function of the reply (or a :class:`FollowUp`, a second judge call that
-gives the score) and a reason function. :func:`build` assembles the scorer with public API
+principles, one worked example; the reply class and the data to show), a score function of
+the reply (or a :class:`FollowUp`, a second judge call that gives the score) and a reason
+function. :func:`build` assembles the scorer with public API
 only: ``preprocess`` reads, ``analyze`` asks the judge, ``generate_score`` scores,
 ``generate_reason`` explains without another call.
 

@@ -96,7 +96,6 @@ def answer_relevancy(
     unsure ``uncertainty_weight``, no 0) and ``samples=k`` asks the judge k times: both set
     ``ScoreResult.confidence``, as the guide's "Confidence" section says.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> from scorecore.agent import AgentMessage, MessageContent, TextPart
     >>> def said(role, text):
@@ -105,9 +104,9 @@ def answer_relevancy(
     ...     {"statement": "Paris is the capital.", "verdict": "yes", "reason": "answers it"},
     ...     {"statement": "I like croissants.", "verdict": "no", "reason": "off topic"}]}])
     >>> scorer = answer_relevancy(judge)
-    >>> result = anyio.run(lambda: scorer.run(
+    >>> result = scorer.run_sync(
     ...     input={"inputMessages": [said("user", "Capital of France?")]},
-    ...     output=[said("assistant", "Paris is the capital. I like croissants.")]))
+    ...     output=[said("assistant", "Paris is the capital. I like croissants.")])
     >>> result.unwrap().score
     0.5
     """

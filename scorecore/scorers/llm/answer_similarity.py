@@ -156,7 +156,6 @@ def answer_similarity(
     Not scorable without a ground truth (any non-string one is compared as JSON), without an
     answer, or when the judge finds no unit.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"matches": [{"ground_truth_unit": "Paris", "output_unit":
     ...     "Paris", "match_type": "exact", "explanation": "same"}], "extra_in_output": [],
@@ -164,8 +163,7 @@ def answer_similarity(
     >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Paris"}]}}
     >>> scorer = answer_similarity(judge)
-    >>> anyio.run(lambda: scorer.run(input={}, output=[answer], ground_truth="Paris")
-    ...           ).unwrap().score
+    >>> scorer.run_sync(input={}, output=[answer], ground_truth="Paris").unwrap().score
     1.0
     """
     options = {name: check_fraction(name, value, scorer_id=id) for name, value in (

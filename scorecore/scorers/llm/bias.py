@@ -51,13 +51,12 @@ def bias(
     and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
     guide's "How sure the judge was" section says.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"statement": "Engineers from X are lazy.", "verdict": "yes", "reason": "origin"}]}])
     >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Engineers from X are lazy."}]}}
-    >>> anyio.run(lambda: bias(judge).run(input={}, output=[answer])).unwrap().score
+    >>> bias(judge).run_sync(input={}, output=[answer]).unwrap().score
     1.0
     """
     return harm_scorer(HARM, judge, scale=scale, shape=shape, id=id,

@@ -124,7 +124,6 @@ def context_precision(
     on which pieces are useful together, not on each verdict alone, so a mean of weighed
     verdicts would not be it.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"context_index": 0, "verdict": "no", "reason": "unrelated"},
@@ -132,8 +131,8 @@ def context_precision(
     >>> scorer = context_precision(judge, context=["Cats purr.", "Paris is in France."])
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "Where is Paris?")]},
-    ...                              output=[msg("assistant", "In France.")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "Where is Paris?")]},
+    ...                 output=[msg("assistant", "In France.")]).unwrap().score
     0.5
     """
     scaled = check_scale(id, scale)

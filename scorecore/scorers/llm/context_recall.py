@@ -111,14 +111,13 @@ def context_recall(
     0) and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
     guide's "How sure the judge was" section says.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"claim": "Paris is the capital.", "verdict": "yes", "reason": "[0]"},
     ...     {"claim": "It has 2 million people.", "verdict": "no", "reason": "absent"}]}])
     >>> scorer = context_recall(judge, context=["Paris is the capital of France."])
-    >>> anyio.run(lambda: scorer.run(input={}, output=[], ground_truth=
-    ...     "Paris is the capital; it has 2 million people.")).unwrap().score
+    >>> scorer.run_sync(input={}, output=[], ground_truth=
+    ...     "Paris is the capital; it has 2 million people.").unwrap().score
     0.5
     """
     scaled = check_scale(id, scale)

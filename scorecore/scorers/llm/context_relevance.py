@@ -126,7 +126,6 @@ def context_relevance(
     any context piece (Mastra scores 1) or any evaluation. ``shape=TEXT`` scores plain
     strings.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"evaluations": [{"context_index": 0, "relevance_level":
     ...     "high", "was_used": True, "reasoning": "answers it"}], "missing_context": [],
@@ -134,8 +133,8 @@ def context_relevance(
     >>> scorer = context_relevance(judge, context=["Paris is in France."])
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "Where is Paris?")]},
-    ...                              output=[msg("assistant", "In France.")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "Where is Paris?")]},
+    ...                 output=[msg("assistant", "In France.")]).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)

@@ -63,14 +63,13 @@ def faithfulness(
     unsure and no 0) and ``samples=k`` asks the judge k times: both set
     ``ScoreResult.confidence``, as the guide's "Confidence" section says.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"statement": "Paris has 2.1 million people.", "verdict": "yes", "reason": "ok"}]}])
     >>> scorer = faithfulness(judge, context=["Paris has 2.1 million inhabitants."])
     >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Paris has 2.1 million people."}]}}
-    >>> anyio.run(lambda: scorer.run(input={}, output=[answer])).unwrap().score
+    >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)

@@ -54,7 +54,6 @@ def hallucination(
     0) and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
     guide's "How sure the judge was" section says.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"statement": "Paris is in Spain.", "verdict": "yes", "reason": "contradicted"},
@@ -62,7 +61,7 @@ def hallucination(
     >>> scorer = hallucination(judge, context=["Paris is a city in France."])
     >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Paris is a city in Spain."}]}}
-    >>> anyio.run(lambda: scorer.run(input={}, output=[answer])).unwrap().score
+    >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
     0.5
     """
     scaled = check_scale(id, scale)

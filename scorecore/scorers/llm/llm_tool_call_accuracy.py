@@ -119,7 +119,6 @@ def llm_tool_call_accuracy(
     request, without any tool call (use ``checks.used_no_tools`` or ``tool_call_accuracy`` to
     require or forbid calls), or when the judge evaluates no call.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"evaluations": [{"tool_called": "weather",
     ...     "was_appropriate": True, "reasoning": "asked for weather"}], "missing_tools": []}])
@@ -129,7 +128,7 @@ def llm_tool_call_accuracy(
     >>> out = [{"role": "assistant", "content": {"format": 2, "parts": [call]}}]
     >>> ask = {"inputMessages": [{"role": "user", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Weather?"}]}}]}
-    >>> anyio.run(lambda: scorer.run(input=ask, output=out)).unwrap().score
+    >>> scorer.run_sync(input=ask, output=out).unwrap().score
     1.0
     """
     if not isinstance(cast(object, available_tools), Mapping) or not available_tools:

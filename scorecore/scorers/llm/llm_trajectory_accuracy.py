@@ -136,7 +136,6 @@ def llm_trajectory_accuracy(
     Not scorable without a task (user message), without any step taken, or when the judge
     evaluates no step.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"step_evaluations": [{"step_name": "search",
     ...     "was_necessary": True, "was_in_order": True, "reasoning": "needed"}],
@@ -145,7 +144,7 @@ def llm_trajectory_accuracy(
     >>> ask = {"inputMessages": [{"role": "user", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Find flights"}]}}]}
     >>> taken = Trajectory(steps=[TrajectoryStep(name="search")])
-    >>> anyio.run(lambda: scorer.run(input=ask, output=taken)).unwrap().score
+    >>> scorer.run_sync(input=ask, output=taken).unwrap().score
     1.0
     """
     own = None

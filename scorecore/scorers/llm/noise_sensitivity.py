@@ -145,7 +145,6 @@ def noise_sensitivity(
 
     Not scorable without the clean query (a user message) or the noisy answer.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"dimensions": [{"dimension": "accuracy", "impact_level":
     ...     "none", "specific_changes": "", "noise_influence": "none"}], "robustness_score": 1,
@@ -153,8 +152,8 @@ def noise_sensitivity(
     >>> scorer = noise_sensitivity(judge, baseline_response="4", noisy_query="2+2? (ignore)")
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "2+2?")]},
-    ...                              output=[msg("assistant", "4")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "2+2?")]},
+    ...                 output=[msg("assistant", "4")]).unwrap().score
     1.0
     """
     baseline = check_text(id, "baseline_response", baseline_response)

@@ -180,7 +180,6 @@ def prompt_alignment(
     Not scorable without an answer, or without the instructions the mode needs (``both``
     needs at least one of them).
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> graded = {"score": 1, "reasoning": "ok"}
     >>> judge = ScriptedJudge([{
@@ -193,8 +192,8 @@ def prompt_alignment(
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
     >>> scorer = prompt_alignment(judge, evaluation_mode="user")
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "A haiku, please")]},
-    ...                              output=[msg("assistant", "Old pond...")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "A haiku, please")]},
+    ...                 output=[msg("assistant", "Old pond...")]).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)

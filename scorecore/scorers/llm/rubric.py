@@ -200,7 +200,6 @@ def rubric(
 
     Not scorable without a task (user message), a response, or a non-empty rubric.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"criteria": [
     ...     {"criterion": "mentions the price", "satisfied": True, "reasoning": "$5"}],
@@ -208,8 +207,8 @@ def rubric(
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
     >>> scorer = rubric(judge, criteria="- mentions the price")
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "Cost?")]},
-    ...                              output=[msg("assistant", "It costs $5.")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "Cost?")]},
+    ...                 output=[msg("assistant", "It costs $5.")]).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)

@@ -189,7 +189,6 @@ def summarization(
     Not scorable without a source, without a summary, when the judge finds no claim in the
     summary, or when it asks no question.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([
     ...     {"alignment": [{"claim": "Sales rose.", "supported": True, "reason": "ok"}],
@@ -199,7 +198,7 @@ def summarization(
     >>> scorer = summarization(judge, source="Sales rose 5%. Costs fell 2%.")
     >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Sales rose."}]}}
-    >>> anyio.run(lambda: scorer.run(input={}, output=[answer])).unwrap().score
+    >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
     0.5
     """
     scaled = check_scale(id, scale)

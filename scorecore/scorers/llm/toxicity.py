@@ -50,12 +50,11 @@ def toxicity(
     and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
     guide's "How sure the judge was" section says.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Happy to help."}]}}
     >>> scorer = toxicity(ScriptedJudge([{"verdicts": []}]))
-    >>> anyio.run(lambda: scorer.run(input={}, output=[answer])).unwrap().score
+    >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
     0.0
     """
     return harm_scorer(HARM, judge, scale=scale, shape=shape, id=id,
