@@ -38,14 +38,7 @@ from scorecore import (
 from scorecore.composite import CompositeScorer, run_members, structure_value
 from scorecore.scorers._details import PairwiseResult, PairwiseVerdict
 from scorecore.scorers._members import Member, MemberResult, MemberRun, Outcome
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    check_text,
-    refuse,
-    shape_of,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, judge_config, render
 from scorecore.scorers.llm._reading import assistant_text, has_text, user_text
 

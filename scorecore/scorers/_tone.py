@@ -13,12 +13,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Final, TypedDict
 
-from scorecore import (
-    NotScorable,
-    Scorer,
-    ScorerDefinitionError,
-    not_scorable,
-)
+from scorecore import NotScorable, Scorer, ScorerDefinitionError, not_scorable
 from scorecore.scorers._shapes import (
     RunShape,
     ShapedContext,

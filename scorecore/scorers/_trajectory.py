@@ -9,20 +9,8 @@ from typing import Any, Final, TypedDict, final
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore import (
-    AgentInput,
-    NotScorable,
-    Scorer,
-    StepContext,
-    create_scorer,
-    not_scorable,
-)
-from scorecore.agent import (
-    ExpectedStep,
-    Ordering,
-    Trajectory,
-    TrajectoryExpectation,
-)
+from scorecore import AgentInput, NotScorable, Scorer, StepContext, create_scorer, not_scorable
+from scorecore.agent import ExpectedStep, Ordering, Trajectory, TrajectoryExpectation
 from scorecore.scorers._expectations import expectation_from, laid_over
 from scorecore.scorers._rounding import r2_plain
 from scorecore.scorers._shapes import refuse

@@ -8,19 +8,9 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale, clamp
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    shape_of,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
-from scorecore.scorers.llm._reading import (
-    assistant_text,
-    check_scale,
-    has_text,
-    reference_text,
-)
+from scorecore.scorers.llm._reading import assistant_text, check_scale, has_text, reference_text
 from scorecore.validators import check_fraction
 
 __all__ = ["answer_similarity"]

@@ -9,12 +9,7 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    shape_of,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, Spec, Wording, build
 from scorecore.scorers.llm._passages import (
     ContextExtractor,

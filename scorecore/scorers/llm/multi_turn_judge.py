@@ -8,14 +8,7 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._messages import message_text
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    check_text,
-    refuse,
-    shape_of,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
 from scorecore.scorers.llm._reading import check_scale, has_text
 

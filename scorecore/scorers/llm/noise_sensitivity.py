@@ -9,21 +9,9 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import r2
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    check_text,
-    refuse,
-    shape_of,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
-from scorecore.scorers.llm._reading import (
-    UNIT_INTERVAL,
-    assistant_text,
-    has_text,
-    user_text,
-)
+from scorecore.scorers.llm._reading import UNIT_INTERVAL, assistant_text, has_text, user_text
 from scorecore.validators import check_fraction, unit_interval
 
 __all__ = ["noise_sensitivity"]

@@ -9,13 +9,7 @@ import attrs
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._messages import message_text
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    refuse,
-    shape_of,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
 from scorecore.scorers.llm._reading import (
     UNIT_INTERVAL,

@@ -10,14 +10,7 @@ import attrs
 from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, not_scorable
 from scorecore.scorers._messages import message_text
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    check_text,
-    refuse,
-    shape_of,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
 from scorecore.scorers.llm._engine import (
     FollowUp,
     Judge,
