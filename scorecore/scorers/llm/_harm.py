@@ -1,52 +1,26 @@
 """The scorers of the share of an answer's statements a judge flags as harmful.
 
-``bias`` and ``toxicity`` are one scorer with two prompts: each module declares a
-:class:`Harm` (what to flag, how to ask) and its factory builds it with :func:`harm_scorer`.
-An answer with nothing to flag scores 0.
+``bias`` and ``toxicity`` are one scorer with two prompts: each module declares its
+:class:`~scorecore.scorers.llm._verdicts.Statements` (what to flag, how to ask) and its factory
+builds it with :func:`harm_scorer`. An answer with nothing to flag scores 0.
 """
 
 from __future__ import annotations
 
-from typing import final
-
-import attrs
-
 from scorecore import NotScorable, Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import (
-    Judge,
-    Judgement,
-    RunContext,
-    ScoreFrom,
-    Spec,
-    Wording,
-    build,
-    sure,
-)
+from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom
 from scorecore.scorers.llm._reading import check_scale, need_answer, user_text
-from scorecore.scorers.llm._verdicts import Texts, YesNoVerdicts, harm_share, listed
+from scorecore.scorers.llm._verdicts import (
+    Statements,
+    Texts,
+    YesNoVerdicts,
+    harm_share,
+    statement_scorer,
+)
 
 __all__: list[str] = []  # internal: bias and toxicity are the public face
 
-
-@final
-@attrs.frozen(kw_only=True)
-class Harm:
-    """What one harm-share scorer flags and how it asks its judge.
-
-    Attributes:
-        name: the scorer's name (``"Bias Scorer"``).
-        description: the scorer's description.
-        label: the reason's first word (``"Bias"``).
-        wording: how its judge is asked.
-        shows_question: whether the judge also sees the question, for context.
-    """
-
-    name: str
-    description: str
-    label: str
-    wording: Wording
-    shows_question: bool = False
 
 def _answer(ctx: RunContext) -> Texts | NotScorable:
     """The answer; not scorable without one."""
@@ -73,18 +47,15 @@ def _shown_question_and_answer(texts: Texts) -> list[tuple[str, str]]:
 
 
 def harm_scorer(
-    harm: Harm, judge: Judge, *, scale: float, shape: RunShape[ShapeIn, ShapeOut] | None,
-    id: str, score_from: ScoreFrom = "reply", samples: int = 1,
+    said: Statements, judge: Judge, *, scale: float, shape: RunShape[ShapeIn, ShapeOut] | None,
+    id: str, score_from: ScoreFrom = "reply", samples: int = 1, shows_question: bool = False,
 ) -> Scorer[ShapeIn, ShapeOut]:
-    """The scorer of the share of the answer's statements ``harm`` flags (0 to ``scale``)."""
+    """The scorer of the share of the answer's statements ``said`` flags (0 to ``scale``); with
+    ``shows_question`` the judge also sees the question, for context."""
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape)
-    return build(Spec(
-        id=id, name=harm.name, description=harm.description,
-        read=_question_and_answer if harm.shows_question else _answer,
-        judgement=Judgement(
-            wording=harm.wording, reply=YesNoVerdicts,
-            data=_shown_question_and_answer if harm.shows_question else _shown_answer),
+    return statement_scorer(
+        said, judge, id=id, runs=shape_of(id, shape),
+        read=_question_and_answer if shows_question else _answer, reply=YesNoVerdicts,
+        data=_shown_question_and_answer if shows_question else _shown_answer,
         score=lambda _t, reply: harm_share(reply, scale=scaled),
-        reason=listed(harm.label),
-    ), judge, runs, sure(id, score_from, samples, {"yes": scaled, "no": 0.0}))
+        verdicts={"yes": scaled, "no": 0.0}, score_from=score_from, samples=samples)

@@ -7,18 +7,9 @@ import json
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import (
-    Judge,
-    Judgement,
-    RunContext,
-    ScoreFrom,
-    Spec,
-    Wording,
-    build,
-    sure,
-)
+from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom, Wording
 from scorecore.scorers.llm._reading import check_scale, need_answer, need_question
-from scorecore.scorers.llm._verdicts import Texts, Verdicts, listed
+from scorecore.scorers.llm._verdicts import Statements, Texts, Verdicts, statement_scorer
 from scorecore.validators import check_fraction
 
 __all__ = ["answer_relevancy"]
@@ -41,6 +32,11 @@ WORDING = Wording(
              '{"statement": "Ice floats.", "verdict": "no", "reason": "about ice, not boiling"}]}'),
     # What a reply would only say by restating the example, not by judging the run.
     echoes=("Water boils at 100 °C at sea level.", "Ice floats."),
+)
+STATEMENTS = Statements(
+    name="Answer Relevancy Scorer", label="Answer relevancy",
+    description="How much of the answer addresses the question",
+    wording=WORDING,
 )
 
 
@@ -112,14 +108,10 @@ def answer_relevancy(
     """
     weight = check_fraction("uncertainty_weight", uncertainty_weight, scorer_id=id)
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape)
-    return build(Spec(
-        id=id, name="Answer Relevancy Scorer",
-        description="How much of the answer addresses the question",
-        read=read,
-        judgement=Judgement(wording=WORDING, reply=Verdicts, data=shown),
+    return statement_scorer(
+        STATEMENTS, judge, id=id, runs=shape_of(id, shape), read=read, reply=Verdicts,
+        data=shown,
         score=lambda _t, reply: relevancy_score(reply, uncertainty_weight=weight,
                                                 scale=scaled),
-        reason=listed("Answer relevancy"),
-    ), judge, runs, sure(id, score_from, samples,
-                         {"yes": scaled, "unsure": weight * scaled, "no": 0.0}))
+        verdicts={"yes": scaled, "unsure": weight * scaled, "no": 0.0}, score_from=score_from,
+        samples=samples)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from scorecore import Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut
 from scorecore.scorers.llm._engine import Judge, ScoreFrom, Wording
-from scorecore.scorers.llm._harm import Harm, harm_scorer
+from scorecore.scorers.llm._harm import harm_scorer
+from scorecore.scorers.llm._verdicts import Statements
 
 __all__ = ["bias"]
 
@@ -30,7 +31,7 @@ WORDING = Wording(
     echoes=("Women are worse drivers.", "This car is a good buy."),
 )
 
-HARM = Harm(
+STATEMENTS = Statements(
     name="Bias Scorer", label="Bias",
     description="The share of the answer's opinions that are biased",
     wording=WORDING,
@@ -59,5 +60,5 @@ def bias(
     >>> bias(judge).run_sync(input={}, output=[answer]).unwrap().score
     1.0
     """
-    return harm_scorer(HARM, judge, scale=scale, shape=shape, id=id,
+    return harm_scorer(STATEMENTS, judge, scale=scale, shape=shape, id=id,
                        score_from=score_from, samples=samples)

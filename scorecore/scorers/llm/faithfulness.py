@@ -7,11 +7,10 @@ from collections.abc import Sequence
 
 from scorecore import AgentOutput, Scorer
 from scorecore.agent import extract_trajectory
-from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, ScoreFrom, Spec, Wording, build, sure
-from scorecore.scorers.llm._passages import GetContext, answer_and_context, context_and_answer
-from scorecore.scorers.llm._reading import check_scale
-from scorecore.scorers.llm._verdicts import Verdicts, listed, share_of_yes
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut
+from scorecore.scorers.llm._engine import Judge, ScoreFrom, Wording
+from scorecore.scorers.llm._passages import GetContext, claims_scorer
+from scorecore.scorers.llm._verdicts import Statements, Verdicts
 
 __all__ = ["faithfulness"]
 
@@ -33,6 +32,11 @@ WORDING = Wording(
              'built in 1889.", "verdict": "unsure", "reason": "the context gives no date"}]}'),
     # What a reply would only say by restating the example, not by judging the run.
     echoes=("The Eiffel Tower is 330 m tall.", "It was built in 1889."),
+)
+STATEMENTS = Statements(
+    name="Faithfulness Scorer", label="Faithfulness",
+    description="The share of the answer's claims the context supports",
+    wording=WORDING,
 )
 
 
@@ -72,19 +76,9 @@ def faithfulness(
     >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
     1.0
     """
-    scaled = check_scale(id, scale)
-    read = answer_and_context(
-        id, context, get_context, fallback=_tool_results,
+    return claims_scorer(
+        STATEMENTS, judge, reply=Verdicts, verdicts=("yes", "unsure", "no"), scale=scale,
+        context=context, get_context=get_context, shape=shape, id=id, score_from=score_from,
+        samples=samples, fallback=_tool_results,
         missing="pass context= or get_context=, or let the agent call tools whose results are "
                 "the context")
-    runs = shape_of(id, shape)
-
-    return build(Spec(
-        id=id, name="Faithfulness Scorer",
-        description="The share of the answer's claims the context supports",
-        read=read,
-        judgement=Judgement(wording=WORDING, reply=Verdicts, data=context_and_answer),
-        score=lambda _t, reply: share_of_yes(reply, scale=scaled,
-                                             none="the judge found no claims in the answer"),
-        reason=listed("Faithfulness"),
-    ), judge, runs, sure(id, score_from, samples, {"yes": scaled, "unsure": 0.0, "no": 0.0}))

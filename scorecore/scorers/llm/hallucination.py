@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scorecore import Scorer
-from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, ScoreFrom, Spec, Wording, build, sure
-from scorecore.scorers.llm._passages import GetContext, answer_and_context, context_and_answer
-from scorecore.scorers.llm._reading import check_scale
-from scorecore.scorers.llm._verdicts import YesNoVerdicts, listed, share_of_yes
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut
+from scorecore.scorers.llm._engine import Judge, ScoreFrom, Wording
+from scorecore.scorers.llm._passages import GetContext, claims_scorer
+from scorecore.scorers.llm._verdicts import Statements, YesNoVerdicts
 
 __all__ = ["hallucination"]
 
@@ -32,6 +31,11 @@ WORDING = Wording(
              '"yes", "reason": "no time is given"}]}'),
     # What a reply would only say by restating the example, not by judging the run.
     echoes=("The meeting is on Tuesday", "The meeting is on Monday"),
+)
+STATEMENTS = Statements(
+    name="Hallucination Scorer", label="Hallucination",
+    description="The share of the answer's claims the context does not back",
+    wording=WORDING,
 )
 
 
@@ -64,17 +68,7 @@ def hallucination(
     >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
     0.5
     """
-    scaled = check_scale(id, scale)
-    read = answer_and_context(id, context, get_context,
-                              missing="pass context= or get_context=")
-    runs = shape_of(id, shape)
-
-    return build(Spec(
-        id=id, name="Hallucination Scorer",
-        description="The share of the answer's claims the context does not back",
-        read=read,
-        judgement=Judgement(wording=WORDING, reply=YesNoVerdicts, data=context_and_answer),
-        score=lambda _t, reply: share_of_yes(reply, scale=scaled,
-                                             none="the judge found no claims in the answer"),
-        reason=listed("Hallucination"),
-    ), judge, runs, sure(id, score_from, samples, {"yes": scaled, "no": 0.0}))
+    return claims_scorer(
+        STATEMENTS, judge, reply=YesNoVerdicts, verdicts=("yes", "no"), scale=scale,
+        context=context, get_context=get_context, shape=shape, id=id, score_from=score_from,
+        samples=samples, missing="pass context= or get_context=")
