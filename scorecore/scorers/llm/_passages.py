@@ -144,11 +144,12 @@ def resolve(ctx: RunContext, given: tuple[str, ...] | None,
     return pieces
 
 
-def question_answer_context(
-    given: tuple[str, ...] | None, extractor: ContextExtractor | None
-) -> Callable[[RunContext], ContextTexts | NotScorable]:
-    """The ``read`` of a scorer judging the context against the question and the answer:
-    not scorable without a user question, an assistant answer or a context piece."""
+def question_answer_context(scorer_id: str, context: object, context_extractor: object
+                            ) -> Callable[[RunContext], ContextTexts | NotScorable]:
+    """The ``read`` of a scorer judging the context against the question and the answer (the
+    context from ``context`` or ``context_extractor``, checked by :func:`context_source`): not
+    scorable without a user question, an assistant answer or a context piece."""
+    given, extractor = context_source(scorer_id, context, context_extractor)
 
     def read(ctx: RunContext) -> ContextTexts | NotScorable:
         question, answer = user_text(ctx.run.input), assistant_text(ctx.run.output)
@@ -162,6 +163,12 @@ def question_answer_context(
         return ContextTexts(question=question, answer=answer, context=pieces)
 
     return read
+
+
+def question_answer_pieces(texts: ContextTexts) -> list[tuple[str, str]]:
+    """The question, the answer and the indexed context pieces."""
+    return [("QUESTION", texts.question), ("ANSWER", texts.answer),
+            ("CONTEXT", indexed(texts.context))]
 
 
 def indexed(pieces: Sequence[str]) -> str:

@@ -14,9 +14,8 @@ from scorecore.scorers.llm._engine import Judge, Judgement, Spec, Wording, build
 from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
-    context_source,
-    indexed,
     question_answer_context,
+    question_answer_pieces,
 )
 from scorecore.scorers.llm._reading import check_scale
 
@@ -93,12 +92,6 @@ def precision_score(reply: PieceVerdicts, *, pieces: int, scale: float
     return 0.0 if relevant == 0 else at_scale(total / relevant, scale)
 
 
-def shown(texts: ContextTexts) -> list[tuple[str, str]]:
-    """The question, the answer and the indexed context pieces."""
-    return [("QUESTION", texts.question), ("ANSWER", texts.answer),
-            ("CONTEXT", indexed(texts.context))]
-
-
 def explained(_texts: ContextTexts, reply: PieceVerdicts, score: float) -> str:
     """The score, then each piece's verdict and reason."""
     return "\n".join([f"Context precision: {score}"]
@@ -136,16 +129,14 @@ def context_precision(
     0.5
     """
     scaled = check_scale(id, scale)
-    given, extractor = context_source(id, context, context_extractor)
+    read = question_answer_context(id, context, context_extractor)
     runs = shape_of(id, shape)
-
-    read = question_answer_context(given, extractor)
 
     return build(Spec(
         id=id, name="Context Precision Scorer",
         description="Whether the useful context pieces come first",
         read=read,
-        judgement=Judgement(wording=WORDING, reply=PieceVerdicts, data=shown),
+        judgement=Judgement(wording=WORDING, reply=PieceVerdicts, data=question_answer_pieces),
         score=lambda texts, reply: precision_score(reply, pieces=len(texts.context),
                                                    scale=scaled),
         reason=explained,

@@ -14,9 +14,8 @@ from scorecore.scorers.llm._engine import Judge, Judgement, Spec, Wording, build
 from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
-    context_source,
-    indexed,
     question_answer_context,
+    question_answer_pieces,
 )
 from scorecore.scorers.llm._reading import check_scale
 from scorecore.validators import check_fraction
@@ -93,12 +92,6 @@ def relevance_score(
     return at_scale(max(0.0, base - unused * unused_high_relevance_context - missing), scale)
 
 
-def shown(texts: ContextTexts) -> list[tuple[str, str]]:
-    """The question, the answer and the indexed context pieces."""
-    return [("QUESTION", texts.question), ("ANSWER", texts.answer),
-            ("CONTEXT", indexed(texts.context))]
-
-
 def explained(_texts: ContextTexts, reply: RelevanceReply, score: float) -> str:
     """The score, each piece's relevance (and whether it was unused), the missing context."""
     return "\n".join(
@@ -133,7 +126,7 @@ def context_relevance(
     1.0
     """
     scaled = check_scale(id, scale)
-    given, extractor = context_source(id, context, context_extractor)
+    read = question_answer_context(id, context, context_extractor)
     penalties: dict[str, Any] = {
         "unused_high_relevance_context": check_fraction(
             "unused_high_relevance_context", unused_high_relevance_context, scorer_id=id),
@@ -144,13 +137,11 @@ def context_relevance(
     }
     runs = shape_of(id, shape)
 
-    read = question_answer_context(given, extractor)
-
     return build(Spec(
         id=id, name="Context Relevance Scorer",
         description="How relevant the context is and whether it was used",
         read=read,
-        judgement=Judgement(wording=WORDING, reply=RelevanceReply, data=shown),
+        judgement=Judgement(wording=WORDING, reply=RelevanceReply, data=question_answer_pieces),
         score=lambda _t, reply: relevance_score(reply, scale=scaled, **penalties),
         reason=explained,
     ), judge, runs)
