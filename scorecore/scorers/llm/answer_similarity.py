@@ -161,7 +161,6 @@ def answer_similarity(
         ("missing_penalty", missing_penalty), ("contradiction_penalty", contradiction_penalty),
         ("extra_info_penalty", extra_info_penalty))}
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape)
     return build(Spec(
         id=id, name="Answer Similarity Scorer",
         description="How closely the answer matches the ground truth",
@@ -169,4 +168,4 @@ def answer_similarity(
         judgement=Judgement(wording=WORDING, reply=SimilarityReply, data=shown),
         score=lambda _p, reply: similarity_score(reply, scale=scaled, **options),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

@@ -130,8 +130,6 @@ def context_precision(
     """
     scaled = check_scale(id, scale)
     read = question_answer_context(id, context, context_extractor)
-    runs = shape_of(id, shape)
-
     return build(Spec(
         id=id, name="Context Precision Scorer",
         description="Whether the useful context pieces come first",
@@ -140,4 +138,4 @@ def context_precision(
         score=lambda texts, reply: precision_score(reply, pieces=len(texts.context),
                                                    scale=scaled),
         reason=explained,
-    ), judge, runs, sure(id, "reply", samples, None))
+    ), judge, shape_of(id, shape), sure(id, "reply", samples, None))

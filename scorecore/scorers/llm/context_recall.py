@@ -122,8 +122,6 @@ def context_recall(
     """
     scaled = check_scale(id, scale)
     given, extractor = context_source(id, context, context_extractor)
-    runs = shape_of(id, shape)
-
     def read(ctx: RunContext) -> ContextTexts | NotScorable:
         truth = reference_text(ctx.run.ground_truth)
         if not has_text(truth):
@@ -140,4 +138,4 @@ def context_recall(
         judgement=Judgement(wording=WORDING, reply=ClaimVerdicts, data=shown),
         score=lambda _t, reply: recall_score(reply, scale=scaled),
         reason=explained,
-    ), judge, runs, sure(id, score_from, samples, {"yes": scaled, "no": 0.0}))
+    ), judge, shape_of(id, shape), sure(id, score_from, samples, {"yes": scaled, "no": 0.0}))

@@ -135,8 +135,6 @@ def context_relevance(
         "max_missing_context_penalty": check_fraction(
             "max_missing_context_penalty", max_missing_context_penalty, scorer_id=id),
     }
-    runs = shape_of(id, shape)
-
     return build(Spec(
         id=id, name="Context Relevance Scorer",
         description="How relevant the context is and whether it was used",
@@ -144,4 +142,4 @@ def context_relevance(
         judgement=Judgement(wording=WORDING, reply=RelevanceReply, data=question_answer_pieces),
         score=lambda _t, reply: relevance_score(reply, scale=scaled, **penalties),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

@@ -72,8 +72,6 @@ def multi_turn_judge(
     if not has_text(wanted):
         raise refuse(id, "criterion", "a non-blank str", criterion)
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape)
-
     def shown(turns: tuple[str, ...]) -> list[tuple[str, str]]:
         transcript = "\n".join(f"Turn {i}: {turn}" for i, turn in enumerate(turns, 1))
         return [("CRITERION", wanted), ("TRANSCRIPT", transcript)]
@@ -85,4 +83,4 @@ def multi_turn_judge(
         judgement=Judgement(wording=WORDING, reply=CriterionMet, data=shown),
         score=lambda _t, reply: scaled if reply.satisfied else 0.0,
         reason=lambda _t, reply, _s: reply.reasoning,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

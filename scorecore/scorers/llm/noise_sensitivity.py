@@ -157,8 +157,6 @@ def noise_sensitivity(
         ("major_issue_per_item", major_issue_per_item),
         ("max_major_issue_penalty", max_major_issue_penalty),
         ("discrepancy_threshold", discrepancy_threshold))}
-    runs = shape_of(id, shape)
-
     def shown(answers: Answers) -> list[tuple[str, str]]:
         return [("CLEAN_QUERY", answers.question), ("NOISY_QUERY", noisy),
                 ("NOISE_TYPE", noise_type or "unspecified"),
@@ -171,4 +169,4 @@ def noise_sensitivity(
         judgement=Judgement(wording=WORDING, reply=NoiseReply, data=shown),
         score=lambda _p, reply: noise_score(reply, impact_weights=weights, **options),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

@@ -198,8 +198,6 @@ def prompt_alignment(
                if include_conversation_history is False
                else check_count("include_conversation_history",
                                 include_conversation_history, minimum=1, scorer_id=id))
-    runs = shape_of(id, shape)
-
     def read(ctx: RunContext) -> AlignmentTexts | NotScorable:
         user, system = user_text(ctx.run.input), system_text(ctx.run.input)
         if mode == "user" and not has_text(user):
@@ -235,4 +233,4 @@ def prompt_alignment(
         score=lambda _t, reply: alignment_score(reply, mode=mode, scale=scaled),
         reason=lambda _t, reply, score: f"Prompt alignment ({mode}): {score}. "
                                         f"{reply.overall_assessment}",
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

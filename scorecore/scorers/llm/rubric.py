@@ -220,8 +220,6 @@ def rubric(
             raise refuse(id, "criteria", "text or a list of criteria", criteria) from exc
         if not own:
             raise refuse(id, "criteria", "at least one criterion", criteria)
-    runs = shape_of(id, shape)
-
     def read(ctx: RunContext) -> RubricTexts | NotScorable:
         chosen = own
         if chosen is None:
@@ -244,4 +242,4 @@ def rubric(
         judgement=Judgement(wording=WORDING, reply=RubricReply, data=shown),
         score=lambda texts, reply: rubric_score(texts.criteria, reply, scale=scaled),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

@@ -201,8 +201,6 @@ def summarization(
     if source_extractor is not None and not callable(source_extractor):
         raise refuse(id, "source_extractor", "a function (input, output) -> str",
                      source_extractor)
-    runs = shape_of(id, shape)
-
     def read(ctx: RunContext) -> SummaryTexts | NotScorable:
         text: Any = (source_extractor(ctx.run.input, ctx.run.output) if source_extractor
                      else source if source is not None else user_text(ctx.run.input))
@@ -230,4 +228,4 @@ def summarization(
             score=lambda _t, alignment, coverage: summary_score(
                 alignment, coverage, max_questions=limit, scale=scaled)),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))
