@@ -64,7 +64,6 @@ class NoiseReply:
 
     dimensions: tuple[DimensionImpact, ...]
     robustness_score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
     major_issues: tuple[str, ...] = ()
     overall_assessment: str = ""
 

@@ -51,8 +51,8 @@ WORDING = Wording(
     echoes=("Two bullet points on tea", "Tea is popular."),
 )
 
-# Every score the judge gives is from 0 to 1: the field docstrings say so in the schema the
-# judge receives, and unit_interval refuses any other (a format failure, asked again).
+# Every score the judge gives is from 0 to 1: UNIT_INTERVAL says so in the schema the judge
+# receives, and unit_interval refuses any other (a format failure, asked again).
 
 
 @final
@@ -61,7 +61,6 @@ class Intent:
     """Whether the answer addresses the primary intent."""
 
     score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
     primary_intent: str
     is_addressed: bool
     reasoning: str
@@ -84,7 +83,6 @@ class Requirements:
 
     requirements: tuple[Requirement, ...]
     overall_score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
 
 
 @final
@@ -93,7 +91,6 @@ class Completeness:
     """How complete the answer is."""
 
     score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
     missing_elements: tuple[str, ...]
     reasoning: str
 
@@ -104,7 +101,6 @@ class Appropriateness:
     """Whether the answer's format and tone fit."""
 
     score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
     format_alignment: bool
     tone_alignment: bool
     reasoning: str
