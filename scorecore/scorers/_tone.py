@@ -125,10 +125,9 @@ def tone(
 
     Not scorable when the output has no text (Mastra scores that 1).
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> scorer = tone(reference_tone="This is wonderful!", shape=TEXT)
-    >>> anyio.run(lambda: scorer.run(input="", output="Good work.")).unwrap().score
+    >>> scorer.run_sync(input="", output="Good work.").unwrap().score
     0.8333333333333333
     """
     runs = shape_of(id, shape)
