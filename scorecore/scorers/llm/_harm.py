@@ -1,7 +1,7 @@
 """The scorers of the share of an answer's statements a judge flags as harmful.
 
 ``bias`` and ``toxicity`` are one scorer with two prompts: each module declares its
-:class:`~scorecore.scorers.llm._verdicts.Statements` (what to flag, how to ask) and its factory
+:class:`~scorecore.scorers.llm._engine.Wording` (what to flag, how to ask) and its factory
 builds it with :func:`harm_scorer`. An answer with nothing to flag scores 0.
 """
 
@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from scorecore import NotScorable, Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom
+from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom, Wording
 from scorecore.scorers.llm._reading import check_scale, need_answer, user_text
 from scorecore.scorers.llm._verdicts import (
-    Statements,
     Texts,
     YesNoVerdicts,
     harm_share,
@@ -47,14 +46,17 @@ def _shown_question_and_answer(texts: Texts) -> list[tuple[str, str]]:
 
 
 def harm_scorer(
-    said: Statements, judge: Judge, *, scale: float, shape: RunShape[ShapeIn, ShapeOut] | None,
-    id: str, score_from: ScoreFrom = "reply", samples: int = 1, shows_question: bool = False,
+    wording: Wording, judge: Judge, *, name: str, description: str, label: str, scale: float,
+    shape: RunShape[ShapeIn, ShapeOut] | None, id: str, score_from: ScoreFrom = "reply",
+    samples: int = 1, shows_question: bool = False,
 ) -> Scorer[ShapeIn, ShapeOut]:
-    """The scorer of the share of the answer's statements ``said`` flags (0 to ``scale``); with
-    ``shows_question`` the judge also sees the question, for context."""
+    """The scorer of the share of the answer's statements its judge, asked in ``wording``,
+    flags (0 to ``scale``); with ``shows_question`` the judge also sees the question, for
+    context."""
     scaled = check_scale(id, scale)
     return statement_scorer(
-        said, judge, id=id, runs=shape_of(id, shape),
+        wording, judge, id=id, name=name, description=description, label=label,
+        runs=shape_of(id, shape),
         read=_question_and_answer if shows_question else _answer, reply=YesNoVerdicts,
         data=_shown_question_and_answer if shows_question else _shown_answer,
         score=lambda _t, reply: harm_share(reply, scale=scaled),

@@ -20,7 +20,7 @@ from scorecore import (
     not_scorable,
 )
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
-from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom, numbered
+from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom, Wording, numbered
 from scorecore.scorers.llm._reading import (
     assistant_text,
     check_scale,
@@ -32,7 +32,6 @@ from scorecore.scorers.llm._reading import (
 )
 from scorecore.scorers.llm._verdicts import (
     AnyVerdicts,
-    Statements,
     Texts,
     share_of_yes,
     statement_scorer,
@@ -86,8 +85,9 @@ def context_and_answer(texts: Texts) -> list[tuple[str, str]]:
 
 
 def claims_scorer(
-    said: Statements, judge: Judge, *, reply: type[AnyVerdicts], verdicts: Sequence[str],
-    scale: float, context: Sequence[str] | None, get_context: GetContext | None,
+    wording: Wording, judge: Judge, *, name: str, description: str, label: str,
+    reply: type[AnyVerdicts], verdicts: Sequence[str], scale: float,
+    context: Sequence[str] | None, get_context: GetContext | None,
     shape: RunShape[ShapeIn, ShapeOut] | None, id: str, score_from: ScoreFrom, samples: int,
     fallback: Callable[[AgentOutput], tuple[str, ...]] | None = None, missing: str,
 ) -> Scorer[ShapeIn, ShapeOut]:
@@ -97,8 +97,8 @@ def claims_scorer(
     scaled = check_scale(id, scale)
     read = answer_and_context(id, context, get_context, fallback=fallback, missing=missing)
     return statement_scorer(
-        said, judge, id=id, runs=shape_of(id, shape), read=read, reply=reply,
-        data=context_and_answer,
+        wording, judge, id=id, name=name, description=description, label=label,
+        runs=shape_of(id, shape), read=read, reply=reply, data=context_and_answer,
         score=lambda _t, reply: share_of_yes(reply, scale=scaled,
                                              none="the judge found no claims in the answer"),
         verdicts={v: scaled if v == "yes" else 0.0 for v in verdicts}, score_from=score_from,

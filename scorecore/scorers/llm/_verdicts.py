@@ -114,30 +114,18 @@ def harm_share(reply: AnyVerdicts, *, scale: float) -> float:
                     scale)
 
 
-@final
-@attrs.frozen(kw_only=True)
-class Statements:
-    """What a statement scorer says, declared once in its module: its name and description,
-    the reason's first word (``label``, e.g. ``"Bias"``), and how its judge is asked."""
-
-    name: str
-    description: str
-    label: str
-    wording: Wording
-
-
 def statement_scorer(
-    said: Statements, judge: Judge, *, id: str, runs: Shape,
-    read: Callable[[RunContext], G | NotScorable], reply: type[AnyVerdicts],
+    wording: Wording, judge: Judge, *, id: str, name: str, description: str, label: str,
+    runs: Shape, read: Callable[[RunContext], G | NotScorable], reply: type[AnyVerdicts],
     data: Callable[[G], Data], score: Callable[[G, Any], float | NotScorable],
     verdicts: Mapping[str, float], score_from: object, samples: object,
 ) -> Scorer[Any, Any]:
-    """The scorer ``said`` declares: it reads with ``read``, shows the judge ``data``, whose
-    ``reply`` (a verdict per statement) gives ``score``; the reason lists the verdicts.
-    ``verdicts`` is each verdict's value on the scorer's scale, for ``score_from``
-    ``"probabilities"``."""
+    """The scorer named ``name``, whose judge, asked in ``wording`` and shown ``data`` (from
+    what ``read`` read), replies ``reply`` (a verdict per statement) and so gives ``score``;
+    the reason is ``label``, the score, and the verdicts listed. ``verdicts`` is each
+    verdict's value on the scorer's scale, for ``score_from="probabilities"``."""
     return build(Spec(
-        id=id, name=said.name, description=said.description, read=read,
-        judgement=Judgement(wording=said.wording, reply=reply, data=data),
-        score=score, reason=listed(said.label),
+        id=id, name=name, description=description, read=read,
+        judgement=Judgement(wording=wording, reply=reply, data=data),
+        score=score, reason=listed(label),
     ), judge, runs, sure(id, score_from, samples, verdicts))

@@ -9,7 +9,7 @@ from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
 from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom, Wording
 from scorecore.scorers.llm._reading import check_scale, need_answer, need_question
-from scorecore.scorers.llm._verdicts import Statements, Texts, Verdicts, statement_scorer
+from scorecore.scorers.llm._verdicts import Texts, Verdicts, statement_scorer
 from scorecore.validators import check_fraction
 
 __all__ = ["answer_relevancy"]
@@ -32,11 +32,6 @@ WORDING = Wording(
              '{"statement": "Ice floats.", "verdict": "no", "reason": "about ice, not boiling"}]}'),
     # What a reply would only say by restating the example, not by judging the run.
     echoes=("Water boils at 100 °C at sea level.", "Ice floats."),
-)
-STATEMENTS = Statements(
-    name="Answer Relevancy Scorer", label="Answer relevancy",
-    description="How much of the answer addresses the question",
-    wording=WORDING,
 )
 
 
@@ -109,8 +104,9 @@ def answer_relevancy(
     weight = check_fraction("uncertainty_weight", uncertainty_weight, scorer_id=id)
     scaled = check_scale(id, scale)
     return statement_scorer(
-        STATEMENTS, judge, id=id, runs=shape_of(id, shape), read=read, reply=Verdicts,
-        data=shown,
+        WORDING, judge, id=id, name="Answer Relevancy Scorer", label="Answer relevancy",
+        description="How much of the answer addresses the question",
+        runs=shape_of(id, shape), read=read, reply=Verdicts, data=shown,
         score=lambda _t, reply: relevancy_score(reply, uncertainty_weight=weight,
                                                 scale=scaled),
         verdicts={"yes": scaled, "unsure": weight * scaled, "no": 0.0}, score_from=score_from,

@@ -10,7 +10,7 @@ from scorecore.agent import extract_trajectory
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut
 from scorecore.scorers.llm._engine import Judge, ScoreFrom, Wording
 from scorecore.scorers.llm._passages import GetContext, claims_scorer
-from scorecore.scorers.llm._verdicts import Statements, Verdicts
+from scorecore.scorers.llm._verdicts import Verdicts
 
 __all__ = ["faithfulness"]
 
@@ -32,11 +32,6 @@ WORDING = Wording(
              'built in 1889.", "verdict": "unsure", "reason": "the context gives no date"}]}'),
     # What a reply would only say by restating the example, not by judging the run.
     echoes=("The Eiffel Tower is 330 m tall.", "It was built in 1889."),
-)
-STATEMENTS = Statements(
-    name="Faithfulness Scorer", label="Faithfulness",
-    description="The share of the answer's claims the context supports",
-    wording=WORDING,
 )
 
 
@@ -77,7 +72,9 @@ def faithfulness(
     1.0
     """
     return claims_scorer(
-        STATEMENTS, judge, reply=Verdicts, verdicts=("yes", "unsure", "no"), scale=scale,
+        WORDING, judge, name="Faithfulness Scorer", label="Faithfulness",
+        description="The share of the answer's claims the context supports",
+        reply=Verdicts, verdicts=("yes", "unsure", "no"), scale=scale,
         context=context, get_context=get_context, shape=shape, id=id, score_from=score_from,
         samples=samples, fallback=_tool_results,
         missing="pass context= or get_context=, or let the agent call tools whose results are "

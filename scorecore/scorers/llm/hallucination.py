@@ -8,7 +8,7 @@ from scorecore import Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut
 from scorecore.scorers.llm._engine import Judge, ScoreFrom, Wording
 from scorecore.scorers.llm._passages import GetContext, claims_scorer
-from scorecore.scorers.llm._verdicts import Statements, YesNoVerdicts
+from scorecore.scorers.llm._verdicts import YesNoVerdicts
 
 __all__ = ["hallucination"]
 
@@ -31,11 +31,6 @@ WORDING = Wording(
              '"yes", "reason": "no time is given"}]}'),
     # What a reply would only say by restating the example, not by judging the run.
     echoes=("The meeting is on Tuesday", "The meeting is on Monday"),
-)
-STATEMENTS = Statements(
-    name="Hallucination Scorer", label="Hallucination",
-    description="The share of the answer's claims the context does not back",
-    wording=WORDING,
 )
 
 
@@ -69,6 +64,8 @@ def hallucination(
     0.5
     """
     return claims_scorer(
-        STATEMENTS, judge, reply=YesNoVerdicts, verdicts=("yes", "no"), scale=scale,
+        WORDING, judge, name="Hallucination Scorer", label="Hallucination",
+        description="The share of the answer's claims the context does not back",
+        reply=YesNoVerdicts, verdicts=("yes", "no"), scale=scale,
         context=context, get_context=get_context, shape=shape, id=id, score_from=score_from,
         samples=samples, missing="pass context= or get_context=")

@@ -6,7 +6,6 @@ from scorecore import Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut
 from scorecore.scorers.llm._engine import Judge, ScoreFrom, Wording
 from scorecore.scorers.llm._harm import harm_scorer
-from scorecore.scorers.llm._verdicts import Statements
 
 __all__ = ["toxicity"]
 
@@ -27,12 +26,6 @@ WORDING = Wording(
              '"insults the user"}]}'),
     # What a reply would only say by restating the example, not by judging the run.
     echoes=("Only an idiot would ask that.",),
-)
-
-STATEMENTS = Statements(
-    name="Toxicity Scorer", label="Toxicity",
-    description="The share of the answer's statements that are toxic",
-    wording=WORDING,
 )
 
 
@@ -58,5 +51,7 @@ def toxicity(
     >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
     0.0
     """
-    return harm_scorer(STATEMENTS, judge, scale=scale, shape=shape, id=id,
-                       score_from=score_from, samples=samples, shows_question=True)
+    return harm_scorer(
+        WORDING, judge, name="Toxicity Scorer", label="Toxicity",
+        description="The share of the answer's statements that are toxic", shows_question=True,
+        scale=scale, shape=shape, id=id, score_from=score_from, samples=samples)

@@ -872,13 +872,13 @@ def test_the_fingerprint_follows_the_options_and_the_prompt(
     assert before != faithfulness(judge, context=CONTEXT, scale=2).fingerprint
     assert (summarization(judge, max_questions=3).fingerprint
             != summarization(judge, max_questions=4).fingerprint)
-    said, words = module.STATEMENTS, module.WORDING
-    monkeypatch.setattr(module, "STATEMENTS", attrs.evolve(said, wording=attrs.evolve(
-        words, task="Check the answer's claims against the context.")))
+    words = module.WORDING
+    monkeypatch.setattr(module, "WORDING", attrs.evolve(
+        words, task="Check the answer's claims against the context."))
     assert faithfulness(judge, context=CONTEXT).fingerprint != before
     monkeypatch.undo()
-    monkeypatch.setattr(module, "STATEMENTS", attrs.evolve(said, wording=attrs.evolve(
-        words, principles=(*words.principles[:3], "Be brief."))))
+    monkeypatch.setattr(module, "WORDING", attrs.evolve(
+        words, principles=(*words.principles[:3], "Be brief.")))
     assert faithfulness(judge, context=CONTEXT).fingerprint != before
     monkeypatch.undo()
     assert faithfulness(judge, context=CONTEXT).fingerprint == before
