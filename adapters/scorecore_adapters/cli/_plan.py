@@ -138,5 +138,5 @@ def plan_command(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(have, int):
         most = max((p["itemsNeeded"] or 0) for p in plans) if plans else 0
         enough = "enough" if have >= most else f"{most - have} too few"
-        print(f"the dataset has {have} items: {enough}", file=out)
+        print(f"the baseline ran on {have} items: {enough}", file=out)
     return EXIT_PASSED

@@ -267,7 +267,7 @@ def test_plan_from_a_pair_of_batches_and_from_one(
     code, out, err = run("plan", "--dataset", str(items), "--effect", "0.1", "--store", store)
     assert code == 0, err
     assert "items needed" in out
-    assert "the dataset has 30 items" in out
+    assert "the baseline ran on 30 items" in out
     code, _, err = run("plan", "--dataset", "nope", "--effect", "0.1", "--store", store)
     assert code == 2
     assert "no recorded batch of dataset 'nope'" in err
