@@ -19,7 +19,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._backoff import model_retry_wait
-from scorecore._core._cache import NO_SCHEMA_KEY
+from scorecore._core._cache import NO_SCHEMA_KEY, prompt_key, prompt_key_parts
 from scorecore._core._causes import (
     ExampleEcho,
     JudgeExecutionError,
@@ -39,6 +39,7 @@ from scorecore._core._judge import (
     JudgeRequest,
     JudgeResponse,
     JudgeUsage,
+    ModelSettings,
     Retry,
     RetryClassifier,
     StepName,
@@ -329,14 +330,23 @@ def _read_reply(
 
 
 def _structured_output(
-    request: JudgeRequest, response: JudgeResponse
+    has_schema: bool, native: bool, response: JudgeResponse
 ) -> StructuredOutputMode | None:
     """What the adapter says held the reply to the schema, else what the core asked for."""
-    if request.output_schema is None:
+    if not has_schema:
         return None
     if response.structured_output is not None:
         return response.structured_output
-    return "native" if request.native_schema else "prompt"
+    return "native" if native else "prompt"
+
+
+def _messages(
+    instructions: str, schema: CompiledSchema | None, routing: Routing, asked: str
+) -> tuple[JudgeMessage, ...]:
+    """An attempt's messages: the system message and ``asked``, the schema written where
+    ``routing`` puts it (what :meth:`MeteredExecution.prompt_key_parts` keys)."""
+    base = (_message("system", instructions), _message("user", asked))
+    return base if schema is None else inject(base, schema, routing)
 
 
 def _finish(  # noqa: PLR0917 - the execution's parts, passed rather than closed over
@@ -410,7 +420,8 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
     echoed: tuple[str, ...] = ()
     echo_reply = ""
     asked = prompt
-    system = _message("system", judge.instructions)
+    instructions = judge.instructions
+    keyed = meter.keyed
     for attempt in range(attempts):
         if attempt:
             if echo_reply:  # the same request again, without the example it restated
@@ -418,27 +429,52 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             else:
                 routing = "system"
         tally.attempts += 1
-        base = (system, _message("user", asked))
-        messages = base if schema is None else inject(base, schema, routing)
-        if judge.input_processors:
-            processed = await _apply_input_processors(judge, messages)
-            if isinstance(processed, Failure):
-                return _finish(None, processed.failure(), *parts)
-            messages = processed.unwrap()
-        request = _request(messages, None if schema is None else schema.schema,
-                           schema is not None and routing == "native", settings, step,
-                           top_logprobs)
-        response = await meter.call(
-            request, functools.partial(_call_with_retries, judge, request, runtime, tally),
-            NO_SCHEMA_KEY if schema is None else schema.key,
-        )
+        native = schema is not None and routing == "native"
+        schema_key = NO_SCHEMA_KEY if schema is None else schema.key
+        key_parts = None
+        if keyed and top_logprobs is None and not judge.input_processors:
+            # The key from the prompt alone (the messages are the system message and the
+            # prompt, with the schema's note where the routing puts it): the request itself
+            # is only built when the judge is asked.
+            system_note = note = ""
+            if schema is not None and routing == "system":
+                system_note = schema.system_note
+            elif schema is not None and routing == "inline":
+                note = schema.inline_note
+            key_parts = meter.prompt_key_parts(settings, native, schema_key, instructions,
+                                               system_note, note)
+        request: JudgeRequest | None = None
+        key = ""
+        if key_parts is not None:
+            key = prompt_key(key_parts, asked)
+        else:
+            messages = _messages(instructions, schema, routing, asked)
+            if judge.input_processors:
+                processed = await _apply_input_processors(judge, messages)
+                if isinstance(processed, Failure):
+                    return _finish(None, processed.failure(), *parts)
+                messages = processed.unwrap()
+            request = _request(messages, None if schema is None else schema.schema, native,
+                               settings, step, top_logprobs)
+            if keyed:
+                key = meter.key_of(request, schema_key)
+        response: JudgeResponse | JudgeExecutionError | None = (
+            None if not key else await meter.lookup(key))
+        if response is None:
+            if request is None:  # keyed from the prompt: no input processor to run
+                request = _request(_messages(instructions, schema, routing, asked),
+                                   None if schema is None else schema.schema, native,
+                                   settings, step, top_logprobs)
+            response = await meter.ask(
+                request, functools.partial(_call_with_retries, judge, request, runtime, tally),
+                key)
         if not isinstance(response, JudgeResponse):
             return _finish(None, response, *parts)
         if isinstance(response.usage, JudgeUsage):  # a hand-written model may break this
             tally.add_usage(response.usage)
         tally.finish_reason = response.finish_reason
         tally.raw_output = text = response.text
-        tally.structured_output = _structured_output(request, response)
+        tally.structured_output = _structured_output(schema is not None, native, response)
         tally.logprobs = response.logprobs
         if judge.output_processors:
             processed_text = await _apply_output_processors(judge, text)

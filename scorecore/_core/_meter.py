@@ -27,7 +27,13 @@ from scorecore._core._budget import (
     note_overrun,
     worst_case,
 )
-from scorecore._core._cache import JudgeCache, SchemaKey, request_key
+from scorecore._core._cache import (
+    JudgeCache,
+    PromptKeyParts,
+    SchemaKey,
+    prompt_key_parts,
+    request_key,
+)
 from scorecore._core._call_key import CALL_KEY
 from scorecore._core._causes import BudgetExhausted
 from scorecore._core._judge import (
@@ -36,6 +42,7 @@ from scorecore._core._judge import (
     JudgeRequest,
     JudgeResponse,
     JudgeUsage,
+    ModelSettings,
     model_default_cap,
 )
 from scorecore._core._pricing import Pricing, usage_problem
@@ -196,6 +203,68 @@ class MeteredExecution:
         # A hit spends nothing: the execution's usage counts only tokens paid for now.
         return _spent_nothing(response)
 
+    @property
+    def keyed(self) -> bool:
+        """Whether calls are looked up in (and stored to) a cache, under a key."""
+        meter = self._meter
+        return meter is not None and meter.cache is not None and self._identity is not _UNREADABLE
+
+    def key_of(self, request: JudgeRequest, schema_key: SchemaKey | None = None) -> str:
+        """The cache key of ``request`` for this execution's model and trial (only asked when
+        :attr:`keyed`); ``schema_key`` is its output schema's part, written when the step was
+        added (written now when not given)."""
+        meter = self._meter
+        assert meter is not None  # noqa: S101 - keyed says so
+        model = self._model
+        return request_key(
+            request, provider=model.provider, model_id=model.model_id, trial=meter.trial,
+            identity=self._identity,
+            schema=SchemaKey(request.output_schema) if schema_key is None else schema_key,
+        )
+
+    def prompt_key_parts(  # noqa: PLR0913, PLR0917 - the request's parts besides the prompt
+        self, settings: ModelSettings, native: bool, schema_key: SchemaKey, system: str,
+        system_note: str, note: str,
+    ) -> PromptKeyParts | None:
+        """:func:`~scorecore._core._cache.prompt_key_parts` for this execution's model and
+        trial (only asked when :attr:`keyed`)."""
+        meter = self._meter
+        assert meter is not None  # noqa: S101 - keyed says so
+        model = self._model
+        return prompt_key_parts(settings, model.provider, model.model_id, meter.trial,
+                                self._identity, native, schema_key, system, system_note, note)
+
+    async def lookup(self, key: str) -> JudgeResponse | None:
+        """The reply cached under ``key`` (or given by an identical call in flight), counted
+        as a hit; ``None`` is a counted miss, after which :meth:`ask` calls the judge.
+
+        Only for a :attr:`keyed` execution, with the key of the request :meth:`ask` sends.
+        """
+        meter = self._meter
+        assert meter is not None  # noqa: S101 - keyed says so
+        cache = meter.cache
+        assert cache is not None  # noqa: S101 - keyed says so
+        ledger = meter.ledger
+        while True:
+            # Awaited here, not in a helper: a cache that yields (SQLite reads the gets of
+            # a round together) resumes one frame fewer on every hit.
+            try:
+                found = await cache.get(key)
+            except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
+                found = None
+            if isinstance(found, JudgeResponse):
+                return self._hit(ledger, found)
+            flight = ledger.flight(key)
+            if flight is None:
+                break
+            await flight.done.wait()
+            if flight.response is not None:
+                return self._hit(ledger, flight.response)
+            # The call we waited for failed: look again, then ask the judge ourselves.
+        self._misses += 1
+        ledger.cache_misses += 1
+        return None
+
     async def call(
         self, request: JudgeRequest, call: Callable[[], Awaitable[_R]],
         schema_key: SchemaKey | None = None,
@@ -205,39 +274,24 @@ class MeteredExecution:
         ``schema_key`` is the request's output schema's part of the cache key, written when
         the step was added (written now when not given).
         """
+        key = ""
+        if self.keyed:
+            key = self.key_of(request, schema_key)
+            found = await self.lookup(key)
+            if found is not None:
+                return found
+        return await self.ask(request, call, key)
+
+    async def ask(
+        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]], key: str = ""
+    ) -> _R | JudgeResponse | BudgetExhausted:
+        """Call the judge (through the budget) for ``request``, once :meth:`lookup` missed
+        ``key`` (``""``: an execution that is not :attr:`keyed`); a reply is charged, shared
+        with identical calls waiting for it and kept for :meth:`store`."""
         meter = self._meter
         if meter is None:
             return await call()
         ledger = meter.ledger
-        identity = self._identity
-        # A model whose cache identity cannot be read never shares (or fills) the cache.
-        cache = None if identity is _UNREADABLE else meter.cache
-        key = ""
-        if cache is not None:
-            model = self._model
-            key = request_key(
-                request, provider=model.provider, model_id=model.model_id, trial=meter.trial,
-                identity=identity,
-                schema=SchemaKey(request.output_schema) if schema_key is None else schema_key,
-            )
-            while True:
-                # Awaited here, not in a helper: a cache that yields (SQLite reads the gets of
-                # a round together) resumes one frame fewer on every hit.
-                try:
-                    found = await cache.get(key)
-                except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
-                    found = None
-                if isinstance(found, JudgeResponse):
-                    return self._hit(ledger, found)
-                flight = ledger.flight(key)
-                if flight is None:
-                    break
-                await flight.done.wait()
-                if flight.response is not None:
-                    return self._hit(ledger, flight.response)
-                # The call we waited for failed: look again, then ask the judge ourselves.
-            self._misses += 1
-            ledger.cache_misses += 1
         reservation: Reservation | None = None
         if meter.budget is not None:
             admitted = await admit(ledger, meter.budget, meter.pricing,
@@ -246,7 +300,7 @@ class MeteredExecution:
                 return admitted
             reservation = admitted
         flight = Flight(done=anyio.Event())
-        if cache is not None:
+        if key:
             ledger.take_off(key, flight)
         ledger.model_calls += 1
         token = CALL_KEY.set(key or None)
@@ -254,13 +308,13 @@ class MeteredExecution:
             outcome: _R | JudgeResponse = await call()
             if isinstance(outcome, JudgeResponse):
                 outcome = flight.response = self._received(meter, request, outcome, reservation)
-                if cache is not None:
+                if key:
                     self._candidate = (key, outcome)
         finally:
             CALL_KEY.reset(token)
             if reservation is not None:
                 ledger.release(reservation)
-            if cache is not None:
+            if key:
                 ledger.land(key, flight)
             flight.done.set()
         return outcome

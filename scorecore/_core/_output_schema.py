@@ -113,6 +113,20 @@ class CompiledSchema:
     validator: Draft202012Validator
     key: SchemaKey
     check: Callable[[Any], bool] | None = None
+    # What inject appends to the messages for each routing, written once.
+    inline_note: str = attrs.field(init=False)
+    system_note: str = attrs.field(init=False)
+
+    @inline_note.default
+    def _inline_note(self) -> str:
+        return _inline_note(self.text)
+
+    @system_note.default
+    def _system_note(self) -> str:
+        return (
+            "\n\nYour whole reply must be one JSON value that validates against this JSON "
+            f"schema:\n{self.text}\nReply with the JSON only: no prose, no markdown."
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A validator holds local functions that do not pickle; a scorer sent to another
@@ -189,22 +203,22 @@ def inject(
     if routing == "native":
         return messages
     if routing == "system":
-        note = (
-            "\n\nYour whole reply must be one JSON value that validates against this JSON "
-            f"schema:\n{schema.text}\nReply with the JSON only: no prose, no markdown."
-        )
+        note = schema.system_note
         if messages and messages[0].role == "system":
             first = _message("system", messages[0].content + note)
             return (first, *messages[1:])
         return (JudgeMessage(role="system", content=note.lstrip()), *messages)
-    return _inline(messages, schema.text)
+    return _inline(messages, schema.inline_note)
 
 
-def _inline(messages: tuple[JudgeMessage, ...], schema_text: str) -> tuple[JudgeMessage, ...]:
-    note = (
+def _inline_note(schema_text: str) -> str:
+    return (
         "\n\nAnswer with a single JSON value that validates against this JSON schema:\n"
         f"{schema_text}\nWrite nothing but the JSON: no explanation, no code fences."
     )
+
+
+def _inline(messages: tuple[JudgeMessage, ...], note: str) -> tuple[JudgeMessage, ...]:
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].role == "user":
             patched = _message("user", messages[index].content + note)
@@ -238,7 +252,7 @@ def schema_in_prompt(request: JudgeRequest) -> JudgeRequest:
         return request
     text = json.dumps(request.output_schema, ensure_ascii=False, sort_keys=True, allow_nan=False)
     return attrs.evolve(
-        request, messages=_inline(request.messages, text), native_schema=False
+        request, messages=_inline(request.messages, _inline_note(text)), native_schema=False
     )
 
 
