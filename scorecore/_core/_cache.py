@@ -400,15 +400,15 @@ class PromptKeyParts:
         self.tail = tail
 
 
-def prompt_key_parts(  # noqa: PLR0913, PLR0917 - the key's parts, each one of the request's
+def prompt_key_parts(  # noqa: PLR0917 - the key's parts, each one of the request's
     settings: ModelSettings, provider: str, model_id: str, trial: int,
     identity: str | None, native: bool, schema: SchemaKey, system: str, system_note: str,
     note: str,
 ) -> PromptKeyParts | None:
     """The parts of :func:`request_key` for a request of two messages, ``system`` followed by
-    ``system_note`` and the prompt followed by ``note``, kept in ``schema.prompts``; ``None`` when such a request's key
-    takes another path than the JSON path of settings without ``extra`` (then the request is
-    built and keyed with :func:`request_key`).
+    ``system_note`` and the prompt followed by ``note``, kept in ``schema.prompts``; ``None``
+    when such a request's key takes another path than the JSON path of settings without
+    ``extra`` (then the request is built and keyed with :func:`request_key`).
 
     Every run of a step sends the same system message and note with the same settings
     object, model and trial: the text around the prompt is written (and its head hashed)

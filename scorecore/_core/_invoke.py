@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._backoff import model_retry_wait
-from scorecore._core._cache import NO_SCHEMA_KEY, prompt_key, prompt_key_parts
+from scorecore._core._cache import NO_SCHEMA_KEY, prompt_key
 from scorecore._core._causes import (
     ExampleEcho,
     JudgeExecutionError,
@@ -39,7 +39,6 @@ from scorecore._core._judge import (
     JudgeRequest,
     JudgeResponse,
     JudgeUsage,
-    ModelSettings,
     Retry,
     RetryClassifier,
     StepName,
@@ -50,9 +49,10 @@ from scorecore._core._logprobs import TokenLogprob
 from scorecore._core._meter import MeteredExecution, default_cap
 from scorecore._core._output_schema import (
     CompiledSchema,
+    Invalid,
     Routing,
     inject,
-    parse_and_validate,
+    read_valid,
     routing_for,
 )
 from scorecore._core._reprs import short_repr
@@ -312,21 +312,19 @@ class _Rejected:
 
 def _read_reply(
     text: str, schema: CompiledSchema | None, example: WorkedExample | None, own_text: str
-) -> Result[Any, _Rejected]:
-    """The step's value from the reply's text (plain text without a schema)."""
+) -> Any:  # noqa: ANN401 - the step's value (its output type), or _Rejected
+    """The step's value from the reply's text (plain text without a schema), or why the reply
+    is rejected (a :class:`_Rejected`, which no step value is)."""
     value: Any = text
     if schema is not None:
-        parsed = parse_and_validate(text, schema)
-        if isinstance(parsed, Failure):
-            return Failure(_Rejected(errors=parsed.failure()))
-        if example is None:  # the parsed Success itself: nothing else can reject the reply
-            return cast("Success[Any]", parsed)
-        value = parsed.unwrap()
+        value = read_valid(text, schema)
+        if type(value) is Invalid:
+            return _Rejected(errors=value.errors)
     if example is not None:
         echoed = example.echoed_in(text, own_text=own_text)
         if echoed:
-            return Failure(_Rejected(echoed=echoed))
-    return Success(value)
+            return _Rejected(echoed=echoed)
+    return value
 
 
 def _structured_output(
@@ -481,9 +479,9 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             if isinstance(processed_text, Failure):
                 return _finish(None, processed_text.failure(), *parts)
             text = processed_text.unwrap()
-        read = _read_reply(text, schema, example, own_text)
-        if isinstance(read, Failure):  # never cached: the next run asks the judge again
-            rejected = read.failure()
+        value = _read_reply(text, schema, example, own_text)
+        if type(value) is _Rejected:  # never cached: the next run asks the judge again
+            rejected: _Rejected = value
             if rejected.echoed:
                 echoed, echo_reply = rejected.echoed, text
             else:
@@ -491,7 +489,6 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             continue
         if meter.storing:
             await meter.store()
-        value = read.unwrap()
         if score_of_reply:  # what _prompt_step would otherwise copy the execution for
             value = value.get("score") if isinstance(value, dict) else value
         return _finish(value, None, *parts)

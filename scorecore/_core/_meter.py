@@ -222,7 +222,7 @@ class MeteredExecution:
             schema=SchemaKey(request.output_schema) if schema_key is None else schema_key,
         )
 
-    def prompt_key_parts(  # noqa: PLR0913, PLR0917 - the request's parts besides the prompt
+    def prompt_key_parts(  # noqa: PLR0917 - the request's parts besides the prompt
         self, settings: ModelSettings, native: bool, schema_key: SchemaKey, system: str,
         system_note: str, note: str,
     ) -> PromptKeyParts | None:

@@ -280,6 +280,17 @@ def _read_json(body: str) -> Any:  # noqa: ANN401 - JSON of any shape, checked b
     return value if end == len(body) else json.loads(body, strict=False)
 
 
+@final
+class Invalid:
+    """Why a reply is not the step's value: its parse or schema errors (internal: what
+    :func:`read_valid` answers instead of the value, never a value itself)."""
+
+    __slots__ = ("errors",)
+
+    def __init__(self, errors: tuple[str, ...]) -> None:
+        self.errors = errors
+
+
 def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[str, ...]]:
     """Parse the judge's text as JSON (a fenced json block is accepted) and validate it.
 
@@ -287,21 +298,28 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
     :class:`TypedSchema` the valid reply is then structured into its ``output_type``, and
     every field that does not fit is an error (``… @ reply.field``).
     """
+    value = read_valid(text, schema)
+    return Failure(value.errors) if type(value) is Invalid else Success(value)
+
+
+def read_valid(text: str, schema: CompiledSchema) -> Any:  # noqa: ANN401 - the reply's JSON
+    """:func:`parse_and_validate` for the judge loop: the value, or :class:`Invalid` (no
+    ``Result`` built around a reply that is read on every cached run)."""
     body = _extract_json_text(text)
     if not body:
-        return Failure(("reply is empty",))
+        return Invalid(("reply is empty",))
     try:
         value = _read_json(body)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
-        return Failure((f"reply is not valid JSON: {exc.msg} at {where}",))
+        return Invalid((f"reply is not valid JSON: {exc.msg} at {where}",))
     except RecursionError:
-        return Failure(("reply is not usable JSON: it is nested too deeply to read",))
+        return Invalid(("reply is not usable JSON: it is nested too deeply to read",))
     except ValueError as exc:
         if "integer string conversion" in str(exc):
-            return Failure(("reply is not usable JSON: it holds an integer of more than 4,300 "
+            return Invalid(("reply is not usable JSON: it holds an integer of more than 4,300 "
                             "digits, more than Python reads",))
-        return Failure((f"reply is not usable JSON: {_cut(str(exc), 120)}",))
+        return Invalid((f"reply is not usable JSON: {_cut(str(exc), 120)}",))
     if schema.check is not None:
         try:
             valid = schema.check(value)
@@ -323,19 +341,19 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
             for e in errors
         )
     except _VALIDATION_ERRORS as exc:
-        return Failure((f"reply could not be validated ({type(exc).__qualname__})",))
+        return Invalid((f"reply could not be validated ({type(exc).__qualname__})",))
     if described:
-        return Failure(described)
+        return Invalid(described)
     return _structured(value, schema.schema)
 
 
 def _structured(
     value: Any,  # noqa: ANN401 - parsed JSON, structured into the schema's output type here
     schema: Mapping[str, Any],
-) -> Result[Any, tuple[str, ...]]:
+) -> Any:  # noqa: ANN401 - the value, structured for a TypedSchema, or Invalid
     if not isinstance(schema, TypedSchema):
-        return Success(value)
+        return value
     structured = structure_run_value(value, schema.output_type, which="reply")
     if isinstance(structured, Success):
-        return structured
-    return Failure(structured.failure().errors)
+        return structured.unwrap()
+    return Invalid(structured.failure().errors)
