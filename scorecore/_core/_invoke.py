@@ -46,7 +46,7 @@ from scorecore._core._judge import (
     with_default_cap,
 )
 from scorecore._core._logprobs import TokenLogprob
-from scorecore._core._meter import MeteredExecution, default_cap
+from scorecore._core._meter import NOTHING_SPENT, MeteredExecution, default_cap
 from scorecore._core._output_schema import (
     CompiledSchema,
     Invalid,
@@ -456,20 +456,23 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
                                settings, step, top_logprobs)
             if keyed:
                 key = meter.key_of(request, schema_key)
-        response: JudgeResponse | JudgeExecutionError | None = (
-            None if not key else await meter.lookup(key))
-        if response is None:
+        hit = None if not key else await meter.lookup(key)
+        if hit is not None:
+            response = hit
+            usage = NOTHING_SPENT  # the execution counts only tokens paid for now
+        else:
             if request is None:  # keyed from the prompt: no input processor to run
                 request = _request(_messages(instructions, schema, routing, asked),
                                    None if schema is None else schema.schema, native,
                                    settings, step, top_logprobs)
-            response = await meter.ask(
+            answer = await meter.ask(
                 request, functools.partial(_call_with_retries, judge, request, runtime, tally),
                 key)
-        if not isinstance(response, JudgeResponse):
-            return _finish(None, response, *parts)
-        if isinstance(response.usage, JudgeUsage):  # a hand-written model may break this
-            tally.add_usage(response.usage)
+            if not isinstance(answer, JudgeResponse):
+                return _finish(None, answer, *parts)
+            response, usage = answer, answer.usage
+        if isinstance(usage, JudgeUsage):  # a hand-written model may break this
+            tally.add_usage(usage)
         tally.finish_reason = response.finish_reason
         tally.raw_output = text = response.text
         tally.structured_output = _structured_output(schema is not None, native, response)

@@ -46,7 +46,6 @@ from scorecore._core._judge import (
     model_default_cap,
 )
 from scorecore._core._pricing import Pricing, usage_problem
-from scorecore._core._slot_init import fast_replace
 from scorecore.validators import is_int, misuse
 
 __all__ = ["JudgeMeter"]  # MeteredExecution and default_cap are internal: the judge loop
@@ -55,7 +54,8 @@ __all__ = ["JudgeMeter"]  # MeteredExecution and default_cap are internal: the j
 _F = TypeVar("_F")
 
 _R = TypeVar("_R")
-_NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+"""The usage of a reply read from the cache: it spent nothing now."""
 _UNKNOWN_USAGE = JudgeUsage()
 
 
@@ -115,16 +115,6 @@ class JudgeMeter:
         return attrs.evolve(self, trial=trial)
 
 
-# Every field but the usage is read from a JudgeResponse, which checked it: set directly.
-_with_usage = fast_replace(JudgeResponse, "usage")
-
-
-def _spent_nothing(response: JudgeResponse) -> JudgeResponse:
-    """The reply with no tokens spent (``attrs.evolve(response, usage=...)``, the warm path's
-    way)."""
-    return _with_usage(response, _NOTHING_SPENT)
-
-
 # A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
 # equals by accident (the meter compares it by identity, and never puts it in a key).
 _UNREADABLE = "\x00unreadable cache identity"
@@ -152,7 +142,8 @@ def _cache_identity(model: object) -> str | None:
 class MeteredExecution:
     """One judge execution's view of the meter (internal; used by the judge loop only).
 
-    ``call`` wraps each attempt's model call (cache, single flight, budget, charging);
+    ``lookup`` answers an attempt from the cache (or an identical call in flight) and ``ask``
+    makes its model call (budget, single flight, charging);
     ``store`` keeps the reply that passed validation; ``settlement`` gives the cost and cache
     counts of the execution's telemetry.
     """
@@ -195,13 +186,12 @@ class MeteredExecution:
         if usage_problem(response.usage) is not None:
             # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
             ledger.usage_errors += 1
-            return _spent_nothing(response)
+            return response
         saved = self._price_of(response.usage)
         if saved is not None:
             self._saved += saved
             ledger.saved_usd += saved
-        # A hit spends nothing: the execution's usage counts only tokens paid for now.
-        return _spent_nothing(response)
+        return response
 
     @property
     def keyed(self) -> bool:
@@ -238,6 +228,9 @@ class MeteredExecution:
         """The reply cached under ``key`` (or given by an identical call in flight), counted
         as a hit; ``None`` is a counted miss, after which :meth:`ask` calls the judge.
 
+        A hit spends nothing: its reply comes back as stored (the usage of the call that
+        paid for it), and the execution counts :data:`NOTHING_SPENT` for it.
+
         Only for a :attr:`keyed` execution, with the key of the request :meth:`ask` sends.
         """
         meter = self._meter
@@ -264,23 +257,6 @@ class MeteredExecution:
         self._misses += 1
         ledger.cache_misses += 1
         return None
-
-    async def call(
-        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]],
-        schema_key: SchemaKey | None = None,
-    ) -> _R | JudgeResponse | BudgetExhausted:
-        """Answer from the cache, or wait for an identical call in flight, or call.
-
-        ``schema_key`` is the request's output schema's part of the cache key, written when
-        the step was added (written now when not given).
-        """
-        key = ""
-        if self.keyed:
-            key = self.key_of(request, schema_key)
-            found = await self.lookup(key)
-            if found is not None:
-                return found
-        return await self.ask(request, call, key)
 
     async def ask(
         self, request: JudgeRequest, call: Callable[[], Awaitable[_R]], key: str = ""
