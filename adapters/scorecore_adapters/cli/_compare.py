@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import Final, TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, TextIO
 
-from scorecore.evals import Comparison, ScoreRow, Threshold
+from scorecore.evals import Comparison, ScoreRow, Threshold, items_needed
 from scorecore.evals import compare as compare_rows
 from scorecore.evals.results import ScorerComparison
 from scorecore_adapters.cli._common import (
@@ -20,10 +20,11 @@ from scorecore_adapters.cli._common import (
     read_batch,
 )
 from scorecore_adapters.cli._eval import parse_threshold
+from scorecore_adapters.cli._experiments import auto_baseline, ledger_dataset, ledger_items
 from scorecore_adapters.report._text import number, percent
 
-_HEADERS = ("scorer", "pairs", "base", "new", "delta", "interval", "pass rate", "McNemar p",
-            "+/-/=", "verdict")
+_HEADERS = ("scorer", "pairs", "base", "new", "delta", "interval", "MDE", "pass rate",
+            "McNemar p", "+/-/=", "verdict")
 _LISTED = 10
 
 
@@ -36,7 +37,7 @@ def _row(s: ScorerComparison) -> tuple[str, ...]:
                 else f"[{number(s.ci_low, sign=True)}, {number(s.ci_high, sign=True)}]")
     name = f"{s.scorer_id} (definition changed)" if s.definition_changed else s.scorer_id
     return (name, str(s.paired), number(s.base_mean), number(s.new_mean),
-            number(s.mean_delta, sign=True), interval,
+            number(s.mean_delta, sign=True), interval, number(s.mde),
             f"{percent(s.base_pass_rate)} -> {percent(s.new_pass_rate)}", f"{s.mcnemar_p:.3g}",
             f"{s.improved}/{s.regressed}/{s.unchanged}", _VERDICT_WORDS[s.verdict])
 
@@ -75,6 +76,13 @@ def print_comparison(result: Comparison, out: TextIO) -> None:
         print(f"interval: {', '.join(levels)} bootstrap interval of the mean delta; pass rate: "
               f"items passing ({', '.join(sorted({s.pass_rule for s in result.scorers}))})",
               file=out)
+        print("MDE: the smallest mean change each scorer's comparison detects with 80 % power "
+              "(the gate catches a drop of the tolerance plus the MDE)", file=out)
+    if result.items is not None and result.items.differ:
+        print(f"datasets differ: {result.items.describe()} (only items with the same "
+              f"content are compared)", file=out)
+        if result.items.changed:  # added and removed items are listed below, unpaired
+            print(f"  changed, not compared: {_ids(result.items.changed)}", file=out)
     if result.scorers_differ:
         print(f"scorers differ: {result.scorer_differences()}", file=out)
     if result.only_in_base:
@@ -82,6 +90,9 @@ def print_comparison(result: Comparison, out: TextIO) -> None:
     if result.only_in_new:
         print(f"items only in {result.new_batch}: {_ids(result.only_in_new)}", file=out)
     for s in result.scorers:
+        if s.uninformative:
+            print(f"{s.scorer_id}: no significant change, but uninformative: {_blind(s, result)}",
+                  file=out)
         if s.status_changes:
             changes = ", ".join(f"{n} {k}" for k, n in s.status_changes.items())
             print(f"{s.scorer_id}: status changes: {changes}", file=out)
@@ -90,6 +101,28 @@ def print_comparison(result: Comparison, out: TextIO) -> None:
             for item in s.most_regressed[:5]:
                 print(f"  {clip(item.item_id, 60)}: {number(item.base_score)} ({item.base_status})"
                       f" -> {number(item.new_score)} ({item.new_status})", file=out)
+
+
+def _blind(s: ScorerComparison, result: Comparison) -> str:
+    """Why a scorer's "no change" says little, and how many items would say more."""
+    shown = number(s.mde) if s.mde is not None else "unknown"
+    text = f"its MDE {shown} is above the effect {result.effect:g}"
+    if s.spread is not None and result.effect > 0:
+        needed = items_needed(s.spread, result.effect, alpha=1 - s.confidence)
+        text += f" (about {needed} paired items would detect it)"
+    return text
+
+
+def versions_line(base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str:
+    """``dataset versions differ: …`` when the ledger knows both batches' data and it differs
+    (``""`` otherwise)."""
+    if base is None or new is None or base.get("version") == new.get("version"):
+        return ""
+    shown = [f"{d.get('name') or d.get('file') or '?'}@{str(d.get('version') or '?')[:12]}"
+             for d in (base, new)]
+    same_cases = base.get("cases") is not None and base.get("cases") == new.get("cases")
+    what = "; the same cases, other recorded outputs" if same_cases else ""
+    return f"dataset versions differ: {shown[0]} -> {shown[1]}{what}"
 
 
 def thresholds_of(texts: Sequence[str]) -> dict[str, Threshold]:
@@ -103,12 +136,21 @@ def compare_batches(
 ) -> Comparison:
     """``compare`` and ``report --baseline``: the comparison their options ask for, refused
     (a usage error) when ``--require-same-scorers`` is given and the scorers differ."""
-    options = {} if args.min_paired is None else {"min_paired": args.min_paired}
+    options: dict[str, Any] = {} if args.min_paired is None else {"min_paired": args.min_paired}
+    # Pair only the items whose content is the same, when the ledger knows both batches' data.
+    if base and new:
+        base_items = ledger_items(args.store, base[0].batch_id)
+        new_items = ledger_items(args.store, new[0].batch_id)
+        if base_items and new_items:
+            options |= {"base_items": base_items, "new_items": new_items}
     try:
         result = compare_rows(base, new, tolerance=args.tolerance, thresholds=thresholds,
                               seed=seed, **options)
     except ValueError as exc:  # a change no float holds (scores near ±1e308), naming the rows
         raise UsageError(str(exc)) from None
+    effect = getattr(args, "effect", None)  # report has no --effect: the tolerance then
+    if effect is not None:
+        result = result.with_effect(effect)
     if args.require_same_scorers and result.scorers_differ:
         raise UsageError(
             f"the batches ran different scorers ({result.scorer_differences()}) and "
@@ -118,10 +160,22 @@ def compare_batches(
     return result
 
 
+def baseline_of(base: str | None, baseline: str | None, store: str, new: str) -> str:
+    """The baseline batch: BASE or ``--baseline`` (not both); ``auto`` asks the ledger."""
+    if base is not None and baseline is not None:
+        raise UsageError(f"give the baseline once: BASE {base!r} or --baseline {baseline!r}")
+    chosen = base if base is not None else baseline
+    if chosen is None:
+        raise UsageError("name the baseline: scorecore compare BASE NEW, or --baseline "
+                         "BATCH|auto")
+    return auto_baseline(store, new) if chosen == "auto" else chosen
+
+
 def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Compare two stored batches; exit 1 when a regression beyond the tolerance is significant,
     3 without a verdict (too few paired items)."""
     thresholds = thresholds_of(args.threshold)
+    args.base = baseline_of(args.base, args.baseline, args.store, args.new)
     _, base_rows = read_batch(args.store, args.base)
     _, new_rows = read_batch(args.store, args.new)
     result = compare_batches(base_rows, new_rows, args, thresholds, seed=args.seed)
@@ -131,9 +185,14 @@ def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"--threshold for scorer(s) not in both batches: {', '.join(unknown)}; "
                          f"scorers in both: {', '.join(common) or 'none'}")
     code = EXIT_CODES[result.verdict]
+    datasets = [ledger_dataset(args.store, b) for b in (args.base, args.new)]
     if args.json:
-        print_json({**result.to_json(), "exitCode": code}, out)
+        print_json({**result.to_json(), "baseDataset": datasets[0], "newDataset": datasets[1],
+                    "exitCode": code}, out)
         return code
     print_comparison(result, out)
+    line = versions_line(*datasets)
+    if line:
+        print(line, file=out)
     print(verdict_line(result), file=out)
     return code
