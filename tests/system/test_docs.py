@@ -18,7 +18,8 @@ BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 # The built-in scorers: the overview page and a page per scorer, check and option type.
 BUILTIN_PAGES = ["docs/builtin-scorers.md", *sorted(
     str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "builtin-scorers").glob("*.md"))]
-RUNNABLE_DOCS = ["README.md", "docs/scorers.md", "docs/evals.md", "docs/storage.md",
+RUNNABLE_DOCS = ["README.md", "docs/scorers.md", "docs/evals.md", "docs/datasets.md",
+                 "docs/storage.md",
                  *BUILTIN_PAGES, "docs/economics.md", "docs/calibration.md", "docs/juries.md"]
 
 

@@ -26,6 +26,7 @@ CORE_NAMESPACES = [
     "scorecore",
     "scorecore.agent",
     "scorecore.composite",
+    "scorecore.datasets",
     "scorecore.evals",
     "scorecore.evals.engine",
     "scorecore.evals.results",

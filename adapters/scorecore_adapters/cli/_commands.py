@@ -16,6 +16,7 @@ import attrs
 from scorecore_adapters.cli._batches import batches
 from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._compare import compare
+from scorecore_adapters.cli._datasets import datasets_command
 from scorecore_adapters.cli._eval import run_eval
 from scorecore_adapters.cli._experiments import experiments_arguments, experiments_command
 from scorecore_adapters.cli._labels import labels_arguments, labels_command
@@ -23,6 +24,7 @@ from scorecore_adapters.cli._parser import (
     _batches_command,
     _calibrate_command,
     _compare_command,
+    _datasets_command,
     _eval_command,
     _eval_traces_command,
     _Parser,
@@ -79,6 +81,8 @@ COMMANDS: Final[dict[str, Command]] = {
     "labels": Command(help="export or import human labels (the store's labels table)",
                       arguments=labels_arguments,
                       run=lambda args, out, err: labels_command(args, out)),
+    "datasets": Command(help="store, list, show and diff versioned datasets",
+                        arguments=_datasets_command, run=datasets_command),
     "view": Command(help="browse and label the store's batches in a local web page",
                     arguments=view_arguments, run=view_command),
 }

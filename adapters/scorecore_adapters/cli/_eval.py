@@ -6,7 +6,7 @@ import argparse
 import json
 import shlex
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO, final
@@ -15,6 +15,7 @@ import anyio
 import anyio.to_thread
 import attrs
 
+from scorecore.datasets import DatasetRef
 from scorecore.evals import (
     EvalConfigError,
     EvalReport,
@@ -44,6 +45,7 @@ from scorecore_adapters.cli._common import (
     print_table,
     read_batch,
 )
+from scorecore_adapters.cli._datasets import data_source, ledger_dataset_record
 from scorecore_adapters.cli._economics import (
     closing_cache,
     economics_options,
@@ -267,6 +269,11 @@ class _EvalPlan:
     total: int
     store: Store
     labels: dict[str, LabelValue] | None = None
+    dataset: DatasetRef | None = None
+    """The dataset version (and sample) the batch runs on: what its record keeps."""
+    data_shown: str = ""
+    record_dataset: Callable[[], Awaitable[object]] | None = None
+    unrecorded: str | None = None
 
 
 def _plan_eval(
@@ -281,8 +288,8 @@ def _plan_eval(
         raise UsageError("--otel-timeout needs --otel-endpoint URL (the OTLP/HTTP traces "
                          "endpoint the events are sent to)")
     loaded = load_scorers(args.scorers)
-    data_path = Path(args.data)
-    if not data_path.is_file():
+    data_path = Path(args.data if args.data is not None else args.dataset)
+    if args.data is not None and not data_path.is_file():
         raise UsageError(f"data file not found: {args.data}")
     target = load_target(args.target) if args.target else None
     thresholds = dict(parse_threshold(t) for t in args.threshold)
@@ -306,13 +313,19 @@ def _plan_eval(
     if given is not None:
         _check_batch_id(given, "--resume" if args.resume else "--batch-id")
     labels = _labels(args)
-    reader = (JsonlReader(data_path, needs_output=target is None, warn=err)
-              if reader_of is None else reader_of(data_path, err))
+    store = open_url(args.store, must_exist=bool(args.resume))
+
+    def jsonl(path: Path, warn: TextIO) -> DatasetReader:
+        return JsonlReader(path, needs_output=target is None, warn=warn)
+
+    # a trace file (eval-traces: reader_of) is not a dataset file: not recorded as a version
+    source = data_source(args, err, reader_of or jsonl, needs_output=target is None,
+                         record=reader_of is None)
     return _EvalPlan(
         loaded=loaded, data_path=data_path, target=target, thresholds=thresholds, gates=gates,
-        batch_id=given or _new_batch_id(data_path), reader=reader,
-        total=reader.count(), store=open_url(args.store, must_exist=bool(args.resume)),
-        labels=labels,
+        batch_id=given or _new_batch_id(Path(source.stem)), reader=source.reader,
+        total=source.reader.count(), store=store, labels=labels, dataset=source.dataset,
+        data_shown=source.shown, record_dataset=source.record, unrecorded=source.unrecorded,
     )
 
 
@@ -389,12 +402,20 @@ async def _run_plan(
         async with plan.store, closing_cache(local, strict=args.strict_cache, out=out), \
                 batch_api_scope(args, economics, out):
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
+            if plan.record_dataset is not None:
+                await plan.record_dataset()
             await record_start(args, scorers=plan.loaded.scorers, target=plan.target,
                                batch_id=plan.batch_id, data=plan.data_path,
-                               shown=plan.reader.shown)
+                               shown=plan.reader.shown,
+                               stored=await ledger_dataset_record(plan.dataset, plan.reader,
+                                                                  args.store))
             verb = "resuming" if args.resume else "batch"
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
-                  f"{plan.data_path}, store {plan.store.url}", file=out, flush=True)
+                  f"{plan.data_shown}, store {plan.store.url}", file=out, flush=True)
+            if plan.dataset is not None:
+                print(f"dataset: {plan.dataset}", file=out, flush=True)
+            elif plan.unrecorded is not None:
+                print(f"dataset: not recorded as a version ({plan.unrecorded})", file=out)
             with progress:
                 if args.engine == "ray":
                     return await anyio.to_thread.run_sync(lambda: run_on_ray(
@@ -475,6 +496,7 @@ def run_eval(
             "skipped": dict(plan.loaded.skipped),
             "invalidItems": invalid,
             "store": plan.store.url,
+            "dataset": None if plan.dataset is None else plan.dataset.to_json(),
             "failureCauses": [group_json(g) for g in causes],
         }
         if agreement is not None:

@@ -127,7 +127,21 @@ def _eval_traces_command(ev: argparse.ArgumentParser) -> None:
 def _eval_command(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("scorers", metavar="SCORERS",
                     help="path/to/scorers.py or a module, optionally :id1,id2")
-    ev.add_argument("--data", required=True, help="the JSONL dataset (one item per line)")
+    data = ev.add_mutually_exclusive_group(required=True)
+    data.add_argument("--data", help="the JSONL dataset (one item per line); with a store, "
+                                     "its content is recorded as an unnamed dataset version")
+    data.add_argument("--dataset", metavar="NAME[@V]",
+                      help="a stored dataset version: NAME (the latest), NAME@v3 or "
+                           "NAME@<hash prefix> (scorecore datasets add)")
+    ev.add_argument("--sample", type=positive_int, default=None, metavar="N",
+                    help="run a seeded sample of N items (recorded with the batch)")
+    ev.add_argument("--stratify", metavar="FIELD", default=None,
+                    help="with --sample: strata by this field (a name in extra, or a dotted "
+                         "path), each in proportion to its size")
+    # dest: --labels' calibration reads args.seed (its bootstrap's, 0 in eval)
+    ev.add_argument("--seed", dest="sample_seed", type=_non_negative_int, default=None,
+                    metavar="S",
+                    help="with --sample: the seed (default 0; the same seed, the same items)")
     ev.add_argument("--target", help="module:function producing each item's output")
     _batch_flags(ev)
     add_batch_api_flags(ev)
@@ -254,3 +268,41 @@ def _report_command(rep: argparse.ArgumentParser) -> None:
     rep.add_argument("--min-kappa", type=_kappa, default=None, metavar="K",
                      help="with --labels, a gate of the page's verdict: each scorer's kappa "
                           "interval must lie above K")
+
+
+def _datasets_command(datasets: argparse.ArgumentParser) -> None:
+    """``datasets ACTION``: one sub-command per action, each with its own flags."""
+    actions = datasets.add_subparsers(dest="action", metavar="ACTION", required=True,
+                                      parser_class=_Parser)
+    add = actions.add_parser("add", help="store a JSONL, CSV or Parquet file as a version")
+    add.add_argument("name", metavar="NAME", help="the dataset's name")
+    add.add_argument("file", metavar="FILE", help="the dataset file")
+    add.add_argument("--format", choices=("jsonl", "csv", "parquet"), default=None,
+                     help="how FILE is written (default: from its suffix)")
+    listing = actions.add_parser("list", help="list the stored versions")
+    listing.add_argument("name", metavar="NAME", nargs="?", help="only this dataset's")
+    show = actions.add_parser("show", help="describe a version (or print its items)")
+    show.add_argument("spec", metavar="NAME[@V]", help="NAME, NAME@v3 or NAME@<hash prefix>")
+    show.add_argument("--items", action="store_true",
+                      help="print the version's items as JSON lines (in id order)")
+    diff = actions.add_parser("diff", help="the items added, removed and changed between two")
+    diff.add_argument("old", metavar="NAME@A", help="the older version")
+    diff.add_argument("new", metavar="NAME@B", help="the newer version")
+    traces = actions.add_parser("from-traces", help="store a trace file's agent runs as items")
+    traces.add_argument("file", metavar="FILE",
+                        help="Mastra JSON traces, or OTLP traces (as eval-traces reads them)")
+    traces.add_argument("name", metavar="NAME", help="the dataset's name")
+    traces.add_argument("--format", choices=FORMATS, default=None,
+                        help="how an OTLP FILE is encoded (default: as eval-traces tells)")
+    split = actions.add_parser("split", help="store a version's seeded, stratified parts as "
+                                             "versions NAME-PART")
+    split.add_argument("spec", metavar="NAME[@V]", help="the version to split")
+    split.add_argument("parts", metavar="PART=FRACTION", nargs="+",
+                       help="each part's share, in order: train=0.8 test=0.2 (sum 1)")
+    split.add_argument("--stratify", metavar="FIELD", default=None,
+                       help="split each value of this field in the same shares")
+    split.add_argument("--seed", type=_non_negative_int, default=0,
+                       help="the seed (default 0; the same seed, the same parts)")
+    for command in (add, listing, show, diff, traces, split):
+        _store(command)
+        command.add_argument("--json", action="store_true", help="print JSON for machines")

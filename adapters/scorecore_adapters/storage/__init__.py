@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from scorecore_adapters.storage._common import import_psycopg, redact_url
+from scorecore_adapters.storage._datasets import DatasetLookupError, DatasetStore
 from scorecore_adapters.storage._experiments import Experiment, ExperimentScorer, ExperimentStore
 from scorecore_adapters.storage._postgres import PostgresScoreStore
 from scorecore_adapters.storage._schema import DEFAULT_TABLE
@@ -32,6 +33,8 @@ from scorecore_adapters.storage._url import StoreUrl
 
 __all__ = [
     "DEFAULT_TABLE",
+    "DatasetLookupError",
+    "DatasetStore",
     "Experiment",
     "ExperimentScorer",
     "ExperimentStore",

@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
-from types import TracebackType
-from typing import Any, Final, Literal, Self, TypeAlias, final
+from typing import Any, Final, Literal, TypeAlias, final
 
-import anyio
-import anyio.to_thread
 import attrs
 
 from scorecore.evals import LabelValue, StoreError
-from scorecore_adapters.storage._common import Now, describe, import_psycopg, utc_now
+from scorecore_adapters.storage._common import Now, utc_now
+from scorecore_adapters.storage._connect import OwnConnection, connect
 from scorecore_adapters.storage._schema import check_table, q
 from scorecore_adapters.storage._url import StoreUrl
 
@@ -251,7 +246,7 @@ def _label_of(record: Sequence[Any]) -> Label:
 
 
 @final
-class LabelStore:
+class LabelStore(OwnConnection):
     """The labels of a score store (SQLite or PostgreSQL), in their own table.
 
     Open it with ``async with``; it keeps its own connection next to the score store's.
@@ -275,50 +270,17 @@ class LabelStore:
     [False]
     """
 
-    __slots__ = ("_conn", "_dialect", "_exists", "_limiter", "_lock", "_now", "_read_only",
-                 "_table", "_url")
+    __slots__ = ("_now", "_table")
+    _TABLES = "labels"
 
     def __init__(self, url: str | StoreUrl, *, table: str = DEFAULT_LABELS_TABLE,
                  now: Now = utc_now, read_only: bool = False) -> None:
-        self._url = url if isinstance(url, StoreUrl) else StoreUrl.for_store(url)
-        if self._url.kind == "memory":
-            raise ValueError(f"labels need a score store's URL, got {self._url.shown!r}")
-        self._dialect: _Dialect = "postgres" if self._url.kind == "postgres" else "sqlite"
+        super().__init__(url, read_only=read_only)
         self._table = check_table(table)
         self._now = now
-        self._read_only = read_only
-        self._conn: Any = None
-        self._exists = True
-        self._lock = anyio.Lock()
-        self._limiter = anyio.CapacityLimiter(1)
 
     def __repr__(self) -> str:
         return f"LabelStore({self._url.shown!r}, table={self._table!r})"
-
-    @property
-    def url(self) -> str:
-        """The store's URL, any password masked."""
-        return self._url.shown
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
-
-    def _errors(self) -> tuple[type[BaseException], ...]:
-        if self._dialect == "postgres":
-            return (import_psycopg(self.url).Error,)
-        return (sqlite3.Error,)
-
-    async def _run(self, operation: str, fn: Callable[[], Any]) -> Any:
-        try:
-            return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
-        except self._errors() as exc:
-            raise StoreError(f"store {self.url}: labels {operation} failed: {describe(exc)}",
-                             store=self.url, operation=f"labels.{operation}") from exc
 
     async def open(self) -> None:
         """Connect, and create the table unless read-only.
@@ -331,46 +293,9 @@ class LabelStore:
                 self._conn = await self._run("open", self._connect)
 
     def _connect(self) -> Any:
-        statements = _schema(self._table, self._dialect)
-        if self._dialect == "postgres":
-            psycopg = import_psycopg(self.url)
-            conn = psycopg.connect(self._url.url, autocommit=True, connect_timeout=10)
-            if self._read_only:
-                found = conn.execute("SELECT to_regclass(%s)", (self._table,)).fetchone()
-                self._exists = found is not None and found[0] is not None
-            else:
-                for statement in statements:
-                    conn.execute(statement)
-            return conn
-        path = self._url.path or ""
-        if self._read_only:
-            if not Path(path).is_file():
-                raise sqlite3.OperationalError(f"file {path!r} does not exist")
-            conn = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True,
-                                   isolation_level=None, check_same_thread=False)
-            found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                 "name = ?", (self._table,)).fetchone()
-            self._exists = found is not None
-            return conn
-        if path != ":memory:" and not Path(os.path.dirname(path) or ".").is_dir():
-            raise sqlite3.OperationalError(f"directory of {path!r} does not exist")
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout=10000")
-        conn.executescript(";\n".join(statements) + ";")
+        conn, self._exists = connect(self._url, _schema(self._table, self._dialect),
+                                     read_only=self._read_only, probe=self._table)
         return conn
-
-    async def aclose(self) -> None:
-        """Close the connection (idempotent)."""
-        async with self._lock:
-            conn, self._conn = self._conn, None
-            if conn is not None:
-                await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
-
-    def _connection(self, operation: str) -> Any:
-        if self._conn is None:
-            raise StoreError(f"labels of {self.url} are not open (use 'async with')",
-                             store=self.url, operation=f"labels.{operation}")
-        return self._conn
 
     async def add(self, labels: Sequence[Label], /) -> list[Label]:
         """Store ``labels`` in one transaction (each superseding any earlier label of its run);

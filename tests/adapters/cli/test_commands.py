@@ -28,10 +28,16 @@ def _minimal_argv(name: str, command: argparse.ArgumentParser) -> list[str]:
     """The subcommand with a value for each positional argument and each required option."""
     argv = [name]
     for action in command._actions:
+        if isinstance(action, argparse._SubParsersAction):  # datasets ACTION: its first
+            first, sub = next(iter(action.choices.items()))
+            return argv + _minimal_argv(first, sub)
         if not action.option_strings:
             argv.append("x")
         elif action.required:
             argv += [action.option_strings[0], "x"]
+    for group in command._mutually_exclusive_groups:  # eval: --data or --dataset
+        if group.required:
+            argv += [group._group_actions[0].option_strings[0], "x"]
     return argv
 
 

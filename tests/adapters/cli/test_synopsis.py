@@ -44,6 +44,17 @@ def _subcommands() -> dict[str, argparse.ArgumentParser]:
     return dict(found[0].choices)
 
 
+def _actions(command: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The command's arguments, and those of its own sub-commands (``datasets add``)."""
+    found: list[argparse.Action] = []
+    for action in command._actions:
+        found.append(action)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found.extend(_actions(sub))
+    return found
+
+
 SYNOPSIS = _synopsis()
 COMMANDS = _subcommands()
 
@@ -59,7 +70,7 @@ def test_the_synopsis_lists_exactly_the_commands_flags(command: str) -> None:
     of its synopsis is one of its options (a hidden, deprecated flag is in neither)."""
     line = SYNOPSIS.get(command, "")
     shown = set(FLAG.findall(line))
-    actions = [a for a in COMMANDS[command]._actions
+    actions = [a for a in _actions(COMMANDS[command])
                if not isinstance(a, argparse._HelpAction) and a.help != argparse.SUPPRESS]
     names = {name for a in actions for name in a.option_strings}
     missing = sorted(
@@ -69,5 +80,11 @@ def test_the_synopsis_lists_exactly_the_commands_flags(command: str) -> None:
     unknown = sorted(shown - names)
     assert not unknown, f"scorecore {command}: the synopsis shows unknown flags {unknown}"
     words = set(re.findall(r"[A-Z][A-Z_]*", line))
-    positional = [str(a.metavar or a.dest) for a in actions if not a.option_strings]
-    assert set(positional) <= words, (command, positional)
+    # a sub-command's ACTION is shown by its names (checked below), not by its metavar
+    positional = {word for a in actions if not a.option_strings
+                  and not isinstance(a, argparse._SubParsersAction)
+                  for word in re.findall(r"[A-Z][A-Z_]*", str(a.metavar or a.dest))}
+    assert positional <= words, (command, sorted(positional - words))
+    subcommands = {name for a in actions if isinstance(a, argparse._SubParsersAction)
+                   for name in a.choices}
+    assert subcommands <= set(line.split()), (command, sorted(subcommands - set(line.split())))

@@ -1,0 +1,477 @@
+"""Versioned datasets in the score store: three tables next to the scores, one transaction per
+version.
+
+``scorecore_dataset_versions`` holds one row per content (its digest, unique), its items live
+in ``scorecore_dataset_items`` (one row per item: id, digest, line, canonical JSON), and
+``scorecore_datasets`` names versions (``NAME@v3``). Adding streams the items into the
+transaction in chunks, refusing a repeated id as it goes, then computes the version digest by
+reading the ids back in order, so a file of any size is added in flat memory; the same content
+is stored once whatever names it is added under. Both backends share the SQL below; only the
+column types and the placeholder differ.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, TypeAlias, final
+
+from scorecore.datasets import (
+    DatasetDiff,
+    DatasetError,
+    DatasetItem,
+    DatasetRef,
+    DatasetSpec,
+    DatasetVersion,
+    sorted_version_digest,
+)
+from scorecore.evals import StoreError
+from scorecore_adapters.storage._common import Now, utc_now
+from scorecore_adapters.storage._connect import OwnConnection, connect
+from scorecore_adapters.storage._schema import check_table, q
+from scorecore_adapters.storage._url import StoreUrl
+
+__all__ = ["DatasetLookupError", "DatasetStore"]
+
+_Dialect: TypeAlias = Literal["sqlite", "postgres"]
+DEFAULT_PREFIX: Final = "scorecore"
+"""The tables are ``{prefix}_datasets``, ``{prefix}_dataset_versions`` and
+``{prefix}_dataset_items``."""
+CHUNK: Final = 1000
+"""Items written (and read) per statement: memory holds one chunk."""
+
+_TYPES: Final[Mapping[_Dialect, Mapping[str, str]]] = {
+    "sqlite": {"key": "INTEGER PRIMARY KEY AUTOINCREMENT", "ref": "INTEGER", "time": "TEXT",
+               "id": "TEXT"},
+    # "C": ids sort by code point, as Python's sorted() does (the version digest's order)
+    "postgres": {"key": "BIGSERIAL PRIMARY KEY", "ref": "BIGINT", "time": "TIMESTAMPTZ",
+                 "id": 'TEXT COLLATE "C"'},
+}
+
+
+def _schema(dialect: _Dialect, names: str, versions: str, items: str) -> list[str]:
+    t = _TYPES[dialect]
+    return [
+        f"CREATE TABLE IF NOT EXISTS {q(versions)} ({q('id')} {t['key']}, "
+        f"{q('digest')} TEXT UNIQUE, {q('items')} {t['ref']} NOT NULL, "
+        f"{q('createdAt')} {t['time']} NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {q(items)} ({q('versionId')} {t['ref']} NOT NULL, "
+        f"{q('itemId')} {t['id']} NOT NULL, {q('digest')} TEXT NOT NULL, "
+        f"{q('line')} {t['ref']}, {q('body')} TEXT NOT NULL, "
+        f"PRIMARY KEY ({q('versionId')}, {q('itemId')}))",
+        f"CREATE TABLE IF NOT EXISTS {q(names)} ({q('name')} TEXT NOT NULL, "
+        f"{q('number')} {t['ref']} NOT NULL, {q('versionId')} {t['ref']} NOT NULL, "
+        f"{q('touched')} {t['ref']} NOT NULL, {q('createdAt')} {t['time']} NOT NULL, "
+        f"PRIMARY KEY ({q('name')}, {q('number')}), UNIQUE ({q('name')}, {q('versionId')}))",
+    ]
+
+
+@final
+class DatasetLookupError(LookupError):
+    """No stored version matches what was asked for (or a hash prefix matches several).
+
+    Attributes:
+        spec: what was asked for (``qa@v3``, or a version digest).
+    """
+
+    def __init__(self, message: str, *, spec: str) -> None:
+        super().__init__(message)
+        self.spec = spec
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class _Exists(Exception):  # noqa: N818 - control flow inside a transaction, never escapes
+    def __init__(self, version_id: int) -> None:
+        self.version_id = version_id
+
+
+_VERSION_COLUMNS: Final = (f"n.{q('name')}, n.{q('number')}, v.{q('digest')}, "
+                           f"v.{q('items')}, COALESCE(n.{q('createdAt')}, v.{q('createdAt')})")
+
+
+def _time(value: object) -> datetime:
+    when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _version_of(record: Sequence[Any]) -> DatasetVersion:
+    name, number, digest, items, created = record
+    return DatasetVersion(ref=DatasetRef(name=name, version=digest, number=number),
+                          items=int(items), created_at=_time(created))
+
+
+@final
+class DatasetStore(OwnConnection):
+    """The versioned datasets of a score store (SQLite or PostgreSQL), in their own tables.
+
+    Open it with ``async with``; it keeps its own connection next to the score store's.
+    :meth:`add` stores a version whole or not at all; the same content (same ids, same
+    items) is the same version.
+
+    Args:
+        url: the score store's URL (``sqlite:PATH`` or ``postgresql://…``).
+        now: the wall clock stamping versions.
+        prefix: the tables' prefix (default ``scorecore``).
+        read_only: read only; a store without the tables then holds no dataset.
+
+    >>> import anyio, tempfile, os
+    >>> from scorecore.datasets import DatasetItem
+    >>> url = "sqlite:" + os.path.join(tempfile.mkdtemp(), "s.db")
+    >>> async def demo() -> list[str]:
+    ...     async with DatasetStore(url) as store:
+    ...         first = await store.add([DatasetItem(id="a", fields={"input": "q"})], name="qa")
+    ...         again = await store.add([DatasetItem(id="a", fields={"input": "q"})], name="qa")
+    ...         assert again == first  # same content: the same version, v1
+    ...         await store.add([DatasetItem(id="a", fields={"input": "Q"})], name="qa")
+    ...         return [str(v.ref.number) for v in await store.list()]
+    >>> anyio.run(demo)
+    ['1', '2']
+    """
+
+    __slots__ = ("_items", "_names", "_now", "_versions")
+    _TABLES = "datasets"
+
+    def __init__(self, url: str | StoreUrl, *, now: Now = utc_now, prefix: str = DEFAULT_PREFIX,
+                 read_only: bool = False) -> None:
+        check_table(prefix)
+        super().__init__(url, read_only=read_only)
+        self._names = f"{prefix}_datasets"
+        self._versions = f"{prefix}_dataset_versions"
+        self._items = f"{prefix}_dataset_items"
+        self._now = now
+
+    def __repr__(self) -> str:
+        return f"DatasetStore({self._url.shown!r})"
+
+    def _mark(self) -> str:
+        return "?" if self._dialect == "sqlite" else "%s"
+
+    async def _run(self, operation: str, fn: Callable[[], Any]) -> Any:
+        # each call holds the lock: a version's pages are read between other calls
+        async with self._lock:
+            return await super()._run(operation, fn)
+
+    async def open(self) -> None:
+        """Connect, and create the tables unless read-only.
+
+        Raises:
+            StoreError: the store cannot be opened.
+        """
+        if self._conn is None:
+            self._conn = await self._run("open", self._connect)
+
+    def _connect(self) -> Any:
+        schema = _schema(self._dialect, self._names, self._versions, self._items)
+        conn, self._exists = connect(self._url, schema, read_only=self._read_only,
+                                     probe=self._names)
+        if self._dialect == "sqlite" and not self._read_only and self._url.path != ":memory:":
+            # as the score store sets it: a version rolled back (its content was stored
+            # already, or a line was bad) discards its log instead of copying pages back
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    # -- adding -------------------------------------------------------------------------
+
+    async def add(self, items: Iterable[DatasetItem], /, *, name: str | None = None,
+                  source: str = "items") -> DatasetVersion:
+        """Store ``items`` as a version (under ``name``, if given), whole or not at all.
+
+        ``items`` is read once, in chunks, inside one transaction (a file's reader streams
+        through it). Content already stored is not stored again: the existing version is
+        returned, and under ``name`` it keeps its number and becomes the name's latest again.
+
+        Raises:
+            DatasetError: an item ``items`` could not read, or an id repeated (naming both
+                lines); nothing was stored.
+            StoreError: the store is read-only or the write failed; nothing was stored.
+        """
+        if self._read_only:
+            raise StoreError(f"store {self.url} is open read-only: datasets cannot be added",
+                             store=self.url, operation="datasets.add")
+        conn = self._connection("add")
+        now = self._now()
+        stamp: Any = now.isoformat() if self._dialect == "sqlite" else now
+
+        def write() -> tuple[int, int]:
+            conn.execute("BEGIN IMMEDIATE" if self._dialect == "sqlite" else "BEGIN")
+            try:
+                version_id, count = self._write_items(conn, items, stamp, source)
+                if name is not None:
+                    self._name(conn, name, version_id, stamp)
+            except _Exists as exists:
+                conn.execute("ROLLBACK")
+                version_id = exists.version_id
+                if name is not None:
+                    conn.execute("BEGIN IMMEDIATE" if self._dialect == "sqlite" else "BEGIN")
+                    try:
+                        self._name(conn, name, version_id, stamp)
+                    except BaseException:
+                        conn.execute("ROLLBACK")
+                        raise
+                    conn.execute("COMMIT")
+                return version_id, -1
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return version_id, count
+
+        version_id, _ = await self._run("add", write)
+        return await self._by_id(version_id, name)
+
+    def _write_items(self, conn: Any, items: Iterable[DatasetItem], stamp: Any,
+                     source: str) -> tuple[int, int]:
+        m = self._mark()
+        version_id = int(conn.execute(
+            f"INSERT INTO {q(self._versions)} ({q('digest')}, {q('items')}, {q('createdAt')}) "  # noqa: S608
+            f"VALUES (NULL, 0, {m}) RETURNING {q('id')}", (stamp,)).fetchone()[0])
+        insert = (f"INSERT INTO {q(self._items)} ({q('versionId')}, {q('itemId')}, {q('digest')}, "  # noqa: S608
+                  f"{q('line')}, {q('body')}) VALUES ({m}, {m}, {m}, {m}, {m})")
+        chunk: dict[str, DatasetItem] = {}
+        count = 0
+
+        def flush() -> None:
+            self._refuse_stored(conn, version_id, chunk, source)
+            rows = [(version_id, i.id, i.digest, i.line, i.canonical) for i in chunk.values()]
+            if self._dialect == "sqlite":
+                conn.executemany(insert, rows)
+            else:
+                with conn.cursor() as cursor:
+                    cursor.executemany(insert, rows)
+            chunk.clear()
+
+        for item in items:
+            held = chunk.get(item.id)
+            if held is not None:
+                raise _duplicate(item, held.line, source)
+            chunk[item.id] = item
+            count += 1
+            if len(chunk) >= CHUNK:
+                flush()
+        flush()
+        digest = sorted_digest(self._pages(conn, version_id, "digest"))
+        found = conn.execute(f"SELECT {q('id')} FROM {q(self._versions)} WHERE {q('digest')} = {m}",  # noqa: S608
+                             (digest,)).fetchone()
+        if found is not None:
+            raise _Exists(int(found[0]))
+        conn.execute(f"UPDATE {q(self._versions)} SET {q('digest')} = {m}, {q('items')} = {m} "  # noqa: S608
+                     f"WHERE {q('id')} = {m}", (digest, count, version_id))
+        return version_id, count
+
+    def _refuse_stored(self, conn: Any, version_id: int, chunk: Mapping[str, DatasetItem],
+                       source: str) -> None:
+        """A chunk's id already stored by an earlier chunk is a duplicate, named with both
+        lines."""
+        if not chunk:
+            return
+        m = self._mark()
+        marks = ", ".join([m] * len(chunk))
+        found = conn.execute(
+            f"SELECT {q('itemId')}, {q('line')} FROM {q(self._items)} WHERE {q('versionId')} = {m} "  # noqa: S608
+            f"AND {q('itemId')} IN ({marks}) LIMIT 1", (version_id, *chunk)).fetchone()
+        if found is not None:
+            raise _duplicate(chunk[found[0]], found[1], source)
+
+    def _name(self, conn: Any, name: str, version_id: int, stamp: Any) -> None:
+        m, names = self._mark(), q(self._names)
+        if self._dialect == "postgres":
+            # numbers per name are max + 1: one writer at a time
+            conn.execute(f"LOCK TABLE {names} IN SHARE ROW EXCLUSIVE MODE")
+        touched = int(conn.execute(
+            f"SELECT COALESCE(MAX({q('touched')}), 0) + 1 FROM {names}").fetchone()[0])  # noqa: S608
+        held = conn.execute(f"SELECT {q('number')} FROM {names} WHERE {q('name')} = {m} "  # noqa: S608
+                            f"AND {q('versionId')} = {m}", (name, version_id)).fetchone()
+        if held is not None:
+            conn.execute(f"UPDATE {names} SET {q('touched')} = {m} WHERE {q('name')} = {m} "  # noqa: S608
+                         f"AND {q('number')} = {m}", (touched, name, held[0]))
+            return
+        number = int(conn.execute(f"SELECT COALESCE(MAX({q('number')}), 0) + 1 FROM "  # noqa: S608
+                                  f"{names} WHERE {q('name')} = {m}", (name,)).fetchone()[0])
+        conn.execute(f"INSERT INTO {names} ({q('name')}, {q('number')}, {q('versionId')}, "  # noqa: S608
+                     f"{q('touched')}, {q('createdAt')}) VALUES ({m}, {m}, {m}, {m}, {m})",
+                     (name, number, version_id, touched, stamp))
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _pages(self, conn: Any, version_id: int, what: Literal["digest", "item"],
+               ) -> Iterator[tuple[Any, ...]]:
+        """A version's items in id order, read a chunk at a time (keyset pages)."""
+        m = self._mark()
+        columns = (f"{q('itemId')}, {q('digest')}" if what == "digest" else
+                   f"{q('itemId')}, {q('line')}, {q('body')}")
+        after = ""
+        while True:
+            rows = conn.execute(
+                f"SELECT {columns} FROM {q(self._items)} WHERE {q('versionId')} = {m} "  # noqa: S608
+                f"AND {q('itemId')} > {m} ORDER BY {q('itemId')} LIMIT {CHUNK}",
+                (version_id, after)).fetchall()
+            yield from (tuple(r) for r in rows)
+            if len(rows) < CHUNK:
+                return
+            after = rows[-1][0]
+
+    async def _by_id(self, version_id: int, name: str | None) -> DatasetVersion:
+        conn = self._connection("get")
+        m = self._mark()
+
+        def read() -> Any:
+            return conn.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM {q(self._versions)} v "  # noqa: S608
+                f"LEFT JOIN {q(self._names)} n ON n.{q('versionId')} = v.{q('id')} "
+                f"AND n.{q('name')} = {m} "
+                f"WHERE v.{q('id')} = {m}", (name, version_id)).fetchone()
+
+        return _version_of(await self._run("get", read))
+
+    async def list(self, name: str | None = None) -> list[DatasetVersion]:
+        """Every named version (of ``name`` only, if given), by name then number."""
+        conn = self._connection("list")
+        if not self._exists:
+            return []
+        m = self._mark()
+        where = "" if name is None else f" WHERE n.{q('name')} = {m}"
+
+        def read() -> list[Any]:
+            return list(conn.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM {q(self._names)} n JOIN {q(self._versions)} v ON "  # noqa: S608
+                f"v.{q('id')} = n.{q('versionId')}{where} ORDER BY n.{q('name')}, "
+                f"n.{q('number')}", () if name is None else (name,)).fetchall())
+
+        return [_version_of(r) for r in await self._run("list", read)]
+
+    async def get(self, spec: str | DatasetSpec) -> DatasetVersion:
+        """The version ``spec`` names: ``NAME`` (its latest: the last added), ``NAME@v3``, or
+        ``NAME@<hash prefix>``.
+
+        Raises:
+            ValueError: ``spec`` is not such a name.
+            DatasetLookupError: no such version, or a prefix naming several.
+        """
+        parsed = spec if isinstance(spec, DatasetSpec) else DatasetSpec.parse(spec)
+        conn = self._connection("get")
+        m = self._mark()
+        base = (f"SELECT {_VERSION_COLUMNS} FROM {q(self._names)} n JOIN {q(self._versions)} v ON "  # noqa: S608
+                f"v.{q('id')} = n.{q('versionId')} WHERE n.{q('name')} = {m}")
+        params: tuple[object, ...]
+        if parsed.number is not None:
+            sql, params = f"{base} AND n.{q('number')} = {m}", (parsed.name, parsed.number)
+        elif parsed.prefix is not None:
+            sql, params = (f"{base} AND v.{q('digest')} LIKE {m} ORDER BY n.{q('number')} "
+                           f"LIMIT 2", (parsed.name, parsed.prefix + "%"))
+        else:
+            sql, params = f"{base} ORDER BY n.{q('touched')} DESC LIMIT 1", (parsed.name,)
+
+        def read() -> list[Any]:
+            return list(conn.execute(sql, params).fetchall()) if self._exists else []
+
+        found = [_version_of(r) for r in await self._run("get", read)]
+        if len(found) > 1:
+            shown = ", ".join(f"v{v.ref.number} ({v.ref.version[:12]})" for v in found)
+            raise DatasetLookupError(f"{str(parsed)!r} names several versions ({shown}); give "
+                                     f"more of the hash", spec=str(parsed))
+        if not found:
+            held = await self.list(parsed.name)
+            hint = (f"; {parsed.name} has " + ", ".join(f"v{v.ref.number}" for v in held)
+                    if held else f"; no dataset named {parsed.name!r} (scorecore datasets list)")
+            raise DatasetLookupError(f"no dataset version {str(parsed)!r} in {self.url}{hint}",
+                                     spec=str(parsed))
+        return found[0]
+
+    async def find(self, version: str) -> DatasetVersion | None:
+        """The version with this digest (named or not), or ``None``."""
+        conn = self._connection("find")
+        m = self._mark()
+
+        def read() -> Any:
+            if not self._exists:
+                return None
+            return conn.execute(
+                f"SELECT NULL, NULL, {q('digest')}, {q('items')}, {q('createdAt')} FROM "  # noqa: S608
+                f"{q(self._versions)} WHERE {q('digest')} = {m}", (version,)).fetchone()
+
+        found = await self._run("find", read)
+        return None if found is None else _version_of(found)
+
+    async def _version_id(self, version: DatasetVersion | DatasetRef | str) -> int:
+        digest = (version.ref.version if isinstance(version, DatasetVersion) else
+                  version.version if isinstance(version, DatasetRef) else version)
+        conn = self._connection("get")
+        m = self._mark()
+
+        def read() -> Any:
+            if not self._exists:
+                return None
+            return conn.execute(f"SELECT {q('id')} FROM {q(self._versions)} WHERE "  # noqa: S608
+                                f"{q('digest')} = {m}", (digest,)).fetchone()
+
+        found = await self._run("get", read)
+        if found is None:
+            raise DatasetLookupError(f"no dataset version {digest[:12]} in {self.url}",
+                                     spec=digest)
+        return int(found[0])
+
+    async def item_digests(self, version: DatasetVersion | DatasetRef | str) -> Mapping[str, str]:
+        """Each item's digest by id, for a version (or its digest).
+
+        Raises:
+            DatasetLookupError: no such version.
+        """
+        version_id = await self._version_id(version)
+        conn = self._connection("item_digests")
+
+        def read() -> dict[str, str]:
+            return dict(self._pages(conn, version_id, "digest"))
+
+        digests: dict[str, str] = await self._run("item_digests", read)
+        return digests
+
+    async def items(self, version: DatasetVersion | DatasetRef | str,
+                    ) -> AsyncIterator[DatasetItem]:
+        """A version's items in id order, streamed (a chunk in memory at a time).
+
+        Raises:
+            DatasetLookupError: no such version.
+        """
+        version_id = await self._version_id(version)
+        conn = self._connection("items")
+        pages = self._pages(conn, version_id, "item")
+        while True:
+            chunk: list[tuple[Any, ...]] = await self._run(
+                "items", lambda: [r for _, r in zip(range(CHUNK), pages, strict=False)])
+            for item_id, line, body in chunk:
+                yield DatasetItem(id=item_id, fields=json.loads(body), line=line)
+            if len(chunk) < CHUNK:
+                return
+
+    async def diff(self, old: DatasetVersion | DatasetRef | str,
+                   new: DatasetVersion | DatasetRef | str) -> DatasetDiff:
+        """Items added, removed and changed from ``old`` to ``new``, by id (both streamed in
+        id order, side by side).
+
+        Raises:
+            DatasetLookupError: no such version.
+        """
+        old_id, new_id = await self._version_id(old), await self._version_id(new)
+        conn = self._connection("diff")
+
+        def compare() -> DatasetDiff:
+            return DatasetDiff.of(self._pages(conn, old_id, "digest"),
+                                  self._pages(conn, new_id, "digest"))
+
+        diff: DatasetDiff = await self._run("diff", compare)
+        return diff
+
+
+def _duplicate(item: DatasetItem, first: int | None, source: str) -> DatasetError:
+    return DatasetError(f"duplicate id {item.id!r}" + (
+        "" if first is None else f", first at line {first}"), source=source, line=item.line,
+        field="id")
+
+
+def sorted_digest(pairs: Iterable[tuple[Any, ...]]) -> str:
+    """The version digest of ``(id, digest)`` rows read in id order."""
+    return sorted_version_digest((str(a), str(b)) for a, b in pairs)

@@ -1,0 +1,78 @@
+"""Benchmark: `scorecore datasets add` of growing JSONL files keeps memory flat.
+
+For each size (MB), writes a JSONL file of ~1 KB items (an id, an input, an output, a
+category), then runs `scorecore datasets add` on it in a fresh process against a new SQLite
+store, and prints the wall time, items per second, and the process's peak resident memory
+(ru_maxrss). Flat memory means the peak RSS stays put while the file grows. Then it adds the
+same file again (the same content: found, nothing new stored) and diffs it against a copy
+with 1 % of the items changed.
+
+    .venv/bin/python benchmarks/datasets_add.py             # 50 and 500 MB
+    .venv/bin/python benchmarks/datasets_add.py 100 2000    # sizes in MB (2000: a 2 GB file)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ITEM_BYTES = 1_000
+
+
+def write_file(path: Path, megabytes: int, *, changed_every: int = 0) -> int:
+    filler = "x" * (ITEM_BYTES - 120)
+    items = megabytes * 1_000_000 // ITEM_BYTES
+    with path.open("w") as handle:
+        for i in range(items):
+            answer = "changed" if changed_every and i % changed_every == 0 else "4"
+            handle.write(json.dumps({"id": f"item-{i:09d}", "input": f"{i} {filler}",
+                                     "output": answer, "extra": {"category": i % 7}}) + "\n")
+    return items
+
+
+def run_cli(*argv: str) -> tuple[float, float, str]:
+    """Seconds, the child's peak RSS in MB, and its output."""
+    # the child reports its own peak (RUSAGE_CHILDREN would keep the largest child's so far)
+    code = ("import atexit, resource, sys; from scorecore_adapters.cli import main; "
+            "atexit.register(lambda: print('maxrss', resource.getrusage("
+            "resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)); sys.exit(main(sys.argv[1:]))")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'adapters'}"}
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,  # noqa: S603 - our own command
+                          env=env, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"failed: {done.stderr}")
+    peak = int(done.stderr.split("maxrss")[-1].split()[0])  # kilobytes on Linux
+    return elapsed, peak / 1024, done.stdout.strip()
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [50, 500]
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as folder:
+        for megabytes in sizes:
+            path = Path(folder) / f"d{megabytes}.jsonl"
+            items = write_file(path, megabytes)
+            size = path.stat().st_size / 1e6
+            store = f"sqlite:{Path(folder) / f's{megabytes}.db'}"
+            seconds, rss, out = run_cli("datasets", "add", "bench", str(path), "--store", store)
+            print(f"add {size:,.0f} MB ({items:,} items): {seconds:.1f} s, "
+                  f"{items / seconds:,.0f} items/s, peak RSS {rss:.0f} MB  [{out[:60]}]")
+            seconds, _, out = run_cli("datasets", "add", "bench", str(path), "--store", store)
+            print(f"  again (the same content): {seconds:.1f} s  [{out[:40]}]")
+            write_file(path, megabytes, changed_every=100)
+            run_cli("datasets", "add", "bench", str(path), "--store", store)
+            seconds, _, out = run_cli("datasets", "diff", "bench@v1", "bench@v2", "--store",
+                                      store)
+            print(f"  diff v1 v2: {seconds:.1f} s  [{out.splitlines()[0][:90]}]")
+            path.unlink()
+
+
+if __name__ == "__main__":
+    main()
