@@ -118,8 +118,15 @@ def _plain_row(raw: object) -> JudgeResponse | None:
         model_id is not None and type(model_id) is not str
     ) or (mode is not None and type(mode) is not str):
         return None
+    # The counts by name rather than **usage: a keyword call builds no dict of its own.
     return JudgeResponse(
-        text=text, usage=JudgeUsage(**usage), finish_reason=finish, model_id=model_id,
+        text=text,
+        usage=JudgeUsage(
+            input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"],
+            total_tokens=usage["total_tokens"], reasoning_tokens=usage["reasoning_tokens"],
+            cached_input_tokens=usage["cached_input_tokens"],
+        ),
+        finish_reason=finish, model_id=model_id,
         structured_output=None if mode is None else _MODES.get(mode),
     )
 

@@ -156,6 +156,7 @@ _ENCODE: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_n
 
 
 _PartsKey: TypeAlias = tuple[int, str, str, int, "str | None", bool]
+_PromptKey: TypeAlias = tuple[int, str, str, int, "str | None", bool, str, str, str]
 _PARTS_SIZE: Final = 64
 
 
@@ -168,7 +169,7 @@ class SchemaKey:
     it is the key :func:`cache_key` gives the request carrying that schema.
     """
 
-    __slots__ = ("exact", "json", "parts")
+    __slots__ = ("exact", "json", "parts", "prompts")
 
     def __init__(self, schema: object) -> None:
         # The schema is the value of the canonical request's "output_schema": depth 1.
@@ -179,6 +180,9 @@ class SchemaKey:
         # The key's text around the messages, per settings and model (see _parts): every
         # request of a step differs from the step's others in its messages only.
         self.parts: dict[_PartsKey, tuple[ModelSettings, str, str]] = {}
+        # The key's hashed text before a step's prompt and its text after it (see
+        # prompt_key_parts), per settings, model, system message and schema note.
+        self.prompts: dict[_PromptKey, tuple[ModelSettings, PromptKeyParts]] = {}
 
 
 NO_SCHEMA_KEY: Final = SchemaKey(None)
@@ -376,3 +380,68 @@ def _parts(
         memo.clear()
     memo[memo_key] = (settings, head, tail)
     return head, tail
+
+
+@final
+class PromptKeyParts:
+    """A step's cache key around its prompt, written once (internal: the judge loop's).
+
+    ``head`` is the SHA-256 state of the key's text up to the user message's content (the
+    version, the settings' and model's part, the system message); ``tail`` the text after the
+    prompt (the rest of the user message, then the settings' and model's part). The key of a
+    request whose user message is the prompt with the step's schema note added is
+    :func:`prompt_key` of them.
+    """
+
+    __slots__ = ("head", "tail")
+
+    def __init__(self, head: hashlib._Hash, tail: str) -> None:
+        self.head = head
+        self.tail = tail
+
+
+def prompt_key_parts(  # noqa: PLR0917 - the key's parts, each one of the request's
+    settings: ModelSettings, provider: str, model_id: str, trial: int,
+    identity: str | None, native: bool, schema: SchemaKey, system: str, system_note: str,
+    note: str,
+) -> PromptKeyParts | None:
+    """The parts of :func:`request_key` for a request of two messages, ``system`` followed by
+    ``system_note`` and the prompt followed by ``note``, kept in ``schema.prompts``; ``None``
+    when such a request's key takes another path than the JSON path of settings without
+    ``extra`` (then the request is built and keyed with :func:`request_key`).
+
+    Every run of a step sends the same system message and note with the same settings
+    object, model and trial: the text around the prompt is written (and its head hashed)
+    once, and a run only escapes and hashes its prompt.
+    """
+    if not (
+        schema.json is not None and type(settings.extra) is dict and not settings.extra
+        and type(provider) is str and type(model_id) is str and type(trial) is int
+        and (identity is None or type(identity) is str) and type(native) is bool
+    ):
+        return None
+    memo_key = (id(settings), provider, model_id, trial, identity, native, system, system_note,
+                note)
+    kept = schema.prompts.get(memo_key)
+    if kept is not None and kept[0] is settings:
+        return kept[1]
+    around = _parts(settings, memo_key[:6], schema.parts, schema.json)
+    if around is None:
+        return None
+    head, tail = around
+    # json's escaping is one character at a time: esc(prompt + note) is esc(prompt) without
+    # its closing quote followed by esc(note) without its opening one.
+    before = f'{head}[{_esc("system")},{_esc(system + system_note)}],[{_esc("user")},'
+    after = f"{_esc(note)[1:]}]{tail}"
+    parts = PromptKeyParts(hashlib.sha256(_KEY_VERSION + b"J" + before.encode()), after)
+    if len(schema.prompts) >= _PARTS_SIZE:
+        schema.prompts.clear()
+    schema.prompts[memo_key] = (settings, parts)
+    return parts
+
+
+def prompt_key(parts: PromptKeyParts, prompt: str) -> str:
+    """:func:`request_key` of the request ``parts`` were written for, with ``prompt``."""
+    digest = parts.head.copy()
+    digest.update(f"{_esc(prompt)[:-1]}{parts.tail}".encode())
+    return digest.hexdigest()

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._backoff import model_retry_wait
-from scorecore._core._cache import NO_SCHEMA_KEY
+from scorecore._core._cache import NO_SCHEMA_KEY, prompt_key
 from scorecore._core._causes import (
     ExampleEcho,
     JudgeExecutionError,
@@ -46,12 +46,13 @@ from scorecore._core._judge import (
     with_default_cap,
 )
 from scorecore._core._logprobs import TokenLogprob
-from scorecore._core._meter import MeteredExecution, default_cap
+from scorecore._core._meter import NOTHING_SPENT, MeteredExecution, default_cap
 from scorecore._core._output_schema import (
     CompiledSchema,
+    Invalid,
     Routing,
     inject,
-    parse_and_validate,
+    read_valid,
     routing_for,
 )
 from scorecore._core._reprs import short_repr
@@ -311,32 +312,39 @@ class _Rejected:
 
 def _read_reply(
     text: str, schema: CompiledSchema | None, example: WorkedExample | None, own_text: str
-) -> Result[Any, _Rejected]:
-    """The step's value from the reply's text (plain text without a schema)."""
+) -> Any:  # noqa: ANN401 - the step's value (its output type), or _Rejected
+    """The step's value from the reply's text (plain text without a schema), or why the reply
+    is rejected (a :class:`_Rejected`, which no step value is)."""
     value: Any = text
     if schema is not None:
-        parsed = parse_and_validate(text, schema)
-        if isinstance(parsed, Failure):
-            return Failure(_Rejected(errors=parsed.failure()))
-        if example is None:  # the parsed Success itself: nothing else can reject the reply
-            return cast("Success[Any]", parsed)
-        value = parsed.unwrap()
+        value = read_valid(text, schema)
+        if type(value) is Invalid:
+            return _Rejected(errors=value.errors)
     if example is not None:
         echoed = example.echoed_in(text, own_text=own_text)
         if echoed:
-            return Failure(_Rejected(echoed=echoed))
-    return Success(value)
+            return _Rejected(echoed=echoed)
+    return value
 
 
 def _structured_output(
-    request: JudgeRequest, response: JudgeResponse
+    has_schema: bool, native: bool, response: JudgeResponse
 ) -> StructuredOutputMode | None:
     """What the adapter says held the reply to the schema, else what the core asked for."""
-    if request.output_schema is None:
+    if not has_schema:
         return None
     if response.structured_output is not None:
         return response.structured_output
-    return "native" if request.native_schema else "prompt"
+    return "native" if native else "prompt"
+
+
+def _messages(
+    instructions: str, schema: CompiledSchema | None, routing: Routing, asked: str
+) -> tuple[JudgeMessage, ...]:
+    """An attempt's messages: the system message and ``asked``, the schema written where
+    ``routing`` puts it (what :meth:`MeteredExecution.prompt_key_parts` keys)."""
+    base = (_message("system", instructions), _message("user", asked))
+    return base if schema is None else inject(base, schema, routing)
 
 
 def _finish(  # noqa: PLR0917 - the execution's parts, passed rather than closed over
@@ -410,7 +418,8 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
     echoed: tuple[str, ...] = ()
     echo_reply = ""
     asked = prompt
-    system = _message("system", judge.instructions)
+    instructions = judge.instructions
+    keyed = meter.keyed
     for attempt in range(attempts):
         if attempt:
             if echo_reply:  # the same request again, without the example it restated
@@ -418,36 +427,64 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             else:
                 routing = "system"
         tally.attempts += 1
-        base = (system, _message("user", asked))
-        messages = base if schema is None else inject(base, schema, routing)
-        if judge.input_processors:
-            processed = await _apply_input_processors(judge, messages)
-            if isinstance(processed, Failure):
-                return _finish(None, processed.failure(), *parts)
-            messages = processed.unwrap()
-        request = _request(messages, None if schema is None else schema.schema,
-                           schema is not None and routing == "native", settings, step,
-                           top_logprobs)
-        response = await meter.call(
-            request, functools.partial(_call_with_retries, judge, request, runtime, tally),
-            NO_SCHEMA_KEY if schema is None else schema.key,
-        )
-        if not isinstance(response, JudgeResponse):
-            return _finish(None, response, *parts)
-        if isinstance(response.usage, JudgeUsage):  # a hand-written model may break this
-            tally.add_usage(response.usage)
+        native = schema is not None and routing == "native"
+        schema_key = NO_SCHEMA_KEY if schema is None else schema.key
+        key_parts = None
+        if keyed and top_logprobs is None and not judge.input_processors:
+            # The key from the prompt alone (the messages are the system message and the
+            # prompt, with the schema's note where the routing puts it): the request itself
+            # is only built when the judge is asked.
+            system_note = note = ""
+            if schema is not None and routing == "system":
+                system_note = schema.system_note
+            elif schema is not None and routing == "inline":
+                note = schema.inline_note
+            key_parts = meter.prompt_key_parts(settings, native, schema_key, instructions,
+                                               system_note, note)
+        request: JudgeRequest | None = None
+        key = ""
+        if key_parts is not None:
+            key = prompt_key(key_parts, asked)
+        else:
+            messages = _messages(instructions, schema, routing, asked)
+            if judge.input_processors:
+                processed = await _apply_input_processors(judge, messages)
+                if isinstance(processed, Failure):
+                    return _finish(None, processed.failure(), *parts)
+                messages = processed.unwrap()
+            request = _request(messages, None if schema is None else schema.schema, native,
+                               settings, step, top_logprobs)
+            if keyed:
+                key = meter.key_of(request, schema_key)
+        hit = None if not key else await meter.lookup(key)
+        if hit is not None:
+            response = hit
+            usage = NOTHING_SPENT  # the execution counts only tokens paid for now
+        else:
+            if request is None:  # keyed from the prompt: no input processor to run
+                request = _request(_messages(instructions, schema, routing, asked),
+                                   None if schema is None else schema.schema, native,
+                                   settings, step, top_logprobs)
+            answer = await meter.ask(
+                request, functools.partial(_call_with_retries, judge, request, runtime, tally),
+                key)
+            if not isinstance(answer, JudgeResponse):
+                return _finish(None, answer, *parts)
+            response, usage = answer, answer.usage
+        if isinstance(usage, JudgeUsage):  # a hand-written model may break this
+            tally.add_usage(usage)
         tally.finish_reason = response.finish_reason
         tally.raw_output = text = response.text
-        tally.structured_output = _structured_output(request, response)
+        tally.structured_output = _structured_output(schema is not None, native, response)
         tally.logprobs = response.logprobs
         if judge.output_processors:
             processed_text = await _apply_output_processors(judge, text)
             if isinstance(processed_text, Failure):
                 return _finish(None, processed_text.failure(), *parts)
             text = processed_text.unwrap()
-        read = _read_reply(text, schema, example, own_text)
-        if isinstance(read, Failure):  # never cached: the next run asks the judge again
-            rejected = read.failure()
+        value = _read_reply(text, schema, example, own_text)
+        if type(value) is _Rejected:  # never cached: the next run asks the judge again
+            rejected: _Rejected = value
             if rejected.echoed:
                 echoed, echo_reply = rejected.echoed, text
             else:
@@ -455,7 +492,6 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             continue
         if meter.storing:
             await meter.store()
-        value = read.unwrap()
         if score_of_reply:  # what _prompt_step would otherwise copy the execution for
             value = value.get("score") if isinstance(value, dict) else value
         return _finish(value, None, *parts)

@@ -27,7 +27,13 @@ from scorecore._core._budget import (
     note_overrun,
     worst_case,
 )
-from scorecore._core._cache import JudgeCache, SchemaKey, request_key
+from scorecore._core._cache import (
+    JudgeCache,
+    PromptKeyParts,
+    SchemaKey,
+    prompt_key_parts,
+    request_key,
+)
 from scorecore._core._call_key import CALL_KEY
 from scorecore._core._causes import BudgetExhausted
 from scorecore._core._judge import (
@@ -36,10 +42,10 @@ from scorecore._core._judge import (
     JudgeRequest,
     JudgeResponse,
     JudgeUsage,
+    ModelSettings,
     model_default_cap,
 )
 from scorecore._core._pricing import Pricing, usage_problem
-from scorecore._core._slot_init import fast_replace
 from scorecore.validators import is_int, misuse
 
 __all__ = ["JudgeMeter"]  # MeteredExecution and default_cap are internal: the judge loop
@@ -48,7 +54,8 @@ __all__ = ["JudgeMeter"]  # MeteredExecution and default_cap are internal: the j
 _F = TypeVar("_F")
 
 _R = TypeVar("_R")
-_NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+NOTHING_SPENT = JudgeUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+"""The usage of a reply read from the cache: it spent nothing now."""
 _UNKNOWN_USAGE = JudgeUsage()
 
 
@@ -108,16 +115,6 @@ class JudgeMeter:
         return attrs.evolve(self, trial=trial)
 
 
-# Every field but the usage is read from a JudgeResponse, which checked it: set directly.
-_with_usage = fast_replace(JudgeResponse, "usage")
-
-
-def _spent_nothing(response: JudgeResponse) -> JudgeResponse:
-    """The reply with no tokens spent (``attrs.evolve(response, usage=...)``, the warm path's
-    way)."""
-    return _with_usage(response, _NOTHING_SPENT)
-
-
 # A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
 # equals by accident (the meter compares it by identity, and never puts it in a key).
 _UNREADABLE = "\x00unreadable cache identity"
@@ -145,7 +142,8 @@ def _cache_identity(model: object) -> str | None:
 class MeteredExecution:
     """One judge execution's view of the meter (internal; used by the judge loop only).
 
-    ``call`` wraps each attempt's model call (cache, single flight, budget, charging);
+    ``lookup`` answers an attempt from the cache (or an identical call in flight) and ``ask``
+    makes its model call (budget, single flight, charging);
     ``store`` keeps the reply that passed validation; ``settlement`` gives the cost and cache
     counts of the execution's telemetry.
     """
@@ -188,56 +186,88 @@ class MeteredExecution:
         if usage_problem(response.usage) is not None:
             # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
             ledger.usage_errors += 1
-            return _spent_nothing(response)
+            return response
         saved = self._price_of(response.usage)
         if saved is not None:
             self._saved += saved
             ledger.saved_usd += saved
-        # A hit spends nothing: the execution's usage counts only tokens paid for now.
-        return _spent_nothing(response)
+        return response
 
-    async def call(
-        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]],
-        schema_key: SchemaKey | None = None,
-    ) -> _R | JudgeResponse | BudgetExhausted:
-        """Answer from the cache, or wait for an identical call in flight, or call.
+    @property
+    def keyed(self) -> bool:
+        """Whether calls are looked up in (and stored to) a cache, under a key."""
+        meter = self._meter
+        return meter is not None and meter.cache is not None and self._identity is not _UNREADABLE
 
-        ``schema_key`` is the request's output schema's part of the cache key, written when
-        the step was added (written now when not given).
+    def key_of(self, request: JudgeRequest, schema_key: SchemaKey | None = None) -> str:
+        """The cache key of ``request`` for this execution's model and trial (only asked when
+        :attr:`keyed`); ``schema_key`` is its output schema's part, written when the step was
+        added (written now when not given)."""
+        meter = self._meter
+        assert meter is not None  # noqa: S101 - keyed says so
+        model = self._model
+        return request_key(
+            request, provider=model.provider, model_id=model.model_id, trial=meter.trial,
+            identity=self._identity,
+            schema=SchemaKey(request.output_schema) if schema_key is None else schema_key,
+        )
+
+    def prompt_key_parts(  # noqa: PLR0917 - the request's parts besides the prompt
+        self, settings: ModelSettings, native: bool, schema_key: SchemaKey, system: str,
+        system_note: str, note: str,
+    ) -> PromptKeyParts | None:
+        """:func:`~scorecore._core._cache.prompt_key_parts` for this execution's model and
+        trial (only asked when :attr:`keyed`)."""
+        meter = self._meter
+        assert meter is not None  # noqa: S101 - keyed says so
+        model = self._model
+        return prompt_key_parts(settings, model.provider, model.model_id, meter.trial,
+                                self._identity, native, schema_key, system, system_note, note)
+
+    async def lookup(self, key: str) -> JudgeResponse | None:
+        """The reply cached under ``key`` (or given by an identical call in flight), counted
+        as a hit; ``None`` is a counted miss, after which :meth:`ask` calls the judge.
+
+        A hit spends nothing: its reply comes back as stored (the usage of the call that
+        paid for it), and the execution counts :data:`NOTHING_SPENT` for it.
+
+        Only for a :attr:`keyed` execution, with the key of the request :meth:`ask` sends.
         """
+        meter = self._meter
+        assert meter is not None  # noqa: S101 - keyed says so
+        cache = meter.cache
+        assert cache is not None  # noqa: S101 - keyed says so
+        ledger = meter.ledger
+        while True:
+            # Awaited here, not in a helper: a cache that yields (SQLite reads the gets of
+            # a round together) resumes one frame fewer on every hit.
+            try:
+                found = await cache.get(key)
+            except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
+                found = None
+            if isinstance(found, JudgeResponse):
+                return self._hit(ledger, found)
+            flight = ledger.flight(key)
+            if flight is None:
+                break
+            await flight.done.wait()
+            if flight.response is not None:
+                return self._hit(ledger, flight.response)
+            # The call we waited for failed: look again, then ask the judge ourselves.
+        self._misses += 1
+        ledger.cache_misses += 1
+        return None
+
+    async def ask(
+        self, request: JudgeRequest, call: Callable[[], Awaitable[_R]], key: str = ""
+    ) -> _R | JudgeResponse | BudgetExhausted:
+        """Call the judge (through the budget) for ``request``, once :meth:`lookup` missed
+        ``key`` (``""``: an execution that is not :attr:`keyed`); a reply is charged, shared
+        with identical calls waiting for it and kept for :meth:`store`."""
         meter = self._meter
         if meter is None:
             return await call()
         ledger = meter.ledger
-        identity = self._identity
-        # A model whose cache identity cannot be read never shares (or fills) the cache.
-        cache = None if identity is _UNREADABLE else meter.cache
-        key = ""
-        if cache is not None:
-            model = self._model
-            key = request_key(
-                request, provider=model.provider, model_id=model.model_id, trial=meter.trial,
-                identity=identity,
-                schema=SchemaKey(request.output_schema) if schema_key is None else schema_key,
-            )
-            while True:
-                # Awaited here, not in a helper: a cache that yields (SQLite reads the gets of
-                # a round together) resumes one frame fewer on every hit.
-                try:
-                    found = await cache.get(key)
-                except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
-                    found = None
-                if isinstance(found, JudgeResponse):
-                    return self._hit(ledger, found)
-                flight = ledger.flight(key)
-                if flight is None:
-                    break
-                await flight.done.wait()
-                if flight.response is not None:
-                    return self._hit(ledger, flight.response)
-                # The call we waited for failed: look again, then ask the judge ourselves.
-            self._misses += 1
-            ledger.cache_misses += 1
         reservation: Reservation | None = None
         if meter.budget is not None:
             admitted = await admit(ledger, meter.budget, meter.pricing,
@@ -246,7 +276,7 @@ class MeteredExecution:
                 return admitted
             reservation = admitted
         flight = Flight(done=anyio.Event())
-        if cache is not None:
+        if key:
             ledger.take_off(key, flight)
         ledger.model_calls += 1
         token = CALL_KEY.set(key or None)
@@ -254,13 +284,13 @@ class MeteredExecution:
             outcome: _R | JudgeResponse = await call()
             if isinstance(outcome, JudgeResponse):
                 outcome = flight.response = self._received(meter, request, outcome, reservation)
-                if cache is not None:
+                if key:
                     self._candidate = (key, outcome)
         finally:
             CALL_KEY.reset(token)
             if reservation is not None:
                 ledger.release(reservation)
-            if cache is not None:
+            if key:
                 ledger.land(key, flight)
             flight.done.set()
         return outcome

@@ -113,6 +113,20 @@ class CompiledSchema:
     validator: Draft202012Validator
     key: SchemaKey
     check: Callable[[Any], bool] | None = None
+    # What inject appends to the messages for each routing, written once.
+    inline_note: str = attrs.field(init=False)
+    system_note: str = attrs.field(init=False)
+
+    @inline_note.default
+    def _inline_note(self) -> str:
+        return _inline_note(self.text)
+
+    @system_note.default
+    def _system_note(self) -> str:
+        return (
+            "\n\nYour whole reply must be one JSON value that validates against this JSON "
+            f"schema:\n{self.text}\nReply with the JSON only: no prose, no markdown."
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A validator holds local functions that do not pickle; a scorer sent to another
@@ -189,22 +203,22 @@ def inject(
     if routing == "native":
         return messages
     if routing == "system":
-        note = (
-            "\n\nYour whole reply must be one JSON value that validates against this JSON "
-            f"schema:\n{schema.text}\nReply with the JSON only: no prose, no markdown."
-        )
+        note = schema.system_note
         if messages and messages[0].role == "system":
             first = _message("system", messages[0].content + note)
             return (first, *messages[1:])
         return (JudgeMessage(role="system", content=note.lstrip()), *messages)
-    return _inline(messages, schema.text)
+    return _inline(messages, schema.inline_note)
 
 
-def _inline(messages: tuple[JudgeMessage, ...], schema_text: str) -> tuple[JudgeMessage, ...]:
-    note = (
+def _inline_note(schema_text: str) -> str:
+    return (
         "\n\nAnswer with a single JSON value that validates against this JSON schema:\n"
         f"{schema_text}\nWrite nothing but the JSON: no explanation, no code fences."
     )
+
+
+def _inline(messages: tuple[JudgeMessage, ...], note: str) -> tuple[JudgeMessage, ...]:
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].role == "user":
             patched = _message("user", messages[index].content + note)
@@ -238,7 +252,7 @@ def schema_in_prompt(request: JudgeRequest) -> JudgeRequest:
         return request
     text = json.dumps(request.output_schema, ensure_ascii=False, sort_keys=True, allow_nan=False)
     return attrs.evolve(
-        request, messages=_inline(request.messages, text), native_schema=False
+        request, messages=_inline(request.messages, _inline_note(text)), native_schema=False
     )
 
 
@@ -266,6 +280,17 @@ def _read_json(body: str) -> Any:  # noqa: ANN401 - JSON of any shape, checked b
     return value if end == len(body) else json.loads(body, strict=False)
 
 
+@final
+class Invalid:
+    """Why a reply is not the step's value: its parse or schema errors (internal: what
+    :func:`read_valid` answers instead of the value, never a value itself)."""
+
+    __slots__ = ("errors",)
+
+    def __init__(self, errors: tuple[str, ...]) -> None:
+        self.errors = errors
+
+
 def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[str, ...]]:
     """Parse the judge's text as JSON (a fenced json block is accepted) and validate it.
 
@@ -273,21 +298,28 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
     :class:`TypedSchema` the valid reply is then structured into its ``output_type``, and
     every field that does not fit is an error (``… @ reply.field``).
     """
+    value = read_valid(text, schema)
+    return Failure(value.errors) if type(value) is Invalid else Success(value)
+
+
+def read_valid(text: str, schema: CompiledSchema) -> Any:  # noqa: ANN401 - the reply's JSON
+    """:func:`parse_and_validate` for the judge loop: the value, or :class:`Invalid` (no
+    ``Result`` built around a reply that is read on every cached run)."""
     body = _extract_json_text(text)
     if not body:
-        return Failure(("reply is empty",))
+        return Invalid(("reply is empty",))
     try:
         value = _read_json(body)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
-        return Failure((f"reply is not valid JSON: {exc.msg} at {where}",))
+        return Invalid((f"reply is not valid JSON: {exc.msg} at {where}",))
     except RecursionError:
-        return Failure(("reply is not usable JSON: it is nested too deeply to read",))
+        return Invalid(("reply is not usable JSON: it is nested too deeply to read",))
     except ValueError as exc:
         if "integer string conversion" in str(exc):
-            return Failure(("reply is not usable JSON: it holds an integer of more than 4,300 "
+            return Invalid(("reply is not usable JSON: it holds an integer of more than 4,300 "
                             "digits, more than Python reads",))
-        return Failure((f"reply is not usable JSON: {_cut(str(exc), 120)}",))
+        return Invalid((f"reply is not usable JSON: {_cut(str(exc), 120)}",))
     if schema.check is not None:
         try:
             valid = schema.check(value)
@@ -309,19 +341,19 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
             for e in errors
         )
     except _VALIDATION_ERRORS as exc:
-        return Failure((f"reply could not be validated ({type(exc).__qualname__})",))
+        return Invalid((f"reply could not be validated ({type(exc).__qualname__})",))
     if described:
-        return Failure(described)
+        return Invalid(described)
     return _structured(value, schema.schema)
 
 
 def _structured(
     value: Any,  # noqa: ANN401 - parsed JSON, structured into the schema's output type here
     schema: Mapping[str, Any],
-) -> Result[Any, tuple[str, ...]]:
+) -> Any:  # noqa: ANN401 - the value, structured for a TypedSchema, or Invalid
     if not isinstance(schema, TypedSchema):
-        return Success(value)
+        return value
     structured = structure_run_value(value, schema.output_type, which="reply")
     if isinstance(structured, Success):
-        return structured
-    return Failure(structured.failure().errors)
+        return structured.unwrap()
+    return Invalid(structured.failure().errors)

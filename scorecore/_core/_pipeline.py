@@ -1,16 +1,18 @@
 """Running a scorer once: structure and prepare the run, call each step, settle its answer.
 
 Every helper on this path answers ``Success(value)`` or ``Failure(cause)`` with ``cause`` a
-:data:`~scorecore.RunFailureCause` (the one failure encoding of the run path); ``run_pipeline``
-turns a failure into ``Failure(ScorerRunError)`` naming the step. Function steps, the hot path,
-are called inline: how each is called (sync or async) was decided when the step was added.
+:data:`~scorecore.RunFailureCause` (the one failure encoding of the run path), except a prompt
+step, which answers its value or ``_Stopped(cause)`` (a cached re-run reads thousands of them:
+no ``Result`` is built around each); ``run_pipeline`` turns a failure into
+``Failure(ScorerRunError)`` naming the step. Function steps, the hot path, are called inline:
+how each is called (sync or async) was decided when the step was added.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Final, cast
+from typing import Any, Final, cast, final
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -90,6 +92,16 @@ def _as_score(value: object) -> float | None:
     except Exception:  # noqa: BLE001 - user code boundary
         return None
     return score if math.isfinite(score) else None
+
+
+@final
+class _Stopped:
+    """Why a prompt step gave no value (the run loop's own marker: no step's value is one)."""
+
+    __slots__ = ("cause",)
+
+    def __init__(self, cause: RunFailureCause) -> None:
+        self.cause = cause
 
 
 class _Judged:
@@ -266,12 +278,11 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
         else:
             if judged is None:
                 judged = _Judged()
-            answered = await _prompt_step(info, call, ctx, judged, runtime)
-            if isinstance(answered, Failure):
-                return _failed(definition, info.name, steps[:index], answered.failure(),
+            value = await _prompt_step(info, call, ctx, judged, runtime)
+            if type(value) is _Stopped:
+                return _failed(definition, info.name, steps[:index], value.cause,
                                _result(run, judged, preprocess=preprocess, analyze=analyze,
                                        score=score, reason=reason))
-            value = answered.unwrap()
         if type(value) not in _PLAIN:
             if mode != _PROMPT:
                 settled = _settle(info.name, value)
@@ -324,7 +335,7 @@ async def _prompt_step(
     ctx: Any,  # noqa: ANN401 - the step's context, generic in the run's types
     judged: _Judged,
     runtime: Runtime,
-) -> Result[Any, RunFailureCause]:
+) -> Any:  # noqa: ANN401 - the step's value (its output type), or _Stopped
     # A prompt step: its definition is a prompt object and its judge was resolved when added.
     step = cast("PromptStep[Any] | ScorePromptStep[Any, Any]", info.definition)
     judge = cast("ResolvedJudge", info.judge)
@@ -335,16 +346,17 @@ async def _prompt_step(
         if type(prompt) is not str and inspect.isawaitable(prompt):
             prompt = await prompt
     except Exception as exc:  # noqa: BLE001 - user code boundary
-        return Failure(StepRaised.from_exception(exc, where="create_prompt"))
+        return _Stopped(StepRaised.from_exception(exc, where="create_prompt"))
     if not isinstance(prompt, str):
-        return Failure(InvalidStepValue(
+        return _Stopped(InvalidStepValue(
             what="create_prompt", expected="a str", value_repr=short_repr(prompt),
             type_name=_type_name(prompt),
         ))
     judged.prompts[name] = prompt
     if type(step) is ScorePromptStep and (step.samples != 1 or step.score_from != "reply"):
-        return await confident_score(step, judge=judge, prompt=prompt, schema=schema, ctx=ctx,
-                                     judged=judged, runtime=runtime)
+        scored = await confident_score(step, judge=judge, prompt=prompt, schema=schema, ctx=ctx,
+                                       judged=judged, runtime=runtime)
+        return _Stopped(scored.failure()) if isinstance(scored, Failure) else scored.unwrap()
     # A score step without calculate_score takes the reply's score: execute_judge picks it,
     # so the execution is built once with it as its output.
     calculate = step.calculate_score if isinstance(step, ScorePromptStep) else None
@@ -364,14 +376,14 @@ async def _prompt_step(
             judged.executions[name] = (
                 attrs.evolve(execution, status="failed", error=raised),
             )
-            return Failure(raised)
+            return _Stopped(raised)
         execution = with_output(execution, value)
     judged.record(name, execution)
     error = execution.error
     if isinstance(error, ExampleEcho):
         # The judge could not decide the run (it answered about the example, twice): the run
         # is not scorable, and the kind says the judge, not the item, is why.
-        return Success(NotScorable(reason=error.describe(), kind=error.kind))
+        return NotScorable(reason=error.describe(), kind=error.kind)
     if error is not None:
-        return Failure(error)
-    return Success(value)
+        return _Stopped(error)
+    return value

@@ -236,3 +236,34 @@ def test_the_judge_loop_s_messages_and_requests_are_what_init_builds(
     assert type(request.messages) is tuple
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         message.__setattr__("content", "changed")
+
+
+_routings = st.sampled_from(["native", "inline", "system"])
+
+
+@given(st.lists(st.tuples(_asks, _routings, st.text(min_size=1, max_size=8)), min_size=1,
+                max_size=8))
+def test_a_key_written_from_the_prompt_is_the_key_of_the_request_sent(asks: list[Any]) -> None:
+    """The judge loop keys a cached step from its prompt alone (the request is built only when
+    the judge is asked): for any prompt, instructions, routing, settings, model and trial, the
+    key is the previous release's key of the request the loop would send."""
+    from scorecore._core._cache import prompt_key, prompt_key_parts  # noqa: PLC0415
+    from scorecore._core._invoke import _messages  # noqa: PLC0415
+    from scorecore._core._output_schema import compile_schema  # noqa: PLC0415
+
+    schema = compile_schema(CLAIMS)
+    for (index, provider, model_id, trial, identity, native, prompt), routing, system in asks:
+        sent = routing == "native" and native
+        messages = _messages(system, schema, "native" if sent else routing, prompt)
+        request = JudgeRequest(messages=messages, output_schema=CLAIMS, native_schema=sent,
+                               settings=_SETTINGS[index])
+        parts = prompt_key_parts(
+            _SETTINGS[index], provider, model_id, trial, identity, sent, schema.key, system,
+            schema.system_note if routing == "system" else "",
+            schema.inline_note if routing == "inline" else "")
+        if _SETTINGS[index].extra:  # another path: the request is built and keyed whole
+            assert parts is None
+            continue
+        assert parts is not None
+        assert prompt_key(parts, prompt) == _previous_key(
+            request, provider=provider, model_id=model_id, trial=trial, identity=identity)
