@@ -147,21 +147,30 @@ def list_sql(table: str, mark: str, item_index: str) -> str:
     )
 
 
-def _encode(value: Any) -> str | None:
-    # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
-    return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
+# One encoder, built once: json.dumps with options builds a new one per call.
+_DUMPS: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+# Per column, in the row's order: how its value is read ("time" columns get the stamp).
+_PARAM_KINDS: Final = tuple(
+    (c.attr, 2 if c.kind == "time" else 1 if c.kind == "json" else 0) for c in SCORE_COLUMNS
+)
 
 
 def _params(row: ScoreRow, now: str | datetime) -> tuple[Any, ...]:
     # storable_row makes any row storable: what neither store keeps (PostgreSQL refuses NUL,
     # UTF-8 lone surrogates; deep nesting and huge ints break the JSON codecs) is replaced and
-    # listed in metadata["sanitized"], so one odd value never fails a whole save.
+    # listed in metadata["sanitized"], so one odd value never fails a whole save. A row
+    # run_evals built is storable already and is not walked again.
     row = storable_row(row)
-    return tuple(
-        now if c.kind == "time" else _encode(getattr(row, c.attr)) if c.kind == "json"
-        else getattr(row, c.attr)
-        for c in SCORE_COLUMNS
-    )
+    values: list[Any] = []
+    append = values.append
+    for attr, kind in _PARAM_KINDS:
+        if kind == 2:
+            append(now)
+            continue
+        value = getattr(row, attr)
+        # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
+        append(_DUMPS(value) if kind == 1 and value is not None else value)
+    return tuple(values)
 
 
 def params_of(rows: Sequence[ScoreRow], now: str | datetime, store: str) -> list[tuple[Any, ...]]:

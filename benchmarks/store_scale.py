@@ -1,0 +1,189 @@
+"""Benchmark: the store's read commands and write path as batches grow.
+
+Read: builds two batches of N rows each (N / 2 items x 2 scorers, rows shaped like those of
+``scorecore eval``: ~500 characters, scorer JSON with its fingerprint, metadata) straight into
+a SQLite store, then runs ``scorecore show``, ``scorecore report`` and ``scorecore compare``
+on them, each in its own process, and prints the wall time and the process's peak RSS.
+Targets: the compare of two 1,000,000-row batches in <= 60 s and <= 300 MB; ``show`` and
+``report`` peak RSS flat in N.
+
+Write: ``scorecore eval --store sqlite:...`` over N items x 2 trivial scorers (2N rows),
+against ``run_evals`` without a store and a bare ``executemany`` of the same rows into an
+empty table (the floor). Target: stored rows within 2x of the bare insert (>= 45,000 rows/s).
+With ``SCORECORE_TEST_POSTGRES_DSN`` set, the same eval into PostgreSQL too.
+
+    .venv/bin/python benchmarks/store_scale.py read 100000 [1000000 ...]
+    .venv/bin/python benchmarks/store_scale.py write 50000
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from scorecore import create_scorer
+from scorecore.evals import run_evals
+from scorecore_adapters.storage._schema import DEFAULT_TABLE, WRITTEN, q, schema, upsert_sql
+
+PYTHON = sys.executable
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'adapters'}"}
+SCORERS = '''
+from scorecore import create_scorer
+exact = create_scorer(id="exact", description="exact").generate_score(
+    lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+length = create_scorer(id="length", description="length").generate_score(
+    lambda ctx: min(1.0, len(str(ctx.run.output)) / 10))
+'''
+_FINGERPRINT = {"exact": "6f" * 32, "length": "a1" * 32}
+
+
+def _record(batch: str, item: int, scorer: str, score: float) -> tuple[Any, ...]:
+    stamp = "2026-01-01T00:00:00+00:00"
+    item_id = f"item-{item}"
+    run_id = f"{batch}:{item_id}"
+    values = {
+        "id": f"{run_id}/{scorer}", "scorerId": scorer, "runId": run_id, "batchId": batch,
+        "status": "scored", "score": score, "reason": None,
+        "scorer": json.dumps({"id": scorer, "name": scorer, "description": scorer,
+                              "hasJudge": False, "fingerprint": _FINGERPRINT[scorer]}),
+        "input": json.dumps(f"question {item}: what is the answer to this one?"),
+        "output": json.dumps(f"answer {item % 7}"),
+        "additionalContext": json.dumps({"groundTruth": f"answer {item % 5}"}),
+        "source": "TEST", "datasetItemId": item_id,
+        "metadata": json.dumps({"status": "scored", "itemIndex": item,
+                                "fingerprint": _FINGERPRINT[scorer]}),
+        "createdAt": stamp, "updatedAt": stamp,
+    }
+    return tuple(values.get(column) for column in WRITTEN)
+
+
+def _records(batch: str, items: int, shift: int) -> Iterator[tuple[Any, ...]]:
+    for item in range(items):
+        yield _record(batch, item, "exact", float((item + shift) % 5 == item % 7 % 5))
+        yield _record(batch, item, "length", ((item * 7 + shift) % 11) / 10)
+
+
+def build(db: Path, batch: str, rows: int, shift: int) -> float:
+    """Store a batch of ``rows`` rows (``rows / 2`` items x 2 scorers); seconds taken."""
+    start = time.perf_counter()
+    conn = sqlite3.connect(db)
+    for statement in schema(DEFAULT_TABLE, "sqlite"):
+        conn.execute(statement)
+    conn.executemany(upsert_sql(DEFAULT_TABLE, ["?"] * len(WRITTEN)),
+                     _records(batch, rows // 2, shift))
+    conn.commit()
+    conn.close()
+    return time.perf_counter() - start
+
+
+def measure(args: Sequence[str], cwd: Path) -> tuple[float, float, int]:
+    """Run ``scorecore ARGS``: wall seconds, peak RSS in MB, exit code."""
+    start = time.perf_counter()
+    with open(os.devnull, "w") as sink:
+        child = subprocess.Popen([PYTHON, "-m", "scorecore_adapters", *args], cwd=cwd, env=ENV,
+                                 stdout=sink, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - start
+    assert child.stderr is not None
+    err = child.stderr.read().decode()
+    child.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1, 3):
+        raise SystemExit(f"scorecore {' '.join(args)} exited {code}: {err[-2000:]}")
+    return elapsed, usage.ru_maxrss / 1024, code
+
+
+def read(sizes: Sequence[int]) -> None:
+    for rows in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            where = Path(tmp)
+            db = where / "scores.db"
+            took = build(db, "base", rows, 0) + build(db, "new", rows, 1)
+            store = f"sqlite:{db}"
+            print(f"store_scale read: 2 batches of {rows:,} rows ({rows // 2:,} items x 2 "
+                  f"scorers), built in {took:.1f} s, {db.stat().st_size / 2**20:.0f} MB")
+            for name, args in (
+                ("show", ["show", "new", "--store", store]),
+                ("show --json", ["show", "new", "--store", store, "--json"]),
+                ("report", ["report", "new", "--store", store, "-o", str(where / "r.html")]),
+                ("compare", ["compare", "base", "new", "--store", store]),
+            ):
+                elapsed, rss, code = measure(args, where)
+                print(f"  {name:<12} {elapsed:7.2f} s  peak RSS {rss:7.1f} MB  exit {code}")
+
+
+def write(items: int) -> None:
+    scorers_py = SCORERS
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        (where / "scorers.py").write_text(scorers_py)
+        data = where / "items.jsonl"
+        with data.open("w") as f:
+            for i in range(items):
+                f.write(json.dumps({"id": f"item-{i}", "input": f"question {i}: what is it?",
+                                    "output": f"answer {i % 7}",
+                                    "ground_truth": f"answer {i % 5}"}) + "\n")
+        rows = 2 * items
+        print(f"store_scale write: {items:,} items x 2 trivial scorers = {rows:,} rows")
+        namespace: dict[str, Any] = {}
+        exec(compile(scorers_py, "scorers.py", "exec"), namespace)  # noqa: S102 - our text
+
+        async def bare() -> None:
+            lines = (json.loads(line) for line in data.open())
+            await run_evals(lines, [namespace["exact"], namespace["length"]])
+
+        start = time.perf_counter()
+        anyio.run(bare)
+        print(f"  run_evals, no store      {time.perf_counter() - start:7.2f} s")
+        stores = [("sqlite file", f"sqlite:{where / 'w.db'}"),
+                  ("sqlite::memory:", "sqlite::memory:")]
+        dsn = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
+        if dsn:
+            stores.append(("postgresql", dsn))
+        for label, url in stores:
+            batch = f"w{time.time_ns()}"
+            elapsed, rss, code = measure(
+                ["eval", str(where / "scorers.py"), "--data", str(data), "--store", url,
+                 "--no-cache", "--batch-id", batch, "--max-failures", "0"], where)
+            print(f"  eval --store {label:<16} {elapsed:7.2f} s  {rows / elapsed:9,.0f} rows/s "
+                  f"(whole command)  peak RSS {rss:6.1f} MB  exit {code}")
+        # The floor: the same stored rows, one executemany into an empty table.
+        conn = sqlite3.connect(where / "w.db")
+        stored = conn.execute(f"SELECT {', '.join(q(c) for c in WRITTEN)} "  # noqa: S608
+                              f"FROM {q(DEFAULT_TABLE)}").fetchall()
+        conn.close()
+        floor = sqlite3.connect(where / "floor.db")
+        floor.execute(f"CREATE TABLE t ({', '.join(q(c) for c in WRITTEN)})")
+        start = time.perf_counter()
+        floor.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(WRITTEN))})", stored)
+        floor.commit()
+        elapsed = time.perf_counter() - start
+        floor.close()
+        print(f"  bare executemany         {elapsed:7.2f} s  {len(stored) / elapsed:9,.0f} rows/s "
+              f"({len(stored):,} rows, {len(WRITTEN)} columns)")
+
+
+def main() -> None:
+    mode = sys.argv[1] if len(sys.argv) > 1 else "read"
+    sizes = [int(a) for a in sys.argv[2:]]
+    if mode == "read":
+        read(sizes or [100_000])
+    elif mode == "write":
+        write(sizes[0] if sizes else 50_000)
+    else:
+        raise SystemExit("usage: store_scale.py read|write [N ...]")
+
+
+if __name__ == "__main__":
+    main()
