@@ -31,7 +31,6 @@ from typing import Any
 
 import anyio
 
-from scorecore import create_scorer
 from scorecore.evals import run_evals
 from scorecore_adapters.storage._schema import DEFAULT_TABLE, WRITTEN, q, schema, upsert_sql
 
@@ -91,7 +90,7 @@ def measure(args: Sequence[str], cwd: Path) -> tuple[float, float, int]:
     """Run ``scorecore ARGS``: wall seconds, peak RSS in MB, exit code."""
     start = time.perf_counter()
     with open(os.devnull, "w") as sink:
-        child = subprocess.Popen([PYTHON, "-m", "scorecore_adapters", *args], cwd=cwd, env=ENV,
+        child = subprocess.Popen([PYTHON, "-m", "scorecore_adapters", *args], cwd=cwd, env=ENV,  # noqa: S603 - our own command line
                                  stdout=sink, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - start
@@ -160,13 +159,15 @@ def write(items: int) -> None:
                   f"(whole command)  peak RSS {rss:6.1f} MB  exit {code}")
         # The floor: the same stored rows, one executemany into an empty table.
         conn = sqlite3.connect(where / "w.db")
-        stored = conn.execute(f"SELECT {', '.join(q(c) for c in WRITTEN)} "  # noqa: S608
-                              f"FROM {q(DEFAULT_TABLE)}").fetchall()
+        columns = ", ".join(q(c) for c in WRITTEN)
+        sql = f"SELECT {columns} FROM {q(DEFAULT_TABLE)}"  # noqa: S608 - fixed names
+        stored = conn.execute(sql).fetchall()
         conn.close()
         floor = sqlite3.connect(where / "floor.db")
         floor.execute(f"CREATE TABLE t ({', '.join(q(c) for c in WRITTEN)})")
         start = time.perf_counter()
-        floor.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(WRITTEN))})", stored)
+        marks = ", ".join("?" * len(WRITTEN))
+        floor.executemany(f"INSERT INTO t VALUES ({marks})", stored)  # noqa: S608 - fixed names
         floor.commit()
         elapsed = time.perf_counter() - start
         floor.close()

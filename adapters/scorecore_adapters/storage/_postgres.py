@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Generator, Sequence
+from contextlib import aclosing
 from typing import Any, final
 
 import anyio
 import anyio.to_thread
 
 from scorecore.evals import ScoreRow, StoreError
-from scorecore.evals.store import BatchSummary, CompletedScore
+from scorecore.evals.store import BatchSummary, CompletedScore, PairedScore
 from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._batches import (
     UnreadableTime,
@@ -20,9 +21,18 @@ from scorecore_adapters.storage._batches import (
     unreadable,
 )
 from scorecore_adapters.storage._common import Now, describe, import_psycopg, redact_url, utc_now
+from scorecore_adapters.storage._paired import (
+    PAGE,
+    Pairing,
+    only_in_sql,
+    paired_sql,
+    scorers_from,
+)
+from scorecore_adapters.storage._paired import scorers_sql as fingerprints_sql
 from scorecore_adapters.storage._schema import (
     BATCH_ID,
     DEFAULT_TABLE,
+    ID,
     JSON_COLUMNS,
     METADATA,
     WRITTEN,
@@ -231,14 +241,93 @@ class PostgresScoreStore(AsyncResource):
         records = await self._run("has_batch", sql, (batch_id,))
         return bool(records[0][0])
 
-    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
-        """Every row of ``batch_id``, by dataset position, then scorer id."""
+    def _list_sql(self) -> str:
         # Only a JSON number is cast: another writer's "itemIndex": "3" must not fail the query.
         index = f"{q(METADATA)}->'itemIndex'"
         item_index = (f"CASE WHEN jsonb_typeof({index}) = 'number' "
                       f"THEN ({q(METADATA)}->>'itemIndex')::numeric END NULLS LAST")
-        records = await self._run("list_run", list_sql(self._table, "%s", item_index), (batch_id,))
+        return list_sql(self._table, "%s", item_index)
+
+    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
+        """Every row of ``batch_id``, by dataset position, then scorer id."""
+        records = await self._run("list_run", self._list_sql(), (batch_id,))
         return [row_from(record, json_text=False, store=self.url) for record in records]
+
+    async def batch_scorers(self, batch_id: str, /) -> dict[str, frozenset[str | None]]:
+        """Each scorer of ``batch_id`` with the fingerprints its rows record."""
+        records = await self._run("compare", fingerprints_sql(self._table, "postgres", "%s"),
+                                  (batch_id,))
+        scorers, unreadable = scorers_from(records)
+        if unreadable is not None:
+            sql = (f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(self._table)} "  # noqa: S608 - checked identifiers only
+                   f"WHERE {q(ID)} = %s")
+            for record in await self._run("compare", sql, (unreadable,)):
+                # Raises the StoredRowError naming the row, its column and its value.
+                row_from(record, json_text=False, store=self.url, operation="compare")
+        return scorers
+
+    async def items_only_in(self, batch_id: str, other: str, /) -> list[str]:
+        """The item ids of ``batch_id`` that ``other`` lacks, sorted."""
+        records = await self._run("compare", only_in_sql(self._table, "postgres", "%s"),
+                                  (batch_id, other))
+        return [str(item) for (item,) in records]
+
+    async def _records(
+        self, operation: str, sql: str, params: tuple[Any, ...]
+    ) -> AsyncGenerator[list[tuple[Any, ...]], None]:
+        """The records of ``sql``, :data:`PAGE` at a time, from a server-side cursor (its
+        transaction holds the connection until the last page)."""
+        import psycopg  # noqa: PLC0415 - optional dependency
+
+        async with self._lock:
+            if self._aconn is None and self._conn is None:
+                raise StoreError(
+                    f"store {self.url} is not open (use 'async with' or await open())",
+                    store=self.url, operation=operation,
+                )
+            try:
+                if self._aconn is not None:
+                    async with self._aconn.transaction(), \
+                            self._aconn.cursor(name="scorecore_read") as cur:
+                        await cur.execute(sql, params)
+                        while records := await cur.fetchmany(PAGE):
+                            yield records
+                    return
+                # trio: the same cursor in a generator each of whose steps runs in the worker
+                # thread, so that no network call blocks the event loop.
+                pages = _pages(self._conn, sql, params)
+                try:
+                    while records := await anyio.to_thread.run_sync(
+                            next, pages, [], limiter=self._limiter):
+                        yield records
+                finally:
+                    await anyio.to_thread.run_sync(pages.close, limiter=self._limiter)
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"store {self.url}: {operation} failed: {describe(exc)}",
+                    store=self.url, operation=operation,
+                ) from exc
+
+    async def paired_scores(
+        self, base: str, new: str, /
+    ) -> AsyncGenerator[list[PairedScore], None]:
+        """The pairs of ``base`` and ``new``, by scorer then item, a page at a time."""
+        pairing = Pairing(self.url)
+        sql = paired_sql(self._table, "postgres", "%s")
+        async with aclosing(self._records("compare", sql, (base, new))) as pages:
+            async for records in pages:
+                pairs = pairing.page(records)
+                if pairs:
+                    yield pairs
+        last = pairing.end()
+        if last:
+            yield last
+
+    async def pages(self, batch_id: str, /) -> AsyncGenerator[list[ScoreRow], None]:
+        """The rows of ``batch_id`` in ``list_run``'s order, a page at a time."""
+        async with aclosing(self._records("list_run", self._list_sql(), (batch_id,))) as pages:
+            async for records in pages:
+                yield [row_from(record, json_text=False, store=self.url) for record in records]
 
     async def list_batches(self) -> list[BatchSummary]:
         """Every stored batch, oldest first (``scorecore batches``)."""
@@ -252,3 +341,10 @@ class PostgresScoreStore(AsyncResource):
             row = None if not records else row_from(records[0], json_text=False,
                                                     store=self.url, operation="list_batches")
             raise unreadable(row, bad, self.url) from None
+
+
+def _pages(conn: Any, sql: str, params: tuple[Any, ...]) -> Generator[list[tuple[Any, ...]]]:
+    with conn.transaction(), conn.cursor(name="scorecore_read") as cur:
+        cur.execute(sql, params)
+        while records := cur.fetchmany(PAGE):
+            yield records

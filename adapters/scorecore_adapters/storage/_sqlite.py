@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any, final
 
@@ -12,7 +13,7 @@ import anyio
 import anyio.to_thread
 
 from scorecore.evals import ScoreRow, StoreError
-from scorecore.evals.store import BatchSummary, CompletedScore, StoredRowError
+from scorecore.evals.store import BatchSummary, CompletedScore, PairedScore, StoredRowError
 from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._batches import (
     UnreadableTime,
@@ -22,9 +23,18 @@ from scorecore_adapters.storage._batches import (
     unreadable,
 )
 from scorecore_adapters.storage._common import Now, describe, utc_now
+from scorecore_adapters.storage._paired import (
+    PAGE,
+    Pairing,
+    only_in_sql,
+    paired_sql,
+    scorers_from,
+)
+from scorecore_adapters.storage._paired import scorers_sql as fingerprints_sql
 from scorecore_adapters.storage._schema import (
     BATCH_ID,
     DEFAULT_TABLE,
+    ID,
     METADATA,
     WRITTEN,
     check_table,
@@ -223,13 +233,16 @@ class SqliteScoreStore(AsyncResource):
         found: bool = await self._call("has_batch", read)
         return found
 
-    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
-        """Every row of ``batch_id``, by dataset position, then scorer id."""
+    def _list_sql(self) -> str:
         # json_valid first: json_extract of text that is not JSON (another writer's row)
         # fails the whole query; such a row is read last and decoding names it.
         metadata = q(METADATA)
-        sql = list_sql(self._table, "?", f"CASE WHEN json_valid({metadata}) "
-                                         f"THEN json_extract({metadata}, '$.itemIndex') END")
+        return list_sql(self._table, "?", f"CASE WHEN json_valid({metadata}) "
+                                          f"THEN json_extract({metadata}, '$.itemIndex') END")
+
+    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
+        """Every row of ``batch_id``, by dataset position, then scorer id."""
+        sql = self._list_sql()
 
         def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             return conn.execute(sql, (batch_id,)).fetchall()
@@ -262,3 +275,70 @@ class SqliteScoreStore(AsyncResource):
         row = None if record is None else row_from(record, json_text=True, store=self.url,
                                                    operation="list_batches")
         return unreadable(row, bad, self.url)
+
+    async def batch_scorers(self, batch_id: str, /) -> dict[str, frozenset[str | None]]:
+        """Each scorer of ``batch_id`` with the fingerprints its rows record."""
+        sql = fingerprints_sql(self._table, "sqlite", "?")
+
+        def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            return conn.execute(sql, (batch_id,)).fetchall()
+
+        scorers, unreadable = scorers_from(await self._call("compare", read))
+        if unreadable is not None:
+            row = (f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(self._table)} "  # noqa: S608 - checked identifiers only
+                   f"WHERE {q(ID)} = ?")
+
+            def read_row(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+                return conn.execute(row, (unreadable,)).fetchall()
+
+            for record in await self._call("compare", read_row):
+                # Raises the StoredRowError naming the row, its column and its value.
+                row_from(record, json_text=True, store=self.url, operation="compare")
+        return scorers
+
+    async def items_only_in(self, batch_id: str, other: str, /) -> list[str]:
+        """The item ids of ``batch_id`` that ``other`` lacks, sorted."""
+        sql = only_in_sql(self._table, "sqlite", "?")
+
+        def read(conn: sqlite3.Connection) -> list[str]:
+            return [str(item) for (item,) in conn.execute(sql, (batch_id, other))]
+
+        found: list[str] = await self._call("compare", read)
+        return found
+
+    async def _records(
+        self, operation: str, sql: str, params: tuple[Any, ...]
+    ) -> AsyncGenerator[list[tuple[Any, ...]], None]:
+        """The records of ``sql``, :data:`PAGE` at a time, from one cursor."""
+        cursor: sqlite3.Cursor = await self._call(operation, lambda conn: conn.execute(sql,
+                                                                                       params))
+        try:
+            while True:
+                records: list[tuple[Any, ...]] = await self._call(
+                    operation, lambda _conn: cursor.fetchmany(PAGE))
+                if not records:
+                    return
+                yield records
+        finally:
+            cursor.close()
+
+    async def paired_scores(
+        self, base: str, new: str, /
+    ) -> AsyncGenerator[list[PairedScore], None]:
+        """The pairs of ``base`` and ``new``, by scorer then item, a page at a time."""
+        pairing = Pairing(self.url)
+        sql = paired_sql(self._table, "sqlite", "?")
+        async with aclosing(self._records("compare", sql, (base, new))) as pages:
+            async for records in pages:
+                pairs = pairing.page(records)
+                if pairs:
+                    yield pairs
+        last = pairing.end()
+        if last:
+            yield last
+
+    async def pages(self, batch_id: str, /) -> AsyncGenerator[list[ScoreRow], None]:
+        """The rows of ``batch_id`` in ``list_run``'s order, a page at a time."""
+        async with aclosing(self._records("list_run", self._list_sql(), (batch_id,))) as pages:
+            async for records in pages:
+                yield [row_from(record, json_text=True, store=self.url) for record in records]
