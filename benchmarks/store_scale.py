@@ -35,7 +35,8 @@ from scorecore.evals import run_evals
 from scorecore_adapters.storage._schema import DEFAULT_TABLE, WRITTEN, q, schema, upsert_sql
 
 PYTHON = sys.executable
-ROOT = Path(__file__).resolve().parent.parent
+# The code measured (STORE_SCALE_ROOT: another checkout, to measure it before a change).
+ROOT = Path(os.environ.get("STORE_SCALE_ROOT") or Path(__file__).resolve().parent.parent)
 ENV = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'adapters'}"}
 SCORERS = '''
 from scorecore import create_scorer
@@ -86,8 +87,8 @@ def build(db: Path, batch: str, rows: int, shift: int) -> float:
     return time.perf_counter() - start
 
 
-def measure(args: Sequence[str], cwd: Path) -> tuple[float, float, int]:
-    """Run ``scorecore ARGS``: wall seconds, peak RSS in MB, exit code."""
+def measure(args: Sequence[str], cwd: Path) -> tuple[float, float, float, int]:
+    """Run ``scorecore ARGS``: wall seconds, CPU seconds, peak RSS in MB, exit code."""
     start = time.perf_counter()
     with open(os.devnull, "w") as sink:
         child = subprocess.Popen([PYTHON, "-m", "scorecore_adapters", *args], cwd=cwd, env=ENV,  # noqa: S603 - our own command line
@@ -100,7 +101,7 @@ def measure(args: Sequence[str], cwd: Path) -> tuple[float, float, int]:
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1, 3):
         raise SystemExit(f"scorecore {' '.join(args)} exited {code}: {err[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024, code
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code
 
 
 def read(sizes: Sequence[int]) -> None:
@@ -118,8 +119,29 @@ def read(sizes: Sequence[int]) -> None:
                 ("report", ["report", "new", "--store", store, "-o", str(where / "r.html")]),
                 ("compare", ["compare", "base", "new", "--store", store]),
             ):
-                elapsed, rss, code = measure(args, where)
-                print(f"  {name:<12} {elapsed:7.2f} s  peak RSS {rss:7.1f} MB  exit {code}")
+                elapsed, cpu, rss, code = measure(args, where)
+                print(f"  {name:<12} {elapsed:7.2f} s (CPU {cpu:7.2f} s)  peak RSS {rss:7.1f} MB  "
+                      f"exit {code}")
+            if (ROOT / "adapters/scorecore_adapters/storage/_paired.py").exists():
+                took, pairs = anyio.run(_pairing, store)
+                print(f"  of which the store's pairing: {took:.2f} s for {pairs:,} pairs (the "
+                      f"rest of compare is its statistics: the bootstrap of each scorer's "
+                      f"deltas, 1,000 resamples)")
+
+
+async def _pairing(url: str) -> tuple[float, int]:
+    """Seconds the store takes to stream every pair of the two batches, and their count."""
+    from contextlib import aclosing  # noqa: PLC0415 - only for the pairing figure
+
+    from scorecore_adapters.storage import open_store  # noqa: PLC0415
+
+    start = time.perf_counter()
+    count = 0
+    async with open_store(url, read_only=True) as store, \
+            aclosing(store.paired_scores("base", "new")) as pages:
+        async for pairs in pages:
+            count += len(pairs)
+    return time.perf_counter() - start, count
 
 
 def write(items: int) -> None:
@@ -142,9 +164,25 @@ def write(items: int) -> None:
             lines = (json.loads(line) for line in data.open())
             await run_evals(lines, [namespace["exact"], namespace["length"]])
 
+        async def stored() -> None:
+            from scorecore_adapters.storage import SqliteScoreStore  # noqa: PLC0415
+
+            lines = (json.loads(line) for line in data.open())
+            async with SqliteScoreStore(where / "in-process.db") as store:
+                await run_evals(lines, [namespace["exact"], namespace["length"]], store=store,
+                                batch_id="in-process")
+
         start = time.perf_counter()
         anyio.run(bare)
-        print(f"  run_evals, no store      {time.perf_counter() - start:7.2f} s")
+        without = time.perf_counter() - start
+        start = time.perf_counter()
+        anyio.run(stored)
+        with_store = time.perf_counter() - start
+        extra = with_store - without
+        print(f"  run_evals, no store      {without:7.2f} s")
+        print(f"  run_evals, SQLite store  {with_store:7.2f} s: {extra:.2f} s more, "
+              f"{rows / extra:,.0f} stored rows/s ({1e6 * extra / rows:.0f} us a row: building, "
+              f"sanitizing, encoding, inserting)")
         stores = [("sqlite file", f"sqlite:{where / 'w.db'}"),
                   ("sqlite::memory:", "sqlite::memory:")]
         dsn = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
@@ -152,11 +190,12 @@ def write(items: int) -> None:
             stores.append(("postgresql", dsn))
         for label, url in stores:
             batch = f"w{time.time_ns()}"
-            elapsed, rss, code = measure(
+            elapsed, cpu, rss, code = measure(
                 ["eval", str(where / "scorers.py"), "--data", str(data), "--store", url,
                  "--no-cache", "--batch-id", batch, "--max-failures", "0"], where)
-            print(f"  eval --store {label:<16} {elapsed:7.2f} s  {rows / elapsed:9,.0f} rows/s "
-                  f"(whole command)  peak RSS {rss:6.1f} MB  exit {code}")
+            print(f"  eval --store {label:<16} {elapsed:7.2f} s (CPU {cpu:6.2f} s)  "
+                  f"{rows / elapsed:9,.0f} rows/s (whole command)  peak RSS {rss:6.1f} MB  "
+                  f"exit {code}")
         # The floor: the same stored rows, one executemany into an empty table.
         conn = sqlite3.connect(where / "w.db")
         columns = ", ".join(q(c) for c in WRITTEN)
