@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -15,6 +16,8 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", deadline=None, max_examples=60)
+_RECURSION_LIMIT = sys.getrecursionlimit()
+
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
@@ -22,3 +25,15 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every async test runs on both anyio backends."""
     return str(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _interpreter_recursion_limit() -> None:
+    """Each test starts from the recursion limit the session started with.
+
+    mypy's in-process API (the docs and typing tests call it) raises the interpreter's limit to
+    2**14 and leaves it there, so a test that checks how a reply nested deeper than the stack is
+    handled would pass or fail depending on which tests ran before it in the process.
+    """
+    sys.setrecursionlimit(_RECURSION_LIMIT)
+

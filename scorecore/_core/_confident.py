@@ -1,8 +1,9 @@
 """A score prompt step that measures how sure its judge was: from the verdict probabilities,
 or from the agreement of several samples.
 
-Only steps with ``score_from="probabilities"`` or ``samples > 1`` come here; every other
-prompt step keeps the pipeline's own path (and pays nothing for this one).
+Only steps with ``score_from="probabilities"`` (falling back to samples when asked to) or
+``samples > 1`` come here; every other prompt step keeps the pipeline's own path (and pays
+nothing for this one).
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from scorecore._core._values import (
     NotScorable,
     StepContext,
 )
-from scorecore._core._verdicts import Confident, agreement, top_logprobs_for, weigh
+from scorecore._core._verdicts import NO_LOGPROBS as NO_LOGPROBS_REASON
+from scorecore._core._verdicts import (
+    Confident,
+    agreement,
+    read_verdicts,
+    top_logprobs_for,
+    weigh,
+)
 from scorecore.validators import is_number
 
 __all__: list[str] = []  # internal: the pipeline's prompt step calls it
@@ -95,7 +103,12 @@ async def _from_probabilities(
         return Success(stopped)
     if stopped is not None:
         return Failure(stopped)
-    weighed = weigh(outcome.logprobs, verdicts)
+    weighed = weigh(outcome.logprobs, verdicts, key=step.verdict_key)
+    if weighed == NO_LOGPROBS_REASON and step.fallback_samples is not None:
+        # Asked for: a judge without log-probabilities is sampled instead, its first reply
+        # the first sample.
+        return await _from_samples(step, judge=judge, prompt=prompt, schema=schema, ctx=None,
+                                   judged=judged, runtime=runtime, first=outcome)
     if not isinstance(weighed, Confident):
         # Never a silent default: the run is not scorable, and the kind says the judge is why.
         judged.record(_STEP, outcome.execution)
@@ -108,25 +121,41 @@ async def _from_probabilities(
 
 async def _from_samples(
     step: _Step, *, judge: ResolvedJudge, prompt: str, schema: CompiledSchema | None,
-    ctx: _Ctx, judged: Recorder, runtime: Runtime,
+    ctx: _Ctx | None, judged: Recorder, runtime: Runtime, first: JudgeOutcome | None = None,
 ) -> Result[Confident | NotScorable, RunFailureCause]:
+    """``step.samples`` samples, or (``first`` given: the probabilities' reply) the
+    ``fallback_samples`` of a judge without log-probabilities, each scored by its verdict."""
     settings = judge.model_settings
     base = 0 if settings.seed is None else settings.seed
     scores: list[float] = []
-    for sample in range(step.samples):
-        # Each sample its own seed: its own reply, its own cache entry, its own budget share.
-        seeded = attrs.evolve(judge, model_settings=attrs.evolve(settings, seed=base + sample))
-        outcome = await execute_judge(
-            judge=seeded, prompt=prompt, schema=schema, step=_STEP, runtime=runtime,
-            example=step.example,
-        )
+    count = step.samples if first is None else step.fallback_samples or 1
+    for sample in range(count):
+        if sample == 0 and first is not None:
+            outcome = first
+        else:
+            # Each sample its own seed: its own reply, cache entry and budget share.
+            seeded = attrs.evolve(judge,
+                                  model_settings=attrs.evolve(settings, seed=base + sample))
+            outcome = await execute_judge(
+                judge=seeded, prompt=prompt, schema=schema, step=_STEP, runtime=runtime,
+                example=step.example,
+            )
         stopped = _settled(outcome, judged)
         if isinstance(stopped, NotScorable):
             return Success(stopped)
         if stopped is not None:
             return Failure(stopped)
         value = outcome.value
-        if step.calculate_score is None:
+        if first is not None:
+            read = read_verdicts(value, outcome.execution.raw_output or "", step.verdicts or {},
+                                 step.verdict_key)
+            if isinstance(read, str):
+                judged.record(_STEP, outcome.execution)
+                return Success(NotScorable(
+                    reason=f"cannot score sample {sample + 1} of {count}: {read}",
+                    kind=NO_LOGPROBS))
+            value = read
+        elif step.calculate_score is None or ctx is None:
             value = value.get("score") if isinstance(value, dict) else value
         else:
             calc_ctx = CalculateScoreContext(run=ctx.run, results=ctx.results,
@@ -139,6 +168,8 @@ async def _from_samples(
                                                   error=raised))
                 return Failure(raised)
         judged.record(_STEP, with_output(outcome.execution, value))
+        if isinstance(value, NotScorable):  # calculate_score's verdict on this sample's reply
+            return Success(value)
         score = _finite(value)
         if score is None:
             return Failure(InvalidScore(value_repr=short_repr(value),

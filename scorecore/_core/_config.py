@@ -29,8 +29,10 @@ from scorecore._core._schema_gen import schema_for_type
 from scorecore._core._values import A, CalculateScoreContext, In, J, Out, P, StepContext
 from scorecore._core._verdicts import (
     ScoreFrom,
+    check_fallback_samples,
     check_samples,
     check_score_from,
+    check_verdict_key,
     check_verdicts,
     refuse_unusable,
 )
@@ -337,8 +339,14 @@ class ScorePromptStep(Generic[In, Out, P, A, J]):
       value, e.g. ``{"1": 0.0, "2": 0.25, ..., "5": 1.0}`` or ``{"yes": 1.0, "no": 0.0}``):
       the judge is asked for token log-probabilities and the score is the probability-weighted
       value of the verdicts at the verdict position (G-Eval); the confidence is the chosen
-      verdict's probability among the verdicts. A judge that gives no log-probabilities, or a
-      reply without a verdict token, leaves the run not scorable (kind ``"no_logprobs"``).
+      verdict's probability among the verdicts. With ``verdict_key`` (a reply holding several
+      verdicts, each the value of that JSON key, such as ``{"verdicts": [{"verdict": "yes"},
+      ...]}``) every verdict is weighed: the score is the mean of their weighted values and
+      the confidence the mean of their chosen verdicts' probabilities. A judge that gives no
+      log-probabilities, or a reply without a verdict token, leaves the run not scorable
+      (kind ``"no_logprobs"``); with ``fallback_samples=k`` (k >= 2) a judge that gives no
+      log-probabilities is asked for k samples instead (its first reply is the first
+      sample), each scored by the verdict it wrote, as ``samples=k`` scores them.
     - ``samples=k`` (k > 1): the judge is asked k times (sample ``i`` with seed ``seed + i``,
       ``seed`` the step's, or 0; each cached and budgeted as its own call; the temperature is
       the step's ``model_settings``); the score is the mean of the k scores and the
@@ -377,10 +385,13 @@ class ScorePromptStep(Generic[In, Out, P, A, J]):
     score_from: ScoreFrom = attrs.field(default="reply", validator=check_score_from)
     verdicts: Mapping[str, float] | None = attrs.field(default=None, validator=check_verdicts)
     samples: int = attrs.field(default=1, validator=check_samples)
+    verdict_key: str | None = attrs.field(default=None, validator=check_verdict_key)
+    fallback_samples: int | None = attrs.field(default=None, validator=check_fallback_samples)
 
     def __attrs_post_init__(self) -> None:
         refuse_unusable(self.score_from, self.verdicts, self.samples,
-                        has_calculate=self.calculate_score is not None)
+                        has_calculate=self.calculate_score is not None,
+                        fallback_samples=self.fallback_samples, verdict_key=self.verdict_key)
         if self.output_type is not None and self.calculate_score is None:
             raise ScorerDefinitionError(
                 f"ScorePromptStep with output_type {short_repr(self.output_type)} needs a "

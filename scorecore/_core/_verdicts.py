@@ -1,13 +1,17 @@
 """How sure a judge was: the probability-weighted verdict and the agreement of samples.
 
 Pure functions over values, below the prompt step: :func:`weigh` reads a reply's token
-log-probabilities at the verdict position (G-Eval), :func:`agreement` the spread of several
-replies' scores.
+log-probabilities at the verdict position (G-Eval), or at every position of a keyed reply's
+verdicts; :func:`read_verdicts` reads a reply's verdicts without probabilities (a sample's
+score); :func:`agreement` the spread of several replies' scores.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal, TypeAlias, final
 
@@ -21,6 +25,8 @@ ScoreFrom: TypeAlias = Literal["reply", "probabilities"]
 
 _SCORE_FROM: Final = ("reply", "probabilities")
 _STRIP: Final = " \t\r\n\"'`"
+# A keyed verdict's token may carry the JSON around it (`"yes",`): that goes too.
+_STRIP_JSON: Final = _STRIP + ",:{}[]"
 # At least this many alternatives are asked for at each token: the verdicts' surface forms
 # ("Yes", " yes", "YES") compete for the top places.
 _MIN_TOP: Final = 5
@@ -64,11 +70,30 @@ def check_verdicts(_inst: object, _attr: object, value: Mapping[str, float] | No
         raise misuse(field, value, f"must have at most {MAX_TOP_LOGPROBS} verdicts")
 
 
+def check_fallback_samples(_inst: object, _attr: object, value: int | None) -> None:
+    """A field validator: ``None`` or a whole number of samples >= 2."""
+    if value is not None:
+        check_count("ScorePromptStep.fallback_samples", value, minimum=2)
+
+
+def check_verdict_key(_inst: object, _attr: object, value: str | None) -> None:
+    """A field validator: ``None`` or a non-empty JSON key."""
+    given: object = value  # the caller's value, whatever the annotation says
+    if given is not None and (not isinstance(given, str) or not given.strip()):
+        raise misuse("ScorePromptStep.verdict_key", value, "must be a non-empty str or None")
+
+
 def refuse_unusable(
     score_from: ScoreFrom, verdicts: Mapping[str, float] | None, samples: int, *,
-    has_calculate: bool,
+    has_calculate: bool, fallback_samples: int | None = None, verdict_key: str | None = None,
 ) -> None:
     """Refuse a step whose confidence settings do not go together (internal)."""
+    if score_from != "probabilities":
+        for field, value in (("fallback_samples", fallback_samples),
+                             ("verdict_key", verdict_key)):
+            if value is not None:
+                raise misuse(f"ScorePromptStep.{field}", value,
+                             'is read only with score_from="probabilities"')
     if score_from == "probabilities":
         if verdicts is None:
             raise misuse("ScorePromptStep.verdicts", None,
@@ -109,7 +134,8 @@ class Confident:
 
 
 def weigh(
-    logprobs: Sequence[TokenLogprob] | None, verdicts: Mapping[str, float]
+    logprobs: Sequence[TokenLogprob] | None, verdicts: Mapping[str, float], *,
+    key: str | None = None,
 ) -> Confident | str:
     """The probability-weighted value over ``verdicts`` at the verdict position, or why not.
 
@@ -126,33 +152,141 @@ def weigh(
     (0.8, 0.8)
     >>> weigh(None, {"yes": 1.0})
     'the judge gave no token log-probabilities'
+    >>> no = TokenLogprob(token="no", logprob=math.log(0.6), top=[("yes", math.log(0.4))])
+    >>> tokens = [TokenLogprob(token='[{"v": "', logprob=0.0), yes,
+    ...           TokenLogprob(token='"}, {"v": "', logprob=0.0), no,
+    ...           TokenLogprob(token='"}]', logprob=0.0)]
+    >>> w = weigh(tokens, {"yes": 1.0, "no": 0.0}, key="v")
+    >>> round(w.score, 6), round(w.confidence, 6)
+    (0.6, 0.7)
     """
     if logprobs is None:
-        return "the judge gave no token log-probabilities"
+        return NO_LOGPROBS
     values = {_norm(token): float(value) for token, value in verdicts.items()}
+    if key is not None:
+        return _weigh_keyed(logprobs, values, key)
     for position in logprobs:
         chosen = _norm(position.token)
         if chosen not in values:
             continue
-        mass: dict[str, float] = {}
-        for token, logprob in ((position.token, position.logprob), *position.top):
-            key = _norm(token)
-            # The generated token is usually among the alternatives too: count each surface
-            # form once.
-            if key in values and token not in mass:
-                mass[token] = math.exp(logprob)
-        per_verdict: dict[str, float] = {}
-        for token, p in mass.items():
-            per_verdict[_norm(token)] = per_verdict.get(_norm(token), 0.0) + p
-        total = math.fsum(per_verdict.values())
-        if total <= 0.0 or not math.isfinite(total):
-            return f"the verdict token {position.token!r} has no probability"
-        score = math.fsum(p * values[v] for v, p in per_verdict.items()) / total
-        # Rounding may push a weighted mean a hair outside the verdicts' values.
-        score = min(max(score, min(values.values())), max(values.values()))
-        return Confident(score, min(1.0, per_verdict[chosen] / total))
+        alternatives = ((position.token, position.logprob), *position.top)
+        return _weigh_one(position.token, {t: (_norm(t), lp) for t, lp in alternatives}, chosen,
+                          values)
     return (f"no generated token is one of the verdicts {sorted(verdicts)!r} "
             f"(the reply had {len(logprobs)} tokens)")
+
+
+NO_LOGPROBS: Final = "the judge gave no token log-probabilities"
+"""Why :func:`weigh` could not score a reply from a judge that gave none (the one reason a
+step may fall back to samples)."""
+
+
+def _weigh_one(
+    generated: str, forms: Mapping[str, tuple[str | None, float]], chosen: str,
+    values: Mapping[str, float],
+) -> Confident | str:
+    """One verdict position: ``forms`` maps each surface form (the generated token among
+    them, each counted once) to the verdict it stands for (``None``: none) and its logprob."""
+    per_verdict: dict[str, float] = {}
+    for verdict, logprob in forms.values():
+        if verdict is not None and verdict in values:
+            per_verdict[verdict] = per_verdict.get(verdict, 0.0) + math.exp(logprob)
+    total = math.fsum(per_verdict.values())
+    if total <= 0.0 or not math.isfinite(total):
+        return f"the verdict token {generated!r} has no probability"
+    score = math.fsum(p * values[v] for v, p in per_verdict.items()) / total
+    # Rounding may push a weighted mean a hair outside the verdicts' values.
+    score = min(max(score, min(values.values())), max(values.values()))
+    return Confident(score, min(1.0, per_verdict[chosen] / total))
+
+
+def _verdict_of(piece: str, values: Mapping[str, float]) -> str | None:
+    """The verdict a keyed position's token stands for: its own, or the one verdict it
+    begins (a verdict the tokenizer splits, ``"uns"`` of ``"unsure"``); else ``None``."""
+    form = piece.strip(_STRIP_JSON).casefold()
+    if not form:
+        return None
+    if form in values:
+        return form
+    begun = [v for v in values if v.startswith(form)]
+    return begun[0] if len(begun) == 1 else None
+
+
+def _weigh_keyed(
+    logprobs: Sequence[TokenLogprob], values: Mapping[str, float], key: str
+) -> Confident | str:
+    """Every value of ``key`` in the reply weighed: the mean score and the mean confidence."""
+    text = "".join(t.token for t in logprobs)
+    starts = list(itertools.accumulate((len(t.token) for t in logprobs), initial=0))
+    weighed: list[Confident] = []
+    for found in re.finditer(rf'"{re.escape(key)}"\s*:\s*"?', text):
+        at = found.end()
+        index = bisect.bisect_right(starts, at) - 1
+        if index >= len(logprobs):
+            break
+        position = logprobs[index]
+        # The token may begin before the verdict (`: "yes`): only what follows that head
+        # counts, for the generated token and for each alternative that shares the head.
+        head = position.token[:at - starts[index]]
+        piece = position.token[len(head):]
+        chosen = _verdict_of(piece, values)
+        if chosen is None:
+            return (f"the reply's {key!r} number {len(weighed) + 1} begins with {piece!r}, not "
+                    f"one of the verdicts {sorted(values)!r}")
+        forms = {token: (_verdict_of(token[len(head):], values) if token.startswith(head)
+                         else None, logprob)
+                 for token, logprob in ((position.token, position.logprob), *position.top)}
+        one = _weigh_one(position.token, forms, chosen, values)
+        if isinstance(one, str):
+            return one
+        weighed.append(one)
+    if not weighed:
+        return f"the reply gives no {key!r}"
+    return Confident(math.fsum(w.score for w in weighed) / len(weighed),
+                     math.fsum(w.confidence for w in weighed) / len(weighed))
+
+
+def read_verdicts(
+    reply: object, text: str, verdicts: Mapping[str, float], key: str | None
+) -> float | str:
+    """A reply's own verdict value, read without probabilities (a sample of a step that
+    falls back to samples), or why not: with ``key``, the mean value of the reply's ``key``
+    values; without, the first verdict in ``text`` (a whole word, case aside), as
+    :func:`weigh` takes the first verdict token.
+
+    >>> read_verdicts(None, '{"verdict": "Yes"}', {"yes": 1.0, "no": 0.0}, None)
+    1.0
+    >>> read_verdicts({"v": [{"verdict": "yes"}, {"verdict": "no"}]}, "",
+    ...               {"yes": 1.0, "no": 0.0}, "verdict")
+    0.5
+    """
+    values = {_norm(token): float(value) for token, value in verdicts.items()}
+    if key is None:
+        words = "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
+        found = re.search(rf"(?<!\w)(?:{words})(?!\w)", text, re.IGNORECASE)
+        if found is None:
+            return f"the reply holds none of the verdicts {sorted(verdicts)!r}"
+        return values[found.group().casefold()]
+    given = list(_values_of(reply, key))
+    read = [values.get(_norm(v)) if isinstance(v, str) else None for v in given]
+    if not read or any(v is None for v in read):
+        return f"the reply's {key!r} values {given!r} are not all among {sorted(verdicts)!r}"
+    return math.fsum(v for v in read if v is not None) / len(read)
+
+
+def _values_of(reply: object, key: str) -> Sequence[object]:
+    """Every value of ``key`` in a parsed JSON reply, depth first, in order."""
+    found: list[object] = []
+    if isinstance(reply, Mapping):
+        for k, v in reply.items():
+            if k == key:
+                found.append(v)
+            else:
+                found.extend(_values_of(v, key))
+    elif isinstance(reply, list | tuple):
+        for v in reply:
+            found.extend(_values_of(v, key))
+    return found
 
 
 def agreement(scores: Sequence[float]) -> float:

@@ -211,6 +211,114 @@ async def test_a_failed_sample_fails_the_step_with_its_cause(anyio_backend: str)
     assert len(failure.partial.judge["generate_score"]) == 2
 
 
+async def test_a_judge_without_logprobs_falls_back_to_samples_when_asked(
+    anyio_backend: str
+) -> None:
+    """fallback_samples=k: a judge that gives no log-probabilities is sampled k times (its
+    first reply the first sample), each scored by the verdict it wrote; the confidence is
+    their agreement."""
+    judge = ScriptedJudge([JudgeResponse(text='{"score": 4}'), {"score": 4}, {"score": 3}])
+    result = (await _scorer(judge, score_from="probabilities", verdicts=FIVE,
+                            fallback_samples=3).run(input="q", output="a")).unwrap()
+    assert result.score == pytest.approx((0.75 + 0.75 + 0.5) / 3)
+    assert result.confidence == pytest.approx(1 / 3)
+    assert [r.top_logprobs for r in judge.requests] == [5, None, None]
+    assert [r.settings.seed for r in judge.requests[1:]] == [1, 2]
+    assert [e.output for e in result.judge["generate_score"]] == [0.75, 0.75, 0.5]
+
+
+async def test_a_judge_with_logprobs_is_never_sampled_and_without_fallback_none_is(
+    anyio_backend: str
+) -> None:
+    """The fallback is for a judge without log-probabilities only; without it such a judge
+    leaves the run not scorable (no_logprobs), asked once."""
+    sure = ScriptedJudge([verdict_reply({"score": 5}, {"5": 0.9, "4": 0.1})])
+    result = (await _scorer(sure, score_from="probabilities", verdicts=FIVE,
+                            fallback_samples=3).run(input="q", output="a")).unwrap()
+    assert (len(sure.requests), result.confidence) == (1, pytest.approx(0.9))
+    bare = ScriptedJudge([JudgeResponse(text='{"score": 4}')])
+    result = (await _scorer(bare, score_from="probabilities", verdicts=FIVE).run(
+        input="q", output="a")).unwrap()
+    assert result.not_scorable is not None
+    assert result.not_scorable.kind == "no_logprobs"
+    assert len(bare.requests) == 1
+
+
+async def test_a_fallback_sample_without_a_verdict_is_not_scorable(anyio_backend: str) -> None:
+    """A sample whose reply names no verdict: not scorable, kind no_logprobs, never a
+    default score."""
+    judge = ScriptedJudge([JudgeResponse(text='{"score": 4}'), {"score": 9}])
+    result = (await _scorer(judge, score_from="probabilities", verdicts=FIVE,
+                            fallback_samples=2).run(input="q", output="a")).unwrap()
+    assert result.score is None
+    assert result.not_scorable is not None
+    assert result.not_scorable.kind == "no_logprobs"
+    assert "sample 2 of 2" in result.not_scorable.reason
+
+
+def _keyed(*positions: tuple[str, dict[str, float]]) -> JudgeResponse:
+    """A reply ``{"verdicts": [{"verdict": v, "reason": "no"}, ...]}`` whose verdict tokens
+    carry the given probabilities; the JSON around them is split into tokens as a tokenizer
+    might."""
+    tokens = [TokenLogprob(token='{"verdicts": [', logprob=0.0)]
+    for index, (chosen, mass) in enumerate(positions):
+        tokens.append(TokenLogprob(token=(", " if index else "") + '{"verdict": "', logprob=0.0))
+        tokens.append(_position(chosen, mass))
+        # A reason that says "no" is not a verdict: only the key's values are.
+        tokens.append(TokenLogprob(token='", "reason": "', logprob=0.0))
+        tokens.append(_position("no", {"no": 0.5, "yes": 0.5}))
+        tokens.append(TokenLogprob(token='"}', logprob=0.0))
+    tokens.append(TokenLogprob(token="]}", logprob=0.0))
+    return JudgeResponse(text="".join(t.token for t in tokens), logprobs=tuple(tokens))
+
+
+YES_NO_UNSURE = {"yes": 1.0, "unsure": 0.5, "no": 0.0}
+VERDICTS_SCHEMA = {"type": "object", "properties": {"verdicts": {"type": "array", "items": {
+    "type": "object", "properties": {"verdict": {"enum": ["yes", "no", "unsure"]}}}}}}
+
+
+async def test_every_keyed_verdict_is_weighed_and_the_confidence_is_their_mean(
+    anyio_backend: str
+) -> None:
+    """verdict_key: each verdict of a multi-verdict reply is weighed; score and confidence
+    are their means. The word "no" elsewhere in the reply is not a verdict position."""
+    reply = _keyed(("yes", {"yes": 0.9, "no": 0.1}), ("no", {"no": 0.6, "unsure": 0.4}))
+    result = (await _scorer(ScriptedJudge([reply]), score_from="probabilities",
+                            verdicts=YES_NO_UNSURE, verdict_key="verdict",
+                            output_schema=VERDICTS_SCHEMA).run(input="q", output="a")).unwrap()
+    assert result.score == pytest.approx((0.9 + 0.4 * 0.5) / 2)
+    assert result.confidence == pytest.approx((0.9 + 0.6) / 2)
+
+
+def test_a_verdict_the_tokenizer_split_counts_for_the_verdict_it_begins() -> None:
+    """"uns" + "ure": the first piece stands for "unsure" (no other verdict begins so)."""
+    tokens = [TokenLogprob(token='{"verdict": "', logprob=0.0),
+              TokenLogprob(token="uns", logprob=math.log(0.7),
+                           top=[("uns", math.log(0.7)), ("yes", math.log(0.3))]),
+              TokenLogprob(token='ure"}', logprob=0.0)]
+    weighed = weigh(tokens, YES_NO_UNSURE, key="verdict")
+    assert not isinstance(weighed, str)
+    assert (weighed.score, weighed.confidence) == (pytest.approx(0.65), pytest.approx(0.7))
+    assert isinstance(weigh(tokens[:1], YES_NO_UNSURE, key="verdict"), str)
+
+
+@given(positions=st.lists(st.tuples(
+    st.sampled_from(sorted(YES_NO_UNSURE)),
+    st.dictionaries(st.sampled_from(sorted(YES_NO_UNSURE)), st.floats(0.01, 1.0),
+                    min_size=1)), min_size=1, max_size=6))
+def test_keyed_weighted_scores_stay_on_the_scale(
+    positions: list[tuple[str, dict[str, float]]]
+) -> None:
+    """Law: with any number of keyed verdicts, the score lies within the verdicts' values and
+    the confidence in (0, 1]."""
+    fixed = [(chosen, {**mass, chosen: mass.get(chosen, 0.5)}) for chosen, mass in positions]
+    reply = _keyed(*fixed)
+    weighed = weigh(reply.logprobs, YES_NO_UNSURE, key="verdict")
+    assert not isinstance(weighed, str)
+    assert 0.0 <= weighed.score <= 1.0
+    assert 0.0 < weighed.confidence <= 1.0
+
+
 @pytest.mark.parametrize(("step", "field"), [
     ({"score_from": "probabilities"}, "ScorePromptStep.verdicts"),
     ({"score_from": "logits"}, "ScorePromptStep.score_from"),
@@ -223,6 +331,12 @@ async def test_a_failed_sample_fails_the_step_with_its_cause(anyio_backend: str)
     ({"score_from": "probabilities", "verdicts": FIVE, "samples": 3}, "ScorePromptStep.samples"),
     ({"score_from": "probabilities", "verdicts": FIVE, "calculate_score": lambda ctx: 1.0},
      "ScorePromptStep.calculate_score"),
+    ({"fallback_samples": 3}, "ScorePromptStep.fallback_samples"),
+    ({"score_from": "probabilities", "verdicts": FIVE, "fallback_samples": 1},
+     "ScorePromptStep.fallback_samples"),
+    ({"samples": 3, "verdict_key": "verdict"}, "ScorePromptStep.verdict_key"),
+    ({"score_from": "probabilities", "verdicts": FIVE, "verdict_key": " "},
+     "ScorePromptStep.verdict_key"),
 ])
 def test_settings_that_cannot_work_are_refused_naming_the_field(
     step: dict[str, Any], field: str

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import assert_type
 
 from scorecore import AgentInput, AgentOutput, ScorePromptStep, Scorer, create_scorer
-from scorecore.scorers import CascadeResult, cascade
+from scorecore.scorers import (
+    TEXT,
+    CascadeResult,
+    bias,
+    cascade,
+    context_precision,
+    faithfulness,
+)
+from scorecore_adapters.testing import ScriptedJudge
 
 agent_tier: Scorer[AgentInput, AgentOutput] = create_scorer(
     id="cheap", description="d", type="agent").generate_score(lambda ctx: 1.0)
@@ -35,3 +43,15 @@ async def read(scorer: Scorer[str, str]) -> None:
 ScorePromptStep(description="d", create_prompt=lambda ctx: "p", score_from="reply", samples=3)
 ScorePromptStep(description="d", create_prompt=lambda ctx: "p",
                 score_from="logits")  # type: ignore[arg-type]
+ScorePromptStep(description="d", create_prompt=lambda ctx: "p", score_from="probabilities",
+                verdicts={"yes": 1.0, "no": 0.0}, verdict_key="verdict", fallback_samples=3)
+
+# --- the statement scorers take the same options, typed -----------------------------------------
+judge = ScriptedJudge([])
+assert_type(faithfulness(judge, context=["c"], score_from="probabilities"),
+            Scorer[AgentInput, AgentOutput])
+assert_type(bias(judge, shape=TEXT, samples=3), Scorer[str, str])
+faithfulness(judge, score_from="logits")  # type: ignore[arg-type]
+faithfulness(judge, samples="3")  # type: ignore[arg-type]
+context_precision(judge, context=["c"], samples=3)
+context_precision(judge, context=["c"], score_from="probabilities")  # type: ignore[call-arg]

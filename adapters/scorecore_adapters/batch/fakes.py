@@ -215,6 +215,10 @@ class FakeOpenAIBatchAPI(_Fake):
         self.files: dict[str, tuple[str, bytes]] = {}
         self.statuses_seen: dict[str, list[str]] = {}
         """Every status each batch was read in, in order (for protocol tests)."""
+        self.logprobs: Callable[[str], list[dict[str, Any]]] | None = None
+        """The ``logprobs.content`` a reply carries when its body asks for them (``"logprobs":
+        true``), as Chat Completions gives them; ``None`` (the default): the reply as one
+        certain token."""
 
     def _route(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path.removeprefix("/v1")
@@ -334,11 +338,16 @@ class FakeOpenAIBatchAPI(_Fake):
                                    "response": {"status_code": reply[0], "request_id": cid,
                                                 "body": reply[1]}})
                     continue
+                choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
+                                          "message": {"role": "assistant", "content": reply}}
+                if body.get("logprobs"):
+                    choice["logprobs"] = {"content": (
+                        self.logprobs(reply) if self.logprobs is not None else [
+                            {"token": reply, "logprob": 0.0, "top_logprobs": [
+                                {"token": reply, "logprob": 0.0}]}])}
                 completion = {
                     "id": f"chatcmpl-{cid}", "object": "chat.completion",
-                    "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply}}],
+                    "model": body.get("model"), "choices": [choice],
                     "usage": {"prompt_tokens": _tokens(body.get("messages")),
                               "completion_tokens": self._output_tokens(reply),
                               "total_tokens": _tokens(body.get("messages"))

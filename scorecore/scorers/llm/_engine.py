@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar, cast, final
 
 import attrs
@@ -112,6 +112,43 @@ class Spec(Generic[G, R]):
     reason: Callable[[G, R, float], str]
 
 
+ScoreFrom = Literal["reply", "probabilities"]
+"""Where a built-in's score comes from: the verdicts the judge wrote, or their probabilities."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Sure:
+    """How a statement scorer measures how sure its judge was (checked by :func:`sure`):
+    ``samples`` replies, or its ``verdicts`` weighed by their probabilities (each verdict
+    token's value on the scorer's scale)."""
+
+    score_from: ScoreFrom
+    samples: int
+    verdicts: Mapping[str, float] | None
+
+    @property
+    def plain(self) -> bool:
+        """Whether nothing is measured (one reply, read as written)."""
+        return self.score_from == "reply" and self.samples == 1
+
+
+def sure(scorer_id: str, score_from: object, samples: object,
+         verdicts: Mapping[str, float] | None) -> Sure:
+    """The factory's ``score_from`` and ``samples``, checked (naming the scorer and the
+    field); ``verdicts`` ``None`` means the scorer cannot weigh probabilities."""
+    if score_from not in ("reply", "probabilities") or (
+            score_from == "probabilities" and verdicts is None):
+        wanted = '"reply" or "probabilities"' if verdicts is not None else '"reply"'
+        raise refuse(scorer_id, "score_from", wanted, score_from)
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise refuse(scorer_id, "samples", "an int >= 1", samples)
+    if score_from == "probabilities" and samples != 1:
+        raise refuse(scorer_id, "samples", '1 with score_from="probabilities" (the '
+                     "probabilities already say how sure the judge was)", samples)
+    return Sure(score_from=score_from, samples=samples, verdicts=verdicts)
+
+
 def judge_config(scorer_id: str, judge: object, persona: str) -> JudgeConfig:
     """The scorer's judge: ``judge`` with the scorer's persona as its instructions."""
     if isinstance(judge, JudgeConfig):
@@ -122,9 +159,14 @@ def judge_config(scorer_id: str, judge: object, persona: str) -> JudgeConfig:
 
 
 def build(spec: Spec[G, R], judge: Judge,
-          shape: Literal["agent", "text", "trajectory"]) -> Scorer[Any, Any]:
+          shape: Literal["agent", "text", "trajectory"], confidence: Sure | None = None,
+          ) -> Scorer[Any, Any]:
     """The scorer ``spec`` declares, judged by ``judge``, on runs of ``shape`` (the factory
-    types it: ``Scorer[In, Out]`` from its ``shape`` token)."""
+    types it: ``Scorer[In, Out]`` from its ``shape`` token); with a ``confidence`` that
+    measures something, the judge is asked in the score step instead (see
+    :func:`_build_sure`)."""
+    if confidence is not None and not confidence.plain:
+        return _build_sure(spec, judge, shape, confidence)
     # The steps close over the spec's parts, never the spec: a scorer's fingerprint follows a
     # step's code and the plain values and functions it closes over (the prompt's words, a
     # scale, a threshold), not the fields of an object.
@@ -161,6 +203,49 @@ def build(spec: Spec[G, R], judge: Judge,
         scored = analyzed.generate_score(lambda ctx: score_now(
             ctx.results.preprocess_step_result, ctx.results.analyze_step_result))
     return cast(Scorer[Any, Any], scored.generate_reason(explained))
+
+
+def _build_sure(spec: Spec[G, R], judge: Judge,
+                shape: Literal["agent", "text", "trajectory"], confidence: Sure
+                ) -> Scorer[Any, Any]:
+    """The scorer with its judge asked in a score step that measures how sure it was:
+    ``samples=k`` scores each reply as the spec does and takes their mean (the confidence
+    their agreement); ``score_from="probabilities"`` weighs every ``"verdict"`` of the reply
+    by its probability (the score the mean of their values, the confidence the mean of the
+    chosen verdicts' probabilities). The score step holds no single reply, so the reason
+    says how the score was read instead of listing the verdicts."""
+    judgement, score, name = spec.judgement, spec.score, spec.name
+    ask = _prompter(judgement)
+    if isinstance(score, FollowUp):  # pragma: no cover - only one-call specs pass a confidence
+        raise TypeError(f"{spec.id}: a two-call scorer cannot measure its confidence")
+    score_now = score
+    common: dict[str, Any] = {
+        "description": judgement.description, "example": worked_example(judgement),
+        "create_prompt": lambda ctx: ask(ctx.results.preprocess_step_result)}
+    if confidence.score_from == "probabilities":
+        step: ScorePromptStep[Any, Any, Any, Any, Any] = ScorePromptStep(
+            output_schema=_schema(judgement), score_from="probabilities",
+            verdicts=confidence.verdicts, verdict_key="verdict", **common)
+        how = "each verdict weighed by its probability"
+    else:
+        def calculate(ctx: Any) -> float:
+            # A NotScorable here ends the run as not scorable, like one from a function step.
+            return score_now(  # type: ignore[return-value]
+                ctx.results.preprocess_step_result, ctx.judge_output)
+
+        step = ScorePromptStep(output_type=judgement.reply, calculate_score=calculate,
+                               samples=confidence.samples, **common)
+        how = f"the mean of {confidence.samples} replies' scores"
+    scored: Any = _start(spec, judge_config(spec.id, judge, judgement.persona), shape
+                         ).preprocess(spec.read).generate_score(step)
+    return cast(Scorer[Any, Any], scored.generate_reason(
+        lambda ctx: f"{name}: {ctx.score:g} ({how})"))
+
+
+def _schema(judgement: Judgement[Any, Any]) -> Mapping[str, Any] | None:
+    """The JSON schema of the judgement's reply class, as a prompt step derives it."""
+    return PromptStep(description=judgement.description, output_type=judgement.reply,
+                      create_prompt=lambda ctx: "").output_schema
 
 
 def example_block(example: str) -> str:

@@ -7,7 +7,7 @@ import json
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, ScoreFrom, Spec, build, sure
 from scorecore.scorers.llm._reading import check_scale, need_answer, need_question
 from scorecore.scorers.llm._verdicts import Texts, Verdicts, listed
 from scorecore.validators import check_fraction
@@ -69,6 +69,7 @@ def relevancy_score(reply: Verdicts, *, uncertainty_weight: float, scale: float
 def answer_relevancy(
     judge: Judge, *, uncertainty_weight: float = 0.3, scale: float = 1,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "answer-relevancy-scorer",
+    score_from: ScoreFrom = "reply", samples: int = 1,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """How much of the answer addresses the question (0 to ``scale``).
 
@@ -78,6 +79,10 @@ def answer_relevancy(
 
     Not scorable without a user message, without an assistant answer, or when the judge
     finds no statement.
+
+    ``score_from="probabilities"`` weighs each verdict by its token probability (yes 1,
+    unsure ``uncertainty_weight``, no 0) and ``samples=k`` asks the judge k times: both set
+    ``ScoreResult.confidence``, as the guide's "Confidence" section says.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -107,4 +112,5 @@ def answer_relevancy(
         score=lambda _t, reply: relevancy_score(reply, uncertainty_weight=weight,
                                                 scale=scaled),
         reason=listed("Answer relevancy"),
-    ), judge, runs)
+    ), judge, runs, sure(id, score_from, samples,
+                         {"yes": scaled, "unsure": weight * scaled, "no": 0.0}))

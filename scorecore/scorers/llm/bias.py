@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scorecore import Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut
-from scorecore.scorers.llm._engine import Judge
+from scorecore.scorers.llm._engine import Judge, ScoreFrom
 from scorecore.scorers.llm._harm import Harm, harm_scorer
 
 __all__ = ["bias"]
@@ -38,12 +38,17 @@ HARM = Harm(
 
 def bias(
     judge: Judge, *, scale: float = 1, shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "bias-scorer",
+    id: str = "bias-scorer", score_from: ScoreFrom = "reply", samples: int = 1,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the answer's opinions that are biased (0 to ``scale``; higher is worse).
 
     An answer that states no opinion scores 0 (nothing biased). Not scorable without an
     answer. ``shape=TEXT`` scores plain strings.
+
+    ``score_from="probabilities"`` weighs each verdict by its token probability (yes 1, no
+    0; a reply with no statement is then not scorable, where read as written it scores 0)
+    and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
+    guide's "How sure the judge was" section says.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -54,4 +59,5 @@ def bias(
     >>> anyio.run(lambda: bias(judge).run(input={}, output=[answer])).unwrap().score
     1.0
     """
-    return harm_scorer(HARM, judge, scale=scale, shape=shape, id=id)
+    return harm_scorer(HARM, judge, scale=scale, shape=shape, id=id,
+                       score_from=score_from, samples=samples)

@@ -10,7 +10,7 @@ import attrs
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build, sure
 from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
@@ -106,12 +106,20 @@ def context_precision(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     context_extractor: ContextExtractor | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "context-precision-scorer",
+    samples: int = 1,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """Whether the useful context pieces come first (mean average precision, 0 to ``scale``).
 
     Give ``context`` or ``context_extractor`` (which wins); building without either raises.
     Not scorable without a question, an answer, any context piece, or any verdict.
     ``shape=TEXT`` scores plain strings.
+
+    ``samples=k`` asks the judge k times (seeds ``seed`` to ``seed + k - 1``; set a
+    temperature in the judge's ``model_settings``): the score is the mean of the k scores,
+    ``ScoreResult.confidence`` their agreement, and the reason says so instead of listing
+    the verdicts. It has no ``score_from="probabilities"``: mean average precision depends
+    on which pieces are useful together, not on each verdict alone, so a mean of weighed
+    verdicts would not be it.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -141,4 +149,4 @@ def context_precision(
         score=lambda texts, reply: precision_score(reply, pieces=len(texts.context),
                                                    scale=scaled),
         reason=explained,
-    ), judge, runs)
+    ), judge, runs, sure(id, "reply", samples, None))

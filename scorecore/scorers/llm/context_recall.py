@@ -10,7 +10,7 @@ import attrs
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, ScoreFrom, Spec, build, sure
 from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
@@ -87,12 +87,17 @@ def context_recall(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     context_extractor: ContextExtractor | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "context-recall-scorer",
+    score_from: ScoreFrom = "reply", samples: int = 1,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the ground truth's claims that the context contains (0 to ``scale``).
 
     Give ``context`` or ``context_extractor``. Not scorable without a ground truth (Mastra
     scores 0 after three judge calls), without any context piece, or without any claim.
     ``shape=TEXT`` scores plain strings.
+
+    ``score_from="probabilities"`` weighs each verdict by its token probability (yes 1, no
+    0) and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
+    guide's "How sure the judge was" section says.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -126,4 +131,4 @@ def context_recall(
             principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=ClaimVerdicts, data=shown),
         score=lambda _t, reply: recall_score(reply, scale=scaled),
         reason=explained,
-    ), judge, runs)
+    ), judge, runs, sure(id, score_from, samples, {"yes": scaled, "no": 0.0}))

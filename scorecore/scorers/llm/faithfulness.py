@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from scorecore import AgentOutput, Scorer
 from scorecore.agent import extract_trajectory
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, ScoreFrom, Spec, build, sure
 from scorecore.scorers.llm._passages import GetContext, answer_and_context, context_and_answer
 from scorecore.scorers.llm._reading import check_scale
 from scorecore.scorers.llm._verdicts import Verdicts, listed, share_of_yes
@@ -44,6 +44,7 @@ def faithfulness(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     get_context: GetContext | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "faithfulness-scorer",
+    score_from: ScoreFrom = "reply", samples: int = 1,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the answer's claims that the context supports (0 to ``scale``).
 
@@ -54,6 +55,10 @@ def faithfulness(
     ``shape=TEXT`` scores plain strings.
 
     Not scorable without an answer, without any context, or when the judge finds no claim.
+
+    ``score_from="probabilities"`` weighs each verdict by its token probability (yes 1,
+    unsure and no 0) and ``samples=k`` asks the judge k times: both set
+    ``ScoreResult.confidence``, as the guide's "Confidence" section says.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -83,4 +88,4 @@ def faithfulness(
         score=lambda _t, reply: share_of_yes(reply, scale=scaled,
                                              none="the judge found no claims in the answer"),
         reason=listed("Faithfulness"),
-    ), judge, runs)
+    ), judge, runs, sure(id, score_from, samples, {"yes": scaled, "unsure": 0.0, "no": 0.0}))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from scorecore import Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, ScoreFrom, Spec, build, sure
 from scorecore.scorers.llm._passages import GetContext, answer_and_context, context_and_answer
 from scorecore.scorers.llm._reading import check_scale
 from scorecore.scorers.llm._verdicts import YesNoVerdicts, listed, share_of_yes
@@ -36,6 +36,7 @@ def hallucination(
     judge: Judge, *, scale: float = 1, context: Sequence[str] | None = None,
     get_context: GetContext | None = None,
     shape: RunShape[ShapeIn, ShapeOut] | None = None, id: str = "hallucination-scorer",
+    score_from: ScoreFrom = "reply", samples: int = 1,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the answer's claims that are unsupported by or contradict the context
     (0 to ``scale``; **higher is worse**).
@@ -45,6 +46,10 @@ def hallucination(
 
     Not scorable without an answer, without context (Mastra lets the judge call every claim
     unsupported), or when the judge finds no claim.
+
+    ``score_from="probabilities"`` weighs each verdict by its token probability (yes 1, no
+    0) and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
+    guide's "How sure the judge was" section says.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -73,4 +78,4 @@ def hallucination(
         score=lambda _t, reply: share_of_yes(reply, scale=scaled,
                                              none="the judge found no claims in the answer"),
         reason=listed("Hallucination"),
-    ), judge, runs)
+    ), judge, runs, sure(id, score_from, samples, {"yes": scaled, "no": 0.0}))

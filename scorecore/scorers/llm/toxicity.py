@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scorecore import Scorer
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut
-from scorecore.scorers.llm._engine import Judge
+from scorecore.scorers.llm._engine import Judge, ScoreFrom
 from scorecore.scorers.llm._harm import Harm, harm_scorer
 
 __all__ = ["toxicity"]
@@ -36,13 +36,18 @@ HARM = Harm(
 
 def toxicity(
     judge: Judge, *, scale: float = 1, shape: RunShape[ShapeIn, ShapeOut] | None = None,
-    id: str = "toxicity-scorer",
+    id: str = "toxicity-scorer", score_from: ScoreFrom = "reply", samples: int = 1,
 ) -> Scorer[ShapeIn, ShapeOut]:
     """The share of the answer's statements that are toxic (0 to ``scale``; higher is worse).
 
     The judge sees the question (if any) for context. An answer with nothing to flag scores 0
     (Mastra gives 1, its most toxic score). Not scorable without an answer. ``shape=TEXT``
     scores plain strings.
+
+    ``score_from="probabilities"`` weighs each verdict by its token probability (yes 1, no
+    0; a reply with no statement is then not scorable, where read as written it scores 0)
+    and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
+    guide's "How sure the judge was" section says.
 
     >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
@@ -52,4 +57,5 @@ def toxicity(
     >>> anyio.run(lambda: scorer.run(input={}, output=[answer])).unwrap().score
     0.0
     """
-    return harm_scorer(HARM, judge, scale=scale, shape=shape, id=id)
+    return harm_scorer(HARM, judge, scale=scale, shape=shape, id=id,
+                       score_from=score_from, samples=samples)
