@@ -12,7 +12,7 @@ against ``run_evals`` without a store and a bare ``executemany`` of the same row
 empty table (the floor). Target: stored rows within 2x of the bare insert (>= 45,000 rows/s).
 With ``SCORECORE_TEST_POSTGRES_DSN`` set, the same eval into PostgreSQL too.
 
-    .venv/bin/python benchmarks/store_scale.py read 100000 [1000000 ...]
+    .venv/bin/python benchmarks/store_scale.py read 100000 [1000000 ...] [--only=show,compare]
     .venv/bin/python benchmarks/store_scale.py write 50000
 """
 
@@ -104,7 +104,7 @@ def measure(args: Sequence[str], cwd: Path) -> tuple[float, float, float, int]:
     return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code
 
 
-def read(sizes: Sequence[int]) -> None:
+def read(sizes: Sequence[int], commands: Sequence[str]) -> None:
     for rows in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             where = Path(tmp)
@@ -119,10 +119,13 @@ def read(sizes: Sequence[int]) -> None:
                 ("report", ["report", "new", "--store", store, "-o", str(where / "r.html")]),
                 ("compare", ["compare", "base", "new", "--store", store]),
             ):
+                if name.split()[0] not in commands:
+                    continue
                 elapsed, cpu, rss, code = measure(args, where)
                 print(f"  {name:<12} {elapsed:7.2f} s (CPU {cpu:7.2f} s)  peak RSS {rss:7.1f} MB  "
                       f"exit {code}")
-            if (ROOT / "adapters/scorecore_adapters/storage/_paired.py").exists():
+            paired = ROOT / "adapters/scorecore_adapters/storage/_paired.py"
+            if "compare" in commands and paired.exists():
                 took, pairs = anyio.run(_pairing, store)
                 print(f"  of which the store's pairing: {took:.2f} s for {pairs:,} pairs (the "
                       f"rest of compare is its statistics: the bootstrap of each scorer's "
@@ -216,9 +219,12 @@ def write(items: int) -> None:
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "read"
-    sizes = [int(a) for a in sys.argv[2:]]
+    sizes = [int(a) for a in sys.argv[2:] if a.isdigit()]
+    # --only show,compare: the commands to run (all four by default).
+    only = [a.split("=", 1)[1] for a in sys.argv[2:] if a.startswith("--only=")]
+    commands = only[0].split(",") if only else ["show", "report", "compare"]
     if mode == "read":
-        read(sizes or [100_000])
+        read(sizes or [100_000], commands)
     elif mode == "write":
         write(sizes[0] if sizes else 50_000)
     else:
