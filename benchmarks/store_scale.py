@@ -14,6 +14,7 @@ With ``SCORECORE_TEST_POSTGRES_DSN`` set, the same eval into PostgreSQL too.
 
     .venv/bin/python benchmarks/store_scale.py read 100000 [1000000 ...] [--only=show,compare]
     .venv/bin/python benchmarks/store_scale.py write 50000
+    SCORECORE_TEST_POSTGRES_DSN=... .venv/bin/python benchmarks/store_scale.py pg 100000
 """
 
 from __future__ import annotations
@@ -217,6 +218,64 @@ def write(items: int) -> None:
               f"({len(stored):,} rows, {len(WRITTEN)} columns)")
 
 
+def pg_copy(rows: int) -> None:
+    """PostgreSQL: the store's save (executemany of upserts, pipelined) against psycopg's COPY
+    of the same records into a fresh table, and COPY into a temporary table then one
+    INSERT ... SELECT ... ON CONFLICT (what an upserting save by COPY would run)."""
+    import psycopg  # noqa: PLC0415 - only with a PostgreSQL server
+
+    from scorecore.evals import ScoreRow  # noqa: PLC0415
+    from scorecore_adapters.storage import PostgresScoreStore  # noqa: PLC0415
+    from scorecore_adapters.storage._schema import params_of  # noqa: PLC0415
+
+    dsn = os.environ["SCORECORE_TEST_POSTGRES_DSN"]
+    table = f"scale_{time.time_ns()}"
+    items = rows // 2
+    made = [ScoreRow(id=f"r{i}/{s}", scorer_id=s, run_id=f"b:item-{i}", batch_id="b",
+                     status="scored", score=(i % 7) / 6, input=f"question {i}: what is it?",
+                     output=f"answer {i % 7}", dataset_item_id=f"item-{i}",
+                     scorer={"id": s, "name": s, "fingerprint": _FINGERPRINT[s]},
+                     additional_context={"groundTruth": f"answer {i % 5}"},
+                     metadata={"status": "scored", "itemIndex": i})
+            for i in range(items) for s in ("exact", "length")]
+
+    async def save() -> float:
+        async with PostgresScoreStore(dsn, table=table) as store:
+            start = time.perf_counter()
+            for at in range(0, len(made), 1000):
+                await store.save(made[at:at + 1000])
+            return time.perf_counter() - start
+
+    saved = anyio.run(save)
+    records = params_of(made, "2026-01-01T00:00:00+00:00", "pg")
+    names = ", ".join(q(c) for c in WRITTEN)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE TABLE {q(table + '_copy')} (LIKE {q(table)})")  # type: ignore[arg-type]
+        start = time.perf_counter()
+        with conn.transaction(), conn.cursor() as cur, \
+                cur.copy(f"COPY {q(table + '_copy')} ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
+            for record in records:
+                copy.write_row(record)
+        copied = time.perf_counter() - start
+        conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
+        start = time.perf_counter()
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute(f"CREATE TEMP TABLE incoming (LIKE {q(table)}) ON COMMIT DROP")  # type: ignore[arg-type]
+            with cur.copy(f"COPY incoming ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
+                for record in records:
+                    copy.write_row(record)
+            cur.execute(f"INSERT INTO {q(table)} ({names}) SELECT {names} FROM incoming "  # type: ignore[arg-type]  # noqa: S608 - fixed names
+                        f"ON CONFLICT (\"runId\", \"scorerId\") DO NOTHING")
+        upserted = time.perf_counter() - start
+        conn.execute(f"DROP TABLE {q(table)}, {q(table + '_copy')}")  # type: ignore[arg-type]
+    n = len(made)
+    print(f"store_scale pg: {n:,} rows")
+    print(f"  PostgresScoreStore.save, 1,000 a call  {saved:6.2f} s  {n / saved:9,.0f} rows/s")
+    print(f"  COPY into a fresh table                {copied:6.2f} s  {n / copied:9,.0f} rows/s")
+    print(f"  COPY into a temp table + INSERT SELECT {upserted:6.2f} s  {n / upserted:9,.0f} "
+          f"rows/s")
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "read"
     sizes = [int(a) for a in sys.argv[2:] if a.isdigit()]
@@ -227,6 +286,8 @@ def main() -> None:
         read(sizes or [100_000], commands)
     elif mode == "write":
         write(sizes[0] if sizes else 50_000)
+    elif mode == "pg":
+        pg_copy(sizes[0] if sizes else 100_000)
     else:
         raise SystemExit("usage: store_scale.py read|write [N ...]")
 

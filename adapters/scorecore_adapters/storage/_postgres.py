@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Generator, Sequence
 from contextlib import aclosing
-from typing import Any, final
+from typing import Any, Final, final
 
 import anyio
 import anyio.to_thread
@@ -40,15 +40,22 @@ from scorecore_adapters.storage._schema import (
     completed_from,
     completed_sql,
     list_sql,
+    one_per_pair,
     params_of,
     q,
     row_from,
     row_with_sql,
     schema,
+    upsert_from_sql,
     upsert_sql,
 )
 
 __all__ = ["PostgresScoreStore"]
+
+COPY_FROM: Final = 64
+"""Rows from which a save copies them (COPY) rather than upserting each: below it, the
+temporary table costs more than it saves."""
+_INCOMING: Final = "scorecore_incoming"
 
 
 @final
@@ -172,7 +179,7 @@ class PostgresScoreStore(AsyncResource):
                 await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
 
     async def _run(
-        self, operation: str, sql: str, params: Any, *, many: bool = False
+        self, operation: str, sql: str, params: Any, *, many: bool = False, copy: bool = False
     ) -> list[tuple[Any, ...]]:
         import psycopg  # noqa: PLC0415 - optional dependency
 
@@ -185,13 +192,14 @@ class PostgresScoreStore(AsyncResource):
             try:
                 if self._aconn is not None:
                     records: list[tuple[Any, ...]] = await self._run_async(
-                        self._aconn, sql, params, many=many
+                        self._aconn, sql, params, many=many, copy=copy
                     )
                     return records
                 conn = self._conn
 
                 def call() -> list[tuple[Any, ...]]:
-                    found: list[tuple[Any, ...]] = self._run_sync(conn, sql, params, many=many)
+                    found: list[tuple[Any, ...]] = self._run_sync(conn, sql, params, many=many,
+                                                                  copy=copy)
                     return found
 
                 return await anyio.to_thread.run_sync(call, limiter=self._limiter)
@@ -201,18 +209,40 @@ class PostgresScoreStore(AsyncResource):
                     store=self.url, operation=operation,
                 ) from exc
 
-    @staticmethod
-    async def _run_async(aconn: Any, sql: str, params: Any, *, many: bool) -> Any:
+    def _incoming(self) -> tuple[str, str]:
+        """The statements creating the temporary table a save copies into, and copying."""
+        names = ", ".join(q(c) for c in WRITTEN)
+        return (f"CREATE TEMP TABLE {q(_INCOMING)} (LIKE {q(self._table)}) ON COMMIT DROP",
+                f"COPY {q(_INCOMING)} ({names}) FROM STDIN")
+
+    async def _run_async(
+        self, aconn: Any, sql: str, params: Any, *, many: bool, copy: bool
+    ) -> Any:
         async with aconn.transaction(), aconn.cursor() as cur:
+            if copy:
+                create, copy_sql = self._incoming()
+                await cur.execute(create)
+                async with cur.copy(copy_sql) as writing:
+                    for record in params:
+                        await writing.write_row(record)
+                await cur.execute(sql)
+                return []
             if many:
                 await cur.executemany(sql, params)
                 return []
             await cur.execute(sql, params)
             return await cur.fetchall()
 
-    @staticmethod
-    def _run_sync(conn: Any, sql: str, params: Any, *, many: bool) -> Any:
+    def _run_sync(self, conn: Any, sql: str, params: Any, *, many: bool, copy: bool) -> Any:
         with conn.transaction(), conn.cursor() as cur:
+            if copy:
+                create, copy_sql = self._incoming()
+                cur.execute(create)
+                with cur.copy(copy_sql) as writing:
+                    for record in params:
+                        writing.write_row(record)
+                cur.execute(sql)
+                return []
             if many:
                 cur.executemany(sql, params)
                 return []
@@ -220,13 +250,21 @@ class PostgresScoreStore(AsyncResource):
             return cur.fetchall()
 
     async def save(self, rows: Sequence[ScoreRow], /) -> None:
-        """Upsert ``rows`` in one transaction; a pair saved again replaces its row."""
+        """Upsert ``rows`` in one transaction; a pair saved again replaces its row.
+
+        Many rows (at least :data:`COPY_FROM`) are copied into a temporary table and upserted
+        from it by one statement: several times faster than an upsert per row.
+        """
         if not rows:
             return
         stamp = self._now()
+        params = params_of(rows, stamp, self.url)
+        if len(params) >= COPY_FROM:
+            await self._run("save", upsert_from_sql(self._table, _INCOMING),
+                            one_per_pair(params), copy=True)
+            return
         marks = ["%s::jsonb" if c in JSON_COLUMNS else "%s" for c in WRITTEN]
-        await self._run("save", upsert_sql(self._table, marks), params_of(rows, stamp, self.url),
-                        many=True)
+        await self._run("save", upsert_sql(self._table, marks), params, many=True)
 
     async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
         """The final (scored or not-scorable) outcomes stored for ``batch_id``."""

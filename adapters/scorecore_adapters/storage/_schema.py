@@ -97,14 +97,41 @@ def schema(table: str, dialect: Dialect) -> list[str]:
 
 def upsert_sql(table: str, marks: Sequence[str]) -> str:
     """Insert a row (``marks``: one placeholder per written column), or replace its pair's row."""
+    return _upsert(table, f"VALUES ({', '.join(marks)})")
+
+
+def upsert_from_sql(table: str, source: str) -> str:
+    """Insert every row of the table ``source`` (the written columns, one row per pair), or
+    replace its pair's row: :func:`upsert_sql` for many rows at once."""
+    return _upsert(table, f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(source)}")  # noqa: S608 - checked identifiers only
+
+
+def _upsert(table: str, rows: str) -> str:
     names = ", ".join(q(c) for c in WRITTEN)
     updates = ", ".join(
         f"{q(c)} = excluded.{q(c)}" for c in WRITTEN if c not in (ID, CREATED_AT)
     )
     return (
-        f"INSERT INTO {q(table)} ({names}) VALUES ({', '.join(marks)}) "  # noqa: S608 - checked identifiers only
+        f"INSERT INTO {q(table)} ({names}) {rows} "
         f"ON CONFLICT ({q(RUN_ID)}, {q(SCORER_ID)}) DO UPDATE SET {updates}"
     )
+
+
+_ID_AT: Final = WRITTEN.index(ID)
+_PAIR_AT: Final = (WRITTEN.index(RUN_ID), WRITTEN.index(SCORER_ID))
+
+
+def one_per_pair(records: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``records`` (of :func:`params_of`) with one per (run, scorer) pair: the last one saved,
+    under the first one's id, which is what upserting them one after the other leaves."""
+    kept: dict[tuple[Any, Any], tuple[Any, ...]] = {}
+    for record in records:
+        pair = (record[_PAIR_AT[0]], record[_PAIR_AT[1]])
+        first = kept.get(pair)
+        if first is not None and first[_ID_AT] != record[_ID_AT]:
+            record = (*record[:_ID_AT], first[_ID_AT], *record[_ID_AT + 1:])  # noqa: PLW2901 - the first id kept
+        kept[pair] = record
+    return list(kept.values())
 
 
 COMPLETED: Final = (ID, RUN_ID, SCORER_ID, BATCH_ID, STATUS, SCORE, REASON)
