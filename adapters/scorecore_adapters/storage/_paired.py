@@ -11,9 +11,11 @@ with one side only is skipped); nothing of a batch is held beyond a page.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
+from contextlib import aclosing
 from typing import Any, Final
 
+from scorecore.evals import ScoreRow
 from scorecore.evals.store import (
     PairedScore,
     TrialScore,
@@ -29,6 +31,7 @@ from scorecore_adapters.storage._schema import (
     STATUS,
     Dialect,
     q,
+    row_from,
 )
 
 __all__: list[str] = []  # internal: shared by the SQLite and PostgreSQL stores
@@ -43,27 +46,24 @@ _STATUSES: Final = frozenset({"scored", "not_scorable", "failed"})
 _NARROW: Final = (ID, SCORER_ID, RUN_ID, BATCH_ID, STATUS, SCORE, _DATASET_ITEM_ID)
 
 
+# What the item id's SQL needs from each dialect: a prefix of n characters, the position of a
+# substring, and "all ASCII digits" (SQLite's GLOB, PostgreSQL's regular expression).
+_LEFT: Final = {"sqlite": "substr({0}, 1, {1})", "postgres": "left({0}, {1})"}
+_FIND: Final = {"sqlite": "instr({0}, {1})", "postgres": "strpos({0}, {1})"}
+_DIGITS: Final = {"sqlite": "NOT ({0} GLOB '*[^0-9]*')", "postgres": "{0} ~ '^[0-9]+$'"}
+
+
 def item_sql(dialect: Dialect) -> str:
     """A row's item id in SQL, as :func:`~scorecore.evals.store.row_item_id` computes it: its
     dataset item id, else its run id without the ``BATCH:`` or ``BATCH/trial-N:`` prefix."""
-    run, batch = q(RUN_ID), q(BATCH_ID)
-    if dialect == "sqlite":
-        rest = f"substr({run}, length({batch}) + 8)"
-        colon = f"instr({rest}, ':')"
-        number = f"substr({rest}, 1, {colon} - 1)"
-        trial = (f"substr({run}, 1, length({batch}) + 7) = {batch} || '/trial-' "
-                 f"AND {colon} > 1 AND NOT ({number} GLOB '*[^0-9]*')")
-        return (f"CASE WHEN {q(_DATASET_ITEM_ID)} IS NOT NULL THEN {q(_DATASET_ITEM_ID)} "
-                f"WHEN substr({run}, 1, length({batch}) + 1) = {batch} || ':' "
-                f"THEN substr({run}, length({batch}) + 2) "
-                f"WHEN {trial} THEN substr({rest}, {colon} + 1) ELSE {run} END")
+    run, batch, item = q(RUN_ID), q(BATCH_ID), q(_DATASET_ITEM_ID)
     rest = f"substr({run}, length({batch}) + 8)"
-    colon = f"strpos({rest}, ':')"
+    colon = _FIND[dialect].format(rest, "':'")
     number = f"substr({rest}, 1, {colon} - 1)"
-    trial = (f"left({run}, length({batch}) + 7) = {batch} || '/trial-' "
-             f"AND {colon} > 1 AND {number} ~ '^[0-9]+$'")
-    return (f"CASE WHEN {q(_DATASET_ITEM_ID)} IS NOT NULL THEN {q(_DATASET_ITEM_ID)} "
-            f"WHEN left({run}, length({batch}) + 1) = {batch} || ':' "
+    trial = (f"{_LEFT[dialect].format(run, f'length({batch}) + 7')} = {batch} || '/trial-' "
+             f"AND {colon} > 1 AND {_DIGITS[dialect].format(number)}")
+    return (f"CASE WHEN {item} IS NOT NULL THEN {item} "
+            f"WHEN {_LEFT[dialect].format(run, f'length({batch}) + 1')} = {batch} || ':' "
             f"THEN substr({run}, length({batch}) + 2) "
             f"WHEN {trial} THEN substr({rest}, {colon} + 1) ELSE {run} END")
 
@@ -179,9 +179,25 @@ class Pairing:
         self._base, self._new = [], []
 
 
-def pages_of(pages: Iterable[Sequence[Sequence[Any]]], store: str) -> Iterator[list[PairedScore]]:
-    """Pairs, page by page, from pages of records (for a store reading synchronously)."""
+async def paired_pages(
+    records: AsyncGenerator[list[tuple[Any, ...]], None], store: str
+) -> AsyncGenerator[list[PairedScore], None]:
+    """Pages of pairs from the pages of :func:`paired_sql`'s records (closed when done)."""
     pairing = Pairing(store)
-    for records in pages:
-        yield pairing.page(records)
-    yield pairing.end()
+    async with aclosing(records) as pages:
+        async for page in pages:
+            pairs = pairing.page(page)
+            if pairs:
+                yield pairs
+    last = pairing.end()
+    if last:
+        yield last
+
+
+async def row_pages(
+    records: AsyncGenerator[list[tuple[Any, ...]], None], *, json_text: bool, store: str
+) -> AsyncGenerator[list[ScoreRow], None]:
+    """Pages of rows from pages of records of the written columns (closed when done)."""
+    async with aclosing(records) as pages:
+        async for page in pages:
+            yield [row_from(record, json_text=json_text, store=store) for record in page]

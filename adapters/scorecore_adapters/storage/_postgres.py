@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Generator, Sequence
-from contextlib import aclosing
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Sequence
 from typing import Any, Final, final
 
 import anyio
@@ -23,9 +23,10 @@ from scorecore_adapters.storage._batches import (
 from scorecore_adapters.storage._common import Now, describe, import_psycopg, redact_url, utc_now
 from scorecore_adapters.storage._paired import (
     PAGE,
-    Pairing,
     only_in_sql,
+    paired_pages,
     paired_sql,
+    row_pages,
     scorers_from,
 )
 from scorecore_adapters.storage._paired import scorers_sql as fingerprints_sql
@@ -178,9 +179,10 @@ class PostgresScoreStore(AsyncResource):
             if conn is not None:
                 await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
 
-    async def _run(
-        self, operation: str, sql: str, params: Any, *, many: bool = False, copy: bool = False
-    ) -> list[tuple[Any, ...]]:
+    @contextlib.asynccontextmanager
+    async def _connection(self, operation: str) -> AsyncIterator[None]:
+        """Hold the connection (one operation at a time); a driver error becomes a
+        :class:`StoreError` naming ``operation``."""
         import psycopg  # noqa: PLC0415 - optional dependency
 
         async with self._lock:
@@ -190,24 +192,30 @@ class PostgresScoreStore(AsyncResource):
                     store=self.url, operation=operation,
                 )
             try:
-                if self._aconn is not None:
-                    records: list[tuple[Any, ...]] = await self._run_async(
-                        self._aconn, sql, params, many=many, copy=copy
-                    )
-                    return records
-                conn = self._conn
-
-                def call() -> list[tuple[Any, ...]]:
-                    found: list[tuple[Any, ...]] = self._run_sync(conn, sql, params, many=many,
-                                                                  copy=copy)
-                    return found
-
-                return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+                yield
             except psycopg.Error as exc:
                 raise StoreError(
                     f"store {self.url}: {operation} failed: {describe(exc)}",
                     store=self.url, operation=operation,
                 ) from exc
+
+    async def _run(
+        self, operation: str, sql: str, params: Any, *, many: bool = False, copy: bool = False
+    ) -> list[tuple[Any, ...]]:
+        async with self._connection(operation):
+            if self._aconn is not None:
+                records: list[tuple[Any, ...]] = await self._run_async(
+                    self._aconn, sql, params, many=many, copy=copy
+                )
+                return records
+            conn = self._conn
+
+            def call() -> list[tuple[Any, ...]]:
+                found: list[tuple[Any, ...]] = self._run_sync(conn, sql, params, many=many,
+                                                              copy=copy)
+                return found
+
+            return await anyio.to_thread.run_sync(call, limiter=self._limiter)
 
     def _incoming(self) -> tuple[str, str]:
         """The statements creating the temporary table a save copies into, and copying."""
@@ -315,57 +323,35 @@ class PostgresScoreStore(AsyncResource):
     ) -> AsyncGenerator[list[tuple[Any, ...]], None]:
         """The records of ``sql``, :data:`PAGE` at a time, from a server-side cursor (its
         transaction holds the connection until the last page)."""
-        import psycopg  # noqa: PLC0415 - optional dependency
-
-        async with self._lock:
-            if self._aconn is None and self._conn is None:
-                raise StoreError(
-                    f"store {self.url} is not open (use 'async with' or await open())",
-                    store=self.url, operation=operation,
-                )
-            try:
-                if self._aconn is not None:
-                    async with self._aconn.transaction(), \
-                            self._aconn.cursor(name="scorecore_read") as cur:
-                        await cur.execute(sql, params)
-                        while records := await cur.fetchmany(PAGE):
-                            yield records
-                    return
-                # trio: the same cursor in a generator each of whose steps runs in the worker
-                # thread, so that no network call blocks the event loop.
-                pages = _pages(self._conn, sql, params)
-                try:
-                    while records := await anyio.to_thread.run_sync(
-                            next, pages, [], limiter=self._limiter):
+        async with self._connection(operation):
+            if self._aconn is not None:
+                async with self._aconn.transaction(), \
+                        self._aconn.cursor(name="scorecore_read") as cur:
+                    await cur.execute(sql, params)
+                    while records := await cur.fetchmany(PAGE):
                         yield records
-                finally:
-                    await anyio.to_thread.run_sync(pages.close, limiter=self._limiter)
-            except psycopg.Error as exc:
-                raise StoreError(
-                    f"store {self.url}: {operation} failed: {describe(exc)}",
-                    store=self.url, operation=operation,
-                ) from exc
+                return
+            # trio: the same cursor in a generator each of whose steps runs in the worker
+            # thread, so that no network call blocks the event loop.
+            pages = _pages(self._conn, sql, params)
+            try:
+                while records := await anyio.to_thread.run_sync(
+                        next, pages, [], limiter=self._limiter):
+                    yield records
+            finally:
+                await anyio.to_thread.run_sync(pages.close, limiter=self._limiter)
 
-    async def paired_scores(
+    def paired_scores(
         self, base: str, new: str, /
     ) -> AsyncGenerator[list[PairedScore], None]:
         """The pairs of ``base`` and ``new``, by scorer then item, a page at a time."""
-        pairing = Pairing(self.url)
         sql = paired_sql(self._table, "postgres", "%s")
-        async with aclosing(self._records("compare", sql, (base, new))) as pages:
-            async for records in pages:
-                pairs = pairing.page(records)
-                if pairs:
-                    yield pairs
-        last = pairing.end()
-        if last:
-            yield last
+        return paired_pages(self._records("compare", sql, (base, new)), self.url)
 
-    async def pages(self, batch_id: str, /) -> AsyncGenerator[list[ScoreRow], None]:
+    def pages(self, batch_id: str, /) -> AsyncGenerator[list[ScoreRow], None]:
         """The rows of ``batch_id`` in ``list_run``'s order, a page at a time."""
-        async with aclosing(self._records("list_run", self._list_sql(), (batch_id,))) as pages:
-            async for records in pages:
-                yield [row_from(record, json_text=False, store=self.url) for record in records]
+        return row_pages(self._records("list_run", self._list_sql(), (batch_id,)),
+                         json_text=False, store=self.url)
 
     async def list_batches(self) -> list[BatchSummary]:
         """Every stored batch, oldest first (``scorecore batches``)."""

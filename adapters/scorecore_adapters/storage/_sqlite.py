@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import AsyncGenerator, Callable, Sequence
-from contextlib import aclosing
 from pathlib import Path
 from typing import Any, final
 
@@ -25,9 +24,10 @@ from scorecore_adapters.storage._batches import (
 from scorecore_adapters.storage._common import Now, describe, utc_now
 from scorecore_adapters.storage._paired import (
     PAGE,
-    Pairing,
     only_in_sql,
+    paired_pages,
     paired_sql,
+    row_pages,
     scorers_from,
 )
 from scorecore_adapters.storage._paired import scorers_sql as fingerprints_sql
@@ -322,23 +322,14 @@ class SqliteScoreStore(AsyncResource):
         finally:
             cursor.close()
 
-    async def paired_scores(
+    def paired_scores(
         self, base: str, new: str, /
     ) -> AsyncGenerator[list[PairedScore], None]:
         """The pairs of ``base`` and ``new``, by scorer then item, a page at a time."""
-        pairing = Pairing(self.url)
         sql = paired_sql(self._table, "sqlite", "?")
-        async with aclosing(self._records("compare", sql, (base, new))) as pages:
-            async for records in pages:
-                pairs = pairing.page(records)
-                if pairs:
-                    yield pairs
-        last = pairing.end()
-        if last:
-            yield last
+        return paired_pages(self._records("compare", sql, (base, new)), self.url)
 
-    async def pages(self, batch_id: str, /) -> AsyncGenerator[list[ScoreRow], None]:
+    def pages(self, batch_id: str, /) -> AsyncGenerator[list[ScoreRow], None]:
         """The rows of ``batch_id`` in ``list_run``'s order, a page at a time."""
-        async with aclosing(self._records("list_run", self._list_sql(), (batch_id,))) as pages:
-            async for records in pages:
-                yield [row_from(record, json_text=True, store=self.url) for record in records]
+        return row_pages(self._records("list_run", self._list_sql(), (batch_id,)),
+                         json_text=True, store=self.url)
