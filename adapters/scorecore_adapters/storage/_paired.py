@@ -201,3 +201,40 @@ async def row_pages(
     async with aclosing(records) as pages:
         async for page in pages:
             yield [row_from(record, json_text=json_text, store=store) for record in page]
+
+
+class PagedReads:
+    """What both stores read a page at a time (:class:`~scorecore.evals.store.PairedReader`'s
+    ``paired_scores`` and ``pages``), over the store's own ``_records`` cursor."""
+
+    __slots__ = ()
+
+    _DIALECT: Dialect
+    _MARK: str
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def _table_name(self) -> str:
+        raise NotImplementedError
+
+    def _list_sql(self) -> str:
+        raise NotImplementedError
+
+    def _records(
+        self, operation: str, sql: str, params: tuple[Any, ...]
+    ) -> AsyncGenerator[list[tuple[Any, ...]], None]:
+        raise NotImplementedError
+
+    def paired_scores(
+        self, base: str, new: str, /
+    ) -> AsyncGenerator[list[PairedScore], None]:
+        """The pairs of ``base`` and ``new``, by scorer then item, a page at a time."""
+        sql = paired_sql(self._table_name(), self._DIALECT, self._MARK)
+        return paired_pages(self._records("compare", sql, (base, new)), self.url)
+
+    def pages(self, batch_id: str, /) -> AsyncGenerator[list[ScoreRow], None]:
+        """The rows of ``batch_id`` in ``list_run``'s order, a page at a time."""
+        return row_pages(self._records("list_run", self._list_sql(), (batch_id,)),
+                         json_text=self._DIALECT == "sqlite", store=self.url)

@@ -11,7 +11,7 @@ import anyio
 import anyio.to_thread
 
 from scorecore.evals import ScoreRow, StoreError
-from scorecore.evals.store import BatchSummary, CompletedScore, PairedScore
+from scorecore.evals.store import BatchSummary, CompletedScore
 from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._batches import (
     UnreadableTime,
@@ -23,10 +23,8 @@ from scorecore_adapters.storage._batches import (
 from scorecore_adapters.storage._common import Now, describe, import_psycopg, redact_url, utc_now
 from scorecore_adapters.storage._paired import (
     PAGE,
+    PagedReads,
     only_in_sql,
-    paired_pages,
-    paired_sql,
-    row_pages,
     scorers_from,
 )
 from scorecore_adapters.storage._paired import scorers_sql as fingerprints_sql
@@ -60,7 +58,7 @@ _INCOMING: Final = "scorecore_incoming"
 
 
 @final
-class PostgresScoreStore(AsyncResource):
+class PostgresScoreStore(PagedReads, AsyncResource):
     """A :class:`~scorecore.evals.store.ScoreStore` in PostgreSQL, through psycopg 3.
 
     JSON columns are ``jsonb``, timestamps ``timestamptz``. Each :meth:`save` is one
@@ -81,6 +79,8 @@ class PostgresScoreStore(AsyncResource):
         "_aconn", "_conn", "_dsn", "_limiter", "_lock", "_now", "_read_only", "_table",
         "_timeout",
     )
+    _DIALECT = "postgres"
+    _MARK = "%s"
 
     def __init__(
         self,
@@ -287,6 +287,9 @@ class PostgresScoreStore(AsyncResource):
         records = await self._run("has_batch", sql, (batch_id,))
         return bool(records[0][0])
 
+    def _table_name(self) -> str:
+        return self._table
+
     def _list_sql(self) -> str:
         # Only a JSON number is cast: another writer's "itemIndex": "3" must not fail the query.
         index = f"{q(METADATA)}->'itemIndex'"
@@ -340,18 +343,6 @@ class PostgresScoreStore(AsyncResource):
                     yield records
             finally:
                 await anyio.to_thread.run_sync(pages.close, limiter=self._limiter)
-
-    def paired_scores(
-        self, base: str, new: str, /
-    ) -> AsyncGenerator[list[PairedScore], None]:
-        """The pairs of ``base`` and ``new``, by scorer then item, a page at a time."""
-        sql = paired_sql(self._table, "postgres", "%s")
-        return paired_pages(self._records("compare", sql, (base, new)), self.url)
-
-    def pages(self, batch_id: str, /) -> AsyncGenerator[list[ScoreRow], None]:
-        """The rows of ``batch_id`` in ``list_run``'s order, a page at a time."""
-        return row_pages(self._records("list_run", self._list_sql(), (batch_id,)),
-                         json_text=False, store=self.url)
 
     async def list_batches(self) -> list[BatchSummary]:
         """Every stored batch, oldest first (``scorecore batches``)."""

@@ -12,7 +12,7 @@ import anyio
 import anyio.to_thread
 
 from scorecore.evals import ScoreRow, StoreError
-from scorecore.evals.store import BatchSummary, CompletedScore, PairedScore, StoredRowError
+from scorecore.evals.store import BatchSummary, CompletedScore, StoredRowError
 from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._batches import (
     UnreadableTime,
@@ -24,10 +24,8 @@ from scorecore_adapters.storage._batches import (
 from scorecore_adapters.storage._common import Now, describe, utc_now
 from scorecore_adapters.storage._paired import (
     PAGE,
+    PagedReads,
     only_in_sql,
-    paired_pages,
-    paired_sql,
-    row_pages,
     scorers_from,
 )
 from scorecore_adapters.storage._paired import scorers_sql as fingerprints_sql
@@ -53,7 +51,7 @@ __all__ = ["SqliteScoreStore"]
 
 
 @final
-class SqliteScoreStore(AsyncResource):
+class SqliteScoreStore(PagedReads, AsyncResource):
     """A :class:`~scorecore.evals.store.ScoreStore` in a SQLite file (or ``":memory:"``).
 
     The database runs in WAL mode and each :meth:`save` is one transaction, committed before
@@ -76,6 +74,8 @@ class SqliteScoreStore(AsyncResource):
     """
 
     __slots__ = ("_conn", "_limiter", "_lock", "_now", "_path", "_read_only", "_table")
+    _DIALECT = "sqlite"
+    _MARK = "?"
 
     def __init__(
         self,
@@ -233,6 +233,9 @@ class SqliteScoreStore(AsyncResource):
         found: bool = await self._call("has_batch", read)
         return found
 
+    def _table_name(self) -> str:
+        return self._table
+
     def _list_sql(self) -> str:
         # json_valid first: json_extract of text that is not JSON (another writer's row)
         # fails the whole query; such a row is read last and decoding names it.
@@ -321,15 +324,3 @@ class SqliteScoreStore(AsyncResource):
                 yield records
         finally:
             cursor.close()
-
-    def paired_scores(
-        self, base: str, new: str, /
-    ) -> AsyncGenerator[list[PairedScore], None]:
-        """The pairs of ``base`` and ``new``, by scorer then item, a page at a time."""
-        sql = paired_sql(self._table, "sqlite", "?")
-        return paired_pages(self._records("compare", sql, (base, new)), self.url)
-
-    def pages(self, batch_id: str, /) -> AsyncGenerator[list[ScoreRow], None]:
-        """The rows of ``batch_id`` in ``list_run``'s order, a page at a time."""
-        return row_pages(self._records("list_run", self._list_sql(), (batch_id,)),
-                         json_text=True, store=self.url)
