@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from scorecore.evals import Comparison, ScoreRow, compare
 from scorecore.evals.store import PairedComparison, StoredRowError, row_id
 from scorecore_adapters.storage import SqliteScoreStore
+from scorecore_adapters.storage import _postgres as postgres_store
+from scorecore_adapters.storage import _sqlite as sqlite_store
 from tests.evals.persistence.test_storage import KINDS, make_store
 
 pytestmark = pytest.mark.anyio
@@ -94,7 +96,9 @@ def test_sqlite_pairs_as_compare_does(
             await store.save([*base, *new])
             return await _paired(store, "A", "B", min_paired=min_paired)
 
-    assert anyio.run(run) == _expected(base, new, min_paired=min_paired)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sqlite_store, "PAGE", 3)  # an item's rows across pages
+        assert anyio.run(run) == _expected(base, new, min_paired=min_paired)
 
 
 def _fixed_batches() -> tuple[list[ScoreRow], list[ScoreRow]]:
@@ -113,9 +117,14 @@ def _fixed_batches() -> tuple[list[ScoreRow], list[ScoreRow]]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_each_store_pairs_as_compare_does(kind: str, tmp_path: Path) -> None:
+async def test_each_store_pairs_as_compare_does(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """SQLite and PostgreSQL: trials, run ids without item ids, a changed fingerprint, a scorer
-    and an item in one batch only; the same comparison as compare() of the rows."""
+    and an item in one batch only, pages of 4 records; the same comparison as compare() of the
+    rows."""
+    monkeypatch.setattr(sqlite_store, "PAGE", 4)
+    monkeypatch.setattr(postgres_store, "PAGE", 4)
     base, new = _fixed_batches()
     async with make_store(kind, tmp_path) as store:
         await store.save([*base, *new])
