@@ -1,12 +1,16 @@
-"""Shared test configuration: both anyio backends, hypothesis profiles."""
+"""Shared test configuration: both anyio backends, hypothesis profiles, the model-request switch
+and the session's recursion limit."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from scorecore_adapters import allow_model_requests
 
 settings.register_profile(
     "ci",
@@ -27,6 +31,16 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture
+def allow_requests() -> Iterator[None]:
+    """Model requests allowed for the test (its judges are loopback servers or fakes).
+
+    A module that needs it everywhere says ``pytest.mark.usefixtures("allow_requests")``.
+    """
+    with allow_model_requests():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _interpreter_recursion_limit() -> None:
     """Each test starts from the recursion limit the session started with.
@@ -36,4 +50,3 @@ def _interpreter_recursion_limit() -> None:
     handled would pass or fail depending on which tests ran before it in the process.
     """
     sys.setrecursionlimit(_RECURSION_LIMIT)
-

@@ -1,4 +1,4 @@
-"""Judged scorers and a step-counting judge shared by the economics tests."""
+"""Judged scorers, a step-counting judge and items shared by the economics tests."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore import JudgeConfig, PromptStep, ScorePromptStep, Scorer, create_scorer
+from scorecore import (
+    JudgeConfig,
+    ModelSettings,
+    PromptStep,
+    ScorePromptStep,
+    Scorer,
+    create_scorer,
+)
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 
 ANALYZE_SCHEMA = {
@@ -77,3 +84,15 @@ def judged_scorer(
                                                            output=ctx.run.output),
         ))
     )
+
+
+def output_graded(model: Any, settings: ModelSettings | None = None) -> Scorer[Any, Any]:
+    """A scorer of one judged step: ``model`` grades the run's output (``{"score": …}``)."""
+    return create_scorer(id="s", description="d", judge=JudgeConfig(
+        model=model, instructions="Grade.", model_settings=settings,
+    )).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: str(c.run.output)))
+
+
+def numbered_items(n: int) -> list[dict[str, Any]]:
+    """``n`` items: ids ``q0``, ``q1``, …, input ``"q"``, outputs ``a0``, ``a1``, …"""
+    return [{"id": f"q{i}", "input": "q", "output": f"a{i}"} for i in range(n)]

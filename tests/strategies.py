@@ -1,4 +1,4 @@
-"""Hypothesis strategies for the core's values (shared by every core test module)."""
+"""Hypothesis strategies for the library's values (shared by every test module)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,8 @@ from scorecore.agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
+from scorecore.evals import ItemResult
+from scorecore.evals.results import ScorerOutcome
 from scorecore.judge import JudgeError, JudgeUsage
 from scorecore.scorers import MemberFailure, PairwiseResult, PanelFailed, PanelMember, PanelResult
 
@@ -676,3 +678,35 @@ reply_texts: st.SearchStrategy[str] = st.one_of(
 )
 """What a judge may answer: arbitrary text, JSON of every shape, fenced JSON, scores that are
 not finite or too long to read, replies nested up to 100,000 deep."""
+
+
+REPORT_SCORERS = ("a", "b", "c")
+"""The scorer ids each of :func:`item_result_lists`' items has an outcome of, in order."""
+_ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too
+_ANY_SCORE = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@st.composite
+def scorer_outcomes(draw: st.DrawFn, scorer_id: str) -> ScorerOutcome:
+    """One scorer's outcome on an item: scored (any finite score), not scorable or failed."""
+    status = draw(st.sampled_from(["scored", "not_scorable", "failed"]))
+    return ScorerOutcome(
+        scorer_id=scorer_id, status=status,
+        score=draw(_ANY_SCORE) if status == "scored" else None,
+        reason=draw(st.none() | _ANY_TEXT), error=draw(_ANY_TEXT) if status == "failed" else None,
+        resumed=draw(st.booleans()),
+    )
+
+
+@st.composite
+def item_result_lists(draw: st.DrawFn) -> list[ItemResult]:
+    """An evaluation's item results in index order, failed items and repeats among them."""
+    results = []
+    for index in range(draw(st.integers(0, 12))):
+        error = draw(st.none() | _ANY_TEXT)
+        results.append(ItemResult(
+            index=index, item_id=draw(st.none() | _ANY_TEXT), run_id=f"b:#{index}", item=None,
+            error=error, duplicate_of=draw(st.none() | st.integers(0, index)) if error else None,
+            outcomes=tuple(draw(scorer_outcomes(s)) for s in REPORT_SCORERS),
+        ))
+    return results

@@ -15,7 +15,6 @@ The kernel's public faces that sit directly in ``scorecore`` (``agent``, ``compo
 
 from __future__ import annotations
 
-import ast
 import pkgutil
 from itertools import combinations
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 
 import scorecore
 import scorecore_adapters
+from tests.module_checks import imported_names
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -52,17 +52,6 @@ def _folder(module: str) -> Path:
     return TESTS.joinpath(*ROOTS[top], *rest)
 
 
-def _imports(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return found
-
-
 def _has_tests(folder: Path) -> bool:
     return folder.is_dir() and any(folder.rglob("test_*.py"))
 
@@ -83,7 +72,7 @@ def _home(module: str) -> Path | None:
     parent = folder.parent
     if parent.is_dir():
         for path in sorted(parent.rglob("test_*.py")):
-            if wanted & _imports(path):
+            if wanted.intersection(imported_names(path)):
                 return path
     return None
 

@@ -72,26 +72,23 @@ def _format_error(exc: BaseException, type_: object) -> str:
 def _transform_error(exc: BaseException, path: str, out: list[str]) -> None:
     # cattrs.transform_error, with bounded path segments: a key's repr goes into the path, and
     # a mapping key may be a 2 MB string.
+    located: list[tuple[Exception, str, object]]
     if isinstance(exc, IterableValidationError):
         with_notes, without = exc.group_exceptions()
-        for inner, note in with_notes:
-            here = f"{path}[{short_repr(note.index, _KEY_LIMIT)}]"
-            if isinstance(inner, ClassValidationError | IterableValidationError):
-                _transform_error(inner, here, out)
-            else:
-                out.append(f"{_format_error(inner, note.type)} @ {here}")
-        out.extend(f"{_format_error(inner, None)} @ {path}" for inner in without)
+        located = [(inner, f"{path}[{short_repr(note.index, _KEY_LIMIT)}]", note.type)
+                   for inner, note in with_notes]
     elif isinstance(exc, ClassValidationError):
         with_fields, without = exc.group_exceptions()
-        for inner, field in with_fields:
-            here = f"{path}.{field.name}"
-            if isinstance(inner, ClassValidationError | IterableValidationError):
-                _transform_error(inner, here, out)
-            else:
-                out.append(f"{_format_error(inner, field.type)} @ {here}")
-        out.extend(f"{_format_error(inner, None)} @ {path}" for inner in without)
+        located = [(inner, f"{path}.{field.name}", field.type) for inner, field in with_fields]
     else:
         out.append(f"{_format_error(exc, None)} @ {path}")
+        return
+    for inner, here, type_ in located:
+        if isinstance(inner, ClassValidationError | IterableValidationError):
+            _transform_error(inner, here, out)
+        else:
+            out.append(f"{_format_error(inner, type_)} @ {here}")
+    out.extend(f"{_format_error(inner, None)} @ {path}" for inner in without)
 
 
 _STOPPED = "checking stopped"

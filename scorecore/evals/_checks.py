@@ -1,9 +1,11 @@
-"""The evals layer's checks of plain values: finite numbers, and exact sums of floats."""
+"""The evals layer's checks of plain values (finite numbers, exact sums of floats) and its
+per-scorer look-up."""
 
 from __future__ import annotations
 
 import math
-from typing import TypeGuard
+from collections.abc import Iterable
+from typing import Protocol, TypeGuard, TypeVar
 
 from scorecore.validators import is_number
 
@@ -38,3 +40,23 @@ def fixed(value: float) -> int:
     numerator, denominator = float(value).as_integer_ratio()
     # denominator is 2**k with k <= FIXED_BITS: scale to the common 2**FIXED_BITS.
     return numerator << (FIXED_BITS + 1 - denominator.bit_length())
+
+
+class _PerScorer(Protocol):
+    @property
+    def scorer_id(self) -> str: ...
+
+
+_Part = TypeVar("_Part", bound=_PerScorer)
+
+
+def by_scorer_id(parts: Iterable[_Part], scorer_id: str) -> _Part:
+    """The first of ``parts`` (a summary's per-scorer values) that belongs to ``scorer_id``.
+
+    Raises:
+        KeyError: no part has that scorer id.
+    """
+    for part in parts:
+        if part.scorer_id == scorer_id:
+            return part
+    raise KeyError(scorer_id)

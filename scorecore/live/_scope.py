@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Literal, TypeAlias, final
 
 import anyio
@@ -163,17 +163,19 @@ async def live_scoring(
             "live_scoring", _DEFAULT_MAX_QUEUE if max_queue is None else max_queue),
     }
     if task_group is not None:
-        scope = LiveScoringScope(task_group, on_error, **limits)
-        token = _SCOPE.set(scope)
-        try:
+        with _current(LiveScoringScope(task_group, on_error, **limits)) as scope:
             yield scope
-        finally:
-            _SCOPE.reset(token)
         return
     async with anyio.create_task_group() as group:
-        scope = LiveScoringScope(group, on_error, **limits)
-        token = _SCOPE.set(scope)
-        try:
+        with _current(LiveScoringScope(group, on_error, **limits)) as scope:
             yield scope
-        finally:
-            _SCOPE.reset(token)
+
+
+@contextlib.contextmanager
+def _current(scope: LiveScoringScope) -> Iterator[LiveScoringScope]:
+    # The innermost scope wins while its block runs; the enclosing one is back after it.
+    token = _SCOPE.set(scope)
+    try:
+        yield scope
+    finally:
+        _SCOPE.reset(token)

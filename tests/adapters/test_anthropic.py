@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -11,11 +11,10 @@ import pytest
 
 from scorecore import JudgeModel, ModelSettings
 from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse, JudgeUsage
-from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.anthropic import RESPOND_TOOL, AnthropicModel
-from tests.adapters.http.loopback import LoopbackServer, Reply, serve
+from tests.adapters.http.loopback import LoopbackServer, Reply
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
 
 SCHEMA: dict[str, Any] = {
     "type": "object", "properties": {"score": {"type": "number"}}, "required": ["score"],
@@ -63,21 +62,9 @@ class Capture:
 
 
 @pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
-
-
-@pytest.fixture(autouse=True)
 def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with serve() as srv:
-        yield srv
 
 
 async def run(cap: Capture, req: JudgeRequest | None = None,

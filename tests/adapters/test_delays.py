@@ -22,6 +22,7 @@ from scorecore_adapters.delays import (
 )
 from scorecore_adapters.retry import RetryInfo
 from scorecore_adapters.testing import judge_error
+from tests.module_checks import assert_all_is_sorted_and_complete
 from tests.strategies_adapters import REQUEST
 
 small = st.floats(min_value=0, max_value=100, allow_nan=False)
@@ -193,11 +194,4 @@ def test_base_policy_is_abstract() -> None:
 
 def test_all_is_sorted_and_complete() -> None:
     """__all__ is sorted and names every public name defined in the module."""
-    assert mod.__all__ == sorted(mod.__all__)
-    public = {
-        name
-        for name, value in vars(mod).items()
-        if not name.startswith("_") and getattr(value, "__module__", None) == mod.__name__
-    }
-    assert public <= set(mod.__all__)
-    assert all(hasattr(mod, name) for name in mod.__all__)
+    assert_all_is_sorted_and_complete(mod)

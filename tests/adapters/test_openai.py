@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -19,11 +19,10 @@ from scorecore import (
     create_scorer,
 )
 from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse
-from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel, native_schema, strict_schema
-from tests.adapters.http.loopback import LoopbackServer, Reply, serve
+from tests.adapters.http.loopback import LoopbackServer, Reply
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -82,18 +81,6 @@ class Capture:
     @property
     def body(self) -> Any:
         return json.loads(self.requests[-1].content)
-
-
-@pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with serve() as srv:
-        yield srv
 
 
 @pytest.fixture(autouse=True)

@@ -30,6 +30,7 @@ from scorecore_adapters.retry import (
 )
 from scorecore_adapters.testing import ScriptedJudge, VirtualClock, judge_error
 from tests import strategies as sts
+from tests.module_checks import assert_all_is_sorted_and_complete
 from tests.strategies_adapters import (
     REQUEST,
     any_delay,
@@ -635,14 +636,7 @@ async def test_reference_worked_example(anyio_backend: str) -> None:
 
 def test_all_is_sorted_and_complete() -> None:
     """__all__ is sorted and names every public name defined in the module."""
-    assert mod.__all__ == sorted(mod.__all__)
-    public = {
-        name
-        for name, value in vars(mod).items()
-        if not name.startswith("_") and getattr(value, "__module__", None) == mod.__name__
-    }
-    assert public <= set(mod.__all__)
-    assert all(hasattr(mod, name) for name in mod.__all__)
+    assert_all_is_sorted_and_complete(mod)
 
 
 # --- would_retry: naming why retrying stopped ----------------------------------------

@@ -67,6 +67,18 @@ def _scorer(model: JudgeModel, *, retries: int) -> Any:
     )
 
 
+async def _scored(kind: str, server: LoopbackServer, *, retries: int) -> tuple[Any, VirtualClock]:
+    """The scorer's run on ``kind``'s model served by ``server``, and the virtual clock it
+    waited on."""
+    async with httpx.AsyncClient() as client:
+        scorer = _scorer(_model(kind, server, client), retries=retries)
+        clock = VirtualClock()
+        result = await scorer.run(
+            input="q", output="a", runtime=Runtime(clock=clock, sleep=clock.sleep)
+        )
+    return result, clock
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 async def test_retries_429_and_reset_then_scores(kind: str) -> None:
@@ -79,12 +91,7 @@ async def test_retries_429_and_reset_then_scores(kind: str) -> None:
             Reply({"score": 0.5}),
             Reply("because it is half right"),
         )
-        async with httpx.AsyncClient() as client:
-            scorer = _scorer(_model(kind, server, client), retries=3)
-            clock = VirtualClock()
-            result = await scorer.run(
-                input="q", output="a", runtime=Runtime(clock=clock, sleep=clock.sleep)
-            )
+        result, clock = await _scored(kind, server, retries=3)
         outcome = result.unwrap()
         assert outcome.score == 0.5
         assert outcome.reason == "because it is half right"
@@ -100,12 +107,7 @@ async def test_503_forever_stops_at_the_budget(kind: str) -> None:
     """With a budget of 2, a server that keeps failing gets exactly 3 calls, then a Failure."""
     with serve() as server, allow_model_requests():
         server.enqueue(*[Error(503) for _ in range(5)])
-        async with httpx.AsyncClient() as client:
-            scorer = _scorer(_model(kind, server, client), retries=2)
-            clock = VirtualClock()
-            result = await scorer.run(
-                input="q", output="a", runtime=Runtime(clock=clock, sleep=clock.sleep)
-            )
+        result, _ = await _scored(kind, server, retries=2)
         error = result.failure()
         assert error.failed_step == "analyze"
         assert isinstance(error.cause, JudgeFailed)
@@ -122,9 +124,7 @@ async def test_auth_error_is_not_retried(kind: str) -> None:
     """A 401 fails after one call even with a retry processor."""
     with serve() as server, allow_model_requests():
         server.enqueue(Error(401), Reply({"claims": []}))
-        async with httpx.AsyncClient() as client:
-            scorer = _scorer(_model(kind, server, client), retries=5)
-            result = await scorer.run(input="q", output="a")
+        result, _ = await _scored(kind, server, retries=5)
         error = result.failure()
         assert isinstance(error.cause, JudgeFailed)
         assert error.cause.error.kind == "auth"

@@ -10,13 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Success
 
-from scorecore import BudgetExhausted, JudgeConfig, ModelSettings, ScorePromptStep, create_scorer
+from scorecore import BudgetExhausted, ModelSettings
 from scorecore._core._pricing import MAX_CREDIBLE_TOKENS, usage_problem
 from scorecore.evals import run_evals
 from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.judge.economics import Budget, BudgetWarning, Pricing
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.testing import virtual_runtime
+from tests.judged_scorers import numbered_items, output_graded
 
 pytestmark = pytest.mark.anyio
 
@@ -43,13 +44,7 @@ class _UsageJudge:
 
 
 def _scorer(judge: Any, settings: ModelSettings = SETTINGS) -> Any:
-    return create_scorer(id="s", description="d", judge=JudgeConfig(
-        model=judge, instructions="Grade.", model_settings=settings,
-    )).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: str(c.run.output)))
-
-
-def _items(n: int) -> list[dict[str, Any]]:
-    return [{"id": f"q{i}", "input": "q", "output": f"a{i}"} for i in range(n)]
+    return output_graded(judge, settings)
 
 
 BAD_USAGES = [
@@ -71,7 +66,7 @@ async def test_bad_token_counts_are_charged_at_the_worst_case_never_credited(
     """A reply whose usage is negative, not an int or absurd is a usage error: the ledger is
     charged the call's worst case, so a hard budget still stops the batch."""
     judge = _UsageJudge(usage)
-    report = await run_evals(_items(40), [_scorer(judge)], pricing=PRICING,
+    report = await run_evals(numbered_items(40), [_scorer(judge)], pricing=PRICING,
                              budget=Budget(max_cost_usd=0.05), concurrency=1)
     economics = report.economics
     assert economics is not None
@@ -89,10 +84,10 @@ async def test_cached_replies_with_bad_token_counts_never_credit_the_savings(
     """An (edited) cache entry with bad counts saves nothing rather than a negative amount."""
     cache = MemoryJudgeCache()
     good = _UsageJudge(JudgeUsage(input_tokens=10, output_tokens=5))
-    await run_evals(_items(3), [_scorer(good)], cache=cache)
+    await run_evals(numbered_items(3), [_scorer(good)], cache=cache)
     for key, response in list(cache.entries.items()):
         cache.entries[key] = JudgeResponse(text=response.text, usage=usage)
-    report = await run_evals(_items(3), [_scorer(good)], cache=cache, pricing=PRICING)
+    report = await run_evals(numbered_items(3), [_scorer(good)], cache=cache, pricing=PRICING)
     assert good.calls == 3  # every reply read back
     economics = report.economics
     assert economics is not None
@@ -139,7 +134,7 @@ async def test_a_reply_past_its_cap_is_charged_in_full_and_stops_the_budget_at_o
     that reply is charged what it reports; later runs fail with the reason."""
     runtime, clock = virtual_runtime()
     judge = _OverrunJudge(clock, overrun_at=3, reported=50_000, latency=1.0)
-    report = await run_evals(_items(20), [_scorer(judge)], pricing=PRICING, runtime=runtime,
+    report = await run_evals(numbered_items(20), [_scorer(judge)], pricing=PRICING, runtime=runtime,
                              budget=Budget(max_cost_usd=100.0), concurrency=concurrency,
                              keep_results=True)
     assert judge.overrun_seen_at is not None
@@ -168,8 +163,8 @@ async def test_a_soft_budget_warns_about_a_reply_past_its_cap_and_goes_on(
     judge = _OverrunJudge(clock, overrun_at=2, reported=5_000, latency=0.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report = await run_evals(_items(5), [_scorer(judge)], pricing=PRICING, runtime=runtime,
-                                 budget=Budget(max_cost_usd=100.0, mode="soft"))
+        report = await run_evals(numbered_items(5), [_scorer(judge)], pricing=PRICING,
+                                 runtime=runtime, budget=Budget(max_cost_usd=100.0, mode="soft"))
     (warned,) = [w for w in caught if issubclass(w.category, BudgetWarning)]
     assert "5,000 output tokens, past its cap of 1,000" in str(warned.message)
     assert report.summary("s").scored == 5

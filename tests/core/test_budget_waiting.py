@@ -13,16 +13,14 @@ from returns.result import Failure, Success
 
 from scorecore import (
     BudgetExhausted,
-    JudgeConfig,
     ModelSettings,
     Runtime,
-    ScorePromptStep,
-    create_scorer,
 )
 from scorecore.evals import EvalReport, run_evals
 from scorecore.judge import JudgeError, JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.judge.economics import Budget, JudgeMeter, Pricing
 from scorecore_adapters.testing import VirtualClock, judge_error, virtual_runtime
+from tests.judged_scorers import output_graded
 
 # One call's worst case: its prompt (~60 tokens) and its 1,024-token cap at $1/$10 per million,
 # about $0.0103; what it spends: 20 input and 10 output tokens, $0.00012.
@@ -60,9 +58,7 @@ class _SlowJudge:
 
 
 def _scorer(judge: Any, settings: ModelSettings = SETTINGS) -> Any:
-    return create_scorer(id="s", description="d", judge=JudgeConfig(
-        model=judge, instructions="Grade.", model_settings=settings,
-    )).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: str(c.run.output)))
+    return output_graded(judge, settings)
 
 
 def _items(n: int, pad: int = 0) -> list[dict[str, Any]]:

@@ -3,29 +3,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from returns.result import Success
 
-from scorecore import JudgeConfig, ScorePromptStep, create_scorer
 from scorecore.evals import run_evals
 from scorecore.judge import JudgeMessage, JudgeRequest, JudgeResponse
 from scorecore.judge.economics import cache_key
-from scorecore_adapters import allow_model_requests
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.openai import OpenAIChatModel
+from tests.judged_scorers import output_graded
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
 
 
 class _Endpoints:
@@ -52,12 +44,6 @@ class _Endpoints:
         })
 
 
-def _scorer(model: Any) -> Any:
-    return create_scorer(id="s", description="d", judge=JudgeConfig(
-        model=model, instructions="Grade.",
-    )).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: str(c.run.output)))
-
-
 ITEMS = [{"id": "q", "input": "q", "output": "a"}]
 
 
@@ -68,9 +54,9 @@ async def test_two_base_urls_never_share_cache_entries(anyio_backend: str) -> No
     async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as client:
         a = OpenAIChatModel("llama", base_url="http://a.local/v1", client=client)
         b = OpenAIChatModel("llama", base_url="http://b.local/v1", client=client)
-        first = await run_evals(ITEMS, [_scorer(a)], cache=cache)
-        second = await run_evals(ITEMS, [_scorer(b)], cache=cache)
-        again = await run_evals(ITEMS, [_scorer(b)], cache=cache)
+        first = await run_evals(ITEMS, [output_graded(a)], cache=cache)
+        second = await run_evals(ITEMS, [output_graded(b)], cache=cache)
+        again = await run_evals(ITEMS, [output_graded(b)], cache=cache)
     assert (first.summary("s").mean, second.summary("s").mean) == (0.1, 0.9)
     assert server.asked == {"a.local": 1, "b.local": 1}
     assert again.summary("s").mean == 0.9  # B's own entry is read back
@@ -89,8 +75,8 @@ async def test_headers_that_change_the_reply_take_part_in_the_key(
     server = _Endpoints({"a": 0.1, "b": 0.9})
     cache = MemoryJudgeCache()
     async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as client:
-        first = await run_evals(ITEMS, [_scorer(make(client, "a"))], cache=cache)
-        second = await run_evals(ITEMS, [_scorer(make(client, "b"))], cache=cache)
+        first = await run_evals(ITEMS, [output_graded(make(client, "a"))], cache=cache)
+        second = await run_evals(ITEMS, [output_graded(make(client, "b"))], cache=cache)
     assert (first.summary("s").mean, second.summary("s").mean) == (0.1, 0.9)
     assert server.asked == {"a": 1, "b": 1}
 
@@ -107,7 +93,7 @@ async def test_credentials_never_take_part_in_the_identity(anyio_backend: str) -
             for key in ("sk-old-secret-0001", "sk-new-secret-0002")
         ]
         for model in models:
-            await run_evals(ITEMS, [_scorer(model)], cache=cache)
+            await run_evals(ITEMS, [output_graded(model)], cache=cache)
     assert server.asked == {"h.local": 1}
     for model in models:
         identity = model.cache_identity
@@ -157,7 +143,7 @@ async def test_an_unreadable_identity_bypasses_the_cache(
     judge = _Unsure(identity)
     cache = MemoryJudgeCache()
     for _ in range(2):
-        report = await run_evals(ITEMS, [_scorer(judge)], cache=cache)
+        report = await run_evals(ITEMS, [output_graded(judge)], cache=cache)
         assert report.summary("s").scored == 1
     assert judge.calls == 2
     assert len(cache) == 0

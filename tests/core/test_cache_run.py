@@ -82,16 +82,18 @@ async def test_only_valid_replies_are_stored() -> None:
     assert cache.puts == 0
 
 
+class _FirstAnalyzeInvalid(StepJudge):
+    """Answers the first analyze request with an invalid reply, every later one validly."""
+
+    async def generate(self, request: Any, /) -> Any:
+        self.fail = {"analyze": "invalid"} if self.calls["analyze"] == 0 else {}
+        return await super().generate(request)
+
+
 async def test_the_valid_fallback_reply_is_cached_and_reused() -> None:
     """First attempt invalid, fallback valid: the rerun hits twice over (no call at all)."""
     cache = MemoryJudgeCache()
-
-    class FirstInvalid(StepJudge):
-        async def generate(self, request: Any, /) -> Any:
-            self.fail = {"analyze": "invalid"} if self.calls["analyze"] == 0 else {}
-            return await super().generate(request)
-
-    judge = FirstInvalid()
+    judge = _FirstAnalyzeInvalid()
     result = (await judged_scorer(judge).run(
         input="q", output="a", runtime=_runtime(JudgeMeter(cache=cache)))).unwrap()
     assert result.judge["analyze"][0].attempt_count == 2
@@ -183,13 +185,7 @@ async def test_cost_counts_every_paid_reply_and_hits_as_savings() -> None:
     """cost_usd sums the fallback's two replies; a hit costs 0 and its price is saved."""
     pricing = Pricing.from_mapping({"step-judge": {"input": 1.0, "output": 10.0}})
     cache = MemoryJudgeCache()
-
-    class FirstInvalid(StepJudge):
-        async def generate(self, request: Any, /) -> Any:
-            self.fail = {"analyze": "invalid"} if self.calls["analyze"] == 0 else {}
-            return await super().generate(request)
-
-    judge = FirstInvalid()
+    judge = _FirstAnalyzeInvalid()
     meter = JudgeMeter(cache=cache, pricing=pricing)
     result = (await judged_scorer(judge).run(input="q", output="a",
                                              runtime=_runtime(meter))).unwrap()

@@ -8,7 +8,6 @@ both in the request body and in the budget's reservation.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -17,27 +16,18 @@ from returns.result import Success
 
 from scorecore import (
     BudgetExhausted,
-    JudgeConfig,
     ModelSettings,
     Runtime,
-    ScorePromptStep,
-    create_scorer,
 )
 from scorecore.evals import EvalConfigError, run_evals
 from scorecore.judge import JudgeRequest, JudgeResponse, JudgeUsage
 from scorecore.judge.economics import Budget, JudgeMeter, Pricing
-from scorecore_adapters import allow_model_requests
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.openai import OpenAIChatModel
+from tests.judged_scorers import numbered_items, output_graded
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
 
 
 class _Server:
@@ -66,16 +56,6 @@ class _Server:
         })
 
 
-def _scorer(model: Any, settings: ModelSettings | None = None) -> Any:
-    return create_scorer(id="s", description="d", judge=JudgeConfig(
-        model=model, instructions="Grade.", model_settings=settings,
-    )).generate_score(ScorePromptStep(description="s", create_prompt=lambda c: str(c.run.output)))
-
-
-def _items(n: int) -> list[dict[str, Any]]:
-    return [{"id": f"q{i}", "input": "q", "output": f"a{i}"} for i in range(n)]
-
-
 PRICING = Pricing.from_mapping({
     "gpt-4o-mini": {"input": 1.0, "output": 10.0},
     "llama": {"input": 1.0, "output": 10.0},
@@ -96,8 +76,8 @@ async def test_a_cap_in_extra_is_what_the_budget_reserves(
     settings = ModelSettings(max_output_tokens=100, extra=extra)
     async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as client:
         model = OpenAIChatModel("llama", base_url="http://vllm.local/v1", client=client)
-        report = await run_evals(_items(10), [_scorer(model, settings)], pricing=PRICING,
-                                 budget=Budget(max_cost_usd=0.05), concurrency=1,
+        report = await run_evals(numbered_items(10), [output_graded(model, settings)],
+                                 pricing=PRICING, budget=Budget(max_cost_usd=0.05), concurrency=1,
                                  keep_results=True)
     economics = report.economics
     assert economics is not None
@@ -122,16 +102,17 @@ async def test_openai_sends_the_default_cap_and_the_budget_reserves_it(
     server = _Server("openai")
     async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as client:
         model = OpenAIChatModel("gpt-4o-mini", base_url=base_url, api_key="k", client=client)
-        result = await _scorer(model).run(input="q", output="a")
+        result = await output_graded(model).run(input="q", output="a")
         assert result.unwrap().score == 1
         assert server.bodies[-1][field] == 1024
         # The worst case of a call is its input and 1,024 output tokens at $10 per million:
         # just over $0.01 admits it, just under refuses it.
         meter = JudgeMeter(pricing=PRICING, budget=Budget(max_cost_usd=0.0104))
-        ok = await _scorer(model).run(input="q", output="a", runtime=Runtime(meter=meter))
+        ok = await output_graded(model).run(input="q", output="a", runtime=Runtime(meter=meter))
         assert ok.unwrap().score == 1
         meter = JudgeMeter(pricing=PRICING, budget=Budget(max_cost_usd=0.0102))
-        refused = await _scorer(model).run(input="q", output="a", runtime=Runtime(meter=meter))
+        refused = await output_graded(model).run(input="q", output="a",
+                                                 runtime=Runtime(meter=meter))
     cause = refused.failure().cause
     assert isinstance(cause, BudgetExhausted)
     assert cause.needed is not None
@@ -143,14 +124,15 @@ async def test_anthropic_sends_its_cap_and_the_budget_reserves_it(anyio_backend:
     server = _Server("anthropic")
     async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as client:
         default = AnthropicModel("claude-x", api_key="k", client=client)
-        await _scorer(default).run(input="q", output="a")
+        await output_graded(default).run(input="q", output="a")
         assert server.bodies[-1]["max_tokens"] == 1024
         larger = AnthropicModel("claude-x", api_key="k", client=client, max_tokens=4000)
         meter = JudgeMeter(pricing=PRICING, budget=Budget(max_cost_usd=0.05))
-        await _scorer(larger).run(input="q", output="a", runtime=Runtime(meter=meter))
+        await output_graded(larger).run(input="q", output="a", runtime=Runtime(meter=meter))
         assert server.bodies[-1]["max_tokens"] == 4000
         meter = JudgeMeter(pricing=PRICING, budget=Budget(max_cost_usd=0.039))
-        refused = await _scorer(larger).run(input="q", output="a", runtime=Runtime(meter=meter))
+        refused = await output_graded(larger).run(input="q", output="a",
+                                                  runtime=Runtime(meter=meter))
     cause = refused.failure().cause
     assert isinstance(cause, BudgetExhausted)
     assert cause.needed is not None
@@ -179,20 +161,22 @@ async def test_the_default_cap_takes_part_in_the_cache_key(anyio_backend: str) -
     1,024, never with another cap; the run's max_output_tokens is a cap of its own."""
     judge = _CapJudge()
     cache = MemoryJudgeCache()
-    await run_evals(_items(2), [_scorer(judge)], cache=cache)
+    await run_evals(numbered_items(2), [output_graded(judge)], cache=cache)
     assert judge.caps == [1024, 1024]
-    await run_evals(_items(2), [_scorer(judge, ModelSettings(max_output_tokens=1024))],
-                    cache=cache)
+    await run_evals(numbered_items(2),
+                    [output_graded(judge, ModelSettings(max_output_tokens=1024))], cache=cache)
     assert len(judge.caps) == 2  # read back
-    await run_evals(_items(2), [_scorer(judge, ModelSettings(max_output_tokens=2048))],
-                    cache=cache)
+    await run_evals(numbered_items(2),
+                    [output_graded(judge, ModelSettings(max_output_tokens=2048))], cache=cache)
     assert judge.caps[2:] == [2048, 2048]
-    report = await run_evals(_items(2), [_scorer(judge)], cache=cache, max_output_tokens=300)
+    report = await run_evals(numbered_items(2), [output_graded(judge)], cache=cache,
+                             max_output_tokens=300)
     assert judge.caps[4:] == [300, 300]
     assert report.economics is not None
     assert report.economics.cache_misses == 2
     # A step's own cap wins over the run's.
-    await run_evals(_items(2), [_scorer(judge, ModelSettings(max_output_tokens=2048))],
+    await run_evals(numbered_items(2),
+                    [output_graded(judge, ModelSettings(max_output_tokens=2048))],
                     cache=cache, max_output_tokens=300)
     assert len(judge.caps) == 6
 
@@ -216,7 +200,7 @@ async def test_a_bad_run_cap_is_refused_before_anything_runs(
     """run_evals(max_output_tokens=...) names the argument and the value."""
     judge = _CapJudge()
     with pytest.raises(EvalConfigError, match=r"max_output_tokens must be an int >= 1"):
-        await run_evals(_items(1), [_scorer(judge)], max_output_tokens=bad)  # type: ignore[arg-type]
+        await run_evals(numbered_items(1), [output_graded(judge)], max_output_tokens=bad)  # type: ignore[arg-type]
     assert judge.caps == []
 
 

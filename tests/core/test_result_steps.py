@@ -123,17 +123,18 @@ async def test_success_values_are_validated_like_plain_ones(anyio_backend: str) 
     assert failure.partial.score == 1.0
 
 
+@safe
+def _parse_output(ctx: Any) -> dict[str, Any]:
+    """The run's output parsed as JSON: ``Failure(JSONDecodeError)`` when it is not JSON."""
+    parsed: dict[str, Any] = json.loads(ctx.run.output)
+    return parsed
+
+
 async def test_safe_steps_keep_the_exception(anyio_backend: str) -> None:
     """A ``@safe`` step that raised answers ``Failure(exc)``: the cause keeps the exception."""
-
-    @safe
-    def parse(ctx: Any) -> dict[str, Any]:
-        parsed: dict[str, Any] = json.loads(ctx.run.output)
-        return parsed
-
     scorer = (
         create_scorer(id="s", description="d")
-        .preprocess(parse)
+        .preprocess(_parse_output)
         .generate_score(lambda ctx: float(len(ctx.results.preprocess_step_result)))
     )
     assert (await scorer.run(input=1, output='{"a": 1}')).unwrap().score == 1.0
@@ -150,15 +151,9 @@ async def test_safe_steps_keep_the_exception(anyio_backend: str) -> None:
 
 async def test_stored_rows_show_the_failure_readably(anyio_backend: str) -> None:
     """A stored row of a run ended by ``Failure`` names the step, the error's type and message."""
-
-    @safe
-    def parse(ctx: Any) -> dict[str, Any]:
-        parsed: dict[str, Any] = json.loads(ctx.run.output)
-        return parsed
-
     scorer = (
         create_scorer(id="parse", description="d")
-        .preprocess(parse)
+        .preprocess(_parse_output)
         .analyze(lambda ctx: Failure(Reason("no words")) if not ctx.results.preprocess_step_result
                  else ctx.results.preprocess_step_result)
         .generate_score(lambda ctx: 1.0)

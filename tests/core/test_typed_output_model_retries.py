@@ -79,16 +79,6 @@ async def test_budget_spent_fails_with_every_call_counted() -> None:
     assert judge.calls == 4
 
 
-async def test_non_retryable_errors_are_not_retried() -> None:
-    """A 401 is not retried at the model level."""
-    judge = ScriptedJudge([judge_error(401), {"score": 1.0}])
-    runtime, clock = virtual_runtime()
-    failure = await scorer(judge, max_retries=3).run(input="q", output="a", runtime=runtime)
-    assert isinstance(failure.failure().cause, JudgeFailed)
-    assert judge.calls == 1
-    assert clock.sleeps == ()
-
-
 async def test_an_unclassified_error_is_retried_as_mastra_does() -> None:
     """Mastra's recorded case: "socket hang up" (no status, nothing classified it) is retried
     by the model-level retry, and the next call answers."""
@@ -121,13 +111,14 @@ async def test_a_judge_model_that_raises_is_retried_at_the_model_level() -> None
 @pytest.mark.parametrize(
     "error",
     [
+        judge_error(401),
         judge_error(400, message="bad request"),
         judge_error(404),
         JudgeError(kind="unknown", status=418, message="teapot"),
         JudgeError(kind="unknown", code="invalid_api_key"),
         JudgeError(kind="unknown", cause=JudgeError(kind="bad_request", status=400)),
     ],
-    ids=["400", "404", "unknown-with-status", "auth-code", "bad-request-cause"],
+    ids=["401", "400", "404", "unknown-with-status", "auth-code", "bad-request-cause"],
 )
 async def test_a_provider_answer_that_is_not_retryable_is_not_retried(error: JudgeError) -> None:
     """An error carrying an HTTP status flagged not retryable, or a known auth failure or bad

@@ -28,6 +28,7 @@ from scorecore.live import (
 )
 from scorecore.traces import ScoreRecord
 from scorecore_adapters.testing import virtual_runtime
+from tests.module_checks import assert_all_is_sorted_and_complete
 
 pytestmark = pytest.mark.anyio
 
@@ -411,10 +412,7 @@ def test_misuse_raises_when_building():
                          ids=lambda m: m.__name__)
 def test_all_is_sorted(mod: ModuleType):
     """Each private live module's ``__all__`` is sorted and covers its public names."""
-    assert mod.__all__ == sorted(mod.__all__)
-    public = {n for n, v in vars(mod).items()
-              if not n.startswith("_") and getattr(v, "__module__", None) == mod.__name__}
-    assert public <= set(mod.__all__)
+    assert_all_is_sorted_and_complete(mod)
 
 
 async def test_default_input_and_request_context_are_redacted(anyio_backend: str):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -49,22 +51,17 @@ PASS_FAIL = {s.id for s in AGENT_SCORERS + OUTPUT_SCORERS if s.id.startswith("ch
     "code-tool-call-accuracy-scorer"}
 
 
-@given(ANY_TEXT, ANY_TEXT)
-def test_dice_is_symmetric_and_bounded(a: str, b: str) -> None:
-    """Dice is symmetric, within [0, 1], and 1 on equal texts."""
-    value = dice_coefficient(a, b)
-    assert value == dice_coefficient(b, a)
+@pytest.mark.parametrize("similarity", [dice_coefficient, lcs_ratio],
+                         ids=["dice", "lcs_ratio"])
+@given(a=ANY_TEXT, b=ANY_TEXT)
+def test_string_similarities_are_symmetric_and_bounded(
+    similarity: Callable[[str, str], float], a: str, b: str
+) -> None:
+    """Dice and the LCS ratio are symmetric, within [0, 1], and 1 on equal texts."""
+    value = similarity(a, b)
+    assert value == similarity(b, a)
     assert 0.0 <= value <= 1.0
-    assert dice_coefficient(a, a) == 1.0
-
-
-@given(ANY_TEXT, ANY_TEXT)
-def test_lcs_ratio_is_symmetric_and_bounded(a: str, b: str) -> None:
-    """The LCS ratio is symmetric, within [0, 1], and 1 on equal texts."""
-    value = lcs_ratio(a, b)
-    assert value == lcs_ratio(b, a)
-    assert 0.0 <= value <= 1.0
-    assert lcs_ratio(a, a) == 1.0
+    assert similarity(a, a) == 1.0
 
 
 @given(ANY_TEXT)

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import scorecore.scorers
+from tests.module_checks import imported_names
 
 SCORERS = Path(scorecore.scorers.__file__).parent
 
 
 def _private_imports(path: Path) -> list[str]:
     """Every ``scorecore._x`` module (or name) ``path`` imports, at any depth of the file."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        else:
-            continue
-        found += [n for n in names if n.split(".")[0] == "scorecore"
-                  and len(n.split(".")) > 1 and n.split(".")[1].startswith("_")]
-    return found
+    return [name for name in imported_names(path) if name.split(".")[0] == "scorecore"
+            and len(name.split(".")) > 1 and name.split(".")[1].startswith("_")]
 
 
 def test_builtin_scorers_import_no_private_module() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import html
 import importlib
 import importlib.metadata
@@ -20,6 +19,7 @@ import pytest
 
 import scorecore
 import scorecore_adapters
+from tests.module_checks import imported_names
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE_NAMESPACES = [
@@ -275,18 +275,6 @@ def test_reference_entries_carry_the_docstrings(module_name: str, reference: Ref
         assert words in _words(html.unescape(entry)), f"{module_name}.{name}: {words!r}"
 
 
-def _imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append(node.module)
-            found.extend(f"{node.module}.{a.name}" for a in node.names)
-        elif isinstance(node, ast.Import):
-            found.extend(a.name for a in node.names)
-    return found
-
-
 @pytest.mark.parametrize(
     "folder", ["adapters/scorecore_adapters", "examples", "benchmarks"], ids=lambda f: f
 )
@@ -294,7 +282,7 @@ def test_no_private_core_imports_outside_the_core(folder: str) -> None:
     """Adapters, examples and benchmarks use the core's public namespaces only."""
     offenders = []
     for path in sorted((ROOT / folder).rglob("*.py")):
-        for name in _imports(path):
+        for name in imported_names(path):
             parts = name.split(".")
             if parts[0] == "scorecore" and any(p.startswith("_") for p in parts[1:]):
                 offenders.append(f"{path.relative_to(ROOT)}: {name}")

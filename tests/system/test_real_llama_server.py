@@ -12,7 +12,6 @@ the format.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,10 +19,9 @@ import pytest
 from scorecore import ScoreResult
 from scorecore.judge import JudgeMessage, JudgeRequest
 from scorecore.scorers import answer_relevancy, faithfulness, hallucination
-from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters.openai import OpenAIChatModel
 
-pytestmark = [pytest.mark.real_model, pytest.mark.anyio]
+pytestmark = [pytest.mark.real_model, pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
 
 CONTEXT = ["The Riverside library opens at 9:00 on weekdays and at 10:00 on Saturdays. "
            "It is closed on Sundays."]
@@ -34,12 +32,6 @@ SLOW = 600.0  # seconds per judge call
 
 def _said(role: str, text: str) -> dict[str, Any]:
     return {"role": role, "content": {"format": 2, "parts": [{"type": "text", "text": text}]}}
-
-
-@pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
 
 
 async def test_the_default_model_negotiates_json_object(

@@ -163,10 +163,21 @@ def test_openlit_prompt_and_completion_strings_give_the_system_prompt_and_answer
     assert answer.text() == "Sunny."
 
 
+def _assert_the_weather_run_with_its_tool(run: Any) -> None:
+    """The run asks "Weather in Paris?" under the system prompt "Brief.", calls get_weather for
+    Paris (which answers "Sunny") and answers "Sunny."."""
+    agent_input, (answer,) = run
+    (call,) = answer.content.tool_invocations
+    assert (call.tool_name, call.args, call.result) == ("get_weather", {"city": "Paris"}, "Sunny")
+    assert [s.content for s in agent_input.system_messages] == ["Brief."]
+    assert [m.text() for m in agent_input.input_messages] == ["Weather in Paris?"]
+    assert answer.text() == "Sunny."
+
+
 def test_traceloop_decorated_agent_and_tool_with_indexed_prompts() -> None:
     """OpenLLMetry: an @agent span, an llm.request.type=chat span with gen_ai.prompt.N.* and
     gen_ai.completion.N.*, and a @tool span whose entity input holds the call's kwargs."""
-    agent_input, (answer,) = _run(
+    _assert_the_weather_run_with_its_tool(_run(
         _span("a", "", "weather.agent", _attr("traceloop.span.kind", "agent"),
               _attr("traceloop.entity.name", "weather"),
               _attr("traceloop.entity.input", '{"args": ["Weather in Paris?"], "kwargs": {}}'),
@@ -180,12 +191,7 @@ def test_traceloop_decorated_agent_and_tool_with_indexed_prompts() -> None:
         _span("d", "a", "get_weather.tool", _attr("traceloop.span.kind", "tool"),
               _attr("traceloop.entity.name", "get_weather"),
               _attr("traceloop.entity.input", '{"args": [], "kwargs": {"city": "Paris"}}'),
-              _attr("traceloop.entity.output", '"Sunny"')))
-    (call,) = answer.content.tool_invocations
-    assert (call.tool_name, call.args, call.result) == ("get_weather", {"city": "Paris"}, "Sunny")
-    assert [s.content for s in agent_input.system_messages] == ["Brief."]
-    assert [m.text() for m in agent_input.input_messages] == ["Weather in Paris?"]
-    assert answer.text() == "Sunny."
+              _attr("traceloop.entity.output", '"Sunny"'))))
 
 
 def test_vercel_ai_sdk_spans_are_an_agent_run() -> None:
@@ -194,7 +200,7 @@ def test_vercel_ai_sdk_spans_are_an_agent_run() -> None:
     messages = json.dumps([{"role": "system", "content": "Brief."},
                            {"role": "user", "content": [{"type": "text",
                                                          "text": "Weather in Paris?"}]}])
-    agent_input, (answer,) = _run(
+    _assert_the_weather_run_with_its_tool(_run(
         _span("a", "", "ai.generateText", _attr("ai.operationId", "ai.generateText"),
               _attr("ai.prompt", '{"system": "Brief.", "prompt": "Weather in Paris?"}'),
               _attr("ai.response.text", "Sunny.")),
@@ -205,9 +211,4 @@ def test_vercel_ai_sdk_spans_are_an_agent_run() -> None:
         _span("d", "a", "ai.toolCall", _attr("ai.operationId", "ai.toolCall"),
               _attr("ai.toolCall.name", "get_weather"),
               _attr("ai.toolCall.args", '{"city": "Paris"}'),
-              _attr("ai.toolCall.result", '"Sunny"')))
-    (call,) = answer.content.tool_invocations
-    assert (call.tool_name, call.args, call.result) == ("get_weather", {"city": "Paris"}, "Sunny")
-    assert [s.content for s in agent_input.system_messages] == ["Brief."]
-    assert [m.text() for m in agent_input.input_messages] == ["Weather in Paris?"]
-    assert answer.text() == "Sunny."
+              _attr("ai.toolCall.result", '"Sunny"'))))

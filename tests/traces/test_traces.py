@@ -39,6 +39,7 @@ from scorecore.traces import (
     trace_to_agent_run,
 )
 from scorecore_adapters.testing import virtual_runtime
+from tests.module_checks import assert_all_is_sorted_and_complete
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -461,7 +462,4 @@ def test_score_traces_rejects_a_bad_concurrency(bad: Any):
                          ids=lambda m: m.__name__)
 def test_all_is_sorted_and_complete(mod: ModuleType):
     """Every public name of each private traces module is in its sorted ``__all__``."""
-    assert mod.__all__ == sorted(mod.__all__)
-    public = {n for n, v in vars(mod).items()
-              if not n.startswith("_") and getattr(v, "__module__", None) == mod.__name__}
-    assert public <= set(mod.__all__) | {"deliver"}
+    assert_all_is_sorted_and_complete(mod, unlisted={"deliver"})

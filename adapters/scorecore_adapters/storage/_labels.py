@@ -447,6 +447,47 @@ class LabelStore:
             version: int = await self._run("store_version", read)
         return version
 
+    @property
+    def dialect(self) -> Literal["sqlite", "postgres"]:
+        """The store's SQL dialect: which placeholder (``?`` or ``%s``) :meth:`query` takes."""
+        return self._dialect
+
+    async def query(self, operation: str, sql: str, params: Sequence[Any] = (), /
+                    ) -> list[tuple[Any, ...]]:
+        """The records of one SQL statement run on this connection (the workbench reads the
+        scores table with it, a page at a time); ``operation`` names it in a
+        :class:`StoreError`.
+
+        Raises:
+            StoreError: the statement failed (its message names ``operation``).
+        """
+        conn = self._connection(operation)
+
+        def read() -> list[tuple[Any, ...]]:
+            # no parameters, none passed: psycopg then reads a literal % as itself
+            cursor = conn.execute(sql, tuple(params)) if params else conn.execute(sql)
+            return [tuple(r) for r in cursor.fetchall()]
+
+        async with self._lock:
+            records: list[tuple[Any, ...]] = await self._run(operation, read)
+        return records
+
+    async def define(self, statements: Sequence[str], /) -> bool:
+        """Run ``statements`` (``CREATE INDEX IF NOT EXISTS …``: idempotent definitions) unless
+        the store is open read-only; whether they ran. A statement the database refuses (a
+        role without the right) is one :class:`StoreError`."""
+        if self._read_only:
+            return False
+        conn = self._connection("define")
+
+        def run() -> None:
+            for statement in statements:
+                conn.execute(statement)
+
+        async with self._lock:
+            await self._run("define", run)
+        return True
+
     async def history(self, batch_id: str, item_id: str) -> list[Label]:
         """Every label ever given to an item of a batch, oldest first (superseded ones too)."""
         return await self._select("history", current=False, batch_id=batch_id,

@@ -15,13 +15,22 @@ from scorecore_adapters.storage._labels import (
     labels_for_calibration,
 )
 from scorecore_adapters.view._app import create_app
-from scorecore_adapters.view._queue import LedgerLine, QueueEntry, agreement_ledger, review_queue
+from scorecore_adapters.view._queue import (
+    Candidate,
+    LedgerLine,
+    QueueEntry,
+    agreement_ledger,
+    candidate_of,
+    review_queue,
+)
 from scorecore_adapters.view._runs import RunEntry, RunFilter, RunPage, entries_of, page_of
+from scorecore_adapters.view._scale import Scale, scale_of
 from scorecore_adapters.view._security import Guard
 from scorecore_adapters.view._server import bind, running, serve
 
 __all__ = [
     "DEFAULT_LABELS_TABLE",
+    "Candidate",
     "Guard",
     "Label",
     "LabelConflictError",
@@ -31,13 +40,16 @@ __all__ = [
     "RunEntry",
     "RunFilter",
     "RunPage",
+    "Scale",
     "agreement_ledger",
     "bind",
+    "candidate_of",
     "create_app",
     "entries_of",
     "labels_for_calibration",
     "page_of",
     "review_queue",
     "running",
+    "scale_of",
     "serve",
 ]

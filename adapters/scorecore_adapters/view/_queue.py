@@ -2,7 +2,8 @@
 labels given so far say about each scorer.
 
 The queue lists first the runs whose score is least certain — a regression against the
-baseline, a panel whose judges disagreed, a pairwise verdict that flipped with the order, a
+baseline, a cascade whose last tier was unsure (the run is not scorable, ``low_confidence``),
+a panel whose judges disagreed, a pairwise verdict that flipped with the order, a
 score near the pass mark — then a uniform random sample of the batch's scored runs. Every entry
 records why it was queued, and a label given from the queue keeps that record, so the ledger
 can estimate agreement from the random stratum alone: the uncertain runs are chosen *because*
@@ -23,12 +24,16 @@ from scorecore.evals.results import Estimate
 from scorecore.evals.store import row_item_id
 from scorecore_adapters.storage._labels import Label, labels_for_calibration
 
-__all__ = ["LedgerLine", "QueueEntry", "agreement_ledger", "review_queue"]
+__all__ = ["Candidate", "LedgerLine", "QueueEntry", "agreement_ledger", "candidate_of",
+           "review_queue"]
 
+LOW_CONFIDENCE: Final = "low_confidence"
+"""The not-scorable kind of a judge, or a cascade's last tier, below the confidence asked for."""
 RANDOM: Final = "random"
 """The stratum of the uniform sample: the one the ledger's κ is measured on."""
 # Most telling first: what the queue puts ahead when a run has several reasons.
-REASONS: Final = ("regression", "panel_disagreement", "position_bias", "near_threshold")
+REASONS: Final = ("regression", LOW_CONFIDENCE, "panel_disagreement", "position_bias",
+                  "near_threshold")
 TARGET_HALF_WIDTH: Final = 0.1
 
 
@@ -53,36 +58,80 @@ class QueueEntry:
     reasons: tuple[str, ...]
 
 
-def _uncertain(row: ScoreRow, threshold: float, near: float,
+@final
+@attrs.frozen(kw_only=True)
+class Candidate:
+    """One stored run as the review queue weighs it (a few columns, never the whole row).
+
+    Attributes:
+        item_id: its dataset item.
+        scorer_id: its scorer.
+        run_id: its run.
+        status: ``scored`` or ``not_scorable``.
+        score: its score, when scored.
+        panel_split: its panel's judges disagreed.
+        position_bias: its pairwise verdict flipped with the order.
+        not_scorable_kind: why it was not scorable (``"low_confidence"``: a cascade's last
+            tier was unsure).
+    """
+
+    item_id: str
+    scorer_id: str
+    run_id: str
+    status: str
+    score: float | None
+    panel_split: bool = False
+    position_bias: bool = False
+    not_scorable_kind: str | None = None
+
+
+
+def _uncertain(c: Candidate, threshold: float, near: float,
                regressed: set[tuple[str, str]]) -> list[str]:
-    metadata = row.metadata or {}
     found = []
-    if (row_item_id(row), row.scorer_id) in regressed:
+    if (c.item_id, c.scorer_id) in regressed:
         found.append("regression")
-    panel = metadata.get("panel")
-    if isinstance(panel, Mapping) and panel.get("agreed") is False:
+    if c.not_scorable_kind == LOW_CONFIDENCE:
+        found.append(LOW_CONFIDENCE)
+    if c.panel_split:
         found.append("panel_disagreement")
-    pairwise = metadata.get("pairwise")
-    if isinstance(pairwise, Mapping) and pairwise.get("outcome") == "position_bias":
+    if c.position_bias:
         found.append("position_bias")
-    if row.score is not None and abs(row.score - threshold) <= near:
+    if c.score is not None and abs(c.score - threshold) <= near:
         found.append("near_threshold")
     return found
 
 
+def candidate_of(row: ScoreRow) -> Candidate:
+    """A stored row as the queue weighs it."""
+    metadata = row.metadata or {}
+    panel = metadata.get("panel")
+    pairwise = metadata.get("pairwise")
+    return Candidate(
+        item_id=row_item_id(row), scorer_id=row.scorer_id, run_id=row.run_id,
+        status=row.status, score=row.score,
+        panel_split=isinstance(panel, Mapping) and panel.get("agreed") is False,
+        position_bias=isinstance(pairwise, Mapping)
+        and pairwise.get("outcome") == "position_bias",
+        not_scorable_kind=row.not_scorable_kind())
+
+
 def review_queue(
-    rows: Iterable[ScoreRow], *, comparison: Comparison | None = None,
+    rows: Iterable[ScoreRow | Candidate], *, comparison: Comparison | None = None,
     threshold: float = 0.5, near: float = 0.1, sample: int = 20, seed: int = 0,
 ) -> list[QueueEntry]:
     """The runs to review, least certain first, then the random sample.
 
     Args:
-        rows: the batch's rows (scored runs are queued; the first trial of an item counts).
+        rows: the batch's rows (the first trial of an item counts), or the same as
+            :class:`Candidate` values (what the workbench reads by SQL). Scored runs are
+            queued, and runs not scorable because a cascade's last tier was unsure
+            (``"low_confidence"``): the reviewer gives the score no tier was sure of.
         comparison: the batch compared with its baseline (:func:`scorecore.evals.compare`,
             with ``most_regressed`` large enough): its regressed items are queued.
         threshold: the pass mark; scores within ``near`` of it are queued.
         near: how near counts.
-        sample: how many runs the uniform random sample holds.
+        sample: how many scored runs the uniform random sample holds.
         seed: the sample's seed (the same batch and seed, the same sample).
 
     >>> from scorecore.evals import ScoreRow
@@ -100,28 +149,34 @@ def review_queue(
         for scorer in comparison.scorers:
             regressed.update((d.item_id, scorer.scorer_id) for d in scorer.most_regressed
                              if d.delta is None or d.delta < -comparison.tolerance)
-    firsts: dict[tuple[str, str], ScoreRow] = {}
+    firsts: dict[tuple[str, str], Candidate] = {}
+    unsure: dict[tuple[str, str], Candidate] = {}
     for row in rows:
-        if row.status == "scored":
-            firsts.setdefault((row_item_id(row), row.scorer_id), row)
+        c = row if isinstance(row, Candidate) else candidate_of(row)
+        key = (c.item_id, c.scorer_id)
+        if c.status == "scored":
+            firsts.setdefault(key, c)
+        elif c.not_scorable_kind == LOW_CONFIDENCE:
+            unsure.setdefault(key, c)
     keys = list(firsts)
     rng = random.Random(seed)  # noqa: S311 - a review sample, not a secret
     drawn = rng.sample(keys, min(sample, len(keys)))
     in_sample = set(drawn)
+    held = {**unsure, **firsts}  # an item scored in one trial is judged by that score
     uncertain = []
-    for key, row in firsts.items():
-        reasons = _uncertain(row, threshold, near, regressed)
+    for key, c in held.items():
+        reasons = _uncertain(c, threshold, near, regressed)
         if reasons:
             rank = min(REASONS.index(r) for r in reasons)
-            distance = abs(row.score - threshold) if row.score is not None else 1.0
+            distance = abs(c.score - threshold) if c.score is not None else 1.0
             uncertain.append((rank, distance, key, reasons))
     uncertain.sort(key=lambda u: (u[0], u[1]))
 
     def entry(key: tuple[str, str], reasons: Sequence[str]) -> QueueEntry:
-        row = firsts[key]
+        c = held[key]
         extra = (RANDOM,) if key in in_sample else ()
-        return QueueEntry(item_id=key[0], scorer_id=key[1], run_id=row.run_id,
-                          score=row.score, reasons=(*reasons, *extra))
+        return QueueEntry(item_id=key[0], scorer_id=key[1], run_id=c.run_id,
+                          score=c.score, reasons=(*reasons, *extra))
 
     queued = [entry(key, reasons) for _, _, key, reasons in uncertain]
     shown = {key for _, _, key, _ in uncertain}
@@ -167,7 +222,8 @@ def _values(labels: Mapping[str, Label]) -> dict[str, LabelValue]:
 
 
 def agreement_ledger(rows: Sequence[ScoreRow], labels: Sequence[Label], *,
-                     threshold: float = 0.5, seed: int = 0) -> list[LedgerLine]:
+                     threshold: float = 0.5, seed: int = 0,
+                     scorer_ids: Iterable[str] | None = None) -> list[LedgerLine]:
     """Each scorer's agreement with the labels of the random stratum, as ``scorecore
     calibrate BATCH --labels FILE --scorer ID`` computes it on ``scorecore labels export
     --batch BATCH --scorer ID --stratum random``'s file (κ for true/false labels; Spearman's
@@ -182,7 +238,8 @@ def agreement_ledger(rows: Sequence[ScoreRow], labels: Sequence[Label], *,
     >>> line.statistic, line.labels, line.estimate.value
     ('kappa', 6, 1.0)
     """
-    scorers = sorted({row.scorer_id for row in rows})
+    scorers = sorted(set(scorer_ids) if scorer_ids is not None
+                     else {row.scorer_id for row in rows})
     lines = []
     for scorer in scorers:
         every = labels_for_calibration(labels, scorer)

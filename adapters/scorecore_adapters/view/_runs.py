@@ -14,18 +14,17 @@ from scorecore.evals import ScoreRow
 from scorecore.evals.store import row_item_id
 from scorecore_adapters.report import cause_of_row
 
-__all__ = ["RunEntry", "RunFilter", "RunPage", "entries_of", "page_of", "row_cost"]
+__all__ = ["RunEntry", "RunFilter", "RunPage", "entries_of", "entry_of", "page_of", "row_cost"]
 
 SortKey: TypeAlias = Literal["item", "score", "-score", "scorer", "status"]
 SORTS: Final[tuple[SortKey, ...]] = ("item", "score", "-score", "scorer", "status")
 PAGE_SIZE: Final = 50
 
 
-def _text(value: Any) -> str:
+def _stored(value: Any) -> str:
+    """A JSON column's value as the store keeps it (JSON text; ``""`` for none)."""
     if value is None:
         return ""
-    if isinstance(value, str):
-        return value
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -61,7 +60,8 @@ class RunEntry:
     """One stored row, as the batch page lists it.
 
     Attributes:
-        position: the row's place in the batch (dataset order).
+        position: the row's place in the listing it came from (:func:`entries_of`: the
+            batch's dataset order; a page read by SQL: its place in the filtered, sorted runs).
         item_id: its dataset item.
         run_id: its run.
         scorer_id: its scorer.
@@ -84,16 +84,26 @@ class RunEntry:
     haystack: str = attrs.field(repr=False)
 
 
+def _searched(row: ScoreRow) -> str:
+    # What the text search looks in, as the SQL does: the item id, run id, input and output
+    # as stored (JSON text), reason; NUL-separated (no stored text holds one: the stores
+    # replace it), so no match spans two of them.
+    fields = (row.dataset_item_id or "", row.run_id, _stored(row.input), _stored(row.output),
+              row.reason or "")
+    return "\x00".join(fields).casefold()
+
+
+def entry_of(row: ScoreRow, position: int) -> RunEntry:
+    """``row`` as the batch page lists it, at ``position`` in its listing."""
+    return RunEntry(position=position, item_id=row_item_id(row), run_id=row.run_id,
+                    scorer_id=row.scorer_id, status=row.status, score=row.score,
+                    reason=row.reason, cause_kind=cause_kind(row), cost=row_cost(row),
+                    haystack=_searched(row))
+
+
 def entries_of(rows: Iterable[ScoreRow]) -> list[RunEntry]:
     """The rows as entries, in the store's order."""
-    return [
-        RunEntry(position=n, item_id=row_item_id(row), run_id=row.run_id,
-                 scorer_id=row.scorer_id, status=row.status, score=row.score,
-                 reason=row.reason, cause_kind=cause_kind(row), cost=row_cost(row),
-                 haystack=" ".join((row_item_id(row), _text(row.input), _text(row.output),
-                                    row.reason or "")).casefold())
-        for n, row in enumerate(rows)
-    ]
+    return [entry_of(row, n) for n, row in enumerate(rows)]
 
 
 @final
@@ -127,7 +137,8 @@ class RunFilter:
             return False
         if self.max_score is not None and (entry.score is None or entry.score > self.max_score):
             return False
-        return not self.text or self.text.casefold() in entry.haystack
+        return not self.text or any(self.text.casefold() in field
+                                    for field in entry.haystack.split("\x00"))
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> RunFilter:
@@ -169,25 +180,23 @@ class RunPage:
 
 
 def _sort_key(sort: SortKey) -> Any:
+    # The dataset order is the batch's; any other sort breaks ties by run id, then scorer id
+    # (as the SQL that pages a stored batch does).
     if sort == "score":
-        return lambda e: (e.score is None, e.score or 0.0, e.position)
+        return lambda e: (e.score is None, e.score or 0.0, e.run_id, e.scorer_id)
     if sort == "-score":
-        return lambda e: (e.score is None, -(e.score or 0.0), e.position)
+        return lambda e: (e.score is None, -(e.score or 0.0), e.run_id, e.scorer_id)
     if sort == "scorer":
-        return lambda e: (e.scorer_id, e.position)
+        return lambda e: (e.scorer_id, e.run_id)
     if sort == "status":
-        return lambda e: (e.status, e.position)
+        return lambda e: (e.status, e.run_id, e.scorer_id)
     return lambda e: e.position
 
 
-def sorted_entries(entries: Sequence[RunEntry], sort: SortKey) -> list[RunEntry]:
-    """``entries`` in ``sort``'s order (a stable sort: ties keep the batch's order)."""
-    return list(entries) if sort == "item" else sorted(entries, key=_sort_key(sort))
-
-
 def page_of(entries: Sequence[RunEntry], chosen: RunFilter, *,
-            size: int = PAGE_SIZE, ordered: bool = False) -> RunPage:
-    """The page ``chosen`` asks for.
+            size: int = PAGE_SIZE) -> RunPage:
+    """The page ``chosen`` asks for, over entries in memory (the workbench pages a stored batch
+    in SQL, in the same order).
 
     >>> from scorecore.evals import ScoreRow
     >>> rows = [ScoreRow(id=str(i), scorer_id="s", run_id=f"b:{i}", batch_id="b",
@@ -195,12 +204,9 @@ def page_of(entries: Sequence[RunEntry], chosen: RunFilter, *,
     >>> page = page_of(entries_of(rows), RunFilter(min_score=0.5, sort="-score"), size=3)
     >>> [e.item_id for e in page.entries], page.total, page.pages
     (['9', '8', '7'], 5, 2)
-
-    ``ordered``: ``entries`` are already in ``chosen.sort``'s order (``sorted_entries``,
-    kept by a caller that pages the same batch often).
     """
     found = [e for e in entries if chosen.matches(e)]
-    if chosen.sort != "item" and not ordered:
+    if chosen.sort != "item":
         found.sort(key=_sort_key(chosen.sort))
     pages = max(1, -(-len(found) // size))
     page = min(chosen.page, pages)

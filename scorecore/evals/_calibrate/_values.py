@@ -7,6 +7,8 @@ from typing import Any, Final, Literal, TypeAlias, final
 
 import attrs
 
+from scorecore.evals._checks import by_scorer_id
+
 __all__ = [
     "Calibration",
     "CalibrationKind",
@@ -319,10 +321,7 @@ class Calibration:
         Raises:
             KeyError: no scorer has that id.
         """
-        for s in self.scorers:
-            if s.scorer_id == scorer_id:
-                return s
-        raise KeyError(scorer_id)
+        return by_scorer_id(self.scorers, scorer_id)
 
     def failed_checks(self, min_kappa: float) -> tuple[str, ...]:
         """One line per scorer failing the gate ``κ ≥ min_kappa``, read at the lower end of

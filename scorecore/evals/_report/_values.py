@@ -14,6 +14,7 @@ import attrs
 
 from scorecore._core._redact import redact_text
 from scorecore._core._values import JUDGE_UNDECIDED_KINDS, ScoreResult, ScorerRunError
+from scorecore.evals._checks import by_scorer_id
 from scorecore.evals._economics._values import EconomicsSummary, TrialsSummary
 from scorecore.evals._run._items import EvalItem, ItemFailureKind
 from scorecore.evals._trust._values import CascadeSummary, PairwiseSummary, PanelAgreement
@@ -315,10 +316,7 @@ class EvalReport:
         Raises:
             KeyError: no scorer has that id.
         """
-        for summary in self.scorers:
-            if summary.scorer_id == scorer_id:
-                return summary
-        raise KeyError(scorer_id)
+        return by_scorer_id(self.scorers, scorer_id)
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready data (per-item results summarised, when kept)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scorecore_adapters.batch import BatchJournal
-from scorecore_adapters.cli import main
+from tests.cli_runs import run
 
 SCORERS = '''
 import json, time
@@ -40,12 +39,6 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         + "\n")
     (tmp_path / "prices.toml").write_text('[models."gpt-4o-mini"]\ninput = 1.0\noutput = 4.0\n')
     return tmp_path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_eval_batch_api_scores_through_one_batch_and_prints_progress(work: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import sqlite3
 from collections.abc import Callable
@@ -14,10 +13,11 @@ import pytest
 
 from scorecore.judge import JudgeResponse
 from scorecore_adapters.cache import SqliteJudgeCache
-from scorecore_adapters.cli import main
 from scorecore_adapters.cli._common import UsageError
 from scorecore_adapters.cli._economics import closing_cache
 from tests.adapters.cli.test_cli_budget import SCORERS
+from tests.cli_runs import eval_folder
+from tests.cli_runs import run_eval as run
 
 ITEMS = 6
 
@@ -26,18 +26,7 @@ ITEMS = 6
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CAP_LOG", str(tmp_path / "caps.log"))
-    (tmp_path / "scorers.py").write_text(SCORERS)
-    (tmp_path / "data.jsonl").write_text("".join(
-        json.dumps({"id": f"q{i}", "input": "q", "output": f"a{i}"}) + "\n" for i in range(ITEMS)
-    ))
-    return tmp_path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db",
-                 *argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+    return eval_folder(tmp_path, SCORERS, (f"a{i}" for i in range(ITEMS)))
 
 
 def calls(work: Path) -> int:

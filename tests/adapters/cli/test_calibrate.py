@@ -3,7 +3,6 @@ files, and the report's calibration section."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
@@ -11,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from scorecore.evals import ScoreRow, calibrate
-from scorecore_adapters.cli import main
 from scorecore_adapters.report import render_report
+from tests.cli_runs import run
 
 SCORERS = '''
 from scorecore import create_scorer
@@ -22,12 +21,6 @@ judge = create_scorer(id="judge", description="d").generate_score(
 noisy = create_scorer(id="noisy", description="d").generate_score(
     lambda ctx: float(ctx.run.extra["n"]))
 '''
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def labels_file(path: Path, labels: dict[str, object]) -> Path:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-from scorecore_adapters.cli import main
+from tests.cli_runs import run
 
 SCORERS = '''
 import attrs
@@ -36,12 +35,6 @@ def tier(name):
 
 casc = cascade(tier("cheap"), tier("strong"), min_confidence=0.8, id="casc")
 '''
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _setup(tmp_path: Path) -> list[str]:

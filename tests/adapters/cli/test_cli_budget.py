@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scorecore_adapters.cli import main
+from tests.cli_runs import eval_folder, run_eval
 
 SCORERS = '''
 import json, os
@@ -46,20 +47,13 @@ ITEMS = 59
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CAP_LOG", str(tmp_path / "caps.log"))
-    (tmp_path / "scorers.py").write_text(SCORERS)
-    (tmp_path / "data.jsonl").write_text("".join(
-        json.dumps({"id": f"q{i}", "input": "q", "output": f"answer {i}" + "!" * i}) + "\n"
-        for i in range(ITEMS)
-    ))
+    eval_folder(tmp_path, SCORERS, (f"answer {i}" + "!" * i for i in range(ITEMS)))
     (tmp_path / "prices.toml").write_text('[models."cap-judge"]\ninput = 1.0\noutput = 10.0\n')
     return tmp_path
 
 
 def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db",
-                 "--no-cache", *argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+    return run_eval("--no-cache", *argv)
 
 
 def caps(work: Path) -> list[int]:

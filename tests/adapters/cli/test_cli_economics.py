@@ -12,6 +12,8 @@ import pytest
 from scorecore_adapters.cache import SqliteJudgeCache
 from scorecore_adapters.cli import _economics as cli_economics
 from scorecore_adapters.cli import main
+from tests.cli_runs import eval_folder
+from tests.cli_runs import run_eval as run
 
 SCORERS = '''
 import os
@@ -41,20 +43,9 @@ graded = create_scorer(id="graded", description="d", judge=JudgeConfig(
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ECON_LOG", str(tmp_path / "calls.log"))
-    (tmp_path / "scorers.py").write_text(SCORERS)
-    (tmp_path / "data.jsonl").write_text(
-        "\n".join(json.dumps({"id": f"q{i}", "input": "q", "output": f"a{i}"}) for i in range(4))
-        + "\n"
-    )
+    eval_folder(tmp_path, SCORERS, (f"a{i}" for i in range(4)))
     (tmp_path / "prices.toml").write_text('[models."logging-judge"]\ninput = 1.0\noutput = 10.0\n')
     return tmp_path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["eval", "scorers.py", "--data", "data.jsonl", "--store", "sqlite:s.db",
-                 *argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def calls(work: Path) -> int:

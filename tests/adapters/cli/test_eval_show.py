@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from scorecore_adapters.cli import main
 from scorecore_adapters.labels import read_labels
+from tests.cli_runs import run, stored_columns
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "examples" / "demo_scorers.py"
@@ -47,25 +46,13 @@ def _no_llm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCORECORE_DEMO_JUDGE", "none")
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def write_jsonl(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def rows(db: Path) -> list[tuple[str, str, str]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            'SELECT "batchId", "scorerId", "status" FROM scorecore_scores ORDER BY "runId"'
-        ).fetchall()
-    finally:
-        conn.close()
+def rows(db: Path) -> list[tuple[Any, ...]]:
+    return stored_columns(db, "batchId", "scorerId", "status")
 
 
 @pytest.fixture

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
-import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from scorecore_adapters.cli import main
+from tests.cli_runs import run, stored_columns
 from tests.otlp_payloads import to_protobuf
 
 OTLP = Path(__file__).parents[2] / "traces" / "fixtures" / "otlp"
@@ -28,19 +27,9 @@ where = create_scorer(id="where", description="d").generate_score(
 '''
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def stored(db: Path) -> list[tuple[str, str, str, float | None]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute('SELECT "runId", "scorerId", "status", "score" FROM scorecore_scores '
-                            'ORDER BY "runId", "scorerId"').fetchall()
-    finally:
-        conn.close()
+def stored(db: Path) -> list[tuple[Any, ...]]:
+    return stored_columns(db, "runId", "scorerId", "status", "score",
+                          order_by=("runId", "scorerId"))
 
 
 @pytest.fixture

@@ -8,9 +8,7 @@ exit 2. The ``--output`` report agrees with the exit code.
 from __future__ import annotations
 
 import importlib.abc
-import io
 import json
-import sqlite3
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -22,8 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorecore.evals import StoreError
-from scorecore_adapters.cli import MAX_NESTING, main
+from scorecore_adapters.cli import MAX_NESTING
 from scorecore_adapters.storage import PostgresScoreStore, open_store
+from tests.cli_runs import run, stored_columns
 from tests.strategies import JsonlLine, jsonl_lines
 
 SCORERS = '''
@@ -35,20 +34,8 @@ half = create_scorer(id="half", description="d").generate_score(lambda ctx: 0.5)
 '''
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def stored(db: Path) -> list[tuple[str, str, Any]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            'SELECT "scorerId", "status", "metadata" FROM scorecore_scores ORDER BY "runId"'
-        ).fetchall()
-    finally:
-        conn.close()
+def stored(db: Path) -> list[tuple[Any, ...]]:
+    return stored_columns(db, "scorerId", "status", "metadata")
 
 
 def evaluate(work: Path, raw: bytes, *extra: str) -> tuple[int, str, str, dict[str, Any]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scorecore_adapters.cli import main
+from tests.cli_runs import run
 
 SCORERS = '''
 from scorecore import create_scorer, not_scorable
@@ -27,12 +28,6 @@ length = create_scorer(id="length", description="d").generate_score(lambda ctx: 
 '''
 
 LONG = "upstream said: " + "x" * 300 + " END-OF-CAUSE"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def dataset(

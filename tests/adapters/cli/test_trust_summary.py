@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
-from scorecore_adapters.cli import main
+from tests.cli_runs import run
 
 SCORERS = '''
 from scorecore import create_scorer
@@ -33,12 +32,6 @@ ab = pairwise(FunctionJudge(lambda request: {"reason": "A reads better", "winner
               criteria="helpfulness", shape=TEXT, id="ab")
 plain = create_scorer(id="plain", description="d").generate_score(lambda ctx: 1.0)
 '''
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _setup(tmp_path: Path) -> tuple[Path, Path]:

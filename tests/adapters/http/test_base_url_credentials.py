@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -12,10 +11,11 @@ from returns.result import Failure
 
 from scorecore import JudgeConfig, JudgeFailed, JudgeModel, ScorePromptStep, create_scorer
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest
-from scorecore_adapters import allow_model_requests
 from scorecore_adapters._http.scrub import split_userinfo
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.openai import OpenAIChatModel
+
+pytestmark = pytest.mark.usefixtures("allow_requests")
 
 PASSWORD = "sk-SECRET-pass-0123456789"
 USER = "alice"
@@ -24,12 +24,6 @@ ENCODED_PASSWORD = "sk%2DSECRET%2Dpass%2D0123456789"  # the same password, perce
 REQUEST = JudgeRequest(messages=(JudgeMessage(role="user", content="Score this."),))
 PROVIDERS = ["openai", "anthropic"]
 SECRETS = (PASSWORD, BASIC, ENCODED_PASSWORD, f"{USER}:{PASSWORD}")
-
-
-@pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
 
 
 def make_model(

@@ -9,7 +9,6 @@ error never reach a ``JudgeResponse``/``JudgeError``, so never a row, the cache,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -19,14 +18,13 @@ import pytest
 from scorecore import JudgeConfig, ModelSettings, PromptStep, create_scorer
 from scorecore.evals import run_evals
 from scorecore.judge import JudgeMessage, JudgeRequest
-from scorecore_adapters import allow_model_requests
 from scorecore_adapters._http.judge import HttpJudgeBase
 from scorecore_adapters.anthropic import AnthropicModel
 from scorecore_adapters.cache import MemoryJudgeCache
 from scorecore_adapters.openai import OpenAIChatModel
 from scorecore_adapters.testing import InMemoryScoreStore
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
 
 AZURE_KEY = "azure0key0f00d1234567890"
 CUSTOM = "custom-gateway-credential-42"
@@ -47,12 +45,6 @@ SETTINGS = ModelSettings(extra={
     "metadata": {"session_token": NESTED, "team": "eu-west"},
     "user": f"bill to {SHAPED}, please",
 })
-
-
-@pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
 
 
 def _echo(status: int) -> httpx.MockTransport:

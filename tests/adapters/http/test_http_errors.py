@@ -8,7 +8,7 @@ invalid JSON) through a real ``httpx.AsyncClient``, for both protocols.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -17,7 +17,6 @@ from returns.result import Failure, Success
 
 from scorecore import JudgeModel, ModelSettings
 from scorecore.judge import JudgeError, JudgeMessage, JudgeRequest
-from scorecore_adapters._guard import allow_model_requests
 from scorecore_adapters._http.errors import error_from_exception
 from scorecore_adapters._http.scrub import redact
 from scorecore_adapters.anthropic import AnthropicModel
@@ -31,10 +30,9 @@ from tests.adapters.http.loopback import (
     Reply,
     Slow,
     free_port,
-    serve,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
 
 KEY = "sk-test-SECRET-0123456789"
 PROVIDERS = ["openai", "anthropic"]
@@ -42,18 +40,6 @@ REQUEST = JudgeRequest(messages=(JudgeMessage(role="user", content="Score this."
 SCHEMA: dict[str, Any] = {
     "type": "object", "properties": {"score": {"type": "number"}}, "required": ["score"],
 }
-
-
-@pytest.fixture(autouse=True)
-def _allowed() -> Iterator[None]:
-    with allow_model_requests():
-        yield
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with serve() as srv:
-        yield srv
 
 
 def make_model(provider: str, client: httpx.AsyncClient, base: str = "http://judge.test",

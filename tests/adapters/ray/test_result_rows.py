@@ -14,64 +14,24 @@ from typing import Any
 import anyio
 import pyarrow as pa
 from hypothesis import given
-from hypothesis import strategies as st
 
-from scorecore.evals import ItemResult, Threshold, run_evals
-from scorecore.evals.engine import ItemRows, ReportFold, result_rows
+from scorecore.evals import ItemResult, run_evals
+from scorecore.evals.engine import ItemRows, result_rows
 from scorecore.evals.engine import item_results as regroup
-from scorecore.evals.results import ScorerOutcome
 from scorecore_adapters.ray._items import result_schema
 from scorecore_adapters.report import cause_of_outcome
 from tests.adapters.report.test_causes import failing_scorers
-
-SCORERS = ("a", "b", "c")
-TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too
-SCORES = st.floats(allow_nan=False, allow_infinity=False, width=64)
+from tests.evals.rows.test_result_rows import report_of, what_rows_keep
+from tests.strategies import item_result_lists
 
 
-@st.composite
-def outcomes(draw: st.DrawFn, scorer_id: str) -> ScorerOutcome:
-    status = draw(st.sampled_from(["scored", "not_scorable", "failed"]))
-    return ScorerOutcome(
-        scorer_id=scorer_id, status=status,
-        score=draw(SCORES) if status == "scored" else None,
-        reason=draw(st.none() | TEXT), error=draw(TEXT) if status == "failed" else None,
-        resumed=draw(st.booleans()),
-    )
-
-
-@st.composite
-def item_results(draw: st.DrawFn) -> list[ItemResult]:
-    results = []
-    for index in range(draw(st.integers(0, 12))):
-        error = draw(st.none() | TEXT)
-        results.append(ItemResult(
-            index=index, item_id=draw(st.none() | TEXT), run_id=f"b:#{index}", item=None,
-            error=error, duplicate_of=draw(st.none() | st.integers(0, index)) if error else None,
-            outcomes=tuple(draw(outcomes(s)) for s in SCORERS),
-        ))
-    return results
-
-
-def _fold(results: list[ItemResult]) -> Any:
-    fold = ReportFold(SCORERS, thresholds={"a": Threshold(min=0.5)}, gates=["b"],
-                      max_failures=3)
-    for result in results:
-        fold.add(result)
-    return fold.report(batch_id="b", duration=0.0)
-
-
-@given(item_results())
+@given(item_result_lists())
 def test_the_report_survives_the_result_rows_exactly(results: list[ItemResult]) -> None:
     """Folding the regrouped Arrow rows gives the report the results themselves give."""
     table = pa.Table.from_pylist(result_rows(results), schema=result_schema())
     regrouped = list(regroup(table.to_pylist()))
-    assert _fold(regrouped) == _fold(results)
-    assert [(r.index, r.run_id, r.duplicate_of) for r in regrouped] == [
-        (r.index, r.run_id, r.duplicate_of) for r in results]
-    assert [[(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes]
-            for r in regrouped] == [
-        [(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes] for r in results]
+    assert report_of(regrouped) == report_of(results)
+    assert what_rows_keep(regrouped) == what_rows_keep(results)
 
 
 def test_failure_causes_survive_the_result_rows() -> None:

@@ -8,7 +8,7 @@ SQLite's answers.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -22,17 +22,7 @@ from scorecore.evals.store import BatchSummary, row_id
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.strategies import json_values
 from scorecore_adapters.testing import InMemoryScoreStore
-
-
-class StepClock:
-    """A wall clock that moves one second per reading."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
+from tests.evals.persistence.test_storage import StepClock
 
 
 @st.composite

@@ -30,6 +30,7 @@ from scorecore_adapters.testing import (
     judge_error,
     virtual_runtime,
 )
+from tests.module_checks import assert_all_is_sorted_and_complete
 from tests.strategies_adapters import REQUEST
 
 json_values = st.recursive(
@@ -49,13 +50,7 @@ def request(text: str) -> JudgeRequest:
 
 def test_all_is_sorted_and_complete() -> None:
     """__all__ is sorted and names every public name of the module."""
-    assert kit.__all__ == sorted(kit.__all__)
-    public = {
-        name
-        for name, value in vars(kit).items()
-        if not name.startswith("_") and getattr(value, "__module__", None) == kit.__name__
-    }
-    assert public <= set(kit.__all__)
+    assert_all_is_sorted_and_complete(kit)
 
 
 def test_fakes_are_judge_models() -> None:

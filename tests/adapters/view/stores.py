@@ -47,6 +47,20 @@ def rows(batch_id: str, items: int, *, shift: float = 0.0, text: str = "") -> li
     return made
 
 
+def scaled_rows(batch_id: str, items: int = 12) -> list[ScoreRow]:
+    """Three scorers on three scales: ``binary`` (0/1), ``likert`` (1, 2 or 3, each often)
+    and ``spread`` (continuous over [0, 1])."""
+    made = []
+    for i in range(items):
+        for scorer, score in (("binary", float(i % 2)), ("spread", i / (items - 1)),
+                              ("likert", (1.0, 2.0, 3.0)[i % 3])):
+            made.append(ScoreRow(id=f"{batch_id}/{i}/{scorer}", scorer_id=scorer,
+                                 run_id=f"{batch_id}:{i:02d}", batch_id=batch_id,
+                                 status="scored", score=score, dataset_item_id=f"i{i:02d}",
+                                 metadata={"itemIndex": i}))
+    return made
+
+
 T = TypeVar("T")
 
 

@@ -6,14 +6,16 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from scorecore.evals import ScoreRow
 from scorecore_adapters.view import running
-from tests.adapters.view.stores import rows, store_with
+from tests.adapters.view.stores import rows, scaled_rows, store_with
 
 
 @pytest.fixture(scope="module")
@@ -202,3 +204,77 @@ def test_an_embedded_app_checks_the_origin_against_its_own_host(url: str) -> Non
                          headers={"origin": "http://evil.example"}).status_code == 403
         assert http.post("/labels", data=form, headers={"origin": "http://testserver"},
                          follow_redirects=False).status_code == 303
+
+
+def test_a_cascade_run_shows_its_tiers_and_low_confidence_is_a_cause_and_a_queue_reason(
+    tmp_path: Path,
+) -> None:
+    """A cascade decided by its second tier: the run page names the tier and each tier's
+    confidence; one no tier was sure of is found by cause low_confidence and queued so."""
+    def row(item: str, tier: int | None, confidences: list[float]) -> ScoreRow:
+        cascade = {"tier": tier, "scorerIds": ["cheap-tier", "strong-tier"],
+                   "scores": [0.4, 0.9], "confidences": confidences, "minConfidence": 0.8,
+                   "costs": [0.001, 0.02]}
+        common: dict[str, object] = {"id": f"c/{item}", "scorer_id": "casc",
+                                     "run_id": f"c:{item}", "batch_id": "c",
+                                     "dataset_item_id": item, "input": "q", "output": "a"}
+        if tier is None:
+            return ScoreRow(status="not_scorable", **common, metadata={  # type: ignore[arg-type]
+                "itemIndex": 1, "cascade": cascade,
+                "notScorable": {"kind": "low_confidence", "message": "no tier was sure"}})
+        return ScoreRow(status="scored", score=0.9, **common,  # type: ignore[arg-type]
+                        metadata={"itemIndex": 0, "cascade": cascade})
+
+    url = store_with(tmp_path / "c.db", [row("decided", 1, [0.55, 0.93]),
+                                         row("unsure", None, [0.31, 0.62])])
+    with running(url) as address, httpx.Client(
+            base_url=address.split("/?", maxsplit=1)[0]) as http:
+        http.get(address, follow_redirects=True)
+        page = http.get("/run", params={"batch": "c", "item": "decided"}).text
+        assert "decided by tier 1 (strong-tier)" in page
+        assert re.findall(r'<td class="confidence">([\d.]+)</td>', page) == ["0.55", "0.93"]
+        unsure = http.get("/run", params={"batch": "c", "item": "unsure"}).text
+        assert "no tier reached confidence 0.80" in unsure
+        assert re.findall(r'<td class="confidence">([\d.]+)</td>', unsure) == ["0.31", "0.62"]
+        listed = http.get("/batch", params={"id": "c", "cause": "low_confidence"}).text
+        assert "1 run(s)" in listed
+        assert 'data-item="unsure"' in listed
+        assert '<option selected>low_confidence</option>' in listed
+        queue = http.get("/queue", params={"id": "c"}).text
+        assert 'data-item="unsure" data-scorer="casc"' in queue
+        assert 'data-queued="low_confidence"' in queue
+        trust = http.get("/trust", params={"id": "c"}).text
+        assert "<td>1 strong-tier</td><td>2</td><td>1</td>" in trust
+        assert "1 low confidence, 0 failed" in trust
+
+
+def test_each_scorer_s_digit_keys_are_said_on_the_page(tmp_path: Path) -> None:
+    """A pass/fail scorer: 1 pass, 0 fail; a continuous one: d/9; a verdict scale: its
+    values, lowest first; each row carries its scorer's digits."""
+    url = store_with(tmp_path / "d.db", scaled_rows("d"))
+    with running(url) as address, httpx.Client(
+            base_url=address.split("/?", maxsplit=1)[0]) as http:
+        http.get(address, follow_redirects=True)
+        page = http.get("/batch", params={"id": "d"}).text
+    legend = dict(re.findall(r'<li data-scale="(\w+)"><span class="id">\w+</span> (.*?)</li>',
+                             page))
+    assert legend["binary"] == "(pass/fail): 1 pass · 0 fail"
+    assert legend["likert"] == "(verdicts): 0 = 1 · 1 = 2 · 2 = 3"
+    assert legend["spread"].startswith("(continuous): 0 = 0 · 1 = 0.111111 · ")
+    assert legend["spread"].endswith(" · 9 = 1")
+    digits = dict(re.findall(r'data-scorer="(\w+)" data-digits="([^"]*)"', page))
+    assert digits["binary"] == "{&#34;1&#34;: true, &#34;0&#34;: false}"
+    assert digits["likert"] == "{&#34;0&#34;: 1.0, &#34;1&#34;: 2.0, &#34;2&#34;: 3.0}"
+
+
+def test_the_batch_s_judge_cost_is_shown_once_summed(client: httpx.Client) -> None:
+    """The cost is summed after the batch page is sent (it reads every judge call): a reload
+    shows it, and the batches page too — 108 judge calls at 0.0001 USD."""
+    shown = ""
+    for _ in range(200):  # a background sum on a real thread: a bounded wait, not a timing
+        shown = client.get("/batch", params={"id": "base"}).text
+        if "being summed" not in shown:
+            break
+        time.sleep(0.05)
+    assert "cost 0.0108 USD" in shown
+    assert "<td>0.0108</td>" in client.get("/").text

@@ -25,7 +25,7 @@ import pytest
 from scorecore.evals import ScoreRow
 from scorecore_adapters.cli import main
 from scorecore_adapters.view import Label, LabelStore, running
-from tests.adapters.view.stores import off_loop, rows, store_with
+from tests.adapters.view.stores import off_loop, rows, scaled_rows, store_with
 
 BROWSER = next((found for name in ("/usr/bin/chromium", "chromium", "chromium-browser")
                 if (found := shutil.which(name))), None)
@@ -126,6 +126,7 @@ def test_hostile_text_in_every_stored_field_runs_no_script(
             ("/run", {"batch": batch, "item": f"{HOSTILE}-item"}),
             ("/run", {"batch": batch, "item": "second"}),
             ("/queue", {"id": batch, "sample": "10"}), ("/ledger", {"id": batch}),
+            ("/trust", {"id": batch}),
             ("/compare", {"base": "other", "new": batch}),
         ]
         for path, query in visits:
@@ -268,3 +269,37 @@ def test_a_page_elsewhere_cannot_label_through_the_cookie(tmp_path: Path,
             return await store.current(batch_id="b1")
 
     assert off_loop(anyio.run, stored) == []
+
+
+def test_digit_keys_label_on_each_scorer_s_scale(tmp_path: Path, watched: Watched) -> None:
+    """By keyboard on a batch page: 5 on a pass/fail scorer is refused (said, nothing stored)
+    and 1 labels it pass; 2 on a 1-2-3 verdict scorer labels it 3; 7 on a continuous 0..1
+    scorer labels it 7/9."""
+    url = store_with(tmp_path / "s.db", scaled_rows("d"))
+    with running(url) as address:
+        page = watched.page
+        page.goto(address)
+        page.goto(address.split("/?", maxsplit=1)[0] + "/batch?id=d")
+        runs = page.locator("tr[data-run]")
+        assert [runs.nth(i).get_attribute("data-scorer") for i in range(3)] == [
+            "binary", "likert", "spread"]
+        page.keyboard.press("5")
+        page.wait_for_function(
+            "() => document.getElementById('status').textContent.includes('not on the scale')")
+        assert runs.nth(0).get_attribute("data-labelled") is None
+        for key, at in (("1", 0), ("2", 1), ("7", 2)):
+            page.keyboard.press(key)
+            page.wait_for_function(
+                "i => document.querySelectorAll('tr[data-run]')[i].dataset.labelled === 'yes'",
+                arg=at)
+        shown = [runs.nth(i).locator("td.label").inner_text() for i in range(3)]
+
+    async def stored() -> dict[str, object]:
+        async with LabelStore(url, read_only=True) as store:
+            return {lb.scorer_id or "": lb.value for lb in await store.current(batch_id="d")}
+
+    assert off_loop(anyio.run, stored) == {"binary": True, "likert": 3.0,
+                                           "spread": pytest.approx(7 / 9, abs=1e-6)}
+    assert shown == ["pass", "3", "0.777778"]
+    assert watched.dialogs == []
+    assert watched.errors == []

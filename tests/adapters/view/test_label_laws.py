@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore.evals import StoreError
-from scorecore_adapters.view import Label, LabelStore
+from scorecore_adapters.view import DEFAULT_LABELS_TABLE, Label, LabelStore
 
 # Text both stores keep: no NUL, no lone surrogate.
 TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"),
@@ -92,3 +92,24 @@ def test_a_read_only_store_without_a_labels_table_reads_as_empty(tmp_path: Path)
             return await store.current()
 
     assert anyio.run(run) == []
+
+
+@pytest.mark.anyio
+async def test_query_and_define_run_on_the_label_store_s_connection(tmp_path: Path) -> None:
+    """define runs idempotent statements (not when read-only); query returns records, and a
+    failing statement is a StoreError naming the operation."""
+    url = f"sqlite:{tmp_path / 's.db'}"
+    made = f"CREATE INDEX IF NOT EXISTS lb_note ON {DEFAULT_LABELS_TABLE} (note)"
+    async with LabelStore(url) as store:
+        assert await store.define([made, made])
+        await store.add([Label(batch_id="b", item_id="i", value=True, note="n")])
+        assert await store.query("count", f"SELECT COUNT(*), MIN(note) FROM "  # noqa: S608
+                                          f"{DEFAULT_LABELS_TABLE} WHERE note = ?", ["n"]) == [
+            (1, "n")]
+        with pytest.raises(StoreError, match=r"labels view\.bad failed"):
+            await store.query("view.bad", "SELECT nothing FROM nowhere")
+    async with LabelStore(url, read_only=True) as store:
+        assert not await store.define([made])
+        found = await store.query("indexes", "SELECT name FROM sqlite_master WHERE name = ?",
+                                  ["lb_note"])
+        assert found == [("lb_note",)]

@@ -109,3 +109,28 @@ def test_the_ledger_equals_calibrate_on_the_exported_random_stratum(tmp_path: Pa
     assert (kappa["value"], kappa["low"], kappa["high"]) == (
         line.estimate.value, line.estimate.low, line.estimate.high)
     assert line.labels == json.loads(out.getvalue())["scorers"][0]["n"]
+
+
+def _unsure(item: str, tiers: list[float | None]) -> ScoreRow:
+    cascade = {"tier": None, "scorerIds": [f"tier{n}" for n in range(len(tiers))],
+               "scores": [0.5] * len(tiers), "confidences": tiers, "minConfidence": 0.8,
+               "costs": [0.001] * len(tiers)}
+    return ScoreRow(id=item, scorer_id="s", run_id=f"b:{item}", batch_id="b",
+                    status="not_scorable", dataset_item_id=item, metadata={
+                        "itemIndex": 0, "cascade": cascade, "notScorable": {
+                            "kind": "low_confidence", "message": "no tier was sure"}})
+
+
+def test_a_run_no_cascade_tier_was_sure_of_is_queued_with_its_own_reason() -> None:
+    """Not scorable with kind low_confidence: queued after regressions, ahead of panel
+    disagreement, with reason "low_confidence"; never in the random sample (not scored)."""
+    batch = [_row("panel", 0.9, panel={"agreed": False}), _unsure("unsure", [0.4, 0.6]),
+             *(_row(f"sure-{i}", 1.0) for i in range(10))]
+    queue = review_queue(batch, sample=100)
+    assert [(e.item_id, e.reasons) for e in queue[:2]] == [
+        ("unsure", ("low_confidence",)), ("panel", ("panel_disagreement", "random"))]
+    assert queue[0].score is None
+    assert all(e.item_id != "unsure" for e in queue[2:])
+    other = ScoreRow(id="x", scorer_id="s", run_id="b:x", batch_id="b", status="not_scorable",
+                     dataset_item_id="x", metadata={"notScorable": {"kind": "empty_output"}})
+    assert all(e.item_id != "x" for e in review_queue([*batch, other], sample=100))

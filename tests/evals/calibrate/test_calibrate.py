@@ -65,6 +65,8 @@ def test_items_are_paired_by_id_and_one_sided_items_listed() -> None:
     assert (judge.n, dict(judge.not_scored)) == (2, {"c": "failed", "d": "not_scorable"})
     assert judge.without_row == ("missing",)
     assert result.scorer("other").without_row == ("b", "c", "d", "missing")
+    with pytest.raises(KeyError, match="'unknown'"):
+        result.scorer("unknown")
     assert (result.labels_without_rows, result.rows_without_labels) == (("missing",), ("e", "z"))
     assert [s.scorer_id for s in result.scorers] == ["judge", "other"]
     assert result.labels == 5

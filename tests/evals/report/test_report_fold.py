@@ -80,6 +80,13 @@ def test_a_scorer_with_nothing_scored_has_no_mean_and_fails_its_threshold() -> N
     assert [t.passed for t in report.thresholds] == [False]
 
 
+def test_asking_for_a_scorer_the_report_does_not_hold_is_a_key_error() -> None:
+    """``summary`` of an id no run had raises KeyError naming that id."""
+    report = fold([item(0, scored("a", 1.0))])
+    with pytest.raises(KeyError, match="'missing'"):
+        report.summary("missing")
+
+
 def test_kept_results_are_in_dataset_order() -> None:
     """With keep_results, the report lists results by index whatever the completion order."""
     results = [item(i, scored("a", 1.0), scored("b", 1.0)) for i in (2, 0, 1)]

@@ -10,12 +10,13 @@ and the report (counts, means, verdict, economics) is the one ``run_evals`` give
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
-from scorecore.evals import ItemResult, ScoreRow, Threshold, run_evals
+from scorecore.evals import EvalReport, ItemResult, ScoreRow, Threshold, run_evals
 from scorecore.evals.engine import (
     RESULT_COLUMNS,
     EconomicsFold,
@@ -29,38 +30,27 @@ from scorecore.evals.store import row_id
 from scorecore_adapters.cache import MemoryJudgeCache
 from tests.evals.economics.test_evals_economics import PRICING
 from tests.judged_scorers import StepJudge, judged_scorer
-
-SCORERS = ("a", "b", "c")
-TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)  # surrogates too
-SCORES = st.floats(allow_nan=False, allow_infinity=False, width=64)
-
-
-@st.composite
-def outcomes(draw: st.DrawFn, scorer_id: str) -> ScorerOutcome:
-    status = draw(st.sampled_from(["scored", "not_scorable", "failed"]))
-    return ScorerOutcome(
-        scorer_id=scorer_id, status=status,
-        score=draw(SCORES) if status == "scored" else None,
-        reason=draw(st.none() | TEXT), error=draw(TEXT) if status == "failed" else None,
-        resumed=draw(st.booleans()),
-    )
-
-
-@st.composite
-def item_result_lists(draw: st.DrawFn) -> list[ItemResult]:
-    results = []
-    for index in range(draw(st.integers(0, 12))):
-        error = draw(st.none() | TEXT)
-        results.append(ItemResult(
-            index=index, item_id=draw(st.none() | TEXT), run_id=f"b:#{index}", item=None,
-            error=error, duplicate_of=draw(st.none() | st.integers(0, index)) if error else None,
-            outcomes=tuple(draw(outcomes(s)) for s in SCORERS),
-        ))
-    return results
+from tests.strategies import REPORT_SCORERS, item_result_lists
 
 
 def _fold() -> ReportFold:
-    return ReportFold(SCORERS, thresholds={"a": Threshold(min=0.5)}, gates=["b"], max_failures=3)
+    return ReportFold(REPORT_SCORERS, thresholds={"a": Threshold(min=0.5)}, gates=["b"],
+                      max_failures=3)
+
+
+def report_of(results: Iterable[ItemResult]) -> EvalReport:
+    """The report ``results`` fold to (batch ``b``, a threshold, a gate and a failure limit)."""
+    fold = _fold()
+    for result in results:
+        fold.add(result)
+    return fold.report(batch_id="b", duration=0.0)
+
+
+def what_rows_keep(results: Iterable[ItemResult]) -> list[tuple[Any, ...]]:
+    """What result rows carry of each result: its index, run id and repeat, and per scorer the
+    id, status, score and whether it was resumed."""
+    return [(r.index, r.run_id, r.duplicate_of,
+             [(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes]) for r in results]
 
 
 @given(item_result_lists())
@@ -68,17 +58,9 @@ def test_result_rows_fold_to_the_results_report(results: list[ItemResult]) -> No
     """Folding the result rows gives, to the last bit, the report the results fold to."""
     rows = result_rows(results)
     assert all(list(row) == [name for name, _ in RESULT_COLUMNS] for row in rows)
-    direct = _fold()
-    for result in results:
-        direct.add(result)
-    assert fold_result_rows(rows, _fold(), batch_id="b", duration=0.0) == direct.report(
-        batch_id="b", duration=0.0)
+    assert fold_result_rows(rows, _fold(), batch_id="b", duration=0.0) == report_of(results)
     regrouped = list(item_results(rows))
-    assert [(r.index, r.run_id, r.duplicate_of) for r in regrouped] == [
-        (r.index, r.run_id, r.duplicate_of) for r in results]
-    assert [[(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes]
-            for r in regrouped] == [
-        [(o.scorer_id, o.status, o.score, o.resumed) for o in r.outcomes] for r in results]
+    assert what_rows_keep(regrouped) == what_rows_keep(results)
 
 
 def test_a_row_value_is_a_plain_value_of_its_column_type() -> None:

@@ -7,8 +7,6 @@ item runs or any row is written. ``ScoreStore.has_batch`` is the port query behi
 
 from __future__ import annotations
 
-import io
-import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,9 +19,9 @@ from hypothesis import strategies as st
 from scorecore import Scorer, create_scorer
 from scorecore.evals import EvalConfigError, ScoreRow, run_evals
 from scorecore.evals.store import CompletedScore, ScoreStore
-from scorecore_adapters.cli import main
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import InMemoryScoreStore
+from tests.cli_runs import run, stored_columns
 from tests.evals.persistence.test_storage import KINDS, make_store, row
 
 pytestmark = pytest.mark.anyio
@@ -158,21 +156,8 @@ one = create_scorer(id="one", description="d").generate_score(lambda ctx: 1.0)
 '''
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def table(db: Path) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            'SELECT "batchId", "runId", "status", "input", "updatedAt" FROM scorecore_scores '
-            'ORDER BY "runId"'
-        ).fetchall()
-    finally:
-        conn.close()
+    return stored_columns(db, "batchId", "runId", "status", "input", "updatedAt")
 
 
 @pytest.fixture
@@ -187,40 +172,38 @@ def files(tmp_path: Path) -> tuple[Path, Path, Path]:
     return scorers, first, second
 
 
+def refused_after_batch_b(files: tuple[Path, Path, Path], db: Path, data: Path, *flags: str) -> str:
+    """The error ``scorecore eval --data data *flags`` prints once batch ``b`` is stored in
+    ``db``, having checked that it exits 2, prints nothing else and leaves every row as it was."""
+    scorers, first, _ = files
+    assert run("eval", str(scorers), "--data", str(first), "--store", f"sqlite:{db}",
+               "--batch-id", "b")[0] == 0
+    before = table(db)
+    code, out, err = run("eval", str(scorers), "--data", str(data), "--store", f"sqlite:{db}",
+                         *flags)
+    assert (code, out) == (2, "")
+    assert table(db) == before
+    return err
+
+
 def test_cli_batch_id_of_a_stored_batch_exits_two_and_writes_nothing(
     tmp_path: Path, files: tuple[Path, Path, Path]
 ) -> None:
     """--batch-id of a stored batch without --resume: one line naming --resume, exit 2."""
-    scorers, first, second = files
     db = tmp_path / "x.db"
-    assert run("eval", str(scorers), "--data", str(first), "--store", f"sqlite:{db}",
-               "--batch-id", "b")[0] == 0
-    before = table(db)
-    code, out, err = run("eval", str(scorers), "--data", str(second), "--store", f"sqlite:{db}",
-                         "--batch-id", "b")
-    assert code == 2
-    assert err == (f"scorecore: error: batch 'b' already has rows in sqlite:{db}; continue it "
-                   f"with --resume b, or choose another --batch-id\n")
-    assert out == ""
-    assert table(db) == before
+    assert refused_after_batch_b(files, db, files[2], "--batch-id", "b") == (
+        f"scorecore: error: batch 'b' already has rows in sqlite:{db}; continue it "
+        f"with --resume b, or choose another --batch-id\n")
 
 
 def test_cli_resume_of_an_unknown_batch_exits_two_and_writes_nothing(
     tmp_path: Path, files: tuple[Path, Path, Path]
 ) -> None:
     """--resume of a batch the store lacks: one line, exit 2, rows of other batches untouched."""
-    scorers, first, _ = files
     db = tmp_path / "x.db"
-    assert run("eval", str(scorers), "--data", str(first), "--store", f"sqlite:{db}",
-               "--batch-id", "b")[0] == 0
-    before = table(db)
-    code, out, err = run("eval", str(scorers), "--data", str(first), "--store", f"sqlite:{db}",
-                         "--resume", "my batch")
-    assert code == 2
-    assert err == (f"scorecore: error: cannot resume batch 'my batch': sqlite:{db} holds no "
-                   f"rows for it (start it with --batch-id 'my batch')\n")
-    assert out == ""
-    assert table(db) == before
+    assert refused_after_batch_b(files, db, files[1], "--resume", "my batch") == (
+        f"scorecore: error: cannot resume batch 'my batch': sqlite:{db} holds no "
+        f"rows for it (start it with --batch-id 'my batch')\n")
 
 
 def test_cli_resume_does_not_create_a_missing_store(
@@ -236,29 +219,20 @@ def test_cli_resume_does_not_create_a_missing_store(
     assert not db.exists()
 
 
-@pytest.mark.parametrize("bad", ["", "a\nb", "tab\there", "\udcff"])
-def test_cli_batch_id_must_be_printable(
-    tmp_path: Path, files: tuple[Path, Path, Path], bad: str
+@pytest.mark.parametrize(("bad", "says"), [
+    *[(bad, "must be a non-empty printable id") for bad in ["", "a\nb", "tab\there", "\udcff"]],
+    *[(bad, "must not contain ':' or '/'") for bad in ["nightly:v2", "b/trial-1"]],
+])
+def test_cli_batch_id_is_printable_and_has_no_run_id_separators(
+    tmp_path: Path, files: tuple[Path, Path, Path], bad: str, says: str
 ) -> None:
-    """An empty, control-character or undecodable (surrogate) --batch-id is a usage error."""
+    """An empty, control-character or undecodable (surrogate) --batch-id, or one with ':' or
+    '/' (it could take another batch's run ids), is a usage error of one line."""
     scorers, first, _ = files
     code, _, err = run("eval", str(scorers), "--data", str(first), "--store",
                        f"sqlite:{tmp_path / 'x.db'}", "--batch-id", bad)
     assert code == 2
-    assert err.startswith("scorecore: error: --batch-id must be a non-empty printable id")
-    assert err.count("\n") == 1
-
-
-@pytest.mark.parametrize("bad", ["nightly:v2", "b/trial-1"])
-def test_cli_batch_id_has_no_run_id_separators(
-    tmp_path: Path, files: tuple[Path, Path, Path], bad: str
-) -> None:
-    """A --batch-id with ':' or '/' could take another batch's run ids: a usage error."""
-    scorers, first, _ = files
-    code, _, err = run("eval", str(scorers), "--data", str(first), "--store",
-                       f"sqlite:{tmp_path / 'x.db'}", "--batch-id", bad)
-    assert code == 2
-    assert err.startswith("scorecore: error: --batch-id must not contain ':' or '/'")
+    assert err.startswith(f"scorecore: error: --batch-id {says}")
     assert err.count("\n") == 1
 
 

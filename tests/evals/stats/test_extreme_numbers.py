@@ -4,7 +4,6 @@ and label ids holding terminal control characters."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -16,15 +15,9 @@ from scorecore import create_scorer
 from scorecore.evals import ScoreRow, calibrate, run_evals
 from scorecore.evals._stats._alpha import krippendorff_alpha
 from scorecore.scorers import panel
-from scorecore_adapters.cli import main
+from tests.cli_runs import run
 
 HUGE = 1e308
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def strict_json(text: str) -> Any:

@@ -44,6 +44,20 @@
     }).catch(function (error) { say("not saved: " + error); });
   }
 
+  // A digit labels on the run's scorer's scale: the row carries what each digit gives
+  // (pass/fail, a verdict value, d/9 of a continuous range), as the page's legend says.
+  function digit(key) {
+    if (readOnly || current < 0) return;
+    const row = rows[current];
+    let given = {};
+    try { given = JSON.parse(row.dataset.digits || "{}"); } catch (error) { given = {}; }
+    if (!Object.prototype.hasOwnProperty.call(given, key)) {
+      say(key + " is not on the scale of " + row.dataset.scorer);
+      return;
+    }
+    label(String(given[key]));
+  }
+
   document.addEventListener("keydown", function (event) {
     if (event.target === note) {
       if (event.key === "Enter" || event.key === "Escape") { note.blur(); event.preventDefault(); }
@@ -53,9 +67,7 @@
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.key === "j") select(current + 1);
     else if (event.key === "k") select(current - 1);
-    else if (event.key === "1") label("true");
-    else if (event.key === "0") label("false");
-    else if (/^[2-9]$/.test(event.key)) label(event.key);
+    else if (/^[0-9]$/.test(event.key)) digit(event.key);
     else if (event.key === "n" && note) { note.focus(); event.preventDefault(); }
     else if (event.key === "Enter" && current >= 0 && rows[current].dataset.href) {
       window.location.assign(rows[current].dataset.href);
