@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import math
 import time
@@ -110,15 +109,11 @@ DIRECTION: Mapping[str, int] = {
 }
 
 
-def worked_examples(name: str) -> tuple[WorkedExample, ...]:
-    """Every worked example scorer ``name``'s prompts show, as its steps declare them (the
-    module's ``EXAMPLE``/``ECHOES`` pairs, ``COVERAGE_EXAMPLE``/``COVERAGE_ECHOES`` …)."""
-    module = importlib.import_module(f"scorecore.scorers.llm.{name}")
-    # The example as the built-in prompts write it: after a blank line, under "Example:".
-    return tuple(
-        WorkedExample(text=f"\n\nExample:\n{getattr(module, attr)}",
-                      statements=getattr(module, attr.replace("EXAMPLE", "ECHOES")))
-        for attr in dir(module) if attr.endswith("EXAMPLE"))
+def worked_examples(scorer: Scorer[Any, Any]) -> tuple[WorkedExample, ...]:
+    """Every worked example ``scorer``'s prompts show, as its steps declare them."""
+    return tuple(example for info in scorer.steps
+                 if isinstance(example := getattr(info.definition, "example", None),
+                               WorkedExample))
 
 
 def echoed(examples: Sequence[WorkedExample], request: JudgeRequest, reply: str) -> bool:
@@ -358,7 +353,7 @@ async def score_all(  # noqa: PLR0915 - one loop that tallies every figure of a 
     tallies = {name: Tally() for name in names}
     for name in names:
         tally = tallies[name]
-        examples = worked_examples(name)
+        examples = worked_examples(built[0][name][0]) if built else ()
         for item, item_cases, before_cases in zip(items, built, unchecked, strict=True):
             scorer, kwargs = item_cases[name]
             first = len(judge.calls)

@@ -4,4 +4,6 @@ The same items (by id and content) always make the same version, so a batch that
 dataset's version says exactly what data it ran on.
 """
 
-__all__: list[str] = []
+from scorecore.datasets._digest import item_digest, version_digest
+
+__all__ = ["item_digest", "version_digest"]

@@ -20,6 +20,7 @@ summaries, outcomes, costs, comparisons, calibration estimates, panel agreement)
 from scorecore.evals._calibrate._compute import calibrate
 from scorecore.evals._calibrate._values import Calibration, CalibrationKind, LabelValue
 from scorecore.evals._compare._compute import compare
+from scorecore.evals._compare._power import items_needed, minimum_detectable_effect
 from scorecore.evals._compare._values import Comparison
 from scorecore.evals._persistence._port import StoreError
 from scorecore.evals._persistence._sink import store_sink
@@ -52,6 +53,8 @@ __all__ = [
     "calibrate",
     "cascade_summaries",
     "compare",
+    "items_needed",
+    "minimum_detectable_effect",
     "pairwise_summaries",
     "panel_agreements",
     "run_evals",

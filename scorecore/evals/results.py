@@ -5,8 +5,8 @@
 (:class:`TrialSpread`), :class:`PanelAgreement` (:class:`PanelDisagreement`),
 :class:`PairwiseSummary` and :class:`CascadeSummary` (:class:`CascadeTier`); each
 :class:`~scorecore.evals.ItemResult` holds :class:`ScorerOutcome` values;
-:class:`~scorecore.evals.Comparison` holds
-:class:`ScorerComparison` (:class:`ItemDelta`); :class:`~scorecore.evals.Calibration` holds
+:class:`~scorecore.evals.Comparison` holds :class:`ScorerComparison` (:class:`ItemDelta`)
+and :class:`ItemMatch`; :class:`~scorecore.evals.Calibration` holds
 :class:`ScorerCalibration` (:class:`Estimate`, :class:`ConfusionMatrix`,
 :class:`FittedThreshold`). Import them from here to annotate code that reads them.
 
@@ -30,7 +30,7 @@ from scorecore.evals._calibrate._values import (
     FittedThreshold,
     ScorerCalibration,
 )
-from scorecore.evals._compare._values import ItemDelta, ScorerComparison
+from scorecore.evals._compare._values import ItemDelta, ItemMatch, ScorerComparison
 from scorecore.evals._economics._values import (
     EconomicsSummary,
     ScorerCost,
@@ -62,6 +62,7 @@ __all__ = [
     "FittedThreshold",
     "GateResult",
     "ItemDelta",
+    "ItemMatch",
     "OutcomeStatus",
     "PairwiseSummary",
     "PanelAgreement",

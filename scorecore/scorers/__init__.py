@@ -9,10 +9,9 @@ trajectory scorers take a :class:`~scorecore.agent.Trajectory`. A missing requir
 input text, no context, no ground truth, no tool calls, no expectation …) gives
 ``not_scorable`` naming it. Pass/fail checks live in :mod:`scorecore.scorers.checks`.
 
->>> import anyio
 >>> from scorecore.scorers import TEXT, textual_difference
 >>> scorer = textual_difference(shape=TEXT)
->>> anyio.run(lambda: scorer.run(input="kitten", output="sitting")).unwrap().score
+>>> scorer.run_sync(input="kitten", output="sitting").unwrap().score
 0.6153846153846154
 """
 

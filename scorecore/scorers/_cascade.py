@@ -127,7 +127,6 @@ def cascade(
         ScorerDefinitionError: no tiers, a tier that is not a scorer, repeated ids, tiers of
             different run shapes, or ``min_confidence`` outside [0, 1].
 
-    >>> import anyio
     >>> from scorecore import JudgeConfig, ScorePromptStep, create_scorer
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> def voter(id: str, votes: list[float]):
@@ -138,7 +137,7 @@ def cascade(
     ...                         samples=len(votes)))
     >>> both = cascade(voter("cheap", [1, 0, 1]), voter("strong", [1, 1, 1]),
     ...                min_confidence=0.8)
-    >>> result = anyio.run(lambda: both.run(input="q", output="a")).unwrap()
+    >>> result = both.run_sync(input="q", output="a").unwrap()
     >>> result.score, result.confidence, result.details_as(CascadeResult).tier
     (1.0, 1.0, 1)
     """

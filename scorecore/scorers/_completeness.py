@@ -144,12 +144,11 @@ def completeness(*,
     Not scorable when the input has no text or no word (a punctuation-only input), or when an
     agent run's output has no messages. Needs ``pip install 'scorecore[nlp]'`` (simplemma).
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> scorer = completeness(shape=TEXT)
-    >>> result = anyio.run(lambda: scorer.run(
+    >>> result = scorer.run_sync(
     ...     input="She was running quickly to the stores.",
-    ...     output="She ran quickly to the store."))
+    ...     output="She ran quickly to the store.")
     >>> result.unwrap().score, result.unwrap().preprocess_step_result["missing_elements"]
     (0.8571428571428571, ['be'])
     """

@@ -94,11 +94,10 @@ def keyword_coverage(
     Not scorable when the input has no keyword (Mastra scores that 1), no text, or an agent
     run's output has no messages.
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> scorer = keyword_coverage(shape=TEXT)
-    >>> result = anyio.run(lambda: scorer.run(
-    ...     input="Explain photosynthesis in plants", output="Plants turn light into sugar"))
+    >>> result = scorer.run_sync(
+    ...     input="Explain photosynthesis in plants", output="Plants turn light into sugar")
     >>> result.unwrap().score, result.unwrap().preprocess_step_result["matched_keywords"]
     (0.3333333333333333, ['plants'])
     """

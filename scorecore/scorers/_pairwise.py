@@ -38,14 +38,7 @@ from scorecore import (
 from scorecore.composite import CompositeScorer, run_members, structure_value
 from scorecore.scorers._details import PairwiseResult, PairwiseVerdict
 from scorecore.scorers._members import Member, MemberResult, MemberRun, Outcome
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    check_text,
-    refuse,
-    shape_of,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, judge_config, render
 from scorecore.scorers.llm._reading import assistant_text, has_text, user_text
 
@@ -145,14 +138,13 @@ def pairwise(
     default, a ``str`` with ``shape=TEXT``. Not scorable without it or without text in either
     answer.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import FunctionJudge
     >>> def first_wins(request):  # a judge that always prefers response A
     ...     return {"reason": "A reads better", "winner": "A"}
     >>> from scorecore.scorers import TEXT
     >>> scorer = pairwise(FunctionJudge(first_wins), criteria="correctness", shape=TEXT)
-    >>> result = anyio.run(lambda: scorer.run(input="2+2?", output="4",
-    ...                                       extra={"baseline_output": "5"}))
+    >>> result = scorer.run_sync(input="2+2?", output="4",
+    ...                          extra={"baseline_output": "5"})
     >>> from scorecore.scorers import PairwiseResult
     >>> verdict = result.unwrap().details_as(PairwiseResult)
     >>> verdict.outcome, result.unwrap().score

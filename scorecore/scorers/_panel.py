@@ -164,12 +164,11 @@ def panel(
             threshold, a threshold that is not a finite number, ``min_successful`` out of
             1..len(members), or an unknown ``on_tie``; the message names the field and value.
 
-    >>> import anyio
     >>> from scorecore import create_scorer
     >>> def judge(id: str, score: float):
     ...     return create_scorer(id=id, description="d").generate_score(lambda ctx: score)
     >>> jury = panel([judge("a", 0.9), judge("b", 0.7), judge("c", 0.2)])
-    >>> result = anyio.run(lambda: jury.run(input="q", output="a")).unwrap()
+    >>> result = jury.run_sync(input="q", output="a").unwrap()
     >>> members = result.details_as(PanelResult)  # every member's verdict and the spread
     >>> result.score, members.agreed, round(members.std_dev, 3)
     (0.7, False, 0.294)

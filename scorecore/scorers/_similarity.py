@@ -52,10 +52,9 @@ def content_similarity(
 
     Not scorable when the input has no text or an agent run's output has no messages.
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> scorer = content_similarity(shape=TEXT)
-    >>> anyio.run(lambda: scorer.run(input="Hello world", output="hello  World!")).unwrap().score
+    >>> scorer.run_sync(input="Hello world", output="hello  World!").unwrap().score
     0.9473684210526315
     """
     runs = shape_of(id, shape)
@@ -128,10 +127,9 @@ def textual_difference(
 
     Not scorable when the input has no text or an agent run's output has no messages.
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> scorer = textual_difference(shape=TEXT)
-    >>> anyio.run(lambda: scorer.run(input="dormitory", output="dirty room")).unwrap().score
+    >>> scorer.run_sync(input="dormitory", output="dirty room").unwrap().score
     0.42105263157894735
     """
     runs = shape_of(id, shape)

@@ -13,12 +13,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Final, TypedDict
 
-from scorecore import (
-    NotScorable,
-    Scorer,
-    ScorerDefinitionError,
-    not_scorable,
-)
+from scorecore import NotScorable, Scorer, ScorerDefinitionError, not_scorable
 from scorecore.scorers._shapes import (
     RunShape,
     ShapedContext,
@@ -130,10 +125,9 @@ def tone(
 
     Not scorable when the output has no text (Mastra scores that 1).
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> scorer = tone(reference_tone="This is wonderful!", shape=TEXT)
-    >>> anyio.run(lambda: scorer.run(input="", output="Good work.")).unwrap().score
+    >>> scorer.run_sync(input="", output="Good work.").unwrap().score
     0.8333333333333333
     """
     runs = shape_of(id, shape)

@@ -88,13 +88,12 @@ def tool_call_accuracy(
 
     Not scorable when the output has no messages.
 
-    >>> import anyio
     >>> from scorecore.agent import AgentMessage, MessageContent, ToolInvocation, ToolInvocationPart
     >>> call = ToolInvocation(tool_call_id="c1", tool_name="weather", result="sunny")
     >>> answer = AgentMessage(role="assistant", content=MessageContent(
     ...     parts=(ToolInvocationPart(tool_invocation=call),)))
     >>> scorer = tool_call_accuracy(expected_tool="weather")
-    >>> anyio.run(lambda: scorer.run(input={}, output=[answer])).unwrap().score
+    >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
     1.0
     """
     if expected_tool is None and expected_tool_order is None:

@@ -9,20 +9,8 @@ from typing import Any, Final, TypedDict, final
 import attrs
 from returns.result import Failure, Result, Success
 
-from scorecore import (
-    AgentInput,
-    NotScorable,
-    Scorer,
-    StepContext,
-    create_scorer,
-    not_scorable,
-)
-from scorecore.agent import (
-    ExpectedStep,
-    Ordering,
-    Trajectory,
-    TrajectoryExpectation,
-)
+from scorecore import AgentInput, NotScorable, Scorer, StepContext, create_scorer, not_scorable
+from scorecore.agent import ExpectedStep, Ordering, Trajectory, TrajectoryExpectation
 from scorecore.scorers._expectations import expectation_from, laid_over
 from scorecore.scorers._rounding import r2_plain
 from scorecore.scorers._shapes import refuse
@@ -100,11 +88,10 @@ def trajectory_accuracy(
 
     Not scorable when neither the factory nor the run gives expected steps.
 
-    >>> import anyio
     >>> from scorecore.agent import TrajectoryStep
     >>> scorer = trajectory_accuracy(["search", "answer"])
     >>> taken = Trajectory(steps=[TrajectoryStep(name=n) for n in ("search", "fetch", "answer")])
-    >>> anyio.run(lambda: scorer.run(input={}, output=taken)).unwrap().score
+    >>> scorer.run_sync(input={}, output=taken).unwrap().score
     1.0
     """
     own = _factory_expectation(id, expected_trajectory)
@@ -305,11 +292,10 @@ def trajectory(
     when a token or duration budget is set but the trajectory does not record tokens or
     durations.
 
-    >>> import anyio
     >>> from scorecore.agent import TrajectoryStep
     >>> scorer = trajectory(TrajectoryExpectation(steps=["search"], blacklisted_tools=["rm"]))
     >>> taken = Trajectory(steps=[TrajectoryStep(name="search"), TrajectoryStep(name="rm")])
-    >>> anyio.run(lambda: scorer.run(input={}, output=taken)).unwrap().score
+    >>> scorer.run_sync(input={}, output=taken).unwrap().score
     0.0
     """
     own = _factory_expectation(id, defaults)

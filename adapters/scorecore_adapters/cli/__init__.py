@@ -70,6 +70,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     stderr = err or sys.stderr
     try:
         args = parser().parse_args(argv)
+        # What the experiment ledger records as the command (secrets redacted there).
+        args.command_line = list(sys.argv[1:] if argv is None else argv)
         # No default: a subcommand is in the parser only through its table entry.
         return COMMANDS[args.command].run(args, stdout, stderr)
     except (UsageError, LoadError) as exc:  # a bad SCORERS or --target reference is usage too

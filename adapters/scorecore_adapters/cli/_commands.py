@@ -17,6 +17,7 @@ from scorecore_adapters.cli._batches import batches
 from scorecore_adapters.cli._calibrate import calibrate_command
 from scorecore_adapters.cli._compare import compare
 from scorecore_adapters.cli._eval import run_eval
+from scorecore_adapters.cli._experiments import experiments_arguments, experiments_command
 from scorecore_adapters.cli._labels import labels_arguments, labels_command
 from scorecore_adapters.cli._parser import (
     _batches_command,
@@ -28,6 +29,7 @@ from scorecore_adapters.cli._parser import (
     _report_command,
     _show_command,
 )
+from scorecore_adapters.cli._plan import plan_arguments, plan_command
 from scorecore_adapters.cli._report import report
 from scorecore_adapters.cli._show import show
 from scorecore_adapters.cli._traces import run_eval_traces
@@ -60,6 +62,13 @@ COMMANDS: Final[dict[str, Command]] = {
                        run=lambda args, out, err: batches(args, out)),
     "compare": Command(help="compare two batches; exit 1 on a significant regression",
                        arguments=_compare_command, run=compare),
+    "experiments": Command(
+        help="list the recorded batches per dataset version: scorer means and verdicts",
+        arguments=experiments_arguments,
+        run=lambda args, out, err: experiments_command(args, out),
+    ),
+    "plan": Command(help="how many items a comparison needs to catch a drop of --effect",
+                    arguments=plan_arguments, run=lambda args, out, err: plan_command(args, out)),
     "report": Command(help="write a self-contained HTML report of a batch",
                       arguments=_report_command, run=lambda args, out, err: report(args, out)),
     "calibrate": Command(

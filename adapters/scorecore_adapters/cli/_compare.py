@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, Final, TextIO
 
 import anyio
 
-from scorecore.evals import Comparison, ScoreRow, StoreError, Threshold
+from scorecore.evals import Comparison, ScoreRow, StoreError, Threshold, items_needed
 from scorecore.evals import compare as compare_rows
 from scorecore.evals.results import ScorerComparison
 from scorecore.evals.store import PairedComparison
@@ -24,11 +24,12 @@ from scorecore_adapters.cli._common import (
     print_table,
 )
 from scorecore_adapters.cli._eval import parse_threshold
+from scorecore_adapters.cli._experiments import auto_baseline, ledger_dataset, ledger_items
 from scorecore_adapters.report._text import number, percent
 from scorecore_adapters.storage import Store
 
-_HEADERS = ("scorer", "pairs", "base", "new", "delta", "interval", "pass rate", "McNemar p",
-            "+/-/=", "verdict")
+_HEADERS = ("scorer", "pairs", "base", "new", "delta", "interval", "MDE", "pass rate",
+            "McNemar p", "+/-/=", "verdict")
 _LISTED = 10
 
 
@@ -41,7 +42,7 @@ def _row(s: ScorerComparison) -> tuple[str, ...]:
                 else f"[{number(s.ci_low, sign=True)}, {number(s.ci_high, sign=True)}]")
     name = f"{s.scorer_id} (definition changed)" if s.definition_changed else s.scorer_id
     return (name, str(s.paired), number(s.base_mean), number(s.new_mean),
-            number(s.mean_delta, sign=True), interval,
+            number(s.mean_delta, sign=True), interval, number(s.mde),
             f"{percent(s.base_pass_rate)} -> {percent(s.new_pass_rate)}", f"{s.mcnemar_p:.3g}",
             f"{s.improved}/{s.regressed}/{s.unchanged}", _VERDICT_WORDS[s.verdict])
 
@@ -80,6 +81,13 @@ def print_comparison(result: Comparison, out: TextIO) -> None:
         print(f"interval: {', '.join(levels)} bootstrap interval of the mean delta; pass rate: "
               f"items passing ({', '.join(sorted({s.pass_rule for s in result.scorers}))})",
               file=out)
+        print("MDE: the smallest mean change each scorer's comparison detects with 80 % power "
+              "(the gate catches a drop of the tolerance plus the MDE)", file=out)
+    if result.items is not None and result.items.differ:
+        print(f"datasets differ: {result.items.describe()} (only items with the same "
+              f"content are compared)", file=out)
+        if result.items.changed:  # added and removed items are listed below, unpaired
+            print(f"  changed, not compared: {_ids(result.items.changed)}", file=out)
     if result.scorers_differ:
         print(f"scorers differ: {result.scorer_differences()}", file=out)
     if result.only_in_base:
@@ -87,6 +95,9 @@ def print_comparison(result: Comparison, out: TextIO) -> None:
     if result.only_in_new:
         print(f"items only in {result.new_batch}: {_ids(result.only_in_new)}", file=out)
     for s in result.scorers:
+        if s.uninformative:
+            print(f"{s.scorer_id}: no significant change, but uninformative: {_blind(s, result)}",
+                  file=out)
         if s.status_changes:
             changes = ", ".join(f"{n} {k}" for k, n in s.status_changes.items())
             print(f"{s.scorer_id}: status changes: {changes}", file=out)
@@ -95,6 +106,28 @@ def print_comparison(result: Comparison, out: TextIO) -> None:
             for item in s.most_regressed[:5]:
                 print(f"  {clip(item.item_id, 60)}: {number(item.base_score)} ({item.base_status})"
                       f" -> {number(item.new_score)} ({item.new_status})", file=out)
+
+
+def _blind(s: ScorerComparison, result: Comparison) -> str:
+    """Why a scorer's "no change" says little, and how many items would say more."""
+    shown = number(s.mde) if s.mde is not None else "unknown"
+    text = f"its MDE {shown} is above the effect {result.effect:g}"
+    if s.spread is not None and result.effect > 0:
+        needed = items_needed(s.spread, result.effect, alpha=1 - s.confidence)
+        text += f" (about {needed} paired items would detect it)"
+    return text
+
+
+def versions_line(base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str:
+    """``dataset versions differ: …`` when the ledger knows both batches' data and it differs
+    (``""`` otherwise)."""
+    if base is None or new is None or base.get("version") == new.get("version"):
+        return ""
+    shown = [f"{d.get('name') or d.get('file') or '?'}@{str(d.get('version') or '?')[:12]}"
+             for d in (base, new)]
+    same_cases = base.get("cases") is not None and base.get("cases") == new.get("cases")
+    what = "; the same cases, other recorded outputs" if same_cases else ""
+    return f"dataset versions differ: {shown[0]} -> {shown[1]}{what}"
 
 
 def thresholds_of(texts: Sequence[str]) -> dict[str, Threshold]:
@@ -108,14 +141,19 @@ def compare_batches(
 ) -> Comparison:
     """``compare`` and ``report --baseline``: the comparison their options ask for, refused
     (a usage error) when ``--require-same-scorers`` is given and the scorers differ."""
-    options = {} if args.min_paired is None else {"min_paired": args.min_paired}
+    options: dict[str, Any] = {} if args.min_paired is None else {"min_paired": args.min_paired}
+    # Pair only the items whose content is the same, when the ledger knows both batches' data.
+    if base and new:
+        base_items = ledger_items(args.store, base[0].batch_id)
+        new_items = ledger_items(args.store, new[0].batch_id)
+        if base_items and new_items:
+            options |= {"base_items": base_items, "new_items": new_items}
     try:
         result = compare_rows(base, new, tolerance=args.tolerance, thresholds=thresholds,
                               seed=seed, **options)
     except ValueError as exc:  # a change no float holds (scores near ±1e308), naming the rows
         raise UsageError(str(exc)) from None
-    _refuse_differing(result, args)
-    return result
+    return _judged(result, args)
 
 
 async def _paired(
@@ -144,29 +182,51 @@ async def _paired(
 def compare_stored(args: argparse.Namespace, thresholds: dict[str, Threshold]) -> Comparison:
     """``compare``: the stored batches ``args.base`` and ``args.new`` compared in the store
     (the same comparison as :func:`compare_batches` of their rows), refused as it refuses."""
-    options = {} if args.min_paired is None else {"min_paired": args.min_paired}
     store = open_url(args.store, must_exist=True, read_only=True)
+    options: dict[str, Any] = {} if args.min_paired is None else {"min_paired": args.min_paired}
+    # Pair only the items whose content is the same, when the ledger knows both batches' data.
+    base_items = ledger_items(args.store, args.base)
+    new_items = ledger_items(args.store, args.new)
+    if base_items and new_items:
+        options |= {"base_items": base_items, "new_items": new_items}
     try:
         result = anyio.run(_paired, store, args, thresholds, options)
     except (StoreError, ValueError) as exc:  # unreadable rows; a change no float holds
         raise UsageError(str(exc)) from None
-    _refuse_differing(result, args)
-    return result
+    return _judged(result, args)
 
 
-def _refuse_differing(result: Comparison, args: argparse.Namespace) -> None:
+def _judged(result: Comparison, args: argparse.Namespace) -> Comparison:
+    """``result`` against ``--effect``, refused under ``--require-same-scorers`` when the
+    scorers differ."""
+    effect = getattr(args, "effect", None)  # report has no --effect: the tolerance then
+    if effect is not None:
+        result = result.with_effect(effect)
     if args.require_same_scorers and result.scorers_differ:
         raise UsageError(
             f"the batches ran different scorers ({result.scorer_differences()}) and "
             f"--require-same-scorers was given; without it they are compared, changed "
             f"definitions marked"
         )
+    return result
+
+
+def baseline_of(base: str | None, baseline: str | None, store: str, new: str) -> str:
+    """The baseline batch: BASE or ``--baseline`` (not both); ``auto`` asks the ledger."""
+    if base is not None and baseline is not None:
+        raise UsageError(f"give the baseline once: BASE {base!r} or --baseline {baseline!r}")
+    chosen = base if base is not None else baseline
+    if chosen is None:
+        raise UsageError("name the baseline: scorecore compare BASE NEW, or --baseline "
+                         "BATCH|auto")
+    return auto_baseline(store, new) if chosen == "auto" else chosen
 
 
 def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Compare two stored batches; exit 1 when a regression beyond the tolerance is significant,
     3 without a verdict (too few paired items)."""
     thresholds = thresholds_of(args.threshold)
+    args.base = baseline_of(args.base, args.baseline, args.store, args.new)
     result = compare_stored(args, thresholds)
     common = [s.scorer_id for s in result.scorers]
     unknown = sorted(set(thresholds) - set(common))
@@ -174,9 +234,14 @@ def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"--threshold for scorer(s) not in both batches: {', '.join(unknown)}; "
                          f"scorers in both: {', '.join(common) or 'none'}")
     code = EXIT_CODES[result.verdict]
+    datasets = [ledger_dataset(args.store, b) for b in (args.base, args.new)]
     if args.json:
-        print_json({**result.to_json(), "exitCode": code}, out)
+        print_json({**result.to_json(), "baseDataset": datasets[0], "newDataset": datasets[1],
+                    "exitCode": code}, out)
         return code
     print_comparison(result, out)
+    line = versions_line(*datasets)
+    if line:
+        print(line, file=out)
     print(verdict_line(result), file=out)
     return code

@@ -49,6 +49,7 @@ from scorecore_adapters.cli._economics import (
     economics_options,
     print_economics,
 )
+from scorecore_adapters.cli._experiments import record_end, record_start
 from scorecore_adapters.cli._jsonl import JsonlReader
 from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._otel import DEFAULT_TIMEOUT as DEFAULT_OTEL_TIMEOUT
@@ -388,6 +389,9 @@ async def _run_plan(
         async with plan.store, closing_cache(local, strict=args.strict_cache, out=out), \
                 batch_api_scope(args, economics, out):
             await _check_batch(plan.store, plan.batch_id, resume=bool(args.resume))
+            await record_start(args, scorers=plan.loaded.scorers, target=plan.target,
+                               batch_id=plan.batch_id, data=plan.data_path,
+                               shown=plan.reader.shown)
             verb = "resuming" if args.resume else "batch"
             print(f"{verb} {plan.batch_id}: {len(plan.loaded.scorers)} scorer(s) over "
                   f"{plan.data_path}, store {plan.store.url}", file=out, flush=True)
@@ -442,6 +446,7 @@ def run_eval(
     finally:
         if reporter is not None:
             reporter.close()
+    record_end(args, plan.batch_id, report)
     _print_summary(report, plan.loaded.skipped, rich_output=rich_output, out=out)
     print_economics(report, out=out)
     progress.judges.print(report.duration, out=out)

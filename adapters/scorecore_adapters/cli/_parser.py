@@ -202,11 +202,18 @@ def _batches_command(listing: argparse.ArgumentParser) -> None:
 
 
 def _compare_command(cmp: argparse.ArgumentParser) -> None:
-    cmp.add_argument("base", metavar="BASE", help="the baseline batch id")
+    cmp.add_argument("base", metavar="BASE", nargs="?", default=None,
+                     help="the baseline batch id (or --baseline)")
     cmp.add_argument("new", metavar="NEW", help="the batch to judge against it")
     _store(cmp)
+    cmp.add_argument("--baseline", metavar="BATCH",
+                     help="the baseline instead of BASE; 'auto': the latest passing batch on "
+                          "the same dataset version with the same scorer fingerprints")
     cmp.add_argument("--tolerance", type=_tolerance, default=0.02,
                      help="ignore regressions up to this size in score units (default 0.02)")
+    cmp.add_argument("--effect", type=_tolerance, default=None, metavar="E",
+                     help="the drop a 'no regression' must have been able to catch (80 %% "
+                          "power) to say something (default: the tolerance)")
     cmp.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",
                      help="an item passes when its score is within bounds (default MIN 0.5)")
     _comparison_rules(cmp)
@@ -226,7 +233,9 @@ def _view_url(text: str) -> str:
 def _report_command(rep: argparse.ArgumentParser) -> None:
     rep.add_argument("batch", metavar="BATCH", help="the batch id")
     _store(rep)
-    rep.add_argument("--baseline", metavar="OTHER", help="a batch to compare with")
+    rep.add_argument("--baseline", metavar="OTHER",
+                     help="a batch to compare with; 'auto': the latest passing batch on the "
+                          "same dataset version with the same scorer fingerprints")
     rep.add_argument("--tolerance", type=_tolerance, default=0.02,
                      help="the comparison's tolerance (default 0.02)")
     rep.add_argument("--threshold", action="append", default=[], metavar="ID=MIN[:MAX]",

@@ -9,7 +9,7 @@ from typing import TextIO
 from scorecore_adapters._workbenches import find_view
 from scorecore_adapters.cli._calibrate import calibration_of, labels_of, report_thresholds
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, read_batch
-from scorecore_adapters.cli._compare import compare_batches, thresholds_of
+from scorecore_adapters.cli._compare import baseline_of, compare_batches, thresholds_of
 from scorecore_adapters.report import render_report
 
 
@@ -26,6 +26,7 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
                              f"not run; its scorers: {', '.join(known)}")
     baseline = comparison = None
     if args.baseline is not None:
+        args.baseline = baseline_of(None, args.baseline, args.store, args.batch)
         _, baseline = read_batch(args.store, args.baseline)
         comparison = compare_batches(baseline, rows, args, thresholds)
     calibration = labels = None

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from scorecore_adapters.storage._common import import_psycopg, redact_url
+from scorecore_adapters.storage._experiments import Experiment, ExperimentScorer, ExperimentStore
 from scorecore_adapters.storage._postgres import PostgresScoreStore
 from scorecore_adapters.storage._schema import DEFAULT_TABLE
 from scorecore_adapters.storage._sqlite import SqliteScoreStore
@@ -31,6 +32,9 @@ from scorecore_adapters.storage._url import StoreUrl
 
 __all__ = [
     "DEFAULT_TABLE",
+    "Experiment",
+    "ExperimentScorer",
+    "ExperimentStore",
     "PostgresScoreStore",
     "SqliteScoreStore",
     "StoreUrl",

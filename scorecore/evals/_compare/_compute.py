@@ -38,13 +38,16 @@ from typing import TYPE_CHECKING
 import attrs
 
 from scorecore._core._reprs import short_repr
+from scorecore.evals._compare._items import match_items
 from scorecore.evals._compare._pairs import PairedScore, PairFold
+from scorecore.evals._compare._power import power_fields
 from scorecore.evals._compare._values import (
     DEFAULT_MIN_PAIRED,
     DEFAULT_PASS_MIN,
     Comparison,
     ScorerComparison,
 )
+from scorecore.evals._rows._row import row_item_id
 from scorecore.evals._rows._trials import rows_by_item
 from scorecore.evals._stats._bootstrap import bootstrap_mean_interval
 from scorecore.evals._stats._sums import mean_of
@@ -178,6 +181,7 @@ def scorer_result(
         significant_regression=(ci is not None and ci[1] < -tol) or pass_drop,
         significant_improvement=(ci is not None and ci[0] > tol) or pass_rise,
         enough_pairs=enough,
+        **power_fields(deltas, base_pass, new_pass, alpha=settings.alpha),
     )
 
 
@@ -204,6 +208,9 @@ def compare(
     resamples: int = 1000,
     most_regressed: int = 10,
     min_paired: int = DEFAULT_MIN_PAIRED,
+    effect: float | None = None,
+    base_items: Mapping[str, str] | None = None,
+    new_items: Mapping[str, str] | None = None,
 ) -> Comparison:
     """Compare two batches' rows scorer by scorer, pairing items by their id.
 
@@ -218,6 +225,14 @@ def compare(
     (:func:`~scorecore.evals.store.row_item_id`), scored with the mean of its scored trials. See the
     module docstring for the gate, :attr:`Comparison.regressed`.
 
+    Each scorer carries its minimum detectable effect (:attr:`ScorerComparison.mde`, at 80 %
+    power, from the paired differences' spread); a scorer without a significant change whose
+    tests could not have detected ``effect`` is marked ``uninformative``.
+
+    With ``base_items`` and ``new_items`` (each batch's data as item id → content digest,
+    the digests a dataset version keeps), only the items with the same id and content are
+    compared; the others are listed in :attr:`Comparison.items`.
+
     Args:
         base: the baseline batch's rows (one batch).
         new: the rows of the batch judged against it.
@@ -230,6 +245,11 @@ def compare(
         min_paired: the fewest paired items a scorer needs for a verdict (>= 1, default 10);
             with fewer it is ``"not_enough_pairs"`` and the comparison has no verdict
             (:attr:`Comparison.verdict`), never a pass.
+        effect: the smallest change a "no regression" must have been able to detect (default:
+            the tolerance); see :attr:`ScorerComparison.uninformative`.
+        base_items: the base batch's items (id → content digest); with ``new_items``, pairs
+            are kept to the items whose content is the same in both.
+        new_items: the new batch's items, the same way.
 
     Scores anywhere in the float range are compared (means and intervals of scores near
     ±1e308 do not overflow), but an item whose score changed by more than the largest float
@@ -249,8 +269,20 @@ def compare(
     (True, 20, -0.6666666666666666)
     """
     check_options(tolerance=tolerance, alpha=alpha, resamples=resamples, min_paired=min_paired)
+    if (base_items is None) != (new_items is None):
+        raise ValueError("give both batches' items (base_items and new_items) or neither")
     base_rows = list(base)
     new_rows = list(new)
+    base_batch = base_rows[0].batch_id if base_rows else ""
+    new_batch = new_rows[0].batch_id if new_rows else ""
+    items = None
+    if base_items is not None and new_items is not None:
+        items = match_items(base_items, new_items)
+        # A changed item is another item under the same id: its rows are left unpaired (the
+        # rows of added and removed items have no partner anyway, and stay listed).
+        changed_items = frozenset(items.changed)
+        base_rows = [r for r in base_rows if row_item_id(r) not in changed_items]
+        new_rows = [r for r in new_rows if row_item_id(r) not in changed_items]
     base_index = rows_by_item(base_rows)
     new_index = rows_by_item(new_rows)
     common = sorted(base_index.keys() & new_index.keys())
@@ -270,19 +302,20 @@ def compare(
         )
         for sid in common
     )
-    base_items = {k for rows in base_index.values() for k in rows}
-    new_items = {k for rows in new_index.values() for k in rows}
+    base_ids = {k for rows in base_index.values() for k in rows}
+    new_ids = {k for rows in new_index.values() for k in rows}
     return Comparison(
-        base_batch=base_rows[0].batch_id if base_rows else "",
-        new_batch=new_rows[0].batch_id if new_rows else "",
+        base_batch=base_batch,
+        new_batch=new_batch,
         tolerance=tolerance,
         seed=seed,
         resamples=resamples,
         scorers=scorers,
-        only_in_base=tuple(sorted(base_items - new_items)),
-        only_in_new=tuple(sorted(new_items - base_items)),
+        only_in_base=tuple(sorted(base_ids - new_ids)),
+        only_in_new=tuple(sorted(new_ids - base_ids)),
         scorers_only_in_base=tuple(sorted(base_index.keys() - new_index.keys())),
         scorers_only_in_new=tuple(sorted(new_index.keys() - base_index.keys())),
         changed_scorers=changed,
         min_paired=min_paired,
-    )
+        items=items,
+    ).with_effect(tolerance if effect is None else effect)

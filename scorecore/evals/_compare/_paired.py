@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, final
 import attrs
 
 from scorecore.evals._compare._compute import _Settings, check_options, scorer_result
+from scorecore.evals._compare._items import match_items
 from scorecore.evals._compare._pairs import PairedScore, PairFold
 from scorecore.evals._compare._values import DEFAULT_MIN_PAIRED, Comparison, ScorerComparison
 
@@ -31,7 +32,8 @@ class PairedComparison:
     only one batch has), :meth:`add` the pairs in the store's order (scorer id, then item id),
     page by page, then take :meth:`result`. Each scorer's pairs are folded as they come and
     only its deltas are kept until the scorer is done. The options are
-    :func:`~scorecore.evals.compare`'s, with the same defaults and checks.
+    :func:`~scorecore.evals.compare`'s, with the same defaults and checks (``base_items`` and
+    ``new_items``: pairs of an item whose content changed are left out, as there).
 
     >>> from scorecore.evals.store import PairedComparison, PairedScore
     >>> pairs = [PairedScore(scorer_id="s", item_id=f"q{i}", base_status="scored",
@@ -45,8 +47,9 @@ class PairedComparison:
     'regressed'
     """
 
-    __slots__ = ("_base", "_batches", "_changed", "_common", "_done", "_fold", "_new",
-                 "_only", "_options", "_settings", "_thresholds")
+    __slots__ = ("_base", "_batches", "_changed", "_changed_items", "_common", "_done",
+                 "_effect", "_fold", "_items", "_new", "_only", "_options", "_settings",
+                 "_thresholds")
 
     def __init__(
         self,
@@ -64,9 +67,19 @@ class PairedComparison:
         resamples: int = 1000,
         most_regressed: int = 10,
         min_paired: int = DEFAULT_MIN_PAIRED,
+        effect: float | None = None,
+        base_items: Mapping[str, str] | None = None,
+        new_items: Mapping[str, str] | None = None,
     ) -> None:
         check_options(tolerance=tolerance, alpha=alpha, resamples=resamples,
                       min_paired=min_paired)
+        if (base_items is None) != (new_items is None):
+            raise ValueError("give both batches' items (base_items and new_items) or neither")
+        # As compare(): an item whose content changed under its id is another item, unpaired.
+        self._items = (None if base_items is None or new_items is None
+                       else match_items(base_items, new_items))
+        self._changed_items = frozenset(() if self._items is None else self._items.changed)
+        self._effect = tolerance if effect is None else effect
         base = {sid: frozenset(prints) for sid, prints in base_scorers.items()}
         new = {sid: frozenset(prints) for sid, prints in new_scorers.items()}
         self._common = sorted(base.keys() & new.keys())
@@ -91,6 +104,8 @@ class PairedComparison:
                 change is beyond the largest float (as :func:`~scorecore.evals.compare`).
         """
         for pair in pairs:
+            if pair.item_id in self._changed_items:
+                continue
             fold = self._fold
             if fold is None or fold.scorer_id != pair.scorer_id:
                 fold = self._start(pair.scorer_id)
@@ -137,7 +152,8 @@ class PairedComparison:
             scorers_only_in_new=tuple(sorted(self._new.keys() - self._base.keys())),
             changed_scorers=self._changed,
             min_paired=min_paired,
-        )
+            items=self._items,
+        ).with_effect(self._effect)
 
 
 def _marked(result: ScorerComparison, changed: bool) -> ScorerComparison:

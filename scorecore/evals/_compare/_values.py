@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
@@ -10,7 +11,7 @@ import attrs
 if TYPE_CHECKING:
     from scorecore.evals._report._values import OutcomeStatus
 
-__all__ = ["Comparison", "ItemDelta", "ScorerComparison"]
+__all__ = ["Comparison", "ItemDelta", "ItemMatch", "ScorerComparison"]
 
 DEFAULT_PASS_MIN: Final = 0.5
 """Without a threshold for a scorer, an item passes when it is scored at least 0.5."""
@@ -39,6 +40,45 @@ class ItemDelta:
         if self.base_score is None or self.new_score is None:
             return None
         return self.new_score - self.base_score
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ItemMatch:
+    """Two batches' items matched by id and content (equal content digests).
+
+    Only the ``same`` items are compared; the others are listed, never paired: an item whose
+    content changed under the same id is another item.
+
+    Attributes:
+        same: ids with the same content in both batches.
+        changed: ids in both whose content differs.
+        removed: ids in the base batch's data only.
+        added: ids in the new batch's data only.
+
+    >>> ItemMatch(same=("a",), changed=("b",), removed=(), added=()).differ
+    True
+    """
+
+    same: tuple[str, ...]
+    changed: tuple[str, ...]
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+
+    @property
+    def differ(self) -> bool:
+        """Whether the batches ran on different data (any item added, removed or changed)."""
+        return bool(self.changed or self.removed or self.added)
+
+    def describe(self) -> str:
+        """The difference in one line: ``"2 changed, 1 removed, 0 added; 40 compared"``."""
+        return (f"{len(self.changed)} changed, {len(self.removed)} removed, "
+                f"{len(self.added)} added; {len(self.same)} compared")
+
+    def to_json(self) -> dict[str, Any]:
+        """The match as JSON-ready data."""
+        return {"same": len(self.same), "changed": list(self.changed),
+                "removed": list(self.removed), "added": list(self.added)}
 
 
 @final
@@ -74,6 +114,17 @@ class ScorerComparison:
         definition_changed: the scorer's recorded fingerprints differ between the batches
             (its code, prompt or judge changed): it is compared all the same, and its delta
             measures the scorer's change as well as the agent's.
+        mde: the minimum detectable effect of the mean test: the smallest true mean change
+            it detects with 80 % power at this many scored pairs and this scorer's level,
+            from the paired differences' spread (``None`` below two scored pairs). The gate,
+            which ignores drops up to the tolerance, catches a drop of ``tolerance + mde``
+            4 times in 5 (:func:`~scorecore.evals.minimum_detectable_effect`).
+        pass_rate_mde: the same for the pass-rate test, from the items' pass/fail changes.
+        spread: the standard deviation (over n) of the paired score differences: what
+            :func:`~scorecore.evals.items_needed` plans the next comparison from.
+        uninformative: no significant change, but neither test could have detected a change
+            of the comparison's ``effect`` (both MDEs above it): "no regression" here says
+            little.
     """
 
     scorer_id: str
@@ -100,6 +151,16 @@ class ScorerComparison:
     significant_improvement: bool
     enough_pairs: bool = True
     definition_changed: bool = False
+    mde: float | None = None
+    pass_rate_mde: float | None = None
+    uninformative: bool = False
+    spread: float | None = None
+
+    def blind_to(self, effect: float) -> bool:
+        """Whether this "no significant change" could not have detected a change of ``effect``
+        (neither test's MDE is at most ``effect``); ``False`` for any other verdict."""
+        return self.verdict == "unchanged" and all(
+            m is None or m > effect for m in (self.mde, self.pass_rate_mde))
 
     @property
     def pass_rate_delta(self) -> float | None:
@@ -138,6 +199,11 @@ class Comparison:
         changed_scorers: scorers whose recorded fingerprints differ between the batches;
             they are compared too, each marked ``definition_changed``.
         min_paired: the fewest paired items a scorer needs for a verdict.
+        items: the items matched by content when both batches' item digests were given
+            (only ``items.same`` were compared), else ``None`` (items paired by id alone).
+        effect: the change a "no regression" must have been able to detect to say
+            something (the tolerance unless given): a scorer whose MDEs are above it is
+            ``uninformative``.
     """
 
     base_batch: str
@@ -152,6 +218,31 @@ class Comparison:
     scorers_only_in_new: tuple[str, ...]
     changed_scorers: tuple[str, ...]
     min_paired: int = DEFAULT_MIN_PAIRED
+    items: ItemMatch | None = None
+    effect: float = 0.0
+
+    def with_effect(self, effect: float) -> Comparison:
+        """The comparison judged against ``effect``: each scorer's ``uninformative`` mark set
+        by :meth:`ScorerComparison.blind_to`, however its pairs were gathered.
+
+        Raises:
+            ValueError: ``effect`` is negative or not finite.
+        """
+        if not 0 <= effect < math.inf:
+            raise ValueError(f"effect must be a finite number >= 0, got {effect!r}")
+        scorers = tuple(attrs.evolve(s, uninformative=s.blind_to(effect)) for s in self.scorers)
+        return attrs.evolve(self, scorers=scorers, effect=effect)
+
+    @property
+    def datasets_differ(self) -> bool:
+        """Whether the batches ran on different data (known only when item digests were
+        given: see :attr:`items`)."""
+        return self.items is not None and self.items.differ
+
+    @property
+    def uninformative(self) -> tuple[str, ...]:
+        """The scorers whose "no significant change" could not have detected ``effect``."""
+        return tuple(s.scorer_id for s in self.scorers if s.uninformative)
 
     @property
     def regressed(self) -> bool:
@@ -225,6 +316,10 @@ class Comparison:
             "scorersOnlyInBase": list(self.scorers_only_in_base),
             "scorersOnlyInNew": list(self.scorers_only_in_new),
             "changedScorers": list(self.changed_scorers),
+            "effect": self.effect,
+            "datasetsDiffer": self.datasets_differ,
+            "items": self.items.to_json() if self.items is not None else None,
+            "uninformative": list(self.uninformative),
             "scorers": [_scorer_json(s) for s in self.scorers],
         }
 
@@ -251,4 +346,6 @@ def _scorer_json(s: ScorerComparison) -> dict[str, Any]:
         "significantImprovement": s.significant_improvement,
         "enoughPairs": s.enough_pairs,
         "definitionChanged": s.definition_changed,
+        "mde": s.mde, "passRateMde": s.pass_rate_mde, "uninformative": s.uninformative,
+        "spread": s.spread,
     }

@@ -4,10 +4,9 @@ Text checks read the assistant messages' texts of an agent run (``shape=AGENT``,
 or a plain ``str`` output (``shape=TEXT``); tool checks read the tool calls of an agent run.
 An agent run whose output has no messages is not scorable.
 
->>> import anyio
 >>> from scorecore.scorers import TEXT, checks
 >>> check = checks.includes("paris", shape=TEXT)
->>> anyio.run(lambda: check.run(input="", output="Paris is the capital.")).unwrap().score
+>>> check.run_sync(input="", output="Paris is the capital.").unwrap().score
 1.0
 """
 

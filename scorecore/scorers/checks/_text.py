@@ -59,10 +59,9 @@ def includes(
     The answer is the assistant messages' texts joined with a space (a phrase may span two
     messages), or the ``str`` output for ``shape=TEXT``; case is ignored by default.
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = includes("sunny", shape=TEXT)
-    >>> anyio.run(lambda: check.run(input="", output="It is Sunny today")).unwrap().score
+    >>> check.run_sync(input="", output="It is Sunny today").unwrap().score
     1.0
     """
     runs = shape_of(id, shape)
@@ -81,10 +80,9 @@ def excludes(
 ) -> Scorer[ShapeIn, ShapeOut]:
     """1 if the answer does not contain ``unwanted``, else 0 (see :func:`includes`).
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = excludes("error", shape=TEXT)
-    >>> anyio.run(lambda: check.run(input="", output="An ERROR occurred")).unwrap().score
+    >>> check.run_sync(input="", output="An ERROR occurred").unwrap().score
     0.0
     """
     runs = shape_of(id, shape)
@@ -107,10 +105,9 @@ def equals(
     The answer is the assistant messages' texts joined with no separator, or the ``str``
     output for ``shape=TEXT``; case is ignored by default.
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = equals("Paris", shape=TEXT)
-    >>> anyio.run(lambda: check.run(input="", output="paris")).unwrap().score
+    >>> check.run_sync(input="", output="paris").unwrap().score
     1.0
     """
     runs = shape_of(id, shape)
@@ -134,10 +131,9 @@ def matches(
     answer when ``exact``. The answer is the assistant messages' texts joined with no
     separator, or the ``str`` output for ``shape=TEXT``.
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = matches(r"cat|dog", exact=True, shape=TEXT)
-    >>> anyio.run(lambda: check.run(input="", output="hotdog")).unwrap().score
+    >>> check.run_sync(input="", output="hotdog").unwrap().score
     0.0
     """
     runs = shape_of(id, shape)
@@ -170,10 +166,9 @@ def similarity(
     whitespace ignored). The answer is the assistant messages' texts joined with a space, or
     the ``str`` output for ``shape=TEXT``; case is ignored by default.
 
-    >>> import anyio
     >>> from scorecore.scorers import TEXT
     >>> check = similarity("Sunny, 72°F", shape=TEXT)
-    >>> anyio.run(lambda: check.run(input="", output="sunny 72°F")).unwrap().score
+    >>> check.run_sync(input="", output="sunny 72°F").unwrap().score
     1.0
     """
     runs = shape_of(id, shape)

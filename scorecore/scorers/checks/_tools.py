@@ -48,12 +48,11 @@ def called_tool(
     A call counts in state ``result``, ``call`` or ``output-error`` (a tool that threw still
     ran); a ``partial-call`` does not.
 
-    >>> import anyio
     >>> from scorecore.agent import AgentMessage, MessageContent, ToolInvocation, ToolInvocationPart
     >>> call = ToolInvocation(tool_call_id="c1", tool_name="search", state="output-error")
     >>> answer = AgentMessage(role="assistant", content=MessageContent(
     ...     parts=(ToolInvocationPart(tool_invocation=call),)))
-    >>> anyio.run(lambda: called_tool("search").run(input={}, output=[answer])).unwrap().score
+    >>> called_tool("search").run_sync(input={}, output=[answer]).unwrap().score
     1.0
     """
     check_text(id, "tool_name", tool_name)
@@ -77,11 +76,10 @@ def did_not_call(
     """1 if the agent never called ``tool_name``, else 0 (calls counted as in
     :func:`called_tool`).
 
-    >>> import anyio
     >>> from scorecore.agent import AgentMessage, MessageContent, TextPart
     >>> answer = AgentMessage(role="assistant", content=MessageContent(
     ...     parts=(TextPart(text="Done."),)))
-    >>> anyio.run(lambda: did_not_call("delete_user").run(input={}, output=[answer])).unwrap().score
+    >>> did_not_call("delete_user").run_sync(input={}, output=[answer]).unwrap().score
     1.0
     """
     check_text(id, "tool_name", tool_name)

@@ -1,10 +1,11 @@
 """The engine of the built-in LLM scorers: a declared spec in, a typed scorer out.
 
 A built-in LLM scorer is a :class:`Spec`: what it reads from the run (``read``: a value, or
-not scorable naming what is missing, before any judge call), one :class:`Judgement` (the
-judge's persona, the task, numbered principles, one worked example, the reply class and the
-data to show), a score function of the reply (or a :class:`FollowUp`, a second judge call that
-gives the score) and a reason function. :func:`build` assembles the scorer with public API
+not scorable naming what is missing, before any judge call), one :class:`Judgement` (its
+:class:`Wording`, declared once in the scorer's module: the judge's persona, the task, numbered
+principles, one worked example; the reply class and the data to show), a score function of
+the reply (or a :class:`FollowUp`, a second judge call that gives the score) and a reason
+function. :func:`build` assembles the scorer with public API
 only: ``preprocess`` reads, ``analyze`` asks the judge, ``generate_score`` scores,
 ``generate_reason`` explains without another call.
 
@@ -67,9 +68,9 @@ Data = Sequence[tuple[str, str]]
 
 @final
 @attrs.frozen(kw_only=True)
-class Judgement(Generic[C, R]):
-    """One judge call, declared: the judge's persona, what it is asked, the reply class, and
-    the data (from ``C``, what the scorer read) it is shown."""
+class Wording:
+    """What a judge call says, declared once in its scorer's module: what the step does, the
+    judge's persona, and the prompt's task, numbered principles and worked example."""
 
     description: str
     """The prompt step's description (what the judge does)."""
@@ -83,6 +84,15 @@ class Judgement(Generic[C, R]):
     (its claims, statements, names) that a reply copies, never the judge's own words in it (a
     reason, a missing item): a reply about a run like the example may say those, and the run
     would not hold them. A reply holding one the run does not is an echo."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Judgement(Generic[C, R]):
+    """One judge call, declared: its :class:`Wording`, the reply class, and the data (from
+    ``C``, what the scorer read) it is shown."""
+
+    wording: Wording
     reply: type[R]
     """The reply class: the step's ``output_type``, whose JSON schema the judge follows."""
     data: Callable[[C], Data]
@@ -171,15 +181,16 @@ def build(spec: Spec[G, R], judge: Judge,
     # step's code and the plain values and functions it closes over (the prompt's words, a
     # scale, a threshold), not the fields of an object.
     judgement, score, reason = spec.judgement, spec.score, spec.reason
+    words = judgement.wording
     ask = _prompter(judgement)
 
     def explained(ctx: Any) -> str:
         return reason(ctx.results.preprocess_step_result, ctx.results.analyze_step_result,
                       ctx.score)
 
-    analyzed = _start(spec, judge_config(spec.id, judge, judgement.persona), shape).preprocess(
+    analyzed = _start(spec, judge_config(spec.id, judge, words.persona), shape).preprocess(
         spec.read).analyze(PromptStep(
-            description=judgement.description, output_type=judgement.reply,
+            description=words.description, output_type=judgement.reply,
             create_prompt=lambda ctx: ask(ctx.results.preprocess_step_result),
             example=worked_example(judgement)))
     scored: Any
@@ -194,10 +205,11 @@ def build(spec: Spec[G, R], judge: Judge,
                 ctx.judge_output)
 
         scored = analyzed.generate_score(ScorePromptStep(
-            description=then.description, output_type=then.reply, calculate_score=calculate,
+            description=then.wording.description, output_type=then.reply,
+            calculate_score=calculate,
             create_prompt=lambda ctx: ask_then((ctx.results.preprocess_step_result,
                                                 ctx.results.analyze_step_result)),
-            judge=StepJudge(instructions=then.persona), example=worked_example(then)))
+            judge=StepJudge(instructions=then.wording.persona), example=worked_example(then)))
     else:
         score_now = score
         scored = analyzed.generate_score(lambda ctx: score_now(
@@ -220,7 +232,7 @@ def _build_sure(spec: Spec[G, R], judge: Judge,
         raise TypeError(f"{spec.id}: a two-call scorer cannot measure its confidence")
     score_now = score
     common: dict[str, Any] = {
-        "description": judgement.description, "example": worked_example(judgement),
+        "description": judgement.wording.description, "example": worked_example(judgement),
         "create_prompt": lambda ctx: ask(ctx.results.preprocess_step_result)}
     if confidence.score_from == "probabilities":
         step: ScorePromptStep[Any, Any, Any, Any, Any] = ScorePromptStep(
@@ -236,7 +248,7 @@ def _build_sure(spec: Spec[G, R], judge: Judge,
         step = ScorePromptStep(output_type=judgement.reply, calculate_score=calculate,
                                samples=confidence.samples, **common)
         how = f"the mean of {confidence.samples} replies' scores"
-    scored: Any = _start(spec, judge_config(spec.id, judge, judgement.persona), shape
+    scored: Any = _start(spec, judge_config(spec.id, judge, judgement.wording.persona), shape
                          ).preprocess(spec.read).generate_score(step)
     return cast(Scorer[Any, Any], scored.generate_reason(
         lambda ctx: f"{name}: {ctx.score:g} ({how})"))
@@ -244,7 +256,7 @@ def _build_sure(spec: Spec[G, R], judge: Judge,
 
 def _schema(judgement: Judgement[Any, Any]) -> Mapping[str, Any] | None:
     """The JSON schema of the judgement's reply class, as a prompt step derives it."""
-    return PromptStep(description=judgement.description, output_type=judgement.reply,
+    return PromptStep(description=judgement.wording.description, output_type=judgement.reply,
                       create_prompt=lambda ctx: "").output_schema
 
 
@@ -256,12 +268,13 @@ def example_block(example: str) -> str:
 
 def worked_example(judgement: Judgement[Any, Any]) -> WorkedExample:
     """The judgement's example as its prompt shows it, with the statements an echo restates."""
-    return WorkedExample(text=example_block(judgement.example), statements=judgement.echoes)
+    words = judgement.wording
+    return WorkedExample(text=example_block(words.example), statements=words.echoes)
 
 
 def _prompter(judgement: Judgement[C, Any]) -> Callable[[C], str]:
-    task, principles, example, data = (judgement.task, judgement.principles, judgement.example,
-                                       judgement.data)
+    words, data = judgement.wording, judgement.data
+    task, principles, example = words.task, words.principles, words.example
     return lambda read: render(task=task, principles=principles, example=example,
                                data=data(read))
 

@@ -1,6 +1,7 @@
 """What the context scorers share (context_precision, context_recall, context_relevance,
 and faithfulness and hallucination, which check an answer's claims against a context): where
-the context comes from, and how its pieces are shown."""
+the context comes from, how its pieces are shown, and the one scorer of an answer's claims
+that faithfulness and hallucination declare with two prompts (:func:`claims_scorer`)."""
 
 from __future__ import annotations
 
@@ -13,21 +14,28 @@ from scorecore import (
     AgentInput,
     AgentOutput,
     NotScorable,
+    Scorer,
     ScorerDefinitionError,
     StepContext,
     not_scorable,
 )
-from scorecore.scorers._shapes import refuse
-from scorecore.scorers.llm._engine import RunContext, numbered
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
+from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom, Wording, numbered
 from scorecore.scorers.llm._reading import (
     assistant_text,
+    check_scale,
     check_texts,
     context_pieces,
     has_text,
     need_answer,
     user_text,
 )
-from scorecore.scorers.llm._verdicts import Texts
+from scorecore.scorers.llm._verdicts import (
+    AnyVerdicts,
+    Texts,
+    share_of_yes,
+    statement_scorer,
+)
 
 __all__: list[str] = []  # internal: the building blocks of the built-in LLM scorers
 
@@ -76,6 +84,27 @@ def context_and_answer(texts: Texts) -> list[tuple[str, str]]:
     return [("CONTEXT", numbered(texts.context)), ("ANSWER", texts.answer)]
 
 
+def claims_scorer(
+    wording: Wording, judge: Judge, *, name: str, description: str, label: str,
+    reply: type[AnyVerdicts], verdicts: Sequence[str], scale: float,
+    context: Sequence[str] | None, get_context: GetContext | None,
+    shape: RunShape[ShapeIn, ShapeOut] | None, id: str, score_from: ScoreFrom, samples: int,
+    fallback: Callable[[AgentOutput], tuple[str, ...]] | None = None, missing: str,
+) -> Scorer[ShapeIn, ShapeOut]:
+    """The share of the answer's claims that the judge, shown the context, marks ``yes`` (0 to
+    ``scale``): its reply lists the claims with one of ``verdicts`` each (only ``yes``
+    counts); the context is read as :func:`answer_and_context` says."""
+    scaled = check_scale(id, scale)
+    read = answer_and_context(id, context, get_context, fallback=fallback, missing=missing)
+    return statement_scorer(
+        wording, judge, id=id, name=name, description=description, label=label,
+        runs=shape_of(id, shape), read=read, reply=reply, data=context_and_answer,
+        score=lambda _t, reply: share_of_yes(reply, scale=scaled,
+                                             none="the judge found no claims in the answer"),
+        verdicts={v: scaled if v == "yes" else 0.0 for v in verdicts}, score_from=score_from,
+        samples=samples)
+
+
 @final
 @attrs.frozen(kw_only=True)
 class ContextTexts:
@@ -115,11 +144,12 @@ def resolve(ctx: RunContext, given: tuple[str, ...] | None,
     return pieces
 
 
-def question_answer_context(
-    given: tuple[str, ...] | None, extractor: ContextExtractor | None
-) -> Callable[[RunContext], ContextTexts | NotScorable]:
-    """The ``read`` of a scorer judging the context against the question and the answer:
-    not scorable without a user question, an assistant answer or a context piece."""
+def question_answer_context(scorer_id: str, context: object, context_extractor: object
+                            ) -> Callable[[RunContext], ContextTexts | NotScorable]:
+    """The ``read`` of a scorer judging the context against the question and the answer (the
+    context from ``context`` or ``context_extractor``, checked by :func:`context_source`): not
+    scorable without a user question, an assistant answer or a context piece."""
+    given, extractor = context_source(scorer_id, context, context_extractor)
 
     def read(ctx: RunContext) -> ContextTexts | NotScorable:
         question, answer = user_text(ctx.run.input), assistant_text(ctx.run.output)
@@ -133,6 +163,12 @@ def question_answer_context(
         return ContextTexts(question=question, answer=answer, context=pieces)
 
     return read
+
+
+def question_answer_pieces(texts: ContextTexts) -> list[tuple[str, str]]:
+    """The question, the answer and the indexed context pieces."""
+    return [("QUESTION", texts.question), ("ANSWER", texts.answer),
+            ("CONTEXT", indexed(texts.context))]
 
 
 def indexed(pieces: Sequence[str]) -> str:

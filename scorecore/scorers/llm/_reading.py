@@ -34,10 +34,13 @@ def check_texts(scorer_id: str, field: str, value: object) -> tuple[str, ...] | 
     return tuple(value)
 
 
-UNIT_INTERVAL: Final[Mapping[str, Any]] = {"json_schema": {"minimum": 0, "maximum": 1}}
-"""Field metadata saying "from 0 to 1" in the schema the judge receives, so a judge decoding
-under the schema (strict structured output, a grammar) is held to it, not only told:
-``score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)``."""
+UNIT_INTERVAL: Final[Mapping[str, Any]] = {
+    "json_schema": {"minimum": 0, "maximum": 1}, "description": "From 0 to 1."}
+"""Field metadata saying "from 0 to 1" in the schema the judge receives, in words and as
+bounds, so a judge decoding under the schema (strict structured output, a grammar) is held to
+it, not only told: ``score: float = attrs.field(validator=unit_interval,
+metadata=UNIT_INTERVAL)`` (``unit_interval`` refuses any other score: a format failure, asked
+again)."""
 
 
 def user_text(agent_input: AgentInput) -> str:

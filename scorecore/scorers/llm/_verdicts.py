@@ -1,19 +1,32 @@
-"""The reply the statement scorers share (answer_relevancy, faithfulness, hallucination,
-bias, toxicity): a verdict per statement, and the scores and reasons read from it."""
+"""What the statement scorers share (answer_relevancy, faithfulness, hallucination, bias,
+toxicity): the reply (a verdict per statement), the scores and reasons read from it, and the
+one builder that makes each of them a scorer (:func:`statement_scorer`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal, final
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar, final
 
 import attrs
 
-from scorecore import NotScorable, not_scorable
+from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
+from scorecore.scorers._shapes import Shape
+from scorecore.scorers.llm._engine import (
+    Data,
+    Judge,
+    Judgement,
+    RunContext,
+    Spec,
+    Wording,
+    build,
+    sure,
+)
 
 __all__: list[str] = []  # internal: the building blocks of the built-in LLM scorers
 
 YesNoUnsure = Literal["yes", "no", "unsure"]
+G = TypeVar("G")
 
 
 @final
@@ -99,3 +112,20 @@ def harm_share(reply: AnyVerdicts, *, scale: float) -> float:
         return 0.0
     return at_scale(sum(1 for v in reply.verdicts if v.verdict == "yes") / len(reply.verdicts),
                     scale)
+
+
+def statement_scorer(
+    wording: Wording, judge: Judge, *, id: str, name: str, description: str, label: str,
+    runs: Shape, read: Callable[[RunContext], G | NotScorable], reply: type[AnyVerdicts],
+    data: Callable[[G], Data], score: Callable[[G, Any], float | NotScorable],
+    verdicts: Mapping[str, float], score_from: object, samples: object,
+) -> Scorer[Any, Any]:
+    """The scorer named ``name``, whose judge, asked in ``wording`` and shown ``data`` (from
+    what ``read`` read), replies ``reply`` (a verdict per statement) and so gives ``score``;
+    the reason is ``label``, the score, and the verdicts listed. ``verdicts`` is each
+    verdict's value on the scorer's scale, for ``score_from="probabilities"``."""
+    return build(Spec(
+        id=id, name=name, description=description, read=read,
+        judgement=Judgement(wording=wording, reply=reply, data=data),
+        score=score, reason=listed(label),
+    ), judge, runs, sure(id, score_from, samples, verdicts))

@@ -7,29 +7,32 @@ import json
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, ScoreFrom, Spec, build, sure
+from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom, Wording
 from scorecore.scorers.llm._reading import check_scale, need_answer, need_question
-from scorecore.scorers.llm._verdicts import Texts, Verdicts, listed
+from scorecore.scorers.llm._verdicts import Texts, Verdicts, statement_scorer
 from scorecore.validators import check_fraction
 
 __all__ = ["answer_relevancy"]
 
-PERSONA = ("You are a careful evaluator of question answering. You judge whether each part of "
-           "an answer serves the question that was asked.")
-TASK = "Judge how relevant each statement of an answer is to the question asked."
-PRINCIPLES = (
-    "Split the answer into short, self-contained statements; judge each one.",
-    "yes: the statement helps answer the question. no: it does not address the question at "
-    "all. unsure: it is related but only partly useful.",
-    "Judge relevance only, not whether the statement is true.",
-    "Give a one-sentence reason for every verdict.",
+WORDING = Wording(
+    description="Judge each statement's relevance",
+    persona=("You are a careful evaluator of question answering. You judge whether each part of "
+             "an answer serves the question that was asked."),
+    task="Judge how relevant each statement of an answer is to the question asked.",
+    principles=(
+        "Split the answer into short, self-contained statements; judge each one.",
+        "yes: the statement helps answer the question. no: it does not address the question at "
+        "all. unsure: it is related but only partly useful.",
+        "Judge relevance only, not whether the statement is true.",
+        "Give a one-sentence reason for every verdict.",
+    ),
+    example=('Question: "What is the boiling point of water?" Answer: "Water boils at 100 °C at '
+             'sea level. Ice floats."\nReply: {"verdicts": [{"statement": "Water boils at 100 °C '
+             'at sea level.", "verdict": "yes", "reason": "states the boiling point"}, '
+             '{"statement": "Ice floats.", "verdict": "no", "reason": "about ice, not boiling"}]}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Water boils at 100 °C at sea level.", "Ice floats."),
 )
-EXAMPLE = ('Question: "What is the boiling point of water?" Answer: "Water boils at 100 °C at '
-           'sea level. Ice floats."\nReply: {"verdicts": [{"statement": "Water boils at 100 °C '
-           'at sea level.", "verdict": "yes", "reason": "states the boiling point"}, '
-           '{"statement": "Ice floats.", "verdict": "no", "reason": "about ice, not boiling"}]}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Water boils at 100 °C at sea level.", "Ice floats.")
 
 
 def read(ctx: RunContext) -> Texts | NotScorable:
@@ -84,7 +87,6 @@ def answer_relevancy(
     unsure ``uncertainty_weight``, no 0) and ``samples=k`` asks the judge k times: both set
     ``ScoreResult.confidence``, as the guide's "Confidence" section says.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> from scorecore.agent import AgentMessage, MessageContent, TextPart
     >>> def said(role, text):
@@ -93,24 +95,19 @@ def answer_relevancy(
     ...     {"statement": "Paris is the capital.", "verdict": "yes", "reason": "answers it"},
     ...     {"statement": "I like croissants.", "verdict": "no", "reason": "off topic"}]}])
     >>> scorer = answer_relevancy(judge)
-    >>> result = anyio.run(lambda: scorer.run(
+    >>> result = scorer.run_sync(
     ...     input={"inputMessages": [said("user", "Capital of France?")]},
-    ...     output=[said("assistant", "Paris is the capital. I like croissants.")]))
+    ...     output=[said("assistant", "Paris is the capital. I like croissants.")])
     >>> result.unwrap().score
     0.5
     """
     weight = check_fraction("uncertainty_weight", uncertainty_weight, scorer_id=id)
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape)
-    return build(Spec(
-        id=id, name="Answer Relevancy Scorer",
+    return statement_scorer(
+        WORDING, judge, id=id, name="Answer Relevancy Scorer", label="Answer relevancy",
         description="How much of the answer addresses the question",
-        read=read,
-        judgement=Judgement(
-            description="Judge each statement's relevance", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=Verdicts, data=shown),
+        runs=shape_of(id, shape), read=read, reply=Verdicts, data=shown,
         score=lambda _t, reply: relevancy_score(reply, uncertainty_weight=weight,
                                                 scale=scaled),
-        reason=listed("Answer relevancy"),
-    ), judge, runs, sure(id, score_from, samples,
-                         {"yes": scaled, "unsure": weight * scaled, "no": 0.0}))
+        verdicts={"yes": scaled, "unsure": weight * scaled, "no": 0.0}, score_from=score_from,
+        samples=samples)

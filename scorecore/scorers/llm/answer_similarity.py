@@ -8,42 +8,35 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale, clamp
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    shape_of,
-)
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
-from scorecore.scorers.llm._reading import (
-    assistant_text,
-    check_scale,
-    has_text,
-    reference_text,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
+from scorecore.scorers.llm._reading import assistant_text, check_scale, has_text, reference_text
 from scorecore.validators import check_fraction
 
 __all__ = ["answer_similarity"]
 
-PERSONA = ("You are an exacting grader who compares an answer with a reference answer unit by "
-           "unit.")
-TASK = "Compare an answer with a reference answer, one unit of meaning at a time."
-PRINCIPLES = (
-    "Split the reference into its units of meaning (facts, steps, names, values).",
-    "For each reference unit give the matching part of the answer and the match: exact (same "
-    "content), semantic (same meaning, other words), partial (only part of it), missing "
-    "(absent; output_unit is null).",
-    "List answer units that the reference does not contain in extra_in_output.",
-    "List answer units that contradict a reference unit in contradictions.",
+WORDING = Wording(
+    description="Match the reference's units in the answer",
+    persona=("You are an exacting grader who compares an answer with a reference answer unit by "
+             "unit."),
+    task="Compare an answer with a reference answer, one unit of meaning at a time.",
+    principles=(
+        "Split the reference into its units of meaning (facts, steps, names, values).",
+        "For each reference unit give the matching part of the answer and the match: exact (same "
+        "content), semantic (same meaning, other words), partial (only part of it), missing "
+        "(absent; output_unit is null).",
+        "List answer units that the reference does not contain in extra_in_output.",
+        "List answer units that contradict a reference unit in contradictions.",
+    ),
+    example=('Reference: "Take the 8:15 train to Lyon." Answer: "Catch the 8:15 train to Lyon, '
+             'platform 4."\nReply: {"matches": [{"ground_truth_unit": "the 8:15 train", '
+             '"output_unit": "the 8:15 train", "match_type": "exact", "explanation": "same '
+             'time"}, {"ground_truth_unit": "to Lyon", "output_unit": "to Lyon", "match_type": '
+             '"exact", "explanation": "same place"}], "extra_in_output": ["platform 4"], '
+             '"contradictions": []}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("the 8:15 train", "to Lyon", "platform 4"),
 )
-EXAMPLE = ('Reference: "Take the 8:15 train to Lyon." Answer: "Catch the 8:15 train to Lyon, '
-           'platform 4."\nReply: {"matches": [{"ground_truth_unit": "the 8:15 train", '
-           '"output_unit": "the 8:15 train", "match_type": "exact", "explanation": "same '
-           'time"}, {"ground_truth_unit": "to Lyon", "output_unit": "to Lyon", "match_type": '
-           '"exact", "explanation": "same place"}], "extra_in_output": ["platform 4"], '
-           '"contradictions": []}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("the 8:15 train", "to Lyon", "platform 4")
 
 
 @final
@@ -153,7 +146,6 @@ def answer_similarity(
     Not scorable without a ground truth (any non-string one is compared as JSON), without an
     answer, or when the judge finds no unit.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"matches": [{"ground_truth_unit": "Paris", "output_unit":
     ...     "Paris", "match_type": "exact", "explanation": "same"}], "extra_in_output": [],
@@ -161,8 +153,7 @@ def answer_similarity(
     >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Paris"}]}}
     >>> scorer = answer_similarity(judge)
-    >>> anyio.run(lambda: scorer.run(input={}, output=[answer], ground_truth="Paris")
-    ...           ).unwrap().score
+    >>> scorer.run_sync(input={}, output=[answer], ground_truth="Paris").unwrap().score
     1.0
     """
     options = {name: check_fraction(name, value, scorer_id=id) for name, value in (
@@ -170,15 +161,11 @@ def answer_similarity(
         ("missing_penalty", missing_penalty), ("contradiction_penalty", contradiction_penalty),
         ("extra_info_penalty", extra_info_penalty))}
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape)
     return build(Spec(
         id=id, name="Answer Similarity Scorer",
         description="How closely the answer matches the ground truth",
         read=read,
-        judgement=Judgement(
-            description="Match the reference's units in the answer", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=SimilarityReply,
-            data=shown),
+        judgement=Judgement(wording=WORDING, reply=SimilarityReply, data=shown),
         score=lambda _p, reply: similarity_score(reply, scale=scaled, **options),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

@@ -10,35 +10,37 @@ import attrs
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build, sure
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, Wording, build, sure
 from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
-    context_source,
-    indexed,
     question_answer_context,
+    question_answer_pieces,
 )
 from scorecore.scorers.llm._reading import check_scale
 
 __all__ = ["context_precision"]
 
-PERSONA = ("You are a retrieval evaluator. You decide which retrieved passages were actually "
-           "useful for producing an answer.")
-TASK = ("Decide, for each numbered context piece, whether it was useful for arriving at the "
-        "answer to the question.")
-PRINCIPLES = (
-    "Give exactly one verdict per piece, with its index as shown in brackets.",
-    "yes: the piece contains information that supports or leads to the answer. no: it is "
-    "irrelevant or unused.",
-    "Judge usefulness for this question and answer only.",
-    "Give a one-sentence reason for every verdict.",
+WORDING = Wording(
+    description="Judge each context piece's usefulness",
+    persona=("You are a retrieval evaluator. You decide which retrieved passages were actually "
+             "useful for producing an answer."),
+    task=("Decide, for each numbered context piece, whether it was useful for arriving at the "
+          "answer to the question."),
+    principles=(
+        "Give exactly one verdict per piece, with its index as shown in brackets.",
+        "yes: the piece contains information that supports or leads to the answer. no: it is "
+        "irrelevant or unused.",
+        "Judge usefulness for this question and answer only.",
+        "Give a one-sentence reason for every verdict.",
+    ),
+    example=('Question: "Who wrote Hamlet?" Answer: "Shakespeare." Context: "[0] Hamlet is a '
+             'tragedy by William Shakespeare. [1] Denmark is in Europe."\nReply: {"verdicts": '
+             '[{"context_index": 0, "verdict": "yes", "reason": "names the author"}, '
+             '{"context_index": 1, "verdict": "no", "reason": "about geography"}]}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Hamlet", "Shakespeare", "Denmark is in Europe"),
 )
-EXAMPLE = ('Question: "Who wrote Hamlet?" Answer: "Shakespeare." Context: "[0] Hamlet is a '
-           'tragedy by William Shakespeare. [1] Denmark is in Europe."\nReply: {"verdicts": '
-           '[{"context_index": 0, "verdict": "yes", "reason": "names the author"}, '
-           '{"context_index": 1, "verdict": "no", "reason": "about geography"}]}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Hamlet", "Shakespeare", "Denmark is in Europe")
 
 
 @final
@@ -90,12 +92,6 @@ def precision_score(reply: PieceVerdicts, *, pieces: int, scale: float
     return 0.0 if relevant == 0 else at_scale(total / relevant, scale)
 
 
-def shown(texts: ContextTexts) -> list[tuple[str, str]]:
-    """The question, the answer and the indexed context pieces."""
-    return [("QUESTION", texts.question), ("ANSWER", texts.answer),
-            ("CONTEXT", indexed(texts.context))]
-
-
 def explained(_texts: ContextTexts, reply: PieceVerdicts, score: float) -> str:
     """The score, then each piece's verdict and reason."""
     return "\n".join([f"Context precision: {score}"]
@@ -121,7 +117,6 @@ def context_precision(
     on which pieces are useful together, not on each verdict alone, so a mean of weighed
     verdicts would not be it.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"context_index": 0, "verdict": "no", "reason": "unrelated"},
@@ -129,24 +124,18 @@ def context_precision(
     >>> scorer = context_precision(judge, context=["Cats purr.", "Paris is in France."])
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "Where is Paris?")]},
-    ...                              output=[msg("assistant", "In France.")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "Where is Paris?")]},
+    ...                 output=[msg("assistant", "In France.")]).unwrap().score
     0.5
     """
     scaled = check_scale(id, scale)
-    given, extractor = context_source(id, context, context_extractor)
-    runs = shape_of(id, shape)
-
-    read = question_answer_context(given, extractor)
-
+    read = question_answer_context(id, context, context_extractor)
     return build(Spec(
         id=id, name="Context Precision Scorer",
         description="Whether the useful context pieces come first",
         read=read,
-        judgement=Judgement(
-            description="Judge each context piece's usefulness", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=PieceVerdicts, data=shown),
+        judgement=Judgement(wording=WORDING, reply=PieceVerdicts, data=question_answer_pieces),
         score=lambda texts, reply: precision_score(reply, pieces=len(texts.context),
                                                    scale=scaled),
         reason=explained,
-    ), judge, runs, sure(id, "reply", samples, None))
+    ), judge, shape_of(id, shape), sure(id, "reply", samples, None))

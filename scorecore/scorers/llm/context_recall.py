@@ -10,7 +10,16 @@ import attrs
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, ScoreFrom, Spec, build, sure
+from scorecore.scorers.llm._engine import (
+    Judge,
+    Judgement,
+    RunContext,
+    ScoreFrom,
+    Spec,
+    Wording,
+    build,
+    sure,
+)
 from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
@@ -22,23 +31,26 @@ from scorecore.scorers.llm._reading import check_scale, has_text, reference_text
 
 __all__ = ["context_recall"]
 
-PERSONA = ("You are a retrieval evaluator. You decide whether each fact of a reference answer "
-           "can be found in the retrieved passages.")
-TASK = ("Split the reference answer into claims and decide whether the context contains each "
-        "one.")
-PRINCIPLES = (
-    "List every distinct factual claim of the reference answer.",
-    "yes: a context piece states the claim or something that directly implies it. no: no "
-    "piece does.",
-    "Judge only by the context; never by what you know.",
-    "Give a one-sentence reason, citing the piece index for a yes.",
+WORDING = Wording(
+    description="Find each reference claim in the context",
+    persona=("You are a retrieval evaluator. You decide whether each fact of a reference answer "
+             "can be found in the retrieved passages."),
+    task=("Split the reference answer into claims and decide whether the context contains each "
+          "one."),
+    principles=(
+        "List every distinct factual claim of the reference answer.",
+        "yes: a context piece states the claim or something that directly implies it. no: no "
+        "piece does.",
+        "Judge only by the context; never by what you know.",
+        "Give a one-sentence reason, citing the piece index for a yes.",
+    ),
+    example=('Reference: "Water boils at 100 °C and freezes at 0 °C." Context: "[0] At sea level '
+             'water boils at 100 °C."\nReply: {"verdicts": [{"claim": "Water boils at 100 °C.", '
+             '"verdict": "yes", "reason": "[0]"}, {"claim": "Water freezes at 0 °C.", "verdict": '
+             '"no", "reason": "not mentioned"}]}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Water boils at 100 °C.", "Water freezes at 0 °C."),
 )
-EXAMPLE = ('Reference: "Water boils at 100 °C and freezes at 0 °C." Context: "[0] At sea level '
-           'water boils at 100 °C."\nReply: {"verdicts": [{"claim": "Water boils at 100 °C.", '
-           '"verdict": "yes", "reason": "[0]"}, {"claim": "Water freezes at 0 °C.", "verdict": '
-           '"no", "reason": "not mentioned"}]}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Water boils at 100 °C.", "Water freezes at 0 °C.")
 
 
 @final
@@ -99,20 +111,17 @@ def context_recall(
     0) and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
     guide's "How sure the judge was" section says.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"claim": "Paris is the capital.", "verdict": "yes", "reason": "[0]"},
     ...     {"claim": "It has 2 million people.", "verdict": "no", "reason": "absent"}]}])
     >>> scorer = context_recall(judge, context=["Paris is the capital of France."])
-    >>> anyio.run(lambda: scorer.run(input={}, output=[], ground_truth=
-    ...     "Paris is the capital; it has 2 million people.")).unwrap().score
+    >>> scorer.run_sync(input={}, output=[], ground_truth=
+    ...     "Paris is the capital; it has 2 million people.").unwrap().score
     0.5
     """
     scaled = check_scale(id, scale)
     given, extractor = context_source(id, context, context_extractor)
-    runs = shape_of(id, shape)
-
     def read(ctx: RunContext) -> ContextTexts | NotScorable:
         truth = reference_text(ctx.run.ground_truth)
         if not has_text(truth):
@@ -126,9 +135,7 @@ def context_recall(
         id=id, name="Context Recall Scorer",
         description="The share of the ground truth's claims the context holds",
         read=read,
-        judgement=Judgement(
-            description="Find each reference claim in the context", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=ClaimVerdicts, data=shown),
+        judgement=Judgement(wording=WORDING, reply=ClaimVerdicts, data=shown),
         score=lambda _t, reply: recall_score(reply, scale=scaled),
         reason=explained,
-    ), judge, runs, sure(id, score_from, samples, {"yes": scaled, "no": 0.0}))
+    ), judge, shape_of(id, shape), sure(id, score_from, samples, {"yes": scaled, "no": 0.0}))

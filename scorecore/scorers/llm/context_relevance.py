@@ -9,44 +9,41 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    shape_of,
-)
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, Wording, build
 from scorecore.scorers.llm._passages import (
     ContextExtractor,
     ContextTexts,
-    context_source,
-    indexed,
     question_answer_context,
+    question_answer_pieces,
 )
 from scorecore.scorers.llm._reading import check_scale
 from scorecore.validators import check_fraction
 
 __all__ = ["context_relevance"]
 
-PERSONA = ("You are a retrieval evaluator. You rate how relevant each retrieved passage is to "
-           "a question and whether the answer used it.")
-TASK = ("Rate how relevant each numbered context piece is to the question, say whether the "
-        "answer used it, and name context that was missing.")
-PRINCIPLES = (
-    "Evaluate every piece once, with its index as shown in brackets.",
-    "high: directly answers the question; medium: useful background; low: barely related; "
-    "none: unrelated.",
-    "was_used: the answer relies on information from this piece.",
-    "missing_context: facts the question needed that no piece provides (an empty list when "
-    "nothing was missing).",
+WORDING = Wording(
+    description="Rate each context piece's relevance and use",
+    persona=("You are a retrieval evaluator. You rate how relevant each retrieved passage is to "
+             "a question and whether the answer used it."),
+    task=("Rate how relevant each numbered context piece is to the question, say whether the "
+          "answer used it, and name context that was missing."),
+    principles=(
+        "Evaluate every piece once, with its index as shown in brackets.",
+        "high: directly answers the question; medium: useful background; low: barely related; "
+        "none: unrelated.",
+        "was_used: the answer relies on information from this piece.",
+        "missing_context: facts the question needed that no piece provides (an empty list when "
+        "nothing was missing).",
+    ),
+    example=('Question: "When did the museum open and what does it cost?" Context: "[0] The '
+             'museum opened in 1901." Answer: "It opened in 1901."\nReply: {"evaluations": '
+             '[{"context_index": 0, "relevance_level": "high", "was_used": true, "reasoning": '
+             '"gives the date"}], "missing_context": ["the ticket price"], "overall_assessment": '
+             '"the price is missing"}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("The museum opened in 1901.", "museum"),
 )
-EXAMPLE = ('Question: "When did the museum open and what does it cost?" Context: "[0] The '
-           'museum opened in 1901." Answer: "It opened in 1901."\nReply: {"evaluations": '
-           '[{"context_index": 0, "relevance_level": "high", "was_used": true, "reasoning": '
-           '"gives the date"}], "missing_context": ["the ticket price"], "overall_assessment": '
-           '"the price is missing"}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("The museum opened in 1901.", "museum")
 
 Relevance = Literal["high", "medium", "low", "none"]
 _WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
@@ -95,12 +92,6 @@ def relevance_score(
     return at_scale(max(0.0, base - unused * unused_high_relevance_context - missing), scale)
 
 
-def shown(texts: ContextTexts) -> list[tuple[str, str]]:
-    """The question, the answer and the indexed context pieces."""
-    return [("QUESTION", texts.question), ("ANSWER", texts.answer),
-            ("CONTEXT", indexed(texts.context))]
-
-
 def explained(_texts: ContextTexts, reply: RelevanceReply, score: float) -> str:
     """The score, each piece's relevance (and whether it was unused), the missing context."""
     return "\n".join(
@@ -123,7 +114,6 @@ def context_relevance(
     any context piece (Mastra scores 1) or any evaluation. ``shape=TEXT`` scores plain
     strings.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"evaluations": [{"context_index": 0, "relevance_level":
     ...     "high", "was_used": True, "reasoning": "answers it"}], "missing_context": [],
@@ -131,12 +121,12 @@ def context_relevance(
     >>> scorer = context_relevance(judge, context=["Paris is in France."])
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "Where is Paris?")]},
-    ...                              output=[msg("assistant", "In France.")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "Where is Paris?")]},
+    ...                 output=[msg("assistant", "In France.")]).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)
-    given, extractor = context_source(id, context, context_extractor)
+    read = question_answer_context(id, context, context_extractor)
     penalties: dict[str, Any] = {
         "unused_high_relevance_context": check_fraction(
             "unused_high_relevance_context", unused_high_relevance_context, scorer_id=id),
@@ -145,18 +135,11 @@ def context_relevance(
         "max_missing_context_penalty": check_fraction(
             "max_missing_context_penalty", max_missing_context_penalty, scorer_id=id),
     }
-    runs = shape_of(id, shape)
-
-    read = question_answer_context(given, extractor)
-
     return build(Spec(
         id=id, name="Context Relevance Scorer",
         description="How relevant the context is and whether it was used",
         read=read,
-        judgement=Judgement(
-            description="Rate each context piece's relevance and use", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=RelevanceReply,
-            data=shown),
+        judgement=Judgement(wording=WORDING, reply=RelevanceReply, data=question_answer_pieces),
         score=lambda _t, reply: relevance_score(reply, scale=scaled, **penalties),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

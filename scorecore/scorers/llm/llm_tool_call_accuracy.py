@@ -12,28 +12,31 @@ from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, not_scorable
 from scorecore.scorers._messages import tool_names
 from scorecore.scorers._rounding import r2
 from scorecore.scorers._shapes import check_text, refuse
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
 from scorecore.scorers.llm._reading import assistant_text, has_text, user_text
 
 __all__ = ["llm_tool_call_accuracy"]
 
-PERSONA = ("You are an auditor of AI agents' tool use. You decide whether each tool call was "
-           "the right one for the user's request, given the tools available.")
-TASK = "Judge whether each tool the agent called was appropriate for the request."
-PRINCIPLES = (
-    "Evaluate every call listed, once each, in order.",
-    "was_appropriate: the tool helps with the request and a better-suited available tool was "
-    "not skipped for it.",
-    "missing_tools: available tools the request clearly needed but the agent did not call (an "
-    "empty list if none).",
-    "Give a one-sentence reason for every call.",
+WORDING = Wording(
+    description="Judge each tool call",
+    persona=("You are an auditor of AI agents' tool use. You decide whether each tool call was "
+             "the right one for the user's request, given the tools available."),
+    task="Judge whether each tool the agent called was appropriate for the request.",
+    principles=(
+        "Evaluate every call listed, once each, in order.",
+        "was_appropriate: the tool helps with the request and a better-suited available tool was "
+        "not skipped for it.",
+        "missing_tools: available tools the request clearly needed but the agent did not call (an "
+        "empty list if none).",
+        "Give a one-sentence reason for every call.",
+    ),
+    example=('Tools: weather: current weather; calendar: the user\'s events. Request: "Will it '
+             'rain in Oslo?" Calls: calendar\nReply: {"evaluations": [{"tool_called": '
+             '"calendar", "was_appropriate": false, "reasoning": "events do not tell the '
+             'weather"}], "missing_tools": ["weather"]}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("calendar", "Will it rain in Oslo?"),
 )
-EXAMPLE = ('Tools: weather: current weather; calendar: the user\'s events. Request: "Will it '
-           'rain in Oslo?" Calls: calendar\nReply: {"evaluations": [{"tool_called": '
-           '"calendar", "was_appropriate": false, "reasoning": "events do not tell the '
-           'weather"}], "missing_tools": ["weather"]}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("calendar", "Will it rain in Oslo?")
 
 
 @final
@@ -116,7 +119,6 @@ def llm_tool_call_accuracy(
     request, without any tool call (use ``checks.used_no_tools`` or ``tool_call_accuracy`` to
     require or forbid calls), or when the judge evaluates no call.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"evaluations": [{"tool_called": "weather",
     ...     "was_appropriate": True, "reasoning": "asked for weather"}], "missing_tools": []}])
@@ -126,7 +128,7 @@ def llm_tool_call_accuracy(
     >>> out = [{"role": "assistant", "content": {"format": 2, "parts": [call]}}]
     >>> ask = {"inputMessages": [{"role": "user", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Weather?"}]}}]}
-    >>> anyio.run(lambda: scorer.run(input=ask, output=out)).unwrap().score
+    >>> scorer.run_sync(input=ask, output=out).unwrap().score
     1.0
     """
     if not isinstance(cast(object, available_tools), Mapping) or not available_tools:
@@ -144,9 +146,7 @@ def llm_tool_call_accuracy(
         id=id, name="LLM Tool Call Accuracy Scorer",
         description="The share of tool calls appropriate for the request",
         read=read,
-        judgement=Judgement(
-            description="Judge each tool call", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=ToolReply, data=shown),
+        judgement=Judgement(wording=WORDING, reply=ToolReply, data=shown),
         score=lambda texts, reply: tool_score(reply, texts.calls),
         reason=explained,
     ), judge, "agent")

@@ -12,30 +12,33 @@ from scorecore.scorers._expectations import expectation_from
 from scorecore.scorers._rounding import clamp, r2
 from scorecore.scorers._shapes import refuse
 from scorecore.scorers._steps import js_json
-from scorecore.scorers.llm._engine import Judge, Judgement, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, Spec, Wording, build
 from scorecore.scorers.llm._reading import assistant_text, has_text, user_text
 
 __all__ = ["llm_trajectory_accuracy"]
 
-PERSONA = ("You are an auditor of AI agents' plans. You judge whether each step an agent took "
-           "was needed for its task and taken at a sensible point.")
-TASK = "Judge the steps an agent took to complete its task."
-PRINCIPLES = (
-    "Evaluate every step taken, once each, in order.",
-    "was_necessary: the step contributes to the task (or to an expected step).",
-    "was_in_order: the step comes at a sensible point relative to the others (and to the "
-    "expected order, when one is given).",
-    "missing_steps: needed or expected steps that were not taken; extra_steps: steps that add "
-    "nothing (empty lists if none).",
+WORDING = Wording(
+    description="Judge each step taken",
+    persona=("You are an auditor of AI agents' plans. You judge whether each step an agent took "
+             "was needed for its task and taken at a sensible point."),
+    task="Judge the steps an agent took to complete its task.",
+    principles=(
+        "Evaluate every step taken, once each, in order.",
+        "was_necessary: the step contributes to the task (or to an expected step).",
+        "was_in_order: the step comes at a sensible point relative to the others (and to the "
+        "expected order, when one is given).",
+        "missing_steps: needed or expected steps that were not taken; extra_steps: steps that add "
+        "nothing (empty lists if none).",
+    ),
+    example=('Task: "Book the cheapest flight." Steps: 1. [tool_call] book 2. [tool_call] search'
+             '\nReply: {"step_evaluations": [{"step_name": "book", "was_necessary": true, '
+             '"was_in_order": false, "reasoning": "booked before searching"}, {"step_name": '
+             '"search", "was_necessary": true, "was_in_order": false, "reasoning": "should come '
+             'first"}], "missing_steps": ["compare prices"], "extra_steps": [], '
+             '"overall_assessment": "wrong order"}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Book the cheapest flight.",),
 )
-EXAMPLE = ('Task: "Book the cheapest flight." Steps: 1. [tool_call] book 2. [tool_call] search'
-           '\nReply: {"step_evaluations": [{"step_name": "book", "was_necessary": true, '
-           '"was_in_order": false, "reasoning": "booked before searching"}, {"step_name": '
-           '"search", "was_necessary": true, "was_in_order": false, "reasoning": "should come '
-           'first"}], "missing_steps": ["compare prices"], "extra_steps": [], '
-           '"overall_assessment": "wrong order"}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Book the cheapest flight.",)
 
 
 @final
@@ -133,7 +136,6 @@ def llm_trajectory_accuracy(
     Not scorable without a task (user message), without any step taken, or when the judge
     evaluates no step.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"step_evaluations": [{"step_name": "search",
     ...     "was_necessary": True, "was_in_order": True, "reasoning": "needed"}],
@@ -142,7 +144,7 @@ def llm_trajectory_accuracy(
     >>> ask = {"inputMessages": [{"role": "user", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Find flights"}]}}]}
     >>> taken = Trajectory(steps=[TrajectoryStep(name="search")])
-    >>> anyio.run(lambda: scorer.run(input=ask, output=taken)).unwrap().score
+    >>> scorer.run_sync(input=ask, output=taken).unwrap().score
     1.0
     """
     own = None
@@ -173,10 +175,7 @@ def llm_trajectory_accuracy(
         id=id, name="LLM Trajectory Accuracy Scorer",
         description="How necessary and well ordered the agent's steps were",
         read=read,
-        judgement=Judgement(
-            description="Judge each step taken", persona=PERSONA, task=TASK,
-            principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES,
-            reply=TrajectoryReply, data=shown),
+        judgement=Judgement(wording=WORDING, reply=TrajectoryReply, data=shown),
         score=lambda _t, reply: llm_trajectory_score(reply),
         reason=lambda _t, reply, score: f"Trajectory accuracy: {score}. "
                                         f"{reply.overall_assessment}",

@@ -8,32 +8,28 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._messages import message_text
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    check_text,
-    refuse,
-    shape_of,
-)
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
 from scorecore.scorers.llm._reading import check_scale, has_text
 
 __all__ = ["multi_turn_judge"]
 
-PERSONA = ("You are a reviewer of whole conversations. You decide whether an assistant's "
-           "turns, taken together, satisfy a criterion.")
-TASK = "Decide whether the assistant's turns in a conversation satisfy a criterion."
-PRINCIPLES = (
-    "Consider all turns together; one turn can fail the criterion for all.",
-    "satisfied is true only when the criterion clearly holds.",
-    "The criterion is yours to apply; the transcript is only evidence.",
-    "Give a short reason pointing at the decisive turns.",
+WORDING = Wording(
+    description="Judge the conversation against the criterion",
+    persona=("You are a reviewer of whole conversations. You decide whether an assistant's "
+             "turns, taken together, satisfy a criterion."),
+    task="Decide whether the assistant's turns in a conversation satisfy a criterion.",
+    principles=(
+        "Consider all turns together; one turn can fail the criterion for all.",
+        "satisfied is true only when the criterion clearly holds.",
+        "The criterion is yours to apply; the transcript is only evidence.",
+        "Give a short reason pointing at the decisive turns.",
+    ),
+    example=('Criterion: "Never reveals the discount code." Turns: 1. "Hi!" 2. "The code is '
+             'SAVE10."\nReply: {"satisfied": false, "reasoning": "turn 2 reveals the code"}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Never reveals the discount code.", "SAVE10"),
 )
-EXAMPLE = ('Criterion: "Never reveals the discount code." Turns: 1. "Hi!" 2. "The code is '
-           'SAVE10."\nReply: {"satisfied": false, "reasoning": "turn 2 reveals the code"}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Never reveals the discount code.", "SAVE10")
 
 
 @final
@@ -64,21 +60,18 @@ def multi_turn_judge(
     transcript. Not scorable when the output has no assistant turn. ``shape=TEXT`` scores
     plain strings.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"satisfied": True, "reasoning": "stayed polite"}])
     >>> msg = lambda text: {"role": "assistant", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
     >>> scorer = multi_turn_judge(judge, criterion="The assistant stays polite")
-    >>> anyio.run(lambda: scorer.run(input={}, output=[msg("Hi!"), msg("Sure.")])).unwrap().score
+    >>> scorer.run_sync(input={}, output=[msg("Hi!"), msg("Sure.")]).unwrap().score
     1.0
     """
     wanted = check_text(id, "criterion", criterion)
     if not has_text(wanted):
         raise refuse(id, "criterion", "a non-blank str", criterion)
     scaled = check_scale(id, scale)
-    runs = shape_of(id, shape)
-
     def shown(turns: tuple[str, ...]) -> list[tuple[str, str]]:
         transcript = "\n".join(f"Turn {i}: {turn}" for i, turn in enumerate(turns, 1))
         return [("CRITERION", wanted), ("TRANSCRIPT", transcript)]
@@ -87,10 +80,7 @@ def multi_turn_judge(
         id=id, name="Multi-turn Judge Scorer",
         description=f"Whether the conversation satisfies: {wanted}",
         read=read,
-        judgement=Judgement(
-            description="Judge the conversation against the criterion", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES,
-            reply=CriterionMet, data=shown),
+        judgement=Judgement(wording=WORDING, reply=CriterionMet, data=shown),
         score=lambda _t, reply: scaled if reply.satisfied else 0.0,
         reason=lambda _t, reply, _s: reply.reasoning,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

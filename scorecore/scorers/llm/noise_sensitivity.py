@@ -9,45 +9,36 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import r2
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    check_text,
-    refuse,
-    shape_of,
-)
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
-from scorecore.scorers.llm._reading import (
-    UNIT_INTERVAL,
-    assistant_text,
-    has_text,
-    user_text,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
+from scorecore.scorers.llm._reading import UNIT_INTERVAL, assistant_text, has_text, user_text
 from scorecore.validators import check_fraction, unit_interval
 
 __all__ = ["noise_sensitivity"]
 
-PERSONA = ("You are a robustness tester. You compare how an agent answered a clean query and "
-           "a noisy version of it, and judge how much the noise hurt.")
-TASK = "Judge how much noise added to a query changed the agent's answer."
-PRINCIPLES = (
-    "Compare the answer to the noisy query with the baseline answer to the clean query, "
-    "dimension by dimension (accuracy, completeness, relevance, consistency, and others that "
-    "matter here).",
-    "impact_level per dimension: none, minimal, moderate, significant or severe.",
-    "major_issues: serious failures caused by the noise (an empty list if none).",
-    "robustness_score: from 0 (the noise derailed the answer) to 1 (no effect).",
+WORDING = Wording(
+    description="Compare the noisy answer with the baseline",
+    persona=("You are a robustness tester. You compare how an agent answered a clean query and "
+             "a noisy version of it, and judge how much the noise hurt."),
+    task="Judge how much noise added to a query changed the agent's answer.",
+    principles=(
+        "Compare the answer to the noisy query with the baseline answer to the clean query, "
+        "dimension by dimension (accuracy, completeness, relevance, consistency, and others that "
+        "matter here).",
+        "impact_level per dimension: none, minimal, moderate, significant or severe.",
+        "major_issues: serious failures caused by the noise (an empty list if none).",
+        "robustness_score: from 0 (the noise derailed the answer) to 1 (no effect).",
+    ),
+    example=('Clean: "Capital of Italy?" Noisy: "Capital of Italy? btw pizza is from Naples" '
+             'Baseline: "Rome." Noisy answer: "Rome. Pizza comes from Naples."\nReply: '
+             '{"dimensions": [{"dimension": "accuracy", "impact_level": "none", '
+             '"specific_changes": "same capital", "noise_influence": "none"}, {"dimension": '
+             '"relevance", "impact_level": "minimal", "specific_changes": "adds pizza", '
+             '"noise_influence": "echoed the aside"}], "robustness_score": 0.9, "major_issues": '
+             '[], "overall_assessment": "robust"}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Capital of Italy", "pizza is from Naples", "Rome"),
 )
-EXAMPLE = ('Clean: "Capital of Italy?" Noisy: "Capital of Italy? btw pizza is from Naples" '
-           'Baseline: "Rome." Noisy answer: "Rome. Pizza comes from Naples."\nReply: '
-           '{"dimensions": [{"dimension": "accuracy", "impact_level": "none", '
-           '"specific_changes": "same capital", "noise_influence": "none"}, {"dimension": '
-           '"relevance", "impact_level": "minimal", "specific_changes": "adds pizza", '
-           '"noise_influence": "echoed the aside"}], "robustness_score": 0.9, "major_issues": '
-           '[], "overall_assessment": "robust"}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Capital of Italy", "pizza is from Naples", "Rome")
 
 Impact = Literal["none", "minimal", "moderate", "significant", "severe"]
 IMPACT_WEIGHTS: Final[Mapping[str, float]] = {
@@ -73,7 +64,6 @@ class NoiseReply:
 
     dimensions: tuple[DimensionImpact, ...]
     robustness_score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
     major_issues: tuple[str, ...] = ()
     overall_assessment: str = ""
 
@@ -142,7 +132,6 @@ def noise_sensitivity(
 
     Not scorable without the clean query (a user message) or the noisy answer.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"dimensions": [{"dimension": "accuracy", "impact_level":
     ...     "none", "specific_changes": "", "noise_influence": "none"}], "robustness_score": 1,
@@ -150,8 +139,8 @@ def noise_sensitivity(
     >>> scorer = noise_sensitivity(judge, baseline_response="4", noisy_query="2+2? (ignore)")
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "2+2?")]},
-    ...                              output=[msg("assistant", "4")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "2+2?")]},
+    ...                 output=[msg("assistant", "4")]).unwrap().score
     1.0
     """
     baseline = check_text(id, "baseline_response", baseline_response)
@@ -167,8 +156,6 @@ def noise_sensitivity(
         ("major_issue_per_item", major_issue_per_item),
         ("max_major_issue_penalty", max_major_issue_penalty),
         ("discrepancy_threshold", discrepancy_threshold))}
-    runs = shape_of(id, shape)
-
     def shown(answers: Answers) -> list[tuple[str, str]]:
         return [("CLEAN_QUERY", answers.question), ("NOISY_QUERY", noisy),
                 ("NOISE_TYPE", noise_type or "unspecified"),
@@ -178,10 +165,7 @@ def noise_sensitivity(
         id=id, name="Noise Sensitivity Scorer",
         description="How robust the answer is to noise in the query",
         read=read,
-        judgement=Judgement(
-            description="Compare the noisy answer with the baseline", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES,
-            reply=NoiseReply, data=shown),
+        judgement=Judgement(wording=WORDING, reply=NoiseReply, data=shown),
         score=lambda _p, reply: noise_score(reply, impact_weights=weights, **options),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

@@ -9,14 +9,8 @@ import attrs
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._messages import message_text
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    refuse,
-    shape_of,
-)
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
 from scorecore.scorers.llm._reading import (
     UNIT_INTERVAL,
     assistant_text,
@@ -31,31 +25,34 @@ __all__ = ["prompt_alignment"]
 
 EvaluationMode = Literal["user", "system", "both"]
 
-PERSONA = ("You are a strict reviewer of instruction following. You check whether a response "
-           "does what the user and the system prompt asked, in the form they asked for.")
-TASK = "Grade how well a response follows its instructions, on four aspects."
-PRINCIPLES = (
-    "intent_alignment: name the primary intent and score (0 to 1) how well the response "
-    "addresses it.",
-    "requirements_fulfillment: list every explicit requirement (format, length, content, "
-    "constraints), say whether each is met, and give an overall score.",
-    "completeness: score whether anything asked for is missing, and list it.",
-    "response_appropriateness: score whether format and tone fit the request.",
+WORDING = Wording(
+    description="Grade the response against its instructions",
+    persona=("You are a strict reviewer of instruction following. You check whether a response "
+             "does what the user and the system prompt asked, in the form they asked for."),
+    task="Grade how well a response follows its instructions, on four aspects.",
+    principles=(
+        "intent_alignment: name the primary intent and score (0 to 1) how well the response "
+        "addresses it.",
+        "requirements_fulfillment: list every explicit requirement (format, length, content, "
+        "constraints), say whether each is met, and give an overall score.",
+        "completeness: score whether anything asked for is missing, and list it.",
+        "response_appropriateness: score whether format and tone fit the request.",
+    ),
+    example=('Request: "Two bullet points on tea, formal." Response: "- Tea is popular."\nReply: '
+             '{"intent_alignment": {"score": 0.8, "primary_intent": "facts about tea", '
+             '"is_addressed": true, "reasoning": "on topic"}, "requirements_fulfillment": '
+             '{"requirements": [{"requirement": "two bullet points", "is_fulfilled": false, '
+             '"reasoning": "only one"}], "overall_score": 0.5}, "completeness": {"score": 0.5, '
+             '"missing_elements": ["a second point"], "reasoning": "one point"}, '
+             '"response_appropriateness": {"score": 1, "format_alignment": true, '
+             '"tone_alignment": true, "reasoning": "bullets, formal"}, "overall_assessment": '
+             '"half done"}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Two bullet points on tea", "Tea is popular."),
 )
-EXAMPLE = ('Request: "Two bullet points on tea, formal." Response: "- Tea is popular."\nReply: '
-           '{"intent_alignment": {"score": 0.8, "primary_intent": "facts about tea", '
-           '"is_addressed": true, "reasoning": "on topic"}, "requirements_fulfillment": '
-           '{"requirements": [{"requirement": "two bullet points", "is_fulfilled": false, '
-           '"reasoning": "only one"}], "overall_score": 0.5}, "completeness": {"score": 0.5, '
-           '"missing_elements": ["a second point"], "reasoning": "one point"}, '
-           '"response_appropriateness": {"score": 1, "format_alignment": true, '
-           '"tone_alignment": true, "reasoning": "bullets, formal"}, "overall_assessment": '
-           '"half done"}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("Two bullet points on tea", "Tea is popular.")
 
-# Every score the judge gives is from 0 to 1: the field docstrings say so in the schema the
-# judge receives, and unit_interval refuses any other (a format failure, asked again).
+# Every score the judge gives is from 0 to 1: UNIT_INTERVAL says so in the schema the judge
+# receives, and unit_interval refuses any other (a format failure, asked again).
 
 
 @final
@@ -64,7 +61,6 @@ class Intent:
     """Whether the answer addresses the primary intent."""
 
     score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
     primary_intent: str
     is_addressed: bool
     reasoning: str
@@ -87,7 +83,6 @@ class Requirements:
 
     requirements: tuple[Requirement, ...]
     overall_score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
 
 
 @final
@@ -96,7 +91,6 @@ class Completeness:
     """How complete the answer is."""
 
     score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
     missing_elements: tuple[str, ...]
     reasoning: str
 
@@ -107,7 +101,6 @@ class Appropriateness:
     """Whether the answer's format and tone fit."""
 
     score: float = attrs.field(validator=unit_interval, metadata=UNIT_INTERVAL)
-    """From 0 to 1."""
     format_alignment: bool
     tone_alignment: bool
     reasoning: str
@@ -177,7 +170,6 @@ def prompt_alignment(
     Not scorable without an answer, or without the instructions the mode needs (``both``
     needs at least one of them).
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> graded = {"score": 1, "reasoning": "ok"}
     >>> judge = ScriptedJudge([{
@@ -190,8 +182,8 @@ def prompt_alignment(
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
     >>> scorer = prompt_alignment(judge, evaluation_mode="user")
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "A haiku, please")]},
-    ...                              output=[msg("assistant", "Old pond...")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "A haiku, please")]},
+    ...                 output=[msg("assistant", "Old pond...")]).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)
@@ -202,8 +194,6 @@ def prompt_alignment(
                if include_conversation_history is False
                else check_count("include_conversation_history",
                                 include_conversation_history, minimum=1, scorer_id=id))
-    runs = shape_of(id, shape)
-
     def read(ctx: RunContext) -> AlignmentTexts | NotScorable:
         user, system = user_text(ctx.run.input), system_text(ctx.run.input)
         if mode == "user" and not has_text(user):
@@ -235,11 +225,8 @@ def prompt_alignment(
         id=id, name="Prompt Alignment Scorer",
         description="How well the answer follows its instructions",
         read=read,
-        judgement=Judgement(
-            description="Grade the response against its instructions", persona=PERSONA,
-            task=TASK, principles=PRINCIPLES, example=EXAMPLE, echoes=ECHOES, reply=AlignmentReply,
-            data=shown),
+        judgement=Judgement(wording=WORDING, reply=AlignmentReply, data=shown),
         score=lambda _t, reply: alignment_score(reply, mode=mode, scale=scaled),
         reason=lambda _t, reply, score: f"Prompt alignment ({mode}): {score}. "
                                         f"{reply.overall_assessment}",
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

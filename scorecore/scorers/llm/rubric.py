@@ -10,27 +10,30 @@ import attrs
 
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
-from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, build
+from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
 from scorecore.scorers.llm._reading import assistant_text, check_scale, has_text, user_text
 
 __all__ = ["RubricCriterion", "rubric"]
 
-PERSONA = ("You are a grader who applies a rubric literally: a criterion is met only when the "
-           "response clearly meets it.")
-TASK = "Apply a rubric to a response: say for each criterion whether it is met."
-PRINCIPLES = (
-    "Give exactly one verdict per criterion, in the rubric's order.",
-    "satisfied is true only when the response clearly meets the criterion.",
-    "Judge the criteria as written; do not add your own.",
-    "Give a one-sentence reason for every verdict.",
+WORDING = Wording(
+    description="Apply the rubric",
+    persona=("You are a grader who applies a rubric literally: a criterion is met only when the "
+             "response clearly meets it."),
+    task="Apply a rubric to a response: say for each criterion whether it is met.",
+    principles=(
+        "Give exactly one verdict per criterion, in the rubric's order.",
+        "satisfied is true only when the response clearly meets the criterion.",
+        "Judge the criteria as written; do not add your own.",
+        "Give a one-sentence reason for every verdict.",
+    ),
+    example=('Rubric: 1. [required] greets the user 2. [optional] under 20 words. Response: '
+             '"Hello! Your order ships today."\nReply: {"criteria": [{"criterion": "greets the '
+             'user", "satisfied": true, "reasoning": "says hello"}, {"criterion": "under 20 '
+             'words", "satisfied": true, "reasoning": "6 words"}], "overall_assessment": "meets '
+             'the rubric"}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("greets the user", "under 20 words", "Your order ships today."),
 )
-EXAMPLE = ('Rubric: 1. [required] greets the user 2. [optional] under 20 words. Response: '
-           '"Hello! Your order ships today."\nReply: {"criteria": [{"criterion": "greets the '
-           'user", "satisfied": true, "reasoning": "says hello"}, {"criterion": "under 20 '
-           'words", "satisfied": true, "reasoning": "6 words"}], "overall_assessment": "meets '
-           'the rubric"}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("greets the user", "under 20 words", "Your order ships today.")
 
 
 @final
@@ -197,7 +200,6 @@ def rubric(
 
     Not scorable without a task (user message), a response, or a non-empty rubric.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"criteria": [
     ...     {"criterion": "mentions the price", "satisfied": True, "reasoning": "$5"}],
@@ -205,8 +207,8 @@ def rubric(
     >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": text}]}}
     >>> scorer = rubric(judge, criteria="- mentions the price")
-    >>> anyio.run(lambda: scorer.run(input={"inputMessages": [msg("user", "Cost?")]},
-    ...                              output=[msg("assistant", "It costs $5.")])).unwrap().score
+    >>> scorer.run_sync(input={"inputMessages": [msg("user", "Cost?")]},
+    ...                 output=[msg("assistant", "It costs $5.")]).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)
@@ -218,8 +220,6 @@ def rubric(
             raise refuse(id, "criteria", "text or a list of criteria", criteria) from exc
         if not own:
             raise refuse(id, "criteria", "at least one criterion", criteria)
-    runs = shape_of(id, shape)
-
     def read(ctx: RunContext) -> RubricTexts | NotScorable:
         chosen = own
         if chosen is None:
@@ -239,9 +239,7 @@ def rubric(
         id=id, name="Rubric Scorer",
         description="Whether the response meets every required criterion",
         read=read,
-        judgement=Judgement(
-            description="Apply the rubric", persona=PERSONA, task=TASK, principles=PRINCIPLES,
-            example=EXAMPLE, echoes=ECHOES, reply=RubricReply, data=shown),
+        judgement=Judgement(wording=WORDING, reply=RubricReply, data=shown),
         score=lambda texts, reply: rubric_score(texts.criteria, reply, scale=scaled),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

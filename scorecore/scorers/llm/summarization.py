@@ -10,20 +10,14 @@ import attrs
 from scorecore import AgentInput, AgentOutput, NotScorable, Scorer, not_scorable
 from scorecore.scorers._messages import message_text
 from scorecore.scorers._rounding import at_scale
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapeIn,
-    ShapeOut,
-    check_text,
-    refuse,
-    shape_of,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
 from scorecore.scorers.llm._engine import (
     FollowUp,
     Judge,
     Judgement,
     RunContext,
     Spec,
+    Wording,
     build,
     numbered,
 )
@@ -31,31 +25,6 @@ from scorecore.scorers.llm._reading import check_scale, has_text, user_text
 from scorecore.validators import check_count
 
 __all__ = ["summarization"]
-
-PERSONA = ("You are an editor who checks summaries: every statement must come from the source, "
-           "and the summary must cover what matters in it.")
-TASK = "Check a summary against its source, and write questions about the source."
-EXAMPLE = ('Source: "The bridge opened in 1932 and cost $10M." Summary: "The bridge opened in '
-           '1930."\nReply: {"alignment": [{"claim": "The bridge opened in 1930.", "supported": '
-           'false, "reason": "the source says 1932"}], "questions": ["Did the bridge open in '
-           '1932?", "Did it cost $10M?"]}')
-# What a reply would only say by restating EXAMPLE, not by judging the run.
-ECHOES = ("The bridge opened in 1930.", "cost $10M")
-
-COVERAGE_PERSONA = ("You are a reader who has only the summary. You answer questions from it "
-                    "alone and never guess.")
-COVERAGE_TASK = "Using only the summary, say which questions it answers."
-COVERAGE_PRINCIPLES = (
-    "Answer from the summary alone; you have not seen the original text.",
-    "answered is true only when the summary clearly gives the answer.",
-    "Keep the questions in the order given, one entry each.",
-    "Give a one-sentence reason for every question.",
-)
-COVERAGE_EXAMPLE = ('Summary: "Sales rose 5% in May." Questions: 1. Did sales rise? 2. Did '
-                    'costs fall?\nReply: {"coverage": [{"question": "Did sales rise?", '
-                    '"answered": true, "reason": "stated"}, {"question": "Did costs fall?", '
-                    '"answered": false, "reason": "costs are not mentioned"}]}')
-COVERAGE_ECHOES = ("Sales rose 5% in May.", "Did sales rise?", "Did costs fall?")
 
 
 def principles(limit: int) -> tuple[str, ...]:
@@ -68,6 +37,41 @@ def principles(limit: int) -> tuple[str, ...]:
         "Use only the source; never add knowledge of your own.",
         "Give a one-sentence reason for every claim.",
     )
+
+
+# The first call's words for the default max_questions; the factory asks for its own number.
+WORDING = Wording(
+    description="Check the summary's claims and ask questions",
+    persona=("You are an editor who checks summaries: every statement must come from the "
+             "source, and the summary must cover what matters in it."),
+    task="Check a summary against its source, and write questions about the source.",
+    principles=principles(10),
+    example=('Source: "The bridge opened in 1932 and cost $10M." Summary: "The bridge opened '
+             'in 1930."\nReply: {"alignment": [{"claim": "The bridge opened in 1930.", '
+             '"supported": false, "reason": "the source says 1932"}], "questions": ["Did the '
+             'bridge open in 1932?", "Did it cost $10M?"]}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("The bridge opened in 1930.", "cost $10M"),
+)
+
+COVERAGE = Wording(
+    description="Which questions the summary answers",
+    persona=("You are a reader who has only the summary. You answer questions from it alone "
+             "and never guess."),
+    task="Using only the summary, say which questions it answers.",
+    principles=(
+        "Answer from the summary alone; you have not seen the original text.",
+        "answered is true only when the summary clearly gives the answer.",
+        "Keep the questions in the order given, one entry each.",
+        "Give a one-sentence reason for every question.",
+    ),
+    example=('Summary: "Sales rose 5% in May." Questions: 1. Did sales rise? 2. Did costs '
+             'fall?\nReply: {"coverage": [{"question": "Did sales rise?", "answered": true, '
+             '"reason": "stated"}, {"question": "Did costs fall?", "answered": false, "reason": '
+             '"costs are not mentioned"}]}'),
+    # What a reply would only say by restating the example, not by judging the run.
+    echoes=("Sales rose 5% in May.", "Did sales rise?", "Did costs fall?"),
+)
 
 
 @final
@@ -178,7 +182,6 @@ def summarization(
     Not scorable without a source, without a summary, when the judge finds no claim in the
     summary, or when it asks no question.
 
-    >>> import anyio
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([
     ...     {"alignment": [{"claim": "Sales rose.", "supported": True, "reason": "ok"}],
@@ -188,7 +191,7 @@ def summarization(
     >>> scorer = summarization(judge, source="Sales rose 5%. Costs fell 2%.")
     >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
     ...     {"type": "text", "text": "Sales rose."}]}}
-    >>> anyio.run(lambda: scorer.run(input={}, output=[answer])).unwrap().score
+    >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
     0.5
     """
     scaled = check_scale(id, scale)
@@ -198,8 +201,6 @@ def summarization(
     if source_extractor is not None and not callable(source_extractor):
         raise refuse(id, "source_extractor", "a function (input, output) -> str",
                      source_extractor)
-    runs = shape_of(id, shape)
-
     def read(ctx: RunContext) -> SummaryTexts | NotScorable:
         text: Any = (source_extractor(ctx.run.input, ctx.run.output) if source_extractor
                      else source if source is not None else user_text(ctx.run.input))
@@ -220,16 +221,11 @@ def summarization(
         id=id, name="Summarization Scorer",
         description="How faithful and complete the summary is",
         read=read,
-        judgement=Judgement(
-            description="Check the summary's claims and ask questions", persona=PERSONA,
-            task=TASK, principles=principles(limit), example=EXAMPLE, echoes=ECHOES,
-            reply=Alignment, data=shown),
+        judgement=Judgement(wording=attrs.evolve(WORDING, principles=principles(limit)),
+                            reply=Alignment, data=shown),
         score=FollowUp(
-            judgement=Judgement(
-                description="Which questions the summary answers", persona=COVERAGE_PERSONA,
-                task=COVERAGE_TASK, principles=COVERAGE_PRINCIPLES, example=COVERAGE_EXAMPLE,
-                echoes=COVERAGE_ECHOES, reply=Coverage, data=asked),
+            judgement=Judgement(wording=COVERAGE, reply=Coverage, data=asked),
             score=lambda _t, alignment, coverage: summary_score(
                 alignment, coverage, max_questions=limit, scale=scaled)),
         reason=explained,
-    ), judge, runs)
+    ), judge, shape_of(id, shape))

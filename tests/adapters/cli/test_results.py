@@ -15,12 +15,14 @@ from tests.cli_runs import run
 SCORERS = '''
 from scorecore import create_scorer, not_scorable
 
+# The system's answer carries the simulated outcome: two batches of the same cases differ in
+# their outputs only, as two versions of an agent would (compare pairs items by their case).
 def _value(ctx):
-    if ctx.run.extra.get("boom"):
-        raise RuntimeError(ctx.run.extra["boom"])
-    if ctx.run.extra.get("skip"):
-        return not_scorable(ctx.run.extra["skip"])
-    return float(ctx.run.extra["s"])
+    if ctx.run.output.get("boom"):
+        raise RuntimeError(ctx.run.output["boom"])
+    if ctx.run.output.get("skip"):
+        return not_scorable(ctx.run.output["skip"])
+    return float(ctx.run.output["s"])
 
 quality = create_scorer(id="quality", description="d").analyze(_value).generate_score(
     lambda ctx: ctx.results.analyze_step_result)
@@ -36,7 +38,7 @@ def dataset(
     lines = []
     for i, score in enumerate(scores):
         fields: dict[str, object] = {"s": score, **(extra or {}).get(i, {})}
-        lines.append(json.dumps({"id": f"item-{i}", "input": i, "output": i, "extra": fields}))
+        lines.append(json.dumps({"id": f"item-{i}", "input": i, "output": fields}))
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -157,7 +159,7 @@ def test_compare_exits_one_on_a_significant_regression(tmp_path: Path, scorers: 
     code, out, _ = run("compare", "base", "new", "--store", store(tmp_path))
     assert code == 1, out
     assert re.search(r"^quality +40 +1\.000 +0\.500 +-0\.500 +\[-0\.\d+, -0\.\d+\] +"
-                     r"100\.0% -> 50\.0% +\S+ +0/20/20 +REGRESSED$", out, re.MULTILINE), out
+                     r"0\.\d+ +100\.0% -> 50\.0% +\S+ +0/20/20 +REGRESSED$", out, re.MULTILINE), out
     assert re.search(r"^length +40 .* unchanged$", out, re.MULTILINE), out
     assert "quality: most regressed items:\n  item-20: 1.000 (scored) -> 0.000 (scored)" in out
     assert out.endswith("verdict: regressed\n")
@@ -327,8 +329,8 @@ def test_show_on_a_terminal_prints_markup_like_text_as_it_is(
     """A reason or item id holding "[/INST]" or "[bold]" is text, not rich markup."""
     extra = {0: {"skip": "prompt ended with [/INST] and [bold]x"}}
     data = tmp_path / "m.jsonl"
-    data.write_text(json.dumps({"id": "[red]q[/]", "input": 0, "output": 0,
-                                "extra": {"s": 1.0, **extra[0]}}) + "\n")
+    data.write_text(json.dumps({"id": "[red]q[/]", "input": 0,
+                                "output": {"s": 1.0, **extra[0]}}) + "\n")
     code, _, err = run("eval", str(scorers), "--data", str(data), "--store", store(tmp_path),
                        "--batch-id", "m")
     assert code in (0, 1), err
@@ -356,7 +358,7 @@ def test_compare_of_too_few_paired_items_has_no_verdict(tmp_path: Path, scorers:
     assert (code, document["exitCode"], document["verdict"]) == (3, 3, "not_enough_pairs")
     code, out, _ = run("compare", "base", "new", "--store", store(tmp_path), "--min-paired", "1")
     assert code == 1, out  # one item that lost half its score, if you insist
-    lines = [json.dumps({"id": f"other-{i}", "input": i, "output": i, "extra": {"s": 1.0}})
+    lines = [json.dumps({"id": f"other-{i}", "input": i, "output": {"s": 1.0}})
              for i in range(12)]
     (tmp_path / "other.jsonl").write_text("\n".join(lines) + "\n")
     run("eval", str(scorers), "--data", str(tmp_path / "other.jsonl"), "--store",

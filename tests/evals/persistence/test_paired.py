@@ -137,6 +137,27 @@ async def test_each_store_pairs_as_compare_does(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+async def test_items_whose_content_changed_are_left_unpaired_as_compare_does(
+    kind: str, tmp_path: Path
+) -> None:
+    """With each batch's item digests (the ledger's), an item whose content changed is not
+    paired, an effect judges the power: the comparison compare() gives."""
+    base, new = _fixed_batches()
+    ids = sorted({r.dataset_item_id or r.run_id.split(":", 1)[1] for r in base})
+    base_items = {i: "same" for i in ids}
+    new_items = {**base_items, ids[0]: "changed", ids[3]: "changed", "only-new": "new"}
+    options: dict[str, Any] = {"resamples": 50, "effect": 0.3, "base_items": base_items,
+                               "new_items": new_items}
+    async with make_store(kind, tmp_path) as store:
+        await store.save([*base, *new])
+        paired = await stored_comparison(store, "A", "B", **options)
+    expected = compare(base, new, **options)
+    assert paired == expected
+    assert expected.items is not None
+    assert expected.items.changed == (ids[0], ids[3])
+
+
+@pytest.mark.parametrize("kind", KINDS)
 async def test_pages_are_list_run_in_pieces(kind: str, tmp_path: Path) -> None:
     """pages() yields list_run's rows, in its order."""
     base, new = _fixed_batches()

@@ -15,8 +15,16 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
-from scorecore import AgentInput, JudgeConfig, NotScorable, PromptStep, ScorerDefinitionError
+from scorecore import (
+    AgentInput,
+    JudgeConfig,
+    NotScorable,
+    PromptStep,
+    ScorePromptStep,
+    ScorerDefinitionError,
+)
 from scorecore.agent import SystemMessage, Trajectory, TrajectoryStep
 from scorecore.scorers import (
     AGENT,
@@ -182,6 +190,22 @@ async def test_formula_end_to_end(case: Case) -> None:
     assert score_of(outcome) == pytest.approx(case.score)
     assert judge.calls == len(case.replies)
     assert outcome.unwrap().reason
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_each_worked_example_is_a_reply_the_schema_accepts(case: Case) -> None:
+    """The reply each worked example shows is one the judge may give: it passes the JSON
+    schema of its step's reply class, so a hand-written example cannot drift from the class."""
+    steps = [info.definition for info in case.build(ScriptedJudge([])).steps
+             if isinstance(info.definition, PromptStep | ScorePromptStep)]
+    assert steps
+    for step in steps:
+        assert step.example is not None
+        shown, _, reply = step.example.text.partition("\nReply: ")
+        assert shown.startswith("\n\nExample:\n")
+        assert step.output_schema is not None
+        errors = Draft202012Validator(step.output_schema).iter_errors(json.loads(reply))
+        assert [e.message for e in errors] == []
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -848,10 +872,13 @@ def test_the_fingerprint_follows_the_options_and_the_prompt(
     assert before != faithfulness(judge, context=CONTEXT, scale=2).fingerprint
     assert (summarization(judge, max_questions=3).fingerprint
             != summarization(judge, max_questions=4).fingerprint)
-    monkeypatch.setattr(module, "TASK", "Check the answer's claims against the context.")
+    words = module.WORDING
+    monkeypatch.setattr(module, "WORDING", attrs.evolve(
+        words, task="Check the answer's claims against the context."))
     assert faithfulness(judge, context=CONTEXT).fingerprint != before
     monkeypatch.undo()
-    monkeypatch.setattr(module, "PRINCIPLES", (*module.PRINCIPLES[:3], "Be brief."))
+    monkeypatch.setattr(module, "WORDING", attrs.evolve(
+        words, principles=(*words.principles[:3], "Be brief.")))
     assert faithfulness(judge, context=CONTEXT).fingerprint != before
     monkeypatch.undo()
     assert faithfulness(judge, context=CONTEXT).fingerprint == before
