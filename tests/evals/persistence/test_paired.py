@@ -144,7 +144,7 @@ async def test_items_whose_content_changed_are_left_unpaired_as_compare_does(
     paired, an effect judges the power: the comparison compare() gives."""
     base, new = _fixed_batches()
     ids = sorted({r.dataset_item_id or r.run_id.split(":", 1)[1] for r in base})
-    base_items = {i: "same" for i in ids}
+    base_items = dict.fromkeys(ids, "same")
     new_items = {**base_items, ids[0]: "changed", ids[3]: "changed", "only-new": "new"}
     options: dict[str, Any] = {"resamples": 50, "effect": 0.3, "base_items": base_items,
                                "new_items": new_items}
