@@ -260,7 +260,7 @@ class PostgresScoreStore(PagedReads, AsyncResource):
     async def save(self, rows: Sequence[ScoreRow], /) -> None:
         """Upsert ``rows`` in one transaction; a pair saved again replaces its row.
 
-        Many rows (at least :data:`COPY_FROM`) are copied into a temporary table and upserted
+        Many rows (64 or more) are copied (``COPY``) into a temporary table and upserted
         from it by one statement: several times faster than an upsert per row.
         """
         if not rows:
