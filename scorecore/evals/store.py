@@ -19,8 +19,11 @@ True
 'id'
 """
 
+from scorecore.evals._compare._paired import PairedComparison
+from scorecore.evals._compare._pairs import PairedScore, TrialScore, paired_score
 from scorecore.evals._persistence._catalog import BatchCatalog, BatchSummary
 from scorecore.evals._persistence._decode import decode_row
+from scorecore.evals._persistence._paired import PairedReader
 from scorecore.evals._persistence._port import CompletedScore, ScoreStore, StoredRowError
 from scorecore.evals._rows._row import SCORE_COLUMNS, ScoreColumn, row_id, row_item_id, storable_row
 
@@ -29,10 +32,15 @@ __all__ = [
     "BatchCatalog",
     "BatchSummary",
     "CompletedScore",
+    "PairedComparison",
+    "PairedReader",
+    "PairedScore",
     "ScoreColumn",
     "ScoreStore",
     "StoredRowError",
+    "TrialScore",
     "decode_row",
+    "paired_score",
     "row_id",
     "row_item_id",
     "storable_row",

@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from contextlib import aclosing
 from typing import Any, Final, TextIO
 
-from scorecore.evals import Comparison, ScoreRow, Threshold, items_needed
+import anyio
+
+from scorecore.evals import Comparison, ScoreRow, StoreError, Threshold, items_needed
 from scorecore.evals import compare as compare_rows
 from scorecore.evals.results import ScorerComparison
+from scorecore.evals.store import PairedComparison
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
     EXIT_NO_VERDICT,
     EXIT_PASSED,
     UsageError,
     clip,
+    open_url,
     print_json,
     print_table,
-    read_batch,
 )
 from scorecore_adapters.cli._eval import parse_threshold
 from scorecore_adapters.cli._experiments import auto_baseline, ledger_dataset, ledger_items
 from scorecore_adapters.report._text import number, percent
+from scorecore_adapters.storage import Store
 
 _HEADERS = ("scorer", "pairs", "base", "new", "delta", "interval", "MDE", "pass rate",
             "McNemar p", "+/-/=", "verdict")
@@ -148,6 +153,52 @@ def compare_batches(
                               seed=seed, **options)
     except ValueError as exc:  # a change no float holds (scores near ±1e308), naming the rows
         raise UsageError(str(exc)) from None
+    return _judged(result, args)
+
+
+async def _paired(
+    store: Store, args: argparse.Namespace, thresholds: dict[str, Threshold], options: Any
+) -> Comparison:
+    # The store pairs the batches and streams the pairs: a page of them is held at a time,
+    # so two batches of millions of rows compare in the memory of their deltas.
+    async with store:
+        scorers = {}
+        for batch in (args.base, args.new):
+            scorers[batch] = await store.batch_scorers(batch)
+            if not scorers[batch]:
+                raise UsageError(f"no rows for batch {batch!r} in {store.url}")
+        building = PairedComparison(
+            base_batch=args.base, new_batch=args.new, base_scorers=scorers[args.base],
+            new_scorers=scorers[args.new],
+            only_in_base=await store.items_only_in(args.base, args.new),
+            only_in_new=await store.items_only_in(args.new, args.base),
+            tolerance=args.tolerance, thresholds=thresholds, seed=args.seed, **options)
+        async with aclosing(store.paired_scores(args.base, args.new)) as pages:
+            async for pairs in pages:
+                building.add(pairs)
+        return building.result()
+
+
+def compare_stored(args: argparse.Namespace, thresholds: dict[str, Threshold]) -> Comparison:
+    """``compare``: the stored batches ``args.base`` and ``args.new`` compared in the store
+    (the same comparison as :func:`compare_batches` of their rows), refused as it refuses."""
+    store = open_url(args.store, must_exist=True, read_only=True)
+    options: dict[str, Any] = {} if args.min_paired is None else {"min_paired": args.min_paired}
+    # Pair only the items whose content is the same, when the ledger knows both batches' data.
+    base_items = ledger_items(args.store, args.base)
+    new_items = ledger_items(args.store, args.new)
+    if base_items and new_items:
+        options |= {"base_items": base_items, "new_items": new_items}
+    try:
+        result = anyio.run(_paired, store, args, thresholds, options)
+    except (StoreError, ValueError) as exc:  # unreadable rows; a change no float holds
+        raise UsageError(str(exc)) from None
+    return _judged(result, args)
+
+
+def _judged(result: Comparison, args: argparse.Namespace) -> Comparison:
+    """``result`` against ``--effect``, refused under ``--require-same-scorers`` when the
+    scorers differ."""
     effect = getattr(args, "effect", None)  # report has no --effect: the tolerance then
     if effect is not None:
         result = result.with_effect(effect)
@@ -176,9 +227,7 @@ def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     3 without a verdict (too few paired items)."""
     thresholds = thresholds_of(args.threshold)
     args.base = baseline_of(args.base, args.baseline, args.store, args.new)
-    _, base_rows = read_batch(args.store, args.base)
-    _, new_rows = read_batch(args.store, args.new)
-    result = compare_batches(base_rows, new_rows, args, thresholds, seed=args.seed)
+    result = compare_stored(args, thresholds)
     common = [s.scorer_id for s in result.scorers]
     unknown = sorted(set(thresholds) - set(common))
     if unknown:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from scorecore.evals import EvalReport, ScoreRow
@@ -163,9 +163,15 @@ def fingerprints(rows: Iterable[ScoreRow]) -> dict[str, dict[str, int]]:
 def print_fingerprints(rows: Sequence[ScoreRow], *, out: TextIO) -> None:
     """One line per scorer: its fingerprint (first 12 hex digits), flagged when mixed."""
     for scorer_id, counts in fingerprints(rows).items():
-        shown = ", ".join(f"{fp[:12]} ({n} rows)" for fp, n in counts.items())
-        mixed = "  MIXED: rows of different scorer definitions" if len(counts) > 1 else ""
-        print(f"fingerprint {scorer_id}: {shown}{mixed}", file=out)
+        print_fingerprint_line(scorer_id, counts, out=out)
+
+
+def print_fingerprint_line(scorer_id: str, counts: Mapping[str, int], *, out: TextIO) -> None:
+    """One scorer's fingerprints (first 12 hex digits) with their row counts, flagged when
+    mixed."""
+    shown = ", ".join(f"{fp[:12]} ({n} rows)" for fp, n in counts.items())
+    mixed = "  MIXED: rows of different scorer definitions" if len(counts) > 1 else ""
+    print(f"fingerprint {scorer_id}: {shown}{mixed}", file=out)
 
 
 @contextlib.asynccontextmanager

@@ -97,14 +97,41 @@ def schema(table: str, dialect: Dialect) -> list[str]:
 
 def upsert_sql(table: str, marks: Sequence[str]) -> str:
     """Insert a row (``marks``: one placeholder per written column), or replace its pair's row."""
+    return _upsert(table, f"VALUES ({', '.join(marks)})")
+
+
+def upsert_from_sql(table: str, source: str) -> str:
+    """Insert every row of the table ``source`` (the written columns, one row per pair), or
+    replace its pair's row: :func:`upsert_sql` for many rows at once."""
+    return _upsert(table, f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(source)}")  # noqa: S608 - checked identifiers only
+
+
+def _upsert(table: str, rows: str) -> str:
     names = ", ".join(q(c) for c in WRITTEN)
     updates = ", ".join(
         f"{q(c)} = excluded.{q(c)}" for c in WRITTEN if c not in (ID, CREATED_AT)
     )
     return (
-        f"INSERT INTO {q(table)} ({names}) VALUES ({', '.join(marks)}) "  # noqa: S608 - checked identifiers only
+        f"INSERT INTO {q(table)} ({names}) {rows} "
         f"ON CONFLICT ({q(RUN_ID)}, {q(SCORER_ID)}) DO UPDATE SET {updates}"
     )
+
+
+_ID_AT: Final = WRITTEN.index(ID)
+_PAIR_AT: Final = (WRITTEN.index(RUN_ID), WRITTEN.index(SCORER_ID))
+
+
+def one_per_pair(records: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``records`` (of :func:`params_of`) with one per (run, scorer) pair: the last one saved,
+    under the first one's id, which is what upserting them one after the other leaves."""
+    kept: dict[tuple[Any, Any], tuple[Any, ...]] = {}
+    for record in records:
+        pair = (record[_PAIR_AT[0]], record[_PAIR_AT[1]])
+        first = kept.get(pair)
+        if first is not None and first[_ID_AT] != record[_ID_AT]:
+            record = (*record[:_ID_AT], first[_ID_AT], *record[_ID_AT + 1:])  # noqa: PLW2901 - the first id kept
+        kept[pair] = record
+    return list(kept.values())
 
 
 COMPLETED: Final = (ID, RUN_ID, SCORER_ID, BATCH_ID, STATUS, SCORE, REASON)
@@ -147,21 +174,30 @@ def list_sql(table: str, mark: str, item_index: str) -> str:
     )
 
 
-def _encode(value: Any) -> str | None:
-    # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
-    return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
+# One encoder, built once: json.dumps with options builds a new one per call.
+_DUMPS: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+# Per column, in the row's order: how its value is read ("time" columns get the stamp).
+_PARAM_KINDS: Final = tuple(
+    (c.attr, 2 if c.kind == "time" else 1 if c.kind == "json" else 0) for c in SCORE_COLUMNS
+)
 
 
 def _params(row: ScoreRow, now: str | datetime) -> tuple[Any, ...]:
     # storable_row makes any row storable: what neither store keeps (PostgreSQL refuses NUL,
     # UTF-8 lone surrogates; deep nesting and huge ints break the JSON codecs) is replaced and
-    # listed in metadata["sanitized"], so one odd value never fails a whole save.
+    # listed in metadata["sanitized"], so one odd value never fails a whole save. A row
+    # run_evals built is storable already and is not walked again.
     row = storable_row(row)
-    return tuple(
-        now if c.kind == "time" else _encode(getattr(row, c.attr)) if c.kind == "json"
-        else getattr(row, c.attr)
-        for c in SCORE_COLUMNS
-    )
+    values: list[Any] = []
+    append = values.append
+    for attr, kind in _PARAM_KINDS:
+        if kind == 2:
+            append(now)
+            continue
+        value = getattr(row, attr)
+        # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
+        append(_DUMPS(value) if kind == 1 and value is not None else value)
+    return tuple(values)
 
 
 def params_of(rows: Sequence[ScoreRow], now: str | datetime, store: str) -> list[tuple[Any, ...]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 from typing import Any, final
 
@@ -22,9 +22,17 @@ from scorecore_adapters.storage._batches import (
     unreadable,
 )
 from scorecore_adapters.storage._common import Now, describe, utc_now
+from scorecore_adapters.storage._paired import (
+    PAGE,
+    PagedReads,
+    only_in_sql,
+    scorers_from,
+)
+from scorecore_adapters.storage._paired import scorers_sql as fingerprints_sql
 from scorecore_adapters.storage._schema import (
     BATCH_ID,
     DEFAULT_TABLE,
+    ID,
     METADATA,
     WRITTEN,
     check_table,
@@ -43,7 +51,7 @@ __all__ = ["SqliteScoreStore"]
 
 
 @final
-class SqliteScoreStore(AsyncResource):
+class SqliteScoreStore(PagedReads, AsyncResource):
     """A :class:`~scorecore.evals.store.ScoreStore` in a SQLite file (or ``":memory:"``).
 
     The database runs in WAL mode and each :meth:`save` is one transaction, committed before
@@ -66,6 +74,8 @@ class SqliteScoreStore(AsyncResource):
     """
 
     __slots__ = ("_conn", "_limiter", "_lock", "_now", "_path", "_read_only", "_table")
+    _DIALECT = "sqlite"
+    _MARK = "?"
 
     def __init__(
         self,
@@ -223,13 +233,19 @@ class SqliteScoreStore(AsyncResource):
         found: bool = await self._call("has_batch", read)
         return found
 
-    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
-        """Every row of ``batch_id``, by dataset position, then scorer id."""
+    def _table_name(self) -> str:
+        return self._table
+
+    def _list_sql(self) -> str:
         # json_valid first: json_extract of text that is not JSON (another writer's row)
         # fails the whole query; such a row is read last and decoding names it.
         metadata = q(METADATA)
-        sql = list_sql(self._table, "?", f"CASE WHEN json_valid({metadata}) "
-                                         f"THEN json_extract({metadata}, '$.itemIndex') END")
+        return list_sql(self._table, "?", f"CASE WHEN json_valid({metadata}) "
+                                          f"THEN json_extract({metadata}, '$.itemIndex') END")
+
+    async def list_run(self, batch_id: str, /) -> list[ScoreRow]:
+        """Every row of ``batch_id``, by dataset position, then scorer id."""
+        sql = self._list_sql()
 
         def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             return conn.execute(sql, (batch_id,)).fetchall()
@@ -262,3 +278,49 @@ class SqliteScoreStore(AsyncResource):
         row = None if record is None else row_from(record, json_text=True, store=self.url,
                                                    operation="list_batches")
         return unreadable(row, bad, self.url)
+
+    async def batch_scorers(self, batch_id: str, /) -> dict[str, frozenset[str | None]]:
+        """Each scorer of ``batch_id`` with the fingerprints its rows record."""
+        sql = fingerprints_sql(self._table, "sqlite", "?")
+
+        def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            return conn.execute(sql, (batch_id,)).fetchall()
+
+        scorers, unreadable = scorers_from(await self._call("compare", read))
+        if unreadable is not None:
+            row = (f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(self._table)} "  # noqa: S608 - checked identifiers only
+                   f"WHERE {q(ID)} = ?")
+
+            def read_row(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+                return conn.execute(row, (unreadable,)).fetchall()
+
+            for record in await self._call("compare", read_row):
+                # Raises the StoredRowError naming the row, its column and its value.
+                row_from(record, json_text=True, store=self.url, operation="compare")
+        return scorers
+
+    async def items_only_in(self, batch_id: str, other: str, /) -> list[str]:
+        """The item ids of ``batch_id`` that ``other`` lacks, sorted."""
+        sql = only_in_sql(self._table, "sqlite", "?")
+
+        def read(conn: sqlite3.Connection) -> list[str]:
+            return [str(item) for (item,) in conn.execute(sql, (batch_id, other))]
+
+        found: list[str] = await self._call("compare", read)
+        return found
+
+    async def _records(
+        self, operation: str, sql: str, params: tuple[Any, ...]
+    ) -> AsyncGenerator[list[tuple[Any, ...]], None]:
+        """The records of ``sql``, :data:`PAGE` at a time, from one cursor."""
+        cursor: sqlite3.Cursor = await self._call(operation, lambda conn: conn.execute(sql,
+                                                                                       params))
+        try:
+            while True:
+                records: list[tuple[Any, ...]] = await self._call(
+                    operation, lambda _conn: cursor.fetchmany(PAGE))
+                if not records:
+                    return
+                yield records
+        finally:
+            cursor.close()

@@ -39,12 +39,12 @@ import attrs
 
 from scorecore._core._reprs import short_repr
 from scorecore.evals._compare._items import match_items
+from scorecore.evals._compare._pairs import PairedScore, PairFold
 from scorecore.evals._compare._power import power_fields
 from scorecore.evals._compare._values import (
     DEFAULT_MIN_PAIRED,
     DEFAULT_PASS_MIN,
     Comparison,
-    ItemDelta,
     ScorerComparison,
 )
 from scorecore.evals._rows._row import row_item_id
@@ -92,20 +92,13 @@ def _fingerprint(row: ScoreRow) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _passes(row: ScoreRow, threshold: Threshold | None) -> bool:
-    if row.status != "scored" or row.score is None:
-        return False
-    if threshold is None:
-        return row.score >= DEFAULT_PASS_MIN
-    return threshold.check(row.score)
-
-
-def _beyond_floats(scorer_id: str, base: ScoreRow, new: ScoreRow) -> ValueError:
+def _beyond_floats(scorer_id: str, pair: PairedScore, base_batch: str,
+                   new_batch: str) -> ValueError:
     return ValueError(
-        f"cannot compare scorer {scorer_id!r} on item {short_repr(row_item_id(new), 80)}: its "
-        f"score went from {base.score!r} (row {base.id}, batch {short_repr(base.batch_id, 80)}) "
-        f"to {new.score!r} (row {new.id}, batch {short_repr(new.batch_id, 80)}), a change "
-        f"beyond the largest float"
+        f"cannot compare scorer {scorer_id!r} on item {short_repr(pair.item_id, 80)}: its "
+        f"score went from {pair.base_score!r} (row {pair.base_row_id}, batch "
+        f"{short_repr(base_batch, 80)}) to {pair.new_score!r} (row {pair.new_row_id}, batch "
+        f"{short_repr(new_batch, 80)}), a change beyond the largest float"
     )
 
 
@@ -119,14 +112,6 @@ class _Settings:
     min_paired: int
 
 
-def _loss_order(item: ItemDelta) -> tuple[int, float, str]:
-    # Items whose score disappeared first, then by the size of the drop, then by id.
-    delta = item.delta
-    if delta is None:
-        return (0, 0.0, item.item_id)
-    return (1, delta, item.item_id)
-
-
 def _compare_scorer(
     scorer_id: str,
     base: Mapping[str, ScoreRow],
@@ -134,54 +119,50 @@ def _compare_scorer(
     threshold: Threshold | None,
     settings: _Settings,
 ) -> ScorerComparison:
-    keys = sorted(base.keys() & new.keys())
-    pairs = [ItemDelta(item_id=k, base_status=base[k].status, new_status=new[k].status,
-                       base_score=base[k].score if base[k].status == "scored" else None,
-                       new_score=new[k].score if new[k].status == "scored" else None)
-             for k in keys]
-    scored = [p for p in pairs if p.delta is not None]
-    deltas = [p.delta for p in scored if p.delta is not None]
-    if not all(map(math.isfinite, deltas)):  # scores near the largest float, opposite signs
-        k = next(p.item_id for p in scored if p.delta is not None and not math.isfinite(p.delta))
-        raise _beyond_floats(scorer_id, base[k], new[k])
+    fold = PairFold(scorer_id, threshold, settings.most_regressed)
+    for k in sorted(base.keys() & new.keys()):
+        b, n = base[k], new[k]
+        fold.add(PairedScore(scorer_id=scorer_id, item_id=k, base_status=b.status,
+                             base_score=b.score, new_status=n.status, new_score=n.score,
+                             base_row_id=b.id, new_row_id=n.id))
+    batches = (next(iter(base.values())).batch_id if base else "",
+               next(iter(new.values())).batch_id if new else "")
+    return scorer_result(fold, settings, batches)
+
+
+def scorer_result(
+    fold: PairFold, settings: _Settings, batches: tuple[str, str]
+) -> ScorerComparison:
+    """One scorer's comparison from its folded pairs (``batches``: base and new ids, for an
+    error)."""
+    scorer_id, threshold = fold.scorer_id, fold.threshold
+    if fold.first_infinite is not None:  # scores near the largest float, opposite signs
+        raise _beyond_floats(scorer_id, fold.first_infinite, *batches)
+    deltas = fold.deltas
     confidence = 1 - settings.alpha
-    enough = len(pairs) >= settings.min_paired
+    enough = fold.paired >= settings.min_paired
     ci: tuple[float, float] | None = None
     if enough and len(deltas) >= settings.min_paired:
         ci = bootstrap_mean_interval(deltas, confidence=confidence,
                                      resamples=settings.resamples, seed=settings.seed,
                                      stream=scorer_id)
-    base_pass = [_passes(base[k], threshold) for k in keys]
-    new_pass = [_passes(new[k], threshold) for k in keys]
+    base_pass, new_pass = fold.base_pass, fold.new_pass
     newly_passing = sum(1 for b, n in zip(base_pass, new_pass, strict=True) if n and not b)
     newly_failing = sum(1 for b, n in zip(base_pass, new_pass, strict=True) if b and not n)
     p_value = mcnemar_p_value(newly_passing, newly_failing)
-    base_rate = sum(base_pass) / len(keys) if keys else None
-    new_rate = sum(new_pass) / len(keys) if keys else None
+    base_rate = sum(base_pass) / fold.paired if fold.paired else None
+    new_rate = sum(new_pass) / fold.paired if fold.paired else None
     rate_delta = new_rate - base_rate if new_rate is not None and base_rate is not None else None
     tol = settings.tolerance
     tested = enough and rate_delta is not None and p_value < settings.alpha
     pass_drop = tested and rate_delta is not None and rate_delta < -tol
     pass_rise = tested and rate_delta is not None and rate_delta > tol
-    changes: dict[str, int] = {}
-    for p in pairs:
-        if p.base_status != p.new_status:
-            change = f"{p.base_status}->{p.new_status}"
-            changes[change] = changes.get(change, 0) + 1
-    losers = sorted(
-        (p for p in pairs
-         if (p.delta is not None and p.delta < 0)
-         or (p.base_status == "scored" and p.new_status != "scored")),
-        key=_loss_order,
-    )
-    base_scores = [p.base_score for p in scored if p.base_score is not None]
-    new_scores = [p.new_score for p in scored if p.new_score is not None]
     return ScorerComparison(
         scorer_id=scorer_id,
-        paired=len(pairs),
-        scored_pairs=len(scored),
-        base_mean=mean_of(base_scores) if base_scores else None,
-        new_mean=mean_of(new_scores) if new_scores else None,
+        paired=fold.paired,
+        scored_pairs=len(deltas),
+        base_mean=mean_of(fold.base_scores) if deltas else None,
+        new_mean=mean_of(fold.new_scores) if deltas else None,
         mean_delta=mean_of(deltas) if deltas else None,
         ci_low=ci[0] if ci else None,
         ci_high=ci[1] if ci else None,
@@ -195,13 +176,25 @@ def _compare_scorer(
         improved=sum(1 for d in deltas if d > 0),
         regressed=sum(1 for d in deltas if d < 0),
         unchanged=sum(1 for d in deltas if d == 0),
-        status_changes=dict(sorted(changes.items())),
-        most_regressed=tuple(losers[: settings.most_regressed]),
+        status_changes=dict(sorted(fold.changes.items())),
+        most_regressed=tuple(fold.losers_list()),
         significant_regression=(ci is not None and ci[1] < -tol) or pass_drop,
         significant_improvement=(ci is not None and ci[0] > tol) or pass_rise,
         enough_pairs=enough,
         **power_fields(deltas, base_pass, new_pass, alpha=settings.alpha),
     )
+
+
+def check_options(*, tolerance: float, alpha: float, resamples: int, min_paired: int) -> None:
+    """Refuse a comparison option out of range, naming it and its value."""
+    if not (0 <= tolerance < math.inf):
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples!r}")
+    if not is_int(min_paired) or min_paired < 1:
+        raise ValueError(f"min_paired must be an int >= 1, got {min_paired!r}")
 
 
 def compare(
@@ -275,14 +268,7 @@ def compare(
     >>> result.regressed, result.scorers[0].newly_failing, result.scorers[0].mean_delta
     (True, 20, -0.6666666666666666)
     """
-    if not (0 <= tolerance < math.inf):
-        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples!r}")
-    if not is_int(min_paired) or min_paired < 1:
-        raise ValueError(f"min_paired must be an int >= 1, got {min_paired!r}")
+    check_options(tolerance=tolerance, alpha=alpha, resamples=resamples, min_paired=min_paired)
     if (base_items is None) != (new_items is None):
         raise ValueError("give both batches' items (base_items and new_items) or neither")
     base_rows = list(base)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from collections.abc import Mapping
 from typing import Any, Final, TypeAlias, final
 
@@ -65,6 +66,23 @@ Path: TypeAlias = "str | tuple[Path, str | int]"
 Linked rather than flat so that walking a value costs one small tuple per element whatever the
 depth; it is rendered (``"input.a[0]"``) only for a note.
 """
+
+
+# Rows already made storable, by identity: a store saving the row ``run_evals`` just built
+# would otherwise walk all its data a second time (half the cost of a stored row). Weak: a row
+# leaves when it is collected, and the ``is`` check in known_storable never trusts a reused id.
+_STORABLE: Final[weakref.WeakValueDictionary[int, object]] = weakref.WeakValueDictionary()
+
+
+def mark_storable(value: object) -> None:
+    """Note that ``value`` (a frozen row holding only what the sanitizer produced) needs no
+    second pass."""
+    _STORABLE[id(value)] = value
+
+
+def known_storable(value: object) -> bool:
+    """Whether ``value`` itself was noted by :func:`mark_storable`."""
+    return _STORABLE.get(id(value)) is value
 
 
 def is_clean_text(text: str) -> bool:

@@ -23,7 +23,12 @@ from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets, redact_strings, redact_text
 from scorecore._core._reprs import short_repr
 from scorecore._core._values import ScoreResult, ScorerRunError, details_kinds
-from scorecore.evals._persistence._sanitize import Sanitizer, is_encodable_text
+from scorecore.evals._persistence._sanitize import (
+    Sanitizer,
+    is_encodable_text,
+    known_storable,
+    mark_storable,
+)
 from scorecore.evals._report._values import OutcomeStatus
 from scorecore.traces._sinks import ScoreRecord
 
@@ -443,7 +448,10 @@ def score_row(
     stored = dict(row.metadata or {})
     explaining = {key: redact_strings(stored[key])
                   for key in (*_EXPLAINING, *details_kinds()) if key in stored}
-    return attrs.evolve(row, metadata={**stored, **explaining}) if explaining else row
+    if explaining:  # redaction only shortens strings of storable text: still storable
+        row = attrs.evolve(row, metadata={**stored, **explaining})
+        mark_storable(row)
+    return row
 
 
 _COLUMN_NAME: Final[Mapping[str, str]] = {c.attr: c.name for c in SCORE_COLUMNS}
@@ -476,6 +484,8 @@ def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:
     >>> kept.output, kept.metadata
     ('a�b', {'sanitized': [{'path': 'output', 'what': 'NUL character replaced by U+FFFD'}]})
     """
+    if sanitizer is None and known_storable(row):
+        return row  # built by storable_row (run_evals' rows): walking it again changes nothing
     clean = sanitizer if sanitizer is not None else Sanitizer()
     for column in _KEYS:
         value = getattr(row, column.attr)
@@ -497,4 +507,6 @@ def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:
         earlier = kept.get("sanitized")
         kept["sanitized"] = [*(earlier if isinstance(earlier, list) else ()), *clean.report()]
         metadata = kept
-    return attrs.evolve(row, **changes, metadata=metadata)
+    kept_row = attrs.evolve(row, **changes, metadata=metadata)
+    mark_storable(kept_row)
+    return kept_row

@@ -95,6 +95,27 @@ def row(run_id: str, scorer_id: str = "s", *, status: Any = "scored", score: flo
 
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
+@pytest.mark.parametrize("size", [3, 150])
+async def test_a_save_of_many_rows_upserts_as_one_row_after_another(
+    anyio_backend: str, kind: str, size: int, tmp_path: Path
+) -> None:
+    """A save holding a pair twice, and pairs already stored: one row per pair, the last
+    values saved, the first id and createdAt; few rows or many (PostgreSQL copies many)."""
+    async with make_store(kind, tmp_path) as store:
+        await store.save([row(f"b:{i}", index=i) for i in range(0, size, 2)])
+        again = [row(f"b:{i}", score=i / size, index=i) for i in range(size)]
+        twice = attrs.evolve(row("b:1", score=0.125, index=1), id="another id")
+        await store.save([*again, twice])
+        rows = await store.list_run("b")
+    assert [(r.run_id, r.score) for r in rows] == [
+        (f"b:{i}", 0.125 if i == 1 else i / size) for i in range(size)]
+    assert rows[1].id == row_id("b:1", "s")
+    stamps = {(r.created_at < r.updated_at) for r in rows[0::2]}
+    assert stamps == {True}
+    assert all(r.created_at == r.updated_at for r in rows[1::2])
+
+
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_save_is_idempotent_upsert(anyio_backend: str, kind: str, tmp_path: Path) -> None:
     """Saving a (run, scorer) pair twice leaves one row: the newer values, the first createdAt."""
     async with make_store(kind, tmp_path) as store:

@@ -1,0 +1,316 @@
+"""Benchmark: the store's read commands and write path as batches grow.
+
+Read: builds two batches of N rows each (N / 2 items x 2 scorers, rows shaped like those of
+``scorecore eval``: ~500 characters, scorer JSON with its fingerprint, metadata) straight into
+a SQLite store, then runs ``scorecore show``, ``scorecore report`` and ``scorecore compare``
+on them, each in its own process, and prints the wall time and the process's peak RSS.
+Targets: the compare of two 1,000,000-row batches in <= 60 s and <= 300 MB; ``show`` and
+``report`` peak RSS flat in N.
+
+Write: ``scorecore eval --store sqlite:...`` over N items x 2 trivial scorers (2N rows),
+against ``run_evals`` without a store and a bare ``executemany`` of the same rows into an
+empty table (the floor). Target: stored rows within 2x of the bare insert (>= 45,000 rows/s).
+With ``SCORECORE_TEST_POSTGRES_DSN`` set, the same eval into PostgreSQL too.
+
+    .venv/bin/python benchmarks/store_scale.py read 100000 [1000000 ...] [--only=show,compare]
+    .venv/bin/python benchmarks/store_scale.py write 50000
+    SCORECORE_TEST_POSTGRES_DSN=... .venv/bin/python benchmarks/store_scale.py pg 100000
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from scorecore.evals import run_evals
+from scorecore_adapters.storage._schema import DEFAULT_TABLE, WRITTEN, q, schema, upsert_sql
+
+PYTHON = sys.executable
+# The code measured (STORE_SCALE_ROOT: another checkout, to measure it before a change).
+ROOT = Path(os.environ.get("STORE_SCALE_ROOT") or Path(__file__).resolve().parent.parent)
+ENV = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'adapters'}"}
+SCORERS = '''
+from scorecore import create_scorer
+exact = create_scorer(id="exact", description="exact").generate_score(
+    lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+length = create_scorer(id="length", description="length").generate_score(
+    lambda ctx: min(1.0, len(str(ctx.run.output)) / 10))
+'''
+_FINGERPRINT = {"exact": "6f" * 32, "length": "a1" * 32}
+
+
+def _record(batch: str, item: int, scorer: str, score: float) -> tuple[Any, ...]:
+    stamp = "2026-01-01T00:00:00+00:00"
+    item_id = f"item-{item}"
+    run_id = f"{batch}:{item_id}"
+    values = {
+        "id": f"{run_id}/{scorer}", "scorerId": scorer, "runId": run_id, "batchId": batch,
+        "status": "scored", "score": score, "reason": None,
+        "scorer": json.dumps({"id": scorer, "name": scorer, "description": scorer,
+                              "hasJudge": False, "fingerprint": _FINGERPRINT[scorer]}),
+        "input": json.dumps(f"question {item}: what is the answer to this one?"),
+        "output": json.dumps(f"answer {item % 7}"),
+        "additionalContext": json.dumps({"groundTruth": f"answer {item % 5}"}),
+        "source": "TEST", "datasetItemId": item_id,
+        "metadata": json.dumps({"status": "scored", "itemIndex": item,
+                                "fingerprint": _FINGERPRINT[scorer]}),
+        "createdAt": stamp, "updatedAt": stamp,
+    }
+    return tuple(values.get(column) for column in WRITTEN)
+
+
+def _records(batch: str, items: int, shift: int) -> Iterator[tuple[Any, ...]]:
+    for item in range(items):
+        yield _record(batch, item, "exact", float((item + shift) % 5 == item % 7 % 5))
+        yield _record(batch, item, "length", ((item * 7 + shift) % 11) / 10)
+
+
+def build(db: Path, batch: str, rows: int, shift: int) -> float:
+    """Store a batch of ``rows`` rows (``rows / 2`` items x 2 scorers); seconds taken."""
+    start = time.perf_counter()
+    conn = sqlite3.connect(db)
+    for statement in schema(DEFAULT_TABLE, "sqlite"):
+        conn.execute(statement)
+    conn.executemany(upsert_sql(DEFAULT_TABLE, ["?"] * len(WRITTEN)),
+                     _records(batch, rows // 2, shift))
+    conn.commit()
+    conn.close()
+    return time.perf_counter() - start
+
+
+def measure(args: Sequence[str], cwd: Path) -> tuple[float, float, float, int]:
+    """Run ``scorecore ARGS``: wall seconds, CPU seconds, peak RSS in MB, exit code."""
+    start = time.perf_counter()
+    with open(os.devnull, "w") as sink:
+        child = subprocess.Popen([PYTHON, "-m", "scorecore_adapters", *args], cwd=cwd, env=ENV,  # noqa: S603 - our own command line
+                                 stdout=sink, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - start
+    assert child.stderr is not None
+    err = child.stderr.read().decode()
+    child.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1, 3):
+        raise SystemExit(f"scorecore {' '.join(args)} exited {code}: {err[-2000:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code
+
+
+def read(sizes: Sequence[int], commands: Sequence[str]) -> None:
+    for rows in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            where = Path(tmp)
+            db = where / "scores.db"
+            took = build(db, "base", rows, 0) + build(db, "new", rows, 1)
+            store = f"sqlite:{db}"
+            print(f"store_scale read: 2 batches of {rows:,} rows ({rows // 2:,} items x 2 "
+                  f"scorers), built in {took:.1f} s, {db.stat().st_size / 2**20:.0f} MB")
+            for name, args in (
+                ("show", ["show", "new", "--store", store]),
+                ("show --json", ["show", "new", "--store", store, "--json"]),
+                ("report", ["report", "new", "--store", store, "-o", str(where / "r.html")]),
+                ("compare", ["compare", "base", "new", "--store", store]),
+            ):
+                if name.split()[0] not in commands:
+                    continue
+                elapsed, cpu, rss, code = measure(args, where)
+                print(f"  {name:<12} {elapsed:7.2f} s (CPU {cpu:7.2f} s)  peak RSS {rss:7.1f} MB  "
+                      f"exit {code}")
+            paired = ROOT / "adapters/scorecore_adapters/storage/_paired.py"
+            if "compare" in commands and paired.exists():
+                took, pairs = anyio.run(_pairing, store)
+                print(f"  of which the store's pairing: {took:.2f} s for {pairs:,} pairs (the "
+                      f"rest of compare is its statistics: the bootstrap of each scorer's "
+                      f"deltas, 1,000 resamples)")
+
+
+async def _pairing(url: str) -> tuple[float, int]:
+    """Seconds the store takes to stream every pair of the two batches, and their count."""
+    from contextlib import aclosing  # noqa: PLC0415 - only for the pairing figure
+
+    from scorecore_adapters.storage import open_store  # noqa: PLC0415
+
+    start = time.perf_counter()
+    count = 0
+    async with open_store(url, read_only=True) as store, \
+            aclosing(store.paired_scores("base", "new")) as pages:
+        async for pairs in pages:
+            count += len(pairs)
+    return time.perf_counter() - start, count
+
+
+def write(items: int) -> None:
+    scorers_py = SCORERS
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        (where / "scorers.py").write_text(scorers_py)
+        data = where / "items.jsonl"
+        with data.open("w") as f:
+            for i in range(items):
+                f.write(json.dumps({"id": f"item-{i}", "input": f"question {i}: what is it?",
+                                    "output": f"answer {i % 7}",
+                                    "ground_truth": f"answer {i % 5}"}) + "\n")
+        rows = 2 * items
+        print(f"store_scale write: {items:,} items x 2 trivial scorers = {rows:,} rows")
+        namespace: dict[str, Any] = {}
+        exec(compile(scorers_py, "scorers.py", "exec"), namespace)  # noqa: S102 - our text
+
+        async def bare() -> None:
+            lines = (json.loads(line) for line in data.open())
+            await run_evals(lines, [namespace["exact"], namespace["length"]])
+
+        async def stored() -> None:
+            from scorecore_adapters.storage import SqliteScoreStore  # noqa: PLC0415
+
+            lines = (json.loads(line) for line in data.open())
+            async with SqliteScoreStore(where / "in-process.db") as store:
+                await run_evals(lines, [namespace["exact"], namespace["length"]], store=store,
+                                batch_id="in-process")
+
+        # CPU time of this process (all its threads): on a shared machine, wall time measures
+        # the neighbours as much as the code.
+        start = time.process_time()
+        anyio.run(bare)
+        without = time.process_time() - start
+        start = time.process_time()
+        anyio.run(stored)
+        with_store = time.process_time() - start
+        extra = with_store - without
+        print(f"  run_evals, no store      {without:7.2f} s CPU")
+        print(f"  run_evals, SQLite store  {with_store:7.2f} s CPU: {extra:.2f} s more, "
+              f"{rows / extra:,.0f} stored rows/s ({1e6 * extra / rows:.0f} us a row: building, "
+              f"sanitizing, encoding, inserting)")
+        stores = [("sqlite file", f"sqlite:{where / 'w.db'}"),
+                  ("sqlite::memory:", "sqlite::memory:")]
+        dsn = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
+        if dsn:
+            stores.append(("postgresql", dsn))
+        for label, url in stores:
+            batch = f"w{time.time_ns()}"
+            elapsed, cpu, rss, code = measure(
+                ["eval", str(where / "scorers.py"), "--data", str(data), "--store", url,
+                 "--no-cache", "--batch-id", batch, "--max-failures", "0"], where)
+            print(f"  eval --store {label:<16} {elapsed:7.2f} s (CPU {cpu:6.2f} s)  "
+                  f"{rows / elapsed:9,.0f} rows/s (whole command)  peak RSS {rss:6.1f} MB  "
+                  f"exit {code}")
+        # The floor: the same stored rows, one executemany into an empty table.
+        conn = sqlite3.connect(where / "w.db")
+        columns = ", ".join(q(c) for c in WRITTEN)
+        sql = f"SELECT {columns} FROM {q(DEFAULT_TABLE)}"  # noqa: S608 - fixed names
+        stored = conn.execute(sql).fetchall()
+        conn.close()
+        floor = sqlite3.connect(where / "floor.db")
+        floor.execute(f"CREATE TABLE t ({', '.join(q(c) for c in WRITTEN)})")
+        marks = ", ".join("?" * len(WRITTEN))
+        start = time.process_time()
+        floor.executemany(f"INSERT INTO t VALUES ({marks})", stored)  # noqa: S608 - fixed names
+        floor.commit()
+        elapsed = time.process_time() - start
+        floor.close()
+        print(f"  bare executemany         {elapsed:7.2f} s CPU  "
+              f"{len(stored) / elapsed:9,.0f} rows/s "
+              f"({len(stored):,} rows, {len(WRITTEN)} columns)")
+
+
+def pg_copy(rows: int) -> None:
+    """PostgreSQL: the store's save by an upsert per row (executemany, pipelined) and by COPY
+    (into a temporary table, then one INSERT ... SELECT ... ON CONFLICT), then psycopg's COPY
+    of the same records alone, into a fresh table and into a temporary one then upserted."""
+    import psycopg  # noqa: PLC0415 - only with a PostgreSQL server
+
+    from scorecore.evals import ScoreRow  # noqa: PLC0415
+    from scorecore.evals.store import storable_row  # noqa: PLC0415
+    from scorecore_adapters.storage import PostgresScoreStore  # noqa: PLC0415
+    from scorecore_adapters.storage import _postgres as store_module  # noqa: PLC0415
+    from scorecore_adapters.storage._schema import params_of  # noqa: PLC0415
+
+    dsn = os.environ["SCORECORE_TEST_POSTGRES_DSN"]
+    table = f"scale_{time.time_ns()}"
+    items = rows // 2
+    made = [ScoreRow(id=f"r{i}/{s}", scorer_id=s, run_id=f"b:item-{i}", batch_id="b",
+                     status="scored", score=(i % 7) / 6, input=f"question {i}: what is it?",
+                     output=f"answer {i % 7}", dataset_item_id=f"item-{i}",
+                     scorer={"id": s, "name": s, "fingerprint": _FINGERPRINT[s]},
+                     additional_context={"groundTruth": f"answer {i % 5}"},
+                     metadata={"status": "scored", "itemIndex": i})
+            for i in range(items) for s in ("exact", "length")]
+
+    made = [storable_row(row) for row in made]  # as run_evals hands them over
+
+    async def save(threshold: int) -> float:
+        # COPY_FROM: the save's row count from which the store copies (a huge one: never).
+        store_module.COPY_FROM = threshold
+        async with PostgresScoreStore(dsn, table=table) as store:
+            await store.save(made[:1])  # the table, before the clock starts
+            start = time.perf_counter()
+            for at in range(0, len(made), 1000):
+                await store.save(made[at:at + 1000])
+            took = time.perf_counter() - start
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
+        return took
+
+    copy_from = store_module.COPY_FROM
+    upserts = anyio.run(save, 10**9)
+    copies = anyio.run(save, copy_from)
+    saved = copies
+    start = time.perf_counter()
+    records = params_of(made, "2026-01-01T00:00:00+00:00", "pg")
+    encoded = time.perf_counter() - start
+    names = ", ".join(q(c) for c in WRITTEN)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE TABLE {q(table + '_copy')} (LIKE {q(table)})")  # type: ignore[arg-type]
+        start = time.perf_counter()
+        with conn.transaction(), conn.cursor() as cur, \
+                cur.copy(f"COPY {q(table + '_copy')} ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
+            for record in records:
+                copy.write_row(record)
+        copied = time.perf_counter() - start
+        conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
+        start = time.perf_counter()
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute(f"CREATE TEMP TABLE incoming (LIKE {q(table)}) ON COMMIT DROP")  # type: ignore[arg-type]
+            with cur.copy(f"COPY incoming ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
+                for record in records:
+                    copy.write_row(record)
+            cur.execute(f"INSERT INTO {q(table)} ({names}) SELECT {names} FROM incoming "  # type: ignore[arg-type]  # noqa: S608 - fixed names
+                        f"ON CONFLICT (\"runId\", \"scorerId\") DO NOTHING")
+        upserted = time.perf_counter() - start
+        conn.execute(f"DROP TABLE {q(table)}, {q(table + '_copy')}")  # type: ignore[arg-type]
+    n = len(made)
+    print(f"store_scale pg: {n:,} rows")
+    print(f"  store.save, 1,000 a call, upsert each  {upserts:6.2f} s  {n / upserts:9,.0f} rows/s")
+    print(f"  store.save, 1,000 a call, by COPY      {saved:6.2f} s  {n / saved:9,.0f} rows/s "
+          f"(both: rows already storable; making their parameters alone: {encoded:.2f} s)")
+    print(f"  COPY into a fresh table                {copied:6.2f} s  {n / copied:9,.0f} rows/s")
+    print(f"  COPY into a temp table + INSERT SELECT {upserted:6.2f} s  {n / upserted:9,.0f} "
+          f"rows/s")
+
+
+def main() -> None:
+    mode = sys.argv[1] if len(sys.argv) > 1 else "read"
+    sizes = [int(a) for a in sys.argv[2:] if a.isdigit()]
+    # --only show,compare: the commands to run (all four by default).
+    only = [a.split("=", 1)[1] for a in sys.argv[2:] if a.startswith("--only=")]
+    commands = only[0].split(",") if only else ["show", "report", "compare"]
+    if mode == "read":
+        read(sizes or [100_000], commands)
+    elif mode == "write":
+        write(sizes[0] if sizes else 50_000)
+    elif mode == "pg":
+        pg_copy(sizes[0] if sizes else 100_000)
+    else:
+        raise SystemExit("usage: store_scale.py read|write [N ...]")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""``scorecore show`` reads a batch a page at a time: the same output as from all its rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from scorecore.evals import ScoreRow
+from scorecore_adapters.cli._economics import fingerprints
+from scorecore_adapters.cli._eval import group_json
+from scorecore_adapters.cli._show import structured_outputs
+from scorecore_adapters.cli._trust import trust_json
+from scorecore_adapters.report._causes import FailureTally, cause_of_row
+from scorecore_adapters.storage import SqliteScoreStore
+from scorecore_adapters.storage import _sqlite as sqlite_store
+from tests.adapters.cli.test_results import evaluate, run, scorers  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.usefixtures("scorers")
+
+
+@pytest.fixture
+def batch(tmp_path: Path, scorers: Path, monkeypatch: pytest.MonkeyPatch) -> list[ScoreRow]:  # noqa: F811 - the fixture
+    """A batch of 7 items x 2 scorers with failures and not-scorable runs, read 3 rows a page."""
+    extra = {1: {"boom": "judge down"}, 4: {"skip": "no answer"}, 5: {"boom": "judge down"}}
+    evaluate(tmp_path, scorers, "A", [0.9, 0.1, 0.5, 0.7, 0.2, 0.3, 1.0], extra,
+             "--max-failures", "10")
+    monkeypatch.setattr(sqlite_store, "PAGE", 3)
+
+    async def rows() -> list[ScoreRow]:
+        async with SqliteScoreStore(tmp_path / "r.db", read_only=True) as store:
+            return await store.list_run("A")
+
+    return anyio.run(rows)
+
+
+def _expected_json(rows: list[ScoreRow], store: str, *, failures: bool) -> dict[str, object]:
+    tally = FailureTally()
+    listed = []
+    for row in rows:
+        cause = cause_of_row(row)
+        item = row.dataset_item_id or row.run_id
+        if cause is not None:
+            tally.add(row.scorer_id, item, cause)
+        if cause is not None or not failures:
+            listed.append({"itemId": item, "runId": row.run_id, "scorerId": row.scorer_id,
+                           "status": row.status, "score": row.score, "reason": row.reason,
+                           "cause": None if cause is None else {
+                               "kind": cause.kind, "step": cause.step,
+                               "message": cause.message}})
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.status] = counts.get(row.status, 0) + 1
+    return {"batchId": "A", "store": store, "counts": dict(sorted(counts.items())),
+            "rows": listed, "failureCauses": [group_json(g) for g in tally.groups()],
+            "fingerprints": fingerprints(rows), **trust_json(rows),
+            "structuredOutput": structured_outputs(rows)}
+
+
+@pytest.mark.parametrize("failures", [False, True])
+def test_show_json_read_in_pages_is_the_whole_batch(
+    tmp_path: Path, batch: list[ScoreRow], failures: bool
+) -> None:
+    """Pages of 3 rows: the JSON is the document built from every row at once, indented as
+    before (print_json's layout)."""
+    store = f"sqlite:{tmp_path / 'r.db'}"
+    code, out, err = run("show", "A", "--store", store, "--json",
+                         *(["--failures"] if failures else []))
+    assert code == 0, err
+    expected = _expected_json(batch, store, failures=failures)
+    assert json.loads(out) == expected
+    assert out == json.dumps(expected, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def test_show_table_read_in_pages_lists_every_row_aligned(
+    tmp_path: Path, batch: list[ScoreRow]
+) -> None:
+    """Pages of 3 rows: one line per row in list_run's order, columns aligned over the whole
+    batch, then the counts."""
+    code, out, err = run("show", "A", "--store", f"sqlite:{tmp_path / 'r.db'}")
+    assert code == 0, err
+    lines = out.splitlines()
+    table = lines[1:1 + len(batch)]
+    assert [line.split()[:3] for line in table] == [
+        [r.dataset_item_id, r.scorer_id, r.status] for r in batch]
+    scorer_column = lines[0].index("scorer")
+    assert all(line[scorer_column:].startswith(r.scorer_id)
+               for line, r in zip(table, batch, strict=True))
+    assert "14 rows (2 failed, 1 not_scorable, 11 scored)" in lines
+    code, failed, _ = run("show", "A", "--store", f"sqlite:{tmp_path / 'r.db'}", "--failures")
+    assert failed.splitlines()[-1] == "2 failed of 14 rows"
