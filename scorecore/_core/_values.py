@@ -82,7 +82,7 @@ def run_extra(extra: object, where: str) -> dict[str, object]:
     >>> run_extra({"source": "ci"}, "Scorer.run")
     {'source': 'ci'}
     """
-    if not isinstance(extra, Mapping):
+    if type(extra) is not dict and not isinstance(extra, Mapping):  # a dict: no ABC lookup
         raise TypeError(f"{where}: extra must be a mapping of str keys, got {short_repr(extra)}")
     copied = dict(extra)
     for key in copied:

@@ -203,7 +203,7 @@ class _Finish:
             await self._send.send(rows)
         if self._hook is not None:
             called = self._hook(result)
-            if inspect.isawaitable(called):
+            if called is not None and inspect.isawaitable(called):  # a plain hook: no ABC lookup
                 await called
 
 

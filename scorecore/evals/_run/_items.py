@@ -64,7 +64,7 @@ def _check_line(_instance: object, _attribute: attrs.Attribute[Any], value: obje
 
 
 def _check_extra(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):  # a dict: no ABC lookup
         raise TypeError(f"EvalItem.extra must be a mapping, got {short_repr(value)}")
     for key in value:
         if not isinstance(key, str):
@@ -245,7 +245,8 @@ def read_item(raw: object, index: int, *, needs_output: bool) -> Result[EvalItem
     >>> read_item({"input": "q"}, 3, needs_output=True).failure().error
     "item #3: missing field 'output' (and no target to produce it)"
     """
-    if isinstance(raw, Mapping):
+    # A dict first: the Mapping check alone is an abstract-class lookup per item.
+    if type(raw) is dict or isinstance(raw, Mapping):
         return _item_of(raw, needs_output=needs_output, where=f"item #{index}: ")
     if isinstance(raw, EvalItem):
         return Success(raw)

@@ -89,7 +89,7 @@ class ItemScorer:
         run_id = self._ids.of(index, item_id)
         # A repeated run id is reported first (even for an unreadable entry), then a bad entry.
         claim = self._ids.claim(index, item_id, line)
-        if isinstance(claim, Failure):
+        if type(claim) is Failure:  # RunIds builds it: the exact type, with no ABC lookup
             return self.failed(index, claim.failure(), item_id=item_id, item=item, run_id=run_id)
         if item is None:
             return self.failed(index, read.failure(), item_id=item_id, run_id=run_id)

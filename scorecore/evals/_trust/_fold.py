@@ -85,6 +85,8 @@ class TrustFold:
             if scored is None:
                 continue
             details = scored.details
+            if details is None:  # a plain scorer's result: none of the abstract checks below
+                continue
             if isinstance(details, PanelResult):
                 self.add_panel(outcome.scorer_id, item_id, result.run_id, details)
             elif isinstance(details, PairwiseResult):
