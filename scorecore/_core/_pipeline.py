@@ -37,7 +37,7 @@ from scorecore._core._judge import StepName
 from scorecore._core._output_schema import CompiledSchema
 from scorecore._core._reprs import short_repr
 from scorecore._core._runtime import Runtime
-from scorecore._core._slot_init import fast_init
+from scorecore._core._slot_init import fast_init, new_success
 from scorecore._core._sync import maybe_await
 from scorecore._core._trajectory import Trajectory, to_trajectory
 from scorecore._core._values import (
@@ -321,10 +321,10 @@ async def run_pipeline(  # noqa: PLR0915 - one loop on purpose: a call saved is 
             return _failed(definition, info.name, steps[:index], cause, _result(
                 run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=None))
     if judged is None:  # the common case, without the keyword call of _result
-        return Success(make_score_result(
+        return new_success(make_score_result(
             run, score, None, reason, preprocess, None, analyze, None, None, None, {}, None,
             None))
-    return Success(_result(
+    return new_success(_result(
         run, judged, preprocess=preprocess, analyze=analyze, score=score, reason=reason,
         confidence=confidence))
 

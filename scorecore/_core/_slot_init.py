@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import attrs
+from returns.primitives.container import BaseContainer
+from returns.result import Success
 
 __all__: list[str] = []  # internal: the run path builds its values with fast_init
 
@@ -134,3 +136,26 @@ def fast_replace(cls: type[_T], field: str) -> Callable[[_T, Any], _T]:
     replace: Callable[[_T, Any], _T] = namespace["replace"]
     replace.__name__ = replace.__qualname__ = f"replace_{cls.__name__}_{field}"
     return replace
+
+
+def _success_builder() -> Callable[[Any], Success[Any]]:
+    """``Success(value)`` without its two ``__init__`` frames: the run path returns one per
+    run. It sets the container's one slot, as ``returns``' ``__init__`` does; should a
+    ``returns`` release store its value otherwise, ``Success`` itself is used."""
+    slot = vars(BaseContainer).get("_inner_value")
+    if BaseContainer.__slots__ != ("_inner_value",) or slot is None:
+        return Success
+    set_inner = slot.__set__
+    new = object.__new__
+
+    def new_success(value: Any) -> Success[Any]:  # noqa: ANN401 - any value, as Success takes
+        built = new(Success)
+        set_inner(built, value)
+        return built
+
+    probe = new_success(0)
+    return new_success if probe == Success(0) and probe.unwrap() == 0 else Success
+
+
+new_success: Callable[[Any], Success[Any]] = _success_builder()
+"""``Success(value)``, built in half the time (the run path's last value of every run)."""

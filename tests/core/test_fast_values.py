@@ -15,6 +15,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from returns.result import Success
 
 from scorecore import (
     ReasonContext,
@@ -25,7 +26,7 @@ from scorecore import (
     create_scorer,
 )
 from scorecore._core import _pipeline
-from scorecore._core._slot_init import fast_init
+from scorecore._core._slot_init import fast_init, new_success
 from tests import strategies as sts
 
 BUILDERS: list[tuple[type, Callable[..., Any]]] = [
@@ -200,3 +201,15 @@ def test_a_class_whose_init_does_more_than_set_its_fields_is_refused(cls: type, 
     with pytest.raises(TypeError, match=why) as caught:
         fast_init(cls)
     assert cls.__qualname__ in str(caught.value)
+
+
+@given(st.one_of(st.none(), st.integers(), st.text(), st.lists(st.integers())))
+def test_a_fast_built_success_is_the_success_returns_builds(value: Any) -> None:
+    """``new_success(v)`` is ``Success(v)``: the same class, value, equality, hash and repr."""
+    built, expected = new_success(value), Success(value)
+    assert type(built) is Success
+    assert built == expected
+    assert built.unwrap() is value
+    assert repr(built) == repr(expected)
+    if not isinstance(value, list):
+        assert hash(built) == hash(expected)

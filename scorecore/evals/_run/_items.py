@@ -13,6 +13,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._reprs import short_repr
+from scorecore._core._slot_init import new_success
 from scorecore._core._values import RUN_ARGUMENTS
 from scorecore.evals._persistence._sanitize import is_clean_text
 from scorecore.validators import is_int
@@ -209,7 +210,7 @@ def _item_of(
     if fields.get("extra") is None:
         fields.pop("extra", None)
     try:
-        return Success(EvalItem(**fields, line=line))
+        return new_success(EvalItem(**fields, line=line))
     except (TypeError, ValueError) as exc:  # a field validator's message names field and value
         return Failure(ItemFailure(error=f"{where}{exc}"))
 
