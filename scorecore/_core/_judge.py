@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, Protocol, TypeAlias, final, runtime_checkable
+from typing import Any, Final, Literal, Protocol, TypeAlias, cast, final, runtime_checkable
 
 import attrs
 from returns.result import Result
@@ -119,6 +119,22 @@ def _logprobs(
         type(value) is tuple and all(type(t) is TokenLogprob for t in value)
     ):
         raise misuse("JudgeResponse.logprobs", value, "must be a tuple of TokenLogprob or None")
+
+
+# Every reply (each one a cache hit reads back too) is checked: a str text and a known mode
+# pass on one exact check, anything else is judged, and refused, by attrs' own validators.
+_TEXT_IS_STR: Final = attrs.validators.instance_of(str)
+_MODE_IS_KNOWN: Final = attrs.validators.optional(attrs.validators.in_(_MODES))
+
+
+def _reply_text(inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if type(value) is not str:
+        _TEXT_IS_STR(inst, attr, cast("str", value))
+
+
+def _reply_mode(inst: object, attr: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not (type(value) is str and value in _MODES):
+        _MODE_IS_KNOWN(inst, attr, cast("StructuredOutputMode | None", value))
 
 
 def _to_messages(messages: Iterable[JudgeMessage]) -> tuple[JudgeMessage, ...]:
@@ -270,12 +286,12 @@ class JudgeResponse:
     them; ``None`` otherwise. The judge cache keeps them, so a warm re-run reads the same.
     """
 
-    text: str = attrs.field(validator=attrs.validators.instance_of(str))
+    text: str = attrs.field(validator=_reply_text)
     usage: JudgeUsage = attrs.field(factory=JudgeUsage)
     finish_reason: str | None = None
     model_id: str | None = None
     structured_output: StructuredOutputMode | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.in_(_MODES))
+        default=None, validator=_reply_mode
     )
     # Checked, not converted: the judge loop copies responses with fast_replace, which a
     # converter would refuse.

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from scorecore import JudgeConfig, JudgeFailed, ScorePromptStep, create_scorer
-from scorecore.judge import JudgeRequest
+from scorecore.judge import JudgeRequest, JudgeResponse
 from scorecore_adapters.testing import FunctionJudge
 
 
@@ -49,3 +50,24 @@ async def test_judge_model_returning_a_non_result_is_a_failure(anyio_backend: st
     error = result.failure()
     assert isinstance(error.cause, JudgeFailed)
     assert "must return Success(JudgeResponse)" in error.cause.error.message
+
+
+@pytest.mark.parametrize(("fields", "error", "says"), [
+    ({"text": 1}, TypeError, "'text' must be <class 'str'>"),
+    ({"text": None}, TypeError, "'text' must be <class 'str'>"),
+    ({"text": "x", "structured_output": "bogus"}, ValueError, "'structured_output' must be in"),
+    ({"text": "x", "structured_output": ["native"]}, ValueError, "'structured_output' must be in"),
+])
+def test_a_reply_of_the_wrong_type_or_mode_is_refused_naming_the_field(
+    fields: dict[str, Any], error: type[Exception], says: str
+) -> None:
+    """A reply's text must be a str and its mode one the core knows; a known mode, a str
+    subclass and no mode at all are taken."""
+    with pytest.raises(error, match=re.escape(says)):
+        JudgeResponse(**fields)
+    assert JudgeResponse(text=_Text("t"), structured_output="json_object").text == "t"
+    assert JudgeResponse(text="t", structured_output=None).structured_output is None
+
+
+class _Text(str):
+    __slots__ = ()
