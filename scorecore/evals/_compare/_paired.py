@@ -34,8 +34,8 @@ class PairedComparison:
     page by page, then take :meth:`result`. Each scorer's pairs are folded as they come and
     only its deltas are kept until the scorer is done. The options are
     :func:`~scorecore.evals.compare`'s, with the same defaults and checks (``base_items`` and
-    ``new_items``: pairs of an item whose content changed are left out, as there; ``resampler``: the bootstrap's faster
-    means, as there).
+    ``new_items``: pairs of an item whose content changed are left out, as there;
+    ``resampler``: the bootstrap's means computed faster, as there).
 
     >>> from scorecore.evals.store import PairedComparison, PairedScore
     >>> pairs = [PairedScore(scorer_id="s", item_id=f"q{i}", base_status="scored",
