@@ -123,9 +123,9 @@ def loss_order(item: ItemDelta) -> tuple[int, float, str]:
 class PairFold:
     """One scorer's pairs, folded in item order: deltas, scores, pass flags, counts, losers."""
 
-    __slots__ = ("_cutoff", "_losers", "base_pass", "base_scores", "changes", "deltas", "first_infinite",
-                 "most_regressed", "new_pass", "new_scores", "paired", "scorer_id",
-                 "threshold")
+    __slots__ = ("_cutoff", "_losers", "base_pass", "base_scores", "changes", "deltas",
+                 "first_infinite", "most_regressed", "new_pass", "new_scores", "paired",
+                 "scorer_id", "threshold")
 
     def __init__(self, scorer_id: str, threshold: Threshold | None, most_regressed: int) -> None:
         self.scorer_id = scorer_id

@@ -335,7 +335,7 @@ def test_most_regressed_are_the_first_of_all_losses_in_loss_order(
     """However many items regress (past the trims that keep memory flat), the most regressed
     are the first ``most`` of every lost item sorted by loss (a lost score first, then the
     largest drop, then the item id)."""
-    order = Random(seed)
+    order = Random(seed)  # noqa: S311 - test data, seeded
     # Mostly small drops, rarely a large one or a lost score: the most regressed items come
     # anywhere in the batch, after the trims too.
     drops = order.choices([-1.0, None, -0.5, -0.25, 0.0, 0.5], weights=[1, 1, 4, 400, 50, 50],
