@@ -13,6 +13,10 @@ empty table (the floor). Target: stored rows within 2x of the bare insert (>= 45
 With ``SCORECORE_TEST_POSTGRES_DSN`` set, the same eval into PostgreSQL too.
 
     .venv/bin/python benchmarks/store_scale.py read 100000 [1000000 ...] [--only=show,compare]
+    .venv/bin/python benchmarks/store_scale.py read 1000000 --only=compare --db=/tmp/scale.db
+
+``--db=PATH`` keeps the store there and reuses it when it already holds that size (building
+a million-row pair takes minutes; with several sizes, PATH gets the size as a suffix).
     .venv/bin/python benchmarks/store_scale.py write 50000
     SCORECORE_TEST_POSTGRES_DSN=... .venv/bin/python benchmarks/store_scale.py pg 100000
 """
@@ -105,15 +109,36 @@ def measure(args: Sequence[str], cwd: Path) -> tuple[float, float, float, int]:
     return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code
 
 
-def read(sizes: Sequence[int], commands: Sequence[str]) -> None:
+def _built(db: Path, rows: int) -> bool:
+    """Whether ``db`` holds both batches of ``rows`` rows (from an earlier run)."""
+    if not db.exists():
+        return False
+    conn = sqlite3.connect(db)
+    try:
+        sql = f"SELECT COUNT(*) FROM {q(DEFAULT_TABLE)}"  # noqa: S608 - fixed names
+        return bool(conn.execute(sql).fetchone()[0] == 2 * (rows // 2) * 2)
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def read(sizes: Sequence[int], commands: Sequence[str], kept: Path | None = None) -> None:
     for rows in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             where = Path(tmp)
             db = where / "scores.db"
-            took = build(db, "base", rows, 0) + build(db, "new", rows, 1)
+            if kept is not None:
+                db = kept if len(sizes) == 1 else kept.with_name(f"{kept.name}.{rows}")
+            if kept is not None and _built(db, rows):
+                took = 0.0
+            else:
+                db.unlink(missing_ok=True)
+                took = build(db, "base", rows, 0) + build(db, "new", rows, 1)
             store = f"sqlite:{db}"
             print(f"store_scale read: 2 batches of {rows:,} rows ({rows // 2:,} items x 2 "
-                  f"scorers), built in {took:.1f} s, {db.stat().st_size / 2**20:.0f} MB")
+                  f"scorers), {f'built in {took:.1f} s' if took else 'reused'}, "
+                  f"{db.stat().st_size / 2**20:.0f} MB")
             for name, args in (
                 ("show", ["show", "new", "--store", store]),
                 ("show --json", ["show", "new", "--store", store, "--json"]),
@@ -302,8 +327,9 @@ def main() -> None:
     # --only show,compare: the commands to run (all four by default).
     only = [a.split("=", 1)[1] for a in sys.argv[2:] if a.startswith("--only=")]
     commands = only[0].split(",") if only else ["show", "report", "compare"]
+    kept = [Path(a.split("=", 1)[1]) for a in sys.argv[2:] if a.startswith("--db=")]
     if mode == "read":
-        read(sizes or [100_000], commands)
+        read(sizes or [100_000], commands, kept[0] if kept else None)
     elif mode == "write":
         write(sizes[0] if sizes else 50_000)
     elif mode == "pg":

@@ -11,10 +11,10 @@ import pytest
 
 from scorecore.judge import TokenLogprob
 from scorecore_adapters.openai import OpenAIChatModel
-from tests.adapters.test_openai import COMPLETION, Capture, _allowed, _no_env, request
+from tests.adapters.test_openai import COMPLETION, Capture, _no_env, request
 
-pytestmark = pytest.mark.anyio
-__all__ = ["_allowed", "_no_env"]  # the autouse fixtures, used by being imported
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("allow_requests")]
+__all__ = ["_no_env"]  # the autouse fixture, used by being imported
 
 WITH_LOGPROBS: dict[str, Any] = copy.deepcopy(COMPLETION)
 WITH_LOGPROBS["choices"][0]["logprobs"] = {"content": [

@@ -13,6 +13,7 @@ from scorecore.evals import Comparison, ScoreRow, StoreError, Threshold, items_n
 from scorecore.evals import compare as compare_rows
 from scorecore.evals.results import ScorerComparison
 from scorecore.evals.store import PairedComparison
+from scorecore_adapters._resample import mean_resampler
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
     EXIT_NO_VERDICT,
@@ -150,7 +151,7 @@ def compare_batches(
             options |= {"base_items": base_items, "new_items": new_items}
     try:
         result = compare_rows(base, new, tolerance=args.tolerance, thresholds=thresholds,
-                              seed=seed, **options)
+                              seed=seed, resampler=mean_resampler(), **options)
     except ValueError as exc:  # a change no float holds (scores near ±1e308), naming the rows
         raise UsageError(str(exc)) from None
     return _judged(result, args)
@@ -172,7 +173,8 @@ async def _paired(
             new_scorers=scorers[args.new],
             only_in_base=await store.items_only_in(args.base, args.new),
             only_in_new=await store.items_only_in(args.new, args.base),
-            tolerance=args.tolerance, thresholds=thresholds, seed=args.seed, **options)
+            tolerance=args.tolerance, thresholds=thresholds, seed=args.seed,
+            resampler=mean_resampler(), **options)
         async with aclosing(store.paired_scores(args.base, args.new)) as pages:
             async for pairs in pages:
                 building.add(pairs)

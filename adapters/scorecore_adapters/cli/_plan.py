@@ -16,6 +16,7 @@ import statistics
 from typing import Any, Final, TextIO
 
 from scorecore.evals import compare, items_needed
+from scorecore_adapters._resample import mean_resampler
 from scorecore_adapters.cli._common import (
     DEFAULT_STORE,
     EXIT_PASSED,
@@ -99,7 +100,8 @@ def plan_command(args: argparse.Namespace, out: TextIO) -> int:
     spreads: dict[str, float | None]
     if partner is not None:
         _, before = read_batch(args.store, partner.batch_id)
-        spreads = {s.scorer_id: s.spread for s in compare(before, rows).scorers}
+        spreads = {s.scorer_id: s.spread
+                   for s in compare(before, rows, resampler=mean_resampler()).scorers}
         source = f"paired differences of {partner.batch_id} -> {baseline.batch_id}"
     else:
         scores: dict[str, list[float]] = {}

@@ -49,7 +49,7 @@ from scorecore.evals._compare._values import (
 )
 from scorecore.evals._rows._row import row_item_id
 from scorecore.evals._rows._trials import rows_by_item
-from scorecore.evals._stats._bootstrap import bootstrap_mean_interval
+from scorecore.evals._stats._bootstrap import MeanResampler, bootstrap_mean_interval
 from scorecore.evals._stats._sums import mean_of
 from scorecore.validators import is_int
 
@@ -110,6 +110,7 @@ class _Settings:
     resamples: int
     most_regressed: int
     min_paired: int
+    resampler: MeanResampler | None = None
 
 
 def _compare_scorer(
@@ -145,7 +146,7 @@ def scorer_result(
     if enough and len(deltas) >= settings.min_paired:
         ci = bootstrap_mean_interval(deltas, confidence=confidence,
                                      resamples=settings.resamples, seed=settings.seed,
-                                     stream=scorer_id)
+                                     stream=scorer_id, resampler=settings.resampler)
     base_pass, new_pass = fold.base_pass, fold.new_pass
     newly_passing = sum(1 for b, n in zip(base_pass, new_pass, strict=True) if n and not b)
     newly_failing = sum(1 for b, n in zip(base_pass, new_pass, strict=True) if b and not n)
@@ -211,6 +212,7 @@ def compare(
     effect: float | None = None,
     base_items: Mapping[str, str] | None = None,
     new_items: Mapping[str, str] | None = None,
+    resampler: MeanResampler | None = None,
 ) -> Comparison:
     """Compare two batches' rows scorer by scorer, pairing items by their id.
 
@@ -250,6 +252,9 @@ def compare(
         base_items: the base batch's items (id → content digest); with ``new_items``, pairs
             are kept to the items whose content is the same in both.
         new_items: the new batch's items, the same way.
+        resampler: computes the bootstrap's resample means faster with the same result:
+            ``resampler(deltas, resamples=..., key=...)`` gives each resample's mean, its
+            values summed left to right (the command line passes a numpy one).
 
     Scores anywhere in the float range are compared (means and intervals of scores near
     ±1e308 do not overflow), but an item whose score changed by more than the largest float
@@ -288,7 +293,7 @@ def compare(
     common = sorted(base_index.keys() & new_index.keys())
     settings = _Settings(tolerance=tolerance, alpha=alpha / max(1, len(common)), seed=seed,
                          resamples=resamples, most_regressed=most_regressed,
-                         min_paired=min_paired)
+                         min_paired=min_paired, resampler=resampler)
     chosen = thresholds or {}
     changed = tuple(
         sid for sid in common

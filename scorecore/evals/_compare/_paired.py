@@ -20,6 +20,7 @@ from scorecore.evals._compare._values import DEFAULT_MIN_PAIRED, Comparison, Sco
 
 if TYPE_CHECKING:
     from scorecore.evals._report._values import Threshold
+    from scorecore.evals._stats._bootstrap import MeanResampler
 
 __all__ = ["PairedComparison"]
 
@@ -33,7 +34,8 @@ class PairedComparison:
     page by page, then take :meth:`result`. Each scorer's pairs are folded as they come and
     only its deltas are kept until the scorer is done. The options are
     :func:`~scorecore.evals.compare`'s, with the same defaults and checks (``base_items`` and
-    ``new_items``: pairs of an item whose content changed are left out, as there).
+    ``new_items``: pairs of an item whose content changed are left out, as there;
+    ``resampler``: the bootstrap's means computed faster, as there).
 
     >>> from scorecore.evals.store import PairedComparison, PairedScore
     >>> pairs = [PairedScore(scorer_id="s", item_id=f"q{i}", base_status="scored",
@@ -70,6 +72,7 @@ class PairedComparison:
         effect: float | None = None,
         base_items: Mapping[str, str] | None = None,
         new_items: Mapping[str, str] | None = None,
+        resampler: MeanResampler | None = None,
     ) -> None:
         check_options(tolerance=tolerance, alpha=alpha, resamples=resamples,
                       min_paired=min_paired)
@@ -91,7 +94,7 @@ class PairedComparison:
         self._settings = _Settings(tolerance=tolerance,
                                    alpha=alpha / max(1, len(self._common)), seed=seed,
                                    resamples=resamples, most_regressed=most_regressed,
-                                   min_paired=min_paired)
+                                   min_paired=min_paired, resampler=resampler)
         self._options = (tolerance, seed, resamples, min_paired)
         self._done: dict[str, ScorerComparison] = {}
         self._fold: PairFold | None = None

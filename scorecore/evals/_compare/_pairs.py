@@ -123,9 +123,9 @@ def loss_order(item: ItemDelta) -> tuple[int, float, str]:
 class PairFold:
     """One scorer's pairs, folded in item order: deltas, scores, pass flags, counts, losers."""
 
-    __slots__ = ("_losers", "base_pass", "base_scores", "changes", "deltas", "first_infinite",
-                 "most_regressed", "new_pass", "new_scores", "paired", "scorer_id",
-                 "threshold")
+    __slots__ = ("_cutoff", "_losers", "base_pass", "base_scores", "changes", "deltas",
+                 "first_infinite", "most_regressed", "new_pass", "new_scores", "paired",
+                 "scorer_id", "threshold")
 
     def __init__(self, scorer_id: str, threshold: Threshold | None, most_regressed: int) -> None:
         self.scorer_id = scorer_id
@@ -143,6 +143,9 @@ class PairFold:
         # The most regressed items so far, trimmed to the first ``most_regressed`` now and
         # then: an item id is paired once per scorer, so the loss order has no ties.
         self._losers: list[ItemDelta] = []
+        # The loss order of the last item kept at the latest trim, once as many are kept as
+        # are asked for: a later item that orders after it can never be among them.
+        self._cutoff: tuple[int, float, str] | None = None
 
     def add(self, pair: PairedScore) -> None:
         """Fold one pair in (pairs come in item order)."""
@@ -164,12 +167,19 @@ class PairFold:
             self.new_scores.append(new_score)
         lost = (delta is not None and delta < 0) or (
             pair.base_status == "scored" and pair.new_status != "scored")
-        if lost and self.most_regressed > 0:
-            self._losers.append(ItemDelta(
-                item_id=pair.item_id, base_status=pair.base_status,
-                new_status=pair.new_status, base_score=base_score, new_score=new_score))
-            if len(self._losers) >= 4 * self.most_regressed + 1024:
-                self._losers = self.losers_list()
+        if not lost or self.most_regressed <= 0:
+            return
+        cutoff = self._cutoff
+        if cutoff is not None and (
+                (0, 0.0, pair.item_id) if delta is None else (1, delta, pair.item_id)) > cutoff:
+            return
+        self._losers.append(ItemDelta(
+            item_id=pair.item_id, base_status=pair.base_status,
+            new_status=pair.new_status, base_score=base_score, new_score=new_score))
+        if len(self._losers) >= 4 * self.most_regressed + 1024:
+            self._losers = self.losers_list()
+            if len(self._losers) == self.most_regressed:
+                self._cutoff = loss_order(self._losers[-1])
 
     def losers_list(self) -> list[ItemDelta]:
         """The most regressed items, most regressed first (as sorting all of them would)."""

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
 from collections.abc import Callable, Iterator, Sequence
-from typing import final
+from functools import reduce
+from typing import Protocol, final
 
 import attrs
 
@@ -35,6 +37,25 @@ def resample_indices(n: int, *, resamples: int, key: bytes) -> Iterator[list[int
         stream = hashlib.shake_256(key + b.to_bytes(8, "big")).digest(4 * n)
         # 32-bit draws mapped to indices by multiply-shift: bias below n / 2**32.
         yield [(x * n) >> 32 for x in memoryview(stream).cast("I")]
+
+
+class MeanResampler(Protocol):
+    """Computes the means of ``resamples`` resamples of ``values``, as :func:`resample_means`.
+
+    The draws are :func:`resample_indices`'s for ``key``, and each mean is its values summed
+    left to right then divided by ``len(values)``: an implementation (numpy's, in the command
+    line) that keeps both gives the same floats, so the same interval.
+    """
+
+    def __call__(self, values: Sequence[float], *, resamples: int,
+                 key: bytes) -> Sequence[float]: ...
+
+
+def resample_means(values: Sequence[float], *, resamples: int, key: bytes) -> list[float]:
+    """The mean of each resample of ``values`` (sums left to right, in the draws' order)."""
+    n = len(values)
+    return [reduce(operator.add, [values[i] for i in idx]) / n
+            for idx in resample_indices(n, resamples=resamples, key=key)]
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:
@@ -120,13 +141,14 @@ def bootstrap_interval(
 
 def bootstrap_mean_interval(
     values: Sequence[float], *, confidence: float = 0.95, resamples: int = 1000,
-    seed: int = 0, stream: str = "",
+    seed: int = 0, stream: str = "", resampler: MeanResampler | None = None,
 ) -> tuple[float, float]:
     """The percentile bootstrap interval of the mean of ``values``, seeded and reproducible.
 
     ``stream`` names an independent random stream for the same ``seed`` (``compare`` uses the
     scorer id). The same values, seed and stream give the same interval everywhere. The mean is
-    defined on every resample, so there is always an interval.
+    defined on every resample, so there is always an interval. ``resampler`` computes the
+    resamples' means faster, with the same result (default: :func:`resample_means`).
 
     >>> bootstrap_mean_interval([0.0, 1.0, 0.5, 0.25], resamples=200, seed=1)
     (0.125, 0.75)
@@ -138,12 +160,11 @@ def bootstrap_mean_interval(
     check_settings(confidence, resamples)
     if min(values) == max(values):
         return (values[0], values[0])
-    n = len(values)
     bits = sum_scale(values)
     scaled = [math.ldexp(v, -bits) for v in values] if bits else values
-    interval = bootstrap_interval(lambda idx: sum([scaled[i] for i in idx]) / n, n,
-                                  confidence=confidence, resamples=resamples, seed=seed,
-                                  stream=stream)
+    means = (resampler or resample_means)(scaled, resamples=resamples,
+                                          key=bootstrap_key(seed, stream))
+    interval = percentile_interval(means, confidence=confidence)
     low, high = interval.low, interval.high
     if low is None or high is None:  # pragma: no cover - a mean is never undefined
         raise AssertionError(interval.reason)

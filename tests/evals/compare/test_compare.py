@@ -5,9 +5,10 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
+from random import Random
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorecore.evals import ScoreRow, Threshold, compare
@@ -324,3 +325,30 @@ def test_compare_refuses_a_bad_min_paired(bad: object) -> None:
     """min_paired must be an int >= 1; the error names it and the value."""
     with pytest.raises(ValueError, match=rf"min_paired must be an int >= 1, got {bad!r}"):
         compare([], [], min_paired=bad)  # type: ignore[arg-type]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1100, 5000), st.integers(1, 6), st.integers(0, 2**32))
+def test_most_regressed_are_the_first_of_all_losses_in_loss_order(
+    items: int, most: int, seed: int
+) -> None:
+    """However many items regress (past the trims that keep memory flat), the most regressed
+    are the first ``most`` of every lost item sorted by loss (a lost score first, then the
+    largest drop, then the item id)."""
+    order = Random(seed)  # noqa: S311 - test data, seeded
+    # Mostly small drops, rarely a large one or a lost score: the most regressed items come
+    # anywhere in the batch, after the trims too.
+    drops = order.choices([-1.0, None, -0.5, -0.25, 0.0, 0.5], weights=[1, 1, 4, 400, 50, 50],
+                          k=items)
+    ids = [f"q{i:05d}" for i in range(items)]
+    order.shuffle(ids)
+    base = [ScoreRow(id=f"a{k}", scorer_id="s", run_id=f"a:{k}", batch_id="a",
+                     status="scored", score=1.0, dataset_item_id=k) for k in ids]
+    new = [ScoreRow(id=f"b{k}", scorer_id="s", run_id=f"b:{k}", batch_id="b",
+                    status="scored" if d is not None else "failed",
+                    score=None if d is None else 1.0 + d, dataset_item_id=k)
+           for k, d in zip(ids, drops, strict=True)]
+    lost = sorted(((0, 0.0, k) if d is None else (1, d, k)
+                   for k, d in zip(ids, drops, strict=True) if d is None or d < 0))
+    (scorer,) = compare(base, new, most_regressed=most, resamples=1).scorers
+    assert [d.item_id for d in scorer.most_regressed] == [k for *_, k in lost[:most]]
