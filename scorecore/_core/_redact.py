@@ -78,6 +78,7 @@ _PLAIN_WORDS = frozenset({"key", "keys", "token", "auth", "secret", "private", "
 _PASSWORDS = frozenset({"password", "passwd", "pwd", "passphrase"})
 
 
+@functools.lru_cache(maxsize=4096)  # a batch's rows repeat the same few keys
 def _is_secret_key(key: str) -> bool:
     joined = re.sub(r"[^a-z0-9]", "", key.lower())
     if joined.endswith(_SECRET_SUFFIXES) or any(part in joined for part in _SECRET_PARTS):

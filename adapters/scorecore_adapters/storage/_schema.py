@@ -9,9 +9,11 @@ Mastra's full shape. ``("runId", "scorerId")`` is unique: saving a pair again re
 from __future__ import annotations
 
 import json
+import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Final, Literal
 
 from scorecore.evals import ScoreRow, StoreError
@@ -174,36 +176,71 @@ def list_sql(table: str, mark: str, item_index: str) -> str:
     )
 
 
-# One encoder, built once: json.dumps with options builds a new one per call.
-_DUMPS: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 # Per column, in the row's order: how its value is read ("time" columns get the stamp).
 _PARAM_KINDS: Final = tuple(
     (c.attr, 2 if c.kind == "time" else 1 if c.kind == "json" else 0) for c in SCORE_COLUMNS
 )
+# The time columns come last: the others are read in one call, the JSON ones then encoded.
+assert [kind for _, kind in _PARAM_KINDS][-2:] == [2, 2]  # noqa: S101 - the table's shape
+_READ: Final = operator.attrgetter(*(attr for attr, kind in _PARAM_KINDS if kind != 2))
+_JSON_AT: Final = tuple(at for at, (_, kind) in enumerate(_PARAM_KINDS) if kind == 1)
 
 
-def _params(row: ScoreRow, now: str | datetime) -> tuple[Any, ...]:
+def _json_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False, allow_nan=False)``, its C encoder built once
+    (``json.dumps`` with options builds a new encoder per call).
+
+    No check for circular references: the values come from :func:`storable_row`, whose
+    containers are new and nested at most ``MAX_DEPTH`` deep.
+    """
+    plain = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+    if c_make_encoder is None:  # an interpreter without json's C speedups
+        return plain.encode
+    # c_make_encoder takes its options by position only: sort_keys, skipkeys, allow_nan.
+    no = False
+    encode = c_make_encoder(None, plain.default, encode_basestring, None,
+                            plain.key_separator, plain.item_separator, no, no, no)
+
+    def dumps(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+_DUMPS: Final = _json_encoder()
+
+
+def _params(
+    row: ScoreRow, now: str | datetime, seen: dict[int, tuple[object, str]]
+) -> tuple[Any, ...]:
     # storable_row makes any row storable: what neither store keeps (PostgreSQL refuses NUL,
     # UTF-8 lone surrogates; deep nesting and huge ints break the JSON codecs) is replaced and
     # listed in metadata["sanitized"], so one odd value never fails a whole save. A row
     # run_evals built is storable already and is not walked again.
     row = storable_row(row)
-    values: list[Any] = []
-    append = values.append
-    for attr, kind in _PARAM_KINDS:
-        if kind == 2:
-            append(now)
-            continue
-        value = getattr(row, attr)
+    values = list(_READ(row))
+    for at in _JSON_AT:
         # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
-        append(_DUMPS(value) if kind == 1 and value is not None else value)
+        value = values[at]
+        if value is None:
+            continue
+        if type(value) is str:
+            values[at] = encode_basestring(value)
+            continue
+        # The rows of one item (or one scorer) share their values: each is encoded once.
+        hit = seen.get(id(value))
+        if hit is None or hit[0] is not value:
+            hit = seen[id(value)] = (value, _DUMPS(value))
+        values[at] = hit[1]
+    values += (now, now)
     return tuple(values)
 
 
 def params_of(rows: Sequence[ScoreRow], now: str | datetime, store: str) -> list[tuple[Any, ...]]:
     """The parameters saving ``rows``, stamped ``now``."""
     try:
-        return [_params(row, now) for row in rows]
+        seen: dict[int, tuple[object, str]] = {}
+        return [_params(row, now, seen) for row in rows]
     except ValueError as exc:  # a key column no store can keep (see storable_row)
         raise StoreError(
             f"store {store}: save failed: {exc}", store=store, operation="save"

@@ -92,6 +92,19 @@ def is_clean_text(text: str) -> bool:
     return _BAD_CHARS.search(text) is None
 
 
+def is_plain_leaf(value: object) -> bool:
+    """Whether ``value`` is a leaf every store keeps as it is (what :meth:`Sanitizer.value`
+    returns unchanged): clean text, an int of at most 4,000 bits, a finite float, ``None``, a
+    boolean."""
+    if type(value) is str:
+        return "\x00" not in value if value.isascii() else _BAD_CHARS.search(value) is None
+    if type(value) is int:
+        return value.bit_length() <= _INT_BITS
+    if type(value) is float:
+        return math.isfinite(value)
+    return value is None or type(value) is bool
+
+
 def is_encodable_text(text: str) -> bool:
     """Whether ``text`` encodes to UTF-8 (no lone surrogate; NUL characters are allowed)."""
     return text.isascii() or _SURROGATES.search(text) is None
@@ -165,6 +178,16 @@ class Sanitizer:
         else:
             self._more += 1
 
+    def take(self, other: Sanitizer) -> None:
+        """Add ``other``'s notes after this one's: a value cleaned once for several rows gives
+        each row its notes."""
+        for note in other._notes:
+            if len(self._notes) < MAX_NOTES:
+                self._notes.append(dict(note))
+            else:
+                self._more += 1
+        self._more += other._more
+
     def report(self) -> list[dict[str, str]]:
         """The notes, ``[{"path": "input.a[0]", "what": "…"}, …]``, at most ``MAX_NOTES + 1``."""
         if not self._more:
@@ -233,21 +256,31 @@ class Sanitizer:
             return f"<{type(value).__name__} object (str() failed)>"
 
     def _container(self, value: Any, path: Path, depth: int) -> Any:
+        # Plain leaves (clean text, small ints, finite floats, None, booleans) are copied in
+        # place, without a call or a path each: most of a row's values are such leaves.
         if isinstance(value, Mapping):
             out: dict[str, Any] = {}
+            # Only a key changed to text can collide with another (or a key that a mapping
+            # other than a dict gives twice).
+            renamed = type(value) is not dict
             for key, item in value.items():
-                if type(key) is not str:
-                    key = self._key(key, path)  # noqa: PLW2901 - the key made text
-                key = self.text(key, (path, key))  # noqa: PLW2901 - the key cleaned
-                if key in out:
+                if type(key) is not str or not (
+                    "\x00" not in key if key.isascii() else _BAD_CHARS.search(key) is None
+                ):
+                    if type(key) is not str:
+                        key = self._key(key, path)  # noqa: PLW2901 - the key made text
+                    key = self.text(key, (path, key))  # noqa: PLW2901 - the key cleaned
+                    renamed = True
+                if renamed and key in out:
                     self.note((path, key), "key given twice once made text; a value dropped")
                     continue
-                out[key] = self.value(item, (path, key), depth)
+                out[key] = item if is_plain_leaf(item) else self.value(item, (path, key), depth)
             return out
         # A loop, not a comprehension: one stack frame less per level of nesting.
         items: list[Any] = []
+        append = items.append
         for index, item in enumerate(value):
-            items.append(self.value(item, (path, index), depth))
+            append(item if is_plain_leaf(item) else self.value(item, (path, index), depth))
         return items
 
     def _key(self, key: object, path: Path) -> str:

@@ -12,7 +12,9 @@ from typing import Any, final
 import attrs
 
 from scorecore.evals._messages import exception_text
+from scorecore.evals._persistence._sanitize import Sanitizer
 from scorecore.evals._report._values import ItemResult, ScorerOutcome
+from scorecore.evals._rows._memo import RowMemo
 from scorecore.evals._rows._row import ScoreRow, context_of, row_id, score_row, storable_row
 
 __all__ = ["ItemRows"]
@@ -70,7 +72,7 @@ class ItemRows:
     names it as its entity: ``"module:qualname"``.
     """
 
-    __slots__ = ("_batch_id", "_scorer_json", "_target")
+    __slots__ = ("_batch_id", "_entity", "_memo", "_scorer_json", "_target")
 
     def __init__(
         self, *, batch_id: str, scorers: Sequence[Any], target: object
@@ -78,6 +80,12 @@ class ItemRows:
         self._batch_id = batch_id
         self._scorer_json = {s.id: _scorer_json(s) for s in scorers}
         self._target = _target_name(target)
+        self._entity = {"id": self._target, "name": self._target} if self._target else None
+        # The scorer JSON and the entity are the same in every row: cleaned once, for all items.
+        self._memo = RowMemo()
+        for value, column in ((self._entity, "entity"),
+                              *((json, "scorer") for json in self._scorer_json.values())):
+            self._memo.clean(value, column, Sanitizer(), lasting=True)
 
     def rows(self, result: ItemResult) -> tuple[ItemResult, list[ScoreRow]]:
         """The item's rows to save, and its result with each pair whose row lost data failed."""
@@ -85,23 +93,29 @@ class ItemRows:
             return result, []  # its run id is an earlier item's: never overwrite that item's rows
         rows: list[ScoreRow] = []
         outcomes: list[ScorerOutcome] = []
+        self._memo.next_item()
+        item = result.item
+        # The item's context, the same in every scorer's row: made (and cleaned) once.
+        context = context_of(item, item.extra) if item is not None else {}
         for outcome in result.outcomes:
             if not outcome.resumed:
-                row, outcome = self._row(result, outcome)  # noqa: PLW2901 - possibly failed now
+                row, outcome = self._row(result, outcome, context)  # noqa: PLW2901 - possibly failed now
                 rows.append(row)
             outcomes.append(outcome)
         if any(a is not b for a, b in zip(outcomes, result.outcomes, strict=True)):
             result = attrs.evolve(result, outcomes=tuple(outcomes))
         return result, rows
 
-    def _row(self, result: ItemResult, outcome: ScorerOutcome) -> tuple[ScoreRow, ScorerOutcome]:
+    def _row(
+        self, result: ItemResult, outcome: ScorerOutcome, context: Mapping[str, Any]
+    ) -> tuple[ScoreRow, ScorerOutcome]:
         """The pair's row; a row that lost data (or could not be built) fails the pair.
 
         Failing it keeps the report honest about what the store holds, and lets a resume run the
         pair again once the data is fixed (a resume skips only scored and not-scorable rows).
         """
         try:
-            row = self._build(result, outcome)
+            row = self._build(result, outcome, context)
         except Exception as exc:  # noqa: BLE001 - a safety net: one item never stops a batch
             error = f"its row could not be built ({exception_text(exc)}); stored without its data"
             return self._bare(result, outcome, error), _failed(outcome, error)
@@ -129,7 +143,9 @@ class ItemRows:
                                                           "its data is not stored"}]},
         ))
 
-    def _build(self, result: ItemResult, outcome: ScorerOutcome) -> ScoreRow:
+    def _build(
+        self, result: ItemResult, outcome: ScorerOutcome, context: Mapping[str, Any]
+    ) -> ScoreRow:
         item = result.item
         target = self._target
         return score_row(
@@ -137,13 +153,13 @@ class ItemRows:
             status=outcome.status, score=outcome.score, reason=outcome.reason,
             scorer=self._scorer_json[outcome.scorer_id], result=outcome.result,
             input=item.input if item is not None else None, output=result.output,
-            context=context_of(item, item.extra) if item is not None else {},
+            context=context,
             request_context=item.request_context if item is not None else None,
             entity_type="EXTERNAL" if target else None,
-            entity={"id": target, "name": target} if target else None,
+            entity=self._entity,
             entity_id=target, source="TEST", dataset_item_id=result.item_id,
             metadata={"itemIndex": result.index,
                       "fingerprint": self._scorer_json[outcome.scorer_id]["fingerprint"],
                       **_item_cause(result)},
-            error=outcome.error, run_error=outcome.run_error,
+            error=outcome.error, run_error=outcome.run_error, memo=self._memo,
         )

@@ -8,6 +8,7 @@ and back.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from datetime import datetime
@@ -25,11 +26,14 @@ from scorecore._core._reprs import short_repr
 from scorecore._core._values import ScoreResult, ScorerRunError, details_kinds
 from scorecore.evals._persistence._sanitize import (
     Sanitizer,
+    is_clean_text,
     is_encodable_text,
+    is_plain_leaf,
     known_storable,
     mark_storable,
 )
 from scorecore.evals._report._values import OutcomeStatus
+from scorecore.evals._rows._memo import RowMemo
 from scorecore.traces._sinks import ScoreRecord
 
 __all__ = [
@@ -267,6 +271,7 @@ _SET_BY_ROW = frozenset({"run_id", "score", "reason", "request_context"})
 _FROM_RESULT = tuple(f for f in RESULT_FIELDS if f.stored == "column" and f.name not in _SET_BY_ROW)
 _TO_METADATA = tuple(f for f in RESULT_FIELDS if f.stored == "metadata")
 _TO_CONTEXT = tuple(f for f in RESULT_FIELDS if f.stored == "context")
+_RESULT_JSON = (*_FROM_RESULT, *_TO_METADATA)
 _PLAIN = (dict, list, tuple, str, int, float, bool)
 # The metadata keys whose texts explain a run (redacted as the reason is); a composite's
 # details (a panel's members, a pairwise verdict …) too, under their kind.
@@ -288,20 +293,30 @@ def context_of(source: object, extra: Mapping[str, Any]) -> dict[str, Any]:
     return context
 
 
-def _result_json(result: ScoreResult[Any, Any], clean: Sanitizer) -> dict[str, Any]:
+# A value whose JSON is itself (what the converter gives back unchanged).
+_SCALARS = (str, int, float, bool)
+
+
+def _result_json(
+    result: ScoreResult[Any, Any], clean: Sanitizer, memo: RowMemo
+) -> dict[str, Any]:
     """The JSON of each result field a row keeps, by attribute name.
 
     Converting walks the user's values (their hooks run, and a value nested thousands deep
     exhausts the stack): a field that fails keeps its raw value, which the sanitizer then
-    renders as far as it can, and the failure is noted, instead of losing the row.
+    renders as far as it can, and the failure is noted, instead of losing the row. A value
+    the rows of an item share (the run's input and output) is converted once.
     """
     data: dict[str, Any] = {}
-    for field in (*_FROM_RESULT, *_TO_METADATA):
-        value = field.value(result)
+    for field in _RESULT_JSON:
+        value = getattr(result.run if field.on_run else result, field.name)
         if value is None or (field.optional and not value):
             continue
+        if type(value) in _SCALARS and field.encode is converter.unstructure:
+            data[field.name] = value
+            continue
         try:
-            data[field.name] = field.encode(value)
+            data[field.name] = memo.once(value, field.name, functools.partial(field.encode, value))
         except Exception as exc:  # noqa: BLE001 - user values (see above)
             data[field.name] = value
             if not isinstance(value, _PLAIN):  # plain data loses nothing in the sanitizer
@@ -313,12 +328,13 @@ def _result_json(result: ScoreResult[Any, Any], clean: Sanitizer) -> dict[str, A
 _SAME: Final = object()
 
 
-def _given_input(given: Any, stored: Any) -> Any:
-    """``given`` as JSON when it is not what the row's ``input`` column stores, else ``_SAME``."""
-    if given is None:
+def _given_input(given: Any, stored: Any, memo: RowMemo) -> Any:
+    """``given`` as JSON when it is not what the row's ``input`` column stores, else ``_SAME``
+    (converted once per item)."""
+    if given is None or given is stored:
         return _SAME
     try:
-        as_json = converter.unstructure(given)
+        as_json = memo.once(given, "givenInput", lambda: converter.unstructure(given))
         same = bool(as_json == stored)
     # The item's input is user data: its hooks or __eq__ may fail; the column then stands.
     except Exception:  # noqa: BLE001 - see above
@@ -366,6 +382,7 @@ def score_row(
     run_error: ScorerRunError | None = None,
     trace_id: str | None = None,
     span_id: str | None = None,
+    memo: RowMemo | None = None,
 ) -> ScoreRow:
     """The one place a stored row is built (``run_evals`` and :meth:`ScoreRow.from_record`).
 
@@ -380,7 +397,12 @@ def score_row(
     type (an agent run's ``AgentInput``) and changed by ``prepare_run``. When that differs from
     the ``input`` given (the dataset item's), the given one is kept too, as
     ``metadata["itemInput"]``, so readers can show the input as it was written.
+
+    ``memo`` holds what the rows of one item share (see :class:`RowMemo`): each shared value
+    is converted, cleaned and redacted once, and every row still gets its notes.
     """
+    if memo is None:
+        memo = RowMemo()
     if result is None and run_error is not None:
         result = run_error.partial
     clean = Sanitizer()
@@ -390,9 +412,9 @@ def score_row(
         columns = {"input": input, "output": output}
         data: Mapping[str, Any] = {}
     else:
-        data = _result_json(result, clean)
+        data = _result_json(result, clean, memo)
         columns = {f.name: data.get(f.name) for f in _FROM_RESULT}
-        given = _given_input(input, columns.get("input"))
+        given = _given_input(input, columns["input"], memo)
         if given is not _SAME:
             meta["itemInput"] = given
     if error is not None:
@@ -411,51 +433,82 @@ def score_row(
     # The texts that explain a run (reason, error, cause, judge executions, panel members'
     # reasons) may quote a reply holding a secret; the run's own input and output, and what the
     # steps made of them, are the evaluated data and are stored as given. The metadata is
-    # redacted once the row is storable (below): cleaned first, so redact_strings never meets
-    # a 10,000-deep value, and cleaned with the columns, so the first loss a failure names is
+    # redacted once it is storable (below): cleaned first, so redact_strings never meets
+    # a 10,000-deep value, and cleaned after the columns, so the first loss a failure names is
     # where the data came from (a step result), not a copy of it in the judge's executions.
     if reason is not None:
         reason = redact_text(reason)
-    # Cleaned before redaction: redact_secrets recurses and must not meet a 10,000-deep value.
+    # The contexts are cleaned first (their notes come first), then redacted: redact_secrets
+    # recurses and must not meet a 10,000-deep value.
     if context:
-        context = redact_secrets(clean.value(context, _COLUMN_NAME["additional_context"]))
+        context = memo.clean(context, _COLUMN_NAME["additional_context"], clean,
+                             redact=redact_secrets)
     if request_context is not None:
-        request_context = redact_secrets(
-            clean.value(request_context, _COLUMN_NAME["request_context"])
-        )
-    row = ScoreRow(
-        id=row_id(run_id, scorer_id),
-        scorer_id=scorer_id,
-        run_id=run_id,
-        batch_id=batch_id,
-        status=status,
-        score=score,
-        reason=reason,
-        scorer=scorer,
-        additional_context=context or None,
-        request_context=request_context,
-        entity_type=entity_type,
-        entity=entity,
-        entity_id=entity_id,
-        source=source,
-        dataset_item_id=dataset_item_id,
-        metadata=meta,
-        trace_id=trace_id,
-        span_id=span_id,
+        request_context = memo.clean(request_context, _COLUMN_NAME["request_context"], clean,
+                                     redact=redact_secrets)
+    values: dict[str, Any] = {
+        "status": status, "reason": reason, "scorer": scorer,
+        "entity_type": entity_type, "entity": entity, "entity_id": entity_id, "source": source,
+        "dataset_item_id": dataset_item_id, "trace_id": trace_id, "span_id": span_id,
         **columns,
+    }
+    for column in _CLEANED:
+        value = values.get(column.attr)
+        if value is not None and not is_plain_leaf(value):
+            values[column.attr] = memo.clean(value, column.name, clean)
+    meta = _clean_metadata(meta, clean, memo)
+    for key in _EXPLAINING:
+        if key in meta:
+            meta[key] = redact_strings(meta[key])
+    for key in details_kinds():
+        if key in meta:
+            meta[key] = redact_strings(meta[key])
+    if clean.changed:
+        earlier = meta.get("sanitized")
+        meta["sanitized"] = [*(earlier if isinstance(earlier, list) else ()), *clean.report()]
+    _check_keys(scorer_id=scorer_id, run_id=run_id, batch_id=batch_id)
+    row = ScoreRow(
+        id=row_id(run_id, scorer_id), scorer_id=scorer_id, run_id=run_id, batch_id=batch_id,
+        score=score, additional_context=context or None, request_context=request_context,
+        metadata=meta, **values,
     )
-    row = storable_row(row, clean)
-    stored = dict(row.metadata or {})
-    explaining = {key: redact_strings(stored[key])
-                  for key in (*_EXPLAINING, *details_kinds()) if key in stored}
-    if explaining:  # redaction only shortens strings of storable text: still storable
-        row = attrs.evolve(row, metadata={**stored, **explaining})
-        mark_storable(row)
+    mark_storable(row)  # every column is what the sanitizer makes: no second walk in the store
     return row
+
+
+def _clean_metadata(meta: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> dict[str, Any]:
+    """``meta`` as :meth:`Sanitizer.value` makes it (a new dict); the item's input it keeps
+    (the same for every scorer's row) cleaned once per item."""
+    if not all(type(key) is str and is_clean_text(key) for key in meta):
+        kept: dict[str, Any] = clean.value(meta, "metadata")
+        return kept
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if is_plain_leaf(value):
+            out[key] = value
+        elif key == "itemInput":
+            out[key] = memo.clean(value, ("metadata", key), clean, depth=1)
+        else:
+            out[key] = clean.value(value, ("metadata", key), 1)
+    return out
+
+
+def _check_keys(**keys: object) -> None:
+    """Raise when a key column's value is not a str every store can encode."""
+    for attr, value in keys.items():
+        if value is not None and (not isinstance(value, str) or not is_encodable_text(value)):
+            raise ValueError(
+                f"ScoreRow.{attr} must be a str without lone surrogates, "
+                f"got {short_repr(value)}"
+            )
 
 
 _COLUMN_NAME: Final[Mapping[str, str]] = {c.attr: c.name for c in SCORE_COLUMNS}
 _SANITIZED = tuple(c for c in SCORE_COLUMNS if c.kind in ("text", "json") and c.attr != "metadata")
+# The columns score_row cleans after the contexts (cleaned and redacted first).
+_CLEANED = tuple(
+    c for c in _SANITIZED if c.attr not in ("additional_context", "request_context")
+)
 _KEYS = tuple(c for c in SCORE_COLUMNS if c.kind == "key")
 
 
@@ -487,13 +540,7 @@ def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:
     if sanitizer is None and known_storable(row):
         return row  # built by storable_row (run_evals' rows): walking it again changes nothing
     clean = sanitizer if sanitizer is not None else Sanitizer()
-    for column in _KEYS:
-        value = getattr(row, column.attr)
-        if value is not None and (not isinstance(value, str) or not is_encodable_text(value)):
-            raise ValueError(
-                f"ScoreRow.{column.attr} must be a str without lone surrogates, "
-                f"got {short_repr(value)}"
-            )
+    _check_keys(**{column.attr: getattr(row, column.attr) for column in _KEYS})
     changes: dict[str, Any] = {}
     for column in _SANITIZED:
         value = getattr(row, column.attr)
