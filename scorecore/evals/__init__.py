@@ -30,6 +30,7 @@ from scorecore.evals._run._evals import run_evals
 from scorecore.evals._run._items import EvalItem, InvalidItem, ItemLike
 from scorecore.evals._run._options import EvalConfigError
 from scorecore.evals._run._sync import run_evals_sync
+from scorecore.evals._stats._bootstrap import MeanResampler
 from scorecore.evals._trust._fold import (
     cascade_summaries,
     pairwise_summaries,
@@ -47,6 +48,7 @@ __all__ = [
     "ItemLike",
     "ItemResult",
     "LabelValue",
+    "MeanResampler",
     "ScoreRow",
     "StoreError",
     "Threshold",
