@@ -356,6 +356,8 @@ def _finish(  # noqa: PLR0917 - the execution's parts, passed rather than closed
     ``error``), which its telemetry records as its output."""
     cost_usd, saved_usd, cache_hits, cache_misses = meter.settlement()
     model = judge.model
+    duration = runtime.clock() - started
+    waits, processor_errors = tally.waits, tally.processor_errors
     execution = new_execution(
         status="failed" if error is not None else "success",
         prompt=prompt,
@@ -363,14 +365,15 @@ def _finish(  # noqa: PLR0917 - the execution's parts, passed rather than closed
         provider=model.provider,
         attempt_count=tally.attempts,
         model_call_count=tally.model_calls,
-        duration=max(0.0, runtime.clock() - started),
+        duration=duration if duration > 0.0 else 0.0,
         output=value,
         usage=tally.usage,
         finish_reason=tally.finish_reason,
         raw_output=tally.raw_output,
         error=error,
-        waits=tuple(tally.waits),
-        processor_errors=tuple(tally.processor_errors),
+        # Empty on every run without a retry: the empty tuple without a call.
+        waits=tuple(waits) if waits else (),
+        processor_errors=tuple(processor_errors) if processor_errors else (),
         cost_usd=cost_usd,
         saved_usd=saved_usd,
         cache_hits=cache_hits,
@@ -456,7 +459,15 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
                                settings, step, top_logprobs)
             if keyed:
                 key = meter.key_of(request, schema_key)
-        hit = None if not key else await meter.lookup(key)
+        hit = None
+        if key:
+            # The cache is awaited here, not in a helper (see MeteredExecution.cache_get).
+            try:
+                found = await meter.cache_get(key)
+            except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
+                found = None
+            hit = (meter.hit(found) if isinstance(found, JudgeResponse)
+                   else await meter.after_miss(key))
         if hit is not None:
             response = hit
             usage = NOTHING_SPENT  # the execution counts only tokens paid for now

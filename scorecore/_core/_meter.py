@@ -142,10 +142,10 @@ def _cache_identity(model: object) -> str | None:
 class MeteredExecution:
     """One judge execution's view of the meter (internal; used by the judge loop only).
 
-    ``lookup`` answers an attempt from the cache (or an identical call in flight) and ``ask``
-    makes its model call (budget, single flight, charging);
-    ``store`` keeps the reply that passed validation; ``settlement`` gives the cost and cache
-    counts of the execution's telemetry.
+    ``cache_get``, ``hit`` and ``after_miss`` answer an attempt from the cache (or an
+    identical call in flight) and ``ask`` makes its model call (budget, single flight,
+    charging); ``store`` keeps the reply that passed validation; ``settlement`` gives the
+    cost and cache counts of the execution's telemetry.
     """
 
     __slots__ = ("_batch", "_candidate", "_cost", "_cost_known", "_hits", "_identity",
@@ -224,12 +224,11 @@ class MeteredExecution:
         return prompt_key_parts(settings, model.provider, model.model_id, meter.trial,
                                 self._identity, native, schema_key, system, system_note, note)
 
-    async def lookup(self, key: str) -> JudgeResponse | None:
-        """The reply cached under ``key`` (or given by an identical call in flight), counted
-        as a hit; ``None`` is a counted miss, after which :meth:`ask` calls the judge.
-
-        A hit spends nothing: its reply comes back as stored (the usage of the call that
-        paid for it), and the execution counts :data:`NOTHING_SPENT` for it.
+    def cache_get(self, key: str) -> Awaitable[object]:
+        """The cache's get of ``key``, awaited by the judge loop in its own frame (a cache
+        that yields, as SQLite's does to read the gets of a round together, then resumes one
+        frame fewer on every hit); an exception from it is a miss. Its answer goes to
+        :meth:`hit` when it is a reply, else to :meth:`after_miss`.
 
         Only for a :attr:`keyed` execution, with the key of the request :meth:`ask` sends.
         """
@@ -237,16 +236,26 @@ class MeteredExecution:
         assert meter is not None  # noqa: S101 - keyed says so
         cache = meter.cache
         assert cache is not None  # noqa: S101 - keyed says so
+        return cache.get(key)
+
+    def hit(self, response: JudgeResponse) -> JudgeResponse:
+        """``response``, read from the cache, counted as a hit.
+
+        A hit spends nothing: its reply comes back as stored (the usage of the call that
+        paid for it), and the execution counts :data:`NOTHING_SPENT` for it.
+        """
+        meter = self._meter
+        assert meter is not None  # noqa: S101 - keyed says so
+        return self._hit(meter.ledger, response)
+
+    async def after_miss(self, key: str) -> JudgeResponse | None:
+        """Once the cache had no reply under ``key``: the reply of an identical call in
+        flight (waited for; looked up again when it failed), counted as a hit, or ``None``,
+        a counted miss, after which :meth:`ask` calls the judge."""
+        meter = self._meter
+        assert meter is not None  # noqa: S101 - keyed says so
         ledger = meter.ledger
         while True:
-            # Awaited here, not in a helper: a cache that yields (SQLite reads the gets of
-            # a round together) resumes one frame fewer on every hit.
-            try:
-                found = await cache.get(key)
-            except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
-                found = None
-            if isinstance(found, JudgeResponse):
-                return self._hit(ledger, found)
             flight = ledger.flight(key)
             if flight is None:
                 break
@@ -254,6 +263,12 @@ class MeteredExecution:
             if flight.response is not None:
                 return self._hit(ledger, flight.response)
             # The call we waited for failed: look again, then ask the judge ourselves.
+            try:
+                found = await self.cache_get(key)
+            except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
+                found = None
+            if isinstance(found, JudgeResponse):
+                return self._hit(ledger, found)
         self._misses += 1
         ledger.cache_misses += 1
         return None
@@ -261,7 +276,7 @@ class MeteredExecution:
     async def ask(
         self, request: JudgeRequest, call: Callable[[], Awaitable[_R]], key: str = ""
     ) -> _R | JudgeResponse | BudgetExhausted:
-        """Call the judge (through the budget) for ``request``, once :meth:`lookup` missed
+        """Call the judge (through the budget) for ``request``, once :meth:`after_miss` missed
         ``key`` (``""``: an execution that is not :attr:`keyed`); a reply is charged, shared
         with identical calls waiting for it and kept for :meth:`store`."""
         meter = self._meter
