@@ -327,12 +327,9 @@ def _read_reply(
     return value
 
 
-def _structured_output(
-    has_schema: bool, native: bool, response: JudgeResponse
-) -> StructuredOutputMode | None:
-    """What the adapter says held the reply to the schema, else what the core asked for."""
-    if not has_schema:
-        return None
+def _structured_output(native: bool, response: JudgeResponse) -> StructuredOutputMode:
+    """What the adapter says held the reply to a step's schema, else what the core asked
+    for (a step without a schema records ``None``)."""
     if response.structured_output is not None:
         return response.structured_output
     return "native" if native else "prompt"
@@ -482,11 +479,14 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             if not isinstance(answer, JudgeResponse):
                 return _finish(None, answer, *parts)
             response, usage = answer, answer.usage
-        if isinstance(usage, JudgeUsage):  # a hand-written model may break this
+        if usage is NOTHING_SPENT and tally.usage is None:  # a hit, the first attempt's
+            tally.usage = usage
+        elif isinstance(usage, JudgeUsage):  # a hand-written model may break this
             tally.add_usage(usage)
         tally.finish_reason = response.finish_reason
         tally.raw_output = text = response.text
-        tally.structured_output = _structured_output(schema is not None, native, response)
+        if schema is not None:
+            tally.structured_output = _structured_output(native, response)
         tally.logprobs = response.logprobs
         if judge.output_processors:
             processed_text = await _apply_output_processors(judge, text)

@@ -187,6 +187,8 @@ class MeteredExecution:
             # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
             ledger.usage_errors += 1
             return response
+        if self._meter is None or self._meter.pricing is None:  # nothing to price it at
+            return response
         saved = self._price_of(response.usage)
         if saved is not None:
             self._saved += saved

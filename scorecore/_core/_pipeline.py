@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Final, cast, final
+from typing import Any, Final, final
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -336,9 +336,10 @@ async def _prompt_step(
     judged: _Judged,
     runtime: Runtime,
 ) -> Any:  # noqa: ANN401 - the step's value (its output type), or _Stopped
-    # A prompt step: its definition is a prompt object and its judge was resolved when added.
-    step = cast("PromptStep[Any] | ScorePromptStep[Any, Any]", info.definition)
-    judge = cast("ResolvedJudge", info.judge)
+    # A prompt step: its definition is a prompt object and its judge was resolved when added
+    # (typing.cast is a call on every step: the annotations say it instead).
+    step: PromptStep[Any] | ScorePromptStep[Any, Any] = info.definition  # type: ignore[assignment]
+    judge: ResolvedJudge = info.judge  # type: ignore[assignment]
     name = info.name
     try:
         prompt: object = step.create_prompt(ctx)

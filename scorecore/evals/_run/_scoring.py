@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, final
 
 import attrs
@@ -71,11 +71,13 @@ class ItemScorer:
         self._ids = RunIds(batch_id)
         self._done = done or {}
 
-    async def __call__(self, index: int, raw: object) -> ItemResult:
-        """The result of the entry at ``index`` of the dataset."""
+    def __call__(self, index: int, raw: object) -> Coroutine[Any, Any, ItemResult]:
+        """The result of the entry at ``index`` of the dataset, to await."""
         # prepare runs right after the source numbered the item, with no await in between:
-        # ids are claimed in dataset order, so "first seen" is the earlier item.
-        return await self.run(self.prepare(index, raw))
+        # ids are claimed in dataset order, so "first seen" is the earlier item. run's
+        # coroutine is returned, not awaited in one of this method's own: every time a warm
+        # re-run's judge steps yield to the event loop, one frame fewer is resumed.
+        return self.run(self.prepare(index, raw))
 
     def prepare(self, index: int, raw: object) -> ItemResult | ClaimedItem:
         """Read the entry and claim its run id (no await): the failed result, or what to run.
