@@ -15,7 +15,7 @@ from returns.result import Failure, Result
 
 from scorecore import JudgeExecution, Scorer, ScoreResult, ScorerRun, ScorerRunError, StepName
 
-__all__: list[str] = []  # internal: typing shared by the panel and the pairwise judgement
+__all__: list[str] = []  # internal: shared by the panel, the cascade and the pairwise judgement
 
 Member: TypeAlias = Scorer[Any, Any]
 """A member scorer, of the run shape the composite was built for."""

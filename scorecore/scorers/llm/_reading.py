@@ -101,11 +101,11 @@ def question_and_answer(
     """The question and the answer (:func:`need_question`, :func:`need_answer`, each called
     by the scorer's word for it), or not scorable without either (the question is checked
     first)."""
-    asked, answered = need_question(agent_input, question), need_answer(output, answer)
-    for text in (asked, answered):
-        if isinstance(text, NotScorable):
-            return text
-    return str(asked), str(answered)
+    asked = need_question(agent_input, question)
+    if isinstance(asked, NotScorable):
+        return asked
+    answered = need_answer(output, answer)
+    return answered if isinstance(answered, NotScorable) else (asked, answered)
 
 
 def need_reference(ground_truth: object) -> str | NotScorable:
