@@ -36,12 +36,15 @@ def write_file(path: Path, megabytes: int, *, changed_every: int = 0) -> int:
     return items
 
 
-def run_cli(*argv: str) -> tuple[float, float, str]:
-    """Seconds, the child's peak RSS in MB, and its output."""
-    # the child reports its own peak (RUSAGE_CHILDREN would keep the largest child's so far)
+def run_cli(*argv: str) -> tuple[float, float, float, str]:
+    """Wall seconds, the child's CPU seconds (user + system), its peak RSS in MB, and its
+    output."""
+    # the child reports its own peak (RUSAGE_CHILDREN would keep the largest child's so far);
+    # CPU time as well as wall time, because a shared machine's load stretches the wall time
     code = ("import atexit, resource, sys; from scorecore_adapters.cli import main; "
-            "atexit.register(lambda: print('maxrss', resource.getrusage("
-            "resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)); sys.exit(main(sys.argv[1:]))")
+            "u = lambda: resource.getrusage(resource.RUSAGE_SELF); "
+            "atexit.register(lambda: print('maxrss', u().ru_maxrss, 'cpu', "
+            "u().ru_utime + u().ru_stime, file=sys.stderr)); sys.exit(main(sys.argv[1:]))")
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'adapters'}"}
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,  # noqa: S603 - our own command
@@ -49,8 +52,9 @@ def run_cli(*argv: str) -> tuple[float, float, str]:
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"failed: {done.stderr}")
-    peak = int(done.stderr.split("maxrss")[-1].split()[0])  # kilobytes on Linux
-    return elapsed, peak / 1024, done.stdout.strip()
+    tail = done.stderr.split("maxrss")[-1].split()
+    peak, cpu = int(tail[0]), float(tail[2])  # ru_maxrss is in kilobytes on Linux
+    return elapsed, cpu, peak / 1024, done.stdout.strip()
 
 
 def main() -> None:
@@ -61,14 +65,17 @@ def main() -> None:
             items = write_file(path, megabytes)
             size = path.stat().st_size / 1e6
             store = f"sqlite:{Path(folder) / f's{megabytes}.db'}"
-            seconds, rss, out = run_cli("datasets", "add", "bench", str(path), "--store", store)
-            print(f"add {size:,.0f} MB ({items:,} items): {seconds:.1f} s, "
+            seconds, cpu, rss, out = run_cli("datasets", "add", "bench", str(path), "--store",
+                                             store)
+            print(f"add {size:,.0f} MB ({items:,} items): {seconds:.1f} s ({cpu:.1f} s CPU), "
                   f"{items / seconds:,.0f} items/s, peak RSS {rss:.0f} MB  [{out[:60]}]")
-            seconds, _, out = run_cli("datasets", "add", "bench", str(path), "--store", store)
-            print(f"  again (the same content): {seconds:.1f} s  [{out[:40]}]")
+            seconds, cpu, rss, out = run_cli("datasets", "add", "bench", str(path), "--store",
+                                             store)
+            print(f"  again (the same content): {seconds:.1f} s ({cpu:.1f} s CPU), peak RSS "
+                  f"{rss:.0f} MB  [{out[:40]}]")
             write_file(path, megabytes, changed_every=100)
             run_cli("datasets", "add", "bench", str(path), "--store", store)
-            seconds, _, out = run_cli("datasets", "diff", "bench@v1", "bench@v2", "--store",
+            seconds, _, _, out = run_cli("datasets", "diff", "bench@v1", "bench@v2", "--store",
                                       store)
             print(f"  diff v1 v2: {seconds:.1f} s  [{out.splitlines()[0][:90]}]")
             path.unlink()
