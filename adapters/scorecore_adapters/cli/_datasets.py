@@ -49,9 +49,9 @@ from scorecore_adapters.cli._common import (
     print_table,
     printable,
 )
-from scorecore_adapters.cli._experiments import line_digests
 from scorecore_adapters.datasets import file_format, read_dataset_file, shown
 from scorecore_adapters.storage import DatasetLookupError, DatasetStore
+from scorecore_adapters.storage._experiments import stored_cases
 
 SHOWN_IDS: Final = 20
 """How many ids of each kind ``datasets diff`` prints (``--json`` lists them all)."""
@@ -566,10 +566,7 @@ async def ledger_dataset_record(
         return None
     if not isinstance(reader, StoredReader):
         return dataset.to_json(), {}
-    cases: dict[str, str] = {}
     async with DatasetStore(url, read_only=True) as store:
-        async for item in store.items(reader.version):
-            if reader.chosen is None or item.id in reader.chosen:
-                cases[item.id] = line_digests(item.to_json())[1]
+        cases = await stored_cases(store, reader.version, reader.chosen)
     return ({**dataset.to_json(), "cases": version_digest(cases), "items": len(cases)},
             cases)
