@@ -1,13 +1,17 @@
-"""Versioned datasets in the score store: three tables next to the scores, one transaction per
-version.
+"""Versioned datasets in the score store: four tables next to the scores, one short
+transaction per version.
 
 ``scorecore_dataset_versions`` holds one row per content (its digest, unique), its items live
-in ``scorecore_dataset_items`` (one row per item: id, digest, line, canonical JSON), and
-``scorecore_datasets`` names versions (``NAME@v3``). Adding streams the items into the
-transaction in chunks, refusing a repeated id as it goes, then computes the version digest by
-reading the ids back in order, so a file of any size is added in flat memory; the same content
-is stored once whatever names it is added under. Both backends share the SQL below; only the
-column types and the placeholder differ.
+in ``scorecore_dataset_items`` (one row per item: id, digest, line, canonical JSON),
+``scorecore_datasets`` names versions (``NAME@v3``) and ``scorecore_dataset_sources`` maps a
+file's key (a digest of its bytes and of how it is read) to the version it gave. Adding streams
+the items in chunks into a temporary staging table of the connection's own, refusing a repeated
+id as it goes, then computes the version digest by reading the staged ids back in order, so a
+file of any size is added in flat memory and without a lock another writer waits on. Only then
+does one transaction store the version (copying the staged items over) and name it; the
+version digest's unique key decides between connections adding the same content at once, so
+it is stored once whatever names it is added under. Both backends share the SQL below; only
+the column types, the placeholder and how a chunk is staged differ.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ DEFAULT_PREFIX: Final = "scorecore"
 ``{prefix}_dataset_items``."""
 CHUNK: Final = 1000
 """Items written (and read) per statement: memory holds one chunk."""
+BUSY_MS: Final = 300_000
+"""How long (ms) an SQLite add waits for another writer's transaction before failing."""
 
 _TYPES: Final[Mapping[_Dialect, Mapping[str, str]]] = {
     "sqlite": {"key": "INTEGER PRIMARY KEY AUTOINCREMENT", "ref": "INTEGER", "time": "TEXT",
@@ -175,6 +181,9 @@ class DatasetStore(OwnConnection):
             # already, or a line was bad) discards its log instead of copying pages back
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            # another add holds the write lock while it copies its staged items over (a 2 GB
+            # file's take tens of seconds): wait for it rather than fail after the default
+            conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
         return conn
 
     # -- adding -------------------------------------------------------------------------
