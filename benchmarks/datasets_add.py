@@ -3,9 +3,11 @@
 For each size (MB), writes a JSONL file of ~1 KB items (an id, an input, an output, a
 category), then runs `scorecore datasets add` on it in a fresh process against a new SQLite
 store, and prints the wall time, items per second, and the process's peak resident memory
-(ru_maxrss). Flat memory means the peak RSS stays put while the file grows. Then it adds the
-same file again (the same content: found, nothing new stored) and diffs it against a copy
-with 1 % of the items changed.
+(ru_maxrss), with its CPU seconds (user + system: what a busy machine stretches least). Flat
+memory means the peak RSS stays put while the file grows. Then it adds the same file again (its
+bytes' hash is known: nothing is read item by item), the same items with the lines in reverse
+order (other bytes: read and staged, found stored by their content, nothing written), and
+diffs it against a copy with 1 % of the items changed.
 
     .venv/bin/python benchmarks/datasets_add.py             # 50 and 500 MB
     .venv/bin/python benchmarks/datasets_add.py 100 2000    # sizes in MB (2000: a 2 GB file)
@@ -25,11 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 ITEM_BYTES = 1_000
 
 
-def write_file(path: Path, megabytes: int, *, changed_every: int = 0) -> int:
+def write_file(path: Path, megabytes: int, *, changed_every: int = 0,
+               reverse: bool = False) -> int:
     filler = "x" * (ITEM_BYTES - 120)
     items = megabytes * 1_000_000 // ITEM_BYTES
     with path.open("w") as handle:
-        for i in range(items):
+        for i in (reversed(range(items)) if reverse else range(items)):
             answer = "changed" if changed_every and i % changed_every == 0 else "4"
             handle.write(json.dumps({"id": f"item-{i:09d}", "input": f"{i} {filler}",
                                      "output": answer, "extra": {"category": i % 7}}) + "\n")
@@ -71,8 +74,13 @@ def main() -> None:
                   f"{items / seconds:,.0f} items/s, peak RSS {rss:.0f} MB  [{out[:60]}]")
             seconds, cpu, rss, out = run_cli("datasets", "add", "bench", str(path), "--store",
                                              store)
-            print(f"  again (the same content): {seconds:.1f} s ({cpu:.1f} s CPU), peak RSS "
+            print(f"  again (the same file): {seconds:.1f} s ({cpu:.1f} s CPU), peak RSS "
                   f"{rss:.0f} MB  [{out[:40]}]")
+            write_file(path, megabytes, reverse=True)
+            seconds, cpu, rss, out = run_cli("datasets", "add", "bench", str(path), "--store",
+                                             store)
+            print(f"  again (the same items, lines reversed): {seconds:.1f} s ({cpu:.1f} s "
+                  f"CPU), peak RSS {rss:.0f} MB  [{out[:40]}]")
             write_file(path, megabytes, changed_every=100)
             run_cli("datasets", "add", "bench", str(path), "--store", store)
             seconds, _, _, out = run_cli("datasets", "diff", "bench@v1", "bench@v2", "--store",
