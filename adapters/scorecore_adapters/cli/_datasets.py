@@ -51,7 +51,7 @@ from scorecore_adapters.cli._common import (
 )
 from scorecore_adapters.datasets import file_format, read_dataset_file, shown
 from scorecore_adapters.storage import DatasetLookupError, DatasetStore
-from scorecore_adapters.storage._experiments import stored_cases
+from scorecore_adapters.storage._recording import stored_cases
 
 SHOWN_IDS: Final = 20
 """How many ids of each kind ``datasets diff`` prints (``--json`` lists them all)."""
