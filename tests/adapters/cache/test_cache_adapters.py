@@ -310,3 +310,20 @@ async def test_an_edited_entry_of_the_wrong_types_is_a_counted_miss(
     async with SqliteJudgeCache(tmp_path / "c.db") as cache:
         assert await cache.get("k") is None
         assert cache.errors == 1
+
+
+@pytest.mark.parametrize("stored", ['{"text": "cut', "not JSON", "", '{"text": "a"} {}', "[1, 2]"])
+async def test_an_entry_that_is_not_a_json_object_is_a_counted_miss(
+    anyio_backend: str, tmp_path: Path, stored: str
+) -> None:
+    """An entry cut short, or holding text that is not one JSON object, is a miss counted as
+    an error (a warm re-run asks the judge again), never an exception out of ``get``."""
+    async with SqliteJudgeCache(tmp_path / "c.db") as cache:
+        await cache.put("k", JudgeResponse(text="ok"))
+    with closing(sqlite3.connect(tmp_path / "c.db")) as db, db:
+        db.execute("UPDATE scorecore_judge_cache SET response = ?", (stored,))
+    async with SqliteJudgeCache(tmp_path / "c.db") as cache:
+        assert await cache.get("k") is None
+        assert cache.errors == 1
+        assert cache.last_error is not None
+        assert "cannot be read back" in cache.last_error
