@@ -65,8 +65,10 @@ from scorecore.evals._trust._fold import TrustFold
 __all__ = ["run_evals"]
 
 _END: Final = object()
-_QUEUED_ITEMS: Final = 64  # items the workers may run ahead of the store
-_SAVED_TOGETHER: Final = 512  # the most queued row lists the writer commits in one save
+_QUEUED_ITEMS: Final = 512  # items the workers may run ahead of the store
+# The most rows the writer commits in one save: a commit rewrites every index page it touched,
+# so fewer, larger commits cost less a row.
+_SAVED_TOGETHER: Final = 1024
 _YIELD_EVERY: Final = 32  # items a worker handles between checkpoints
 
 
@@ -194,13 +196,21 @@ class _Finish:
         if store and self._rows is not None:
             result, rows = self._rows.rows(result)
         self._fold.add(result)
+        if rows and self._send is not None:
+            # Queued at once while the queue has room: send() yields to the event loop first,
+            # a full loop turn per item that cost more than building the item's rows.
+            try:
+                self._send.send_nowait(rows)
+            except anyio.WouldBlock:
+                return self._deliver(result, rows)
+            rows = []
         if rows or self._hook is not None:
             return self._deliver(result, rows)
         return None
 
     async def _deliver(self, result: ItemResult, rows: list[ScoreRow]) -> None:
         if rows and self._send is not None:
-            await self._send.send(rows)
+            await self._send.send(rows)  # waits for room in the queue
         if self._hook is not None:
             called = self._hook(result)
             if called is not None and inspect.isawaitable(called):  # a plain hook: no ABC lookup
