@@ -452,13 +452,7 @@ def score_row(
         "dataset_item_id": dataset_item_id, "trace_id": trace_id, "span_id": span_id,
         **columns,
     }
-    for attr, name in _CLEANED_AT:
-        value = values.get(attr)
-        # None and ASCII text without NUL (most values) inline: is_plain_leaf's first test.
-        if value is None or (type(value) is str and value.isascii() and "\x00" not in value):
-            continue
-        if not is_plain_leaf(value):
-            values[attr] = memo.clean(value, name, clean)
+    _clean_columns(values, clean, memo)
     meta = _clean_metadata(meta, clean, memo)
     if not _REDACTED_KEYS.isdisjoint(meta):
         for key in _EXPLAINING:
@@ -480,6 +474,18 @@ def score_row(
     )
     mark_storable(row)  # every column is what the sanitizer makes: no second walk in the store
     return row
+
+
+def _clean_columns(values: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> None:
+    """Each column of ``values`` (by attribute) as :meth:`Sanitizer.value` makes it, in place,
+    in the columns' order (the order of the notes)."""
+    for attr, name in _CLEANED_AT:
+        value = values.get(attr)
+        # None and ASCII text without NUL (most values) inline: is_plain_leaf's first test.
+        if value is None or (type(value) is str and value.isascii() and "\x00" not in value):
+            continue
+        if not is_plain_leaf(value):
+            values[attr] = memo.clean(value, name, clean)
 
 
 def _clean_metadata(meta: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from typing import Any, Final, final
 import anyio
 import anyio.abc
 import anyio.lowlevel
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from scorecore._core._budget import Budget
 from scorecore._core._cache import JudgeCache
@@ -178,7 +178,7 @@ class _Finish:
         *,
         fold: ReportFold,
         rows: ItemRows | None,
-        send: anyio.abc.ObjectSendStream[list[ScoreRow]] | None,
+        send: MemoryObjectSendStream[list[ScoreRow]] | None,
         hook: Callable[[ItemResult], object] | None,
     ) -> None:
         self._fold = fold
