@@ -196,7 +196,7 @@ class _Finish:
         self._fold.add(result)
         if rows and self._send is not None:
             # Queued at once while the queue has room: send() yields to the event loop first,
-            # one loop turn per item (a third of a batch's loop turns were these).
+            # one loop turn per item (most of a stored batch's loop turns were these).
             try:
                 self._send.send_nowait(rows)
             except anyio.WouldBlock:
