@@ -49,9 +49,10 @@ from scorecore_adapters.cli._common import (
     print_table,
     printable,
 )
+from scorecore_adapters.cli._trace_files import OtlpTraceReader
 from scorecore_adapters.datasets import file_format, read_dataset_file, shown
 from scorecore_adapters.storage import DatasetLookupError, DatasetStore
-from scorecore_adapters.storage._experiments import stored_cases
+from scorecore_adapters.storage._recording import stored_cases
 
 SHOWN_IDS: Final = 20
 """How many ids of each kind ``datasets diff`` prints (``--json`` lists them all)."""
@@ -274,8 +275,6 @@ def _mastra_traces(path: Path) -> Iterator[Any] | None:
 
 
 def _from_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from scorecore_adapters.cli._traces import OtlpTraceReader  # noqa: PLC0415 - a cycle
-
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"trace file not found: {shown(path)}")

@@ -27,7 +27,7 @@ from scorecore_adapters.cli._common import (
 )
 from scorecore_adapters.report._text import number
 from scorecore_adapters.storage import Experiment, ExperimentStore, StoreUrl
-from scorecore_adapters.storage._experiments import (
+from scorecore_adapters.storage._recording import (
     dataset_of,
     git_state,
     line_digests,

@@ -29,9 +29,9 @@ from scorecore_adapters.storage._experiments import (
     Experiment,
     ExperimentScorer,
     ExperimentStore,
-    record_experiment,
 )
 from scorecore_adapters.storage._postgres import PostgresScoreStore
+from scorecore_adapters.storage._recording import record_experiment
 from scorecore_adapters.storage._schema import DEFAULT_TABLE
 from scorecore_adapters.storage._sqlite import SqliteScoreStore
 from scorecore_adapters.storage._url import StoreUrl

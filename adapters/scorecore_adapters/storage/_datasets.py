@@ -33,6 +33,8 @@ from scorecore.datasets import (
 from scorecore.evals import StoreError
 from scorecore_adapters.storage._common import Now, utc_now
 from scorecore_adapters.storage._connect import OwnConnection, connect
+from scorecore_adapters.storage._dataset_tables import staging_table
+from scorecore_adapters.storage._dataset_tables import tables as _schema
 from scorecore_adapters.storage._schema import check_table, q
 from scorecore_adapters.storage._url import StoreUrl
 
@@ -46,36 +48,6 @@ CHUNK: Final = 1000
 """Items written (and read) per statement: memory holds one chunk."""
 BUSY_MS: Final = 300_000
 """How long (ms) an SQLite add waits for another writer's transaction before failing."""
-
-_TYPES: Final[Mapping[_Dialect, Mapping[str, str]]] = {
-    "sqlite": {"key": "INTEGER PRIMARY KEY AUTOINCREMENT", "ref": "INTEGER", "time": "TEXT",
-               "id": "TEXT"},
-    # "C": ids sort by code point, as Python's sorted() does (the version digest's order)
-    "postgres": {"key": "BIGSERIAL PRIMARY KEY", "ref": "BIGINT", "time": "TIMESTAMPTZ",
-                 "id": 'TEXT COLLATE "C"'},
-}
-
-
-def _schema(dialect: _Dialect, names: str, versions: str, items: str,
-            sources: str) -> list[str]:
-    t = _TYPES[dialect]
-    return [
-        f"CREATE TABLE IF NOT EXISTS {q(versions)} ({q('id')} {t['key']}, "
-        f"{q('digest')} TEXT UNIQUE, {q('items')} {t['ref']} NOT NULL, "
-        f"{q('createdAt')} {t['time']} NOT NULL)",
-        f"CREATE TABLE IF NOT EXISTS {q(items)} ({q('versionId')} {t['ref']} NOT NULL, "
-        f"{q('itemId')} {t['id']} NOT NULL, {q('digest')} TEXT NOT NULL, "
-        f"{q('line')} {t['ref']}, {q('body')} TEXT NOT NULL, "
-        f"PRIMARY KEY ({q('versionId')}, {q('itemId')}))",
-        f"CREATE TABLE IF NOT EXISTS {q(names)} ({q('name')} TEXT NOT NULL, "
-        f"{q('number')} {t['ref']} NOT NULL, {q('versionId')} {t['ref']} NOT NULL, "
-        f"{q('touched')} {t['ref']} NOT NULL, {q('createdAt')} {t['time']} NOT NULL, "
-        f"PRIMARY KEY ({q('name')}, {q('number')}), UNIQUE ({q('name')}, {q('versionId')}))",
-        # a file's key (see DatasetStore.add's source_key) to the version its items were
-        f"CREATE TABLE IF NOT EXISTS {q(sources)} ({q('key')} TEXT PRIMARY KEY, "
-        f"{q('versionId')} {t['ref']} NOT NULL)",
-    ]
-
 
 @final
 class DatasetLookupError(LookupError):
@@ -315,12 +287,7 @@ class DatasetStore(OwnConnection):
     def _unstage(self, conn: Any, *, create: bool = False) -> None:
         """Empty the staging table (making it first, with ``create``)."""
         if create:
-            t = _TYPES[self._dialect]
-            conn.execute(
-                f"CREATE TEMPORARY TABLE IF NOT EXISTS {q(self._staging)} ("
-                f"{q('itemId')} {t['id']} PRIMARY KEY, {q('digest')} TEXT NOT NULL, "
-                f"{q('line')} {t['ref']}, {q('body')} TEXT NOT NULL)"
-               )
+            conn.execute(staging_table(self._dialect, self._staging))
         # DELETE, not DROP: the table stays for this connection's next add
         conn.execute(f"DELETE FROM {q(self._staging)}")  # noqa: S608
 

@@ -32,7 +32,7 @@ from scorecore_adapters.storage import (
     SqliteScoreStore,
     record_experiment,
 )
-from scorecore_adapters.storage._experiments import line_digests, scrub_command
+from scorecore_adapters.storage._recording import line_digests, scrub_command
 
 SCORERS = '''
 import os

@@ -19,7 +19,7 @@ from scorecore_adapters.storage import (
     ExperimentStore,
     record_experiment,
 )
-from scorecore_adapters.storage._experiments import items_digests
+from scorecore_adapters.storage._recording import items_digests
 from tests.evals.persistence.test_storage import StepClock
 
 DSN = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
