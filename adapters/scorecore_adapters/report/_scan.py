@@ -25,7 +25,7 @@ import json
 import tempfile
 import zlib
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, Final, Protocol, final
 
 from scorecore.evals import EvalReport, ItemResult, LabelValue, ScoreRow, Threshold
@@ -249,8 +249,8 @@ class _Data:
         """The data as gzip-compressed JSON (``mtime`` 0: the same rows give the same bytes),
         in a spooled file."""
         head = _ENCODE({"scorers": self.scorer_ids, "causes": self.causes})[:-1]
-        parts = [clean_json(head + ',"items":[').encode("utf-8"), self._items,
-                 b'],"rows":[', self._rows, b"]}"]
+        parts: list[bytes | IO[bytes]] = [clean_json(head + ',"items":[').encode("utf-8"),
+                                          self._items, b'],"rows":[', self._rows, b"]}"]
         self.chars += len(head) + len(',"items":[') + len('],"rows":[') + len("]}")
         packer = zlib.compressobj(6, zlib.DEFLATED, 31)
         out = _spool()
@@ -409,7 +409,7 @@ class ReportBuild:
     """
 
     def __init__(
-        self, scorer_ids: Sequence[str], *, thresholds: Mapping[str, Threshold],
+        self, scorer_ids: Iterable[str], *, thresholds: Mapping[str, Threshold],
         max_failures: int | None, max_failure_rate: float | None,
         baseline: Mapping[tuple[str, str], float | None], budget: int = DEFAULT_BUDGET,
     ) -> None:

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorecore.evals import ScoreRow, Threshold
+from scorecore.evals.results import OutcomeStatus as Status
 from scorecore_adapters.cli._compare import compare_batches
 from scorecore_adapters.report import render_report
 from scorecore_adapters.storage import SqliteScoreStore, open_store
@@ -48,7 +49,8 @@ def batches(draw: st.DrawFn, batch_id: str) -> list[ScoreRow]:
             run_id = f"{batch_id}:{item}" if trials == 1 else f"{batch_id}/trial-{trial}:{item}"
             for scorer in draw(st.lists(st.sampled_from(["s", "t"]), min_size=1, max_size=2,
                                         unique=True)):
-                status = draw(st.sampled_from(["scored", "scored", "not_scorable", "failed"]))
+                status: Status = draw(st.sampled_from(["scored", "scored", "not_scorable",
+                                                       "failed"]))
                 metadata: dict[str, Any] = {"status": status}
                 if positioned:
                     metadata["itemIndex"] = index
