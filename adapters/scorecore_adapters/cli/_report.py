@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping, Sequence
-from contextlib import aclosing
+from contextlib import aclosing, closing
 from typing import TextIO
 
 import anyio
@@ -56,8 +56,10 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
     build = ReportBuild(known, thresholds=thresholds, max_failures=args.max_failures,
                         max_failure_rate=args.max_failure_rate, budget=DEFAULT_BUDGET,
                         baseline=scores)
-    anyio.run(_scan, store, args.batch, build)
-    return _write(args, build, out, comparison=comparison, source=store.url, view_url=view_url)
+    with closing(build):
+        anyio.run(_scan, store, args.batch, build)
+        return _write(args, build, out, comparison=comparison, source=store.url,
+                      view_url=view_url)
 
 
 async def _scorers(store: Store, batch_id: str) -> list[str]:

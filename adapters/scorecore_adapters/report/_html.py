@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import closing
 from typing import IO, Final, final
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
@@ -327,13 +328,15 @@ def render_report(
         {row.scorer_id for row in rows}, thresholds=chosen, max_failures=max_failures,
         max_failure_rate=max_failure_rate, budget=budget,
         baseline={} if baseline is None else baseline_scores(baseline))
-    for scan in build.scans():
-        scan.add(rows)
-        scan.end()
     page = io.StringIO()
-    write_page(page, build, batch_id=batch_id, thresholds=chosen, source=source,
-               comparison=None if baseline is None else comparison, calibration=calibration,
-               min_kappa=min_kappa, labels=labels, view_url=view_url)
+    with closing(build):
+        for scan in build.scans():
+            scan.add(rows)
+            scan.end()
+        write_page(page, build, batch_id=batch_id, thresholds=chosen, source=source,
+                   comparison=None if baseline is None else comparison,
+                   calibration=calibration, min_kappa=min_kappa, labels=labels,
+                   view_url=view_url)
     return page.getvalue()
 
 

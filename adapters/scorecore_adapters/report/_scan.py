@@ -66,8 +66,11 @@ class Scan(Protocol):
         """The batch was read to its end."""
 
 
-def _spool() -> IO[bytes]:
-    return tempfile.SpooledTemporaryFile(max_size=_SPOOL)
+def _spool(spools: list[IO[bytes]]) -> IO[bytes]:
+    """A new spooled file, noted in ``spools`` (its owner closes them all)."""
+    made = tempfile.SpooledTemporaryFile(max_size=_SPOOL)  # noqa: SIM115 - closed by its owner
+    spools.append(made)
+    return made
 
 
 @final
@@ -194,12 +197,47 @@ def _outcome(row: ScoreRow) -> ScorerOutcome:
 
 
 @final
+class _Entries:
+    """A JSON list's entries, without its brackets, written to a file a batch at a time (one
+    encoder call per batch, not per entry)."""
+
+    _BATCH: Final = 256
+
+    def __init__(self, to: IO[bytes]) -> None:
+        self._to = to
+        self._batch: list[Any] = []
+        self.chars = 0
+        """Characters of JSON written."""
+
+    def add(self, entry: Any) -> None:
+        self._batch.append(entry)
+        if len(self._batch) >= self._BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._batch:
+            return
+        text = _ENCODE(self._batch)[1:-1]
+        if self.chars:
+            text = "," + text
+        self.chars += len(text)
+        self._to.write(clean_json(text).encode("utf-8"))
+        self._batch = []
+
+    def done(self) -> IO[bytes]:
+        """The file, every entry written."""
+        self._flush()
+        return self._to
+
+
+@final
 class _Data:
     """The page's data, ``{"scorers", "causes", "items", "rows"}``, its items and rows written
     as JSON to spooled files as they come."""
 
     def __init__(self, scorer_ids: Sequence[str], limit: int,
-                 baseline: Mapping[tuple[str, str], float | None]) -> None:
+                 baseline: Mapping[tuple[str, str], float | None],
+                 spools: list[IO[bytes]]) -> None:
         self.scorer_ids = list(scorer_ids)
         self._scorer_index = {sid: i for i, sid in enumerate(scorer_ids)}
         self.cut = Cutter(limit)
@@ -211,8 +249,9 @@ class _Data:
         self._cause_index: dict[FailureCause, int] = {}
         self.items = 0
         self.chars = 0
-        self._items = _spool()
-        self._rows = _spool()
+        self._spools = spools
+        self._items = _Entries(_spool(spools))
+        self._rows = _Entries(_spool(spools))
 
     def add_item(
         self, key: str, rows: Sequence[ScoreRow], causes: Sequence[FailureCause | None], *,
@@ -221,9 +260,8 @@ class _Data:
         """An item's consecutive rows (its entry too when ``new``)."""
         cut = self._whole if troubled else self.cut
         if new:
-            self._write(self._items, [item_data(key, rows[0], cut)], self.items == 0)
+            self._items.add(item_data(key, rows[0], cut))
             self.items += 1
-        entries = []
         for row, cause in zip(rows, causes, strict=True):
             cause_at = -1
             if cause is not None:
@@ -233,27 +271,21 @@ class _Data:
                     # The cause is never cut (the core bounds it to ~1,000 characters).
                     self.causes.append([cause.kind, cause.step or "", cause.message])
             base = self._baseline.get((row.scorer_id, key), "")
-            entries.append(row_data(row, cut, position=position,
-                                    scorer=self._scorer_index[row.scorer_id], cause=cause_at,
-                                    base=base))
-        self._write(self._rows, entries, self._rows.tell() == 0)
-
-    def _write(self, to: IO[bytes], entries: list[Any], first: bool) -> None:
-        text = _ENCODE(entries)[1:-1]
-        if not first:
-            text = "," + text
-        self.chars += len(text)
-        to.write(clean_json(text).encode("utf-8"))
+            self._rows.add(row_data(row, cut, position=position,
+                                                  scorer=self._scorer_index[row.scorer_id],
+                                                  cause=cause_at, base=base))
 
     def pack(self) -> IO[bytes]:
         """The data as gzip-compressed JSON (``mtime`` 0: the same rows give the same bytes),
         in a spooled file."""
         head = _ENCODE({"scorers": self.scorer_ids, "causes": self.causes})[:-1]
         parts: list[bytes | IO[bytes]] = [clean_json(head + ',"items":[').encode("utf-8"),
-                                          self._items, b'],"rows":[', self._rows, b"]}"]
-        self.chars += len(head) + len(',"items":[') + len('],"rows":[') + len("]}")
+                                          self._items.done(), b'],"rows":[', self._rows.done(),
+                                          b"]}"]
+        self.chars += (self._items.chars + self._rows.chars + len(head) + len(',"items":[')
+                       + len('],"rows":[') + len("]}"))
         packer = zlib.compressobj(6, zlib.DEFLATED, 31)
-        out = _spool()
+        out = _spool(self._spools)
         for part in parts:
             if isinstance(part, bytes):
                 out.write(packer.compress(part))
@@ -405,7 +437,8 @@ class ReportBuild:
     """The scans a report needs, then what the page shows: :attr:`digest`, :attr:`limit`
     and the packed data (:meth:`write_data`).
 
-    Drive it with ``for scan in build.scans(): ...feed scan every page, then scan.end()``.
+    Drive it with ``for scan in build.scans(): ...feed scan every page, then scan.end()``,
+    and :meth:`close` it when done.
     """
 
     def __init__(
@@ -422,11 +455,19 @@ class ReportBuild:
         self.digest: Digest | None = None
         self.limit: int | None = None
         self._packed: IO[bytes] | None = None
+        self._spools: list[IO[bytes]] = []
+
+    def close(self) -> None:
+        """Remove the spooled files (those on disk too)."""
+        for spool in self._spools:
+            spool.close()
+        self._spools.clear()
 
     def _read(self, limit: int, *, digest: bool, troubled: frozenset[str] | None) -> _Read:
         made = (Digest(self._scorer_ids, self._thresholds, max_failures=self._max_failures,
                        max_failure_rate=self._max_failure_rate) if digest else None)
-        return _Read(_Data(self._scorer_ids, limit, self._baseline), made, troubled=troubled)
+        return _Read(_Data(self._scorer_ids, limit, self._baseline, self._spools), made,
+                     troubled=troubled)
 
     def scans(self) -> Iterator[Scan]:
         """The scans, one after the other: feed each the whole batch before asking for the
