@@ -11,7 +11,6 @@ from typing import TextIO
 import anyio
 
 from scorecore.evals import Comparison, ScoreRow, StoreError, Threshold
-from scorecore.evals.store import row_item_id
 from scorecore_adapters._workbenches import find_view
 from scorecore_adapters.cli._calibrate import calibration_of, labels_of, report_thresholds
 from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, open_url, read_batch
@@ -22,6 +21,7 @@ from scorecore_adapters.cli._compare import (
     thresholds_of,
 )
 from scorecore_adapters.report import render_report
+from scorecore_adapters.report._baseline import BaselineScores
 from scorecore_adapters.report._data import DEFAULT_BUDGET
 from scorecore_adapters.report._html import write_page
 from scorecore_adapters.report._scan import ReportBuild
@@ -44,22 +44,22 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
     known = anyio.run(_scorers, store, args.batch)
     _check_thresholds(thresholds, known, args.batch)
     comparison = None
-    scores: dict[tuple[str, str], float | None] = {}
-    if args.baseline is not None:
-        args.baseline = baseline_of(None, args.baseline, args.store, args.batch)
-        # The store pairs the batches (compare's streaming pairing); report's seed is 0.
-        paired = argparse.Namespace(**{**vars(args), "base": args.baseline, "new": args.batch,
-                                       "seed": 0})
-        comparison = compare_stored(paired, thresholds)
-        scores = anyio.run(_baseline_scores, store, args.baseline)
-    view_url = None if args.no_view_links else args.view_url or find_view(store.url)
-    build = ReportBuild(known, thresholds=thresholds, max_failures=args.max_failures,
-                        max_failure_rate=args.max_failure_rate, budget=DEFAULT_BUDGET,
-                        baseline=scores)
-    with closing(build):
-        anyio.run(_scan, store, args.batch, build)
-        return _write(args, build, out, comparison=comparison, source=store.url,
-                      view_url=view_url)
+    with closing(BaselineScores()) as scores:
+        if args.baseline is not None:
+            args.baseline = baseline_of(None, args.baseline, args.store, args.batch)
+            # The store pairs the batches (compare's streaming pairing); report's seed is 0.
+            paired = argparse.Namespace(**{**vars(args), "base": args.baseline,
+                                           "new": args.batch, "seed": 0})
+            comparison = compare_stored(paired, thresholds)
+            anyio.run(_baseline_scores, store, args.baseline, scores)
+        view_url = None if args.no_view_links else args.view_url or find_view(store.url)
+        build = ReportBuild(known, thresholds=thresholds, max_failures=args.max_failures,
+                            max_failure_rate=args.max_failure_rate, budget=DEFAULT_BUDGET,
+                            baseline=scores)
+        with closing(build):
+            anyio.run(_scan, store, args.batch, build)
+            return _write(args, build, out, comparison=comparison, source=store.url,
+                          view_url=view_url)
 
 
 async def _scorers(store: Store, batch_id: str) -> list[str]:
@@ -73,19 +73,14 @@ async def _scorers(store: Store, batch_id: str) -> list[str]:
     return found
 
 
-async def _baseline_scores(store: Store, batch_id: str) -> dict[tuple[str, str], float | None]:
-    """The baseline's score per (scorer, item), for each item's delta (``None``: not scored;
-    an item's last trial), read a page at a time."""
-    scores: dict[tuple[str, str], float | None] = {}
+async def _baseline_scores(store: Store, batch_id: str, scores: BaselineScores) -> None:
+    """The baseline's scores, for each item's delta, read a page at a time."""
     try:
         async with store, aclosing(store.pages(batch_id)) as pages:
             async for page in pages:
-                for row in page:
-                    scores[(row.scorer_id, row_item_id(row))] = (
-                        row.score if row.status == "scored" else None)
+                scores.add(page)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
-    return scores
 
 
 async def _scan(store: Store, batch_id: str, build: ReportBuild) -> None:
