@@ -32,23 +32,14 @@ def bin_of(score: float, low: float, high: float, bins: int = BINS) -> int:
     return min(max(index, 0), bins - 1)
 
 
-def histogram_counts(scores: Sequence[float], bins: int = BINS) -> tuple[float, float, list[int]]:
-    """The range shown and how many scores fall in each of ``bins`` equal bins (last inclusive)."""
-    low, high = bounds(min(scores, default=None), max(scores, default=None))
-    counts = [0] * bins
-    for score in scores:
-        counts[bin_of(score, low, high, bins)] += 1
-    return low, high, counts
-
-
 def histogram_svg(scorer_id: str, low: float, high: float, counts: Sequence[int]) -> str:
-    """A histogram (:func:`histogram_counts`) as an inline SVG element (each bar titled with
-    its count)."""
+    """A histogram as an inline SVG element (each bar titled with its count): ``counts`` scores
+    in equal bins from ``low`` to ``high`` (:func:`bin_of`)."""
     tallest = max(counts, default=0) or 1
     plot_w = _WIDTH - 2 * _PAD
     plot_h = _HEIGHT - 2 * _PAD
     bar_w = plot_w / len(counts)
-    half_step = (high / 2 - low / 2) / len(counts)  # halves, as in histogram_counts
+    half_step = (high / 2 - low / 2) / len(counts)  # halves, as in bin_of
     bars = []
     for index, count in enumerate(counts):
         h = plot_h * count / tallest

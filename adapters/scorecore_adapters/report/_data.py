@@ -177,7 +177,7 @@ class ScorerStats:
     mean: float | None
     """The exact mean of the scores, rounded once (``None`` when none was scored)."""
     histogram: tuple[float, float, tuple[int, ...]]
-    """The range shown and the scores' count in each bin (:func:`histogram_counts`)."""
+    """The range shown and the scores' count in each of its equal bins."""
     scored: int
     not_scorable: int
     failed: int
