@@ -26,17 +26,6 @@ if TYPE_CHECKING:
 
     from scorecore._core._failed_call import JudgeError, JudgeErrorKind
 
-__all__ = [
-    "AUTH_CODES",
-    "BUILTIN_RETRYABLE_CODES",
-    "is_auth_error",
-    "is_model_retryable",
-    "is_retryable_error",
-    "is_retryable_node",
-    "is_retryable_provider_error",
-    "is_unknown_error",
-    "kind_for",
-]
 
 AUTH_CODES: frozenset[str] = frozenset({
     "access_denied", "authentication_error", "forbidden", "invalid_api_key", "permission_denied",

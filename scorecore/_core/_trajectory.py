@@ -22,19 +22,6 @@ from scorecore._core._declared_types import structure_run_value
 from scorecore._core._keys import MILLISECONDS, millisecond_keys, read_milliseconds
 from scorecore._core._reprs import short_repr
 
-__all__ = [
-    "STEP_FIELDS",
-    "ExpectedStep",
-    "Ordering",
-    "StepType",
-    "Trajectory",
-    "TrajectoryExpectation",
-    "TrajectoryStep",
-    "extract_trajectory",
-    "merged_tool_invocations",
-    "seconds_from_mastra",
-]
-
 # The field type of an attrs validator below: each serves fields of any type it checks.
 _F = TypeVar("_F")
 

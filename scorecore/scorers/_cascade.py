@@ -16,17 +16,22 @@ import attrs
 from returns.result import Failure, Success
 
 from scorecore import (
-    JudgeExecution,
     NotScorable,
     Runtime,
     Scorer,
     ScorerDefinitionError,
     ScoreResult,
     ScorerRunError,
-    StepName,
 )
 from scorecore.composite import CompositeDetails, CompositeScorer, run_members, short_repr
-from scorecore.scorers._members import Member, MemberResult, MemberRun, Outcome
+from scorecore.scorers._members import (
+    Member,
+    MemberResult,
+    MemberRun,
+    Outcome,
+    merged_judge,
+    result_of,
+)
 from scorecore.scorers._panel import _check_ids, _check_shapes
 
 __all__ = ["CascadeResult", "cascade"]
@@ -203,36 +208,37 @@ class _Policy:
         scores: list[float | None] = []
         confidences: list[float | None] = []
         costs: list[float] = []
-        judge: dict[StepName, tuple[JudgeExecution, ...]] = {}
+        # Every tier's outcome: the run's judge executions are theirs, the deciding tier's and
+        # those escalated past.
+        outcomes: list[Outcome] = []
         result: MemberResult | None = None
         for index, tier in enumerate(self.tiers):
             (outcome,) = await run_members([(tier, run)], runtime)
+            outcomes.append(outcome)
             ids.append(tier.id)
+            costs.append(_cost(result_of(outcome)))
             if isinstance(outcome, Failure):
                 error: ScorerRunError = outcome.failure()
-                _add(judge, error.partial.judge)
-                costs.append(_cost(error.partial.judge))
                 details = self._details(None, ids, [*scores, None], [*confidences, None],
                                         costs)
                 return Failure(ScorerRunError(
                     scorer_id=self.cascade_id, failed_step=error.failed_step,
                     completed_steps=error.completed_steps, cause=error.cause,
-                    partial=attrs.evolve(error.partial, judge=judge, details=details)))
+                    partial=attrs.evolve(error.partial, judge=merged_judge(outcomes),
+                                         details=details)))
             result = outcome.unwrap()
-            _add(judge, result.judge)
-            costs.append(_cost(result.judge))
             scores.append(result.score)
             confidences.append(result.confidence)
             if not self._unsure(result):
                 return Success(attrs.evolve(
-                    result, judge=judge,
+                    result, judge=merged_judge(outcomes),
                     details=self._details(index, ids, scores, confidences, costs)))
         assert result is not None  # noqa: S101 - tiers is never empty (checked when built)
         said = ", ".join(f"{tier_id}: {_said(score, confidence)}"
                          for tier_id, score, confidence in zip(ids, scores, confidences,
                                                                strict=True))
         return Success(ScoreResult(
-            run=result.run, judge=judge, confidence=confidences[-1],
+            run=result.run, judge=merged_judge(outcomes), confidence=confidences[-1],
             details=self._details(None, ids, scores, confidences, costs),
             not_scorable=NotScorable(
                 reason=f"no tier reached confidence {self.min_confidence:g} ({said})",
@@ -247,17 +253,10 @@ class _Policy:
                              costs=tuple(costs))
 
 
-def _add(
-    judge: dict[StepName, tuple[JudgeExecution, ...]],
-    more: Mapping[StepName, tuple[JudgeExecution, ...]],
-) -> None:
-    for step, executions in more.items():
-        judge[step] = (*judge.get(step, ()), *executions)
-
-
-def _cost(judge: Mapping[StepName, tuple[JudgeExecution, ...]]) -> float:
+def _cost(result: MemberResult) -> float:
     """One tier's judge cost on one run, as the batch's economics counts it."""
-    return math.fsum(e.cost_usd or 0.0 for executions in judge.values() for e in executions)
+    return math.fsum(e.cost_usd or 0.0 for executions in result.judge.values()
+                     for e in executions)
 
 
 def _said(score: float | None, confidence: float | None) -> str:

@@ -16,15 +16,7 @@ from functools import cache
 from typing import Final, TypedDict
 
 from scorecore import NotScorable, Scorer, not_scorable
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapedContext,
-    ShapeIn,
-    ShapeOut,
-    input_and_output,
-    shape_of,
-    start,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, compare_texts, shape_of
 
 __all__ = ["completeness"]
 
@@ -155,11 +147,7 @@ def completeness(*,
     runs = shape_of(id, shape)
     _lemmatizer()  # a missing optional dependency is reported when the scorer is built
 
-    def preprocess(ctx: ShapedContext) -> _Elements | NotScorable:
-        texts = input_and_output(ctx.run, runs)
-        if isinstance(texts, NotScorable):
-            return texts
-        source, answer = texts
+    def covered(source: str, answer: str) -> _Elements | NotScorable:
         required = elements(source)
         if not required:
             return not_scorable("no input words: the input text has no letters or digits")
@@ -168,9 +156,7 @@ def completeness(*,
         return {"input_elements": required, "output_elements": offered,
                 "missing_elements": missing, "score": score}
 
-    return (
-        start(id=id, name="Completeness Scorer", shape=runs, reads_input=True,
-              description="How much of the input's content (lemmatized words) the output covers")
-        .preprocess(preprocess)
-        .generate_score(lambda ctx: ctx.results.preprocess_step_result["score"])
-    )
+    return compare_texts(
+        id=id, name="Completeness Scorer", shape=runs, compare=covered,
+        score=lambda found: found["score"],
+        description="How much of the input's content (lemmatized words) the output covers")

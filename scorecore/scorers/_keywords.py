@@ -13,15 +13,7 @@ from importlib.resources import files
 from typing import Final, TypedDict
 
 from scorecore import NotScorable, Scorer, not_scorable
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapedContext,
-    ShapeIn,
-    ShapeOut,
-    input_and_output,
-    shape_of,
-    start,
-)
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, compare_texts, shape_of
 from scorecore.scorers._strings import JS_WHITESPACE, js_trim
 
 __all__ = ["keyword_coverage"]
@@ -103,11 +95,7 @@ def keyword_coverage(
     """
     runs = shape_of(id, shape)
 
-    def preprocess(ctx: ShapedContext) -> _Keywords | NotScorable:
-        texts = input_and_output(ctx.run, runs)
-        if isinstance(texts, NotScorable):
-            return texts
-        source, answer = texts
+    def covered(source: str, answer: str) -> _Keywords | NotScorable:
         reference = keywords(source)
         if not reference:
             return not_scorable(
@@ -120,9 +108,7 @@ def keyword_coverage(
         return {"reference_keywords": reference, "response_keywords": response,
                 "matched_keywords": matched, "score": len(matched) / len(reference)}
 
-    return (
-        start(id=id, name="Keyword Coverage Scorer", shape=runs, reads_input=True,
-              description="The share of the input's keywords that the output repeats")
-        .preprocess(preprocess)
-        .generate_score(lambda ctx: ctx.results.preprocess_step_result["score"])
-    )
+    return compare_texts(
+        id=id, name="Keyword Coverage Scorer", shape=runs, compare=covered,
+        score=lambda found: found["score"],
+        description="The share of the input's keywords that the output repeats")

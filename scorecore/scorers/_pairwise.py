@@ -22,7 +22,6 @@ from scorecore import (
     AgentInput,
     AgentOutput,
     InputMismatch,
-    JudgeExecution,
     NotScorable,
     PromptStep,
     ReasonContext,
@@ -32,12 +31,18 @@ from scorecore import (
     ScorerRun,
     ScorerRunError,
     StepContext,
-    StepName,
     create_scorer,
 )
 from scorecore.composite import CompositeScorer, run_members, structure_value
 from scorecore.scorers._details import PairwiseResult, PairwiseVerdict
-from scorecore.scorers._members import Member, MemberResult, MemberRun, Outcome
+from scorecore.scorers._members import (
+    JudgeCalls,
+    Member,
+    MemberResult,
+    MemberRun,
+    Outcome,
+    merged_judge,
+)
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, judge_config, render
 from scorecore.scorers.llm._reading import assistant_text, has_text, user_text
@@ -194,7 +199,7 @@ class _Pairwise:
         outcomes = await run_members(
             [(self.asker, ScorerRun(input=shown, output=None, run_id=typed.run_id))
              for shown in orders], runtime)
-        judge = _merged(outcomes)
+        judge = merged_judge(outcomes)
         for outcome in outcomes:
             if isinstance(outcome, Failure):
                 error = outcome.failure()
@@ -237,7 +242,7 @@ class _Pairwise:
                         None if baseline is None else assistant_text(baseline)))
 
     def _verdict(
-        self, run: MemberRun, judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+        self, run: MemberRun, judge: JudgeCalls,
         results: Sequence[MemberResult],
     ) -> MemberResult:
         forward = _verdict(results[0].score, swapped=False)
@@ -278,13 +283,3 @@ def _missing(answer: str, baseline: str | None) -> str | None:
     if not has_text(baseline):
         return "no baseline answer: baseline_output has no text"
     return None
-
-
-def _merged(outcomes: Sequence[Outcome]) -> dict[StepName, tuple[JudgeExecution, ...]]:
-    merged: dict[StepName, tuple[JudgeExecution, ...]] = {}
-    for outcome in outcomes:
-        judge = (outcome.failure().partial.judge if isinstance(outcome, Failure)
-                 else outcome.unwrap().judge)
-        for step, executions in judge.items():
-            merged[step] = (*merged.get(step, ()), *executions)
-    return merged

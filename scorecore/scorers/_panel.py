@@ -19,7 +19,6 @@ from returns.result import Failure, Success
 from scorecore import (
     BudgetExhausted,
     InvalidScore,
-    JudgeExecution,
     NotScorable,
     RunFailureCause,
     Runtime,
@@ -27,7 +26,6 @@ from scorecore import (
     ScorerDefinitionError,
     ScoreResult,
     ScorerRunError,
-    StepName,
     StepRaised,
 )
 from scorecore.composite import (
@@ -40,7 +38,14 @@ from scorecore.composite import (
     short_repr,
 )
 from scorecore.scorers._details import PanelMember, PanelResult
-from scorecore.scorers._members import Member, MemberResult, MemberRun, Outcome
+from scorecore.scorers._members import (
+    JudgeCalls,
+    Member,
+    MemberRun,
+    Outcome,
+    merged_judge,
+    result_of,
+)
 
 __all__ = ["Aggregate", "OnTie", "panel"]
 
@@ -268,8 +273,8 @@ class _Policy:
                     replaces=chain[index - 1][0].id if index else None,
                     replaced=index < len(chain) - 1,
                 ))
-        shown = _run_of(chains[0][0][1], run)
-        judge = _merged(members)
+        shown = result_of(chains[0][0][1]).run  # as the first member saw it (typed)
+        judge = merged_judge(outcome for chain in chains for _, outcome in chain)
         counted = [m for m in members if m.status == "scored" and not m.replaced]
         scores = [cast(float, m.score) for m in counted]
         base = PanelResult(
@@ -281,7 +286,7 @@ class _Policy:
         return self._aggregate(shown, judge, base, scores)
 
     def _too_few(
-        self, run: MemberRun, judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+        self, run: MemberRun, judge: JudgeCalls,
         panel: PanelResult, members: Sequence[PanelMember],
     ) -> Outcome:
         failures = tuple(
@@ -312,7 +317,7 @@ class _Policy:
         ))
 
     def _aggregate(
-        self, run: MemberRun, judge: Mapping[StepName, tuple[JudgeExecution, ...]],
+        self, run: MemberRun, judge: JudgeCalls,
         panel: PanelResult, scores: Sequence[float],
     ) -> Outcome:
         listed = ", ".join(
@@ -359,7 +364,7 @@ class _Policy:
 
     def _failed(
         self, step: str, cause: RunFailureCause, run: MemberRun,
-        judge: Mapping[StepName, tuple[JudgeExecution, ...]], panel: PanelResult,
+        judge: JudgeCalls, panel: PanelResult,
     ) -> Outcome:
         return Failure(ScorerRunError(
             scorer_id=self.panel_id, failed_step=step, completed_steps=(), cause=cause,
@@ -388,24 +393,6 @@ def _member(
         vote=None if threshold is None or score is None else score >= threshold,
         replaces=replaces, replaced=replaced, judge=result.judge,
     )
-
-
-def _run_of(outcome: Outcome, given: MemberRun) -> MemberRun:
-    """The run as the first member saw it (structured into its types), else as given."""
-    if isinstance(outcome, Failure):
-        error: ScorerRunError = outcome.failure()
-        partial: MemberResult = error.partial
-        return partial.run
-    return outcome.unwrap().run if isinstance(outcome, Success) else given
-
-
-def _merged(members: Sequence[PanelMember]) -> dict[StepName, tuple[JudgeExecution, ...]]:
-    """Every member's judge executions per step, in seat order (what the panel's run cost)."""
-    merged: dict[StepName, tuple[JudgeExecution, ...]] = {}
-    for member in members:
-        for step, executions in member.judge.items():
-            merged[step] = (*merged.get(step, ()), *executions)
-    return merged
 
 
 class _Spread(TypedDict, total=False):

@@ -12,6 +12,7 @@ that passes no shape.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final, Generic, Literal, TypeAlias, cast, final
 
 import attrs
@@ -21,6 +22,7 @@ from scorecore import (
     AgentInput,
     AgentOutput,
     NotScorable,
+    Scorer,
     ScorerBuilder,
     ScorerDefinitionError,
     ScorerRun,
@@ -49,6 +51,7 @@ ShapedBuilder: TypeAlias = ScorerBuilder[Any, Any, None, None]
 
 ShapeIn = TypeVar("ShapeIn", default=AgentInput)
 ShapeOut = TypeVar("ShapeOut", default=AgentOutput)
+Found = TypeVar("Found")
 
 
 @final
@@ -149,6 +152,24 @@ def input_and_output(run: ShapedRun, shape: Shape) -> tuple[str, str] | NotScora
         return source
     answer = output_text(run, shape)
     return answer if isinstance(answer, NotScorable) else (source, answer)
+
+
+def compare_texts(
+    *, id: str, name: str, description: str, shape: Shape,
+    compare: Callable[[str, str], Found | NotScorable], score: Callable[[Found], float],
+) -> Scorer[Any, Any]:
+    """A scorer of the output's text against the input's: its preprocess result is
+    ``compare(input text, output text)`` (not scorable without either, see
+    :func:`input_and_output`), its score ``score`` of that result."""
+    def preprocess(ctx: ShapedContext) -> Found | NotScorable:
+        texts = input_and_output(ctx.run, shape)
+        return texts if isinstance(texts, NotScorable) else compare(*texts)
+
+    def scored(ctx: StepContext[Any, Any, Found, None]) -> float:
+        return score(ctx.results.preprocess_step_result)
+
+    return (start(id=id, name=name, description=description, shape=shape, reads_input=True)
+            .preprocess(preprocess).generate_score(scored))
 
 
 def no_output_messages(run: ShapedRun, shape: Shape) -> NotScorable | None:

@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, TypedDict
+from typing import TypedDict
 
-from scorecore import NotScorable, Scorer, StepContext
-from scorecore.scorers._shapes import (
-    RunShape,
-    ShapedContext,
-    ShapeIn,
-    ShapeOut,
-    input_and_output,
-    shape_of,
-    start,
-)
+from scorecore import Scorer
+from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, compare_texts, shape_of
 from scorecore.scorers._strings import (
     JS_WHITESPACE_RUN,
     dice_coefficient,
@@ -66,23 +58,15 @@ def content_similarity(
             text = js_trim(JS_WHITESPACE_RUN.sub(" ", text))
         return text
 
-    def preprocess(ctx: ShapedContext) -> _Processed | NotScorable:
-        texts = input_and_output(ctx.run, runs)
-        if isinstance(texts, NotScorable):
-            return texts
-        source, answer = texts
+    def processed(source: str, answer: str) -> _Processed:
         return {"processed_input": process(source), "processed_output": process(answer)}
 
-    def score(ctx: StepContext[Any, Any, _Processed, None]) -> float:
-        texts = ctx.results.preprocess_step_result
+    def score(texts: _Processed) -> float:
         return dice_coefficient(texts["processed_input"], texts["processed_output"])
 
-    return (
-        start(id=id, name="Content Similarity Scorer", shape=runs, reads_input=True,
-              description="Character-pair (Dice) similarity between the input and the output")
-        .preprocess(preprocess)
-        .generate_score(score)
-    )
+    return compare_texts(
+        id=id, name="Content Similarity Scorer", shape=runs, compare=processed, score=score,
+        description="Character-pair (Dice) similarity between the input and the output")
 
 
 class _Difference(TypedDict):
@@ -134,20 +118,14 @@ def textual_difference(
     """
     runs = shape_of(id, shape)
 
-    def preprocess(ctx: ShapedContext) -> _Difference | NotScorable:
-        texts = input_and_output(ctx.run, runs)
-        if isinstance(texts, NotScorable):
-            return texts
-        source, answer = texts
+    def difference(source: str, answer: str) -> _Difference:
         shortest, longest = sorted((len(utf16_units(source)), len(utf16_units(answer))))
         length_diff = (longest - shortest) / longest if longest else 0.0
         return {"ratio": lcs_ratio(source, answer), "confidence": 1 - length_diff,
                 "changes": _count_changes(source, answer), "length_diff": length_diff}
 
-    return (
-        start(id=id, name="Textual Difference Scorer", shape=runs, reads_input=True,
-              description="Longest-common-subsequence ratio between the input and the output")
-        .preprocess(preprocess)
-        .generate_score(lambda ctx: ctx.results.preprocess_step_result["ratio"])
-    )
+    return compare_texts(
+        id=id, name="Textual Difference Scorer", shape=runs, compare=difference,
+        score=lambda found: found["ratio"],
+        description="Longest-common-subsequence ratio between the input and the output")
 

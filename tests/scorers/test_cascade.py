@@ -120,6 +120,24 @@ async def test_a_failing_tier_fails_the_cascade_with_its_cause(anyio_backend: st
     assert failure.partial.details_as(CascadeResult).tier is None  # type: ignore[union-attr]
 
 
+async def test_a_tier_failing_after_an_escalation_keeps_every_tier_s_judge_calls(
+    anyio_backend: str
+) -> None:
+    """The failure's partial result holds the judge executions of the tier escalated past
+    and of the failing tier, in tier order, and a cost for each of them."""
+    failing = create_scorer(
+        id="failing", description="d",
+        judge=JudgeConfig(model=ScriptedJudge([], model_id="strong"), instructions="Judge."),
+    ).generate_score(ScorePromptStep(description="p", create_prompt=lambda ctx: "Pass?"))
+    failure = (await cascade(sure("cheap", {"a": 0.6}), failing, id="c").run(
+        input="q", output="a")).failure()
+    assert failure.cause.kind == "judge_failed"
+    assert [e.model_id for e in failure.partial.judge["generate_score"]] == ["cheap", "strong"]
+    details = failure.partial.details_as(CascadeResult)
+    assert details is not None
+    assert (details.scorer_ids, len(details.costs)) == (("cheap", "failing"), 2)
+
+
 # Confidences on a grid of 0.05 and floors between its points: a judge's probability read
 # back through exp(log p) is off by rounding, which must not decide a tie the oracle reads.
 _grid = st.integers(1, 19).map(lambda n: n / 20)

@@ -22,13 +22,11 @@ from scorecore import (
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom, Wording, numbered
 from scorecore.scorers.llm._reading import (
-    assistant_text,
     check_scale,
     check_texts,
     context_pieces,
-    has_text,
     need_answer,
-    user_text,
+    question_and_answer,
 )
 from scorecore.scorers.llm._verdicts import (
     AnyVerdicts,
@@ -152,15 +150,13 @@ def question_answer_context(scorer_id: str, context: object, context_extractor: 
     given, extractor = context_source(scorer_id, context, context_extractor)
 
     def read(ctx: RunContext) -> ContextTexts | NotScorable:
-        question, answer = user_text(ctx.run.input), assistant_text(ctx.run.output)
-        if not has_text(question):
-            return not_scorable("no question: run.input has no user message with text")
-        if not has_text(answer):
-            return not_scorable("no answer: run.output has no assistant message with text")
+        texts = question_and_answer(ctx.run.input, ctx.run.output)
+        if isinstance(texts, NotScorable):
+            return texts
         pieces = resolve(ctx, given, extractor)
         if isinstance(pieces, NotScorable):
             return pieces
-        return ContextTexts(question=question, answer=answer, context=pieces)
+        return ContextTexts(question=texts[0], answer=texts[1], context=pieces)
 
     return read
 

@@ -76,20 +76,44 @@ def has_text(text: str) -> bool:
     return not is_blank(text)
 
 
-def need_answer(output: Sequence[AgentMessage]) -> str | NotScorable:
-    """The answer (the last assistant message with text), or not scorable without one."""
+def need_answer(output: Sequence[AgentMessage], what: str = "answer") -> str | NotScorable:
+    """The answer (the last assistant message with text), or not scorable without one (the
+    reason calls it ``what``: the scorer's word for it)."""
     answer = assistant_text(output)
     if not has_text(answer):
-        return not_scorable("no answer: run.output has no assistant message with text")
+        return not_scorable(f"no {what}: run.output has no assistant message with text")
     return answer
 
 
-def need_question(agent_input: AgentInput) -> str | NotScorable:
-    """The question (the first user message's text), or not scorable without one."""
+def need_question(agent_input: AgentInput, what: str = "question") -> str | NotScorable:
+    """The question (the first user message's text), or not scorable without one (the reason
+    calls it ``what``: the scorer's word for it, "task", "request"...)."""
     question = user_text(agent_input)
     if not has_text(question):
-        return not_scorable("no question: run.input has no user message with text")
+        return not_scorable(f"no {what}: run.input has no user message with text")
     return question
+
+
+def question_and_answer(
+    agent_input: AgentInput, output: Sequence[AgentMessage], *, question: str = "question",
+    answer: str = "answer",
+) -> tuple[str, str] | NotScorable:
+    """The question and the answer (:func:`need_question`, :func:`need_answer`, each called
+    by the scorer's word for it), or not scorable without either (the question is checked
+    first)."""
+    asked = need_question(agent_input, question)
+    if isinstance(asked, NotScorable):
+        return asked
+    answered = need_answer(output, answer)
+    return answered if isinstance(answered, NotScorable) else (asked, answered)
+
+
+def need_reference(ground_truth: object) -> str | NotScorable:
+    """The ground truth as text (:func:`reference_text`), or not scorable without one."""
+    reference = reference_text(ground_truth)
+    if not has_text(reference):
+        return not_scorable("no ground truth: run.ground_truth is missing or blank")
+    return reference
 
 
 def reference_text(value: object) -> str:

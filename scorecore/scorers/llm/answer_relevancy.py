@@ -8,7 +8,7 @@ from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
 from scorecore.scorers.llm._engine import Judge, RunContext, ScoreFrom, Wording
-from scorecore.scorers.llm._reading import check_scale, need_answer, need_question
+from scorecore.scorers.llm._reading import check_scale, question_and_answer
 from scorecore.scorers.llm._verdicts import Texts, Verdicts, statement_scorer
 from scorecore.validators import check_fraction
 
@@ -37,12 +37,8 @@ WORDING = Wording(
 
 def read(ctx: RunContext) -> Texts | NotScorable:
     """The question and the answer; not scorable without either."""
-    question = need_question(ctx.run.input)
-    answer = need_answer(ctx.run.output)
-    for value in (question, answer):
-        if isinstance(value, NotScorable):
-            return value
-    return Texts(question=str(question), answer=str(answer))
+    texts = question_and_answer(ctx.run.input, ctx.run.output)
+    return texts if isinstance(texts, NotScorable) else Texts(question=texts[0], answer=texts[1])
 
 
 def shown(texts: Texts) -> list[tuple[str, str]]:

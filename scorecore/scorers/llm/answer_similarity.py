@@ -10,7 +10,7 @@ from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._rounding import at_scale, clamp
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
-from scorecore.scorers.llm._reading import assistant_text, check_scale, has_text, reference_text
+from scorecore.scorers.llm._reading import check_scale, need_answer, need_reference
 from scorecore.validators import check_fraction
 
 __all__ = ["answer_similarity"]
@@ -107,13 +107,12 @@ def similarity_score(
 def read(ctx: RunContext) -> Pair | NotScorable:
     """The ground truth (any non-string one as JSON) and the answer; not scorable without
     either."""
-    reference = reference_text(ctx.run.ground_truth)
-    if not has_text(reference):
-        return not_scorable("no ground truth: run.ground_truth is missing or blank")
-    answer = assistant_text(ctx.run.output)
-    if not has_text(answer):
-        return not_scorable("no answer: run.output has no assistant message with text")
-    return Pair(answer=answer, reference=reference)
+    reference = need_reference(ctx.run.ground_truth)
+    answer = need_answer(ctx.run.output)
+    for value in (reference, answer):
+        if isinstance(value, NotScorable):
+            return value
+    return Pair(answer=str(answer), reference=str(reference))
 
 
 def shown(pair: Pair) -> list[tuple[str, str]]:

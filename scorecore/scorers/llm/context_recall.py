@@ -27,7 +27,7 @@ from scorecore.scorers.llm._passages import (
     indexed,
     resolve,
 )
-from scorecore.scorers.llm._reading import check_scale, has_text, reference_text
+from scorecore.scorers.llm._reading import check_scale, need_reference
 
 __all__ = ["context_recall"]
 
@@ -123,9 +123,9 @@ def context_recall(
     scaled = check_scale(id, scale)
     given, extractor = context_source(id, context, context_extractor)
     def read(ctx: RunContext) -> ContextTexts | NotScorable:
-        truth = reference_text(ctx.run.ground_truth)
-        if not has_text(truth):
-            return not_scorable("no ground truth: run.ground_truth is missing or blank")
+        truth = need_reference(ctx.run.ground_truth)
+        if isinstance(truth, NotScorable):
+            return truth
         pieces = resolve(ctx, given, extractor)
         if isinstance(pieces, NotScorable):
             return pieces

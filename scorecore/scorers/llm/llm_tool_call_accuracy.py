@@ -13,7 +13,7 @@ from scorecore.scorers._messages import tool_names
 from scorecore.scorers._rounding import r2
 from scorecore.scorers._shapes import check_text, refuse
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
-from scorecore.scorers.llm._reading import assistant_text, has_text, user_text
+from scorecore.scorers.llm._reading import assistant_text, need_question
 
 __all__ = ["llm_tool_call_accuracy"]
 
@@ -91,9 +91,9 @@ class ToolTexts:
 def read(ctx: RunContext) -> ToolTexts | NotScorable:
     """The request, the names of the tools called and the answer; not scorable without a
     request or without any call."""
-    request = user_text(ctx.run.input)
-    if not has_text(request):
-        return not_scorable("no request: run.input has no user message with text")
+    request = need_question(ctx.run.input, "request")
+    if isinstance(request, NotScorable):
+        return request
     calls = tuple(tool_names(ctx.run.output))
     if not calls:
         return not_scorable("no tool calls to judge: run.output calls no tool")

@@ -13,7 +13,7 @@ from scorecore.scorers._rounding import clamp, r2
 from scorecore.scorers._shapes import refuse
 from scorecore.scorers._steps import js_json
 from scorecore.scorers.llm._engine import Judge, Judgement, Spec, Wording, build
-from scorecore.scorers.llm._reading import assistant_text, has_text, user_text
+from scorecore.scorers.llm._reading import assistant_text, need_question
 
 __all__ = ["llm_trajectory_accuracy"]
 
@@ -157,9 +157,9 @@ def llm_trajectory_accuracy(
 
     def read(ctx: StepContext[AgentInput, Trajectory, None, None]
              ) -> TrajectoryTexts | NotScorable:
-        task = user_text(ctx.run.input)
-        if not has_text(task):
-            return not_scorable("no task: run.input has no user message with text")
+        task = need_question(ctx.run.input, "task")
+        if isinstance(task, NotScorable):
+            return task
         taken = ctx.run.output
         if not taken.steps:
             return not_scorable("no steps to judge: the trajectory is empty")

@@ -7,11 +7,11 @@ from typing import Final, Literal, final
 
 import attrs
 
-from scorecore import NotScorable, Scorer, not_scorable
+from scorecore import NotScorable, Scorer
 from scorecore.scorers._rounding import r2
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, check_text, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
-from scorecore.scorers.llm._reading import UNIT_INTERVAL, assistant_text, has_text, user_text
+from scorecore.scorers.llm._reading import UNIT_INTERVAL, question_and_answer
 from scorecore.validators import check_fraction, unit_interval
 
 __all__ = ["noise_sensitivity"]
@@ -105,12 +105,10 @@ class Answers:
 
 def read(ctx: RunContext) -> Answers | NotScorable:
     """The clean query and the noisy answer; not scorable without either."""
-    question, answer = user_text(ctx.run.input), assistant_text(ctx.run.output)
-    if not has_text(question):
-        return not_scorable("no clean query: run.input has no user message with text")
-    if not has_text(answer):
-        return not_scorable("no noisy answer: run.output has no assistant message with text")
-    return Answers(question=question, answer=answer)
+    texts = question_and_answer(ctx.run.input, ctx.run.output, question="clean query",
+                                answer="noisy answer")
+    return (texts if isinstance(texts, NotScorable)
+            else Answers(question=texts[0], answer=texts[1]))
 
 
 def explained(_read: Answers, reply: NoiseReply, score: float) -> str:

@@ -13,9 +13,9 @@ from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
 from scorecore.scorers.llm._reading import (
     UNIT_INTERVAL,
-    assistant_text,
     check_scale,
     has_text,
+    need_answer,
     system_text,
     user_text,
 )
@@ -203,9 +203,9 @@ def prompt_alignment(
         if mode == "both" and not (has_text(user) or has_text(system)):
             return not_scorable("no instructions: run.input has neither a user nor a system "
                                 "message")
-        answer = assistant_text(ctx.run.output)
-        if not has_text(answer):
-            return not_scorable("no answer: run.output has no assistant message with text")
+        answer = need_answer(ctx.run.output)
+        if isinstance(answer, NotScorable):
+            return answer
         lines = [f"{m.role}: {message_text(m)}"
                  for m in ctx.run.input.remembered_messages[-history:]] if history else []
         return AlignmentTexts(user=user, system=system, answer=answer, history="\n".join(lines))

@@ -11,7 +11,7 @@ import attrs
 from scorecore import NotScorable, Scorer, not_scorable
 from scorecore.scorers._shapes import RunShape, ShapeIn, ShapeOut, refuse, shape_of
 from scorecore.scorers.llm._engine import Judge, Judgement, RunContext, Spec, Wording, build
-from scorecore.scorers.llm._reading import assistant_text, check_scale, has_text, user_text
+from scorecore.scorers.llm._reading import check_scale, question_and_answer
 
 __all__ = ["RubricCriterion", "rubric"]
 
@@ -228,12 +228,10 @@ def rubric(
         if not chosen:
             return not_scorable("no rubric: give criteria= or a 'rubric' in the run's "
                                 "request_context")
-        task, answer = user_text(ctx.run.input), assistant_text(ctx.run.output)
-        if not has_text(task):
-            return not_scorable("no task: run.input has no user message with text")
-        if not has_text(answer):
-            return not_scorable("no response: run.output has no assistant message with text")
-        return RubricTexts(task=task, answer=answer, criteria=chosen)
+        texts = question_and_answer(ctx.run.input, ctx.run.output, question="task",
+                                    answer="response")
+        return (texts if isinstance(texts, NotScorable)
+                else RubricTexts(task=texts[0], answer=texts[1], criteria=chosen))
 
     return build(Spec(
         id=id, name="Rubric Scorer",
