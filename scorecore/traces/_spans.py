@@ -162,10 +162,16 @@ _SPAN_KEYS: Mapping[str, str] = {
 }
 
 
+_LONGEST_TIME = 64
+
+
 def _parse_time(value: object) -> datetime | None:
     if isinstance(value, datetime):
         return value
-    if not isinstance(value, str):
+    # Python reads ISO 8601's basic format leniently: any run of 14 or more digits is a time
+    # (5,000 ones parse as 1111-11-11 11:11:11.111111). No real timestamp is that long: the
+    # longest, with nanoseconds and an offset, is 35 characters.
+    if not isinstance(value, str) or len(value) > _LONGEST_TIME:
         return None
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -25,6 +25,7 @@ ADAPTER_DOCS = [
     "docs/judges-anthropic.md",
     "docs/reports.md",
     "docs/batch-judges.md",
+    "docs/experiments.md",
 ]
 
 

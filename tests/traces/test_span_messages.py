@@ -44,3 +44,12 @@ def test_an_invalid_span_is_a_trace_error_naming_the_field_and_the_span() -> Non
     assert error.message == "startedAt: must be an ISO 8601 timestamp, got 'yesterday'"
     assert Span.from_mastra_json([1]).failure() == TraceError(
         kind="invalid_span", message="a span must be an object, got [1]")
+
+
+def test_a_run_of_digits_thousands_long_is_not_a_start_time() -> None:
+    """Python's ISO reader takes any long run of digits for a time; a span's does not."""
+    error = Span.from_mastra_json(
+        {"spanId": "s", "spanType": "agent_run", "startedAt": "1" * 5_000}).failure()
+    assert isinstance(error, TraceError)
+    assert error.message.startswith("startedAt")
+    assert len(error.message) < 400

@@ -10,8 +10,10 @@ its content as an unnamed version, so every batch says what it ran on (:class:`D
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, TextIO, TypeVar, final
@@ -47,9 +49,10 @@ from scorecore_adapters.cli._common import (
     print_table,
     printable,
 )
-from scorecore_adapters.cli._experiments import line_digests
-from scorecore_adapters.datasets import read_dataset_file, shown
+from scorecore_adapters.cli._trace_files import OtlpTraceReader
+from scorecore_adapters.datasets import file_format, read_dataset_file, shown
 from scorecore_adapters.storage import DatasetLookupError, DatasetStore
+from scorecore_adapters.storage._recording import stored_cases
 
 SHOWN_IDS: Final = 20
 """How many ids of each kind ``datasets diff`` prints (``--json`` lists them all)."""
@@ -100,12 +103,13 @@ def checked(items: Iterable[DatasetItem], source: str) -> Iterator[DatasetItem]:
 
 
 def _add_items(args: argparse.Namespace, out: TextIO, items: Iterable[DatasetItem],
-               source: str) -> int:
+               source: str, *, source_key: str | None = None) -> int:
     name = _name(args.name)
 
     async def work(store: DatasetStore) -> tuple[DatasetVersion, bool]:
         held = {v.ref.version for v in await store.list(name)}
-        version = await store.add(checked(items, source), name=name, source=source)
+        version = await store.add(checked(items, source), name=name, source=source,
+                                  source_key=source_key)
         return version, version.ref.version in held
 
     version, already = _run_store(args.store, work)
@@ -130,13 +134,48 @@ def _name(text: str) -> str:
     return spec.name
 
 
+READING: Final = "scorecore datasets add, reading 1"
+"""Part of every file's source key: change it whenever reading a file may give other items
+than before, so that no key recorded earlier is found again."""
+
+
+def _source_key(path: Path, kind: str) -> tuple[str, os.stat_result]:
+    """A digest of the file's bytes and of how they are read (the format, ids required),
+    taken in one pass before the items are read, and the file's state it was taken of."""
+    state = path.stat()
+    digest = hashlib.sha256(f"{READING}\0{kind}\0required\0".encode())
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest(), state
+
+
+def _unchanged(items: Iterable[DatasetItem], path: Path, state: os.stat_result,
+               source: str) -> Iterator[DatasetItem]:
+    """``items``, refused at their end if the file changed since its key was taken (its key
+    would then name other items than the ones stored)."""
+    yield from items
+    now = path.stat()
+    if (now.st_size, now.st_mtime_ns) != (state.st_size, state.st_mtime_ns):
+        raise DatasetError("the file changed while it was being added; add it again",
+                           source=source)
+
+
 def _add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     del err
+    path = Path(args.file)
+    source = shown(args.file)
     try:
-        items = read_dataset_file(args.file, format=args.format)
+        kind = file_format(path, args.format)
+        items = read_dataset_file(path, format=kind)
+        # hashed first: a file added before is found by its bytes, not read item by item
+        key, state = _source_key(path, kind)
     except (ValueError, DatasetError) as exc:
         raise UsageError(str(exc)) from None
-    return _add_items(args, out, items, shown(args.file))
+    except OSError as exc:
+        raise UsageError(str(DatasetError(exc.strerror or str(exc), source=source))) from None
+    return _add_items(args, out, _unchanged(items, path, state, source), source,
+                      source_key=key)
 
 
 def _list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -236,8 +275,6 @@ def _mastra_traces(path: Path) -> Iterator[Any] | None:
 
 
 def _from_traces(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from scorecore_adapters.cli._traces import OtlpTraceReader  # noqa: PLC0415 - a cycle
-
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"trace file not found: {shown(path)}")
@@ -528,10 +565,7 @@ async def ledger_dataset_record(
         return None
     if not isinstance(reader, StoredReader):
         return dataset.to_json(), {}
-    cases: dict[str, str] = {}
     async with DatasetStore(url, read_only=True) as store:
-        async for item in store.items(reader.version):
-            if reader.chosen is None or item.id in reader.chosen:
-                cases[item.id] = line_digests(item.to_json())[1]
+        cases = await stored_cases(store, reader.version, reader.chosen)
     return ({**dataset.to_json(), "cases": version_digest(cases), "items": len(cases)},
             cases)

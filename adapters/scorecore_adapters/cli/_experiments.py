@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Any, TextIO
 
 import anyio
 
-from scorecore import redact_secrets
-from scorecore.datasets import item_digest, version_digest
 from scorecore.evals import EvalReport, StoreError
-from scorecore.judge.economics import function_identity
 from scorecore_adapters.cli._common import (
     DEFAULT_STORE,
     EXIT_PASSED,
@@ -30,61 +26,15 @@ from scorecore_adapters.cli._common import (
     print_table,
 )
 from scorecore_adapters.report._text import number
-from scorecore_adapters.storage import Experiment, ExperimentScorer, ExperimentStore, StoreUrl
-
-GIT_TIMEOUT: Final = 5.0
-"""Seconds a ``git`` call may take before the commit is left unknown."""
-
-REDACTED: Final = "[REDACTED]"
-
-_SETTINGS: Final = ("temperature", "top_p", "max_output_tokens", "seed", "timeout",
-                    "max_retries")
-
-
-def _git(args: Sequence[str], cwd: Path) -> str | None:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,  # noqa: S603, S607 - git from PATH, fixed arguments
-                              timeout=GIT_TIMEOUT, check=False)
-    except (OSError, subprocess.SubprocessError):  # no git, or it hung
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
-def git_state(cwd: Path) -> tuple[str | None, bool | None]:
-    """The commit checked out at ``cwd`` and whether the tree has uncommitted changes;
-    ``(None, None)`` outside a git checkout or without git."""
-    commit = _git(["rev-parse", "HEAD"], cwd)
-    if commit is None:
-        return None, None
-    status = _git(["status", "--porcelain", "--untracked-files=no"], cwd)
-    return commit.strip(), None if status is None else bool(status.strip())
-
-
-def scrub_command(argv: Iterable[str]) -> tuple[str, ...]:
-    """The command line with secrets redacted by the project's one rule: a value following a
-    flag whose name is a credential's (``--api-key X``), and every credential shape in any
-    argument (``--store postgresql://me:pw@db``, ``sk-…``).
-
-    >>> scrub_command(["eval", "--api-key", "abc", "--store", "postgresql://me:pw@db/x"])
-    ('scorecore', 'eval', '--api-key', '[REDACTED]', '--store', 'postgresql://me:[REDACTED]@db/x')
-    """
-    out = ["scorecore"]
-    secret_next = False
-    for arg in argv:
-        flag, equals, _value = arg.partition("=")
-        named = arg.startswith("--") and _secret_flag(flag)
-        if secret_next or (named and equals):
-            out.append(f"{flag}={REDACTED}" if named and equals else REDACTED)
-        else:
-            out.append(redact_secrets(arg))
-        secret_next = named and not equals
-    return tuple(out)
-
-
-def _secret_flag(flag: str) -> bool:
-    """Whether ``--flag`` names a credential, by the key rule of ``redact_secrets``."""
-    name = flag.lstrip("-")
-    return redact_secrets({name: "x"})[name] != "x"
+from scorecore_adapters.storage import Experiment, ExperimentStore, StoreUrl
+from scorecore_adapters.storage._recording import (
+    dataset_of,
+    git_state,
+    line_digests,
+    scorer_records,
+    scrub_command,
+    target_fingerprint,
+)
 
 
 def _records(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
@@ -106,11 +56,6 @@ def _records(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
             index += 1
 
 
-OUTPUT_KEYS: Final = frozenset({"output"})
-"""What a data line holds of the system under test, not of the case: left out of the digest
-that pairs items, so two batches of a file whose answers changed are compared item by item."""
-
-
 def file_items(path: Path) -> tuple[dict[str, str], dict[str, str]]:
     """Each item of a JSONL dataset file by id, with the content digest of the whole line (the
     data's version) and of its case (the line without its output: what pairs items)."""
@@ -128,57 +73,6 @@ def file_items(path: Path) -> tuple[dict[str, str], dict[str, str]]:
         except (TypeError, ValueError):  # not JSON-expressible: the eval refuses it too
             continue
     return whole, cases
-
-
-def line_digests(record: Mapping[str, Any]) -> tuple[str, str]:
-    """``item_digest`` of the whole line and of its case (the line without its output)."""
-    whole = item_digest(record)
-    if OUTPUT_KEYS.isdisjoint(record):  # a line without an output is its own case
-        return whole, whole
-    case = dict(record)  # a C-level copy: cheaper than filtering key by key
-    for key in OUTPUT_KEYS:
-        case.pop(key, None)
-    return whole, item_digest(case)
-
-
-def dataset_of(shown: str, whole: Mapping[str, str],
-               cases: Mapping[str, str]) -> dict[str, Any]:
-    """The ledger's dataset record of a ``--data`` file: no name, the content version of its
-    lines, and that of its cases (``--baseline auto`` and ``plan`` match batches on it)."""
-    return {"name": None, "version": version_digest(whole), "cases": version_digest(cases),
-            "number": None, "sample": None, "file": shown, "items": len(whole)}
-
-
-def _judges(scorer: object) -> tuple[dict[str, Any], ...]:
-    found = []
-    for step in getattr(scorer, "steps", ()):
-        judge = getattr(step, "judge", None)
-        if judge is None:
-            continue
-        settings = judge.model_settings
-        chosen = {name: getattr(settings, name, None) for name in _SETTINGS}
-        extra = dict(getattr(settings, "extra", {}) or {})
-        found.append({"step": step.name, "model": judge.model.model_id,
-                      "provider": judge.model.provider,
-                      "settings": {**chosen, **({"extra": redact_secrets(extra)} if extra
-                                                else {})}})
-    return tuple(found)
-
-
-def scorer_records(scorers: Iterable[object]) -> tuple[ExperimentScorer, ...]:
-    """Each scorer's id, fingerprint and judges (model, provider, settings per prompt step)."""
-    return tuple(ExperimentScorer(id=str(getattr(s, "id", "?")),
-                                  fingerprint=getattr(s, "fingerprint", None),
-                                  judges=_judges(s))
-                 for s in scorers)
-
-
-def target_fingerprint(target: object) -> str | None:
-    """The target's own ``fingerprint`` when it has one, else its code's digest."""
-    if target is None:
-        return None
-    own = getattr(target, "fingerprint", None)
-    return own if isinstance(own, str) else function_identity(target)
 
 
 def keeps_ledger(url: str) -> bool:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from scorecore_adapters.cli._batch_api import add_batch_api_flags, add_pending_flags
 from scorecore_adapters.cli._common import DEFAULT_STORE, UsageError
 from scorecore_adapters.cli._economics import add_economics_flags, positive_int
-from scorecore_adapters.cli._traces import FORMATS
+from scorecore_adapters.cli._trace_files import FORMATS
 
 
 class _Parser(argparse.ArgumentParser):

@@ -25,8 +25,13 @@ from typing import TypeAlias
 
 from scorecore_adapters.storage._common import import_psycopg, redact_url
 from scorecore_adapters.storage._datasets import DatasetLookupError, DatasetStore
-from scorecore_adapters.storage._experiments import Experiment, ExperimentScorer, ExperimentStore
+from scorecore_adapters.storage._experiments import (
+    Experiment,
+    ExperimentScorer,
+    ExperimentStore,
+)
 from scorecore_adapters.storage._postgres import PostgresScoreStore
+from scorecore_adapters.storage._recording import record_experiment
 from scorecore_adapters.storage._schema import DEFAULT_TABLE
 from scorecore_adapters.storage._sqlite import SqliteScoreStore
 from scorecore_adapters.storage._url import StoreUrl
@@ -42,6 +47,7 @@ __all__ = [
     "SqliteScoreStore",
     "StoreUrl",
     "open_store",
+    "record_experiment",
     "redact_url",
 ]
 

@@ -1,13 +1,17 @@
-"""Versioned datasets in the score store: three tables next to the scores, one transaction per
-version.
+"""Versioned datasets in the score store: four tables next to the scores, one short
+transaction per version.
 
 ``scorecore_dataset_versions`` holds one row per content (its digest, unique), its items live
-in ``scorecore_dataset_items`` (one row per item: id, digest, line, canonical JSON), and
-``scorecore_datasets`` names versions (``NAME@v3``). Adding streams the items into the
-transaction in chunks, refusing a repeated id as it goes, then computes the version digest by
-reading the ids back in order, so a file of any size is added in flat memory; the same content
-is stored once whatever names it is added under. Both backends share the SQL below; only the
-column types and the placeholder differ.
+in ``scorecore_dataset_items`` (one row per item: id, digest, line, canonical JSON),
+``scorecore_datasets`` names versions (``NAME@v3``) and ``scorecore_dataset_sources`` maps a
+file's key (a digest of its bytes and of how it is read) to the version it gave. Adding streams
+the items in chunks into a temporary staging table of the connection's own, refusing a repeated
+id as it goes, then computes the version digest by reading the staged ids back in order, so a
+file of any size is added in flat memory and without a lock another writer waits on. Only then
+does one transaction store the version (copying the staged items over) and name it; the
+version digest's unique key decides between connections adding the same content at once, so
+it is stored once whatever names it is added under. Both backends share the SQL below; only
+the column types, the placeholder and how a chunk is staged differ.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from scorecore.datasets import (
 from scorecore.evals import StoreError
 from scorecore_adapters.storage._common import Now, utc_now
 from scorecore_adapters.storage._connect import OwnConnection, connect
+from scorecore_adapters.storage._dataset_tables import staging_table
+from scorecore_adapters.storage._dataset_tables import tables as _schema
 from scorecore_adapters.storage._schema import check_table, q
 from scorecore_adapters.storage._url import StoreUrl
 
@@ -40,32 +46,8 @@ DEFAULT_PREFIX: Final = "scorecore"
 ``{prefix}_dataset_items``."""
 CHUNK: Final = 1000
 """Items written (and read) per statement: memory holds one chunk."""
-
-_TYPES: Final[Mapping[_Dialect, Mapping[str, str]]] = {
-    "sqlite": {"key": "INTEGER PRIMARY KEY AUTOINCREMENT", "ref": "INTEGER", "time": "TEXT",
-               "id": "TEXT"},
-    # "C": ids sort by code point, as Python's sorted() does (the version digest's order)
-    "postgres": {"key": "BIGSERIAL PRIMARY KEY", "ref": "BIGINT", "time": "TIMESTAMPTZ",
-                 "id": 'TEXT COLLATE "C"'},
-}
-
-
-def _schema(dialect: _Dialect, names: str, versions: str, items: str) -> list[str]:
-    t = _TYPES[dialect]
-    return [
-        f"CREATE TABLE IF NOT EXISTS {q(versions)} ({q('id')} {t['key']}, "
-        f"{q('digest')} TEXT UNIQUE, {q('items')} {t['ref']} NOT NULL, "
-        f"{q('createdAt')} {t['time']} NOT NULL)",
-        f"CREATE TABLE IF NOT EXISTS {q(items)} ({q('versionId')} {t['ref']} NOT NULL, "
-        f"{q('itemId')} {t['id']} NOT NULL, {q('digest')} TEXT NOT NULL, "
-        f"{q('line')} {t['ref']}, {q('body')} TEXT NOT NULL, "
-        f"PRIMARY KEY ({q('versionId')}, {q('itemId')}))",
-        f"CREATE TABLE IF NOT EXISTS {q(names)} ({q('name')} TEXT NOT NULL, "
-        f"{q('number')} {t['ref']} NOT NULL, {q('versionId')} {t['ref']} NOT NULL, "
-        f"{q('touched')} {t['ref']} NOT NULL, {q('createdAt')} {t['time']} NOT NULL, "
-        f"PRIMARY KEY ({q('name')}, {q('number')}), UNIQUE ({q('name')}, {q('versionId')}))",
-    ]
-
+BUSY_MS: Final = 300_000
+"""How long (ms) an SQLite add waits for another writer's transaction before failing."""
 
 @final
 class DatasetLookupError(LookupError):
@@ -81,11 +63,6 @@ class DatasetLookupError(LookupError):
 
     def __str__(self) -> str:
         return str(self.args[0])
-
-
-class _Exists(Exception):  # noqa: N818 - control flow inside a transaction, never escapes
-    def __init__(self, version_id: int) -> None:
-        self.version_id = version_id
 
 
 _VERSION_COLUMNS: Final = (f"n.{q('name')}, n.{q('number')}, v.{q('digest')}, "
@@ -131,7 +108,7 @@ class DatasetStore(OwnConnection):
     ['1', '2']
     """
 
-    __slots__ = ("_items", "_names", "_now", "_versions")
+    __slots__ = ("_items", "_names", "_now", "_sources", "_staging", "_versions")
     _TABLES = "datasets"
 
     def __init__(self, url: str | StoreUrl, *, now: Now = utc_now, prefix: str = DEFAULT_PREFIX,
@@ -141,6 +118,9 @@ class DatasetStore(OwnConnection):
         self._names = f"{prefix}_datasets"
         self._versions = f"{prefix}_dataset_versions"
         self._items = f"{prefix}_dataset_items"
+        self._sources = f"{prefix}_dataset_sources"
+        # a temporary table, this connection's own (it shadows no table of the store)
+        self._staging = f"{prefix}_dataset_staging"
         self._now = now
 
     def __repr__(self) -> str:
@@ -164,7 +144,8 @@ class DatasetStore(OwnConnection):
             self._conn = await self._run("open", self._connect)
 
     def _connect(self) -> Any:
-        schema = _schema(self._dialect, self._names, self._versions, self._items)
+        schema = _schema(self._dialect, self._names, self._versions, self._items,
+                         self._sources)
         conn, self._exists = connect(self._url, schema, read_only=self._read_only,
                                      probe=self._names)
         if self._dialect == "sqlite" and not self._read_only and self._url.path != ":memory:":
@@ -172,17 +153,28 @@ class DatasetStore(OwnConnection):
             # already, or a line was bad) discards its log instead of copying pages back
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            # another add holds the write lock while it copies its staged items over (a 2 GB
+            # file's take tens of seconds): wait for it rather than fail after the default
+            conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
         return conn
 
     # -- adding -------------------------------------------------------------------------
 
     async def add(self, items: Iterable[DatasetItem], /, *, name: str | None = None,
-                  source: str = "items") -> DatasetVersion:
+                  source: str = "items", source_key: str | None = None) -> DatasetVersion:
         """Store ``items`` as a version (under ``name``, if given), whole or not at all.
 
-        ``items`` is read once, in chunks, inside one transaction (a file's reader streams
-        through it). Content already stored is not stored again: the existing version is
-        returned, and under ``name`` it keeps its number and becomes the name's latest again.
+        ``items`` is read once, in chunks, into a staging table of this connection's own (a
+        file's reader streams through it), and the version's digest is taken from there.
+        Content already stored is not stored again: the existing version is returned, and
+        under ``name`` it keeps its number and becomes the name's latest again. Other
+        connections may add at the same time: the same content is still stored once, and
+        versions of one name are numbered one after another.
+
+        ``source_key`` names where ``items`` come from, exactly (a digest of a file's bytes
+        and of how it is read): a key an earlier add recorded returns its version without
+        reading ``items`` at all, and this add records it. The caller vouches that the same
+        key always gives the same items.
 
         Raises:
             DatasetError: an item ``items`` could not read, or an id repeated (naming both
@@ -196,85 +188,186 @@ class DatasetStore(OwnConnection):
         now = self._now()
         stamp: Any = now.isoformat() if self._dialect == "sqlite" else now
 
-        def write() -> tuple[int, int]:
-            conn.execute("BEGIN IMMEDIATE" if self._dialect == "sqlite" else "BEGIN")
+        def write() -> int:
+            if source_key is not None:
+                known = self._known_source(conn, source_key)
+                if known is not None:  # read before: its items are not read again
+                    return (known if name is None else
+                            self._commit(conn, None, name, stamp, None, known=known))
+            self._unstage(conn, create=True)
             try:
-                version_id, count = self._write_items(conn, items, stamp, source)
-                if name is not None:
-                    self._name(conn, name, version_id, stamp)
-            except _Exists as exists:
-                conn.execute("ROLLBACK")
-                version_id = exists.version_id
-                if name is not None:
-                    conn.execute("BEGIN IMMEDIATE" if self._dialect == "sqlite" else "BEGIN")
-                    try:
-                        self._name(conn, name, version_id, stamp)
-                    except BaseException:
-                        conn.execute("ROLLBACK")
-                        raise
-                    conn.execute("COMMIT")
-                return version_id, -1
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return version_id, count
+                count = self._stage(conn, items, source)
+                digest = sorted_digest(self._staged(conn))
+                found = self._find_id(conn, digest)
+                if found is not None and name is None and source_key is None:
+                    return found  # content already stored: nothing to write
+                return self._commit(conn, (digest, count), name, stamp, source_key,
+                                    known=found)
+            finally:
+                self._unstage(conn)
 
-        version_id, _ = await self._run("add", write)
+        version_id: int = await self._run("add", write)
         return await self._by_id(version_id, name)
 
-    def _write_items(self, conn: Any, items: Iterable[DatasetItem], stamp: Any,
-                     source: str) -> tuple[int, int]:
-        m = self._mark()
-        version_id = int(conn.execute(
-            f"INSERT INTO {q(self._versions)} ({q('digest')}, {q('items')}, {q('createdAt')}) "  # noqa: S608
-            f"VALUES (NULL, 0, {m}) RETURNING {q('id')}", (stamp,)).fetchone()[0])
-        insert = (f"INSERT INTO {q(self._items)} ({q('versionId')}, {q('itemId')}, {q('digest')}, "  # noqa: S608
-                  f"{q('line')}, {q('body')}) VALUES ({m}, {m}, {m}, {m}, {m})")
+    def _stage(self, conn: Any, items: Iterable[DatasetItem], source: str) -> int:
+        """Read ``items`` into the staging table, refusing a repeated id; the count read.
+
+        The staging table is this connection's own (a temporary table: no other connection
+        sees it, nothing in it is logged), so reading a file takes no lock another writer
+        waits on, and content found already stored costs this one pass and nothing more.
+        """
         chunk: dict[str, DatasetItem] = {}
         count = 0
 
         def flush() -> None:
-            self._refuse_stored(conn, version_id, chunk, source)
-            rows = [(version_id, i.id, i.digest, i.line, i.canonical) for i in chunk.values()]
-            if self._dialect == "sqlite":
-                conn.executemany(insert, rows)
-            else:
-                with conn.cursor() as cursor:
-                    cursor.executemany(insert, rows)
+            if not chunk:
+                return
+            rows = [(i.id, i.digest, i.line, i.canonical) for i in chunk.values()]
+            try:
+                self._insert_staged(conn, rows)
+            except self._errors():
+                # an id of this chunk staged already (this chunk was put back): name both
+                # lines; any other failure is the store's
+                self._refuse_staged(conn, chunk, source)
+                raise
             chunk.clear()
 
-        for item in items:
-            held = chunk.get(item.id)
-            if held is not None:
-                raise _duplicate(item, held.line, source)
-            chunk[item.id] = item
-            count += 1
-            if len(chunk) >= CHUNK:
-                flush()
-        flush()
-        digest = sorted_digest(self._pages(conn, version_id, "digest"))
-        found = conn.execute(f"SELECT {q('id')} FROM {q(self._versions)} WHERE {q('digest')} = {m}",  # noqa: S608
-                             (digest,)).fetchone()
-        if found is not None:
-            raise _Exists(int(found[0]))
-        conn.execute(f"UPDATE {q(self._versions)} SET {q('digest')} = {m}, {q('items')} = {m} "  # noqa: S608
-                     f"WHERE {q('id')} = {m}", (digest, count, version_id))
-        return version_id, count
+        if self._dialect == "sqlite":
+            # one transaction for the whole staging (on the temporary table only: it holds
+            # no lock on the store), instead of one per statement
+            conn.execute("BEGIN")
+        try:
+            for item in items:
+                held = chunk.get(item.id)
+                if held is not None:
+                    raise _duplicate(item, held.line, source)
+                chunk[item.id] = item
+                count += 1
+                if len(chunk) >= CHUNK:
+                    flush()
+            flush()
+        finally:
+            if self._dialect == "sqlite":
+                conn.execute("COMMIT")
+        return count
 
-    def _refuse_stored(self, conn: Any, version_id: int, chunk: Mapping[str, DatasetItem],
-                       source: str) -> None:
-        """A chunk's id already stored by an earlier chunk is a duplicate, named with both
+    def _insert_staged(self, conn: Any, rows: list[tuple[Any, ...]]) -> None:
+        """Stage a chunk whole or not at all (its ids must be new to the staging table)."""
+        columns = f"{q('itemId')}, {q('digest')}, {q('line')}, {q('body')}"
+        if self._dialect == "postgres":
+            # COPY: a statement per chunk rather than per row; a repeated id fails it whole
+            with conn.cursor() as cursor, cursor.copy(
+                    f"COPY {q(self._staging)} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        conn.execute("SAVEPOINT chunk")
+        try:
+            conn.executemany(f"INSERT INTO {q(self._staging)} ({columns}) "  # noqa: S608
+                             f"VALUES (?, ?, ?, ?)", rows)
+        except BaseException:
+            conn.execute("ROLLBACK TO chunk")
+            raise
+        finally:
+            conn.execute("RELEASE chunk")
+
+    def _refuse_staged(self, conn: Any, chunk: Mapping[str, DatasetItem], source: str) -> None:
+        """A chunk's id already staged by an earlier chunk is a duplicate, named with both
         lines."""
         if not chunk:
             return
         m = self._mark()
         marks = ", ".join([m] * len(chunk))
         found = conn.execute(
-            f"SELECT {q('itemId')}, {q('line')} FROM {q(self._items)} WHERE {q('versionId')} = {m} "  # noqa: S608
-            f"AND {q('itemId')} IN ({marks}) LIMIT 1", (version_id, *chunk)).fetchone()
+            f"SELECT {q('itemId')}, {q('line')} FROM {q(self._staging)} "  # noqa: S608
+            f"WHERE {q('itemId')} IN ({marks}) LIMIT 1", tuple(chunk)).fetchone()
         if found is not None:
             raise _duplicate(chunk[found[0]], found[1], source)
+
+    def _unstage(self, conn: Any, *, create: bool = False) -> None:
+        """Empty the staging table (making it first, with ``create``)."""
+        if create:
+            conn.execute(staging_table(self._dialect, self._staging))
+        # DELETE, not DROP: the table stays for this connection's next add
+        conn.execute(f"DELETE FROM {q(self._staging)}")  # noqa: S608
+
+    def _staged(self, conn: Any) -> Iterator[tuple[Any, ...]]:
+        """The staged ``(id, digest)`` pairs in id order, a chunk at a time."""
+        after = ""
+        m = self._mark()
+        while True:
+            rows = conn.execute(
+                f"SELECT {q('itemId')}, {q('digest')} FROM {q(self._staging)} "  # noqa: S608
+                f"WHERE {q('itemId')} > {m} ORDER BY {q('itemId')} LIMIT {CHUNK}",
+                (after,)).fetchall()
+            yield from (tuple(r) for r in rows)
+            if len(rows) < CHUNK:
+                return
+            after = rows[-1][0]
+
+    def _find_id(self, conn: Any, digest: str) -> int | None:
+        found = conn.execute(f"SELECT {q('id')} FROM {q(self._versions)} "  # noqa: S608
+                             f"WHERE {q('digest')} = {self._mark()}", (digest,)).fetchone()
+        return None if found is None else int(found[0])
+
+    def _known_source(self, conn: Any, key: str) -> int | None:
+        found = conn.execute(f"SELECT {q('versionId')} FROM {q(self._sources)} "  # noqa: S608
+                             f"WHERE {q('key')} = {self._mark()}", (key,)).fetchone()
+        return None if found is None else int(found[0])
+
+    def _commit(self, conn: Any, staged: tuple[str, int] | None, name: str | None,
+                stamp: Any, source_key: str | None, *, known: int | None) -> int:
+        """Store the ``staged`` items (their digest and count) as a version (unless a
+        version ``known`` already holds them, or another connection stored them first),
+        name it and record ``source_key``, in one transaction; the version's id.
+
+        The version's unique digest is the arbiter between connections adding the same
+        content: ``ON CONFLICT DO NOTHING`` waits for the other transaction holding that
+        digest and yields to it when it commits (PostgreSQL; on SQLite ``BEGIN IMMEDIATE``
+        lets one writer in at a time), so the content is stored once and both adds get it.
+        """
+        m = self._mark()
+        conn.execute("BEGIN IMMEDIATE" if self._dialect == "sqlite" else "BEGIN")
+        try:
+            version_id = (known if known is not None else
+                          self._insert_version(conn, staged, stamp))
+            if name is not None:
+                self._name(conn, name, version_id, stamp)
+            if source_key is not None:
+                conn.execute(f"INSERT INTO {q(self._sources)} ({q('key')}, {q('versionId')}) "  # noqa: S608
+                             f"VALUES ({m}, {m}) ON CONFLICT ({q('key')}) DO NOTHING",
+                             (source_key, version_id))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return version_id
+
+    def _insert_version(self, conn: Any, staged: tuple[str, int] | None, stamp: Any) -> int:
+        """The staged items' version, inserted with its items unless another connection
+        committed the same content meanwhile (then that version)."""
+        if staged is None:  # pragma: no cover - only a known version comes without items
+            raise AssertionError("no version and no staged items")
+        digest, count = staged
+        m = self._mark()
+        inserted = conn.execute(
+            f"INSERT INTO {q(self._versions)} ({q('digest')}, {q('items')}, "  # noqa: S608
+            f"{q('createdAt')}) VALUES ({m}, {m}, {m}) ON CONFLICT ({q('digest')}) "
+            f"DO NOTHING RETURNING {q('id')}", (digest, count, stamp)).fetchone()
+        if inserted is None:
+            # read committed: this statement sees the other connection's committed row
+            found = self._find_id(conn, digest)
+            if found is None:  # pragma: no cover - a conflict means the row exists
+                raise StoreError(f"store {self.url}: dataset version {digest[:12]} vanished "
+                                 f"while being added", store=self.url, operation="datasets.add")
+            return found
+        version_id = int(inserted[0])
+        conn.execute(
+            f"INSERT INTO {q(self._items)} ({q('versionId')}, {q('itemId')}, "  # noqa: S608
+            f"{q('digest')}, {q('line')}, {q('body')}) SELECT {m}, {q('itemId')}, "
+            f"{q('digest')}, {q('line')}, {q('body')} FROM {q(self._staging)} "
+            f"ORDER BY {q('itemId')}", (version_id,))
+        return version_id
 
     def _name(self, conn: Any, name: str, version_id: int, stamp: Any) -> None:
         m, names = self._mark(), q(self._names)

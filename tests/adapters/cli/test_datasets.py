@@ -62,6 +62,27 @@ def test_add_stores_a_version_and_the_same_content_again_is_that_version(
         ("qa", 1, 3), ("qa", 2, 3)]
 
 
+def test_a_file_added_again_is_its_version_unless_read_as_another_format(
+        tmp_path: Path, store: str) -> None:
+    """The same bytes again are that version (under another name too); the same text read
+    as another format is read as that format (found by the file's digest, how it is read is
+    part of the key)."""
+    data = jsonl(tmp_path / "qa.jsonl", qa(3))
+    assert run("datasets", "add", "qa", str(data), "--store", store)[0] == 0
+    code, out, _ = run("datasets", "add", "copy", str(data), "--store", store)
+    assert (code, out.split(" (")[0]) == (0, "stored copy@v1")
+    code, out, err = run("datasets", "add", "qa", str(data), "--store", store)
+    assert out.startswith("already stored: qa@v1 (")
+    as_csv = tmp_path / "qa.csv"
+    as_csv.write_text("id,input\nq0,1\n")
+    as_jsonl = tmp_path / "qa2.jsonl"
+    as_jsonl.write_bytes(as_csv.read_bytes())
+    assert run("datasets", "add", "csv", str(as_csv), "--store", store)[0] == 0
+    code, _, err = run("datasets", "add", "csv", str(as_jsonl), "--store", store)
+    assert code != 0
+    assert "qa2.jsonl:1" in err
+
+
 def test_csv_and_parquet_hold_the_same_items_as_jsonl(tmp_path: Path, store: str) -> None:
     """A CSV file and a Parquet file with the JSONL file's items are the same version."""
     pq = pytest.importorskip("pyarrow.parquet")

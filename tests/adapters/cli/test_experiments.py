@@ -4,6 +4,7 @@ the data it compares and its power, --baseline auto, plan."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import math
@@ -12,6 +13,7 @@ import statistics
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -19,11 +21,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.datasets import item_digest
-from scorecore.evals import items_needed
+from scorecore.datasets import DatasetItem, DatasetVersion, item_digest
+from scorecore.evals import items_needed, run_evals
 from scorecore_adapters.cli import main
-from scorecore_adapters.cli._experiments import line_digests, record_start, scrub_command
-from scorecore_adapters.storage import Experiment, ExperimentStore
+from scorecore_adapters.cli._experiments import record_start
+from scorecore_adapters.storage import (
+    DatasetStore,
+    Experiment,
+    ExperimentStore,
+    SqliteScoreStore,
+    record_experiment,
+)
+from scorecore_adapters.storage._recording import line_digests, scrub_command
 
 SCORERS = '''
 import os
@@ -354,3 +363,89 @@ def test_a_data_file_stored_as_a_version_keeps_its_record_and_pairs_by_case(
     line = json.loads(items.read_text().splitlines()[0])
     del line["output"]
     assert digests["q0"] == item_digest(line)
+
+
+def _scorers_module(work: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("ledger_scorers", work / "scorers.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run_in_python(work: Path, batch: str, lines: list[Any], **record: Any) -> Experiment:
+    """A batch run by ``run_evals`` over ``lines`` into the store, then recorded in its
+    ledger (``record``: ``record_experiment``'s arguments; ``items`` the same ``lines``
+    unless given)."""
+    length = _scorers_module(work).length
+
+    async def go() -> Experiment:
+        async with SqliteScoreStore(str(work / "s.db")) as store:
+            report = await run_evals(lines, [length], store=store, batch_id=batch)
+        return await record_experiment(f"sqlite:{work / 's.db'}", report, scorers=[length],
+                                       **({"items": lines} | record))
+
+    return anyio.run(go)
+
+
+def test_a_batch_run_in_python_and_recorded_is_in_the_ledger(work: Path) -> None:
+    """``record_experiment`` after ``run_evals``: the batch is listed by ``experiments`` with
+    its data, scorers, command and end, and ``compare --baseline auto`` of a later ``eval`` of
+    the same file picks it."""
+    items_file = data(work / "items.jsonl", 20)
+    lines = [json.loads(line) for line in items_file.read_text().splitlines()]
+    recorded = _run_in_python(work, "from-python", lines, source="items.jsonl",
+                              command=["bench.py", "--api-key", "sk-secret"])
+    assert recorded.verdict == "passed"
+    evaluate(work, "new", items_file)
+    first, second = ledger(work)
+    assert (first["batchId"], second["batchId"]) == ("from-python", "new")
+    for key in ("version", "cases", "items"):
+        assert first["dataset"][key] == second["dataset"][key]  # type: ignore[index]
+    assert first["dataset"]["file"] == "items.jsonl"  # type: ignore[index]
+    assert first["scorers"] == second["scorers"]
+    assert first["command"] == ["bench.py", "--api-key", "[REDACTED]"]
+    assert first["means"] == second["means"]
+    _, out, err = run("compare", "new", "--baseline", "auto", "--store",
+                      f"sqlite:{work / 's.db'}")
+    assert out.startswith("compare from-python -> new"), (out, err)
+    _, out, _ = run("experiments", "--store", f"sqlite:{work / 's.db'}")
+    assert "from-python" in out
+
+
+def test_a_python_batch_on_a_stored_version_is_recorded_as_that_version(work: Path) -> None:
+    """With ``dataset=``, the batch records the stored version (name, number, digest) and
+    pairs with an ``eval --dataset`` of it."""
+    items_file = data(work / "items.jsonl", 12)
+    assert run("datasets", "add", "qa", str(items_file), "--store",
+               f"sqlite:{work / 's.db'}")[0] == 0
+
+    async def stored() -> tuple[DatasetVersion, list[DatasetItem]]:
+        async with DatasetStore(f"sqlite:{work / 's.db'}") as datasets:
+            version = await datasets.get("qa")
+            return version, [item async for item in datasets.items(version)]
+
+    version, held = anyio.run(stored)
+    lines = [item.to_json() for item in held]
+    recorded = _run_in_python(work, "py", lines, dataset=version, items=None)
+    assert (recorded.dataset_name, recorded.dataset["number"]) == ("qa", 1)
+    assert recorded.dataset_version == version.ref.version
+    code, _, err = run("eval", str(work / "scorers.py"), "--dataset", "qa", "--store",
+                       f"sqlite:{work / 's.db'}", "--batch-id", "cli")
+    assert code == 0, err
+    _, out, err = run("compare", "cli", "--baseline", "auto", "--store",
+                      f"sqlite:{work / 's.db'}")
+    assert out.startswith("compare py -> cli"), (out, err)
+
+
+def test_record_experiment_refuses_what_it_cannot_record(work: Path) -> None:
+    """No data, both kinds of data, or a used-up generator: a ValueError saying what to pass;
+    nothing recorded."""
+    lines = [{"id": "q1", "input": "a", "output": "b"}]
+    with pytest.raises(ValueError, match=r"items= .* or dataset="):
+        _run_in_python(work, "none", lines, items=None)
+    used = iter(lines)
+    with pytest.raises(ValueError, match=r"items= gave no item, but batch 'gone' ran 1"):
+        _run_in_python(work, "gone", list(used), items=used)
+    assert ledger(work) == []

@@ -6,15 +6,19 @@ prefix of their own per test, dropped after).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
+import attrs
 import pytest
 
-from scorecore.datasets import DatasetError, DatasetItem, version_digest
+from scorecore.datasets import DatasetError, DatasetItem, DatasetVersion, version_digest
 from scorecore.evals import StoreError
 from scorecore_adapters.storage import DatasetLookupError, DatasetStore
 
@@ -33,7 +37,7 @@ def _drop(prefix: str) -> None:
 
     assert DSN is not None
     with psycopg.connect(DSN, autocommit=True) as conn:
-        for table in ("datasets", "dataset_versions", "dataset_items"):
+        for table in ("datasets", "dataset_versions", "dataset_items", "dataset_sources"):
             conn.execute(f'DROP TABLE IF EXISTS "{prefix}_{table}"')  # type: ignore[arg-type]
 
 
@@ -192,3 +196,137 @@ async def test_a_read_only_store_without_tables_holds_no_dataset(
             await store.get("qa")
         with pytest.raises(StoreError, match="read-only"):
             await store.add(items(("a", "1")), name="qa")
+
+
+# -- concurrent adds: two stores (two connections), each add in its own worker thread ----------
+
+WAIT = 10.0
+"""Seconds a gate waits for the other add before giving up (only reached when the adds do not
+run side by side)."""
+
+
+def _gated(stored: list[DatasetItem], gate: threading.Barrier, *,
+           fail: bool = False) -> Iterator[DatasetItem]:
+    """``stored``, meeting the other add at ``gate`` after the last item: both adds have read
+    their whole file before either may finish, so their transactions overlap whatever the
+    thread scheduling. With ``fail``, a bad line follows the gate."""
+    yield from stored
+    with contextlib.suppress(threading.BrokenBarrierError):
+        gate.wait(WAIT)
+    if fail:
+        raise DatasetError("not JSON", source="late.jsonl", line=len(stored) + 1)
+
+
+def _many(tag: str, count: int = 2500) -> list[DatasetItem]:
+    return [DatasetItem(id=f"i{i:05d}", fields={"input": f"{tag}{i}"}, line=i + 1)
+            for i in range(count)]
+
+
+def _counts(store: DatasetStore) -> tuple[int, int, int]:
+    """Items, versions and names in the tables, read directly."""
+    conn = store._conn
+    one, two, three = (conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]  # noqa: S608
+                       for table in (store._items, store._versions, store._names))
+    return one, two, three
+
+
+@asynccontextmanager
+async def two_stores(kind: str, tmp_path: Path) -> AsyncIterator[tuple[DatasetStore,
+                                                                         DatasetStore]]:
+    async with make_store(kind, tmp_path) as one:
+        prefix = None if kind == "sqlite" else one._names.removesuffix("_datasets")
+        async with make_store(kind, tmp_path, prefix=prefix) as two:
+            yield one, two
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_concurrent_adds_of_the_same_content_store_it_once(kind: str, tmp_path: Path,
+                                                                 anyio_backend: str) -> None:
+    """Two connections adding the same items under one name at once both get the same
+    version, v1, stored once; neither waits for the other to read its file."""
+    gate = threading.Barrier(2)
+    found: dict[int, DatasetVersion] = {}
+    async with two_stores(kind, tmp_path) as (one, two):
+
+        async def add(index: int, store: DatasetStore) -> None:
+            found[index] = await store.add(_gated(_many("a"), gate), name="qa")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(add, 0, one)
+            group.start_soon(add, 1, two)
+        assert not gate.broken  # both files were read side by side
+        assert found[0] == found[1]
+        assert (found[0].ref.number, found[0].items) == (1, 2500)
+        assert _counts(one) == (2500, 1, 1)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_concurrent_adds_of_different_content_get_the_next_numbers(
+        kind: str, tmp_path: Path, anyio_backend: str) -> None:
+    """Two connections adding different items under one name at once: two whole versions,
+    v1 and v2 (one each), every item of each stored."""
+    gate = threading.Barrier(2)
+    contents = {0: _many("a"), 1: _many("b")}
+    found: dict[int, DatasetVersion] = {}
+    async with two_stores(kind, tmp_path) as (one, two):
+
+        async def add(index: int, store: DatasetStore) -> None:
+            found[index] = await store.add(_gated(contents[index], gate), name="qa")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(add, 0, one)
+            group.start_soon(add, 1, two)
+        assert not gate.broken
+        assert sorted(v.ref.number or 0 for v in found.values()) == [1, 2]
+        assert [v.ref.number for v in await one.list("qa")] == [1, 2]
+        for index, version in found.items():
+            assert [item async for item in two.items(version)] == contents[index]
+        assert _counts(one) == (5000, 2, 2)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_add_failing_late_leaves_nothing_while_another_succeeds(
+        kind: str, tmp_path: Path, anyio_backend: str) -> None:
+    """An add whose last line is bad, running beside a good add under the same name, stores
+    nothing; the good add is stored whole, as v1."""
+    gate = threading.Barrier(2)
+    async with two_stores(kind, tmp_path) as (one, two):
+        good: list[DatasetVersion] = []
+
+        async def add_good() -> None:
+            good.append(await one.add(_gated(_many("a"), gate), name="qa"))
+
+        async def add_bad() -> None:
+            with pytest.raises(DatasetError, match=r"late\.jsonl:2501: not JSON"):
+                await two.add(_gated(_many("b"), gate, fail=True), name="qa")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(add_good)
+            group.start_soon(add_bad)
+        assert not gate.broken
+        assert [v.ref.number for v in await two.list()] == [1]
+        assert good[0].items == 2500
+        assert _counts(two) == (2500, 1, 1)
+
+
+def _unread() -> Iterator[DatasetItem]:
+    raise AssertionError("items read although their source is known")
+    yield  # pragma: no cover - a generator
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_known_source_key_returns_its_version_without_reading(
+        kind: str, tmp_path: Path, anyio_backend: str) -> None:
+    """An add under a source key an earlier add recorded returns that version (named, the
+    name's latest again) without reading the items; an unknown key reads them."""
+    async with make_store(kind, tmp_path) as store:
+        first = await store.add(items(("a", "1")), name="qa", source_key="k1")
+        other = await store.add(items(("a", "2")), name="qa", source_key="k2")
+        assert await store.add(_unread(), name="qa", source_key="k1") == first
+        assert await store.get("qa") == first
+        assert (await store.add(_unread(), name="copy", source_key="k2")).ref == \
+            attrs.evolve(other.ref, name="copy", number=1)
+        assert await store.add(items(("a", "1")), source_key="k3") == attrs.evolve(
+            first, ref=attrs.evolve(first.ref, name=None, number=None))
+        assert await store.add(_unread(), source_key="k3") == attrs.evolve(
+            first, ref=attrs.evolve(first.ref, name=None, number=None))

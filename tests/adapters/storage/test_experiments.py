@@ -10,8 +10,16 @@ from pathlib import Path
 import anyio
 import pytest
 
-from scorecore.evals import StoreError
-from scorecore_adapters.storage import Experiment, ExperimentScorer, ExperimentStore
+from scorecore import create_scorer
+from scorecore.datasets import version_digest
+from scorecore.evals import EvalItem, StoreError, run_evals
+from scorecore_adapters.storage import (
+    Experiment,
+    ExperimentScorer,
+    ExperimentStore,
+    record_experiment,
+)
+from scorecore_adapters.storage._recording import items_digests
 from tests.evals.persistence.test_storage import StepClock
 
 DSN = os.environ.get("SCORECORE_TEST_POSTGRES_DSN")
@@ -121,3 +129,33 @@ def test_an_unreachable_store_is_a_store_error(tmp_path: Path) -> None:
 
     with pytest.raises(StoreError, match="experiments open failed"):
         anyio.run(go)
+
+
+def test_record_experiment_takes_eval_items_and_an_open_ledger(ledger: tuple[str, str],
+                                                               tmp_path: Path) -> None:
+    """EvalItem values are recorded as the same items in a data file would be (id-less ones
+    by position); an open ExperimentStore is written in place; secrets leave the command."""
+    url, table = ledger
+    scorer = create_scorer(id="exact", description="d").generate_score(
+        lambda ctx: float(ctx.run.output == ctx.run.ground_truth))
+    items = [EvalItem(id="q1", input="a", output="b", ground_truth="b",
+                      extra={"topic": "t"}), EvalItem(input="c", output="d")]
+    as_lines = [{"id": "q1", "input": "a", "output": "b", "ground_truth": "b",
+                 "extra": {"topic": "t"}}, {"input": "c", "output": "d"}]
+
+    async def go() -> tuple[Experiment, dict[str, str]]:
+        report = await run_evals(items, [scorer], batch_id="py")
+        async with ExperimentStore(url, table=table) as store:
+            recorded = await record_experiment(
+                store, report, scorers=[scorer], items=items, cwd=tmp_path,
+                command=["run.py", "--store", "postgresql://me:hunter2@db/x"])
+            return recorded, await store.item_digests("py")
+
+    recorded, digests = anyio.run(go)
+    whole, cases = items_digests(as_lines)
+    assert digests == cases
+    assert set(cases) == {"q1", "#1"}
+    assert recorded.dataset_version == version_digest(whole)
+    assert recorded.command == ("run.py", "--store", "postgresql://me:[REDACTED]@db/x")
+    assert (recorded.git_commit, recorded.verdict) == (None, "passed")
+    assert recorded.fingerprints == {"exact": scorer.fingerprint}
