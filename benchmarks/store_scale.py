@@ -2,8 +2,9 @@
 
 Read: builds two batches of N rows each (N / 2 items x 2 scorers, rows shaped like those of
 ``scorecore eval``: ~500 characters, scorer JSON with its fingerprint, metadata) straight into
-a SQLite store, then runs ``scorecore show``, ``scorecore report`` and ``scorecore compare``
-on them, each in its own process, and prints the wall time and the process's peak RSS.
+a SQLite store, then runs ``scorecore show``, ``scorecore report`` (alone and with
+``--baseline``) and ``scorecore compare`` on them, each in its own process, and prints the
+wall time and the process's peak RSS.
 Targets: the compare of two 1,000,000-row batches in <= 60 s and <= 300 MB; ``show`` and
 ``report`` peak RSS flat in N.
 
@@ -143,12 +144,14 @@ def read(sizes: Sequence[int], commands: Sequence[str], kept: Path | None = None
                 ("show", ["show", "new", "--store", store]),
                 ("show --json", ["show", "new", "--store", store, "--json"]),
                 ("report", ["report", "new", "--store", store, "-o", str(where / "r.html")]),
+                ("report --baseline", ["report", "new", "--store", store, "--baseline", "base",
+                                       "-o", str(where / "r.html")]),
                 ("compare", ["compare", "base", "new", "--store", store]),
             ):
                 if name.split()[0] not in commands:
                     continue
                 elapsed, cpu, rss, code = measure(args, where)
-                print(f"  {name:<12} {elapsed:7.2f} s (CPU {cpu:7.2f} s)  peak RSS {rss:7.1f} MB  "
+                print(f"  {name:<17} {elapsed:7.2f} s (CPU {cpu:7.2f} s)  peak RSS {rss:7.1f} MB  "
                       f"exit {code}")
             paired = ROOT / "adapters/scorecore_adapters/storage/_paired.py"
             if "compare" in commands and paired.exists():

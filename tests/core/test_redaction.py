@@ -7,10 +7,11 @@ import string
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from scorecore import redact_secrets
+from scorecore._core._redact import may_hold_secret, redact_by_rules, redact_text
 from tests.secret_shapes import BENIGN_PROSE, SECRET_SHAPES, SecretShape
 
 R = "[REDACTED]"
@@ -160,3 +161,34 @@ def test_planted_secrets_never_survive_and_nothing_else_changes(
     redacted = redact_secrets(_replace(tree, planted))
     assert secret not in json.dumps(redacted)
     assert redacted == _replace(tree, expected)
+
+
+# Pieces each rule of redact_text starts from, and whole secrets: joined at random with
+# arbitrary text, they reach every rule, alone and together.
+_FRAGMENTS = st.sampled_from([
+    *(shape.text for shape in SECRET_SHAPES), *(shape.secret for shape in SECRET_SHAPES),
+    *BENIGN_PROSE, "=", ":", "://", "@", "\"", "'", " ", "\t", "\n", "-----BEGIN ",
+    "PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "Authorization", "AUTHORIZATION",
+    "authorization", "Bearer ", "BEARER ", "bearer", "Basic ", "Token ", "password", "api_key",
+    "sk-", "sk-proj-", "sk_live_", "rk_test_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+    "github_pat_", "hf_", "xoxb-", "AKIA", "ASIA", "AIza", "eyJ", "eyJhbGciOiJIUzI1NiJ9.",
+    "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRST", "/+", "[REDACTED]",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "https://bob:pw@db.example.com",
+])
+_TEXTS = st.lists(_FRAGMENTS | st.text(max_size=12), max_size=10).map("".join)
+
+
+@given(text=_TEXTS | st.text())
+@example(text="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")  # exactly 40: the shortest AWS secret
+@example(text="eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJl")
+def test_the_fast_path_redacts_exactly_as_every_rule_does(text: str) -> None:
+    """The one-scan check that lets ordinary text skip the rules never skips a text a rule
+    changes: redact_text gives what running every rule gives, on any text."""
+    assert redact_text(text) == redact_by_rules(text)
+
+
+@pytest.mark.parametrize("shape", SECRET_SHAPES, ids=lambda s: s.name)
+def test_the_fast_path_never_passes_a_known_secret_shape(shape: SecretShape) -> None:
+    """Every secret shape of the shared table takes the rules' path, and loses its secret."""
+    assert may_hold_secret(shape.text)
+    assert shape.secret not in redact_text(shape.text)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from scorecore.judge.economics import Budget
 from scorecore.scorers import MemberFailure, panel
 from scorecore_adapters.cli import main
 from scorecore_adapters.report import FailureGroup, FailureTally, cause_of_outcome
-from scorecore_adapters.report._data import failure_groups
+from scorecore_adapters.report._scan import ReportBuild
 from scorecore_adapters.storage import SqliteScoreStore
 from scorecore_adapters.testing import ScriptedJudge
 from tests.adapters.report.test_causes import KINDS, failing_scorers
@@ -88,7 +89,7 @@ def _observe(db: Path) -> dict[str, Any]:
     return {
         "failure kinds": sorted(live_kinds),
         "eval groups": [_group_key(g) for g in live.groups()],
-        "report groups": [_group_key(g) for g in failure_groups(rows).groups()],
+        "report groups": [_group_key(g) for g in _report_groups(rows)],
         "show groups": {batch: [(g["kind"], g["step"], g["count"], g["scorerIds"], g["itemIds"])
                                 for g in data["failureCauses"]]
                         for batch, data in shown.items()},
@@ -98,6 +99,17 @@ def _observe(db: Path) -> dict[str, Any]:
         "messages": sorted(g["message"] for data in shown.values()
                            for g in data["failureCauses"]),
     }
+
+
+def _report_groups(rows: list[ScoreRow]) -> list[FailureGroup]:
+    """The failure groups the HTML report shows for ``rows``."""
+    with closing(ReportBuild({r.scorer_id for r in rows}, thresholds={}, max_failures=0,
+                             max_failure_rate=None, baseline={})) as build:
+        for scan in build.scans():
+            scan.add(rows)
+            scan.end()
+        assert build.digest is not None
+        return build.digest.tally.groups()
 
 
 async def _run_batches(

@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import os
+from collections.abc import Mapping, Sequence
+from contextlib import aclosing, closing
 from typing import TextIO
 
+import anyio
+
+from scorecore.evals import Comparison, ScoreRow, StoreError, Threshold
 from scorecore_adapters._workbenches import find_view
 from scorecore_adapters.cli._calibrate import calibration_of, labels_of, report_thresholds
-from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, read_batch
-from scorecore_adapters.cli._compare import baseline_of, compare_batches, thresholds_of
+from scorecore_adapters.cli._common import EXIT_PASSED, UsageError, open_url, read_batch
+from scorecore_adapters.cli._compare import (
+    baseline_of,
+    compare_batches,
+    compare_stored,
+    thresholds_of,
+)
 from scorecore_adapters.report import render_report
+from scorecore_adapters.report._baseline import BaselineScores
+from scorecore_adapters.report._data import DEFAULT_BUDGET
+from scorecore_adapters.report._html import write_page
+from scorecore_adapters.report._scan import ReportBuild
+from scorecore_adapters.storage import Store
 
 
 def report(args: argparse.Namespace, out: TextIO) -> int:
@@ -18,34 +33,119 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
     ``compare``'s rules: changed scorers compared and marked unless
     ``--require-same-scorers``)."""
     thresholds = thresholds_of(args.threshold)
-    store, rows = read_batch(args.store, args.batch)
-    known = sorted({row.scorer_id for row in rows})
-    for name in thresholds:
-        if name not in known:
-            raise UsageError(f"--threshold for scorer {name!r}, which batch {args.batch!r} did "
-                             f"not run; its scorers: {', '.join(known)}")
-    baseline = comparison = None
-    if args.baseline is not None:
-        args.baseline = baseline_of(None, args.baseline, args.store, args.batch)
-        _, baseline = read_batch(args.store, args.baseline)
-        comparison = compare_batches(baseline, rows, args, thresholds)
-    calibration = labels = None
     if args.labels is None and (args.kind != "binary" or args.scale or args.label_value
                                 or args.min_kappa is not None):
         raise UsageError("--kind, --scale, --label-value and --min-kappa describe --labels: "
                          "give --labels FILE")
     if args.labels is not None:
-        labels = labels_of(args)
-        calibration = calibration_of(args, rows, threshold=report_thresholds(thresholds, rows),
-                                     labels=labels)
+        # The calibration pairs every row with its label: this page reads the batch whole.
+        return _report_with_labels(args, thresholds, out)
+    store = open_url(args.store, must_exist=True, read_only=True)
+    known = anyio.run(_scorers, store, args.batch)
+    _check_thresholds(thresholds, known, args.batch)
+    comparison = None
+    with closing(BaselineScores()) as scores:
+        if args.baseline is not None:
+            args.baseline = baseline_of(None, args.baseline, args.store, args.batch)
+            # The store pairs the batches (compare's streaming pairing); report's seed is 0.
+            paired = argparse.Namespace(**{**vars(args), "base": args.baseline,
+                                           "new": args.batch, "seed": 0})
+            comparison = compare_stored(paired, thresholds)
+            anyio.run(_baseline_scores, store, args.baseline, scores)
+        view_url = None if args.no_view_links else args.view_url or find_view(store.url)
+        build = ReportBuild(known, thresholds=thresholds, max_failures=args.max_failures,
+                            max_failure_rate=args.max_failure_rate, budget=DEFAULT_BUDGET,
+                            baseline=scores)
+        with closing(build):
+            anyio.run(_scan, store, args.batch, build)
+            return _write(args, build, out, comparison=comparison, source=store.url,
+                          view_url=view_url)
+
+
+async def _scorers(store: Store, batch_id: str) -> list[str]:
+    try:
+        async with store:
+            found = sorted(await store.batch_scorers(batch_id))
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    if not found:
+        raise UsageError(f"no rows for batch {batch_id!r} in {store.url}")
+    return found
+
+
+async def _baseline_scores(store: Store, batch_id: str, scores: BaselineScores) -> None:
+    """The baseline's scores, for each item's delta, read a page at a time."""
+    try:
+        async with store, aclosing(store.pages(batch_id)) as pages:
+            async for page in pages:
+                scores.add(page)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+async def _scan(store: Store, batch_id: str, build: ReportBuild) -> None:
+    """Feed ``build`` its scans, the batch read a page at a time."""
+    try:
+        async with store:
+            for scan in build.scans():
+                async with aclosing(store.pages(batch_id)) as pages:
+                    async for page in pages:
+                        scan.add(page)
+                scan.end()
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_thresholds(
+    thresholds: Mapping[str, Threshold], known: Sequence[str], batch_id: str
+) -> None:
+    for name in thresholds:
+        if name not in known:
+            raise UsageError(f"--threshold for scorer {name!r}, which batch {batch_id!r} did "
+                             f"not run; its scorers: {', '.join(known)}")
+
+
+def _write(
+    args: argparse.Namespace, build: ReportBuild, out: TextIO, *, comparison: Comparison | None,
+    source: str, view_url: str | None,
+) -> int:
+    try:
+        with open(args.output, "w", encoding="utf-8") as page:
+            write_page(page, build, batch_id=args.batch, thresholds=thresholds_of(args.threshold),
+                       source=source, comparison=comparison, view_url=view_url)
+        size = os.path.getsize(args.output)
+    except OSError as exc:
+        raise UsageError(f"cannot write report {args.output}: {exc.strerror}") from None
+    assert build.digest is not None  # noqa: S101 - after the scans
+    print(f"report of batch {args.batch} ({build.digest.rows} rows) written to {args.output} "
+          f"({size / 1e6:.2f} MB)", file=out)
+    return EXIT_PASSED
+
+
+def _report_with_labels(
+    args: argparse.Namespace, thresholds: dict[str, Threshold], out: TextIO
+) -> int:
+    store, rows = read_batch(args.store, args.batch)
+    _check_thresholds(thresholds, sorted({row.scorer_id for row in rows}), args.batch)
+    baseline: Sequence[ScoreRow] | None = None
+    comparison = None
+    if args.baseline is not None:
+        args.baseline = baseline_of(None, args.baseline, args.store, args.batch)
+        _, baseline = read_batch(args.store, args.baseline)
+        comparison = compare_batches(baseline, rows, args, thresholds)
+    labels = labels_of(args)
+    calibration = calibration_of(args, rows, threshold=report_thresholds(thresholds, rows),
+                                 labels=labels)
     view_url = None if args.no_view_links else args.view_url or find_view(store.url)
     html = render_report(rows, batch_id=args.batch, baseline=baseline, thresholds=thresholds,
                          tolerance=args.tolerance, source=store.url, comparison=comparison,
                          max_failures=args.max_failures,
                          max_failure_rate=args.max_failure_rate, calibration=calibration,
-                         min_kappa=args.min_kappa, labels=labels, view_url=view_url)
+                         min_kappa=args.min_kappa, labels=labels, view_url=view_url,
+                         budget=DEFAULT_BUDGET)
     try:
-        Path(args.output).write_text(html, encoding="utf-8")
+        with open(args.output, "w", encoding="utf-8") as page:
+            page.write(html)
     except OSError as exc:
         raise UsageError(f"cannot write report {args.output}: {exc.strerror}") from None
     size = len(html.encode("utf-8"))

@@ -13,11 +13,10 @@ _HEIGHT: Final = 120
 _PAD: Final = 18
 
 
-def _bounds(scores: Sequence[float]) -> tuple[float, float]:
-    low, high = min(scores, default=0.0), max(scores, default=1.0)
+def bounds(low: float | None, high: float | None) -> tuple[float, float]:
+    """The range a histogram shows for scores from ``low`` to ``high`` (``None``: no score)."""
     # Scores are usually in [0, 1]; show that range unless the scorer leaves it.
-    low, high = min(low, 0.0), max(high, 1.0)
-    return low, high
+    return min(0.0 if low is None else low, 0.0), max(1.0 if high is None else high, 1.0)
 
 
 def _edge(value: float) -> str:
@@ -25,26 +24,22 @@ def _edge(value: float) -> str:
     return f"{value:.2f}" if abs(value) < 1e15 else f"{value:.3g}"
 
 
-def histogram_counts(scores: Sequence[float], bins: int = BINS) -> tuple[float, float, list[int]]:
-    """The range shown and how many scores fall in each of ``bins`` equal bins (last inclusive)."""
-    low, high = _bounds(scores)
-    counts = [0] * bins
+def bin_of(score: float, low: float, high: float, bins: int = BINS) -> int:
+    """The bin of ``score`` among ``bins`` equal bins from ``low`` to ``high`` (last inclusive)."""
     # In halves: the span of scores near -1.8e308 and 1.8e308 is beyond the largest float.
     span = high / 2 - low / 2
-    for score in scores:
-        index = int((score / 2 - low / 2) / span * bins) if span > 0 else 0
-        counts[min(max(index, 0), bins - 1)] += 1
-    return low, high, counts
+    index = int((score / 2 - low / 2) / span * bins) if span > 0 else 0
+    return min(max(index, 0), bins - 1)
 
 
-def histogram_svg(scorer_id: str, scores: Sequence[float]) -> str:
-    """A histogram of ``scores`` as an inline SVG element (each bar titled with its count)."""
-    low, high, counts = histogram_counts(scores)
+def histogram_svg(scorer_id: str, low: float, high: float, counts: Sequence[int]) -> str:
+    """A histogram as an inline SVG element (each bar titled with its count): ``counts`` scores
+    in equal bins from ``low`` to ``high`` (:func:`bin_of`)."""
     tallest = max(counts, default=0) or 1
     plot_w = _WIDTH - 2 * _PAD
     plot_h = _HEIGHT - 2 * _PAD
     bar_w = plot_w / len(counts)
-    half_step = (high / 2 - low / 2) / len(counts)  # halves, as in histogram_counts
+    half_step = (high / 2 - low / 2) / len(counts)  # halves, as in bin_of
     bars = []
     for index, count in enumerate(counts):
         h = plot_h * count / tallest
@@ -60,7 +55,7 @@ def histogram_svg(scorer_id: str, scores: Sequence[float]) -> str:
         f'<svg class="chart histogram" role="img" viewBox="0 0 {_WIDTH} {_HEIGHT}" '
         f'width="{_WIDTH}" height="{_HEIGHT}" data-scorer="{esc(scorer_id)}" '
         f'aria-label="score distribution of {esc(scorer_id)}">'
-        f"<title>score distribution of {esc(scorer_id)} ({len(scores)} scores)</title>"
+        f"<title>score distribution of {esc(scorer_id)} ({sum(counts)} scores)</title>"
         f'<line class="axis" x1="{_PAD}" y1="{axis_y}" x2="{_WIDTH - _PAD}" y2="{axis_y}"/>'
         + "".join(bars)
         + f'<text x="{_PAD}" y="{_HEIGHT - 3}">{low:g}</text>'

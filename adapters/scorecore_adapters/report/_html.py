@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Mapping, Sequence
-from typing import Final, final
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import closing
+from typing import IO, Final, final
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import attrs
@@ -23,15 +25,8 @@ from scorecore.evals.store import row_item_id
 from scorecore_adapters.report._assets import CSS, JS, VIEW_JS
 from scorecore_adapters.report._calibration import calibration_section, caveats
 from scorecore_adapters.report._charts import histogram_svg, status_svg
-from scorecore_adapters.report._data import (
-    DEFAULT_BUDGET,
-    ScorerStats,
-    batch_verdict,
-    failure_groups,
-    not_scorable_reasons,
-    payload,
-    scorer_stats,
-)
+from scorecore_adapters.report._data import DEFAULT_BUDGET, ScorerStats
+from scorecore_adapters.report._scan import Digest, ReportBuild
 from scorecore_adapters.report._text import counted, esc, number, percent
 from scorecore_adapters.report._trust import trust_sections
 
@@ -61,7 +56,7 @@ def _summary(stats: Sequence[ScorerStats]) -> str:
 def _charts(stats: Sequence[ScorerStats]) -> str:
     cards = [
         f'<div class="chart-card"><h3>{esc(s.scorer_id)}</h3>'
-        f"{histogram_svg(s.scorer_id, s.scores)}"
+        f"{histogram_svg(s.scorer_id, *s.histogram)}"
         f"<div>{status_svg(s.scored, s.not_scorable, s.failed)}</div>"
         f'<div class="muted">{s.scored} scored, {s.not_scorable} not scorable, '
         f"{s.failed} failed</div></div>"
@@ -70,8 +65,8 @@ def _charts(stats: Sequence[ScorerStats]) -> str:
     return '<div class="charts" id="charts">' + "".join(cards) + "</div>"
 
 
-def _not_scorable(rows: Sequence[ScoreRow]) -> str:
-    reasons = not_scorable_reasons(rows)
+def _not_scorable(digest: Digest) -> str:
+    reasons = digest.not_scorable_reasons()
     if not reasons:
         return '<p class="muted" id="not-scorable">Every run was scorable.</p>'
     body = "".join(f"<tr><td>{esc(s)}</td><td class=num>{n}</td><td>{esc(r)}</td></tr>"
@@ -82,8 +77,8 @@ def _not_scorable(rows: Sequence[ScoreRow]) -> str:
             f"<th>reason</th></tr></thead><tbody>{body}</tbody></table>{more}")
 
 
-def _failures(rows: Sequence[ScoreRow]) -> str:
-    groups = failure_groups(rows).groups()
+def _failures(digest: Digest) -> str:
+    groups = digest.tally.groups()
     if not groups:
         return '<p class="muted" id="failures">No scorer run failed.</p>'
     body = "".join(
@@ -327,28 +322,59 @@ def render_report(
     (False, 2)
     """
     chosen = thresholds or {}
-    marks = {sid: t.min for sid, t in chosen.items() if t.min is not None}
-    stats = scorer_stats(rows, chosen)
-    verdict = batch_verdict(rows, chosen, max_failures=max_failures,
-                            max_failure_rate=max_failure_rate)
-    base_scores: dict[tuple[str, str], float | None] = {}
-    if baseline is None:
-        comparison = None
-    else:
-        if comparison is None:
-            comparison = compare(baseline, rows, tolerance=tolerance, thresholds=chosen)
-        base_scores = {(r.scorer_id, row_item_id(r)): r.score if r.status == "scored" else None
-                       for r in baseline}
-    gates = _gates(verdict, calibration, min_kappa, comparison)
-    data, limit = payload(rows, baseline=base_scores, budget=budget)
-    items = len({row_item_id(r) for r in rows})
+    if baseline is not None and comparison is None:
+        comparison = compare(baseline, rows, tolerance=tolerance, thresholds=chosen)
+    build = ReportBuild(
+        {row.scorer_id for row in rows}, thresholds=chosen, max_failures=max_failures,
+        max_failure_rate=max_failure_rate, budget=budget,
+        baseline={} if baseline is None else baseline_scores(baseline))
+    page = io.StringIO()
+    with closing(build):
+        for scan in build.scans():
+            scan.add(rows)
+            scan.end()
+        write_page(page, build, batch_id=batch_id, thresholds=chosen, source=source,
+                   comparison=None if baseline is None else comparison,
+                   calibration=calibration, min_kappa=min_kappa, labels=labels,
+                   view_url=view_url)
+    return page.getvalue()
+
+
+def baseline_scores(rows: Iterable[ScoreRow]) -> dict[tuple[str, str], float | None]:
+    """A baseline batch's score per (scorer id, item id), for each item's delta (``None``:
+    not scored; the last of an item's trials)."""
+    return {(r.scorer_id, row_item_id(r)): r.score if r.status == "scored" else None
+            for r in rows}
+
+
+def write_page(
+    out: IO[str],
+    build: ReportBuild,
+    *,
+    batch_id: str,
+    thresholds: Mapping[str, Threshold],
+    source: str = "",
+    comparison: Comparison | None = None,
+    calibration: Calibration | None = None,
+    min_kappa: float | None = None,
+    labels: Mapping[str, LabelValue] | None = None,
+    view_url: str | None = None,
+) -> None:
+    """Write the page of a batch whose scans ``build`` has read (see :func:`render_report`
+    for the arguments) into ``out``, its items' data a chunk at a time."""
+    digest = build.digest
+    assert digest is not None  # noqa: S101 - after the scans
+    marks = {sid: t.min for sid, t in thresholds.items() if t.min is not None}
+    stats = digest.stats()
+    gates = _gates(digest.verdict(), calibration, min_kappa, comparison)
+    limit = build.limit
     cut = (f" Values longer than {limit:,} characters are cut here (…(+N) says how many "
            "characters were left out), except for items with a failed or not-scorable run; "
            "the store keeps them whole (scorecore show BATCH --json)."
            if limit is not None else "")
     delta_head = "<th class=num>Δ</th>" if comparison is not None else ""
     view_head, view_script = _view_links(view_url, batch_id)
-    return (
+    out.write(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -356,15 +382,15 @@ def render_report(
         f"<title>scorecore report: {esc(batch_id)}</title><style>{CSS}</style></head><body>"
         f"<header><h1>Batch {esc(batch_id)} {_verdict(gates)}</h1>{_verdict_reason(gates)}"
         f"{_gate_list(gates)}{caveats(calibration)}"
-        f'<p class="muted">{items} item(s), {len(rows)} row(s), {len(stats)} scorer(s)'
-        f"{' from ' + esc(source) if source else ''}.{cut}</p></header>"
+        f'<p class="muted">{digest.items} item(s), {digest.rows} row(s), {len(stats)} '
+        f"scorer(s){' from ' + esc(source) if source else ''}.{cut}</p></header>"
         "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"
         f"<h2>Summary</h2>{_summary(stats)}"
         f"<h2>Score distributions</h2>{_charts(stats)}"
         f"{_baseline(comparison)}{calibration_section(calibration)}"
-        f"{trust_sections(rows, labels=labels, thresholds=marks)}"
-        f"<h2>Failures</h2>{_failures(rows)}"
-        f"<h2>Not scorable</h2>{_not_scorable(rows)}"
+        f"{trust_sections(digest, labels=labels, thresholds=marks)}"
+        f"<h2>Failures</h2>{_failures(digest)}"
+        f"<h2>Not scorable</h2>{_not_scorable(digest)}"
         '<h2>Items</h2><div id="controls"><label>scorer <select id="f-scorer">'
         '<option value="">all</option></select></label><label>status <select id="f-status">'
         '<option value="">all</option><option>scored</option><option>not_scorable</option>'
@@ -376,6 +402,7 @@ def render_report(
         "</tr></thead>"
         '<tbody id="items-body"></tbody></table><section id="drill" hidden></section>'
         '<script type="application/octet-stream" id="report-data" '
-        f'data-encoding="gzip+base64">{data}</script>'
-        f"<script>{JS}</script>{view_script}</body></html>\n"
+        'data-encoding="gzip+base64">'
     )
+    build.write_data(out)
+    out.write(f"</script><script>{JS}</script>{view_script}</body></html>\n")

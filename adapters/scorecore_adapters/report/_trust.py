@@ -1,9 +1,9 @@
 """The report's trust sections: a panel's agreement between members, pairwise win rates, a
 cascade's tiers.
 
-All are computed from the rows (:func:`scorecore.evals.panel_agreements`,
-:func:`scorecore.evals.pairwise_summaries`, :func:`scorecore.evals.cascade_summaries`), so a
-resumed batch's report covers all of it.
+All are folded from the rows as they are read (:class:`scorecore.evals.engine.TrustFold`, as
+:func:`scorecore.evals.panel_agreements` and its siblings fold them), so a resumed batch's
+report covers all of it.
 """
 
 from __future__ import annotations
@@ -11,15 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
-from scorecore.evals import (
-    LabelValue,
-    ScoreRow,
-    cascade_summaries,
-    pairwise_summaries,
-    panel_agreements,
-)
+from scorecore.evals import LabelValue
 from scorecore.evals.results import CascadeSummary, PairwiseSummary, PanelAgreement
 from scorecore.judge.economics import format_usd
+from scorecore_adapters.report._scan import Digest
 from scorecore_adapters.report._text import esc, number, percent
 
 __all__ = ["trust_sections"]
@@ -133,18 +128,15 @@ def _cascades(summaries: Sequence[CascadeSummary], labelled: bool) -> str:
 
 
 def trust_sections(
-    rows: Sequence[ScoreRow], *, labels: Mapping[str, LabelValue] | None = None,
+    digest: Digest, *, labels: Mapping[str, LabelValue] | None = None,
     thresholds: Mapping[str, float] | None = None,
 ) -> str:
     """The panels' agreement, the pairwise summaries and the cascades' tiers as HTML ("" when
     the batch has none); with ``labels``, each tier's agreement (pass mark: the scorer's
     threshold, 0.5 without one)."""
-    agreements = panel_agreements(rows)
-    summaries = pairwise_summaries(rows)
-    marks = thresholds or {}
-    cascades = [s for sid in sorted({r.scorer_id for r in rows})
-                for s in cascade_summaries([r for r in rows if r.scorer_id == sid],
-                                           labels=labels, threshold=marks.get(sid, 0.5))]
+    agreements = digest.panels()
+    summaries = digest.pairwise()
+    cascades = digest.cascades(labels, thresholds or {})
     return (_panels(agreements) if agreements else "") + (
         _pairwise(summaries) if summaries else "") + (
         _cascades(cascades, labels is not None) if cascades else "")

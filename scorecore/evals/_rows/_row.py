@@ -452,21 +452,21 @@ def score_row(
         "dataset_item_id": dataset_item_id, "trace_id": trace_id, "span_id": span_id,
         **columns,
     }
-    for column in _CLEANED:
-        value = values.get(column.attr)
-        if value is not None and not is_plain_leaf(value):
-            values[column.attr] = memo.clean(value, column.name, clean)
+    _clean_columns(values, clean, memo)
     meta = _clean_metadata(meta, clean, memo)
-    for key in _EXPLAINING:
-        if key in meta:
-            meta[key] = redact_strings(meta[key])
+    if not _REDACTED_KEYS.isdisjoint(meta):
+        for key in _EXPLAINING:
+            if key in meta:
+                meta[key] = redact_strings(meta[key])
     for key in details_kinds():
         if key in meta:
             meta[key] = redact_strings(meta[key])
     if clean.changed:
         earlier = meta.get("sanitized")
         meta["sanitized"] = [*(earlier if isinstance(earlier, list) else ()), *clean.report()]
-    _check_keys(scorer_id=scorer_id, run_id=run_id, batch_id=batch_id)
+    if not (type(scorer_id) is str and scorer_id.isascii() and type(run_id) is str
+            and run_id.isascii() and type(batch_id) is str and batch_id.isascii()):
+        _check_keys(scorer_id=scorer_id, run_id=run_id, batch_id=batch_id)  # ASCII encodes
     row = ScoreRow(
         id=row_id(run_id, scorer_id), scorer_id=scorer_id, run_id=run_id, batch_id=batch_id,
         score=score, additional_context=context or None, request_context=request_context,
@@ -474,6 +474,18 @@ def score_row(
     )
     mark_storable(row)  # every column is what the sanitizer makes: no second walk in the store
     return row
+
+
+def _clean_columns(values: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> None:
+    """Each column of ``values`` (by attribute) as :meth:`Sanitizer.value` makes it, in place,
+    in the columns' order (the order of the notes)."""
+    for attr, name in _CLEANED_AT:
+        value = values.get(attr)
+        # None and ASCII text without NUL (most values) inline: is_plain_leaf's first test.
+        if value is None or (type(value) is str and value.isascii() and "\x00" not in value):
+            continue
+        if not is_plain_leaf(value):
+            values[attr] = memo.clean(value, name, clean)
 
 
 def _clean_metadata(meta: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> dict[str, Any]:
@@ -484,7 +496,9 @@ def _clean_metadata(meta: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> di
         return kept
     out: dict[str, Any] = {}
     for key, value in meta.items():
-        if is_plain_leaf(value):
+        # ASCII text without NUL inline: is_plain_leaf's first test.
+        if (type(value) is str and value.isascii() and "\x00" not in value) or is_plain_leaf(
+                value):
             out[key] = value
         elif key == "itemInput":
             out[key] = memo.clean(value, ("metadata", key), clean, depth=1)
@@ -510,6 +524,8 @@ _CLEANED = tuple(
     c for c in _SANITIZED if c.attr not in ("additional_context", "request_context")
 )
 _KEYS = tuple(c for c in SCORE_COLUMNS if c.kind == "key")
+_CLEANED_AT = tuple((c.attr, c.name) for c in _CLEANED)
+_REDACTED_KEYS = frozenset(_EXPLAINING)
 
 
 def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:

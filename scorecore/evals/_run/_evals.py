@@ -30,7 +30,7 @@ from typing import Any, Final, final
 import anyio
 import anyio.abc
 import anyio.lowlevel
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from scorecore._core._budget import Budget
 from scorecore._core._cache import JudgeCache
@@ -176,7 +176,7 @@ class _Finish:
         *,
         fold: ReportFold,
         rows: ItemRows | None,
-        send: anyio.abc.ObjectSendStream[list[ScoreRow]] | None,
+        send: MemoryObjectSendStream[list[ScoreRow]] | None,
         hook: Callable[[ItemResult], object] | None,
     ) -> None:
         self._fold = fold
@@ -194,13 +194,21 @@ class _Finish:
         if store and self._rows is not None:
             result, rows = self._rows.rows(result)
         self._fold.add(result)
+        if rows and self._send is not None:
+            # Queued at once while the queue has room: send() yields to the event loop first,
+            # one loop turn per item (most of a stored batch's loop turns were these).
+            try:
+                self._send.send_nowait(rows)
+            except anyio.WouldBlock:
+                return self._deliver(result, rows)
+            rows = []
         if rows or self._hook is not None:
             return self._deliver(result, rows)
         return None
 
     async def _deliver(self, result: ItemResult, rows: list[ScoreRow]) -> None:
         if rows and self._send is not None:
-            await self._send.send(rows)
+            await self._send.send(rows)  # waits for room in the queue
         if self._hook is not None:
             called = self._hook(result)
             if called is not None and inspect.isawaitable(called):  # a plain hook: no ABC lookup
