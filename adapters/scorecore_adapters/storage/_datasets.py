@@ -49,6 +49,7 @@ CHUNK: Final = 1000
 BUSY_MS: Final = 300_000
 """How long (ms) an SQLite add waits for another writer's transaction before failing."""
 
+
 @final
 class DatasetLookupError(LookupError):
     """No stored version matches what was asked for (or a hash prefix matches several).
