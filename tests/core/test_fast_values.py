@@ -7,6 +7,8 @@ of these classes is a parameter of its constructor: it cannot be left unset.
 from __future__ import annotations
 
 import inspect
+import pickle
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -213,3 +215,50 @@ def test_a_fast_built_success_is_the_success_returns_builds(value: Any) -> None:
     assert repr(built) == repr(expected)
     if not isinstance(value, list):
         assert hash(built) == hash(expected)
+
+
+@given(st.lists(sts.json_values, min_size=_MOST_FIELDS, max_size=_MOST_FIELDS))
+def test_built_values_pickle_and_weakref_as_init_built_values(values: list[Any]) -> None:
+    """A built value is an instance of its class itself: it pickles back equal, and is as
+    weakly referenceable as the ``__init__`` one."""
+    for cls, builder in BUILDERS:
+        given_values = values[: len(attrs.fields(cls))]
+        fast = builder(*given_values)
+        assert type(pickle.loads(pickle.dumps(fast))) is cls  # noqa: S301 - our own bytes
+        assert pickle.loads(pickle.dumps(fast)) == fast  # noqa: S301 - our own bytes
+        assert weakref.ref(fast)() is fast
+
+
+@attrs.frozen
+class _NoSubclasses:
+    a: int
+    b: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        raise TypeError("no subclasses")
+
+
+@attrs.frozen(weakref_slot=False)
+class _NoWeakref:
+    a: int
+    b: str
+
+
+@attrs.define
+class _Mutable:
+    a: int
+    b: str
+
+
+@pytest.mark.parametrize("cls", [_NoSubclasses, _NoWeakref, _Mutable])
+@given(st.integers(), st.text())
+def test_any_slotted_attrs_layout_gets_a_constructor_building_init_values(
+    cls: type, a: int, b: str
+) -> None:
+    """A class that cannot be subclassed, one without a weakref slot, or a mutable one: each
+    gets a constructor that builds what ``__init__`` builds."""
+    fast: object = fast_init(cls)(a, b)
+    slow = cls(a=a, b=b)
+    assert type(fast) is cls
+    assert fast == slow
+    assert repr(fast) == repr(slow)
