@@ -21,20 +21,23 @@ entry); ``scorecore eval`` warns once about a damaged cache, and ``--strict-cach
 from __future__ import annotations
 
 import json
-import json.scanner
 import sqlite3
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeAlias, final
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
-import attrs
 
-from scorecore.judge import JudgeResponse, JudgeUsage, StructuredOutputMode
-from scorecore_adapters._logprobs import from_row, to_row
+from scorecore.judge import JudgeResponse
+from scorecore_adapters._reply_rows import NUL_ESCAPE as _NUL_ESCAPE
+from scorecore_adapters._reply_rows import WRAPPED as _WRAPPED
+from scorecore_adapters._reply_rows import decode as _decode
+from scorecore_adapters._reply_rows import encode as _encode
+from scorecore_adapters._reply_rows import load as _load
+from scorecore_adapters._reply_rows import plain_row as _plain_row
 from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._common import redact_url
 from scorecore_adapters.storage._url import StoreUrl
@@ -52,118 +55,6 @@ DEFAULT_CACHE_PATH = ".scorecore/cache.db"
 """Where ``scorecore eval`` keeps its judge cache unless told otherwise."""
 
 _TABLE = "scorecore_judge_cache"
-_USAGE_FIELDS = tuple(f.name for f in attrs.fields(JudgeUsage))
-_MODES: Mapping[str, StructuredOutputMode] = {
-    mode: mode for mode in StructuredOutputMode.__args__  # type: ignore[attr-defined]
-}
-
-
-def _encode(response: JudgeResponse) -> str:
-    row: dict[str, object] = {
-        "text": response.text,
-        "usage": {name: getattr(response.usage, name) for name in _USAGE_FIELDS},
-        "finish_reason": response.finish_reason,
-        "model_id": response.model_id,
-        "structured_output": response.structured_output,
-    }
-    if response.logprobs is not None:  # absent otherwise: a row reads as it always did
-        row["logprobs"] = to_row(response.logprobs)
-    return json.dumps(row, ensure_ascii=False)
-
-
-# The JSON reader json.loads ends in: a row written by _encode is one JSON object with
-# nothing around it, read without json.loads' layers (anything else goes through json.loads).
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed
-
-
-def _load(data: Any) -> Any:
-    if type(data) is str:
-        try:
-            raw, end = _scan(data, 0)
-        except StopIteration:
-            pass
-        else:
-            if end == len(data):
-                return raw
-    return json.loads(data) if isinstance(data, str | bytes) else data
-
-
-# PostgreSQL's jsonb refuses U+0000 (as "\u0000" or raw), which a reply's text or model id may
-# hold: such a row is stored as _encode's JSON text inside a one-key object, which jsonb takes
-# (the escape's backslash is then an escaped character) and _decode unwraps.
-_WRAPPED = "encodedReply"
-_NUL_ESCAPE = "\\u0000"
-
-
-_USAGE_KEYS = frozenset(_USAGE_FIELDS)
-_ROW_KEYS = frozenset(("text", "usage", "finish_reason", "model_id", "structured_output"))
-
-
-def _plain_row(raw: object) -> JudgeResponse | None:
-    """The reply of a row as :func:`_encode` writes one without log-probabilities (what a
-    warm re-run reads back tens of thousands of times), or ``None`` for any other row, which
-    :func:`_decode` then reads its own way. Every check :func:`_decode` makes, made on exact
-    types: the usage's counts are each ``None`` or an ``int``, so ``JudgeUsage`` takes the
-    row's own dict."""
-    if type(raw) is not dict or raw.keys() != _ROW_KEYS:
-        return None
-    usage, text = raw["usage"], raw["text"]
-    if type(usage) is not dict or type(text) is not str or usage.keys() != _USAGE_KEYS:
-        return None
-    for v in usage.values():
-        if v is not None and type(v) is not int:
-            return None
-    finish, model_id, mode = raw["finish_reason"], raw["model_id"], raw["structured_output"]
-    if (finish is not None and type(finish) is not str) or (
-        model_id is not None and type(model_id) is not str
-    ) or (mode is not None and type(mode) is not str):
-        return None
-    # The counts by name rather than **usage: a keyword call builds no dict of its own.
-    return JudgeResponse(
-        text=text,
-        usage=JudgeUsage(
-            input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"],
-            total_tokens=usage["total_tokens"], reasoning_tokens=usage["reasoning_tokens"],
-            cached_input_tokens=usage["cached_input_tokens"],
-        ),
-        finish_reason=finish, model_id=model_id,
-        structured_output=None if mode is None else _MODES.get(mode),
-    )
-
-
-def _decode(data: Any) -> JudgeResponse | None:
-    """The stored reply, or ``None`` for anything not written by :func:`_encode`."""
-    try:
-        raw = _load(data)
-        plain = _plain_row(raw)
-        if plain is not None:
-            return plain
-        if isinstance(raw, dict) and raw.keys() == {_WRAPPED}:
-            raw = json.loads(raw[_WRAPPED])
-        usage = raw["usage"]
-        counts = {name: usage.get(name) for name in _USAGE_FIELDS}
-        for v in counts.values():
-            if v is not None and (type(v) is bool or not isinstance(v, int)):
-                return None
-        finish, model_id = raw.get("finish_reason"), raw.get("model_id")
-        if not (finish is None or isinstance(finish, str)) or not (
-            model_id is None or isinstance(model_id, str)
-        ):
-            return None
-        # Written before modes were recorded, or by a newer scorecore with a mode this one
-        # does not know: the reply is still good, its mode unknown.
-        mode = raw.get("structured_output")
-        known = _MODES.get(mode) if isinstance(mode, str) else None
-        logprobs = raw.get("logprobs")
-        return JudgeResponse(
-            text=raw["text"], usage=JudgeUsage(**counts), finish_reason=finish,
-            model_id=model_id, structured_output=known,
-            logprobs=None if logprobs is None else from_row(logprobs),
-        )
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
-
-
 def _describe(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
