@@ -249,10 +249,51 @@ def write(items: int) -> None:
               f"({len(stored):,} rows, {len(WRITTEN)} columns)")
 
 
+def _backend_cpu(pid: int) -> float | None:
+    """CPU seconds the PostgreSQL backend ``pid`` has used (None: a server on another host)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Clocks:
+    """Wall time, this process's CPU time and the server backend's CPU time of a block."""
+
+    def __init__(self, backend: int) -> None:
+        self.backend = backend
+        self.wall = self.cpu = 0.0
+        self.server: float | None = None
+
+    def __enter__(self) -> _Clocks:
+        self._start = (time.perf_counter(), time.process_time(), _backend_cpu(self.backend))
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        wall, cpu, server = self._start
+        self.wall = time.perf_counter() - wall
+        self.cpu = time.process_time() - cpu
+        end = _backend_cpu(self.backend)
+        self.server = None if server is None or end is None else end - server
+
+    def line(self, label: str, rows: int) -> str:
+        server = "n/a" if self.server is None else f"{self.server:5.2f} s"
+        both = "" if self.server is None else (
+            f", {rows / (self.cpu + self.server):8,.0f} rows per CPU-second (both)")
+        return (f"  {label:<40} wall {self.wall:6.2f} s {rows / self.wall:8,.0f} rows/s;  "
+                f"CPU here {self.cpu:5.2f} s, server {server}{both}")
+
+
 def pg_copy(rows: int) -> None:
-    """PostgreSQL: the store's save by an upsert per row (executemany, pipelined) and by COPY
-    (into a temporary table, then one INSERT ... SELECT ... ON CONFLICT), then psycopg's COPY
-    of the same records alone, into a fresh table and into a temporary one then upserted."""
+    """PostgreSQL: the store's save, 1,000 rows a call, by an upsert per row (executemany,
+    pipelined) and by COPY (into its staging table, then one INSERT ... SELECT ... ON
+    CONFLICT), then psycopg's COPY of the same records alone: into a fresh table, and into a
+    temporary one then upserted, in one transaction and 1,000 rows a transaction.
+
+    Wall time, this process's CPU time and the server backend's (when the server runs on
+    this machine): on a shared machine the CPU times are the figures to compare."""
     import psycopg  # noqa: PLC0415 - only with a PostgreSQL server
 
     from scorecore.evals import ScoreRow  # noqa: PLC0415
@@ -273,55 +314,53 @@ def pg_copy(rows: int) -> None:
             for i in range(items) for s in ("exact", "length")]
 
     made = [storable_row(row) for row in made]  # as run_evals hands them over
+    n = len(made)
+    print(f"store_scale pg: {n:,} rows, load average {os.getloadavg()[0]:.2f} at the start")
 
-    async def save(threshold: int) -> float:
+    async def save(threshold: int) -> _Clocks:
         # COPY_FROM: the save's row count from which the store copies (a huge one: never).
         store_module.COPY_FROM = threshold
         async with PostgresScoreStore(dsn, table=table) as store:
             await store.save(made[:1])  # the table, before the clock starts
-            start = time.perf_counter()
-            for at in range(0, len(made), 1000):
-                await store.save(made[at:at + 1000])
-            took = time.perf_counter() - start
+            connection = store._aconn or store._conn  # its backend, for its CPU time
+            with _Clocks(connection.info.backend_pid) as clocks:
+                for at in range(0, len(made), 1000):
+                    await store.save(made[at:at + 1000])
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
-        return took
+        return clocks
 
     copy_from = store_module.COPY_FROM
-    upserts = anyio.run(save, 10**9)
-    copies = anyio.run(save, copy_from)
-    saved = copies
-    start = time.perf_counter()
+    print(anyio.run(save, 10**9).line("store.save, upsert each", n))
+    print(anyio.run(save, copy_from).line("store.save, by COPY", n))
+    start = time.process_time()
     records = params_of(made, "2026-01-01T00:00:00+00:00", "pg")
-    encoded = time.perf_counter() - start
+    print(f"  (the store's part of both: making the rows' parameters, "
+          f"{time.process_time() - start:.2f} s CPU; the rest is psycopg's and the server's)")
     names = ", ".join(q(c) for c in WRITTEN)
     with psycopg.connect(dsn, autocommit=True) as conn:
+        backend = conn.info.backend_pid
         conn.execute(f"CREATE TABLE {q(table + '_copy')} (LIKE {q(table)})")  # type: ignore[arg-type]
-        start = time.perf_counter()
-        with conn.transaction(), conn.cursor() as cur, \
+        with _Clocks(backend) as clocks, conn.transaction(), conn.cursor() as cur, \
                 cur.copy(f"COPY {q(table + '_copy')} ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
             for record in records:
                 copy.write_row(record)
-        copied = time.perf_counter() - start
-        conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
-        start = time.perf_counter()
-        with conn.transaction(), conn.cursor() as cur:
-            cur.execute(f"CREATE TEMP TABLE incoming (LIKE {q(table)}) ON COMMIT DROP")  # type: ignore[arg-type]
-            with cur.copy(f"COPY incoming ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
-                for record in records:
-                    copy.write_row(record)
-            cur.execute(f"INSERT INTO {q(table)} ({names}) SELECT {names} FROM incoming "  # type: ignore[arg-type]  # noqa: S608 - fixed names
-                        f"ON CONFLICT (\"runId\", \"scorerId\") DO NOTHING")
-        upserted = time.perf_counter() - start
+        print(clocks.line("COPY into a fresh table", n))
+        for page in (n, 1000):
+            conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
+            with _Clocks(backend) as clocks:
+                for at in range(0, n, page):
+                    with conn.transaction(), conn.cursor() as cur:
+                        cur.execute(f"CREATE TEMP TABLE incoming (LIKE {q(table)}) "  # type: ignore[arg-type]
+                                    f"ON COMMIT DROP")
+                        with cur.copy(f"COPY incoming ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
+                            for record in records[at:at + page]:
+                                copy.write_row(record)
+                        cur.execute(f"INSERT INTO {q(table)} ({names}) SELECT {names} "  # type: ignore[arg-type]  # noqa: S608 - fixed names
+                                    f"FROM incoming ON CONFLICT (\"runId\", \"scorerId\") "
+                                    f"DO NOTHING")
+            print(clocks.line(f"COPY to temp + INSERT SELECT, {page:,}/txn", n))
         conn.execute(f"DROP TABLE {q(table)}, {q(table + '_copy')}")  # type: ignore[arg-type]
-    n = len(made)
-    print(f"store_scale pg: {n:,} rows")
-    print(f"  store.save, 1,000 a call, upsert each  {upserts:6.2f} s  {n / upserts:9,.0f} rows/s")
-    print(f"  store.save, 1,000 a call, by COPY      {saved:6.2f} s  {n / saved:9,.0f} rows/s "
-          f"(both: rows already storable; making their parameters alone: {encoded:.2f} s)")
-    print(f"  COPY into a fresh table                {copied:6.2f} s  {n / copied:9,.0f} rows/s")
-    print(f"  COPY into a temp table + INSERT SELECT {upserted:6.2f} s  {n / upserted:9,.0f} "
-          f"rows/s")
 
 
 def main() -> None:

@@ -55,8 +55,9 @@ from scorecore_adapters.storage._schema import (
 __all__ = ["PostgresScoreStore"]
 
 COPY_FROM: Final = 64
-"""Rows from which a save copies them (COPY) rather than upserting each: below it, the
-temporary table costs more than it saves."""
+"""Rows from which a save copies them (COPY) rather than upserting each: below it, the two
+more round trips (make the staging table if missing, copy) cost more CPU than they save
+(``benchmarks/store_scale.py pg`` and pages of 1 to 128 rows: even at about 32, ahead from 64)."""
 _STAGING: Final = "scorecore staging"
 """The temporary table a copied save goes through (a space: no table a store is given)."""
 # Upserts take their rows by pair, by code point (COLLATE "C": UTF-8 bytes sort as code points,
@@ -71,7 +72,8 @@ class PostgresScoreStore(PagedReads, AsyncResource):
     """A :class:`~scorecore.evals.store.ScoreStore` in PostgreSQL, through psycopg 3.
 
     JSON columns are ``jsonb``, timestamps ``timestamptz``. Each :meth:`save` is one
-    transaction (an upsert per row, pipelined by ``executemany``). On asyncio the store uses
+    transaction: an upsert per row (pipelined by ``executemany``), or for many rows a ``COPY``
+    into the session's temporary staging table and one upsert from it. On asyncio the store uses
     psycopg's ``AsyncConnection``; psycopg's async API supports asyncio only, so on trio it
     runs a regular connection in a worker thread instead (same SQL, same behaviour).
 

@@ -224,3 +224,32 @@ async def test_a_table_of_any_plain_name_stores_a_copied_page(anyio_backend: str
             assert len(await store.list_run("b")) == size
         async with _store(table) as reopened:
             assert len(await reopened.list_run("b")) == size
+
+
+@pytest.mark.anyio
+async def test_a_copied_page_leaves_no_rows_staged(anyio_backend: str) -> None:
+    """After a copied save, stored or failed, the session's staging table holds no row: the
+    rows are in the store's table only."""
+    with _tables() as (table,):
+        async with _store(table) as store:
+            await store.save([_row(f"b:{i}", index=i) for i in range(MANY)])
+            staged = 'SELECT count(*) FROM pg_temp."scorecore staging"'
+            assert await store._run("check", staged, ()) == [(0,)]
+            _admin(f'ALTER TABLE "{table}" ADD CHECK ("score" <> 0.25)')
+            with pytest.raises(StoreError):
+                await store.save([_row(f"c:{i}", score=0.25) for i in range(MANY)])
+            await store.save([_row(f"d:{i}") for i in range(MANY)])
+            assert await store._run("check", staged, ()) == [(0,)]
+
+
+@pytest.mark.anyio
+async def test_a_read_only_store_refuses_a_copied_page(anyio_backend: str) -> None:
+    """A read-only store refuses a page large enough to be copied as it refuses one row."""
+    assert DSN is not None
+    with _tables() as (table,):
+        async with _store(table) as writer:
+            await writer.save([_row("b:0")])
+            async with PostgresScoreStore(DSN, table=table, read_only=True) as store:
+                with pytest.raises(StoreError, match="read-only transaction"):
+                    await store.save([_row(f"b:{i}", score=0.75) for i in range(MANY)])
+            assert [(r.run_id, r.score) for r in await writer.list_run("b")] == [("b:0", 0.5)]
