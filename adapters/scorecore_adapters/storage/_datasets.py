@@ -6,8 +6,9 @@ in ``scorecore_dataset_items`` (one row per item: id, digest, line, canonical JS
 ``scorecore_datasets`` names versions (``NAME@v3``) and ``scorecore_dataset_sources`` maps a
 file's key (a digest of its bytes and of how it is read) to the version it gave. Adding streams
 the items in chunks into a temporary staging table of the connection's own, refusing a repeated
-id as it goes, then computes the version digest by reading the staged ids back in order, so a
-file of any size is added in flat memory and without a lock another writer waits on. Only then
+id as it goes, and computes the version digest from the ids in order: as they pass when they
+come in order (a file sorted by id), else by reading the staged ids back. So a file of any
+size is added in flat memory and without a lock another writer waits on. Only then
 does one transaction store the version (copying the staged items over) and name it; the
 version digest's unique key decides between connections adding the same content at once, so
 it is stored once whatever names it is added under. Both backends share the SQL below; only
