@@ -147,6 +147,12 @@ def test_report_never_reads_the_whole_batch(
         stored, batch_id="b", source=open_store(url).url)
 
 
+def _labels_file(path: Path, labels: dict[str, bool]) -> Path:
+    path.write_text("".join(json.dumps({"id": k, "label": v}) + "\n" for k, v in labels.items()),
+                    encoding="utf-8")
+    return path
+
+
 def _labelled_page(
     url: str, rows: list[ScoreRow], base: list[ScoreRow] | None, *, labels: dict[str, bool],
     labels_path: Path, min_kappa: float | None,
@@ -188,9 +194,7 @@ def test_report_with_labels_read_in_pages_is_the_page_of_all_rows(
         folder = Path(tmp)
         url = _store_url(kind, folder)
         stored = anyio.run(_save_and_read, url, [new] if base is None else [new, base])
-        labels_path = folder / "labels.jsonl"
-        labels_path.write_text("".join(json.dumps({"id": k, "label": v}) + "\n"
-                                       for k, v in labels.items()), encoding="utf-8")
+        labels_path = _labels_file(folder / "labels.jsonl", labels)
         out = folder / "r.html"
         code, printed, err = run(
             "report", new[0].batch_id, "--store", url, "-o", str(out), "--no-view-links",
@@ -216,9 +220,7 @@ def test_report_with_labels_never_reads_the_whole_batch(
     url = f"sqlite:{tmp_path / 's.db'}"
     (stored,) = anyio.run(_save_and_read, url, [rows])
     labels = {str(i): i % 3 == 0 for i in range(0, 80, 4)} | {"stray": True}
-    labels_path = tmp_path / "labels.jsonl"
-    labels_path.write_text("".join(json.dumps({"id": k, "label": v}) + "\n"
-                                   for k, v in labels.items()), encoding="utf-8")
+    labels_path = _labels_file(tmp_path / "labels.jsonl", labels)
 
     async def refuse(self: SqliteScoreStore, batch_id: str, /) -> list[ScoreRow]:
         raise AssertionError(f"list_run({batch_id!r}) read the whole batch")
