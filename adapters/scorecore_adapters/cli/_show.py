@@ -18,7 +18,6 @@ from scorecore_adapters.cli._common import (
     UsageError,
     clip,
     open_url,
-    print_json,
     print_table,
     read_batch,
 )
@@ -28,7 +27,7 @@ from scorecore_adapters.cli._economics import (
     print_fingerprints,
 )
 from scorecore_adapters.cli._eval import TOP_CAUSES, group_json, print_causes
-from scorecore_adapters.cli._trust import print_agreements, print_trust, trust_json
+from scorecore_adapters.cli._trust import print_agreements, print_trust
 from scorecore_adapters.report._causes import FailureCause, FailureTally, cause_of_row
 from scorecore_adapters.report._text import number
 from scorecore_adapters.storage import Store
@@ -101,34 +100,19 @@ def _print_failures(failed: Sequence[tuple[ScoreRow, FailureCause]], out: TextIO
 
 def show(args: argparse.Namespace, out: TextIO) -> int:
     """List a batch's rows (or, with ``--failures``, every failed run with its full cause)."""
-    if not out.isatty():
+    if args.json or args.failures or not out.isatty():
         # Two passes over the store, a page of rows at a time: memory flat in the batch size.
+        # Only the rich table of a terminal takes every row at once (it sizes its columns).
         store = open_url(args.store, must_exist=True, read_only=True)
         anyio.run(_show_paged, store, args, out)
         return EXIT_PASSED
-    store, rows = read_batch(args.store, args.run)
+    _, rows = read_batch(args.store, args.run)
     causes = [cause_of_row(row) for row in rows]
     tally = FailureTally()
     for row, cause in zip(rows, causes, strict=True):
         if cause is not None:
             tally.add(row.scorer_id, item_of(row), cause)
     groups = tally.groups()
-    failed = [(r, c) for r, c in zip(rows, causes, strict=True) if c is not None]
-    if args.json:
-        listed = failed if args.failures else list(zip(rows, causes, strict=True))
-        print_json({
-            "batchId": args.run, "store": store.url, "counts": _counts(rows),
-            "rows": [_row_json(r, c) for r, c in listed],
-            "failureCauses": [group_json(g) for g in groups],
-            "fingerprints": fingerprints(rows),
-            **trust_json(rows),
-            "structuredOutput": structured_outputs(rows),
-        }, out)
-        return EXIT_PASSED
-    if args.failures:
-        _print_failures(failed, out)
-        print(f"{len(failed)} failed of {len(rows)} rows", file=out)
-        return EXIT_PASSED
     table = [_cells(r, c) for r, c in zip(rows, causes, strict=True)]
     print_table(_HEADERS, table, rich_output=True, out=out)
     print_fingerprints(rows, out=out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import anyio
 import pytest
 
 from scorecore.evals import ScoreRow
+from scorecore_adapters.cli import main
 from scorecore_adapters.cli._economics import fingerprints
 from scorecore_adapters.cli._eval import group_json
 from scorecore_adapters.cli._show import structured_outputs
@@ -91,3 +93,29 @@ def test_show_table_read_in_pages_lists_every_row_aligned(
     assert "14 rows (2 failed, 1 not_scorable, 11 scored)" in lines
     code, failed, _ = run("show", "A", "--store", f"sqlite:{tmp_path / 'r.db'}", "--failures")
     assert failed.splitlines()[-1] == "2 failed of 14 rows"
+
+
+class _Terminal(io.StringIO):
+    """An output that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("option", ["--json", "--failures"])
+def test_show_on_a_terminal_reads_pages_for_json_and_failures(
+    tmp_path: Path, batch: list[ScoreRow], monkeypatch: pytest.MonkeyPatch, option: str
+) -> None:
+    """On a terminal, ``--json`` and ``--failures`` print what they print elsewhere (no rich
+    table in them), read a page at a time, never with ``list_run``."""
+    store = f"sqlite:{tmp_path / 'r.db'}"
+    _, elsewhere, _ = run("show", "A", "--store", store, option)
+
+    async def refuse(self: SqliteScoreStore, batch_id: str, /) -> list[ScoreRow]:
+        raise AssertionError(f"list_run({batch_id!r}) read the whole batch")
+
+    monkeypatch.setattr(SqliteScoreStore, "list_run", refuse)
+    out, err = _Terminal(), io.StringIO()
+    code = main(["show", "A", "--store", store, option], out=out, err=err)
+    assert code == 0, err.getvalue()
+    assert out.getvalue() == elsewhere
