@@ -295,8 +295,9 @@ class _Clocks:
 def pg_copy(rows: int) -> None:
     """PostgreSQL: the store's save, 1,000 rows a call, by an upsert per row (executemany,
     pipelined) and by COPY (into its staging table, then one INSERT ... SELECT ... ON
-    CONFLICT), then psycopg's COPY of the same records alone: into a fresh table, and into a
-    temporary one then upserted, in one transaction and 1,000 rows a transaction.
+    CONFLICT), and by COPY 144 rows a call (the size of ``scorecore eval``'s saves); then
+    psycopg's COPY of the same records alone: into a fresh table, and into a temporary one
+    then upserted, in one transaction and 1,000 rows a transaction.
 
     Wall time, this process's CPU time and the server backend's (when the server runs on
     this machine): on a shared machine the CPU times are the figures to compare."""
@@ -323,15 +324,15 @@ def pg_copy(rows: int) -> None:
     n = len(made)
     print(f"store_scale pg: {n:,} rows, load average {os.getloadavg()[0]:.2f} at the start")
 
-    async def save(threshold: int) -> _Clocks:
+    async def save(threshold: int, page: int = 1000) -> _Clocks:
         # COPY_FROM: the save's row count from which the store copies (a huge one: never).
         store_module.COPY_FROM = threshold
         async with PostgresScoreStore(dsn, table=table) as store:
             await store.save(made[:1])  # the table, before the clock starts
             connection = store._aconn or store._conn  # its backend, for its CPU time
             with _Clocks(connection.info.backend_pid) as clocks:
-                for at in range(0, len(made), 1000):
-                    await store.save(made[at:at + 1000])
+                for at in range(0, len(made), page):
+                    await store.save(made[at:at + page])
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
         return clocks
@@ -339,6 +340,8 @@ def pg_copy(rows: int) -> None:
     copy_from = store_module.COPY_FROM
     print(anyio.run(save, 10**9).line("store.save, upsert each", n))
     print(anyio.run(save, copy_from).line("store.save, by COPY", n))
+    # scorecore eval's saves: what its writer finds queued, 72 items x 2 scorers here.
+    print(anyio.run(save, copy_from, 144).line("store.save, by COPY, 144 a call", n))
     start = time.process_time()
     records = params_of(made, "2026-01-01T00:00:00+00:00", "pg")
     print(f"  (the store's part of both: making the rows' parameters, "
