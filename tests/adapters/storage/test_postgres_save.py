@@ -67,8 +67,17 @@ def _row(run_id: str, scorer_id: str = "s", *, score: float = 0.5, reason: str =
     )
 
 
-def _by_pair(rows: list[ScoreRow]) -> dict[tuple[str, str], ScoreRow]:
-    return {(r.run_id, r.scorer_id): r for r in rows}
+async def _saved_whole_and_row_by_row(
+    *pages: list[ScoreRow],
+) -> tuple[list[ScoreRow], list[ScoreRow]]:
+    """Batch b of a store saving each page whole, and of one saving one row at a time."""
+    with _tables(2) as (copied, upserted):
+        async with _store(copied) as store, _store(upserted) as oracle:
+            for page in pages:
+                await store.save(page)
+                for row in page:
+                    await oracle.save([row])
+            return await store.list_run("b"), await oracle.list_run("b")
 
 
 # A save: (pair number, score, whether the row's id is another one than its pair's usual id).
@@ -94,15 +103,8 @@ def test_a_copied_page_leaves_what_one_upsert_after_another_leaves(
     before, saved = rows(stored, "old"), [*rows(page, "new"), *filler]
 
     async def check() -> None:
-        with _tables(2) as (copied, upserted):
-            async with _store(copied) as store, _store(upserted) as oracle:
-                await store.save(before)
-                for row in before:
-                    await oracle.save([row])
-                await store.save(saved)
-                for row in saved:
-                    await oracle.save([row])
-                assert await store.list_run("b") == await oracle.list_run("b")
+        copied, upserted = await _saved_whole_and_row_by_row(before, saved)
+        assert copied == upserted
 
     anyio.run(check, backend=backend)
 
@@ -135,13 +137,8 @@ def test_copied_text_and_json_read_back_as_upserted(
     page = [attrs.evolve(odd, id=f"{key}#{i}", run_id=f"b:{key}#{i}") for i in range(MANY)]
 
     async def check() -> None:
-        with _tables(2) as (copied, upserted):
-            async with _store(copied) as store, _store(upserted) as oracle:
-                await store.save(page)
-                for row in page:
-                    await oracle.save([row])
-                got = await store.list_run("b")
-                assert got == await oracle.list_run("b")
+        got, upserted = await _saved_whole_and_row_by_row(page)
+        assert got == upserted
         assert sorted(r.id for r in got) == sorted(r.id for r in page)
         for row in got:
             assert (row.scorer_id, *(getattr(row, f) for f in _TEXT_FIELDS)) == (key, *texts)
