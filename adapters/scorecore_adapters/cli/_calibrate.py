@@ -20,7 +20,12 @@ from scorecore.evals import (
     calibrate,
 )
 from scorecore.evals.engine import TrustFold
-from scorecore.evals.results import ConfusionMatrix, Estimate, ScorerCalibration
+from scorecore.evals.results import (
+    CascadeSummary,
+    ConfusionMatrix,
+    Estimate,
+    ScorerCalibration,
+)
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,
@@ -282,6 +287,23 @@ def scan_labelled(
     scan = LabelledScan(LabelledRows(labels))
     in_store(url, lambda store: scan.read(store, batch_id, keep))
     return scan
+
+
+def labelled_cascades(
+    trust: TrustFold, scorer_ids: Sequence[str], labels: Mapping[str, LabelValue],
+    thresholds: Mapping[str, float],
+) -> list[CascadeSummary]:
+    """Each cascade of ``scorer_ids`` (in that order) with its tiers' agreement on the runs
+    each decided, at its scorer's pass mark (its threshold, 0.5 without one)."""
+    by_mark: dict[float, dict[str, CascadeSummary]] = {}
+    found = []
+    for sid in scorer_ids:
+        mark = thresholds.get(sid, 0.5)
+        if mark not in by_mark:
+            by_mark[mark] = {c.scorer_id: c for c in trust.cascades(labels, threshold=mark)}
+        if sid in by_mark[mark]:
+            found.append(by_mark[mark][sid])
+    return found
 
 
 class _Unlabelled:
