@@ -103,8 +103,9 @@ def only_in_sql(table: str, dialect: Dialect, mark: str) -> str:
 
 def items_sql(table: str, dialect: Dialect, mark: str) -> str:
     """A batch's distinct item ids (``mark``), sorted in code point order."""
-    return (f"SELECT DISTINCT {item_sql(dialect)} AS item FROM {q(table)} "  # noqa: S608 - checked identifiers only
-            f"WHERE {q(BATCH_ID)} = {mark} ORDER BY item{_order(dialect)}")
+    # A sub-select: PostgreSQL orders by an output column's name only bare, not collated.
+    return (f"SELECT item FROM (SELECT DISTINCT {item_sql(dialect)} AS item FROM {q(table)} "  # noqa: S608 - checked identifiers only
+            f"WHERE {q(BATCH_ID)} = {mark}) AS items ORDER BY item{_order(dialect)}")
 
 
 def scorers_sql(table: str, dialect: Dialect, mark: str) -> str:
