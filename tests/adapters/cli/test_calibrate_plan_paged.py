@@ -298,3 +298,94 @@ def test_plan_never_reads_the_whole_batch(
     code, out, err = run("plan", "--dataset", "items.jsonl", "--effect", "0.1", "--store", url)
     assert (code, err) == (0, "")
     assert "items needed" in out
+
+
+def _agreement_from_all_rows(
+    url: str, batch: str, labels: dict[str, bool], labels_path: Path
+) -> tuple[str, dict[str, Any]]:
+    """What ``eval --labels`` printed of its agreement, and put in ``--output``, when it read
+    the stored batch back whole (the judged scorers sharp then coin; ``sharp=0.6``)."""
+    from scorecore.evals import Threshold  # noqa: PLC0415
+    from scorecore_adapters.cli._calibrate import (  # noqa: PLC0415
+        print_agreement,
+        report_thresholds,
+    )
+
+    async def read() -> list[ScoreRow]:
+        async with open_store(url) as store:
+            return await store.list_run(batch)
+
+    rows = anyio.run(read)
+    chosen = ["sharp", "coin"]
+    args = argparse.Namespace(labels=str(labels_path), kind="binary", scale=None,
+                              label_value=[])
+    thresholds = {sid: t for sid, t in report_thresholds({"sharp": Threshold(min=0.6)},
+                                                         rows).items() if sid in chosen}
+    result = calibration_of(args, rows, threshold=thresholds, scorer_ids=chosen,
+                            labels=labels)
+    out = io.StringIO()
+    print_agreement(result, str(labels_path), out)
+    summaries = [s for sid in sorted({r.scorer_id for r in rows})
+                 for s in cascade_summaries([r for r in rows if r.scorer_id == sid],
+                                            labels=labels, threshold=thresholds.get(sid, 0.5))]
+    print_cascades(summaries, out=out)
+    cascades = [s.to_json() for s in summaries]
+    return out.getvalue(), {**result.to_json(), "labelsFile": str(labels_path),
+                            **({"cascades": cascades} if cascades else {})}
+
+
+def _judged_eval(folder: Path, url: str, batch: str, labels_path: Path, *,
+                 items: int) -> tuple[int, str, str]:
+    from tests.adapters.cli.test_calibrate import JUDGED  # noqa: PLC0415
+
+    (folder / "judged_scorers.py").write_text(JUDGED)
+    data = folder / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "input": "q", "output":
+                                        f"{'good' if i % 2 == 0 else 'bad'} {i}"}) + "\n"
+                            for i in range(items)))
+    return run("eval", str(folder / "judged_scorers.py"), "--data", str(data), "--store", url,
+               "--batch-id", batch, "--labels", str(labels_path), "--threshold", "sharp=0.6",
+               "--output", str(folder / "r.json"))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(labels=st.dictionaries(st.sampled_from([f"q{i}" for i in range(14)]), st.booleans(),
+                              min_size=1))
+def test_eval_labels_agreement_read_in_pages_is_that_of_all_rows(
+    kind: str, monkeypatch: pytest.MonkeyPatch, labels: dict[str, bool]
+) -> None:
+    """``eval --labels``, the stored batch read back in pages of 3 (labels on items of the
+    batch and not, items without a label): the agreement printed and the ``--output``
+    calibration are those of every row read at once."""
+    _small_pages(monkeypatch)
+    batch = f"ev-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        url = _url(kind, folder)
+        labels_path = _labels_file(folder / "labels.jsonl", labels)
+        code, out, err = _judged_eval(folder, url, batch, labels_path, items=12)
+        assert code in (0, 1), err + out
+        text, document = _agreement_from_all_rows(url, batch, labels, labels_path)
+        assert text in out
+        assert json.loads((folder / "r.json").read_text())["calibration"] == document
+
+
+def test_eval_labels_never_reads_the_whole_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``eval --labels`` reads its stored batch back in pages, never with ``list_run``."""
+    url = f"sqlite:{tmp_path / 's.db'}"
+    labels = {f"q{i}": i % 2 == 0 for i in range(0, 40, 3)}
+    labels_path = _labels_file(tmp_path / "labels.jsonl", labels)
+    monkeypatch.setattr(sqlite_store, "PAGE", 4)
+    with monkeypatch.context() as refused:
+        _refuse_list_run(refused)
+        code, out, err = _judged_eval(tmp_path, url, "j", labels_path, items=40)
+    assert code in (0, 1), err + out
+    text, document = _agreement_from_all_rows(url, "j", labels, labels_path)
+    assert text in out
+    calibration = json.loads((tmp_path / "r.json").read_text())["calibration"]
+    assert calibration == document
+    assert len(calibration["rowsWithoutLabels"]) == 40 - len(labels)
