@@ -62,6 +62,11 @@ _TYPES: Final[Mapping[Dialect, Mapping[str, str]]] = {
 _CONSTRAINTS: Final[Mapping[str, str]] = {
     ID: " PRIMARY KEY", SCORER_ID: " NOT NULL", RUN_ID: " NOT NULL", STATUS: " NOT NULL",
 }
+# SQLite: the id is not a key. It is row_id(runId, scorerId), a digest, so it is unique with the
+# pair the table already keeps unique, and no read looks a row up by it alone; as a key it was a
+# third B-tree per insert, written in random order (a digest), which cost more than the row
+# itself. Tables made with the key keep it (CREATE TABLE IF NOT EXISTS) and work the same.
+_SQLITE_CONSTRAINTS: Final[Mapping[str, str]] = {**_CONSTRAINTS, ID: " NOT NULL"}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -79,7 +84,8 @@ def check_table(table: str) -> str:
 
 def _definition(column: ScoreColumn, dialect: Dialect) -> str:
     not_null = " NOT NULL" if column.kind == "time" else ""
-    constraint = _CONSTRAINTS.get(column.name, not_null)
+    constraints = _SQLITE_CONSTRAINTS if dialect == "sqlite" else _CONSTRAINTS
+    constraint = constraints.get(column.name, not_null)
     return f"{q(column.name)} {_TYPES[dialect][column.kind]}{constraint}"
 
 
