@@ -420,14 +420,11 @@ def score_row(
         "entity_type": entity_type, "entity": entity, "entity_id": entity_id, "source": source,
         "dataset_item_id": dataset_item_id, "trace_id": trace_id, "span_id": span_id,
     }
-    data: dict[str, Any] | None = None
-    if result is None:
-        values["input"] = input
-        values["output"] = output
-    else:
-        data = _result_json(result, clean, memo)
-        for name in _FROM_RESULT_NAMES:
-            values[name] = data.get(name)
+    data = {"input": input, "output": output} if result is None else _result_json(
+        result, clean, memo)
+    for name in _FROM_RESULT_NAMES:
+        values[name] = data.get(name)
+    if result is not None:
         given = _given_input(input, values["input"], memo)
         if given is not _SAME:
             meta["itemInput"] = given
@@ -437,7 +434,7 @@ def score_row(
         meta["failedStep"] = run_error.failed_step
         meta["completedSteps"] = list(run_error.completed_steps)
         meta["cause"] = stored_cause(run_error.cause, run_error.failed_step)
-    if data is not None and not _TO_METADATA_NAMES.isdisjoint(data):
+    if not _TO_METADATA_NAMES.isdisjoint(data):
         _add_result_metadata(meta, data)
     # The texts that explain a run (reason, error, cause, judge executions, panel members'
     # reasons) may quote a reply holding a secret; the run's own input and output, and what the
