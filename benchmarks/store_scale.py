@@ -3,8 +3,10 @@
 Read: builds two batches of N rows each (N / 2 items x 2 scorers, rows shaped like those of
 ``scorecore eval``: ~500 characters, scorer JSON with its fingerprint, metadata) straight into
 a SQLite store, then runs ``scorecore show``, ``scorecore report`` (alone, with
-``--baseline``, and with ``--labels`` for 200 items) and ``scorecore compare`` on them, each in
-its own process, and prints the wall time and the process's peak RSS.
+``--baseline``, and with ``--labels`` for 200 items), ``scorecore compare``, ``scorecore
+calibrate`` (the same labels; text and ``--json``) and ``scorecore plan`` (from the pair, and
+from one batch) on them, each in its own process, and prints the wall time and the process's
+peak RSS.
 Targets: the compare of two 1,000,000-row batches in <= 60 s and <= 300 MB; ``show`` and
 ``report`` peak RSS flat in N.
 
@@ -153,7 +155,18 @@ def read(sizes: Sequence[int], commands: Sequence[str], kept: Path | None = None
                 ("report --labels", ["report", "new", "--store", store, "--labels", str(labels),
                                      "-o", str(where / "r.html")]),
                 ("compare", ["compare", "base", "new", "--store", store]),
+                ("calibrate", ["calibrate", "new", "--store", store, "--labels", str(labels)]),
+                ("calibrate --json", ["calibrate", "new", "--store", store, "--labels",
+                                      str(labels), "--json"]),
+                # plan pairs "new" with "base" (the ledger's batches of the same cases), or,
+                # from "base" (no batch before it), reads one batch's scores.
+                ("plan", ["plan", "--dataset", "bench.jsonl", "--effect", "0.05", "--store",
+                          store]),
+                ("plan one batch", ["plan", "--dataset", "bench.jsonl", "--effect", "0.05",
+                                    "--baseline", "base", "--store", store]),
             ):
+                if name.split()[0] == "plan" and "plan" in commands:
+                    anyio.run(_ledger, store, rows)
                 if name.split()[0] not in commands:
                     continue
                 elapsed, cpu, rss, code = measure(args, where)
@@ -165,6 +178,25 @@ def read(sizes: Sequence[int], commands: Sequence[str], kept: Path | None = None
                 print(f"  of which the store's pairing: {took:.2f} s for {pairs:,} pairs (the "
                       f"rest of compare is its statistics: the bootstrap of each scorer's "
                       f"deltas, 1,000 resamples)")
+
+
+async def _ledger(url: str, rows: int) -> None:
+    """Both batches in the store's ledger, as two runs of the same cases (what ``plan``
+    reads to find the pair); a batch recorded already keeps its record."""
+    from scorecore_adapters.storage import (  # noqa: PLC0415 - the plan cases only
+        Experiment,
+        ExperimentScorer,
+        ExperimentStore,
+    )
+
+    scorers = tuple(ExperimentScorer(id=sid, fingerprint=fp) for sid, fp in _FINGERPRINT.items())
+    async with ExperimentStore(url) as ledger:
+        for batch in ("base", "new"):
+            dataset = {"name": None, "version": "bench", "cases": "bench",
+                       "file": "bench.jsonl", "items": rows // 2}
+            await ledger.start(Experiment(batch_id=batch, dataset=dataset, scorers=scorers),
+                               items={})
+            await ledger.finish(batch, verdict="passed", means={})
 
 
 async def _pairing(url: str) -> tuple[float, int]:
@@ -335,7 +367,8 @@ def main() -> None:
     sizes = [int(a) for a in sys.argv[2:] if a.isdigit()]
     # --only show,compare: the commands to run (all four by default).
     only = [a.split("=", 1)[1] for a in sys.argv[2:] if a.startswith("--only=")]
-    commands = only[0].split(",") if only else ["show", "report", "compare"]
+    commands = only[0].split(",") if only else ["show", "report", "compare", "calibrate",
+                                                "plan"]
     kept = [Path(a.split("=", 1)[1]) for a in sys.argv[2:] if a.startswith("--db=")]
     if mode == "read":
         read(sizes or [100_000], commands, kept[0] if kept else None)
