@@ -9,7 +9,6 @@ Mastra's full shape. ``("runId", "scorerId")`` is unique: saving a pair again re
 from __future__ import annotations
 
 import json
-import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -62,6 +61,11 @@ _TYPES: Final[Mapping[Dialect, Mapping[str, str]]] = {
 _CONSTRAINTS: Final[Mapping[str, str]] = {
     ID: " PRIMARY KEY", SCORER_ID: " NOT NULL", RUN_ID: " NOT NULL", STATUS: " NOT NULL",
 }
+# SQLite: the id is not a key. It is row_id(runId, scorerId), a digest, so it is unique with the
+# pair the table already keeps unique, and no read looks a row up by it alone; as a key it was a
+# third B-tree per insert, written in random order (a digest), which cost more than the row
+# itself. Tables made with the key keep it (CREATE TABLE IF NOT EXISTS) and work the same.
+_SQLITE_CONSTRAINTS: Final[Mapping[str, str]] = {**_CONSTRAINTS, ID: " NOT NULL"}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -79,7 +83,8 @@ def check_table(table: str) -> str:
 
 def _definition(column: ScoreColumn, dialect: Dialect) -> str:
     not_null = " NOT NULL" if column.kind == "time" else ""
-    constraint = _CONSTRAINTS.get(column.name, not_null)
+    constraints = _SQLITE_CONSTRAINTS if dialect == "sqlite" else _CONSTRAINTS
+    constraint = constraints.get(column.name, not_null)
     return f"{q(column.name)} {_TYPES[dialect][column.kind]}{constraint}"
 
 
@@ -180,12 +185,30 @@ def list_sql(table: str, mark: str, item_index: str) -> str:
 
 # Per column, in the row's order: how its value is read ("time" columns get the stamp).
 _PARAM_KINDS: Final = tuple(
-    (c.attr, 2 if c.kind == "time" else 1 if c.kind == "json" else 0) for c in SCORE_COLUMNS
+    (c.attr, "now" if c.kind == "time" else "json" if c.kind == "json" else "plain")
+    for c in SCORE_COLUMNS
 )
-# The time columns come last: the others are read in one call, the JSON ones then encoded.
-assert [kind for _, kind in _PARAM_KINDS][-2:] == [2, 2]  # noqa: S101 - the table's shape
-_READ: Final = operator.attrgetter(*(attr for attr, kind in _PARAM_KINDS if kind != 2))
-_JSON_AT: Final = tuple(at for at, (_, kind) in enumerate(_PARAM_KINDS) if kind == 1)
+
+
+def _params_maker() -> Callable[[ScoreRow, Any, Callable[[Any], Any]], tuple[Any, ...]]:
+    """``params(row, now, encode)``: the row's columns in order, the JSON ones through
+    ``encode``, the time ones ``now``.
+
+    Generated from :data:`SCORE_COLUMNS` (as attrs generates ``__init__``): one expression
+    reading every attribute, instead of a loop over the columns per row, which cost as much as
+    the rest of the parameters.
+    """
+    reads = {"now": "now", "json": "encode(row.{})", "plain": "row.{}"}
+    # The attributes are attrs field names (identifiers), never data.
+    fields = ", ".join(reads[kind].format(attr) for attr, kind in _PARAM_KINDS)
+    source = f"def params(row, now, encode):\n    return ({fields},)\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<scorecore row parameters>", "exec"), namespace)  # noqa: S102 - the source is made of field names only
+    made: Callable[[ScoreRow, Any, Callable[[Any], Any]], tuple[Any, ...]] = namespace["params"]
+    return made
+
+
+_PARAMS: Final = _params_maker()
 
 
 def _json_encoder() -> Callable[[Any], str]:
@@ -212,37 +235,34 @@ def _json_encoder() -> Callable[[Any], str]:
 _DUMPS: Final = _json_encoder()
 
 
-def _params(
-    row: ScoreRow, now: str | datetime, seen: dict[int, tuple[object, str]]
-) -> tuple[Any, ...]:
-    # storable_row makes any row storable: what neither store keeps (PostgreSQL refuses NUL,
-    # UTF-8 lone surrogates; deep nesting and huge ints break the JSON codecs) is replaced and
-    # listed in metadata["sanitized"], so one odd value never fails a whole save. A row
-    # run_evals built is storable already and is not walked again.
-    row = storable_row(row)
-    values = list(_READ(row))
-    for at in _JSON_AT:
+def _encoder(seen: dict[int, tuple[object, str]]) -> Callable[[Any], str | None]:
+    """A JSON column's text; the rows of one item (or one scorer) share their values, so each
+    container is encoded once per save (``seen``, by identity)."""
+
+    def encode(value: Any) -> str | None:
         # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
-        value = values[at]
         if value is None:
-            continue
+            return None
         if type(value) is str:
-            values[at] = encode_basestring(value)
-            continue
-        # The rows of one item (or one scorer) share their values: each is encoded once.
+            text: str = encode_basestring(value)
+            return text
         hit = seen.get(id(value))
         if hit is None or hit[0] is not value:
             hit = seen[id(value)] = (value, _DUMPS(value))
-        values[at] = hit[1]
-    values += (now, now)
-    return tuple(values)
+        return hit[1]
+
+    return encode
 
 
 def params_of(rows: Sequence[ScoreRow], now: str | datetime, store: str) -> list[tuple[Any, ...]]:
     """The parameters saving ``rows``, stamped ``now``."""
+    encode = _encoder({})
     try:
-        seen: dict[int, tuple[object, str]] = {}
-        return [_params(row, now, seen) for row in rows]
+        # storable_row makes any row storable: what neither store keeps (PostgreSQL refuses
+        # NUL, UTF-8 lone surrogates; deep nesting and huge ints break the JSON codecs) is
+        # replaced and listed in metadata["sanitized"], so one odd value never fails a whole
+        # save. A row run_evals built is storable already and is not walked again.
+        return [_PARAMS(storable_row(row), now, encode) for row in rows]
     except ValueError as exc:  # a key column no store can keep (see storable_row)
         raise StoreError(
             f"store {store}: save failed: {exc}", store=store, operation="save"

@@ -288,11 +288,12 @@ class SqliteScoreStore(PagedReads, AsyncResource):
 
         scorers, unreadable = scorers_from(await self._call("compare", read))
         if unreadable is not None:
+            # By batch first: the batch is indexed, the id is not (see _schema).
             row = (f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(self._table)} "  # noqa: S608 - checked identifiers only
-                   f"WHERE {q(ID)} = ?")
+                   f"WHERE {q(BATCH_ID)} = ? AND {q(ID)} = ?")
 
             def read_row(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
-                return conn.execute(row, (unreadable,)).fetchall()
+                return conn.execute(row, (batch_id, unreadable)).fetchall()
 
             for record in await self._call("compare", read_row):
                 # Raises the StoredRowError naming the row, its column and its value.

@@ -41,18 +41,15 @@ class RowMemo:
         """Forget the entries of the item done (its values are the user's)."""
         self._item.clear()
 
-    def _hit(self, key: tuple[int, Path, bool], value: object) -> _Entry | None:
-        hit = self._item.get(key) or self._lasting.get(key)
-        return hit if hit is not None and hit[0] is value else None
-
-    def once(self, value: object, what: str, make: Callable[[], Any]) -> Any:
-        """``make()``, made once per ``value`` object and ``what`` (until :meth:`next_item`);
-        an exception is raised each time (nothing kept)."""
+    def once(self, value: object, what: str, make: Callable[..., Any], *args: Any) -> Any:
+        """``make(*args)``, made once per ``value`` object and ``what`` (until
+        :meth:`next_item`); an exception is raised each time (nothing kept)."""
         key = (id(value), what, False)
-        hit = self._hit(key, value)
-        if hit is not None:
+        # Inline rather than a shared lookup method: this runs for several columns of every row.
+        hit = self._item.get(key) or self._lasting.get(key)
+        if hit is not None and hit[0] is value:
             return hit[1]
-        made = make()
+        made = make(*args)
         self._item[key] = (value, made, None)
         return made
 
@@ -78,8 +75,8 @@ class RowMemo:
             text = clean.text(value, path)
             return text if redact is None else redact(text)
         key = (id(value), path, True)  # never one of once()'s entries
-        hit = self._hit(key, value)
-        if hit is None:
+        hit = self._item.get(key) or self._lasting.get(key)
+        if hit is None or hit[0] is not value:
             own = Sanitizer()
             made = own.value(value, path, depth)
             if redact is not None:

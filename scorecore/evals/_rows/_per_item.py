@@ -95,19 +95,24 @@ class ItemRows:
         outcomes: list[ScorerOutcome] = []
         self._memo.next_item()
         item = result.item
-        # The item's context, the same in every scorer's row: made (and cleaned) once.
+        # The item's context and cause, the same in every scorer's row: made (and cleaned) once.
         context = context_of(item, item.extra) if item is not None else {}
+        cause = _item_cause(result)
+        failed = False
         for outcome in result.outcomes:
             if not outcome.resumed:
-                row, outcome = self._row(result, outcome, context)  # noqa: PLW2901 - possibly failed now
+                row, kept = self._row(result, outcome, context, cause)
                 rows.append(row)
+                failed = failed or kept is not outcome
+                outcome = kept  # noqa: PLW2901 - failed when its row lost data
             outcomes.append(outcome)
-        if any(a is not b for a, b in zip(outcomes, result.outcomes, strict=True)):
+        if failed:
             result = attrs.evolve(result, outcomes=tuple(outcomes))
         return result, rows
 
     def _row(
-        self, result: ItemResult, outcome: ScorerOutcome, context: Mapping[str, Any]
+        self, result: ItemResult, outcome: ScorerOutcome, context: Mapping[str, Any],
+        cause: Mapping[str, Any],
     ) -> tuple[ScoreRow, ScorerOutcome]:
         """The pair's row; a row that lost data (or could not be built) fails the pair.
 
@@ -115,7 +120,7 @@ class ItemRows:
         pair again once the data is fixed (a resume skips only scored and not-scorable rows).
         """
         try:
-            row = self._build(result, outcome, context)
+            row = self._build(result, outcome, context, cause)
         except Exception as exc:  # noqa: BLE001 - a safety net: one item never stops a batch
             error = f"its row could not be built ({exception_text(exc)}); stored without its data"
             return self._bare(result, outcome, error), _failed(outcome, error)
@@ -144,22 +149,22 @@ class ItemRows:
         ))
 
     def _build(
-        self, result: ItemResult, outcome: ScorerOutcome, context: Mapping[str, Any]
+        self, result: ItemResult, outcome: ScorerOutcome, context: Mapping[str, Any],
+        cause: Mapping[str, Any],
     ) -> ScoreRow:
         item = result.item
         target = self._target
+        scorer = self._scorer_json[outcome.scorer_id]
         return score_row(
             run_id=result.run_id, scorer_id=outcome.scorer_id, batch_id=self._batch_id,
             status=outcome.status, score=outcome.score, reason=outcome.reason,
-            scorer=self._scorer_json[outcome.scorer_id], result=outcome.result,
+            scorer=scorer, result=outcome.result,
             input=item.input if item is not None else None, output=result.output,
             context=context,
             request_context=item.request_context if item is not None else None,
             entity_type="EXTERNAL" if target else None,
             entity=self._entity,
             entity_id=target, source="TEST", dataset_item_id=result.item_id,
-            metadata={"itemIndex": result.index,
-                      "fingerprint": self._scorer_json[outcome.scorer_id]["fingerprint"],
-                      **_item_cause(result)},
+            metadata={"itemIndex": result.index, "fingerprint": scorer["fingerprint"], **cause},
             error=outcome.error, run_error=outcome.run_error, memo=self._memo,
         )

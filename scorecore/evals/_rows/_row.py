@@ -8,7 +8,6 @@ and back.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Mapping
 from datetime import datetime
@@ -297,6 +296,14 @@ def context_of(source: object, extra: Mapping[str, Any]) -> dict[str, Any]:
 _SCALARS = (str, int, float, bool)
 
 
+# Per result field a row keeps: (attribute, on the run?, dropped when empty?, its JSON is the
+# value itself when a scalar?, how it is made JSON, its key) — read once, not per row.
+_RESULT_SPECS: Final = tuple(
+    (f.name, f.on_run, f.optional, f.encode is converter.unstructure, f.encode, f.key)
+    for f in _RESULT_JSON
+)
+
+
 def _result_json(
     result: ScoreResult[Any, Any], clean: Sanitizer, memo: RowMemo
 ) -> dict[str, Any]:
@@ -308,20 +315,21 @@ def _result_json(
     the rows of an item share (the run's input and output) is converted once.
     """
     data: dict[str, Any] = {}
-    for field in _RESULT_JSON:
-        value = getattr(result.run if field.on_run else result, field.name)
-        if value is None or (field.optional and not value):
+    run = result.run
+    for name, on_run, optional, plain, encode, key in _RESULT_SPECS:
+        value = getattr(run if on_run else result, name)
+        if value is None or (optional and not value):
             continue
-        if type(value) in _SCALARS and field.encode is converter.unstructure:
-            data[field.name] = value
+        if plain and type(value) in _SCALARS:
+            data[name] = value
             continue
         try:
-            data[field.name] = memo.once(value, field.name, functools.partial(field.encode, value))
+            data[name] = memo.once(value, name, encode, value)
         except Exception as exc:  # noqa: BLE001 - user values (see above)
-            data[field.name] = value
+            data[name] = value
             if not isinstance(value, _PLAIN):  # plain data loses nothing in the sanitizer
-                clean.note(field.key, f"converting it to JSON raised {type(exc).__name__}; "
-                                      "stored as its text")
+                clean.note(key, f"converting it to JSON raised {type(exc).__name__}; "
+                                "stored as its text")
     return data
 
 
@@ -334,7 +342,7 @@ def _given_input(given: Any, stored: Any, memo: RowMemo) -> Any:
     if given is None or given is stored:
         return _SAME
     try:
-        as_json = memo.once(given, "givenInput", lambda: converter.unstructure(given))
+        as_json = memo.once(given, "givenInput", converter.unstructure, given)
         same = bool(as_json == stored)
     # The item's input is user data: its hooks or __eq__ may fail; the column then stands.
     except Exception:  # noqa: BLE001 - see above
@@ -406,15 +414,18 @@ def score_row(
     if result is None and run_error is not None:
         result = run_error.partial
     clean = Sanitizer()
-    columns: dict[str, Any]
     meta: dict[str, Any] = {"status": status, **metadata}
-    if result is None:
-        columns = {"input": input, "output": output}
-        data: Mapping[str, Any] = {}
-    else:
-        data = _result_json(result, clean, memo)
-        columns = {f.name: data.get(f.name) for f in _FROM_RESULT}
-        given = _given_input(input, columns["input"], memo)
+    values: dict[str, Any] = {
+        "status": status, "reason": reason, "scorer": scorer,
+        "entity_type": entity_type, "entity": entity, "entity_id": entity_id, "source": source,
+        "dataset_item_id": dataset_item_id, "trace_id": trace_id, "span_id": span_id,
+    }
+    data = {"input": input, "output": output} if result is None else _result_json(
+        result, clean, memo)
+    for name in _FROM_RESULT_NAMES:
+        values[name] = data.get(name)
+    if result is not None:
+        given = _given_input(input, values["input"], memo)
         if given is not _SAME:
             meta["itemInput"] = given
     if error is not None:
@@ -423,13 +434,8 @@ def score_row(
         meta["failedStep"] = run_error.failed_step
         meta["completedSteps"] = list(run_error.completed_steps)
         meta["cause"] = stored_cause(run_error.cause, run_error.failed_step)
-    for field in _TO_METADATA:
-        if field.name not in data:
-            continue
-        if field.spread and isinstance(data[field.name], Mapping):
-            meta.update(data[field.name])  # a composite's details, under their kind
-        else:
-            meta[field.key] = data[field.name]
+    if not _TO_METADATA_NAMES.isdisjoint(data):
+        _add_result_metadata(meta, data)
     # The texts that explain a run (reason, error, cause, judge executions, panel members'
     # reasons) may quote a reply holding a secret; the run's own input and output, and what the
     # steps made of them, are the evaluated data and are stored as given. The metadata is
@@ -437,30 +443,25 @@ def score_row(
     # a 10,000-deep value, and cleaned after the columns, so the first loss a failure names is
     # where the data came from (a step result), not a copy of it in the judge's executions.
     if reason is not None:
-        reason = redact_text(reason)
+        values["reason"] = redact_text(reason)
     # The contexts are cleaned first (their notes come first), then redacted: redact_secrets
     # recurses and must not meet a 10,000-deep value.
     if context:
-        context = memo.clean(context, _COLUMN_NAME["additional_context"], clean,
-                             redact=redact_secrets)
+        context = memo.clean(context, _ADDITIONAL_CONTEXT, clean, redact=redact_secrets)
     if request_context is not None:
-        request_context = memo.clean(request_context, _COLUMN_NAME["request_context"], clean,
+        request_context = memo.clean(request_context, _REQUEST_CONTEXT, clean,
                                      redact=redact_secrets)
-    values: dict[str, Any] = {
-        "status": status, "reason": reason, "scorer": scorer,
-        "entity_type": entity_type, "entity": entity, "entity_id": entity_id, "source": source,
-        "dataset_item_id": dataset_item_id, "trace_id": trace_id, "span_id": span_id,
-        **columns,
-    }
     _clean_columns(values, clean, memo)
     meta = _clean_metadata(meta, clean, memo)
     if not _REDACTED_KEYS.isdisjoint(meta):
         for key in _EXPLAINING:
             if key in meta:
                 meta[key] = redact_strings(meta[key])
-    for key in details_kinds():
-        if key in meta:
-            meta[key] = redact_strings(meta[key])
+    kinds = details_kinds()
+    if not kinds.keys().isdisjoint(meta):
+        for key in kinds:
+            if key in meta:
+                meta[key] = redact_strings(meta[key])
     if clean.changed:
         earlier = meta.get("sanitized")
         meta["sanitized"] = [*(earlier if isinstance(earlier, list) else ()), *clean.report()]
@@ -480,7 +481,7 @@ def _clean_columns(values: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> N
     """Each column of ``values`` (by attribute) as :meth:`Sanitizer.value` makes it, in place,
     in the columns' order (the order of the notes)."""
     for attr, name in _CLEANED_AT:
-        value = values.get(attr)
+        value = values[attr]
         # None and ASCII text without NUL (most values) inline: is_plain_leaf's first test.
         if value is None or (type(value) is str and value.isascii() and "\x00" not in value):
             continue
@@ -488,12 +489,25 @@ def _clean_columns(values: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> N
             values[attr] = memo.clean(value, name, clean)
 
 
+def _add_result_metadata(meta: dict[str, Any], data: Mapping[str, Any]) -> None:
+    """The result fields a row keeps in its metadata (not-scorable details, judge calls,
+    confidence, a composite's details), into ``meta``."""
+    for name, key, spread in _TO_METADATA_AT:
+        if name not in data:
+            continue
+        if spread and isinstance(data[name], Mapping):
+            meta.update(data[name])  # a composite's details, under their kind
+        else:
+            meta[key] = data[name]
+
+
 def _clean_metadata(meta: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> dict[str, Any]:
     """``meta`` as :meth:`Sanitizer.value` makes it (a new dict); the item's input it keeps
     (the same for every scorer's row) cleaned once per item."""
-    if not all(type(key) is str and is_clean_text(key) for key in meta):
-        kept: dict[str, Any] = clean.value(meta, "metadata")
-        return kept
+    for key in meta:
+        if type(key) is not str or not is_clean_text(key):
+            kept: dict[str, Any] = clean.value(meta, "metadata")
+            return kept
     out: dict[str, Any] = {}
     for key, value in meta.items():
         # ASCII text without NUL inline: is_plain_leaf's first test.
@@ -525,6 +539,11 @@ _CLEANED = tuple(
 )
 _KEYS = tuple(c for c in SCORE_COLUMNS if c.kind == "key")
 _CLEANED_AT = tuple((c.attr, c.name) for c in _CLEANED)
+_FROM_RESULT_NAMES = tuple(f.name for f in _FROM_RESULT)
+_TO_METADATA_AT = tuple((f.name, f.key, f.spread) for f in _TO_METADATA)
+_TO_METADATA_NAMES = frozenset(f.name for f in _TO_METADATA)
+_ADDITIONAL_CONTEXT: Final = _COLUMN_NAME["additional_context"]
+_REQUEST_CONTEXT: Final = _COLUMN_NAME["request_context"]
 _REDACTED_KEYS = frozenset(_EXPLAINING)
 
 

@@ -75,3 +75,27 @@ async def test_a_value_reused_between_items_is_read_again(
 def test_stored_json_is_what_json_dumps_writes(value: object) -> None:
     """The stores' one prebuilt encoder writes what json.dumps does (same text, same options)."""
     assert _DUMPS(value) == json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+async def test_an_item_whose_target_raised_stores_a_failed_row_per_scorer(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """Rows built without a scorer result (the target raised) keep the item's input and its
+    context, name the cause, and are failed: nothing in them is lost or said to be."""
+
+    def target(item: Any) -> str:
+        raise RuntimeError(f"no answer for {item.input}")
+
+    data = [{"id": "x", "input": {"q": "why"}, "ground_truth": "because"}]
+    async with SqliteScoreStore(tmp_path / "s.db") as store:
+        await run_evals(data, _scorers(), store=store, batch_id="b", target=target)
+        rows = await store.list_run("b")
+    assert [(r.scorer_id, r.status, r.score) for r in rows] == [
+        ("a", "failed", None), ("b", "failed", None), ("c", "failed", None)]
+    for row in rows:
+        assert row.input == {"q": "why"}
+        assert row.output is None
+        assert row.additional_context == {"groundTruth": "because"}
+        assert row.metadata is not None
+        assert row.metadata["cause"]["kind"] == "target raised"
+        assert "sanitized" not in row.metadata
