@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, TextIO
@@ -330,15 +332,22 @@ def _print_json_listing(
     head, tail = text.split('\n  "rowsWithoutLabels": []', 1)
 
     async def write(opened: Store) -> None:
-        out.write(head + '\n  "rowsWithoutLabels": [')
         written = 0
+        # Spooled (to a file past 1 MB), not written out as read: a store failing midway then
+        # prints its error alone, never half a JSON document a pipe would take for whole.
+        with tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+",
+                                           encoding="utf-8") as spool:
 
-        def take(item: str) -> None:
-            nonlocal written
-            out.write(("," if written else "") + "\n    " + json.dumps(item, ensure_ascii=False))
-            written += 1
+            def take(item: str) -> None:
+                nonlocal written
+                spool.write(("," if written else "") + "\n    "
+                            + json.dumps(item, ensure_ascii=False))
+                written += 1
 
-        await unlabelled_ids(opened, batch_id, labels, take)
+            await unlabelled_ids(opened, batch_id, labels, take)
+            spool.seek(0)
+            out.write(head + '\n  "rowsWithoutLabels": [')
+            shutil.copyfileobj(spool, out)
         out.write(("\n  ]" if written else "]") + tail + "\n")
 
     return write

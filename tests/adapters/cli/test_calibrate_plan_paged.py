@@ -13,7 +13,7 @@ import math
 import statistics
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorecore import create_scorer
-from scorecore.evals import ScoreRow, cascade_summaries, compare, items_needed, run_evals
+from scorecore.evals import (
+    ScoreRow,
+    StoreError,
+    cascade_summaries,
+    compare,
+    items_needed,
+    run_evals,
+)
 from scorecore_adapters._resample import mean_resampler
 from scorecore_adapters.cli._calibrate import calibration_of, print_calibration
 from scorecore_adapters.cli._common import print_json
@@ -161,6 +168,29 @@ def test_calibrate_never_reads_the_whole_batch(
         assert len(json.loads(out)["rowsWithoutLabels"]) == 60
     else:
         assert "items without a label: 1, 10, 11, 13, 14, 15, 17, 18, 19, 2, … (60 in all)" in out
+
+
+def test_calibrate_json_failing_midway_prints_its_error_and_no_half_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store fails after a page of unlabelled ids: stdout stays empty (a pipe into a JSON
+    reader gets nothing rather than the start of a document), the error names the failure."""
+    rows = [ScoreRow(id=f"b:{i}/s", scorer_id="s", run_id=f"b:{i}", batch_id="b",
+                     status="scored", score=i / 9, metadata={"itemIndex": i}) for i in range(10)]
+    url = f"sqlite:{tmp_path / 's.db'}"
+    anyio.run(_save, url, rows)
+    labels_path = _labels_file(tmp_path / "labels.jsonl", {"0": True, "4": False})
+
+    async def failing(self: SqliteScoreStore, batch_id: str, /) -> AsyncIterator[list[str]]:
+        yield ["1", "2"]
+        raise StoreError(f"item_ids({batch_id!r}): the disk went away", store=self.url,
+                         operation="item_ids")
+
+    monkeypatch.setattr(SqliteScoreStore, "item_ids", failing)
+    code, out, err = run("calibrate", "b", "--labels", str(labels_path), "--store", url, "--json")
+    assert code == 2
+    assert out == ""
+    assert "the disk went away" in err
 
 
 def test_calibrate_of_a_missing_batch_is_a_usage_error(tmp_path: Path) -> None:
