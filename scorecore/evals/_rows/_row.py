@@ -22,6 +22,7 @@ from scorecore._core._keys import camel
 from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
 from scorecore._core._redact import redact_secrets, redact_strings, redact_text
 from scorecore._core._reprs import short_repr
+from scorecore._core._slot_init import fast_init
 from scorecore._core._values import ScoreResult, ScorerRunError, details_kinds
 from scorecore.evals._persistence._sanitize import (
     Sanitizer,
@@ -468,10 +469,12 @@ def score_row(
     if not (type(scorer_id) is str and scorer_id.isascii() and type(run_id) is str
             and run_id.isascii() and type(batch_id) is str and batch_id.isascii()):
         _check_keys(scorer_id=scorer_id, run_id=run_id, batch_id=batch_id)  # ASCII encodes
-    row = ScoreRow(
+    # Every field is given (None for the store's own), as ScoreRow(...) would set it: its
+    # __init__ checks and converts nothing, so setting the slots builds the same row.
+    row = _NEW_ROW(
         id=row_id(run_id, scorer_id), scorer_id=scorer_id, run_id=run_id, batch_id=batch_id,
         score=score, additional_context=context or None, request_context=request_context,
-        metadata=meta, **values,
+        metadata=meta, created_at=None, updated_at=None, **values,
     )
     mark_storable(row)  # every column is what the sanitizer makes: no second walk in the store
     return row
@@ -545,6 +548,7 @@ _TO_METADATA_NAMES = frozenset(f.name for f in _TO_METADATA)
 _ADDITIONAL_CONTEXT: Final = _COLUMN_NAME["additional_context"]
 _REQUEST_CONTEXT: Final = _COLUMN_NAME["request_context"]
 _REDACTED_KEYS = frozenset(_EXPLAINING)
+_NEW_ROW: Final = fast_init(ScoreRow)
 
 
 def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:
