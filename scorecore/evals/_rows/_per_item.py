@@ -12,7 +12,7 @@ from typing import Any, final
 import attrs
 
 from scorecore.evals._messages import exception_text
-from scorecore.evals._persistence._sanitize import Sanitizer
+from scorecore.evals._persistence._sanitize import Sanitizer, is_clean_text
 from scorecore.evals._report._values import ItemResult, ScorerOutcome
 from scorecore.evals._rows._memo import RowMemo
 from scorecore.evals._rows._row import ScoreRow, context_of, row_id, score_row, storable_row
@@ -72,7 +72,7 @@ class ItemRows:
     names it as its entity: ``"module:qualname"``.
     """
 
-    __slots__ = ("_batch_id", "_entity", "_memo", "_scorer_json", "_target")
+    __slots__ = ("_batch_id", "_entity", "_memo", "_scorer_json", "_shared_storable", "_target")
 
     def __init__(
         self, *, batch_id: str, scorers: Sequence[Any], target: object
@@ -83,9 +83,19 @@ class ItemRows:
         self._entity = {"id": self._target, "name": self._target} if self._target else None
         # The scorer JSON and the entity are the same in every row: cleaned once, for all items.
         self._memo = RowMemo()
+        notes = Sanitizer()
         for value, column in ((self._entity, "entity"),
                               *((json, "scorer") for json in self._scorer_json.values())):
-            self._memo.clean(value, column, Sanitizer(), lasting=True)
+            self._memo.clean(value, column, notes, lasting=True)
+        # Nothing in them to clean (the usual case): each row takes the cleaned copies as they
+        # are, and score_row does not walk them again. Else every row cleans (and notes) them.
+        self._shared_storable = not notes.changed and (
+            self._target is None or is_clean_text(self._target))
+        if self._shared_storable:
+            self._scorer_json = {
+                key: self._memo.clean(json, "scorer", notes)
+                for key, json in self._scorer_json.items()}
+            self._entity = self._memo.clean(self._entity, "entity", notes)
 
     def rows(self, result: ItemResult) -> tuple[ItemResult, list[ScoreRow]]:
         """The item's rows to save, and its result with each pair whose row lost data failed."""
@@ -167,4 +177,5 @@ class ItemRows:
             entity_id=target, source="TEST", dataset_item_id=result.item_id,
             metadata={"itemIndex": result.index, "fingerprint": scorer["fingerprint"], **cause},
             error=outcome.error, run_error=outcome.run_error, memo=self._memo,
+            shared_storable=self._shared_storable,
         )

@@ -392,6 +392,7 @@ def score_row(
     trace_id: str | None = None,
     span_id: str | None = None,
     memo: RowMemo | None = None,
+    shared_storable: bool = False,
 ) -> ScoreRow:
     """The one place a stored row is built (``run_evals`` and :meth:`ScoreRow.from_record`).
 
@@ -409,6 +410,9 @@ def score_row(
 
     ``memo`` holds what the rows of one item share (see :class:`RowMemo`): each shared value
     is converted, cleaned and redacted once, and every row still gets its notes.
+    ``shared_storable`` says the columns every row of a builder shares (:data:`_SHARED`: the
+    scorer JSON, the entity columns, the source, the trace and span ids) are already what the
+    sanitizer makes of them, without a note: they are not walked again.
     """
     if memo is None:
         memo = RowMemo()
@@ -452,7 +456,7 @@ def score_row(
     if request_context is not None:
         request_context = memo.clean(request_context, _REQUEST_CONTEXT, clean,
                                      redact=redact_secrets)
-    _clean_columns(values, clean, memo)
+    _clean_columns(values, clean, memo, _PER_ROW_AT if shared_storable else _CLEANED_AT)
     meta = _clean_metadata(meta, clean, memo)
     if not _REDACTED_KEYS.isdisjoint(meta):
         for key in _EXPLAINING:
@@ -480,10 +484,12 @@ def score_row(
     return row
 
 
-def _clean_columns(values: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> None:
-    """Each column of ``values`` (by attribute) as :meth:`Sanitizer.value` makes it, in place,
-    in the columns' order (the order of the notes)."""
-    for attr, name in _CLEANED_AT:
+def _clean_columns(
+    values: dict[str, Any], clean: Sanitizer, memo: RowMemo, columns: tuple[tuple[str, str], ...]
+) -> None:
+    """Each of ``columns`` (attribute, name) of ``values`` as :meth:`Sanitizer.value` makes
+    it, in place, in the columns' order (the order of the notes)."""
+    for attr, name in columns:
         value = values[attr]
         # None and ASCII text without NUL (most values) inline: is_plain_leaf's first test.
         if value is None or (type(value) is str and value.isascii() and "\x00" not in value):
@@ -542,6 +548,11 @@ _CLEANED = tuple(
 )
 _KEYS = tuple(c for c in SCORE_COLUMNS if c.kind == "key")
 _CLEANED_AT = tuple((c.attr, c.name) for c in _CLEANED)
+_SHARED: Final = frozenset(
+    {"scorer", "entity_type", "entity", "entity_id", "source", "trace_id", "span_id"})
+# The columns left to clean when the shared ones are storable already: skipping columns that
+# give no note leaves every other column's notes in the same order.
+_PER_ROW_AT = tuple((attr, name) for attr, name in _CLEANED_AT if attr not in _SHARED)
 _FROM_RESULT_NAMES = tuple(f.name for f in _FROM_RESULT)
 _TO_METADATA_AT = tuple((f.name, f.key, f.spread) for f in _TO_METADATA)
 _TO_METADATA_NAMES = frozenset(f.name for f in _TO_METADATA)
