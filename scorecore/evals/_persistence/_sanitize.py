@@ -69,20 +69,28 @@ depth; it is rendered (``"input.a[0]"``) only for a note.
 
 
 # Rows already made storable, by identity: a store saving the row ``run_evals`` just built
-# would otherwise walk all its data a second time (half the cost of a stored row). Weak: a row
-# leaves when it is collected, and the ``is`` check in known_storable never trusts a reused id.
-_STORABLE: Final[weakref.WeakValueDictionary[int, object]] = weakref.WeakValueDictionary()
+# would otherwise walk all its data a second time (half the cost of a stored row). Each entry
+# is a plain weak reference (no callback when the row dies, which cost as much as the mark);
+# the ``is`` check in known_storable never trusts a dead entry or a reused id, and dead entries
+# are swept once they are as many as the live ones were at the last sweep.
+_STORABLE: dict[int, weakref.ref[object]] = {}
+_SWEEP_AT = 4096
 
 
 def mark_storable(value: object) -> None:
     """Note that ``value`` (a frozen row holding only what the sanitizer produced) needs no
     second pass."""
-    _STORABLE[id(value)] = value
+    global _STORABLE, _SWEEP_AT  # noqa: PLW0603 - the table is rebuilt when swept
+    _STORABLE[id(value)] = weakref.ref(value)
+    if len(_STORABLE) > _SWEEP_AT:
+        _STORABLE = {key: ref for key, ref in _STORABLE.items() if ref() is not None}
+        _SWEEP_AT = max(4096, 2 * len(_STORABLE))
 
 
 def known_storable(value: object) -> bool:
     """Whether ``value`` itself was noted by :func:`mark_storable`."""
-    return _STORABLE.get(id(value)) is value
+    ref = _STORABLE.get(id(value))
+    return ref is not None and ref() is value
 
 
 def is_clean_text(text: str) -> bool:

@@ -1,0 +1,58 @@
+"""Rows run_evals built are not walked again by the store; no other row escapes the walk.
+
+The mark that spares a built row its second walk is kept by the row's identity: a row built
+elsewhere (by hand, after the built row died at the same address) must still be cleaned, and
+the marks of rows long gone must not pile up in memory.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from scorecore.evals import ScoreRow
+from scorecore.evals._persistence import _sanitize
+from scorecore.evals._rows._row import score_row, storable_row
+
+
+def _built(index: int) -> ScoreRow:
+    return score_row(
+        run_id=f"b:#{index}", scorer_id="s", batch_id="b", status="scored", score=1.0,
+        reason=None, scorer={"id": "s"}, result=None, input="q", output="a", context={},
+        request_context=None, entity_type=None, entity=None, entity_id=None, source="TEST",
+        dataset_item_id=None, metadata={},
+    )
+
+
+def _by_hand() -> ScoreRow:
+    return ScoreRow(id="r", scorer_id="s", run_id="r", batch_id="b", status="scored",
+                    output="a\x00b")
+
+
+def test_a_hand_made_row_at_a_dead_built_rows_address_is_still_cleaned() -> None:
+    """A row the builder did not make is walked, even where a built row lived."""
+    reused = 0
+    for index in range(200):
+        built = _built(index)
+        address = id(built)
+        del built
+        gc.collect()
+        row = _by_hand()
+        reused += id(row) == address
+        kept = storable_row(row)
+        assert kept.output == "a\ufffdb"
+        assert kept.metadata == {"sanitized": [
+            {"path": "output", "what": "NUL character replaced by U+FFFD"}]}
+    assert reused  # the address was taken again at least once: the case above was met
+
+
+def test_a_built_row_is_returned_as_it_is() -> None:
+    """A row score_row built is storable: storable_row gives back the row itself."""
+    row = _built(0)
+    assert storable_row(row) is row
+
+
+def test_the_marks_of_dead_rows_do_not_pile_up() -> None:
+    """The marks of sixty thousand dead rows leave only a bounded table."""
+    for index in range(60_000):
+        _built(index)
+    assert len(_sanitize._STORABLE) <= 20_000
