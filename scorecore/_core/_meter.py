@@ -228,9 +228,8 @@ class MeteredExecution:
 
     def cache_get(self, key: str) -> Awaitable[object]:
         """The cache's get of ``key``, awaited by the judge loop in its own frame (a cache
-        that yields, as SQLite's does to read the gets of a round together, then resumes one
-        frame fewer on every hit); an exception from it is a miss. Its answer goes to
-        :meth:`hit` when it is a reply, else to :meth:`after_miss`.
+        that yields then resumes one frame fewer on every hit); an exception from it is a
+        miss. Its answer goes to :meth:`hit` when it is a reply, else to :meth:`after_miss`.
 
         Only for a :attr:`keyed` execution, with the key of the request :meth:`ask` sends.
         """
