@@ -285,6 +285,8 @@ async def test_a_get_cancelled_while_waiting_leaves_the_others_answered(
     {"usage": {"input_tokens": True}},
     {"usage": {"input_tokens": 1.5}},
     {"usage": {"input_tokens": "12"}},
+    {"usage": {"cached_input_tokens": False}},
+    {"text": 5},
     {"usage": [1, 2]},
     {"text": None},
     {"finish_reason": 3},
