@@ -405,7 +405,8 @@ def model_default_cap(model: object) -> int | None:
         value = getattr(model, "default_output_cap", None)
     except Exception:  # noqa: BLE001 - a user's model is a boundary: a raising property is none
         return None
-    return value if is_int(value) and value >= 1 else None
+    # None (most models) without is_int's call: every prompt step's execution asks.
+    return value if value is not None and is_int(value) and value >= 1 else None
 
 
 @runtime_checkable

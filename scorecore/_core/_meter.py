@@ -153,8 +153,7 @@ class MeteredExecution:
             self._batch = getattr(model, "batch_api", False) is True
         except Exception:  # noqa: BLE001 - a user's model is a boundary: unreadable is "no"
             self._batch = False
-        own_cap = meter.max_output_tokens if meter is not None else None
-        self.cap: int = default_cap(None, model) if own_cap is None else own_cap
+        self.cap: int = default_cap(meter, model)
         """The output cap of a step that sets none (:func:`default_cap`)."""
         self.keyed: bool = cache is not None and self._identity is not _UNREADABLE
         """Whether calls are looked up in (and stored to) a cache, under a key."""
