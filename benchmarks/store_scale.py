@@ -2,9 +2,9 @@
 
 Read: builds two batches of N rows each (N / 2 items x 2 scorers, rows shaped like those of
 ``scorecore eval``: ~500 characters, scorer JSON with its fingerprint, metadata) straight into
-a SQLite store, then runs ``scorecore show``, ``scorecore report`` (alone and with
-``--baseline``) and ``scorecore compare`` on them, each in its own process, and prints the
-wall time and the process's peak RSS.
+a SQLite store, then runs ``scorecore show``, ``scorecore report`` (alone, with
+``--baseline``, and with ``--labels`` for 200 items) and ``scorecore compare`` on them, each in
+its own process, and prints the wall time and the process's peak RSS.
 Targets: the compare of two 1,000,000-row batches in <= 60 s and <= 300 MB; ``show`` and
 ``report`` peak RSS flat in N.
 
@@ -137,6 +137,10 @@ def read(sizes: Sequence[int], commands: Sequence[str], kept: Path | None = None
                 db.unlink(missing_ok=True)
                 took = build(db, "base", rows, 0) + build(db, "new", rows, 1)
             store = f"sqlite:{db}"
+            labels = where / "labels.jsonl"
+            labels.write_text("".join(json.dumps({"id": f"item-{i}", "label": i % 3 != 0})
+                                      + "\n" for i in range(0, min(400, rows // 2), 2)),
+                              encoding="utf-8")
             print(f"store_scale read: 2 batches of {rows:,} rows ({rows // 2:,} items x 2 "
                   f"scorers), {f'built in {took:.1f} s' if took else 'reused'}, "
                   f"{db.stat().st_size / 2**20:.0f} MB")
@@ -146,6 +150,8 @@ def read(sizes: Sequence[int], commands: Sequence[str], kept: Path | None = None
                 ("report", ["report", "new", "--store", store, "-o", str(where / "r.html")]),
                 ("report --baseline", ["report", "new", "--store", store, "--baseline", "base",
                                        "-o", str(where / "r.html")]),
+                ("report --labels", ["report", "new", "--store", store, "--labels", str(labels),
+                                     "-o", str(where / "r.html")]),
                 ("compare", ["compare", "base", "new", "--store", store]),
             ):
                 if name.split()[0] not in commands:

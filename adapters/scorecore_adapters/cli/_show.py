@@ -7,7 +7,7 @@ import json
 import textwrap
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, TextIO, final
+from typing import Any, Final, TextIO, final
 
 import anyio
 
@@ -18,22 +18,21 @@ from scorecore_adapters.cli._common import (
     UsageError,
     clip,
     open_url,
-    print_json,
     print_table,
-    read_batch,
 )
 from scorecore_adapters.cli._economics import (
     fingerprints,
     print_fingerprint_line,
-    print_fingerprints,
 )
 from scorecore_adapters.cli._eval import TOP_CAUSES, group_json, print_causes
-from scorecore_adapters.cli._trust import print_agreements, print_trust, trust_json
+from scorecore_adapters.cli._trust import print_agreements
 from scorecore_adapters.report._causes import FailureCause, FailureTally, cause_of_row
 from scorecore_adapters.report._text import number
 from scorecore_adapters.storage import Store
 
 _HEADERS = ("item", "scorer", "status", "score", "reason / cause")
+RICH_ROWS: Final = 5_000
+"""Rows a terminal's rich table shows at most (it holds them all); more are listed as text."""
 
 
 def item_of(row: ScoreRow) -> str:
@@ -58,13 +57,6 @@ def _row_json(row: ScoreRow, cause: FailureCause | None) -> dict[str, Any]:
             "cause": _cause_json(cause)}
 
 
-def _counts(rows: Sequence[ScoreRow]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row.status] = counts.get(row.status, 0) + 1
-    return dict(sorted(counts.items()))
-
-
 def structured_outputs(rows: Iterable[ScoreRow]) -> dict[str, dict[str, int]]:
     """Per scorer, how its judge replies were held to their schemas: executions per mode
     (``"json_schema"``, ``"json_object"``, ``"tool"``, ``"prompt"`` …) as the rows recorded."""
@@ -82,10 +74,6 @@ def structured_outputs(rows: Iterable[ScoreRow]) -> dict[str, dict[str, int]]:
     return seen
 
 
-def _print_structured_outputs(rows: Sequence[ScoreRow], out: TextIO) -> None:
-    _print_structured_counts(structured_outputs(rows), out)
-
-
 def _print_structured_counts(found: Mapping[str, Mapping[str, int]], out: TextIO) -> None:
     for scorer_id, counts in found.items():
         shown = ", ".join(f"{mode} ({n} executions)" for mode, n in sorted(counts.items()))
@@ -101,42 +89,9 @@ def _print_failures(failed: Sequence[tuple[ScoreRow, FailureCause]], out: TextIO
 
 def show(args: argparse.Namespace, out: TextIO) -> int:
     """List a batch's rows (or, with ``--failures``, every failed run with its full cause)."""
-    if not out.isatty():
-        # Two passes over the store, a page of rows at a time: memory flat in the batch size.
-        store = open_url(args.store, must_exist=True, read_only=True)
-        anyio.run(_show_paged, store, args, out)
-        return EXIT_PASSED
-    store, rows = read_batch(args.store, args.run)
-    causes = [cause_of_row(row) for row in rows]
-    tally = FailureTally()
-    for row, cause in zip(rows, causes, strict=True):
-        if cause is not None:
-            tally.add(row.scorer_id, item_of(row), cause)
-    groups = tally.groups()
-    failed = [(r, c) for r, c in zip(rows, causes, strict=True) if c is not None]
-    if args.json:
-        listed = failed if args.failures else list(zip(rows, causes, strict=True))
-        print_json({
-            "batchId": args.run, "store": store.url, "counts": _counts(rows),
-            "rows": [_row_json(r, c) for r, c in listed],
-            "failureCauses": [group_json(g) for g in groups],
-            "fingerprints": fingerprints(rows),
-            **trust_json(rows),
-            "structuredOutput": structured_outputs(rows),
-        }, out)
-        return EXIT_PASSED
-    if args.failures:
-        _print_failures(failed, out)
-        print(f"{len(failed)} failed of {len(rows)} rows", file=out)
-        return EXIT_PASSED
-    table = [_cells(r, c) for r, c in zip(rows, causes, strict=True)]
-    print_table(_HEADERS, table, rich_output=True, out=out)
-    print_fingerprints(rows, out=out)
-    print_trust(rows, out=out)
-    _print_structured_outputs(rows, out)
-    summary = ", ".join(f"{n} {status}" for status, n in _counts(rows).items())
-    print(f"{len(rows)} rows ({summary})", file=out)
-    print_causes(groups, out=out, limit=TOP_CAUSES, batch_id=args.run)
+    # Two passes over the store, a page of rows at a time: memory flat in the batch size.
+    store = open_url(args.store, must_exist=True, read_only=True)
+    anyio.run(_show_paged, store, args, out)
     return EXIT_PASSED
 
 
@@ -238,13 +193,20 @@ async def _print_paged(
             _print_failures([(r, c) for r in page if (c := cause_of_row(r)) is not None], out)
         print(f"{digest.failed} failed of {digest.rows} rows", file=out)
         return
-    widths = digest.widths
-    print("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip(), file=out)
-    async for page in pages:
-        for row in page:
-            cells = _cells(row, cause_of_row(row))
-            print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip(),
-                  file=out)
+    if out.isatty() and digest.rows <= RICH_ROWS:
+        # A terminal's rich table sizes its columns over every row: a batch of a few pages
+        # at most; a larger one gets the aligned text below (its widths from the first pass).
+        table = [_cells(row, cause_of_row(row)) async for page in pages for row in page]
+        print_table(_HEADERS, table, rich_output=True, out=out)
+    else:
+        widths = digest.widths
+        print("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip(),
+              file=out)
+        async for page in pages:
+            for row in page:
+                cells = _cells(row, cause_of_row(row))
+                print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip(),
+                      file=out)
     for scorer_id, counts in digest.fingerprints.items():
         print_fingerprint_line(scorer_id, counts, out=out)
     print_agreements(digest.trust.panels(), digest.trust.pairwise(),

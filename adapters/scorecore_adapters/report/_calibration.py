@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Final
+import bisect
+from collections.abc import Collection, Mapping, Sequence
+from typing import Final, final
 
-from scorecore.evals import Calibration
+from scorecore.evals import Calibration, ScoreRow
 from scorecore.evals.results import (
     CalibrationStatistic,
     ConfusionMatrix,
     Estimate,
     ScorerCalibration,
 )
+from scorecore.evals.store import row_item_id
 from scorecore_adapters.report._text import counted, esc, listed, number
 
-_LISTED = 50
+_LISTED: Final = 50
 
 
 def _estimate(e: Estimate | None) -> str:
@@ -122,8 +124,74 @@ def caveats(c: Calibration | None) -> str:
                    for i, s in enumerate(c.scorers) if (caveat := s.caveat()) is not None)
 
 
-def calibration_section(c: Calibration | None) -> str:
-    """The section, or nothing without labels."""
+@final
+class LabelledRows:
+    """What a calibration needs of a batch, taken from its pages as the report reads them:
+    the rows of the labelled items (usually few), the first row of each scorer, and the
+    smallest ids of the items without a label (the page lists only those).
+
+    Memory grows with the labelled items, not the batch: the calibration of
+    :meth:`rows` is that of the whole batch, but for :attr:`Calibration.rows_without_labels`,
+    which :meth:`without_label` gives as a count and the ids the page lists.
+
+    >>> from scorecore.evals import ScoreRow
+    >>> found = LabelledRows({"a"})
+    >>> found.add([ScoreRow(id=f"{i}/s", scorer_id="s", run_id=f"b:{i}", batch_id="b",
+    ...                     status="scored", score=1.0) for i in "cab"])
+    >>> [row_item_id(r) for r in found.rows()], found.without_label(items=3)
+    (['a'], (2, ('b', 'c')))
+    """
+
+    def __init__(self, labels: Collection[str]) -> None:
+        self._labels = labels
+        self._rows: list[ScoreRow] = []
+        self._labelled: set[str] = set()
+        self._first: dict[str, ScoreRow] = {}
+        self._unlabelled: list[str] = []  # sorted, distinct, at most _LISTED
+
+    def add(self, page: Sequence[ScoreRow]) -> None:
+        """Take the batch's next rows (in the store's order: an item's trials in order)."""
+        for row in page:
+            key = row_item_id(row)
+            if key in self._labels:
+                self._rows.append(row)
+                self._labelled.add(key)
+            else:
+                self._note(key)
+            self._first.setdefault(row.scorer_id, row)
+
+    def end(self) -> None:
+        """Nothing more to do."""
+
+    def _note(self, key: str) -> None:
+        smallest = self._unlabelled
+        if len(smallest) == _LISTED and key >= smallest[-1]:
+            return
+        at = bisect.bisect_left(smallest, key)
+        if at < len(smallest) and smallest[at] == key:
+            return
+        smallest.insert(at, key)
+        del smallest[_LISTED:]
+
+    def rows(self) -> list[ScoreRow]:
+        """The rows to calibrate: the labelled items', and the first row of each scorer with
+        none of them (an unlabelled item's: it counts nowhere, but the scorer is calibrated
+        as over the whole batch, on no item)."""
+        scorers = {row.scorer_id for row in self._rows}
+        return [*self._rows, *(row for sid, row in self._first.items() if sid not in scorers)]
+
+    def without_label(self, *, items: int) -> tuple[int, tuple[str, ...]]:
+        """How many of the batch's ``items`` (distinct item ids) have no label, and the
+        smallest of their ids (as many as the page lists)."""
+        return items - len(self._labelled), tuple(self._unlabelled)
+
+
+def calibration_section(
+    c: Calibration | None, *, without_label: tuple[int, Sequence[str]] | None = None
+) -> str:
+    """The section, or nothing without labels; ``without_label``: the count and the first
+    ids of the items without a label (:meth:`LabelledRows.without_label`), when ``c`` was
+    computed from the labelled items' rows only."""
     if c is None:
         return ""
     columns = statistic_columns(c, html=True)
@@ -144,7 +212,10 @@ def calibration_section(c: Calibration | None) -> str:
         for s in c.scorers
     )
     sides = [*counted("labelled item(s) without rows", c.labels_without_rows, _LISTED),
-             *counted("item(s) without a label", c.rows_without_labels, _LISTED)]
+             *(counted("item(s) without a label", c.rows_without_labels, _LISTED)
+               if without_label is None else
+               counted("item(s) without a label", without_label[1], _LISTED,
+                       total=without_label[0]))]
     scale = f", scale {c.scale[0]:g}..{c.scale[1]:g}" if c.scale is not None else ""
     return (
         '<section id="calibration"><h2>Calibration against human labels</h2>'

@@ -359,9 +359,12 @@ def write_page(
     min_kappa: float | None = None,
     labels: Mapping[str, LabelValue] | None = None,
     view_url: str | None = None,
+    without_label: tuple[int, Sequence[str]] | None = None,
 ) -> None:
     """Write the page of a batch whose scans ``build`` has read (see :func:`render_report`
-    for the arguments) into ``out``, its items' data a chunk at a time."""
+    for the arguments) into ``out``, its items' data a chunk at a time; ``without_label``: the
+    items without a label, counted, when ``calibration`` was computed from the labelled items'
+    rows only (:class:`~scorecore_adapters.report._calibration.LabelledRows`)."""
     digest = build.digest
     assert digest is not None  # noqa: S101 - after the scans
     marks = {sid: t.min for sid, t in thresholds.items() if t.min is not None}
@@ -387,7 +390,7 @@ def write_page(
         "<noscript>The item explorer needs JavaScript; the tables above it do not.</noscript>"
         f"<h2>Summary</h2>{_summary(stats)}"
         f"<h2>Score distributions</h2>{_charts(stats)}"
-        f"{_baseline(comparison)}{calibration_section(calibration)}"
+        f"{_baseline(comparison)}{calibration_section(calibration, without_label=without_label)}"
         f"{trust_sections(digest, labels=labels, thresholds=marks)}"
         f"<h2>Failures</h2>{_failures(digest)}"
         f"<h2>Not scorable</h2>{_not_scorable(digest)}"

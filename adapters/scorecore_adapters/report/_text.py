@@ -55,19 +55,25 @@ def number(value: float | None, *, sign: bool = False) -> str:
     return format(value, f"+{spec}" if sign else spec)
 
 
-def listed(ids: Sequence[str], limit: int) -> str:
-    """The first ``limit`` ids, escaped, and how many there are in all when more.
+def listed(ids: Sequence[str], limit: int, *, total: int | None = None) -> str:
+    """The first ``limit`` ids, escaped, and how many there are in all when more (``total``:
+    that many, of which ``ids`` are the first).
 
-    >>> listed(["a", "<b>", "c"], 2)
-    'a, &lt;b&gt; … (3 in all)'
+    >>> listed(["a", "<b>", "c"], 2), listed(["a"], 1, total=7)
+    ('a, &lt;b&gt; … (3 in all)', 'a … (7 in all)')
     """
-    more = f" … ({len(ids)} in all)" if len(ids) > limit else ""
+    total = len(ids) if total is None else total
+    more = f" … ({total} in all)" if total > limit else ""
     return esc(", ".join(ids[:limit])) + more
 
 
-def counted(what: str, ids: Sequence[str], limit: int) -> list[str]:
-    """``["N what: ids"]`` (listed up to ``limit``), or nothing without ids: a page's note."""
-    return [f"{len(ids)} {what}: {listed(ids, limit)}"] if ids else []
+def counted(
+    what: str, ids: Sequence[str], limit: int, *, total: int | None = None
+) -> list[str]:
+    """``["N what: ids"]`` (listed up to ``limit``; N is ``total`` when given, of which ``ids``
+    are the first), or nothing without ids: a page's note."""
+    total = len(ids) if total is None else total
+    return [f"{total} {what}: {listed(ids, limit, total=total)}"] if total else []
 
 
 def percent(value: float | None) -> str:

@@ -6,8 +6,9 @@ in ``scorecore_dataset_items`` (one row per item: id, digest, line, canonical JS
 ``scorecore_datasets`` names versions (``NAME@v3``) and ``scorecore_dataset_sources`` maps a
 file's key (a digest of its bytes and of how it is read) to the version it gave. Adding streams
 the items in chunks into a temporary staging table of the connection's own, refusing a repeated
-id as it goes, then computes the version digest by reading the staged ids back in order, so a
-file of any size is added in flat memory and without a lock another writer waits on. Only then
+id as it goes, and computes the version digest from the ids in order: as they pass when they
+come in order (a file sorted by id), else by reading the staged ids back. So a file of any
+size is added in flat memory and without a lock another writer waits on. Only then
 does one transaction store the version (copying the staged items over) and name it; the
 version digest's unique key decides between connections adding the same content at once, so
 it is stored once whatever names it is added under. Both backends share the SQL below; only
@@ -197,8 +198,9 @@ class DatasetStore(OwnConnection):
                             self._commit(conn, None, name, stamp, None, known=known))
             self._unstage(conn, create=True)
             try:
-                count = self._stage(conn, items, source)
-                digest = sorted_digest(self._staged(conn))
+                count, digest = self._stage(conn, items, source)
+                if digest is None:  # not read in id order: the staged ids are, read back
+                    digest = sorted_digest(self._staged(conn))
                 found = self._find_id(conn, digest)
                 if found is not None and name is None and source_key is None:
                     return found  # content already stored: nothing to write
@@ -210,15 +212,19 @@ class DatasetStore(OwnConnection):
         version_id: int = await self._run("add", write)
         return await self._by_id(version_id, name)
 
-    def _stage(self, conn: Any, items: Iterable[DatasetItem], source: str) -> int:
-        """Read ``items`` into the staging table, refusing a repeated id; the count read.
+    def _stage(self, conn: Any, items: Iterable[DatasetItem],
+               source: str) -> tuple[int, str | None]:
+        """Read ``items`` into the staging table, refusing a repeated id; the count read, and
+        the version digest when the ids came in increasing order (a file sorted by id).
 
         The staging table is this connection's own (a temporary table: no other connection
         sees it, nothing in it is logged), so reading a file takes no lock another writer
         waits on, and content found already stored costs this one pass and nothing more.
+        Ids in order are hashed as they pass, sparing the read of the staged ids back.
         """
         chunk: dict[str, DatasetItem] = {}
         count = 0
+        in_order = True
 
         def flush() -> None:
             if not chunk:
@@ -233,11 +239,10 @@ class DatasetStore(OwnConnection):
                 raise
             chunk.clear()
 
-        if self._dialect == "sqlite":
-            # one transaction for the whole staging (on the temporary table only: it holds
-            # no lock on the store), instead of one per statement
-            conn.execute("BEGIN")
-        try:
+        def pairs() -> Iterator[tuple[str, str]]:
+            """Stage every item; yield each ``(id, digest)`` while the ids increase."""
+            nonlocal count, in_order
+            last: str | None = None
             for item in items:
                 held = chunk.get(item.id)
                 if held is not None:
@@ -246,11 +251,24 @@ class DatasetStore(OwnConnection):
                 count += 1
                 if len(chunk) >= CHUNK:
                     flush()
+                if in_order:
+                    if last is not None and item.id <= last:
+                        in_order = False  # the rest is staged only
+                        continue
+                    last = item.id
+                    yield item.id, item.digest
             flush()
+
+        if self._dialect == "sqlite":
+            # one transaction for the whole staging (on the temporary table only: it holds
+            # no lock on the store), instead of one per statement
+            conn.execute("BEGIN")
+        try:
+            digest = sorted_version_digest(pairs())
         finally:
             if self._dialect == "sqlite":
                 conn.execute("COMMIT")
-        return count
+        return count, digest if in_order else None
 
     def _insert_staged(self, conn: Any, rows: list[tuple[Any, ...]]) -> None:
         """Stage a chunk whole or not at all (its ids must be new to the staging table)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -9,9 +10,12 @@ import anyio
 import pytest
 
 from scorecore.evals import ScoreRow
+from scorecore_adapters.cli import _show as show_command
+from scorecore_adapters.cli import main
+from scorecore_adapters.cli._common import print_table
 from scorecore_adapters.cli._economics import fingerprints
 from scorecore_adapters.cli._eval import group_json
-from scorecore_adapters.cli._show import structured_outputs
+from scorecore_adapters.cli._show import _cells, structured_outputs
 from scorecore_adapters.cli._trust import trust_json
 from scorecore_adapters.report._causes import FailureTally, cause_of_row
 from scorecore_adapters.storage import SqliteScoreStore
@@ -91,3 +95,64 @@ def test_show_table_read_in_pages_lists_every_row_aligned(
     assert "14 rows (2 failed, 1 not_scorable, 11 scored)" in lines
     code, failed, _ = run("show", "A", "--store", f"sqlite:{tmp_path / 'r.db'}", "--failures")
     assert failed.splitlines()[-1] == "2 failed of 14 rows"
+
+
+class _Terminal(io.StringIO):
+    """An output that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("option", ["--json", "--failures"])
+def test_show_on_a_terminal_reads_pages_for_json_and_failures(
+    tmp_path: Path, batch: list[ScoreRow], monkeypatch: pytest.MonkeyPatch, option: str
+) -> None:
+    """On a terminal, ``--json`` and ``--failures`` print what they print elsewhere (no rich
+    table in them), read a page at a time, never with ``list_run``."""
+    store = f"sqlite:{tmp_path / 'r.db'}"
+    _, elsewhere, _ = run("show", "A", "--store", store, option)
+
+    _refuse_list_run(monkeypatch)
+    out, err = _Terminal(), io.StringIO()
+    code = main(["show", "A", "--store", store, option], out=out, err=err)
+    assert code == 0, err.getvalue()
+    assert out.getvalue() == elsewhere
+
+
+def _refuse_list_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def refuse(self: SqliteScoreStore, batch_id: str, /) -> list[ScoreRow]:
+        raise AssertionError(f"list_run({batch_id!r}) read the whole batch")
+
+    monkeypatch.setattr(SqliteScoreStore, "list_run", refuse)
+
+
+def test_show_on_a_terminal_reads_pages_around_its_rich_table(
+    tmp_path: Path, batch: list[ScoreRow], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal: the rich table of every row, then the lines printed elsewhere after the
+    table (fingerprints, agreements, counts, causes), the batch read a page at a time."""
+    store = f"sqlite:{tmp_path / 'r.db'}"
+    _, elsewhere, _ = run("show", "A", "--store", store)
+    _refuse_list_run(monkeypatch)
+    out, err = _Terminal(), io.StringIO()
+    assert main(["show", "A", "--store", store], out=out, err=err) == 0, err.getvalue()
+    table = _Terminal()
+    print_table(("item", "scorer", "status", "score", "reason / cause"),
+                [_cells(row, cause_of_row(row)) for row in batch], rich_output=True, out=table)
+    tail = "".join(elsewhere.splitlines(keepends=True)[1 + len(batch):])
+    assert out.getvalue() == table.getvalue() + tail
+
+
+def test_show_on_a_terminal_lists_a_large_batch_as_text(
+    tmp_path: Path, batch: list[ScoreRow], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch over the rich table's rows is listed on a terminal as elsewhere (aligned text),
+    a page at a time."""
+    store = f"sqlite:{tmp_path / 'r.db'}"
+    _, elsewhere, _ = run("show", "A", "--store", store)
+    _refuse_list_run(monkeypatch)
+    monkeypatch.setattr(show_command, "RICH_ROWS", len(batch) - 1)
+    out, err = _Terminal(), io.StringIO()
+    assert main(["show", "A", "--store", store], out=out, err=err) == 0, err.getvalue()
+    assert out.getvalue() == elsewhere

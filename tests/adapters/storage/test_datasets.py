@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -17,10 +18,13 @@ from pathlib import Path
 import anyio
 import attrs
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scorecore.datasets import DatasetError, DatasetItem, DatasetVersion, version_digest
 from scorecore.evals import StoreError
 from scorecore_adapters.storage import DatasetLookupError, DatasetStore
+from scorecore_adapters.storage import _datasets as datasets_store
 
 pytestmark = pytest.mark.anyio
 
@@ -330,3 +334,32 @@ async def test_a_known_source_key_returns_its_version_without_reading(
             first, ref=attrs.evolve(first.ref, name=None, number=None))
         assert await store.add(_unread(), source_key="k3") == attrs.evolve(
             first, ref=attrs.evolve(first.ref, name=None, number=None))
+
+
+_IDS = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+               min_size=1, max_size=6)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ids=st.lists(_IDS, min_size=1, max_size=40, unique=True), data=st.data())
+def test_a_version_is_its_content_in_any_order(
+    kind: str, monkeypatch: pytest.MonkeyPatch, ids: list[str], data: st.DataObject,
+) -> None:
+    """Items in id order, in another order, or in order but for one: the same version, its
+    digest the content's, over chunks of 3 items (ids of any code points)."""
+    monkeypatch.setattr(datasets_store, "CHUNK", 3)
+    stored = [DatasetItem(id=i, fields={"input": n}, line=n + 1) for n, i in enumerate(ids)]
+    in_order = sorted(stored, key=lambda item: item.id)
+    orders = [in_order, data.draw(st.permutations(stored)), in_order[1:] + in_order[:1]]
+    expected = version_digest({i.id: i.digest for i in stored})
+
+    async def add_all(folder: Path) -> list[DatasetVersion]:
+        async with make_store(kind, folder) as store:
+            return [await store.add(order) for order in orders]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        found = anyio.run(add_all, Path(tmp))
+    assert [v.ref.version for v in found] == [expected] * 3
+    assert found[0].items == len(ids)
