@@ -252,22 +252,14 @@ class MeteredExecution:
         meter = self._meter
         assert meter is not None  # noqa: S101 - keyed says so
         ledger = meter.ledger
-        while True:
-            flight = ledger.flight(key)
-            if flight is None:
-                break
+        flight = ledger.flight(key)
+        if flight is not None:
             await flight.done.wait()
             if flight.response is not None:
                 return self._hit(ledger, flight.response)
-            # The call we waited for failed: look again, then ask the judge ourselves.
-            cache = meter.cache
-            assert cache is not None  # noqa: S101 - keyed says so
-            try:
-                found = await cache.get(key)
-            except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
-                found = None
-            if isinstance(found, JudgeResponse):
-                return self._hit(ledger, found)
+            # The call we waited for failed: look again (then wait for the next identical
+            # call in flight, or ask the judge ourselves).
+            return await self.lookup(key)
         self._misses += 1
         ledger.cache_misses += 1
         return None
