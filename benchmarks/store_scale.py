@@ -3,8 +3,10 @@
 Read: builds two batches of N rows each (N / 2 items x 2 scorers, rows shaped like those of
 ``scorecore eval``: ~500 characters, scorer JSON with its fingerprint, metadata) straight into
 a SQLite store, then runs ``scorecore show``, ``scorecore report`` (alone, with
-``--baseline``, and with ``--labels`` for 200 items) and ``scorecore compare`` on them, each in
-its own process, and prints the wall time and the process's peak RSS.
+``--baseline``, and with ``--labels`` for 200 items), ``scorecore compare``, ``scorecore
+calibrate`` (the same labels; text and ``--json``) and ``scorecore plan`` (from the pair, and
+from one batch) on them, each in its own process, and prints the wall time and the process's
+peak RSS.
 Targets: the compare of two 1,000,000-row batches in <= 60 s and <= 300 MB; ``show`` and
 ``report`` peak RSS flat in N.
 
@@ -153,7 +155,18 @@ def read(sizes: Sequence[int], commands: Sequence[str], kept: Path | None = None
                 ("report --labels", ["report", "new", "--store", store, "--labels", str(labels),
                                      "-o", str(where / "r.html")]),
                 ("compare", ["compare", "base", "new", "--store", store]),
+                ("calibrate", ["calibrate", "new", "--store", store, "--labels", str(labels)]),
+                ("calibrate --json", ["calibrate", "new", "--store", store, "--labels",
+                                      str(labels), "--json"]),
+                # plan pairs "new" with "base" (the ledger's batches of the same cases), or,
+                # from "base" (no batch before it), reads one batch's scores.
+                ("plan", ["plan", "--dataset", "bench.jsonl", "--effect", "0.05", "--store",
+                          store]),
+                ("plan one batch", ["plan", "--dataset", "bench.jsonl", "--effect", "0.05",
+                                    "--baseline", "base", "--store", store]),
             ):
+                if name.split()[0] == "plan" and "plan" in commands:
+                    anyio.run(_ledger, store, rows)
                 if name.split()[0] not in commands:
                     continue
                 elapsed, cpu, rss, code = measure(args, where)
@@ -165,6 +178,25 @@ def read(sizes: Sequence[int], commands: Sequence[str], kept: Path | None = None
                 print(f"  of which the store's pairing: {took:.2f} s for {pairs:,} pairs (the "
                       f"rest of compare is its statistics: the bootstrap of each scorer's "
                       f"deltas, 1,000 resamples)")
+
+
+async def _ledger(url: str, rows: int) -> None:
+    """Both batches in the store's ledger, as two runs of the same cases (what ``plan``
+    reads to find the pair); a batch recorded already keeps its record."""
+    from scorecore_adapters.storage import (  # noqa: PLC0415 - the plan cases only
+        Experiment,
+        ExperimentScorer,
+        ExperimentStore,
+    )
+
+    scorers = tuple(ExperimentScorer(id=sid, fingerprint=fp) for sid, fp in _FINGERPRINT.items())
+    async with ExperimentStore(url) as ledger:
+        for batch in ("base", "new"):
+            dataset = {"name": None, "version": "bench", "cases": "bench",
+                       "file": "bench.jsonl", "items": rows // 2}
+            await ledger.start(Experiment(batch_id=batch, dataset=dataset, scorers=scorers),
+                               items={})
+            await ledger.finish(batch, verdict="passed", means={})
 
 
 async def _pairing(url: str) -> tuple[float, int]:
@@ -255,10 +287,52 @@ def write(items: int) -> None:
               f"({len(stored):,} rows, {len(WRITTEN)} columns)")
 
 
+def _backend_cpu(pid: int) -> float | None:
+    """CPU seconds the PostgreSQL backend ``pid`` has used (None: a server on another host)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Clocks:
+    """Wall time, this process's CPU time and the server backend's CPU time of a block."""
+
+    def __init__(self, backend: int) -> None:
+        self.backend = backend
+        self.wall = self.cpu = 0.0
+        self.server: float | None = None
+
+    def __enter__(self) -> _Clocks:
+        self._start = (time.perf_counter(), time.process_time(), _backend_cpu(self.backend))
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        wall, cpu, server = self._start
+        self.wall = time.perf_counter() - wall
+        self.cpu = time.process_time() - cpu
+        end = _backend_cpu(self.backend)
+        self.server = None if server is None or end is None else end - server
+
+    def line(self, label: str, rows: int) -> str:
+        server = "n/a" if self.server is None else f"{self.server:5.2f} s"
+        both = "" if self.server is None else (
+            f", {rows / (self.cpu + self.server):8,.0f} rows per CPU-second (both)")
+        return (f"  {label:<40} wall {self.wall:6.2f} s {rows / self.wall:8,.0f} rows/s;  "
+                f"CPU here {self.cpu:5.2f} s, server {server}{both}")
+
+
 def pg_copy(rows: int) -> None:
-    """PostgreSQL: the store's save by an upsert per row (executemany, pipelined) and by COPY
-    (into a temporary table, then one INSERT ... SELECT ... ON CONFLICT), then psycopg's COPY
-    of the same records alone, into a fresh table and into a temporary one then upserted."""
+    """PostgreSQL: the store's save, 1,000 rows a call, by an upsert per row (executemany,
+    pipelined) and by COPY (into its staging table, then one INSERT ... SELECT ... ON
+    CONFLICT), and by COPY 144 rows a call (the size of ``scorecore eval``'s saves); then
+    psycopg's COPY of the same records alone: into a fresh table, and into a temporary one
+    then upserted, in one transaction and 1,000 rows a transaction.
+
+    Wall time, this process's CPU time and the server backend's (when the server runs on
+    this machine): on a shared machine the CPU times are the figures to compare."""
     import psycopg  # noqa: PLC0415 - only with a PostgreSQL server
 
     from scorecore.evals import ScoreRow  # noqa: PLC0415
@@ -279,55 +353,55 @@ def pg_copy(rows: int) -> None:
             for i in range(items) for s in ("exact", "length")]
 
     made = [storable_row(row) for row in made]  # as run_evals hands them over
+    n = len(made)
+    print(f"store_scale pg: {n:,} rows, load average {os.getloadavg()[0]:.2f} at the start")
 
-    async def save(threshold: int) -> float:
+    async def save(threshold: int, page: int = 1000) -> _Clocks:
         # COPY_FROM: the save's row count from which the store copies (a huge one: never).
         store_module.COPY_FROM = threshold
         async with PostgresScoreStore(dsn, table=table) as store:
             await store.save(made[:1])  # the table, before the clock starts
-            start = time.perf_counter()
-            for at in range(0, len(made), 1000):
-                await store.save(made[at:at + 1000])
-            took = time.perf_counter() - start
+            connection = store._aconn or store._conn  # its backend, for its CPU time
+            with _Clocks(connection.info.backend_pid) as clocks:
+                for at in range(0, len(made), page):
+                    await store.save(made[at:at + page])
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
-        return took
+        return clocks
 
     copy_from = store_module.COPY_FROM
-    upserts = anyio.run(save, 10**9)
-    copies = anyio.run(save, copy_from)
-    saved = copies
-    start = time.perf_counter()
+    print(anyio.run(save, 10**9).line("store.save, upsert each", n))
+    print(anyio.run(save, copy_from).line("store.save, by COPY", n))
+    # scorecore eval's saves: what its writer finds queued, 72 items x 2 scorers here.
+    print(anyio.run(save, copy_from, 144).line("store.save, by COPY, 144 a call", n))
+    start = time.process_time()
     records = params_of(made, "2026-01-01T00:00:00+00:00", "pg")
-    encoded = time.perf_counter() - start
+    print(f"  (the store's part of both: making the rows' parameters, "
+          f"{time.process_time() - start:.2f} s CPU; the rest is psycopg's and the server's)")
     names = ", ".join(q(c) for c in WRITTEN)
     with psycopg.connect(dsn, autocommit=True) as conn:
+        backend = conn.info.backend_pid
         conn.execute(f"CREATE TABLE {q(table + '_copy')} (LIKE {q(table)})")  # type: ignore[arg-type]
-        start = time.perf_counter()
-        with conn.transaction(), conn.cursor() as cur, \
+        with _Clocks(backend) as clocks, conn.transaction(), conn.cursor() as cur, \
                 cur.copy(f"COPY {q(table + '_copy')} ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
             for record in records:
                 copy.write_row(record)
-        copied = time.perf_counter() - start
-        conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
-        start = time.perf_counter()
-        with conn.transaction(), conn.cursor() as cur:
-            cur.execute(f"CREATE TEMP TABLE incoming (LIKE {q(table)}) ON COMMIT DROP")  # type: ignore[arg-type]
-            with cur.copy(f"COPY incoming ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
-                for record in records:
-                    copy.write_row(record)
-            cur.execute(f"INSERT INTO {q(table)} ({names}) SELECT {names} FROM incoming "  # type: ignore[arg-type]  # noqa: S608 - fixed names
-                        f"ON CONFLICT (\"runId\", \"scorerId\") DO NOTHING")
-        upserted = time.perf_counter() - start
+        print(clocks.line("COPY into a fresh table", n))
+        for page in (n, 1000):
+            conn.execute(f"TRUNCATE {q(table)}")  # type: ignore[arg-type]
+            with _Clocks(backend) as clocks:
+                for at in range(0, n, page):
+                    with conn.transaction(), conn.cursor() as cur:
+                        cur.execute(f"CREATE TEMP TABLE incoming (LIKE {q(table)}) "  # type: ignore[arg-type]
+                                    f"ON COMMIT DROP")
+                        with cur.copy(f"COPY incoming ({names}) FROM STDIN") as copy:  # type: ignore[arg-type]
+                            for record in records[at:at + page]:
+                                copy.write_row(record)
+                        cur.execute(f"INSERT INTO {q(table)} ({names}) SELECT {names} "  # type: ignore[arg-type]  # noqa: S608 - fixed names
+                                    f"FROM incoming ON CONFLICT (\"runId\", \"scorerId\") "
+                                    f"DO NOTHING")
+            print(clocks.line(f"COPY to temp + INSERT SELECT, {page:,}/txn", n))
         conn.execute(f"DROP TABLE {q(table)}, {q(table + '_copy')}")  # type: ignore[arg-type]
-    n = len(made)
-    print(f"store_scale pg: {n:,} rows")
-    print(f"  store.save, 1,000 a call, upsert each  {upserts:6.2f} s  {n / upserts:9,.0f} rows/s")
-    print(f"  store.save, 1,000 a call, by COPY      {saved:6.2f} s  {n / saved:9,.0f} rows/s "
-          f"(both: rows already storable; making their parameters alone: {encoded:.2f} s)")
-    print(f"  COPY into a fresh table                {copied:6.2f} s  {n / copied:9,.0f} rows/s")
-    print(f"  COPY into a temp table + INSERT SELECT {upserted:6.2f} s  {n / upserted:9,.0f} "
-          f"rows/s")
 
 
 def main() -> None:
@@ -335,7 +409,8 @@ def main() -> None:
     sizes = [int(a) for a in sys.argv[2:] if a.isdigit()]
     # --only show,compare: the commands to run (all four by default).
     only = [a.split("=", 1)[1] for a in sys.argv[2:] if a.startswith("--only=")]
-    commands = only[0].split(",") if only else ["show", "report", "compare"]
+    commands = only[0].split(",") if only else ["show", "report", "compare", "calibrate",
+                                                "plan"]
     kept = [Path(a.split("=", 1)[1]) for a in sys.argv[2:] if a.startswith("--db=")]
     if mode == "read":
         read(sizes or [100_000], commands, kept[0] if kept else None)

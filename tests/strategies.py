@@ -710,3 +710,25 @@ def item_result_lists(draw: st.DrawFn) -> list[ItemResult]:
             outcomes=tuple(draw(scorer_outcomes(s)) for s in REPORT_SCORERS),
         ))
     return results
+
+
+# What PostgreSQL's COPY text format treats specially (escapes, the NULL marker, the end-of-data
+# line, delimiters), mixed with any other character a store keeps (no NUL, no lone surrogate).
+_COPY_PIECES = st.sampled_from([
+    "\t", "\n", "\r", "\r\n", "\\", "\\N", "\\.", "\\t", "\\\\", "\\x00", ",", '"', "'", "\x7f",
+    "\x1b", "\u2028", "é", "字", "\U0001f600", " ", "",
+])
+copy_texts: st.SearchStrategy[str] = st.one_of(
+    st.just("\\N"), st.just("\\."), st.just(""),
+    st.lists(_COPY_PIECES | st.text(st.characters(codec="utf-8", exclude_characters="\x00"),
+                                    max_size=3), max_size=8).map("".join),
+)
+"""Text that COPY's text format would mangle if escaped wrongly: tabs, newlines, backslashes,
+``\\N`` alone or inside, any other non-NUL character."""
+copy_json: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | copy_texts
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(copy_texts, inner, max_size=3),
+    max_leaves=8,
+)
+"""JSON values whose strings (keys too) are :data:`copy_texts`."""

@@ -3,33 +3,48 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
 from typing import Any, TextIO
+
+import anyio
+import attrs
 
 from scorecore.evals import (
     Calibration,
     LabelValue,
     ScoreRow,
+    StoreError,
     Threshold,
     calibrate,
-    cascade_summaries,
 )
-from scorecore.evals.results import ConfusionMatrix, Estimate, ScorerCalibration
+from scorecore.evals.engine import TrustFold
+from scorecore.evals.results import (
+    CascadeSummary,
+    ConfusionMatrix,
+    Estimate,
+    ScorerCalibration,
+)
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,
     UsageError,
     clip,
-    print_json,
+    open_url,
     print_table,
     printable,
-    read_batch,
 )
 from scorecore_adapters.cli._labels import STORE, store_label_values
 from scorecore_adapters.cli._trust import print_cascades
 from scorecore_adapters.labels import LabelFileError, read_labels
-from scorecore_adapters.report._calibration import estimate_notes, statistic_columns
+from scorecore_adapters.report._calibration import (
+    LabelledRows,
+    estimate_notes,
+    statistic_columns,
+)
 from scorecore_adapters.report._text import number
+from scorecore_adapters.storage import Store
 
 _LISTED = 10
 
@@ -131,9 +146,10 @@ def _fitted(s: ScorerCalibration) -> str:
     return f"{f.threshold:g} (kappa {f.kappa:.3f})"
 
 
-def _ids(ids: Sequence[str]) -> str:
+def _ids(ids: Sequence[str], total: int | None = None) -> str:
+    total = len(ids) if total is None else total
     shown = ", ".join(printable(clip(i, 60)) for i in ids[:_LISTED])
-    return shown + (f", … ({len(ids)} in all)" if len(ids) > _LISTED else "")
+    return shown + (f", … ({total} in all)" if total > _LISTED else "")
 
 
 def _matrix(name: str, what: str, matrix: ConfusionMatrix, out: TextIO) -> None:
@@ -162,8 +178,13 @@ def _notes(result: Calibration, s: ScorerCalibration, out: TextIO) -> None:
               file=out)
 
 
-def print_calibration(result: Calibration, labels: str, out: TextIO) -> None:
-    """The calibration as a table, then each scorer's confusion matrix and the notes."""
+def print_calibration(
+    result: Calibration, labels: str, out: TextIO, *,
+    without_label: tuple[int, Sequence[str]] | None = None,
+) -> None:
+    """The calibration as a table, then each scorer's confusion matrix and the notes;
+    ``without_label``: the count and the first ids of the items without a label, when
+    ``result`` was computed from the labelled items' rows only."""
     scale = f", scale {result.scale[0]:g}:{result.scale[1]:g}" if result.scale else ""
     print(f"calibrate {result.batch_id} against {labels}: {result.labels} label(s), "
           f"{result.kind}{scale} ({100 * result.confidence:g}% bootstrap intervals, "
@@ -189,8 +210,10 @@ def print_calibration(result: Calibration, labels: str, out: TextIO) -> None:
     if result.labels_without_rows:
         print(f"labels without rows in {result.batch_id}: {_ids(result.labels_without_rows)}",
               file=out)
-    if result.rows_without_labels:
-        print(f"items without a label: {_ids(result.rows_without_labels)}", file=out)
+    count, first = ((len(result.rows_without_labels), result.rows_without_labels)
+                    if without_label is None else without_label)
+    if count:
+        print(f"items without a label: {_ids(first, count)}", file=out)
 
 
 def print_agreement(result: Calibration, labels: str, out: TextIO) -> None:
@@ -208,16 +231,134 @@ def print_agreement(result: Calibration, labels: str, out: TextIO) -> None:
             print(f"  {s.scorer_id}: {caveat}", file=out)
 
 
+@attrs.define
+class LabelledScan:
+    """What a calibration reads of a stored batch, a page at a time: the labelled items' rows
+    (:class:`LabelledRows`) and the cascade runs of the rows ``keep`` takes, never the batch."""
+
+    labelled: LabelledRows
+    trust: TrustFold = attrs.field(factory=TrustFold)
+    rows: int = 0
+
+    async def read(self, store: Store, batch_id: str, keep: Callable[[ScoreRow], bool]) -> None:
+        """Read ``batch_id``'s pages (the store open); no rows is a usage error."""
+        async with aclosing(store.pages(batch_id)) as pages:
+            async for page in pages:
+                self.rows += len(page)
+                self.labelled.add(page)
+                for row in page:
+                    if keep(row):
+                        self.trust.add_row(row)
+        if not self.rows:
+            raise UsageError(f"no rows for batch {batch_id!r} in {store.url}")
+
+
+async def unlabelled_ids(
+    store: Store, batch_id: str, labels: Mapping[str, LabelValue], take: Callable[[str], None]
+) -> None:
+    """Give ``take`` each item id of the batch without a label, sorted (the store open): the
+    database lists the distinct ids, a page at a time."""
+    async with aclosing(store.item_ids(batch_id)) as pages:
+        async for page in pages:
+            for item in page:
+                if item not in labels:
+                    take(item)
+
+
+def in_store(url: str, work: Callable[[Store], Awaitable[None]]) -> None:
+    """``work(store)`` in the store ``url`` names, open read-only; unreadable rows are usage
+    errors."""
+    store = open_url(url, must_exist=True, read_only=True)
+
+    async def run() -> None:
+        async with store:
+            await work(store)
+
+    try:
+        anyio.run(run)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def scan_labelled(
+    url: str, batch_id: str, labels: Mapping[str, LabelValue], keep: Callable[[ScoreRow], bool],
+) -> LabelledScan:
+    """``batch_id`` read once, a page at a time, for its calibration against ``labels``."""
+    scan = LabelledScan(LabelledRows(labels))
+    in_store(url, lambda store: scan.read(store, batch_id, keep))
+    return scan
+
+
+def labelled_cascades(
+    trust: TrustFold, scorer_ids: Sequence[str], labels: Mapping[str, LabelValue],
+    thresholds: Mapping[str, float],
+) -> list[CascadeSummary]:
+    """Each cascade of ``scorer_ids`` (in that order) with its tiers' agreement on the runs
+    each decided, at its scorer's pass mark (its threshold, 0.5 without one)."""
+    by_mark: dict[float, dict[str, CascadeSummary]] = {}
+    found = []
+    for sid in scorer_ids:
+        mark = thresholds.get(sid, 0.5)
+        if mark not in by_mark:
+            by_mark[mark] = {c.scorer_id: c for c in trust.cascades(labels, threshold=mark)}
+        if sid in by_mark[mark]:
+            found.append(by_mark[mark][sid])
+    return found
+
+
+class _Unlabelled:
+    """The items without a label: their count and the first :data:`_LISTED` ids."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[str] = []
+
+    def take(self, item: str) -> None:
+        self.count += 1
+        if len(self.first) < _LISTED:
+            self.first.append(item)
+
+
+def _print_json_listing(
+    document: dict[str, Any], batch_id: str, labels: Mapping[str, LabelValue], out: TextIO,
+) -> Callable[[Store], Awaitable[None]]:
+    """``print_json(document)`` with its ``rowsWithoutLabels`` written as the store lists
+    them, one id at a time: the text ``json.dumps(indent=2)`` makes, without the list held."""
+    text = json.dumps({**document, "rowsWithoutLabels": []}, indent=2, ensure_ascii=False,
+                      default=str)
+    # A top-level key at two spaces: no string value can hold a raw newline to match it.
+    head, tail = text.split('\n  "rowsWithoutLabels": []', 1)
+
+    async def write(opened: Store) -> None:
+        out.write(head + '\n  "rowsWithoutLabels": [')
+        written = 0
+
+        def take(item: str) -> None:
+            nonlocal written
+            out.write(("," if written else "") + "\n    " + json.dumps(item, ensure_ascii=False))
+            written += 1
+
+        await unlabelled_ids(opened, batch_id, labels, take)
+        out.write(("\n  ]" if written else "]") + tail + "\n")
+
+    return write
+
+
 def calibrate_command(args: argparse.Namespace, out: TextIO) -> int:
     """Calibrate a stored batch against labels; with ``--min-kappa``, exit 1 when a scorer's
-    κ interval reaches below it (or κ is undefined)."""
-    _, rows = read_batch(args.store, args.batch)
+    κ interval reaches below it (or κ is undefined).
+
+    The batch is read a page at a time, keeping only its labelled items' rows (and its
+    cascades' runs); the items without a label are listed by the store."""
     labels = labels_of(args)
-    result = calibration_of(args, rows, threshold=args.threshold,
+    chosen = set(args.scorer or ())
+    scan = scan_labelled(args.store, args.batch, labels,
+                         lambda row: not chosen or row.scorer_id in chosen)
+    result = calibration_of(args, scan.labelled.rows(), threshold=args.threshold,
                             scorer_ids=args.scorer or None, labels=labels)
     # A cascade's tiers against the labels: each tier's agreement on the runs it decided.
-    chosen = [r for r in rows if not args.scorer or r.scorer_id in args.scorer]
     pass_mark = 0.5 if args.threshold is None else float(args.threshold)
+    cascades = scan.trust.cascades(labels, threshold=pass_mark)
     failed: tuple[str, ...] = ()
     if args.min_kappa is not None:
         failed = result.failed_checks(args.min_kappa)
@@ -227,13 +368,16 @@ def calibrate_command(args: argparse.Namespace, out: TextIO) -> int:
             **result.to_json(), "labelsFile": args.labels, "minKappa": args.min_kappa,
             "verdict": None if args.min_kappa is None else ("failed" if failed else "passed"),
             "failedChecks": list(failed), "exitCode": code,
-            "cascades": [c.to_json() for c in cascade_summaries(chosen, labels=labels,
-                                                                threshold=pass_mark)],
+            "cascades": [c.to_json() for c in cascades],
         }
-        print_json(document, out)
+        in_store(args.store, _print_json_listing(document, args.batch, labels, out))
         return code
-    print_calibration(result, args.labels, out)
-    print_cascades(cascade_summaries(chosen, labels=labels, threshold=pass_mark), out=out)
+    unlabelled = _Unlabelled()
+    in_store(args.store, lambda store: unlabelled_ids(store, args.batch, labels,
+                                                       unlabelled.take))
+    print_calibration(result, args.labels, out,
+                      without_label=(unlabelled.count, unlabelled.first))
+    print_cascades(cascades, out=out)
     if args.min_kappa is None:
         print("no gate: --min-kappa K exits 1 when a scorer's kappa interval reaches below K",
               file=out)

@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-import anyio
-
-from scorecore.evals import ScoreRow, StoreError
+from scorecore.evals import StoreError
 from scorecore_adapters.storage import Store, StoreUrl, open_store
 
 DEFAULT_STORE: Final = "sqlite:scorecore.db"
@@ -52,24 +50,6 @@ def open_url(url: str, *, must_exist: bool = False, read_only: bool = False) -> 
     if must_exist and parsed.path is not None and not Path(parsed.path).is_file():
         raise UsageError(f"store {store.url} does not exist")
     return store
-
-
-async def _list_run(store: Store, batch_id: str) -> Sequence[ScoreRow]:
-    try:
-        async with store:
-            return await store.list_run(batch_id)
-    except StoreError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def read_batch(url: str, batch_id: str) -> tuple[Store, Sequence[ScoreRow]]:
-    """Every stored row of ``batch_id``, read-only; no rows is a usage error."""
-    # Read-only: works on a database on a read-only filesystem or owned by another user.
-    store = open_url(url, must_exist=True, read_only=True)
-    rows = anyio.run(_list_run, store, batch_id)
-    if not rows:
-        raise UsageError(f"no rows for batch {batch_id!r} in {store.url}")
-    return store, rows
 
 
 def console(out: TextIO) -> Any:

@@ -114,7 +114,10 @@ def _blind(s: ScorerComparison, result: Comparison) -> str:
     shown = number(s.mde) if s.mde is not None else "unknown"
     text = f"its MDE {shown} is above the effect {result.effect:g}"
     if s.spread is not None and result.effect > 0:
-        needed = items_needed(s.spread, result.effect, alpha=1 - s.confidence)
+        try:
+            needed = items_needed(s.spread, result.effect, alpha=1 - s.confidence)
+        except ValueError:  # a spread so large that the count is past any float
+            return text + " (no finite number of paired items would detect it)"
         text += f" (about {needed} paired items would detect it)"
     return text
 

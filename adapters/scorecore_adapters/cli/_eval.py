@@ -30,9 +30,13 @@ from scorecore_adapters._loading import LoadedScorers, load_scorers, load_target
 from scorecore_adapters.cli._batch_api import batch_api_scope
 from scorecore_adapters.cli._calibrate import (
     calibration_of,
+    in_store,
+    labelled_cascades,
     labels_of,
     print_agreement,
     report_thresholds,
+    scan_labelled,
+    unlabelled_ids,
 )
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
@@ -43,7 +47,6 @@ from scorecore_adapters.cli._common import (
     console,
     open_url,
     print_table,
-    read_batch,
 )
 from scorecore_adapters.cli._datasets import data_source, ledger_dataset_record
 from scorecore_adapters.cli._economics import (
@@ -57,7 +60,7 @@ from scorecore_adapters.cli._judges import JudgeTally
 from scorecore_adapters.cli._otel import DEFAULT_TIMEOUT as DEFAULT_OTEL_TIMEOUT
 from scorecore_adapters.cli._otel import OtelReporter
 from scorecore_adapters.cli._ray import run_on_ray, start_ray
-from scorecore_adapters.cli._trust import print_agreements, print_labelled_cascades
+from scorecore_adapters.cli._trust import print_agreements, print_cascades
 from scorecore_adapters.report._causes import FailureGroup, FailureTally, cause_of_outcome
 from scorecore_adapters.report._text import number
 from scorecore_adapters.storage import Store
@@ -353,15 +356,28 @@ def _print_labels_agreement(
         print(f"agreement with the labels in {args.labels}: no LLM-judged scorer ran"
               f"{skipped}", file=out)
         return None
-    _, rows = read_batch(args.store, plan.batch_id)
+    # The stored batch read back a page at a time: only its labelled items' rows are kept
+    # (and its cascades' runs), never the batch.
+    labels = plan.labels
+    scan = scan_labelled(args.store, plan.batch_id, labels, lambda _row: True)
+    rows = scan.labelled.rows()
     thresholds = {sid: t for sid, t in report_thresholds(plan.thresholds, rows).items()
                   if sid in chosen}
     result = calibration_of(args, rows, threshold=thresholds, scorer_ids=chosen,
-                            labels=plan.labels)
+                            labels=labels)
     print_agreement(result, args.labels, out)
-    cascades = print_labelled_cascades(rows, plan.labels, thresholds, out=out)
+    cascades = labelled_cascades(scan.trust, sorted({r.scorer_id for r in rows}), labels,
+                                 thresholds)
+    print_cascades(cascades, out=out)
+    if args.output:
+        # The --output document is written whole: the ids without a label (listed by the
+        # store) are held for it, ids only.
+        unlabelled: list[str] = []
+        in_store(args.store, lambda store: unlabelled_ids(store, plan.batch_id, labels,
+                                                           unlabelled.append))
+        result = attrs.evolve(result, rows_without_labels=tuple(unlabelled))
     return {**result.to_json(), "labelsFile": args.labels,
-            **({"cascades": cascades} if cascades else {})}
+            **({"cascades": [c.to_json() for c in cascades]} if cascades else {})}
 
 
 def _check_batch_id(batch_id: str, flag: str) -> None:

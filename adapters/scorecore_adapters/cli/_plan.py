@@ -12,22 +12,24 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
+from contextlib import aclosing
+from fractions import Fraction
 from typing import Any, Final, TextIO
 
-from scorecore.evals import compare, items_needed
+from scorecore.evals import items_needed
+from scorecore.evals.store import PairedComparison
 from scorecore_adapters._resample import mean_resampler
+from scorecore_adapters.cli._calibrate import in_store
 from scorecore_adapters.cli._common import (
     DEFAULT_STORE,
     EXIT_PASSED,
     UsageError,
     print_json,
     print_table,
-    read_batch,
 )
 from scorecore_adapters.cli._experiments import read_ledger
 from scorecore_adapters.report._text import number
-from scorecore_adapters.storage import Experiment
+from scorecore_adapters.storage import Experiment, Store
 
 ASSUMPTION: Final = ("one batch only: the two runs of an item assumed to score independently "
                      "(differences' spread = √2 × the scores'), which errs towards more items")
@@ -82,6 +84,109 @@ def _partner(baseline: Experiment, batches: list[Experiment]) -> Experiment | No
     return same[-1] if same else None
 
 
+class Spread:
+    """The population standard deviation of numbers given one at a time, exactly as
+    :func:`statistics.pstdev` computes it of all of them: in one pass, from exact sums (a
+    float's numerator summed per power-of-two denominator), in memory that does not grow.
+
+    >>> spread = Spread()
+    >>> for x in (1.5, 2.5, 2.5, 2.75, 3.25, 4.75):
+    ...     spread.add(x)
+    >>> spread.n, spread.value()
+    (6, 0.986893273527251)
+    """
+
+    __slots__ = ("_sx", "_sxx", "n")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._sx: dict[int, int] = {}
+        self._sxx: dict[int, int] = {}
+
+    def add(self, x: float) -> None:
+        """Count ``x`` (a finite float)."""
+        numerator, denominator = x.as_integer_ratio()
+        self.n += 1
+        self._sx[denominator] = self._sx.get(denominator, 0) + numerator
+        self._sxx[denominator] = self._sxx.get(denominator, 0) + numerator * numerator
+
+    def value(self) -> float:
+        """The spread over ``n``, correctly rounded (``0.0`` of nothing)."""
+        n = self.n
+        sx = sum((Fraction(v, d) for d, v in self._sx.items()), Fraction(0))
+        sxx = sum((Fraction(v, d * d) for d, v in self._sxx.items()), Fraction(0))
+        return 0.0 if n == 0 else _sqrt((n * sxx - sx * sx) / (n * n))
+
+
+def _sqrt(value: Fraction) -> float:
+    """The square root of ``value`` rounded to the nearest float: the integer root of it
+    scaled to at least 55 bits, rounded to odd (so that the one rounding to a float, an exact
+    integer division, is correct)."""
+    top, bottom = value.numerator, value.denominator
+    if top == 0:
+        return 0.0
+    shift = max(0, 60 - (top.bit_length() - bottom.bit_length()) // 2)
+    whole, rest = divmod(top << (2 * shift), bottom)
+    root = math.isqrt(whole)
+    if rest or root * root != whole:
+        root |= 1
+    return root / (1 << shift)
+
+
+async def _paired_spreads(store: Store, base: str, new: str) -> dict[str, float | None]:
+    """Each common scorer's paired differences' spread, as ``compare`` of the two batches
+    gives it: the store pairs them, a page at a time (one resample: only the spread is
+    read, and it does not depend on the bootstrap)."""
+    scorers = {batch: await store.batch_scorers(batch) for batch in (base, new)}
+    building = PairedComparison(base_batch=base, new_batch=new, base_scorers=scorers[base],
+                                new_scorers=scorers[new], only_in_base=(), only_in_new=(),
+                                resamples=1, resampler=mean_resampler())
+    async with aclosing(store.paired_scores(base, new)) as pages:
+        async for pairs in pages:
+            building.add(pairs)
+    return {s.scorer_id: s.spread for s in building.result().scorers}
+
+
+async def _score_spreads(store: Store, batch_id: str) -> dict[str, Spread]:
+    """Each scorer's spread of its scored rows' scores, the batch read a page at a time."""
+    spreads: dict[str, Spread] = {}
+    async with aclosing(store.pages(batch_id)) as pages:
+        async for page in pages:
+            for row in page:
+                if row.status == "scored" and row.score is not None:
+                    if not math.isfinite(row.score):
+                        raise UsageError(f"plan: row {row.id!r} of batch {batch_id!r} has the "
+                                         f"score {row.score!r}: no spread to measure")
+                    spreads.setdefault(row.scorer_id, Spread()).add(row.score)
+    if not spreads and not await store.batch_scorers(batch_id):
+        raise UsageError(f"no rows for batch {batch_id!r} in {store.url}")
+    return spreads
+
+
+def _spreads(args: argparse.Namespace, baseline: Experiment,
+             partner: Experiment | None) -> dict[str, float | None]:
+    found: dict[str, float | None] = {}
+
+    async def paired(store: Store) -> None:
+        assert partner is not None  # noqa: S101 - called with one only
+        for batch in (baseline.batch_id, partner.batch_id):
+            if not await store.batch_scorers(batch):
+                raise UsageError(f"no rows for batch {batch!r} in {store.url}")
+        found.update(await _paired_spreads(store, partner.batch_id, baseline.batch_id))
+
+    async def single(store: Store) -> None:
+        scores = await _score_spreads(store, baseline.batch_id)
+        # the spread over n, as compare's figures take it (the bootstrap's plug-in)
+        found.update({sid: math.sqrt(2) * v.value() if v.n >= 2 else None
+                      for sid, v in sorted(scores.items())})
+
+    try:
+        in_store(args.store, single if partner is None else paired)
+    except ValueError as exc:  # a difference no float holds (scores near ±1e308)
+        raise UsageError(f"plan: {exc}") from None
+    return found
+
+
 def plan_command(args: argparse.Namespace, out: TextIO) -> int:
     """Print, per scorer of the baseline, the items a comparison needs."""
     if not args.tolerance >= 0 or not math.isfinite(args.tolerance):
@@ -96,22 +201,10 @@ def plan_command(args: argparse.Namespace, out: TextIO) -> int:
                          f"{args.store}; run `scorecore eval --store` on it first")
     baseline = _baseline(args, batches)
     partner = _partner(baseline, batches)
-    _, rows = read_batch(args.store, baseline.batch_id)
-    spreads: dict[str, float | None]
-    if partner is not None:
-        _, before = read_batch(args.store, partner.batch_id)
-        spreads = {s.scorer_id: s.spread
-                   for s in compare(before, rows, resampler=mean_resampler()).scorers}
-        source = f"paired differences of {partner.batch_id} -> {baseline.batch_id}"
-    else:
-        scores: dict[str, list[float]] = {}
-        for row in rows:
-            if row.status == "scored" and row.score is not None:
-                scores.setdefault(row.scorer_id, []).append(row.score)
-        # pstdev: the spread over n, as compare's figures take it (the bootstrap's plug-in)
-        spreads = {sid: math.sqrt(2) * statistics.pstdev(v) if len(v) >= 2 else None
-                   for sid, v in sorted(scores.items())}
-        source = ASSUMPTION
+    # Read a page (or a page of pairs) at a time: memory flat in the batches' size.
+    spreads = _spreads(args, baseline, partner)
+    source = (ASSUMPTION if partner is None
+              else f"paired differences of {partner.batch_id} -> {baseline.batch_id}")
     level = args.alpha / max(1, len(spreads))  # compare's Bonferroni share per scorer
     have = baseline.dataset.get("items")
     plans: list[dict[str, Any]] = []

@@ -3,11 +3,10 @@ tiers of a batch."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from scorecore.evals import (
-    LabelValue,
     ScoreRow,
     cascade_summaries,
     pairwise_summaries,
@@ -20,7 +19,6 @@ from scorecore_adapters.report._text import number, percent
 __all__ = [
     "print_agreements",
     "print_cascades",
-    "print_labelled_cascades",
     "print_trust",
     "trust_json",
 ]
@@ -90,16 +88,3 @@ def print_cascades(cascades: Sequence[CascadeSummary], *, out: TextIO) -> None:
             if with_labels:
                 tier += f", agreement {percent(t.agreement)} over {t.labelled} labelled"
             print(tier, file=out)
-
-
-def print_labelled_cascades(
-    rows: Sequence[ScoreRow], labels: Mapping[str, LabelValue],
-    thresholds: Mapping[str, float], *, out: TextIO,
-) -> list[dict[str, Any]]:
-    """With labels: each cascade's tiers and their agreement on the runs each decided (a
-    cascade's pass mark is its threshold, 0.5 without one); their JSON."""
-    summaries = [s for sid in sorted({r.scorer_id for r in rows})
-                 for s in cascade_summaries([r for r in rows if r.scorer_id == sid],
-                                            labels=labels, threshold=thresholds.get(sid, 0.5))]
-    print_cascades(summaries, out=out)
-    return [s.to_json() for s in summaries]

@@ -101,6 +101,13 @@ def only_in_sql(table: str, dialect: Dialect, mark: str) -> str:
     )
 
 
+def items_sql(table: str, dialect: Dialect, mark: str) -> str:
+    """A batch's distinct item ids (``mark``), sorted in code point order."""
+    # A sub-select: PostgreSQL orders by an output column's name only bare, not collated.
+    return (f"SELECT item FROM (SELECT DISTINCT {item_sql(dialect)} AS item FROM {q(table)} "  # noqa: S608 - checked identifiers only
+            f"WHERE {q(BATCH_ID)} = {mark}) AS items ORDER BY item{_order(dialect)}")
+
+
 def scorers_sql(table: str, dialect: Dialect, mark: str) -> str:
     """Each scorer of a batch with each fingerprint its rows record (text, else NULL), and
     the id of a row whose ``scorer`` column is not a JSON object (else NULL)."""
@@ -238,3 +245,17 @@ class PagedReads:
         """The rows of ``batch_id`` in ``list_run``'s order, a page at a time."""
         return row_pages(self._records("list_run", self._list_sql(), (batch_id,)),
                          json_text=self._DIALECT == "sqlite", store=self.url)
+
+    def item_ids(self, batch_id: str, /) -> AsyncGenerator[list[str], None]:
+        """The distinct item ids of ``batch_id``, sorted in code point order, a page at a
+        time: the database counts and sorts them, so a batch's items are never all held."""
+        return _item_pages(self._records("item_ids", items_sql(
+            self._table_name(), self._DIALECT, self._MARK), (batch_id,)))
+
+
+async def _item_pages(
+    records: AsyncGenerator[list[tuple[Any, ...]], None],
+) -> AsyncGenerator[list[str], None]:
+    async with aclosing(records) as pages:
+        async for page in pages:
+            yield [str(item) for (item,) in page]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import operator
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Sequence
 from typing import Any, Final, final
 
@@ -34,6 +35,8 @@ from scorecore_adapters.storage._schema import (
     ID,
     JSON_COLUMNS,
     METADATA,
+    RUN_ID,
+    SCORER_ID,
     WRITTEN,
     check_table,
     completed_from,
@@ -52,9 +55,16 @@ from scorecore_adapters.storage._schema import (
 __all__ = ["PostgresScoreStore"]
 
 COPY_FROM: Final = 64
-"""Rows from which a save copies them (COPY) rather than upserting each: below it, the
-temporary table costs more than it saves."""
-_INCOMING: Final = "scorecore_incoming"
+"""Rows from which a save copies them (COPY) rather than upserting each: below it, the two
+more round trips (make the staging table if missing, copy) cost more CPU than they save
+(``benchmarks/store_scale.py pg`` and pages of 1 to 128 rows: even at about 32, ahead from 64)."""
+_STAGING: Final = "scorecore staging"
+"""The temporary table a copied save goes through (a space: no table a store is given)."""
+# Upserts take their rows by pair, by code point (COLLATE "C": UTF-8 bytes sort as code points,
+# as Python sorts str), so that two writers upserting the same pairs lock their rows in the
+# same order and never deadlock.
+_BY_PAIR: Final = f'ORDER BY {q(RUN_ID)} COLLATE "C", {q(SCORER_ID)} COLLATE "C"'
+_PAIR: Final = operator.itemgetter(WRITTEN.index(RUN_ID), WRITTEN.index(SCORER_ID))
 
 
 @final
@@ -62,7 +72,8 @@ class PostgresScoreStore(PagedReads, AsyncResource):
     """A :class:`~scorecore.evals.store.ScoreStore` in PostgreSQL, through psycopg 3.
 
     JSON columns are ``jsonb``, timestamps ``timestamptz``. Each :meth:`save` is one
-    transaction (an upsert per row, pipelined by ``executemany``). On asyncio the store uses
+    transaction: an upsert per row (pipelined by ``executemany``), or for many rows a ``COPY``
+    into the session's temporary staging table and one upsert from it. On asyncio the store uses
     psycopg's ``AsyncConnection``; psycopg's async API supports asyncio only, so on trio it
     runs a regular connection in a worker thread instead (same SQL, same behaviour).
 
@@ -77,7 +88,7 @@ class PostgresScoreStore(PagedReads, AsyncResource):
 
     __slots__ = (
         "_aconn", "_conn", "_dsn", "_limiter", "_lock", "_now", "_read_only", "_table",
-        "_timeout",
+        "_timeout", "_upsert_row", "_upsert_staged",
     )
     _DIALECT = "postgres"
     _MARK = "%s"
@@ -98,6 +109,9 @@ class PostgresScoreStore(PagedReads, AsyncResource):
         self._read_only = read_only
         self._aconn: Any = None
         self._conn: Any = None
+        marks = ["%s::jsonb" if c in JSON_COLUMNS else "%s" for c in WRITTEN]
+        self._upsert_row = upsert_sql(self._table, marks)
+        self._upsert_staged = upsert_from_sql(self._table, _STAGING, _BY_PAIR)
         self._lock = anyio.Lock()
         self._limiter = anyio.CapacityLimiter(1)
 
@@ -217,18 +231,27 @@ class PostgresScoreStore(PagedReads, AsyncResource):
 
             return await anyio.to_thread.run_sync(call, limiter=self._limiter)
 
-    def _incoming(self) -> tuple[str, str]:
-        """The statements creating the temporary table a save copies into, and copying."""
+    def _staging(self) -> tuple[str, str]:
+        """The statements of a copied save before its upsert: make the staging table if this
+        session lacks it, copy into it.
+
+        The staging table is temporary, so each connection (each store, each process) has its
+        own: concurrent writers never share one. It outlives the transaction (its rows do not:
+        ``ON COMMIT DELETE ROWS``), sparing every save the creation and removal of a table; a
+        transaction that made it and failed takes it away, and the next save makes it again.
+        Its name is no plain identifier, so it never hides a store's table of that name.
+        """
         names = ", ".join(q(c) for c in WRITTEN)
-        return (f"CREATE TEMP TABLE {q(_INCOMING)} (LIKE {q(self._table)}) ON COMMIT DROP",
-                f"COPY {q(_INCOMING)} ({names}) FROM STDIN")
+        return (f"CREATE TEMP TABLE IF NOT EXISTS {q(_STAGING)} ON COMMIT DELETE ROWS AS "  # noqa: S608 - checked identifiers only
+                f"SELECT {names} FROM {q(self._table)} WITH NO DATA",
+                f"COPY {q(_STAGING)} ({names}) FROM STDIN")
 
     async def _run_async(
         self, aconn: Any, sql: str, params: Any, *, many: bool, copy: bool
     ) -> Any:
         async with aconn.transaction(), aconn.cursor() as cur:
             if copy:
-                create, copy_sql = self._incoming()
+                create, copy_sql = self._staging()
                 await cur.execute(create)
                 async with cur.copy(copy_sql) as writing:
                     for record in params:
@@ -244,7 +267,7 @@ class PostgresScoreStore(PagedReads, AsyncResource):
     def _run_sync(self, conn: Any, sql: str, params: Any, *, many: bool, copy: bool) -> Any:
         with conn.transaction(), conn.cursor() as cur:
             if copy:
-                create, copy_sql = self._incoming()
+                create, copy_sql = self._staging()
                 cur.execute(create)
                 with cur.copy(copy_sql) as writing:
                     for record in params:
@@ -261,18 +284,21 @@ class PostgresScoreStore(PagedReads, AsyncResource):
         """Upsert ``rows`` in one transaction; a pair saved again replaces its row.
 
         Many rows (64 or more) are copied (``COPY``) into a temporary table and upserted
-        from it by one statement: several times faster than an upsert per row.
+        from it by one statement: several times faster than an upsert per row, and the same
+        rows stored.
         """
         if not rows:
             return
         stamp = self._now()
         params = params_of(rows, stamp, self.url)
         if len(params) >= COPY_FROM:
-            await self._run("save", upsert_from_sql(self._table, _INCOMING),
-                            one_per_pair(params), copy=True)
+            # One record per pair: one INSERT ... ON CONFLICT cannot change a row twice.
+            await self._run("save", self._upsert_staged, one_per_pair(params), copy=True)
             return
-        marks = ["%s::jsonb" if c in JSON_COLUMNS else "%s" for c in WRITTEN]
-        await self._run("save", upsert_sql(self._table, marks), params, many=True)
+        # By pair, as the copied upsert orders them (see _staging); a pair's records keep
+        # their order, so the last one saved still wins.
+        params.sort(key=_PAIR)
+        await self._run("save", self._upsert_row, params, many=True)
 
     async def completed(self, batch_id: str, /) -> dict[tuple[str, str], CompletedScore]:
         """The final (scored or not-scorable) outcomes stored for ``batch_id``."""

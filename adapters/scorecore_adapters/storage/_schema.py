@@ -102,10 +102,12 @@ def upsert_sql(table: str, marks: Sequence[str]) -> str:
     return _upsert(table, f"VALUES ({', '.join(marks)})")
 
 
-def upsert_from_sql(table: str, source: str) -> str:
+def upsert_from_sql(table: str, source: str, order: str = "") -> str:
     """Insert every row of the table ``source`` (the written columns, one row per pair), or
-    replace its pair's row: :func:`upsert_sql` for many rows at once."""
-    return _upsert(table, f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(source)}")  # noqa: S608 - checked identifiers only
+    replace its pair's row: :func:`upsert_sql` for many rows at once (``order``: an
+    ``ORDER BY`` clause for the rows of ``source``)."""
+    rows = f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(source)}"  # noqa: S608 - checked identifiers only
+    return _upsert(table, f"{rows} {order}" if order else rows)
 
 
 def _upsert(table: str, rows: str) -> str:

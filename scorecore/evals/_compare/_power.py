@@ -148,8 +148,9 @@ def items_needed(
     only the part of ``effect`` beyond it can be detected).
 
     Raises:
-        ValueError: ``effect`` not beyond ``tolerance``, a negative or infinite ``sd``, or
-            ``alpha``/``power`` outside (0, 1).
+        ValueError: ``effect`` not beyond ``tolerance``, a negative or infinite ``sd``,
+            ``alpha``/``power`` outside (0, 1), or a count past the largest float (an ``sd``
+            huge against ``effect``).
 
     >>> items_needed(0.2, 0.05)
     126
@@ -166,5 +167,11 @@ def items_needed(
                          f"(drops up to the tolerance are ignored), got {effect!r}")
     if not is_int(min_paired) or min_paired < 1:
         raise ValueError(f"min_paired must be an int >= 1, got {min_paired!r}")
-    needed = math.ceil((_margin(alpha, power) * sd / (effect - tolerance)) ** 2)
-    return max(needed, min_paired)
+    ratio = _margin(alpha, power) * sd / (effect - tolerance)
+    # A product, not ``** 2``: a float power past the largest float raises OverflowError, a
+    # product gives inf, which is refused below with the values that made it.
+    squared = ratio * ratio
+    if squared == math.inf:
+        raise ValueError(f"no finite number of items detects an effect of {effect!r} "
+                         f"against a spread (sd) of {sd!r}")
+    return max(math.ceil(squared), min_paired)

@@ -28,6 +28,8 @@ class PairedReader(Protocol):
       with rows in both batches, ordered by scorer id then item id (code point order); an
       item's trials are one pair, as :func:`~scorecore.evals.compare` takes them.
     - ``pages(batch_id)`` yields the batch's rows in pages, in ``list_run``'s order.
+    - ``item_ids(batch_id)`` yields the batch's distinct item ids in pages, sorted (code
+      point order).
     - Every method raises :class:`~scorecore.evals.StoreError` (a
       :class:`~scorecore.evals.store.StoredRowError` for a value it cannot read) and nothing
       else.
@@ -49,4 +51,8 @@ class PairedReader(Protocol):
 
     def pages(self, batch_id: str, /) -> AsyncGenerator[Sequence[ScoreRow], None]:
         """The batch's rows, page by page."""
+        ...
+
+    def item_ids(self, batch_id: str, /) -> AsyncGenerator[Sequence[str], None]:
+        """The batch's distinct item ids, sorted, page by page."""
         ...

@@ -41,7 +41,8 @@ from scorecore import create_scorer
 
 # SHIFT (read when scoring, so the fingerprint stays) shuffles the scores of the same items.
 length = create_scorer(id="length", description="d").generate_score(
-    lambda ctx: (len(str(ctx.run.output)) * (1 + int(os.environ.get("SHIFT", "0"))) % 10) / 10)
+    lambda ctx: (len(str(ctx.run.output)) * (1 + int(os.environ.get("SHIFT", "0"))) % 10) / 10
+    * float(os.environ.get("SCALE", "1")))
 '''
 
 
@@ -192,6 +193,21 @@ def test_compare_says_the_data_differ_and_compares_only_the_same_items(work: Pat
     result = json.loads(out)
     assert result["datasetsDiffer"] is True
     assert result["scorers"][0]["paired"] == 18
+
+
+def test_compare_of_scores_far_outside_the_unit_interval_says_no_count_would_do(
+        work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A custom scorer's scores around 1e200: the items a 0.02 change needs are past any float,
+    and compare says so instead of dying on an OverflowError."""
+    items = data(work / "items.jsonl", 20)
+    monkeypatch.setenv("SCALE", "1e200")
+    evaluate(work, "base", items)
+    monkeypatch.setenv("SHIFT", "2")
+    evaluate(work, "new", items)
+    code, out, err = run("compare", "base", "new", "--store", f"sqlite:{work / 's.db'}",
+                         "--min-paired", "5")
+    assert code == 0, (out, err)
+    assert "no finite number of paired items would detect it" in out, out
 
 
 def test_compare_prints_the_mde_and_an_uninformative_pass(

@@ -67,6 +67,16 @@ def test_items_needed_refuses_an_effect_within_the_tolerance() -> None:
     assert items_needed(0.0, 0.05, min_paired=1) == 1
 
 
+@given(st.floats(1e160, 1e308), st.floats(1e-300, 1e-3))
+def test_items_needed_past_any_float_says_so_with_its_values(sd: float, effect: float) -> None:
+    """Scores a custom scorer puts far outside [0, 1] can make the count too large for a float:
+    a ValueError naming the spread and the effect (the CLI prints it), never an OverflowError."""
+    with pytest.raises(ValueError, match="no finite number of items") as caught:
+        items_needed(sd, effect)
+    assert f"{sd!r}" in str(caught.value)
+    assert f"{effect!r}" in str(caught.value)
+
+
 def test_compare_reports_each_scorers_mde_and_marks_an_uninformative_pass() -> None:
     """12 noisy pairs cannot see a 0.02 change: no regression, but uninformative; 400 exact
     pairs can, and their "no regression" is informative."""
