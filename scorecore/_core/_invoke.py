@@ -32,9 +32,9 @@ from scorecore._core._causes import (
 )
 from scorecore._core._config import ResolvedJudge
 from scorecore._core._echo import WorkedExample
+from scorecore._core._failed_call import JudgeError
 from scorecore._core._judge import (
     Abort,
-    JudgeError,
     JudgeMessage,
     JudgeRequest,
     JudgeResponse,

@@ -13,7 +13,7 @@ from typing import Any, Final, Literal, Protocol, TypeAlias, cast, final, runtim
 import attrs
 from returns.result import Result
 
-from scorecore._core._failed_call import JudgeError, JudgeErrorKind
+from scorecore._core._failed_call import JudgeError
 from scorecore._core._logprobs import TokenLogprob, check_top_logprobs
 from scorecore._core._redact import redacted_repr
 from scorecore._core._slot_init import fast_init
@@ -26,8 +26,6 @@ __all__ = [
     "ErrorProcessor",
     "InputProcessor",
     "JsonPromptInjection",
-    "JudgeError",
-    "JudgeErrorKind",
     "JudgeMessage",
     "JudgeModel",
     "JudgeRequest",
