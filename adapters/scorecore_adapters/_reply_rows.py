@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from scorecore.judge import JudgeResponse, JudgeUsage, StructuredOutputMode
+from scorecore.judge.economics import stored_reply
 from scorecore_adapters._logprobs import from_row, to_row
 
 __all__: list[str] = []  # internal: the judge caches'
@@ -72,31 +73,19 @@ def plain_row(raw: object) -> JudgeResponse | None:
     """The reply of a row as :func:`encode` writes one without log-probabilities (what a
     warm re-run reads back tens of thousands of times), or ``None`` for any other row, which
     :func:`decode` then reads its own way. Every check :func:`decode` makes, made on exact
-    types: the usage's counts are each ``None`` or an ``int``, so ``JudgeUsage`` takes the
-    row's own dict."""
+    types by ``stored_reply``, which builds the reply without ``JudgeResponse``'s keyword
+    call."""
     if type(raw) is not dict or raw.keys() != _ROW_KEYS:
         return None
-    usage, text = raw["usage"], raw["text"]
-    if type(usage) is not dict or type(text) is not str or usage.keys() != _USAGE_KEYS:
+    usage = raw["usage"]
+    if type(usage) is not dict or usage.keys() != _USAGE_KEYS:
         return None
-    for v in usage.values():
-        if v is not None and type(v) is not int:
-            return None
-    finish, model_id, mode = raw["finish_reason"], raw["model_id"], raw["structured_output"]
-    if (finish is not None and type(finish) is not str) or (
-        model_id is not None and type(model_id) is not str
-    ) or (mode is not None and type(mode) is not str):
-        return None
-    # The counts by name rather than **usage: a keyword call builds no dict of its own.
-    return JudgeResponse(
-        text=text,
-        usage=JudgeUsage(
-            input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"],
-            total_tokens=usage["total_tokens"], reasoning_tokens=usage["reasoning_tokens"],
-            cached_input_tokens=usage["cached_input_tokens"],
-        ),
-        finish_reason=finish, model_id=model_id,
-        structured_output=None if mode is None else _MODES.get(mode),
+    return stored_reply(
+        text=raw["text"], input_tokens=usage["input_tokens"],
+        output_tokens=usage["output_tokens"], total_tokens=usage["total_tokens"],
+        reasoning_tokens=usage["reasoning_tokens"],
+        cached_input_tokens=usage["cached_input_tokens"], finish_reason=raw["finish_reason"],
+        model_id=raw["model_id"], structured_output=raw["structured_output"],
     )
 
 

@@ -269,19 +269,8 @@ class _ThreadedCache(AsyncResource):
 
 
 _READER_CACHE_KIB = 65_536  # the reading connection's page cache, at most (64 MiB)
-_READ_CHUNK = 500  # keys per read: well within SQLite's limit on a query's parameters
-
-
-@final
-class _Ask:
-    """One get's key and, once read, its stored data (``None``: no entry)."""
-
-    __slots__ = ("data", "done", "key")
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-        self.data: Any = None
-        self.done = False
+# A warm re-run's one query per get, written once.
+_GET_ONE = f"SELECT response FROM {_TABLE} WHERE key = ?"  # noqa: S608 - the table's own name
 
 
 @final
@@ -298,29 +287,24 @@ class SqliteJudgeCache(_ThreadedCache):
         self.path = Path(path)
         self._name = f"sqlite:{self.path}"
         self._reader: sqlite3.Connection | None = None
-        self._asked: list[_Ask] = []
 
     async def get(self, key: str, /) -> JudgeResponse | None:
         """The reply stored under ``key``; ``None`` for a miss or an unreadable entry.
 
-        Read on the event loop's thread: an indexed read of a local WAL file takes
-        microseconds and never waits for a writer, while a hop to a worker thread costs
-        far more than the read. Writes still go through a worker thread.
-
-        Every get yields to the event loop once; the gets of concurrent runs that ask in
-        the same round are read together, in one query, by the first of them to go on.
+        Read on the event loop's thread, at once, in one indexed query: a read of a local
+        WAL file takes microseconds and never waits for a writer, while a hop to a worker
+        thread, or a turn of the event loop to read the gets of concurrent runs together,
+        costs more than the read (a warm re-run makes one get per prompt step). Writes still
+        go through a worker thread.
         """
-        ask = _Ask(key)
-        self._asked.append(ask)
-        await anyio.lowlevel.checkpoint()
-        if not ask.done:
-            asked, self._asked = self._asked, []
-            if ask not in asked:
-                asked.append(ask)
-            self._read_asked(asked)
-        data = ask.data
-        if data is None:
+        try:
+            row = (self._reader or self._inline()).execute(_GET_ONE, (key,)).fetchone()
+        except (sqlite3.Error, OSError) as exc:  # a broken cache is a counted miss
+            self._failed(exc)
             return None
+        if row is None:
+            return None
+        data = row[0]
         # The row as _encode writes it, read here (a warm re-run reads tens of thousands);
         # any other row through _decoded, which counts the one that cannot be read.
         if type(data) is str:
@@ -331,31 +315,6 @@ class SqliteJudgeCache(_ThreadedCache):
             if plain is not None:
                 return plain
         return self._decoded(data)
-
-    def _read_asked(self, asked: list[_Ask]) -> None:
-        """Read every asked key (in one query per 500), marking each ask done."""
-        try:
-            conn = self._inline()
-            if len(asked) == 1:
-                found = {asked[0].key: self._get_sync(conn, asked[0].key)}
-            else:
-                keys = list(dict.fromkeys(a.key for a in asked))
-                found = {}
-                for start in range(0, len(keys), _READ_CHUNK):
-                    chunk = keys[start:start + _READ_CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    found.update(conn.execute(
-                        f"SELECT key, response FROM {_TABLE} WHERE key IN ({marks})",  # noqa: S608
-                        chunk,
-                    ).fetchall())
-        except (sqlite3.Error, OSError) as exc:
-            for a in asked:  # each get that could not be read is a counted miss
-                self._failed(exc)
-                a.done = True
-            return
-        for a in asked:
-            a.data = found.get(a.key)
-            a.done = True
 
     async def put(self, key: str, response: JudgeResponse, /) -> None:
         """Store ``response`` under ``key``; return once committed.

@@ -19,7 +19,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._backoff import model_retry_wait
-from scorecore._core._cache import NO_SCHEMA_KEY, prompt_key
+from scorecore._core._cache import NO_SCHEMA_KEY
 from scorecore._core._causes import (
     ExampleEcho,
     JudgeExecutionError,
@@ -32,9 +32,9 @@ from scorecore._core._causes import (
 )
 from scorecore._core._config import ResolvedJudge
 from scorecore._core._echo import WorkedExample
+from scorecore._core._failed_call import JudgeError
 from scorecore._core._judge import (
     Abort,
-    JudgeError,
     JudgeMessage,
     JudgeRequest,
     JudgeResponse,
@@ -46,7 +46,7 @@ from scorecore._core._judge import (
     with_default_cap,
 )
 from scorecore._core._logprobs import TokenLogprob
-from scorecore._core._meter import NOTHING_SPENT, MeteredExecution, default_cap
+from scorecore._core._meter import NOTHING_SPENT, MeteredExecution
 from scorecore._core._output_schema import (
     CompiledSchema,
     Invalid,
@@ -327,19 +327,11 @@ def _read_reply(
     return value
 
 
-def _structured_output(native: bool, response: JudgeResponse) -> StructuredOutputMode:
-    """What the adapter says held the reply to a step's schema, else what the core asked
-    for (a step without a schema records ``None``)."""
-    if response.structured_output is not None:
-        return response.structured_output
-    return "native" if native else "prompt"
-
-
 def _messages(
     instructions: str, schema: CompiledSchema | None, routing: Routing, asked: str
 ) -> tuple[JudgeMessage, ...]:
     """An attempt's messages: the system message and ``asked``, the schema written where
-    ``routing`` puts it (what :meth:`MeteredExecution.prompt_key_parts` keys)."""
+    ``routing`` puts it (what :meth:`MeteredExecution.prompt_key` keys)."""
     base = (_message("system", instructions), _message("user", asked))
     return base if schema is None else inject(base, schema, routing)
 
@@ -406,9 +398,14 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
     meter = MeteredExecution(runtime.meter, judge.model)
     # The cap is written into every request: the adapter sends it, the budget reserves it and
     # the cache key holds it (a reply to another cap is another reply).
-    settings = with_default_cap(judge.model_settings, default_cap(runtime.meter, judge.model))
-    routing: Routing = "native" if schema is None else routing_for(
-        judge.json_prompt_injection, model_supports_native=judge.model.supports_structured_output)
+    settings = with_default_cap(judge.model_settings, meter.cap)
+    routing: Routing = "native"
+    if schema is not None:
+        injection = judge.json_prompt_injection
+        supports_native = judge.model.supports_structured_output
+        # routing_for's common case, without its call.
+        routing = ("native" if supports_native else "inline") if injection == "auto" else (
+            routing_for(injection, model_supports_native=supports_native))
     # A reply can only fail its format in one way without a schema: restating the example.
     attempts = 1 if schema is None and example is None else 2
     own_text = prompt if example is None else example.own_text(prompt)
@@ -429,7 +426,7 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
         tally.attempts += 1
         native = schema is not None and routing == "native"
         schema_key = NO_SCHEMA_KEY if schema is None else schema.key
-        key_parts = None
+        key: str | None = None
         if keyed and top_logprobs is None and not judge.input_processors:
             # The key from the prompt alone (the messages are the system message and the
             # prompt, with the schema's note where the routing puts it): the request itself
@@ -439,13 +436,11 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
                 system_note = schema.system_note
             elif schema is not None and routing == "inline":
                 note = schema.inline_note
-            key_parts = meter.prompt_key_parts(settings, native, schema_key, instructions,
-                                               system_note, note)
+            key = meter.prompt_key(settings, native, schema_key, instructions, system_note,
+                                   note, asked)
         request: JudgeRequest | None = None
-        key = ""
-        if key_parts is not None:
-            key = prompt_key(key_parts, asked)
-        else:
+        if key is None:
+            key = ""
             messages = _messages(instructions, schema, routing, asked)
             if judge.input_processors:
                 processed = await _apply_input_processors(judge, messages)
@@ -456,15 +451,8 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
                                settings, step, top_logprobs)
             if keyed:
                 key = meter.key_of(request, schema_key)
-        hit = None
-        if key:
-            # The cache is awaited here, not in a helper (see MeteredExecution.cache_get).
-            try:
-                found = await meter.cache_get(key)
-            except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
-                found = None
-            hit = (meter.hit(found) if isinstance(found, JudgeResponse)
-                   else await meter.after_miss(key))
+        hit = await meter.lookup(key) if key else None
+        asked_judge = hit is None
         if hit is not None:
             response = hit
             usage = NOTHING_SPENT  # the execution counts only tokens paid for now
@@ -485,15 +473,26 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             tally.add_usage(usage)
         tally.finish_reason = response.finish_reason
         tally.raw_output = text = response.text
-        if schema is not None:
-            tally.structured_output = _structured_output(native, response)
+        if schema is not None:  # what the adapter says held the reply, else what was asked
+            held = response.structured_output
+            tally.structured_output = held if held is not None else (
+                "native" if native else "prompt")
         tally.logprobs = response.logprobs
         if judge.output_processors:
             processed_text = await _apply_output_processors(judge, text)
             if isinstance(processed_text, Failure):
                 return _finish(None, processed_text.failure(), *parts)
             text = processed_text.unwrap()
-        value = _read_reply(text, schema, example, own_text)
+        # _read_reply's two common cases without its call: a reply to a step without a
+        # schema or an example is its value; with a schema alone, read_valid's.
+        if example is not None:
+            value = _read_reply(text, schema, example, own_text)
+        elif schema is None:
+            value = text
+        else:
+            value = read_valid(text, schema)
+            if type(value) is Invalid:
+                value = _Rejected(errors=value.errors)
         if type(value) is _Rejected:  # never cached: the next run asks the judge again
             rejected: _Rejected = value
             if rejected.echoed:
@@ -501,7 +500,9 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             else:
                 last_errors = rejected.errors
             continue
-        if meter.storing:
+        # Only this attempt's own reply is kept: after a hit, the meter may still hold an
+        # earlier attempt's reply, which was rejected and must never be stored.
+        if asked_judge and meter.storing:
             await meter.store()
         if score_of_reply:  # what _prompt_step would otherwise copy the execution for
             value = value.get("score") if isinstance(value, dict) else value

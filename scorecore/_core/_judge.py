@@ -13,9 +13,10 @@ from typing import Any, Final, Literal, Protocol, TypeAlias, cast, final, runtim
 import attrs
 from returns.result import Result
 
-from scorecore._core._failed_call import JudgeError, JudgeErrorKind
+from scorecore._core._failed_call import JudgeError
 from scorecore._core._logprobs import TokenLogprob, check_top_logprobs
 from scorecore._core._redact import redacted_repr
+from scorecore._core._slot_init import fast_init
 from scorecore.validators import check_count, is_int, is_number, misuse
 
 __all__ = [
@@ -25,8 +26,6 @@ __all__ = [
     "ErrorProcessor",
     "InputProcessor",
     "JsonPromptInjection",
-    "JudgeError",
-    "JudgeErrorKind",
     "JudgeMessage",
     "JudgeModel",
     "JudgeRequest",
@@ -39,6 +38,7 @@ __all__ = [
     "SchemaChecker",
     "StepName",
     "StructuredOutputMode",
+    "stored_reply",
 ]
 
 StepName: TypeAlias = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
@@ -298,6 +298,68 @@ class JudgeResponse:
     logprobs: tuple[TokenLogprob, ...] | None = attrs.field(default=None, validator=_logprobs)
 
 
+# A stored reply's two values, built by setting their slots (fast_init): stored_reply checks
+# every field JudgeResponse's validators check, on exact types, before building one.
+_new_usage: Final = fast_init(JudgeUsage)
+_new_reply: Final = fast_init(JudgeResponse, checked_by_caller=True)
+
+
+def stored_reply(
+    *,
+    text: object,
+    input_tokens: object,
+    output_tokens: object,
+    total_tokens: object,
+    reasoning_tokens: object,
+    cached_input_tokens: object,
+    finish_reason: object,
+    model_id: object,
+    structured_output: object,
+) -> JudgeResponse | None:
+    """A reply a judge cache stored, from its fields as read back, or ``None`` when a field
+    holds what no reply does (the cache then counts the entry as unreadable).
+
+    It builds what ``JudgeResponse(text=..., usage=JudgeUsage(...), ...)`` builds, several
+    times faster, for a cache that reads replies back on every hit of a warm re-run. Checked
+    on exact types: ``text`` a ``str``; each token count ``None`` or an ``int`` (not a
+    ``bool``); ``finish_reason`` and ``model_id`` ``None`` or a ``str``;
+    ``structured_output`` ``None`` or a ``str``, where a mode this version does not know
+    (stored by a newer one) reads as ``None``: the reply is still good, its mode unknown. A
+    reply with log-probabilities is built with ``JudgeResponse`` itself.
+
+    >>> reply = stored_reply(
+    ...     text="yes", input_tokens=12, output_tokens=1, total_tokens=None,
+    ...     reasoning_tokens=None, cached_input_tokens=None, finish_reason="stop",
+    ...     model_id=None, structured_output="native")
+    >>> reply == JudgeResponse(text="yes", usage=JudgeUsage(input_tokens=12, output_tokens=1),
+    ...                        finish_reason="stop", structured_output="native")
+    True
+    >>> stored_reply(
+    ...     text="yes", input_tokens=True, output_tokens=1, total_tokens=None,
+    ...     reasoning_tokens=None, cached_input_tokens=None, finish_reason=None,
+    ...     model_id=None, structured_output=None) is None
+    True
+    """
+    if type(text) is not str:
+        return None
+    for count in (input_tokens, output_tokens, total_tokens, reasoning_tokens,
+                  cached_input_tokens):
+        if count is not None and type(count) is not int:
+            return None
+    if (finish_reason is not None and type(finish_reason) is not str) or (
+        model_id is not None and type(model_id) is not str
+    ):
+        return None
+    mode = None
+    if structured_output is not None:
+        if type(structured_output) is not str:
+            return None
+        mode = structured_output if structured_output in _MODES else None
+    usage = _new_usage(input_tokens, output_tokens, total_tokens, reasoning_tokens,
+                       cached_input_tokens)
+    return _new_reply(text, usage, finish_reason, model_id, mode, None)
+
+
 @runtime_checkable
 class JudgeModel(Protocol):
     """The judge model port: answers one :class:`JudgeRequest`.
@@ -341,7 +403,8 @@ def model_default_cap(model: object) -> int | None:
         value = getattr(model, "default_output_cap", None)
     except Exception:  # noqa: BLE001 - a user's model is a boundary: a raising property is none
         return None
-    return value if is_int(value) and value >= 1 else None
+    # None (most models) without is_int's call: every prompt step's execution asks.
+    return value if value is not None and is_int(value) and value >= 1 else None
 
 
 @runtime_checkable

@@ -29,8 +29,8 @@ from scorecore._core._budget import (
 )
 from scorecore._core._cache import (
     JudgeCache,
-    PromptKeyParts,
     SchemaKey,
+    prompt_key,
     prompt_key_parts,
     request_key,
 )
@@ -120,44 +120,43 @@ class JudgeMeter:
 _UNREADABLE = "\x00unreadable cache identity"
 
 
-def _is_batch(model: object) -> bool:
-    """Whether the model answers through a batch API (its optional ``batch_api`` is true)."""
-    try:
-        return getattr(model, "batch_api", False) is True
-    except Exception:  # noqa: BLE001 - a user's model is a boundary: unreadable is "no"
-        return False
-
-
-def _cache_identity(model: object) -> str | None:
-    try:
-        identity = getattr(model, "cache_identity", None)
-    except Exception:  # noqa: BLE001 - a user's model is a boundary: unreadable, not a crash
-        return _UNREADABLE
-    if identity is None or isinstance(identity, str):
-        return identity
-    return _UNREADABLE
-
-
 @final
 class MeteredExecution:
     """One judge execution's view of the meter (internal; used by the judge loop only).
 
-    ``cache_get``, ``hit`` and ``after_miss`` answer an attempt from the cache (or an
+    ``lookup`` (and ``after_miss``) answer an attempt from the cache (or an
     identical call in flight) and ``ask`` makes its model call (budget, single flight,
     charging); ``store`` keeps the reply that passed validation; ``settlement`` gives the
     cost and cache counts of the execution's telemetry.
     """
 
     __slots__ = ("_batch", "_candidate", "_cost", "_cost_known", "_hits", "_identity",
-                 "_meter", "_misses", "_model", "_saved")
+                 "_meter", "_misses", "_model", "_saved", "cap", "keyed")
 
     def __init__(self, meter: JudgeMeter | None, model: JudgeModel) -> None:
         self._meter = meter
         self._model = model
-        self._identity = (
-            _cache_identity(model) if meter is not None and meter.cache is not None else None
-        )
-        self._batch = _is_batch(model)
+        cache = meter.cache if meter is not None else None
+        # Read here, without a helper call each: one execution per prompt step of every run
+        # reads them, and each call is a measurable share of a step answered from the cache.
+        # The model's cache identity: one that raises or is not a str is unreadable (no key).
+        identity: object = None
+        if cache is not None:
+            try:
+                identity = getattr(model, "cache_identity", None)
+            except Exception:  # noqa: BLE001 - a user's model is a boundary: unreadable
+                identity = _UNREADABLE
+        self._identity: str | None = (
+            identity if identity is None or isinstance(identity, str) else _UNREADABLE)
+        # Whether the model answers through a batch API (its optional ``batch_api`` is true).
+        try:
+            self._batch = getattr(model, "batch_api", False) is True
+        except Exception:  # noqa: BLE001 - a user's model is a boundary: unreadable is "no"
+            self._batch = False
+        self.cap: int = default_cap(meter, model)
+        """The output cap of a step that sets none (:func:`default_cap`)."""
+        self.keyed: bool = cache is not None and self._identity is not _UNREADABLE
+        """Whether calls are looked up in (and stored to) a cache, under a key."""
         self._candidate: tuple[str, JudgeResponse] | None = None
         self._hits = 0
         self._misses = 0
@@ -195,12 +194,6 @@ class MeteredExecution:
             ledger.saved_usd += saved
         return response
 
-    @property
-    def keyed(self) -> bool:
-        """Whether calls are looked up in (and stored to) a cache, under a key."""
-        meter = self._meter
-        return meter is not None and meter.cache is not None and self._identity is not _UNREADABLE
-
     def key_of(self, request: JudgeRequest, schema_key: SchemaKey | None = None) -> str:
         """The cache key of ``request`` for this execution's model and trial (only asked when
         :attr:`keyed`); ``schema_key`` is its output schema's part, written when the step was
@@ -214,41 +207,43 @@ class MeteredExecution:
             schema=SchemaKey(request.output_schema) if schema_key is None else schema_key,
         )
 
-    def prompt_key_parts(  # noqa: PLR0917 - the request's parts besides the prompt
+    def prompt_key(  # noqa: PLR0917 - the request's parts
         self, settings: ModelSettings, native: bool, schema_key: SchemaKey, system: str,
-        system_note: str, note: str,
-    ) -> PromptKeyParts | None:
-        """:func:`~scorecore._core._cache.prompt_key_parts` for this execution's model and
-        trial (only asked when :attr:`keyed`)."""
+        system_note: str, note: str, prompt: str,
+    ) -> str | None:
+        """The cache key of the request of two messages, ``system`` followed by
+        ``system_note`` and ``prompt`` followed by ``note``, for this execution's model and
+        trial (:func:`~scorecore._core._cache.prompt_key` of
+        :func:`~scorecore._core._cache.prompt_key_parts`); ``None`` when such a request is
+        keyed another way (built, then :meth:`key_of`). Only asked when :attr:`keyed`."""
         meter = self._meter
         assert meter is not None  # noqa: S101 - keyed says so
         model = self._model
-        return prompt_key_parts(settings, model.provider, model.model_id, meter.trial,
-                                self._identity, native, schema_key, system, system_note, note)
+        parts = prompt_key_parts(settings, model.provider, model.model_id, meter.trial,
+                                 self._identity, native, schema_key, system, system_note, note)
+        return None if parts is None else prompt_key(parts, prompt)
 
-    def cache_get(self, key: str) -> Awaitable[object]:
-        """The cache's get of ``key``, awaited by the judge loop in its own frame (a cache
-        that yields, as SQLite's does to read the gets of a round together, then resumes one
-        frame fewer on every hit); an exception from it is a miss. Its answer goes to
-        :meth:`hit` when it is a reply, else to :meth:`after_miss`.
+    async def lookup(self, key: str) -> JudgeResponse | None:
+        """The reply to the request keyed ``key``: from the cache (counted as a hit), or from
+        an identical call in flight (:meth:`after_miss`); ``None``, a counted miss, after
+        which :meth:`ask` calls the judge. An exception from the cache is a miss.
 
         Only for a :attr:`keyed` execution, with the key of the request :meth:`ask` sends.
-        """
-        meter = self._meter
-        assert meter is not None  # noqa: S101 - keyed says so
-        cache = meter.cache
-        assert cache is not None  # noqa: S101 - keyed says so
-        return cache.get(key)
-
-    def hit(self, response: JudgeResponse) -> JudgeResponse:
-        """``response``, read from the cache, counted as a hit.
 
         A hit spends nothing: its reply comes back as stored (the usage of the call that
         paid for it), and the execution counts :data:`NOTHING_SPENT` for it.
         """
         meter = self._meter
         assert meter is not None  # noqa: S101 - keyed says so
-        return self._hit(meter.ledger, response)
+        cache = meter.cache
+        assert cache is not None  # noqa: S101 - keyed says so
+        try:
+            found = await cache.get(key)
+        except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
+            found = None
+        if isinstance(found, JudgeResponse):
+            return self._hit(meter.ledger, found)
+        return await self.after_miss(key)
 
     async def after_miss(self, key: str) -> JudgeResponse | None:
         """Once the cache had no reply under ``key``: the reply of an identical call in
@@ -257,20 +252,14 @@ class MeteredExecution:
         meter = self._meter
         assert meter is not None  # noqa: S101 - keyed says so
         ledger = meter.ledger
-        while True:
-            flight = ledger.flight(key)
-            if flight is None:
-                break
+        flight = ledger.flight(key)
+        if flight is not None:
             await flight.done.wait()
             if flight.response is not None:
                 return self._hit(ledger, flight.response)
-            # The call we waited for failed: look again, then ask the judge ourselves.
-            try:
-                found = await self.cache_get(key)
-            except Exception:  # noqa: BLE001 - a user's cache is a boundary: a miss
-                found = None
-            if isinstance(found, JudgeResponse):
-                return self._hit(ledger, found)
+            # The call we waited for failed: look again (then wait for the next identical
+            # call in flight, or ask the judge ourselves).
+            return await self.lookup(key)
         self._misses += 1
         ledger.cache_misses += 1
         return None

@@ -305,11 +305,21 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
 def read_valid(text: str, schema: CompiledSchema) -> Any:  # noqa: ANN401 - the reply's JSON
     """:func:`parse_and_validate` for the judge loop: the value, or :class:`Invalid` (no
     ``Result`` built around a reply that is read on every cached run)."""
-    body = _extract_json_text(text)
+    # _extract_json_text and _read_json, written out for the common reply (one bare JSON
+    # value): the judge loop reads one per cached schema step.
+    body = text.strip()
+    if body.startswith("```"):
+        body = _extract_json_text(body)
     if not body:
         return Invalid(("reply is empty",))
     try:
-        value = _read_json(body)
+        try:
+            value, end = _scan(body, 0)
+        except (StopIteration, ValueError, RecursionError):
+            value = json.loads(body, strict=False)
+        else:
+            if end != len(body):
+                value = json.loads(body, strict=False)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         return Invalid((f"reply is not valid JSON: {exc.msg} at {where}",))
@@ -326,8 +336,9 @@ def read_valid(text: str, schema: CompiledSchema) -> Any:  # noqa: ANN401 - the 
         except (TooDeep, RecursionError):
             pass  # jsonschema answers for a deeply nested reply, as for any other
         else:
-            if valid:
-                return _structured(value, schema.schema)
+            if valid:  # a plain schema's value is the reply's JSON: no _structured call
+                plain = schema.schema
+                return _structured(value, plain) if isinstance(plain, TypedSchema) else value
     validator = schema.validator
     try:
         if validator.is_valid(value):

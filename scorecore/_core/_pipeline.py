@@ -368,7 +368,7 @@ async def _prompt_step(
     )
     execution = outcome.execution
     value = outcome.value
-    if not outcome.failed and calculate is not None:
+    if calculate is not None and not outcome.failed:
         calc_ctx = CalculateScoreContext(run=ctx.run, results=ctx.results, judge_output=value)
         try:
             value = await maybe_await(calculate(calc_ctx))
@@ -379,7 +379,8 @@ async def _prompt_step(
             )
             return _Stopped(raised)
         execution = with_output(execution, value)
-    judged.record(name, execution)
+    executions = judged.executions  # _Judged.record, without its call
+    executions[name] = (*executions.get(name, ()), execution)
     error = execution.error
     if isinstance(error, ExampleEcho):
         # The judge could not decide the run (it answered about the example, twice): the run

@@ -67,10 +67,6 @@ async def _anyio_sleep(seconds: float, /) -> None:
     await anyio.sleep(seconds)
 
 
-def _monotonic() -> float:
-    return time.monotonic()
-
-
 def _epoch() -> float:
     return time.time()
 
@@ -97,7 +93,7 @@ class Runtime:
     'run-1'
     """
 
-    clock: Clock = attrs.field(default=_monotonic)
+    clock: Clock = attrs.field(default=time.monotonic)
     sleep: Sleep = attrs.field(default=_anyio_sleep)
     new_id: NewId = attrs.field(default=_uuid4)
     wall_clock: WallClock = attrs.field(default=_epoch)

@@ -106,6 +106,22 @@ async def test_the_valid_fallback_reply_is_cached_and_reused() -> None:
     assert again.judge["analyze"][0].cache_hits == 1
 
 
+async def test_a_rejected_reply_is_not_stored_when_the_fallback_is_a_hit() -> None:
+    """First attempt invalid again on a rerun whose fallback is a hit: the invalid reply is
+    never stored, so every later rerun asks the first routing again and gets no bad hit."""
+    cache = MemoryJudgeCache()
+    judge = _FirstAnalyzeInvalid()
+    await judged_scorer(judge).run(
+        input="q", output="a", runtime=_runtime(JudgeMeter(cache=cache)))
+    for _ in range(2):
+        judge.calls.clear()  # the next first analyze request is answered invalid again
+        again = (await judged_scorer(judge).run(
+            input="q", output="a", runtime=_runtime(JudgeMeter(cache=cache)))).unwrap()
+        assert judge.calls["analyze"] == 1
+        assert again.judge["analyze"][0].cache_hits == 1
+        assert "not json" not in [response.text for response in cache.entries.values()]
+
+
 async def test_trials_make_distinct_calls() -> None:
     """N trials ask the judge N times per step; repeating the trials asks nothing."""
     cache = MemoryJudgeCache()

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from returns.result import Success
 
 from scorecore import create_scorer
-from scorecore.evals import EvalItem, InvalidItem
+from scorecore.evals import EvalItem, InvalidItem, ItemResult
 from scorecore.evals._checks import is_finite_number
 from scorecore.evals.engine import ItemFailure, ItemRows, ItemScorer, RunIds, item_key, read_item
+from scorecore.evals.results import ScorerOutcome
 from scorecore.evals.store import CompletedScore
 from scorecore.validators import is_int, is_number
 from scorecore_adapters.testing import virtual_runtime
@@ -92,6 +93,33 @@ async def test_item_scorer_scores_and_takes_stored_outcomes(anyio_backend: str) 
     ]
     again = await score(1, {"input": "x", "output": "y", "id": "q"})
     assert (again.error, again.duplicate_of) == ("duplicate id 'q', first seen at item #0", 0)
+
+
+async def test_a_scored_item_is_the_value_its_classes_build(anyio_backend: str) -> None:
+    """A scored item's result and outcome (built slot by slot on the run path) are the values
+    ItemResult and ScorerOutcome build from the same fields: each field in its place, the
+    result's extra a dict of its own."""
+    runtime, _ = virtual_runtime()
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: 1)
+    score = ItemScorer(scorers=[scorer], target=None, runtime=runtime, batch_id="b")
+    claimed = score.prepare(0, {"input": "x", "output": "y", "id": "q"})
+    item = EvalItem(input="x", output="y", id="q")
+    assert repr(claimed) == f"ClaimedItem(index=0, item={item!r}, run_id='b:q')"
+    result = await score.run(claimed)
+    (outcome,) = result.outcomes
+    assert outcome.result is not None
+    expected = ScorerOutcome(scorer_id="s", status="scored", score=1.0,
+                             reason=outcome.result.reason, result=outcome.result)
+    assert (repr(outcome), outcome.result, outcome.run_error) == (repr(expected),
+                                                                   expected.result, None)
+    assert type(outcome.score) is float
+    assert result == ItemResult(index=0, item_id="q", run_id="b:q", item=claimed.item,
+                                output="y", outcomes=(expected,))
+    assert repr(result) == repr(ItemResult(index=0, item_id="q", run_id="b:q",
+                                           item=claimed.item, output="y", outcomes=(expected,)))
+    again = await score.run(score.prepare(1, {"input": "x", "output": "y", "id": "r"}))
+    assert result.extra == {}
+    assert result.extra is not again.extra
 
 
 async def test_item_scorer_fails_the_item_when_the_target_raises(anyio_backend: str) -> None:
