@@ -36,14 +36,7 @@ from scorecore.evals._report._values import OutcomeStatus
 from scorecore.evals._rows._memo import RowMemo
 from scorecore.traces._sinks import ScoreRecord
 
-__all__ = [
-    "SCORE_COLUMNS",
-    "ScoreColumn",
-    "ScoreRow",
-    "row_id",
-    "row_item_id",
-    "storable_row",
-]
+__all__ = ["SCORE_COLUMNS", "ScoreColumn", "ScoreRow", "row_id", "row_item_id", "storable_row"]
 
 _KEY: Final = {"kind": "key"}
 _TEXT: Final = {"kind": "text"}
@@ -192,7 +185,6 @@ class ScoreRow:
             return cast(RunFailureCause, converter.structure(value, RunFailureCause))  # type: ignore[arg-type]
         except (cattrs.BaseValidationError, KeyError, TypeError, ValueError):
             return None
-
 
 
 @final
@@ -410,9 +402,8 @@ def score_row(
 
     ``memo`` holds what the rows of one item share (see :class:`RowMemo`): each shared value
     is converted, cleaned and redacted once, and every row still gets its notes.
-    ``shared_storable`` says the columns every row of a builder shares (:data:`_SHARED`: the
-    scorer JSON, the entity columns, the source, the trace and span ids) are already what the
-    sanitizer makes of them, without a note: they are not walked again.
+    ``shared_storable``: the columns every row of a builder shares (:data:`_SHARED`) are
+    what the sanitizer makes of them already, without a note: they are not walked again.
     """
     if memo is None:
         memo = RowMemo()
@@ -473,8 +464,7 @@ def score_row(
     if not (type(scorer_id) is str and scorer_id.isascii() and type(run_id) is str
             and run_id.isascii() and type(batch_id) is str and batch_id.isascii()):
         _check_keys(scorer_id=scorer_id, run_id=run_id, batch_id=batch_id)  # ASCII encodes
-    # Every field is given (None for the store's own), as ScoreRow(...) would set it: its
-    # __init__ checks and converts nothing, so setting the slots builds the same row.
+    # ScoreRow's __init__ checks and converts nothing: setting its slots builds the same row.
     row = _NEW_ROW(
         id=row_id(run_id, scorer_id), scorer_id=scorer_id, run_id=run_id, batch_id=batch_id,
         score=score, additional_context=context or None, request_context=request_context,
@@ -484,9 +474,8 @@ def score_row(
     return row
 
 
-def _clean_columns(
-    values: dict[str, Any], clean: Sanitizer, memo: RowMemo, columns: tuple[tuple[str, str], ...]
-) -> None:
+def _clean_columns(values: dict[str, Any], clean: Sanitizer, memo: RowMemo,
+                   columns: tuple[tuple[str, str], ...]) -> None:
     """Each of ``columns`` (attribute, name) of ``values`` as :meth:`Sanitizer.value` makes
     it, in place, in the columns' order (the order of the notes)."""
     for attr, name in columns:
@@ -543,15 +532,11 @@ def _check_keys(**keys: object) -> None:
 _COLUMN_NAME: Final[Mapping[str, str]] = {c.attr: c.name for c in SCORE_COLUMNS}
 _SANITIZED = tuple(c for c in SCORE_COLUMNS if c.kind in ("text", "json") and c.attr != "metadata")
 # The columns score_row cleans after the contexts (cleaned and redacted first).
-_CLEANED = tuple(
-    c for c in _SANITIZED if c.attr not in ("additional_context", "request_context")
-)
+_CLEANED = tuple(c for c in _SANITIZED if c.attr not in ("additional_context", "request_context"))
 _KEYS = tuple(c for c in SCORE_COLUMNS if c.kind == "key")
 _CLEANED_AT = tuple((c.attr, c.name) for c in _CLEANED)
-_SHARED: Final = frozenset(
-    {"scorer", "entity_type", "entity", "entity_id", "source", "trace_id", "span_id"})
-# The columns left to clean when the shared ones are storable already: skipping columns that
-# give no note leaves every other column's notes in the same order.
+_SHARED: Final = ("scorer", "entity_type", "entity", "entity_id", "source", "trace_id", "span_id")
+# The columns left when the shared ones give no note: the others' notes keep their order.
 _PER_ROW_AT = tuple((attr, name) for attr, name in _CLEANED_AT if attr not in _SHARED)
 _FROM_RESULT_NAMES = tuple(f.name for f in _FROM_RESULT)
 _TO_METADATA_AT = tuple((f.name, f.key, f.spread) for f in _TO_METADATA)
