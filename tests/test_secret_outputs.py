@@ -209,3 +209,28 @@ def test_a_judge_error_quoting_a_reply_keeps_no_secret(shape: SecretShape) -> No
     text = anyio.run(ask)
     assert shape.secret not in text
     assert shape.kept in text
+
+
+@pytest.mark.parametrize("shape", SECRET_SHAPES, ids=lambda s: s.name)
+def test_a_secret_keying_an_items_request_context_is_not_stored(
+        shape: SecretShape, tmp_path: Path) -> None:
+    """A request context keyed by a credential (headers by token, say): the stored row keeps
+    the value under a redacted key, and not the secret."""
+    from scorecore_adapters.storage import SqliteScoreStore  # noqa: PLC0415
+
+    scorer = create_scorer(id="s", description="d").generate_score(lambda ctx: 1.0)
+    item = EvalItem(input="q", output="a", id="one",
+                    request_context={shape.text: "value-kept", "plain": "also-kept"})
+
+    async def save() -> None:
+        async with SqliteScoreStore(tmp_path / "s.db") as store:
+            await run_evals([item], [scorer], store=store, batch_id="b")
+
+    anyio.run(save)
+    conn = sqlite3.connect(tmp_path / "s.db")
+    try:
+        stored = json.dumps(conn.execute("SELECT * FROM scorecore_scores").fetchall())
+    finally:
+        conn.close()
+    assert shape.secret not in stored
+    assert "also-kept" in stored

@@ -194,7 +194,9 @@ def redact_secrets(value: object) -> object:
 
     Two rules, applied at any depth:
 
-    - **Keys.** A value is replaced whole when its key names a credential. The key is read
+    - **Keys.** A key is text too: a credential in it is redacted as in any string (keys
+      that then read alike are numbered, ``"[REDACTED] (2)"``, so no value is lost). A value
+      is replaced whole when its key names a credential. The key is read
       case-insensitively, with ``_``, ``-``, ``.`` and camelCase separating words: it is secret
       when the joined name ends in ``key``/``keys``/``token``/``auth`` (``apiKey``,
       ``openai_key``, ``x-api-key``, ``accessToken``, ``oauth``), contains ``secret``,
@@ -231,10 +233,13 @@ def redact_secrets(value: object) -> object:
     'login with password=[REDACTED] at https://bob:[REDACTED]@db.example.com failed'
     """
     if isinstance(value, Mapping):
-        return {
-            k: REDACTED if isinstance(k, str) and _is_secret_key(k) else redact_secrets(v)
-            for k, v in value.items()
-        }
+        out: dict[object, object] = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                out[k] = redact_secrets(v)
+                continue
+            out[_redacted_key(k, out)] = REDACTED if _is_secret_key(k) else redact_secrets(v)
+        return out
     if isinstance(value, list | tuple):
         return [redact_secrets(v) for v in value]
     if isinstance(value, str):
@@ -242,6 +247,18 @@ def redact_secrets(value: object) -> object:
             return REDACTED
         return redact_text(value)
     return value
+
+
+def _redacted_key(key: str, taken: Mapping[object, object]) -> str:
+    """``key`` with the credentials in it redacted (a mapping keyed by a token), numbered
+    when that makes it a key already ``taken``: two keys redacted alike keep both values."""
+    redacted = redact_text(key)
+    if redacted not in taken:
+        return redacted
+    n = 2
+    while f"{redacted} ({n})" in taken:
+        n += 1
+    return f"{redacted} ({n})"
 
 
 def redact_strings(value: object) -> object:

@@ -192,3 +192,27 @@ def test_the_fast_path_never_passes_a_known_secret_shape(shape: SecretShape) -> 
     """Every secret shape of the shared table takes the rules' path, and loses its secret."""
     assert may_hold_secret(shape.text)
     assert shape.secret not in redact_text(shape.text)
+
+
+@given(
+    tree=_tree(_LEAVES),
+    shapes=st.lists(st.sampled_from(SECRET_SHAPES), min_size=1, max_size=3,
+                    unique_by=lambda shape: shape.text),
+)
+def test_a_secret_used_as_a_key_is_redacted_and_no_value_is_lost(
+    tree: Any, shapes: list[SecretShape]
+) -> None:
+    """A credential can be a mapping's key (a context keyed by the token it was fetched
+    with): the key is redacted like any text, and keys that redact alike are numbered, so
+    every value under them is kept."""
+    value = {"keep": tree, **{shape.text: i for i, shape in enumerate(shapes)}}
+    redacted = redact_secrets(value)
+    dumped = json.dumps(redacted)
+    for shape in shapes:
+        assert shape.secret not in dumped
+    assert redacted["keep"] == redact_secrets(tree)
+    assert len(redacted) == len(value)
+    # Each value kept, or redacted whole where its key also names a credential ("password=…").
+    kept = [v for k, v in redacted.items() if k != "keep"]
+    assert all(v == R or v in range(len(shapes)) for v in kept)
+    assert len(set(kept) - {R}) == sum(v != R for v in kept)
