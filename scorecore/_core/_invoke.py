@@ -399,13 +399,8 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
     # The cap is written into every request: the adapter sends it, the budget reserves it and
     # the cache key holds it (a reply to another cap is another reply).
     settings = with_default_cap(judge.model_settings, meter.cap)
-    routing: Routing = "native"
-    if schema is not None:
-        injection = judge.json_prompt_injection
-        supports_native = judge.model.supports_structured_output
-        # routing_for's common case, without its call.
-        routing = ("native" if supports_native else "inline") if injection == "auto" else (
-            routing_for(injection, model_supports_native=supports_native))
+    routing: Routing = "native" if schema is None else routing_for(
+        judge.json_prompt_injection, model_supports_native=judge.model.supports_structured_output)
     # A reply can only fail its format in one way without a schema: restating the example.
     attempts = 1 if schema is None and example is None else 2
     own_text = prompt if example is None else example.own_text(prompt)
