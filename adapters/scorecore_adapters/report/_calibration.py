@@ -160,9 +160,6 @@ class LabelledRows:
                 self._note(key)
             self._first.setdefault(row.scorer_id, row)
 
-    def end(self) -> None:
-        """Nothing more to do."""
-
     def _note(self, key: str) -> None:
         smallest = self._unlabelled
         if len(smallest) == _LISTED and key >= smallest[-1]:
