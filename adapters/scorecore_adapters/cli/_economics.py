@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, TextIO
 
 from scorecore.evals import EvalReport, ScoreRow
@@ -25,7 +25,6 @@ __all__ = [
     "fingerprints",
     "positive_int",
     "print_economics",
-    "print_fingerprints",
 ]
 
 
@@ -158,12 +157,6 @@ def fingerprints(rows: Iterable[ScoreRow]) -> dict[str, dict[str, int]]:
         key = _fingerprint(row) or "-"
         counts[key] = counts.get(key, 0) + 1
     return seen
-
-
-def print_fingerprints(rows: Sequence[ScoreRow], *, out: TextIO) -> None:
-    """One line per scorer: its fingerprint (first 12 hex digits), flagged when mixed."""
-    for scorer_id, counts in fingerprints(rows).items():
-        print_fingerprint_line(scorer_id, counts, out=out)
 
 
 def print_fingerprint_line(scorer_id: str, counts: Mapping[str, int], *, out: TextIO) -> None:

@@ -19,7 +19,6 @@ from scorecore_adapters.report._text import number, percent
 __all__ = [
     "print_agreements",
     "print_cascades",
-    "print_trust",
     "trust_json",
 ]
 
@@ -36,13 +35,6 @@ def trust_json(rows: Sequence[ScoreRow]) -> dict[str, Any]:
     return {"panels": [a.to_json() for a in panel_agreements(rows)],
             "pairwise": [s.to_json() for s in pairwise_summaries(rows)],
             "cascades": [c.to_json() for c in cascade_summaries(rows)]}
-
-
-def print_trust(rows: Sequence[ScoreRow], *, out: TextIO) -> None:
-    """A few lines per panel (alpha, the most disagreed items) and per pairwise scorer, for
-    a batch's stored rows (``scorecore show``)."""
-    print_agreements(panel_agreements(rows), pairwise_summaries(rows),
-                     cascades=cascade_summaries(rows), out=out)
 
 
 def print_agreements(
