@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, TextIO
 
@@ -321,36 +320,57 @@ class _Unlabelled:
             self.first.append(item)
 
 
-def _print_json_listing(
-    document: dict[str, Any], batch_id: str, labels: Mapping[str, LabelValue], out: TextIO,
-) -> Callable[[Store], Awaitable[None]]:
-    """``print_json(document)`` with its ``rowsWithoutLabels`` written as the store lists
-    them, one id at a time: the text ``json.dumps(indent=2)`` makes, without the list held."""
-    text = json.dumps({**document, "rowsWithoutLabels": []}, indent=2, ensure_ascii=False,
-                      default=str)
-    # A top-level key at two spaces: no string value can hold a raw newline to match it.
-    head, tail = text.split('\n  "rowsWithoutLabels": []', 1)
+def json_with_unlabelled(
+    url: str, document: Mapping[str, Any], at: Sequence[str], *, batch_id: str,
+    labels: Mapping[str, LabelValue], write: Callable[[Iterable[str]], None],
+    ensure_ascii: bool,
+) -> None:
+    """``write`` the text ``json.dumps(document, indent=2)`` makes and a newline, with the list
+    at the key path ``at`` (its value in ``document`` is not read) being the ids of the batch
+    without a label, as the store ``url`` lists them, one id at a time: never all held.
 
-    async def write(opened: Store) -> None:
+    The ids are spooled (to a file past 1 MB) before ``write`` is called: a store failing
+    midway raises its error and nothing is written, never half a JSON document that a pipe or
+    a later reader would take for whole."""
+    depth = len(at)
+    attempt = 0
+    while True:
+        # A string the document cannot already hold where the list goes: NUL is escaped in
+        # JSON text, and a document that happens to hold this one gets the next.
+        marker = json.dumps(f"\0unlabelled {attempt}", ensure_ascii=ensure_ascii)
+        text = json.dumps(_placed(document, at, json.loads(marker)), indent=2,
+                          ensure_ascii=ensure_ascii, default=str)
+        if text.count(marker) == 1:
+            break
+        attempt += 1
+    head, tail = text.split(marker, 1)
+    inner = "\n" + "  " * (depth + 1)
+    with tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+",
+                                       encoding="utf-8") as spool:
         written = 0
-        # Spooled (to a file past 1 MB), not written out as read: a store failing midway then
-        # prints its error alone, never half a JSON document a pipe would take for whole.
-        with tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+",
-                                           encoding="utf-8") as spool:
 
-            def take(item: str) -> None:
-                nonlocal written
-                spool.write(("," if written else "") + "\n    "
-                            + json.dumps(item, ensure_ascii=False))
-                written += 1
+        def take(item: str) -> None:
+            nonlocal written
+            spool.write(("," if written else "") + inner
+                        + json.dumps(item, ensure_ascii=ensure_ascii))
+            written += 1
 
-            await unlabelled_ids(opened, batch_id, labels, take)
-            spool.seek(0)
-            out.write(head + '\n  "rowsWithoutLabels": [')
-            shutil.copyfileobj(spool, out)
-        out.write(("\n  ]" if written else "]") + tail + "\n")
+        in_store(url, lambda store: unlabelled_ids(store, batch_id, labels, take))
+        spool.seek(0)
 
-    return write
+        def chunks() -> Iterator[str]:
+            yield head + "["
+            while block := spool.read(1 << 16):
+                yield block
+            yield ("\n" + "  " * depth + "]" if written else "]") + tail + "\n"
+
+        write(chunks())
+
+
+def _placed(document: Mapping[str, Any], at: Sequence[str], value: str) -> dict[str, Any]:
+    """``document`` with ``value`` at the key path ``at`` (copies along the path only)."""
+    key, *rest = at
+    return {**document, key: _placed(document[key], rest, value) if rest else value}
 
 
 def calibrate_command(args: argparse.Namespace, out: TextIO) -> int:
@@ -379,7 +399,8 @@ def calibrate_command(args: argparse.Namespace, out: TextIO) -> int:
             "failedChecks": list(failed), "exitCode": code,
             "cascades": [c.to_json() for c in cascades],
         }
-        in_store(args.store, _print_json_listing(document, args.batch, labels, out))
+        json_with_unlabelled(args.store, document, ("rowsWithoutLabels",), batch_id=args.batch,
+                             labels=labels, write=out.writelines, ensure_ascii=False)
         return code
     unlabelled = _Unlabelled()
     in_store(args.store, lambda store: unlabelled_ids(store, args.batch, labels,

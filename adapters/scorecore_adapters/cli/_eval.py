@@ -6,7 +6,7 @@ import argparse
 import json
 import shlex
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO, final
@@ -30,13 +30,12 @@ from scorecore_adapters._loading import LoadedScorers, load_scorers, load_target
 from scorecore_adapters.cli._batch_api import batch_api_scope
 from scorecore_adapters.cli._calibrate import (
     calibration_of,
-    in_store,
+    json_with_unlabelled,
     labelled_cascades,
     labels_of,
     print_agreement,
     report_thresholds,
     scan_labelled,
-    unlabelled_ids,
 )
 from scorecore_adapters.cli._common import (
     EXIT_FAILED,
@@ -369,15 +368,17 @@ def _print_labels_agreement(
     cascades = labelled_cascades(scan.trust, sorted({r.scorer_id for r in rows}), labels,
                                  thresholds)
     print_cascades(cascades, out=out)
-    if args.output:
-        # The --output document is written whole: the ids without a label (listed by the
-        # store) are held for it, ids only.
-        unlabelled: list[str] = []
-        in_store(args.store, lambda store: unlabelled_ids(store, plan.batch_id, labels,
-                                                           unlabelled.append))
-        result = attrs.evolve(result, rows_without_labels=tuple(unlabelled))
+    # Its rowsWithoutLabels are listed by the store as --output is written (never all held).
     return {**result.to_json(), "labelsFile": args.labels,
             **({"cascades": [c.to_json() for c in cascades]} if cascades else {})}
+
+
+def _write_output(path: str, chunks: Iterable[str]) -> None:
+    try:
+        with Path(path).open("w", encoding="utf-8") as f:
+            f.writelines(chunks)
+    except OSError as exc:
+        raise UsageError(f"cannot write report {path}: {exc.strerror}") from None
 
 
 def _check_batch_id(batch_id: str, flag: str) -> None:
@@ -519,11 +520,13 @@ def run_eval(
             document["calibration"] = agreement
         if reporter is not None:
             document["otel"] = reporter.to_json()
-        try:
-            Path(args.output).write_text(json.dumps(document, indent=2, default=str) + "\n",
-                                         encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write report {args.output}: {exc.strerror}") from None
+        if agreement is None or plan.labels is None:
+            _write_output(args.output, [json.dumps(document, indent=2, default=str) + "\n"])
+        else:
+            json_with_unlabelled(args.store, document, ("calibration", "rowsWithoutLabels"),
+                                 batch_id=plan.batch_id, labels=plan.labels,
+                                 write=lambda chunks: _write_output(args.output, chunks),
+                                 ensure_ascii=True)
         print(f"report written to {args.output}", file=out)
     print(verdict_line(verdict, report, invalid=invalid, data=plan.reader.shown,
                        skipped=plan.loaded.skipped), file=out)

@@ -421,6 +421,63 @@ def test_eval_labels_never_reads_the_whole_batch(
     assert len(calibration["rowsWithoutLabels"]) == 40 - len(labels)
 
 
+def test_eval_labels_output_failing_midway_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store fails while listing the items without a label for ``--output``: the command
+    says why and exits 2, and no report file is left that a reader would take for whole."""
+    url = f"sqlite:{tmp_path / 's.db'}"
+    labels_path = _labels_file(tmp_path / "labels.jsonl", {"q0": True, "q3": False})
+
+    async def failing(self: SqliteScoreStore, batch_id: str, /) -> AsyncIterator[list[str]]:
+        yield ["q1", "q2"]
+        raise StoreError(f"item_ids({batch_id!r}): the disk went away", store=self.url,
+                         operation="item_ids")
+
+    monkeypatch.setattr(SqliteScoreStore, "item_ids", failing)
+    code, out, err = _judged_eval(tmp_path, url, "j", labels_path, items=8)
+    assert code == 2, err + out
+    assert "the disk went away" in err
+    assert not (tmp_path / "r.json").exists()
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(outer=st.dictionaries(st.text(max_size=5), _JSON, max_size=4),
+       inner=st.dictionaries(st.text(max_size=5), _JSON, max_size=4),
+       ids=st.lists(st.text(), max_size=5), flags=st.tuples(st.booleans(), st.booleans()))
+def test_the_listed_document_is_the_text_json_dumps_makes(
+    monkeypatch: pytest.MonkeyPatch, outer: dict[str, Any], inner: dict[str, Any],
+    ids: list[str], flags: tuple[bool, bool],
+) -> None:
+    """The JSON written with its ids listed by the store is, byte for byte, what
+    ``json.dumps(indent=2)`` makes of the whole document, at any depth, whatever the document
+    holds (including the placeholder text the listing puts where the ids go)."""
+    from scorecore_adapters.cli import _calibrate  # noqa: PLC0415
+
+    async def listed(_store: object, _batch: str, _labels: object, take: Any) -> None:
+        for item in ids:
+            take(item)
+
+    monkeypatch.setattr(_calibrate, "unlabelled_ids", listed)
+    monkeypatch.setattr(_calibrate, "in_store", lambda _url, work: anyio.run(work, None))
+    ascii_only, marker_in_document = flags
+    if marker_in_document:
+        inner = {**inner, "other": "\0unlabelled 0", "more": ["\0unlabelled 1"]}
+    document = {**outer, "calibration": {**inner, "rowsWithoutLabels": ["stale"]}}
+    written: list[str] = []
+    _calibrate.json_with_unlabelled("sqlite:unused", document,
+                                    ("calibration", "rowsWithoutLabels"), batch_id="b",
+                                    labels={}, write=written.extend, ensure_ascii=ascii_only)
+    whole = {**document, "calibration": {**document["calibration"], "rowsWithoutLabels": ids}}
+    assert "".join(written) == json.dumps(whole, indent=2, ensure_ascii=ascii_only) + "\n"
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
