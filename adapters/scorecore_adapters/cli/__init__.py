@@ -84,5 +84,20 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     except BrokenPipeError:
         # The reader went away (`scorecore show RUN | head`): stop quietly, like other tools.
         if out is None:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the flush at exit
+            _silence_stdout()
         return 0
+
+
+def _silence_stdout() -> None:
+    """Point standard output's descriptor at /dev/null: Python flushes it at exit, and a flush
+    into the closed pipe would print a second BrokenPipeError. The descriptor is redirected
+    (not ``sys.stdout`` replaced by an opened file), so no file object is left to close."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a descriptor (an embedder's stream): nothing flushes into a pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)

@@ -156,3 +156,36 @@ def test_show_on_a_terminal_lists_a_large_batch_as_text(
     out, err = _Terminal(), io.StringIO()
     assert main(["show", "A", "--store", store], out=out, err=err) == 0, err.getvalue()
     assert out.getvalue() == elsewhere
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_show_into_a_reader_that_stops_early_exits_quietly(tmp_path: Path, as_json: bool) -> None:
+    """``scorecore show B | head -1``: the reader closes the pipe after a line; the command exits
+    0 and prints nothing on stderr — no BrokenPipeError from Python's flush at exit, and (in
+    development mode, which reports them) no file left open to silence that flush."""
+    import subprocess  # noqa: PLC0415 - only this test runs the console entry point
+    import sys  # noqa: PLC0415
+
+    rows = [ScoreRow(id=f"B:{i}/s", scorer_id="s", run_id=f"B:{i}", batch_id="B",
+                     status="scored", score=0.5, reason="r" * 40, dataset_item_id=f"item-{i}")
+            for i in range(6000)]
+
+    async def save() -> None:
+        async with SqliteScoreStore(tmp_path / "s.db") as store:
+            await store.save(rows)
+
+    anyio.run(save)
+    # Far more than a pipe's buffer (64 KiB on Linux), so the write after the close fails.
+    argv = ["show", "B", "--store", f"sqlite:{tmp_path / 's.db'}", *(["--json"] if as_json
+                                                                      else [])]
+    command = [sys.executable, "-X", "dev", "-c",
+               "import sys; from scorecore_adapters.cli import main; sys.exit(main())", *argv]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline()
+        process.stdout.close()
+        err = process.stderr.read().decode()
+        code = process.wait(timeout=120)
+    assert code == 0, err
+    for telltale in ("BrokenPipeError", "Exception ignored", "ResourceWarning", "Traceback"):
+        assert telltale not in err, err
