@@ -180,8 +180,10 @@ def test_show_into_a_reader_that_stops_early_exits_quietly(tmp_path: Path, as_js
                                                                       else [])]
     command = [sys.executable, "-X", "dev", "-c",
                "import sys; from scorecore_adapters.cli import main; sys.exit(main())", *argv]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        assert process.stdout is not None and process.stderr is not None
+    with subprocess.Popen(command, stdout=subprocess.PIPE,  # noqa: S603 - our own argv
+                          stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
         assert process.stdout.readline()
         process.stdout.close()
         err = process.stderr.read().decode()
