@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from scorecore.judge import JudgeResponse, JudgeUsage, StructuredOutputMode
-from scorecore.judge.economics import stored_reply
+from scorecore.judge.economics import reply_with_text, stored_reply
 from scorecore_adapters._logprobs import from_row, to_row
 
 __all__: list[str] = []  # internal: the judge caches'
@@ -173,13 +173,7 @@ class RowReader:
             shape = self._learn(rest)
             if shape is None:
                 return None
-        usage = shape.usage
-        return stored_reply(
-            text=text, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-            total_tokens=usage.total_tokens, reasoning_tokens=usage.reasoning_tokens,
-            cached_input_tokens=usage.cached_input_tokens, finish_reason=shape.finish_reason,
-            model_id=shape.model_id, structured_output=shape.structured_output,
-        )
+        return reply_with_text(shape, text)
 
     def _learn(self, rest: str) -> JudgeResponse | None:
         try:
