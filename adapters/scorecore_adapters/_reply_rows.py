@@ -170,6 +170,10 @@ class RowReader:
         rest = data[end:]
         shape = self._rests.get(rest)
         if shape is None:
+            # A row with log-probabilities is not plain_row's (and its rest is its own): not
+            # read twice here, decode reads it.
+            if '"logprobs"' in rest:
+                return None
             shape = self._learn(rest)
             if shape is None:
                 return None

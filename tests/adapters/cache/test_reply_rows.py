@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorecore.judge import JudgeResponse
+from scorecore.judge import JudgeResponse, TokenLogprob
 from scorecore_adapters._reply_rows import RowReader, decode, encode
 from tests.adapters.cache.test_cache_adapters import _responses
 
@@ -42,7 +42,8 @@ def test_a_row_with_its_text_written_twice_reads_as_the_full_reading() -> None:
 
 
 def test_rows_this_reader_leaves_to_the_full_reading() -> None:
-    """Rows not as ``encode`` writes them without log-probabilities are not read here."""
+    """Rows not as ``encode`` writes them without log-probabilities are not read here (the
+    full reading reads them)."""
     reader = RowReader()
     row = json.loads(encode(JudgeResponse(text="t")))
     for other in ('{"text": "cut', '{"text": "a"} {}', "[1]", "",
@@ -50,3 +51,6 @@ def test_rows_this_reader_leaves_to_the_full_reading() -> None:
                   json.dumps({"usage": row["usage"], **row}),  # another key first
                   json.dumps({**row, "usage": {**row["usage"], "input_tokens": True}})):
         assert reader.read(other) is None
+    with_logprobs = JudgeResponse(text="t", logprobs=(TokenLogprob(token="t", logprob=-0.1),))
+    assert reader.read(encode(with_logprobs)) is None
+    assert decode(encode(with_logprobs)) == with_logprobs
