@@ -288,7 +288,9 @@ class SqliteJudgeCache(_ThreadedCache):
         self._reader: sqlite3.Connection | None = None
         # The reading connection's one cursor: a get runs its query and reads its row without
         # a turn of the event loop in between, so gets never share it half-read, and a cursor
-        # made per query cost a measurable share of a get.
+        # made per query cost a measurable share of a get. The key is the table's primary
+        # key, so fetchone steps the query to its end, which resets it: no read snapshot is
+        # held between gets.
         self._cursor: sqlite3.Cursor | None = None
         self._rows = _RowReader()
 
