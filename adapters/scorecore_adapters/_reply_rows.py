@@ -153,10 +153,13 @@ class RowReader:
     rest holds no second ``"text"`` (a repeated key is refused when the rest is first read).
     """
 
-    __slots__ = ("_rests",)
+    __slots__ = ("_other", "_rests")
 
     def __init__(self) -> None:
         self._rests: dict[str, JudgeResponse] = {}
+        # Rests read once and found not plain_row's (a row written before modes were
+        # recorded, say): decode reads such rows at once, without a second reading here.
+        self._other: set[str] = set()
 
     def read(self, data: str) -> JudgeResponse | None:
         """The reply of a row :func:`encode` wrote without log-probabilities, or ``None`` for
@@ -172,7 +175,7 @@ class RowReader:
         if shape is None:
             # A row with log-probabilities is not plain_row's (and its rest is its own): not
             # read twice here, decode reads it.
-            if '"logprobs"' in rest:
+            if '"logprobs"' in rest or rest in self._other:
                 return None
             shape = self._learn(rest)
             if shape is None:
@@ -183,8 +186,11 @@ class RowReader:
         try:
             shape = plain_row(_read_unique(f'{_TEXT_FIRST}"{rest}'))
         except ValueError:
-            return None
+            shape = None
         if shape is None:
+            if len(self._other) >= _RESTS_SIZE:
+                self._other.clear()
+            self._other.add(rest)
             return None
         if len(self._rests) >= _RESTS_SIZE:
             self._rests.clear()

@@ -51,6 +51,18 @@ def test_rows_this_reader_leaves_to_the_full_reading() -> None:
                   json.dumps({"usage": row["usage"], **row}),  # another key first
                   json.dumps({**row, "usage": {**row["usage"], "input_tokens": True}})):
         assert reader.read(other) is None
+        assert reader.read(other) is None  # a rest seen before: still left to decode
     with_logprobs = JudgeResponse(text="t", logprobs=(TokenLogprob(token="t", logprob=-0.1),))
     assert reader.read(encode(with_logprobs)) is None
     assert decode(encode(with_logprobs)) == with_logprobs
+
+
+def test_a_row_written_before_modes_were_recorded_reads_through_the_full_reading() -> None:
+    """An old row (no structured_output) is left to decode, which reads it, every time."""
+    reader = RowReader()
+    row = json.loads(encode(JudgeResponse(text="t", model_id="m")))
+    del row["structured_output"]
+    for text in ("t", "u", "t"):
+        old = json.dumps({**row, "text": text})
+        assert reader.read(old) is None
+        assert decode(old) == JudgeResponse(text=text, model_id="m")
