@@ -34,10 +34,9 @@ import anyio.to_thread
 from scorecore.judge import JudgeResponse
 from scorecore_adapters._reply_rows import NUL_ESCAPE as _NUL_ESCAPE
 from scorecore_adapters._reply_rows import WRAPPED as _WRAPPED
+from scorecore_adapters._reply_rows import RowReader as _RowReader
 from scorecore_adapters._reply_rows import decode as _decode
 from scorecore_adapters._reply_rows import encode as _encode
-from scorecore_adapters._reply_rows import load as _load
-from scorecore_adapters._reply_rows import plain_row as _plain_row
 from scorecore_adapters._resources import AsyncResource
 from scorecore_adapters.storage._common import redact_url
 from scorecore_adapters.storage._url import StoreUrl
@@ -287,6 +286,13 @@ class SqliteJudgeCache(_ThreadedCache):
         self.path = Path(path)
         self._name = f"sqlite:{self.path}"
         self._reader: sqlite3.Connection | None = None
+        # The reading connection's one cursor: a get runs its query and reads its row without
+        # a turn of the event loop in between, so gets never share it half-read, and a cursor
+        # made per query cost a measurable share of a get. The key is the table's primary
+        # key, so fetchone steps the query to its end, which resets it: no read snapshot is
+        # held between gets.
+        self._cursor: sqlite3.Cursor | None = None
+        self._rows = _RowReader()
 
     async def get(self, key: str, /) -> JudgeResponse | None:
         """The reply stored under ``key``; ``None`` for a miss or an unreadable entry.
@@ -298,7 +304,7 @@ class SqliteJudgeCache(_ThreadedCache):
         go through a worker thread.
         """
         try:
-            row = (self._reader or self._inline()).execute(_GET_ONE, (key,)).fetchone()
+            row = (self._cursor or self._inline_cursor()).execute(_GET_ONE, (key,)).fetchone()
         except (sqlite3.Error, OSError) as exc:  # a broken cache is a counted miss
             self._failed(exc)
             return None
@@ -308,10 +314,7 @@ class SqliteJudgeCache(_ThreadedCache):
         # The row as _encode writes it, read here (a warm re-run reads tens of thousands);
         # any other row through _decoded, which counts the one that cannot be read.
         if type(data) is str:
-            try:
-                plain = _plain_row(_load(data))
-            except ValueError:  # not JSON: _decoded says so
-                plain = None
+            plain = self._rows.read(data)
             if plain is not None:
                 return plain
         return self._decoded(data)
@@ -329,6 +332,10 @@ class SqliteJudgeCache(_ThreadedCache):
             await super().put(key, response)  # busy (or broken): wait, or count the error
             return
         await anyio.lowlevel.checkpoint()
+
+    def _inline_cursor(self) -> sqlite3.Cursor:
+        self._cursor = self._inline().cursor()
+        return self._cursor
 
     def _inline(self) -> sqlite3.Connection:
         if self._reader is None:
@@ -349,6 +356,7 @@ class SqliteJudgeCache(_ThreadedCache):
     async def aclose(self) -> None:
         """Close the connections (idempotent); a later use opens them again."""
         reader, self._reader = self._reader, None
+        self._cursor = None
         if reader is not None:
             reader.close()
         await super().aclose()

@@ -38,6 +38,7 @@ __all__ = [
     "SchemaChecker",
     "StepName",
     "StructuredOutputMode",
+    "reply_with_text",
     "stored_reply",
 ]
 
@@ -358,6 +359,28 @@ def stored_reply(
     usage = _new_usage(input_tokens, output_tokens, total_tokens, reasoning_tokens,
                        cached_input_tokens)
     return _new_reply(text, usage, finish_reason, model_id, mode, None)
+
+
+def reply_with_text(reply: JudgeResponse, text: object) -> JudgeResponse | None:
+    """``reply`` with ``text`` in place of its own, or ``None`` when ``text`` is not a ``str``.
+
+    It builds what ``attrs.evolve(reply, text=text)`` builds, several times faster than that
+    or :func:`stored_reply`, for a cache whose rows differ from one another in their text
+    only (it reads the rest of a row once and keeps that reply).
+
+    >>> reply = stored_reply(
+    ...     text="yes", input_tokens=12, output_tokens=1, total_tokens=None,
+    ...     reasoning_tokens=None, cached_input_tokens=None, finish_reason="stop",
+    ...     model_id=None, structured_output=None)
+    >>> reply_with_text(reply, "no") == attrs.evolve(reply, text="no")
+    True
+    >>> reply_with_text(reply, b"no") is None
+    True
+    """
+    if type(text) is not str:
+        return None
+    return _new_reply(text, reply.usage, reply.finish_reason, reply.model_id,
+                      reply.structured_output, reply.logprobs)
 
 
 @runtime_checkable

@@ -115,6 +115,9 @@ class JudgeMeter:
         return attrs.evolve(self, trial=trial)
 
 
+# The last usage a cache hit held that usage_problem found sound (see MeteredExecution._hit).
+_sound_usage: list[JudgeUsage | None] = [None]
+
 # A model's ``cache_identity`` that raised or is not a ``str``: a string no model's identity
 # equals by accident (the meter compares it by identity, and never puts it in a key).
 _UNREADABLE = "\x00unreadable cache identity"
@@ -182,13 +185,19 @@ class MeteredExecution:
     def _hit(self, ledger: JudgeLedger, response: JudgeResponse) -> JudgeResponse:
         self._hits += 1
         ledger.cache_hits += 1
-        if usage_problem(response.usage) is not None:
-            # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
-            ledger.usage_errors += 1
-            return response
+        usage = response.usage
+        # The hits a cache reads back share their usage value when their rows share it (a
+        # frozen value): the last one found sound is not checked again.
+        if usage is not _sound_usage[0]:
+            if usage_problem(usage) is not None:
+                # An edited (or damaged) entry: it saves nothing rather than a made-up amount.
+                ledger.usage_errors += 1
+                return response
+            if type(usage) is JudgeUsage:
+                _sound_usage[0] = usage
         if self._meter is None or self._meter.pricing is None:  # nothing to price it at
             return response
-        saved = self._price_of(response.usage)
+        saved = self._price_of(usage)
         if saved is not None:
             self._saved += saved
             ledger.saved_usd += saved

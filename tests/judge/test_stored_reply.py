@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorecore.judge import JudgeResponse, JudgeUsage
-from scorecore.judge.economics import stored_reply
+from scorecore.judge import JudgeResponse, JudgeUsage, TokenLogprob
+from scorecore.judge.economics import reply_with_text, stored_reply
 
 _MODES = ["json_schema", "json_object", "tool", "grammar", "prompt", "native"]
 _COUNTS = ("input_tokens", "output_tokens", "total_tokens", "reasoning_tokens",
@@ -67,3 +67,30 @@ def test_a_field_of_the_wrong_type_is_refused(fields: dict[str, Any]) -> None:
     """A text that is not a str, a count that is not an int (a bool or a float), a finish
     reason, model id or mode that is neither None nor a str: no reply."""
     assert stored_reply(**fields) is None
+
+
+@given(_fields(good=True), st.text(max_size=20), st.booleans())
+def test_a_reply_with_another_text_is_what_evolve_builds(
+    fields: dict[str, Any], text: str, logprobs: bool
+) -> None:
+    """reply_with_text: the value attrs.evolve builds (every other field kept, log-probabilities
+    too), frozen; the reply it started from is unchanged."""
+    reply = stored_reply(**fields)
+    assert reply is not None
+    if logprobs:
+        reply = attrs.evolve(reply, logprobs=(TokenLogprob(token="a", logprob=-0.5),))
+    copied = reply_with_text(reply, text)
+    assert copied is not None
+    expected = attrs.evolve(reply, text=text)
+    assert type(copied) is JudgeResponse
+    assert copied == expected
+    assert repr(copied) == repr(expected)
+    assert reply.text == fields["text"]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        copied.text = "edited"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("text", [None, 3, b"yes", ["yes"]])
+def test_another_text_that_is_not_a_str_is_refused(text: object) -> None:
+    """A text that is not a str gives no reply (as JudgeResponse refuses it)."""
+    assert reply_with_text(JudgeResponse(text="yes"), text) is None

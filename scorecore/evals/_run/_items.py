@@ -7,13 +7,13 @@ run path: an item that cannot run, with the reason in one line).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias, final
+from typing import Any, Final, Literal, TypeAlias, final
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from scorecore._core._reprs import short_repr
-from scorecore._core._slot_init import new_success
+from scorecore._core._slot_init import fast_init, new_success
 from scorecore._core._values import RUN_ARGUMENTS
 from scorecore.evals._persistence._sanitize import is_clean_text
 from scorecore.validators import is_int
@@ -103,6 +103,10 @@ class EvalItem:
     id: str | None = attrs.field(default=None, validator=_check_id)
     extra: Mapping[str, Any] = attrs.field(factory=dict, validator=_check_extra)
     line: int | None = attrs.field(default=None, validator=_check_line)
+
+
+# EvalItem(...) by position, its checks left to the caller (_item_of makes them).
+_new_item: Final = fast_init(EvalItem, checked_by_caller=True)
 
 
 @final
@@ -209,6 +213,16 @@ def _item_of(
         fields["id"] = item_id
     if fields.get("extra") is None:
         fields.pop("extra", None)
+        item_id = fields.get("id")
+        context = fields.get("request_context")
+        # The common item (no extra, a clean str id or none) built without __init__'s keyword
+        # call: the checks its validators would make are the ones made here.
+        if (context is None or type(context) is dict) and (
+            item_id is None or (type(item_id) is str and _id_problem(item_id) is None)
+        ) and (line is None or (is_int(line) and line >= 1)):
+            return new_success(_new_item(
+                fields["input"], fields.get("output"), fields.get("ground_truth"), context,
+                fields.get("expected_trajectory"), item_id, {}, line))
     try:
         return new_success(EvalItem(**fields, line=line))
     except (TypeError, ValueError) as exc:  # a field validator's message names field and value

@@ -13,7 +13,15 @@ from returns.result import Success
 from scorecore import create_scorer
 from scorecore.evals import EvalItem, InvalidItem, ItemResult
 from scorecore.evals._checks import is_finite_number
-from scorecore.evals.engine import ItemFailure, ItemRows, ItemScorer, RunIds, item_key, read_item
+from scorecore.evals.engine import (
+    ItemFailure,
+    ItemRows,
+    ItemScorer,
+    RunIds,
+    item_from_mapping,
+    item_key,
+    read_item,
+)
 from scorecore.evals.results import ScorerOutcome
 from scorecore.evals.store import CompletedScore
 from scorecore.validators import is_int, is_number
@@ -61,6 +69,50 @@ def test_read_item_says_why_an_entry_is_not_an_item() -> None:
     assert read_item({"input": 1, "x": 2}, 3, needs_output=False).failure().error.startswith(
         "item #3: unknown field 'x'"
     )
+
+
+_ABSENT = object()
+
+
+@given(
+    value=st.integers() | st.text(max_size=3),
+    item_id=st.just(_ABSENT) | st.none() | st.text(max_size=4) | st.integers(-3, 3)
+    | st.sampled_from(["", "a\x00", "\ud800", 1.5, True, 2**70]),
+    context=st.just(_ABSENT) | st.none()
+    | st.dictionaries(st.text(max_size=2), st.integers(), max_size=2)
+    | st.sampled_from([[1], "ctx"]),
+    line=st.none() | st.integers(-2, 3) | st.sampled_from([True, 2.0]),
+)
+def test_an_item_read_from_a_mapping_is_what_eval_item_builds(
+    value: object, item_id: object, context: object, line: Any
+) -> None:
+    """Any mapping reads as the item EvalItem(...) builds from its fields (equal, same repr,
+    frozen), or fails with the message EvalItem(...) raises."""
+    raw: dict[str, Any] = {"input": value, "output": "o", "groundTruth": None}
+    fields: dict[str, Any] = {"input": value, "output": "o", "ground_truth": None}
+    if item_id is not _ABSENT:
+        raw["id"] = item_id
+        fields["id"] = str(item_id) if is_int(item_id) and item_id.bit_length() <= 64 else (
+            item_id)
+    if context is not _ABSENT:
+        raw["requestContext"] = fields["request_context"] = context
+    try:
+        expected: EvalItem | Exception = EvalItem(**fields, line=line)
+    except (TypeError, ValueError) as exc:
+        expected = exc
+    try:
+        got: EvalItem | Exception = item_from_mapping(raw, line=line)
+    except ValueError as exc:
+        got = exc
+    if isinstance(expected, Exception):
+        assert isinstance(got, ValueError)
+        assert str(got) == str(expected)
+        return
+    assert isinstance(got, EvalItem)
+    assert got == expected
+    assert repr(got) == repr(expected)
+    with pytest.raises(AttributeError):
+        got.id = "changed"  # type: ignore[misc]
 
 
 def test_item_key_keeps_a_usable_id_of_an_unusable_entry() -> None:
