@@ -44,6 +44,7 @@ from scorecore_adapters.storage._schema import (
     row_from,
     row_with_sql,
     schema,
+    stamped,
     upsert_sql,
 )
 
@@ -193,10 +194,16 @@ class SqliteScoreStore(PagedReads, AsyncResource):
 
     async def save(self, rows: Sequence[ScoreRow], /) -> None:
         """Upsert ``rows`` in one transaction; a pair saved again replaces its row."""
-        if not rows:
-            return
-        stamp = self._now().isoformat()
-        params = params_of(rows, stamp, self.url)
+        if rows:
+            await self._write(params_of(rows, self._now().isoformat(), self.url))
+
+    async def save_records(self, records: Sequence[tuple[Any, ...]], /) -> None:
+        """Upsert the rows of ``records`` (of ``encode_rows``) in one transaction, as
+        :meth:`save` upserts the rows."""
+        if records:
+            await self._write(stamped(records, self._now().isoformat()))
+
+    async def _write(self, params: list[tuple[Any, ...]]) -> None:
         sql = upsert_sql(self._table, ["?"] * len(WRITTEN))
 
         def write(conn: sqlite3.Connection) -> None:
