@@ -49,15 +49,14 @@ json_text: Final = _json_encoder()
 """A JSON column's text: ``json.dumps(value, ensure_ascii=False, allow_nan=False)``."""
 
 
-def _json_column(seen: dict[int, tuple[object, str]]) -> Callable[[Any], str | None]:
+def _json_column(seen: dict[int, tuple[object, str]]) -> Callable[[Any], str]:
     """A JSON column's text; rows share their values (an item's, a scorer's), so each container
     is encoded once while ``seen`` keeps it (by identity, holding the value: an id is never
     reused while its entry lives)."""
 
-    def encode(value: Any) -> str | None:
-        # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
-        if value is None:
-            return None
+    def encode(value: Any) -> str:
+        # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth;
+        # never None (the record leaves it None).
         if type(value) is str:
             text: str = encode_basestring(value)
             return text
@@ -76,9 +75,11 @@ def _record_maker() -> Callable[[tuple[Any, ...], Callable[[Any], Any]], tuple[A
     Generated from :data:`SCORE_COLUMNS` (as attrs generates ``__init__``): one expression per
     record instead of a loop over the columns.
     """
-    # The code holds indexes only, never data.
-    fields = ", ".join(f"encode(values[{at}])" if column.kind == "json" else f"values[{at}]"
-                       for at, column in enumerate(RECORD_COLUMNS))
+    # The code holds indexes only, never data. Most JSON columns of a row are empty: None is
+    # kept inline, without a call.
+    fields = ", ".join(
+        f"None if values[{at}] is None else encode(values[{at}])" if column.kind == "json"
+        else f"values[{at}]" for at, column in enumerate(RECORD_COLUMNS))
     source = f"def record(values, encode):\n    return ({fields},)\n"
     namespace: dict[str, Any] = {}
     exec(compile(source, "<scorecore row record>", "exec"), namespace)  # noqa: S102 - see above

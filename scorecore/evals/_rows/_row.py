@@ -438,23 +438,24 @@ def _add_result_metadata(meta: dict[str, Any], data: Mapping[str, Any]) -> None:
 
 
 def _clean_metadata(meta: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> dict[str, Any]:
-    """``meta`` as :meth:`Sanitizer.value` makes it (a new dict); the item's input it keeps
-    (the same for every scorer's row) cleaned once per item."""
+    """``meta`` as :meth:`Sanitizer.value` makes it: in place when its keys are clean text
+    (``meta`` is the row's own dict), else a new dict; the item's input it keeps (the same for
+    every scorer's row) cleaned once per item."""
     for key in meta:
         if type(key) is not str or not is_clean_text(key):
             kept: dict[str, Any] = clean.value(meta, "metadata")
             return kept
-    out: dict[str, Any] = {}
     for key, value in meta.items():
         # ASCII text without NUL inline: is_plain_leaf's first test.
         if (type(value) is str and value.isascii() and "\x00" not in value) or is_plain_leaf(
                 value):
-            out[key] = value
-        elif key == "itemInput":
-            out[key] = memo.clean(value, ("metadata", key), clean, depth=1)
+            continue
+        # Replacing a key's value while iterating is allowed: the keys stay the same.
+        if key == "itemInput":
+            meta[key] = memo.clean(value, ("metadata", key), clean, depth=1)
         else:
-            out[key] = clean.value(value, ("metadata", key), 1)
-    return out
+            meta[key] = clean.value(value, ("metadata", key), 1)
+    return meta
 
 
 def _check_keys(**keys: object) -> None:
