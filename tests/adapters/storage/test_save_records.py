@@ -248,3 +248,23 @@ def test_every_shipped_store_takes_records(store: object) -> None:
     assert isinstance(store, RecordStore)
     assert [c.name for c in RECORD_COLUMNS] == list(WRITTEN[:len(RECORD_COLUMNS)])
     assert {c.kind for c in SCORE_COLUMNS[len(RECORD_COLUMNS):]} == {"time"}
+
+
+async def test_sqlite_keeps_a_pairs_last_row_whatever_its_empty_columns(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """SQLite writes empty columns as NULL in the statement, grouping a save's rows by them:
+    a pair saved twice in one save keeps its last row (under its first id) as before."""
+    first = ScoreRow(id="first", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
+                     score=0.5, output={"a": 1})
+    last = ScoreRow(id="last", scorer_id="s", run_id="b:1", batch_id="b", status="failed",
+                    reason="é", metadata={"error": "x"})
+    other = ScoreRow(id="other", scorer_id="t", run_id="b:1", batch_id="b", status="scored",
+                     score=1.0, output={"a": 1})
+    async with SqliteScoreStore(tmp_path / "s.db", now=lambda: NOW) as store:
+        await store.save_records(encode_rows([first, other, last]))
+        [kept, untouched] = await store.list_run("b")
+    assert (kept.id, kept.status, kept.score, kept.reason, kept.output) == (
+        "first", "failed", None, "é", None)
+    assert kept.metadata == {"error": "x"}
+    assert (untouched.id, untouched.score, untouched.output) == ("other", 1.0, {"a": 1})
