@@ -68,26 +68,31 @@ def _json_column(seen: dict[int, tuple[object, str]]) -> Callable[[Any], str]:
     return encode
 
 
-def _record_maker() -> Callable[[tuple[Any, ...], Callable[[Any], Any]], tuple[Any, ...]]:
-    """``record(values, encode)``: ``values`` (a row's columns, in :data:`RECORD_COLUMNS`
-    order) with the JSON ones through ``encode``.
+def _record_maker(
+    read: str,
+) -> Callable[[Any, Callable[[Any], Any]], tuple[Any, ...]]:
+    """``record(values, encode)``: the record of ``values`` (``read`` tells how a column is read
+    from it: ``"values[{at}]"``, ``"values.{attr}"``), the JSON columns through ``encode``.
 
     Generated from :data:`SCORE_COLUMNS` (as attrs generates ``__init__``): one expression per
     record instead of a loop over the columns.
     """
-    # The code holds indexes only, never data. Most JSON columns of a row are empty: None is
-    # kept inline, without a call.
+    # The code holds indexes and field names only, never data. Most JSON columns of a row are
+    # empty: None is kept inline, without a call.
+    reads = [read.format(at=at, attr=column.attr) for at, column in enumerate(RECORD_COLUMNS)]
     fields = ", ".join(
-        f"None if values[{at}] is None else encode(values[{at}])" if column.kind == "json"
-        else f"values[{at}]" for at, column in enumerate(RECORD_COLUMNS))
+        f"None if {value} is None else encode({value})" if column.kind == "json" else value
+        for value, column in zip(reads, RECORD_COLUMNS, strict=True))
     source = f"def record(values, encode):\n    return ({fields},)\n"
     namespace: dict[str, Any] = {}
     exec(compile(source, "<scorecore row record>", "exec"), namespace)  # noqa: S102 - see above
-    made: Callable[[tuple[Any, ...], Callable[[Any], Any]], tuple[Any, ...]] = namespace["record"]
+    made: Callable[[Any, Callable[[Any], Any]], tuple[Any, ...]] = namespace["record"]
     return made
 
 
-_RECORD: Final = _record_maker()
+_RECORD: Final = _record_maker("values[{at}]")
+# A row's record read from the row itself (no tuple of its columns in between).
+_ROW_RECORD: Final = _record_maker("values.{attr}")
 values_of: Final[Callable[[ScoreRow], tuple[Any, ...]]] = operator.attrgetter(*RECORD_ATTRS)
 """A row's columns, in :data:`RECORD_COLUMNS` order (what ``score_values`` gives)."""
 
@@ -140,4 +145,4 @@ def encode_rows(rows: Iterable[ScoreRow]) -> list[tuple[Any, ...]]:
 '{"sanitized": [{"path": "output.text", "what": "NUL character replaced by U+FFFD"}]}')
     """
     encode = _json_column({})
-    return [_RECORD(values_of(storable_row(row)), encode) for row in rows]
+    return [_ROW_RECORD(storable_row(row), encode) for row in rows]
