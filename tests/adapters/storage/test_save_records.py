@@ -146,6 +146,19 @@ def _stored_alike(
     return check
 
 
+_WAYS = ("rows", "records")
+
+
+async def _save_by(
+    store: Any, way: str, rows: list[ScoreRow], records: list[tuple[Any, ...]]
+) -> None:
+    """Save the rows themselves (``"rows"``) or their records (``"records"``)."""
+    if way == "rows":
+        await store.save(rows)
+    else:
+        await store.save_records(records)
+
+
 def _sqlite_table(path: Path) -> list[tuple[Any, ...]]:
     conn = sqlite3.connect(path)
     try:
@@ -161,10 +174,10 @@ async def _in_sqlite(
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     with tempfile.TemporaryDirectory() as tmp:
         tables = []
-        for name, save in (("rows.db", "save"), ("records.db", "save_records")):
-            path = Path(tmp) / name
+        for way in _WAYS:
+            path = Path(tmp) / f"{way}.db"
             async with SqliteScoreStore(path, now=lambda: NOW) as store:
-                await getattr(store, save)(rows if save == "save" else records)
+                await _save_by(store, way, rows, records)
             tables.append(_sqlite_table(path))
         return tables[0], tables[1]
 
@@ -177,14 +190,14 @@ def test_sqlite_stores_the_same_text_from_records_as_from_rows() -> None:
 async def _in_memory(
     rows: list[ScoreRow], records: list[tuple[Any, ...]]
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    tables = []
-    for save in ("save", "save_records"):
-        store = InMemoryScoreStore(now=lambda: NOW)
-        await getattr(store, save)(rows if save == "save" else records)
-        tables.append(sorted(
-            (tuple(getattr(r, c.attr) for c in SCORE_COLUMNS) for r in store.rows.values()),
-            key=lambda r: (r[2], r[1])))
-    return tables[0], tables[1]
+    stores = {way: InMemoryScoreStore(now=lambda: NOW) for way in _WAYS}
+    for way, store in stores.items():
+        await _save_by(store, way, rows, records)
+    by_rows, by_records = (
+        [tuple(getattr(row, c.attr) for c in SCORE_COLUMNS)
+         for row in sorted(store.rows.values(), key=lambda r: (r.run_id, r.scorer_id))]
+        for store in stores.values())
+    return by_rows, by_records
 
 
 def test_the_memory_store_keeps_the_same_rows_from_records_as_from_rows() -> None:
@@ -199,11 +212,11 @@ async def _in_postgres(
 
     assert DSN is not None
     tables = []
-    for save in ("save", "save_records"):
+    for way in _WAYS:
         table = f"t_{uuid.uuid4().hex[:12]}"
         try:
             async with PostgresScoreStore(DSN, table=table, now=lambda: NOW) as store:
-                await getattr(store, save)(rows if save == "save" else records)
+                await _save_by(store, way, rows, records)
             with psycopg.connect(DSN, autocommit=True) as conn:
                 sql = (f"SELECT {', '.join(q(c) for c in WRITTEN)} FROM {q(table)} "  # noqa: S608 - fixed names
                        f'ORDER BY "runId", "scorerId"')
