@@ -16,8 +16,8 @@ from typing import Any, Final, final
 
 from scorecore.evals._rows._row import RECORD_ATTRS, SCORE_COLUMNS, ScoreRow, storable_row
 
-# internal: public as scorecore.evals.store.encode_rows / RECORD_COLUMNS
-__all__ = ["RECORD_COLUMNS", "RecordEncoder", "encode_rows", "json_text"]
+# RecordEncoder, json_text and values_of are internal (ItemRows and the stores' tests use them)
+__all__ = ["RECORD_COLUMNS", "encode_rows"]
 
 RECORD_COLUMNS: Final = tuple(c for c in SCORE_COLUMNS if c.attr in RECORD_ATTRS)
 """The columns of a record, in order: every column of :data:`SCORE_COLUMNS` but the times the

@@ -16,7 +16,7 @@ from scorecore.evals._persistence._sanitize import Sanitizer
 from scorecore.evals._rows._memo import RowMemo
 
 # internal: used by scorecore.evals._rows._row.score_values and ItemRows
-__all__ = ["FROM_RESULT", "SAME", "TO_METADATA", "context_of", "given_input", "result_json"]
+__all__: list[str] = []
 
 # Result fields with a column of their own that a row takes from the result. The run id, score
 # and reason come from the outcome instead (a failed run has neither), and the request context

@@ -45,10 +45,7 @@ from scorecore.evals._rows._result_json import (
 )
 from scorecore.traces._sinks import ScoreRecord
 
-__all__ = [
-    "RECORD_ATTRS", "SCORE_COLUMNS", "ScoreColumn", "ScoreRow", "row_id", "row_item_id", "row_of",
-    "score_values", "storable_row",
-]
+__all__ = ["SCORE_COLUMNS", "ScoreColumn", "ScoreRow", "row_id", "row_item_id", "storable_row"]
 
 _KEY: Final = {"kind": "key"}
 _TEXT: Final = {"kind": "text"}
