@@ -13,6 +13,7 @@ import attrs
 
 from scorecore.evals import ScoreRow, StoreError
 from scorecore.evals.store import (
+    RECORD_COLUMNS,
     SCORE_COLUMNS,
     BatchSummary,
     CompletedScore,
@@ -25,6 +26,7 @@ from scorecore_adapters._resources import AsyncResource
 __all__ = ["InMemoryScoreStore"]
 
 _SCALARS = (str, int, float, bool, datetime)
+_RECORD_NAMES = tuple(column.name for column in RECORD_COLUMNS)
 
 
 def _utc_now() -> datetime:
@@ -166,6 +168,18 @@ class InMemoryScoreStore(AsyncResource):
             self._saves += 1
             self._writes.extend((row.run_id, row.scorer_id) for row in kept)
 
+    async def save_records(self, records: Sequence[tuple[Any, ...]], /) -> None:
+        """Upsert the rows of ``records`` (of ``encode_rows``) as :meth:`save` upserts the rows
+        (what :func:`~scorecore.evals.run_evals` hands a store that takes records)."""
+        try:
+            rows = [decode_row(dict(zip(_RECORD_NAMES, record, strict=True)), json_text=True,
+                               store=self.url, operation="save") for record in records]
+        except ValueError as exc:  # a record of another length
+            raise StoreError(
+                f"store {self.url} save failed: {exc}", store=self.url, operation="save"
+            ) from exc
+        await self.save(rows)
+
     def _read(self, row: ScoreRow, operation: str) -> ScoreRow:
         # Read back through the decoder every store uses, so that a row holding what no
         # store can read (a text score, an infinite one) fails here as it would there.
@@ -217,11 +231,14 @@ class InMemoryScoreStore(AsyncResource):
 
 
 if TYPE_CHECKING:
-    from scorecore.evals.store import BatchCatalog, ScoreStore
+    from scorecore.evals.store import BatchCatalog, RecordStore, ScoreStore
 
     def _is_a_score_store(store: InMemoryScoreStore) -> ScoreStore:
         # mypy --strict checks here that the class keeps the ScoreStore port.
         return store
 
     def _is_a_batch_catalog(store: InMemoryScoreStore) -> BatchCatalog:
+        return store
+
+    def _is_a_record_store(store: InMemoryScoreStore) -> RecordStore:
         return store

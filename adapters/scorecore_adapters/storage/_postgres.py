@@ -48,6 +48,7 @@ from scorecore_adapters.storage._schema import (
     row_from,
     row_with_sql,
     schema,
+    stamped,
     upsert_from_sql,
     upsert_sql,
 )
@@ -287,10 +288,16 @@ class PostgresScoreStore(PagedReads, AsyncResource):
         from it by one statement: several times faster than an upsert per row, and the same
         rows stored.
         """
-        if not rows:
-            return
-        stamp = self._now()
-        params = params_of(rows, stamp, self.url)
+        if rows:
+            await self._write(params_of(rows, self._now(), self.url))
+
+    async def save_records(self, records: Sequence[tuple[Any, ...]], /) -> None:
+        """Upsert the rows of ``records`` (of ``encode_rows``) in one transaction, as
+        :meth:`save` upserts the rows."""
+        if records:
+            await self._write(stamped(records, self._now()))
+
+    async def _write(self, params: list[tuple[Any, ...]]) -> None:
         if len(params) >= COPY_FROM:
             # One record per pair: one INSERT ... ON CONFLICT cannot change a row twice.
             await self._run("save", self._upsert_staged, one_per_pair(params), copy=True)

@@ -8,11 +8,9 @@ Mastra's full shape. ``("runId", "scorerId")`` is unique: saving a pair again re
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Final, Literal
 
 from scorecore.evals import ScoreRow, StoreError
@@ -21,7 +19,7 @@ from scorecore.evals.store import (
     CompletedScore,
     ScoreColumn,
     decode_row,
-    storable_row,
+    encode_rows,
 )
 
 __all__: list[str] = []  # internal: shared by the SQLite and PostgreSQL stores
@@ -183,90 +181,25 @@ def list_sql(table: str, mark: str, item_index: str) -> str:
     )
 
 
-# Per column, in the row's order: how its value is read ("time" columns get the stamp).
-_PARAM_KINDS: Final = tuple(
-    (c.attr, "now" if c.kind == "time" else "json" if c.kind == "json" else "plain")
-    for c in SCORE_COLUMNS
-)
-
-
-def _params_maker() -> Callable[[ScoreRow, Any, Callable[[Any], Any]], tuple[Any, ...]]:
-    """``params(row, now, encode)``: the row's columns in order, the JSON ones through
-    ``encode``, the time ones ``now``.
-
-    Generated from :data:`SCORE_COLUMNS` (as attrs generates ``__init__``): one expression
-    reading every attribute, instead of a loop over the columns per row, which cost as much as
-    the rest of the parameters.
-    """
-    reads = {"now": "now", "json": "encode(row.{})", "plain": "row.{}"}
-    # The attributes are attrs field names (identifiers), never data.
-    fields = ", ".join(reads[kind].format(attr) for attr, kind in _PARAM_KINDS)
-    source = f"def params(row, now, encode):\n    return ({fields},)\n"
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<scorecore row parameters>", "exec"), namespace)  # noqa: S102 - the source is made of field names only
-    made: Callable[[ScoreRow, Any, Callable[[Any], Any]], tuple[Any, ...]] = namespace["params"]
-    return made
-
-
-_PARAMS: Final = _params_maker()
-
-
-def _json_encoder() -> Callable[[Any], str]:
-    """``json.dumps(value, ensure_ascii=False, allow_nan=False)``, its C encoder built once
-    (``json.dumps`` with options builds a new encoder per call).
-
-    No check for circular references: the values come from :func:`storable_row`, whose
-    containers are new and nested at most ``MAX_DEPTH`` deep.
-    """
-    plain = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
-    if c_make_encoder is None:  # an interpreter without json's C speedups
-        return plain.encode
-    # c_make_encoder takes its options by position only: sort_keys, skipkeys, allow_nan.
-    no = False
-    encode = c_make_encoder(None, plain.default, encode_basestring, None,
-                            plain.key_separator, plain.item_separator, no, no, no)
-
-    def dumps(value: Any) -> str:
-        return "".join(encode(value, 0))
-
-    return dumps
-
-
-_DUMPS: Final = _json_encoder()
-
-
-def _encoder(seen: dict[int, tuple[object, str]]) -> Callable[[Any], str | None]:
-    """A JSON column's text; the rows of one item (or one scorer) share their values, so each
-    container is encoded once per save (``seen``, by identity)."""
-
-    def encode(value: Any) -> str | None:
-        # Values come from storable_row: plain JSON, no NUL or lone surrogate, bounded depth.
-        if value is None:
-            return None
-        if type(value) is str:
-            text: str = encode_basestring(value)
-            return text
-        hit = seen.get(id(value))
-        if hit is None or hit[0] is not value:
-            hit = seen[id(value)] = (value, _DUMPS(value))
-        return hit[1]
-
-    return encode
-
-
 def params_of(rows: Sequence[ScoreRow], now: str | datetime, store: str) -> list[tuple[Any, ...]]:
     """The parameters saving ``rows``, stamped ``now``."""
-    encode = _encoder({})
     try:
         # storable_row makes any row storable: what neither store keeps (PostgreSQL refuses
         # NUL, UTF-8 lone surrogates; deep nesting and huge ints break the JSON codecs) is
         # replaced and listed in metadata["sanitized"], so one odd value never fails a whole
         # save. A row run_evals built is storable already and is not walked again.
-        return [_PARAMS(storable_row(row), now, encode) for row in rows]
+        return stamped(encode_rows(rows), now)
     except ValueError as exc:  # a key column no store can keep (see storable_row)
         raise StoreError(
             f"store {store}: save failed: {exc}", store=store, operation="save"
         ) from exc
+
+
+def stamped(records: Sequence[tuple[Any, ...]], now: str | datetime) -> list[tuple[Any, ...]]:
+    """The parameters saving ``records`` (of ``encode_rows``), stamped ``now``: the time
+    columns are the last ones."""
+    times = (now, now)
+    return [record + times for record in records]
 
 
 def row_from(

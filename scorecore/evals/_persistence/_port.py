@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol, final
+from typing import Any, Literal, Protocol, final, runtime_checkable
 
 import attrs
 
 from scorecore._core._errors import ScorecoreError
 from scorecore.evals._rows._row import ScoreRow
 
-__all__ = ["CompletedScore", "ScoreStore", "StoreError", "StoredRowError"]
+__all__ = ["CompletedScore", "RecordStore", "ScoreStore", "StoreError", "StoredRowError"]
 
 
 class StoreError(ScorecoreError):
@@ -102,4 +102,24 @@ class ScoreStore(Protocol):
 
     async def has_batch(self, batch_id: str, /) -> bool:
         """Whether any row is stored for ``batch_id``."""
+        ...
+
+
+@runtime_checkable
+class RecordStore(Protocol):
+    """A :class:`ScoreStore` that also saves rows given as records; :func:`run_evals` hands
+    such a store its rows so (both stores of ``scorecore_adapters.storage`` and the in-memory
+    one are such stores), any other store gets :meth:`ScoreStore.save`.
+
+    Contract: ``save_records(records)`` stores exactly what ``save(rows)`` stores for the rows
+    whose records (:func:`~scorecore.evals.store.encode_rows`) they are, with the same
+    guarantees (one transaction, idempotent per ``(run_id, scorer_id)``, durable on return,
+    :class:`StoreError` and nothing else). A record holds the row's columns in
+    :data:`~scorecore.evals.store.RECORD_COLUMNS` order (every column but the times, which the
+    store sets), each JSON column as its JSON text; its values are storable already
+    (:func:`~scorecore.evals.store.storable_row`): the store writes them as they are.
+    """
+
+    async def save_records(self, records: Sequence[tuple[Any, ...]], /) -> None:
+        """Upsert the rows of ``records`` atomically (see the class contract)."""
         ...

@@ -1,7 +1,9 @@
 """The rows :func:`~scorecore.evals.run_evals` stores for one item: :class:`ItemRows`.
 
-One row per scorer run, built by :func:`~scorecore.evals._rows._row.score_row`; a pair whose row
-lost data, or could not be built at all, is failed, so the report says what the store holds.
+One row per scorer run, built by :func:`~scorecore.evals._rows._row.score_values`, as a
+:class:`ScoreRow` or as the record a :class:`~scorecore.evals.store.RecordStore` writes; a pair
+whose row lost data, or could not be built at all, is failed, so the report says what the store
+holds.
 """
 
 from __future__ import annotations
@@ -12,12 +14,25 @@ from typing import Any, final
 import attrs
 
 from scorecore.evals._messages import exception_text
+from scorecore.evals._persistence._record import RecordEncoder, values_of
 from scorecore.evals._persistence._sanitize import Sanitizer, is_clean_text
 from scorecore.evals._report._values import ItemResult, ScorerOutcome
 from scorecore.evals._rows._memo import RowMemo
-from scorecore.evals._rows._row import ScoreRow, context_of, row_id, score_row, storable_row
+from scorecore.evals._rows._result_json import context_of
+from scorecore.evals._rows._row import (
+    RECORD_ATTRS,
+    ScoreRow,
+    row_id,
+    row_of,
+    score_values,
+    storable_row,
+)
 
 __all__ = ["ItemRows"]
+
+_STATUS_AT = RECORD_ATTRS.index("status")
+_SCORE_AT = RECORD_ATTRS.index("score")
+_METADATA_AT = RECORD_ATTRS.index("metadata")
 
 
 def _item_cause(result: ItemResult) -> dict[str, Any]:
@@ -72,7 +87,8 @@ class ItemRows:
     names it as its entity: ``"module:qualname"``.
     """
 
-    __slots__ = ("_batch_id", "_entity", "_memo", "_scorer_json", "_shared_storable", "_target")
+    __slots__ = ("_batch_id", "_encoder", "_entity", "_memo", "_scorer_json", "_shared_storable",
+                 "_target")
 
     def __init__(
         self, *, batch_id: str, scorers: Sequence[Any], target: object
@@ -88,7 +104,7 @@ class ItemRows:
                               *((json, "scorer") for json in self._scorer_json.values())):
             self._memo.clean(value, column, notes, lasting=True)
         # Nothing in them to clean (the usual case): each row takes the cleaned copies as they
-        # are, and score_row does not walk them again. Else every row cleans (and notes) them.
+        # are, and score_values does not walk them again. Else every row cleans (and notes) them.
         self._shared_storable = not notes.changed and (
             self._target is None or is_clean_text(self._target))
         if self._shared_storable:
@@ -96,12 +112,31 @@ class ItemRows:
                 key: self._memo.clean(json, "scorer", notes)
                 for key, json in self._scorer_json.items()}
             self._entity = self._memo.clean(self._entity, "entity", notes)
+        # Records encode the shared columns once for every row (their values never change).
+        self._encoder = RecordEncoder()
+        if self._shared_storable:
+            for json in (self._entity, *self._scorer_json.values()):
+                self._encoder.keep(json)
 
     def rows(self, result: ItemResult) -> tuple[ItemResult, list[ScoreRow]]:
         """The item's rows to save, and its result with each pair whose row lost data failed."""
+        result, values = self._values(result)
+        return result, [row_of(columns) for columns in values]
+
+    def records(self, result: ItemResult) -> tuple[ItemResult, list[tuple[Any, ...]]]:
+        """:meth:`rows` as the records a :class:`~scorecore.evals.store.RecordStore` saves
+        (the same rows, never made: their columns encoded as they are built)."""
+        result, values = self._values(result)
+        self._encoder.next_item()
+        record = self._encoder.record
+        return result, [record(columns) for columns in values]
+
+    def _values(self, result: ItemResult) -> tuple[ItemResult, list[tuple[Any, ...]]]:
+        """The item's rows' columns (``score_values``), and its result with each pair whose row
+        lost data failed."""
         if result.duplicate_of is not None:
             return result, []  # its run id is an earlier item's: never overwrite that item's rows
-        rows: list[ScoreRow] = []
+        rows: list[tuple[Any, ...]] = []
         outcomes: list[ScorerOutcome] = []
         self._memo.next_item()
         item = result.item
@@ -123,8 +158,8 @@ class ItemRows:
     def _row(
         self, result: ItemResult, outcome: ScorerOutcome, context: Mapping[str, Any],
         cause: Mapping[str, Any],
-    ) -> tuple[ScoreRow, ScorerOutcome]:
-        """The pair's row; a row that lost data (or could not be built) fails the pair.
+    ) -> tuple[tuple[Any, ...], ScorerOutcome]:
+        """The pair's row's columns; a row that lost data (or could not be built) fails the pair.
 
         Failing it keeps the report honest about what the store holds, and lets a resume run the
         pair again once the data is fixed (a resume skips only scored and not-scorable rows).
@@ -133,8 +168,8 @@ class ItemRows:
             row = self._build(result, outcome, context, cause)
         except Exception as exc:  # noqa: BLE001 - a safety net: one item never stops a batch
             error = f"its row could not be built ({exception_text(exc)}); stored without its data"
-            return self._bare(result, outcome, error), _failed(outcome, error)
-        metadata = row.metadata or {}
+            return values_of(self._bare(result, outcome, error)), _failed(outcome, error)
+        metadata = row[_METADATA_AT] or {}
         lost = metadata.get("sanitized")
         if not lost or outcome.status == "failed":
             return row, outcome
@@ -143,8 +178,9 @@ class ItemRows:
             **metadata, "status": "failed", "error": error,
             "uncountedOutcome": {"status": outcome.status, "score": outcome.score},
         }
-        row = attrs.evolve(row, status="failed", score=None, metadata=kept)
-        return row, _failed(outcome, error)
+        failed = list(row)
+        failed[_STATUS_AT], failed[_SCORE_AT], failed[_METADATA_AT] = "failed", None, kept
+        return tuple(failed), _failed(outcome, error)
 
     def _bare(self, result: ItemResult, outcome: ScorerOutcome, error: str) -> ScoreRow:
         """A failed row with the pair's ids and the error only."""
@@ -161,11 +197,11 @@ class ItemRows:
     def _build(
         self, result: ItemResult, outcome: ScorerOutcome, context: Mapping[str, Any],
         cause: Mapping[str, Any],
-    ) -> ScoreRow:
+    ) -> tuple[Any, ...]:
         item = result.item
         target = self._target
         scorer = self._scorer_json[outcome.scorer_id]
-        return score_row(
+        return score_values(
             run_id=result.run_id, scorer_id=outcome.scorer_id, batch_id=self._batch_id,
             status=outcome.status, score=outcome.score, reason=outcome.reason,
             scorer=scorer, result=outcome.result,

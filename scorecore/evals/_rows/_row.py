@@ -9,6 +9,7 @@ and back.
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final, Literal, cast, final
@@ -19,7 +20,7 @@ import cattrs
 from scorecore._core._causes import RunFailureCause, failure_kind
 from scorecore._core._convert import converter
 from scorecore._core._keys import camel
-from scorecore._core._mastra_json import RESULT_FIELD, RESULT_FIELDS
+from scorecore._core._mastra_json import RESULT_FIELD
 from scorecore._core._redact import redact_secrets, redact_strings, redact_text
 from scorecore._core._reprs import short_repr
 from scorecore._core._slot_init import fast_init
@@ -34,6 +35,14 @@ from scorecore.evals._persistence._sanitize import (
 )
 from scorecore.evals._report._values import OutcomeStatus
 from scorecore.evals._rows._memo import RowMemo
+from scorecore.evals._rows._result_json import (
+    FROM_RESULT,
+    SAME,
+    TO_METADATA,
+    context_of,
+    given_input,
+    result_json,
+)
 from scorecore.traces._sinks import ScoreRecord
 
 __all__ = ["SCORE_COLUMNS", "ScoreColumn", "ScoreRow", "row_id", "row_item_id", "storable_row"]
@@ -124,7 +133,7 @@ class ScoreRow:
         else:
             entity = {"id": record.entity_id, "name": record.entity_id}
         not_scorable = result.not_scorable
-        return score_row(
+        return row_of(score_values(
             run_id=record.run_id, scorer_id=record.scorer_id,
             batch_id=batch_id or record.trace_id or record.run_id,
             status="scored" if not_scorable is None else "not_scorable",
@@ -139,7 +148,7 @@ class ScoreRow:
             source=source or ("LIVE" if record.source == "live" else "TEST"),
             dataset_item_id=None, metadata={"scoreSource": record.source},
             trace_id=record.trace_id, span_id=record.span_id,
-        )
+        ))
 
     def not_scorable_kind(self) -> str | None:
         """A not-scorable row's ``kind`` (:class:`~scorecore.NotScorable`)
@@ -256,91 +265,9 @@ def row_item_id(row: ScoreRow) -> str:
     return run_id
 
 
-# Result fields with a column of their own that a row takes from the result. The run id, score
-# and reason come from the outcome instead (a failed run has neither), and the request context
-# from the item or call, redacted.
-_SET_BY_ROW = frozenset({"run_id", "score", "reason", "request_context"})
-_FROM_RESULT = tuple(f for f in RESULT_FIELDS if f.stored == "column" and f.name not in _SET_BY_ROW)
-_TO_METADATA = tuple(f for f in RESULT_FIELDS if f.stored == "metadata")
-_TO_CONTEXT = tuple(f for f in RESULT_FIELDS if f.stored == "context")
-_RESULT_JSON = (*_FROM_RESULT, *_TO_METADATA)
-_PLAIN = (dict, list, tuple, str, int, float, bool)
 # The metadata keys whose texts explain a run (redacted as the reason is); a composite's
 # details (a panel's members, a pairwise verdict …) too, under their kind.
 _EXPLAINING = ("error", "cause", "notScorable", "judge")
-
-
-def context_of(source: object, extra: Mapping[str, Any]) -> dict[str, Any]:
-    """A row's ``additionalContext``: the run's context fields set on ``source``, then ``extra``.
-
-    ``source`` is the run (``ScorerRun``) or the dataset item (:class:`EvalItem`): both have the
-    run's attributes.
-    """
-    context: dict[str, Any] = {}
-    for field in _TO_CONTEXT:
-        value = getattr(source, field.name)
-        if value is not None:
-            context[field.key] = value
-    context.update(extra)
-    return context
-
-
-# A value whose JSON is itself (what the converter gives back unchanged).
-_SCALARS = (str, int, float, bool)
-
-
-# Per result field a row keeps: (attribute, on the run?, dropped when empty?, its JSON is the
-# value itself when a scalar?, how it is made JSON, its key) — read once, not per row.
-_RESULT_SPECS: Final = tuple(
-    (f.name, f.on_run, f.optional, f.encode is converter.unstructure, f.encode, f.key)
-    for f in _RESULT_JSON
-)
-
-
-def _result_json(
-    result: ScoreResult[Any, Any], clean: Sanitizer, memo: RowMemo
-) -> dict[str, Any]:
-    """The JSON of each result field a row keeps, by attribute name.
-
-    Converting walks the user's values (their hooks run, and a value nested thousands deep
-    exhausts the stack): a field that fails keeps its raw value, which the sanitizer then
-    renders as far as it can, and the failure is noted, instead of losing the row. A value
-    the rows of an item share (the run's input and output) is converted once.
-    """
-    data: dict[str, Any] = {}
-    run = result.run
-    for name, on_run, optional, plain, encode, key in _RESULT_SPECS:
-        value = getattr(run if on_run else result, name)
-        if value is None or (optional and not value):
-            continue
-        if plain and type(value) in _SCALARS:
-            data[name] = value
-            continue
-        try:
-            data[name] = memo.once(value, name, encode, value)
-        except Exception as exc:  # noqa: BLE001 - user values (see above)
-            data[name] = value
-            if not isinstance(value, _PLAIN):  # plain data loses nothing in the sanitizer
-                clean.note(key, f"converting it to JSON raised {type(exc).__name__}; "
-                                "stored as its text")
-    return data
-
-
-_SAME: Final = object()
-
-
-def _given_input(given: Any, stored: Any, memo: RowMemo) -> Any:
-    """``given`` as JSON when it is not what the row's ``input`` column stores, else ``_SAME``
-    (converted once per item)."""
-    if given is None or given is stored:
-        return _SAME
-    try:
-        as_json = memo.once(given, "givenInput", converter.unstructure, given)
-        same = bool(as_json == stored)
-    # The item's input is user data: its hooks or __eq__ may fail; the column then stands.
-    except Exception:  # noqa: BLE001 - see above
-        return _SAME
-    return _SAME if same else as_json
 
 
 def stored_cause(cause: RunFailureCause, step: str) -> dict[str, Any]:
@@ -359,7 +286,7 @@ def stored_cause(cause: RunFailureCause, step: str) -> dict[str, Any]:
             "value": converter.unstructure(cause, RunFailureCause)}
 
 
-def score_row(
+def score_values(
     *,
     run_id: str,
     scorer_id: str,
@@ -385,8 +312,9 @@ def score_row(
     span_id: str | None = None,
     memo: RowMemo | None = None,
     shared_storable: bool = False,
-) -> ScoreRow:
-    """The one place a stored row is built (``run_evals`` and :meth:`ScoreRow.from_record`).
+) -> tuple[Any, ...]:
+    """The one place a stored row is built (``run_evals`` and :meth:`ScoreRow.from_record`):
+    its columns, in :data:`RECORD_ATTRS` order (:func:`row_of` makes it a :class:`ScoreRow`).
 
     ``result`` (or the failed run's partial result) gives the run's input and output, the
     prompts and step results; ``metadata`` gets the status, the error, not-scorable details
@@ -416,13 +344,13 @@ def score_row(
         "entity_type": entity_type, "entity": entity, "entity_id": entity_id, "source": source,
         "dataset_item_id": dataset_item_id, "trace_id": trace_id, "span_id": span_id,
     }
-    data = {"input": input, "output": output} if result is None else _result_json(
+    data = {"input": input, "output": output} if result is None else result_json(
         result, clean, memo)
     for name in _FROM_RESULT_NAMES:
         values[name] = data.get(name)
     if result is not None:
-        given = _given_input(input, values["input"], memo)
-        if given is not _SAME:
+        given = given_input(input, values["input"], memo)
+        if given is not SAME:
             meta["itemInput"] = given
     if error is not None:
         meta["error"] = error
@@ -464,13 +392,20 @@ def score_row(
     if not (type(scorer_id) is str and scorer_id.isascii() and type(run_id) is str
             and run_id.isascii() and type(batch_id) is str and batch_id.isascii()):
         _check_keys(scorer_id=scorer_id, run_id=run_id, batch_id=batch_id)  # ASCII encodes
+    values["id"] = row_id(run_id, scorer_id)
+    values["scorer_id"], values["run_id"], values["batch_id"] = scorer_id, run_id, batch_id
+    values["score"], values["metadata"] = score, meta
+    values["additional_context"], values["request_context"] = context or None, request_context
+    # Every column is what the sanitizer makes: no second walk in the store.
+    columns: tuple[Any, ...] = _IN_ORDER(values)
+    return columns
+
+
+def row_of(values: tuple[Any, ...]) -> ScoreRow:
+    """The row of :func:`score_values`'s columns, marked storable (no store walks it again)."""
     # ScoreRow's __init__ checks and converts nothing: setting its slots builds the same row.
-    row = _NEW_ROW(
-        id=row_id(run_id, scorer_id), scorer_id=scorer_id, run_id=run_id, batch_id=batch_id,
-        score=score, additional_context=context or None, request_context=request_context,
-        metadata=meta, created_at=None, updated_at=None, **values,
-    )
-    mark_storable(row)  # every column is what the sanitizer makes: no second walk in the store
+    row = _NEW_ROW(*values, None, None)
+    mark_storable(row)
     return row
 
 
@@ -500,23 +435,24 @@ def _add_result_metadata(meta: dict[str, Any], data: Mapping[str, Any]) -> None:
 
 
 def _clean_metadata(meta: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> dict[str, Any]:
-    """``meta`` as :meth:`Sanitizer.value` makes it (a new dict); the item's input it keeps
-    (the same for every scorer's row) cleaned once per item."""
+    """``meta`` as :meth:`Sanitizer.value` makes it: in place when its keys are clean text
+    (``meta`` is the row's own dict), else a new dict; the item's input it keeps (the same for
+    every scorer's row) cleaned once per item."""
     for key in meta:
         if type(key) is not str or not is_clean_text(key):
             kept: dict[str, Any] = clean.value(meta, "metadata")
             return kept
-    out: dict[str, Any] = {}
     for key, value in meta.items():
         # ASCII text without NUL inline: is_plain_leaf's first test.
         if (type(value) is str and value.isascii() and "\x00" not in value) or is_plain_leaf(
                 value):
-            out[key] = value
-        elif key == "itemInput":
-            out[key] = memo.clean(value, ("metadata", key), clean, depth=1)
+            continue
+        # Replacing a key's value while iterating is allowed: the keys stay the same.
+        if key == "itemInput":
+            meta[key] = memo.clean(value, ("metadata", key), clean, depth=1)
         else:
-            out[key] = clean.value(value, ("metadata", key), 1)
-    return out
+            meta[key] = clean.value(value, ("metadata", key), 1)
+    return meta
 
 
 def _check_keys(**keys: object) -> None:
@@ -538,13 +474,17 @@ _CLEANED_AT = tuple((c.attr, c.name) for c in _CLEANED)
 _SHARED: Final = ("scorer", "entity_type", "entity", "entity_id", "source", "trace_id", "span_id")
 # The columns left when the shared ones give no note: the others' notes keep their order.
 _PER_ROW_AT = tuple((attr, name) for attr, name in _CLEANED_AT if attr not in _SHARED)
-_FROM_RESULT_NAMES = tuple(f.name for f in _FROM_RESULT)
-_TO_METADATA_AT = tuple((f.name, f.key, f.spread) for f in _TO_METADATA)
-_TO_METADATA_NAMES = frozenset(f.name for f in _TO_METADATA)
+_FROM_RESULT_NAMES = tuple(f.name for f in FROM_RESULT)
+_TO_METADATA_AT = tuple((f.name, f.key, f.spread) for f in TO_METADATA)
+_TO_METADATA_NAMES = frozenset(f.name for f in TO_METADATA)
 _ADDITIONAL_CONTEXT: Final = _COLUMN_NAME["additional_context"]
 _REQUEST_CONTEXT: Final = _COLUMN_NAME["request_context"]
 _REDACTED_KEYS = frozenset(_EXPLAINING)
 _NEW_ROW: Final = fast_init(ScoreRow)
+RECORD_ATTRS: Final = tuple(c.attr for c in SCORE_COLUMNS if c.kind != "time")
+"""The columns :func:`score_values` gives, in order: every column but the times a store sets
+(the last two, which :func:`row_of` leaves ``None``)."""
+_IN_ORDER: Final = operator.itemgetter(*RECORD_ATTRS)
 
 
 def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:

@@ -46,11 +46,10 @@ from scorecore.evals._economics._batch import (
     per_trial,
 )
 from scorecore.evals._messages import exception_text
-from scorecore.evals._persistence._port import CompletedScore, ScoreStore
+from scorecore.evals._persistence._port import CompletedScore, RecordStore, ScoreStore
 from scorecore.evals._report._fold import ReportFold
 from scorecore.evals._report._values import EvalReport, ItemResult, Threshold
 from scorecore.evals._rows._per_item import ItemRows
-from scorecore.evals._rows._row import ScoreRow
 from scorecore.evals._run._items import EvalItem, ItemFailure, ItemLike
 from scorecore.evals._run._options import (
     check_arguments,
@@ -175,8 +174,8 @@ class _Finish:
         self,
         *,
         fold: ReportFold,
-        rows: ItemRows | None,
-        send: MemoryObjectSendStream[list[ScoreRow]] | None,
+        rows: Callable[[ItemResult], tuple[ItemResult, list[Any]]] | None,
+        send: MemoryObjectSendStream[list[Any]] | None,
         hook: Callable[[ItemResult], object] | None,
     ) -> None:
         self._fold = fold
@@ -190,9 +189,9 @@ class _Finish:
         Synchronous when nothing waits, so an item of a batch without store or hook costs no
         coroutine here.
         """
-        rows: list[ScoreRow] = []
+        rows: list[Any] = []
         if store and self._rows is not None:
-            result, rows = self._rows.rows(result)
+            result, rows = self._rows(result)
         self._fold.add(result)
         if rows and self._send is not None:
             # Queued at once while the queue has room: send() yields to the event loop first,
@@ -206,7 +205,7 @@ class _Finish:
             return self._deliver(result, rows)
         return None
 
-    async def _deliver(self, result: ItemResult, rows: list[ScoreRow]) -> None:
+    async def _deliver(self, result: ItemResult, rows: list[Any]) -> None:
         if rows and self._send is not None:
             await self._send.send(rows)  # waits for room in the queue
         if self._hook is not None:
@@ -273,9 +272,12 @@ async def _worker(work: _Work, finish: _Finish, stop: _Stop) -> None:
 
 
 async def _writer(
-    receive: MemoryObjectReceiveStream[list[ScoreRow]], store: ScoreStore, stop: _Stop
+    receive: MemoryObjectReceiveStream[list[Any]],
+    save: Callable[[list[Any]], Awaitable[None]],
+    stop: _Stop,
 ) -> None:
-    """Save queued rows: whatever else is already queued goes in the same transaction."""
+    """Save queued rows (or records): whatever else is already queued goes in the same
+    transaction."""
     try:
         async with receive:
             async for rows in receive:
@@ -285,7 +287,7 @@ async def _writer(
                         batch.extend(receive.receive_nowait())
                     except (anyio.WouldBlock, anyio.EndOfStream):
                         break
-                await store.save(batch)
+                await save(batch)
     except Exception as exc:  # noqa: BLE001 - re-raised by run_evals, outside the group
         stop.fail(exc)
 
@@ -429,12 +431,18 @@ async def run_evals(
         if store is not None:
             # A bounded queue: workers run ahead of the store by at most this many items, and
             # the writer commits whatever is queued in one transaction.
-            send, receive = anyio.create_memory_object_stream[list[ScoreRow]](
+            send, receive = anyio.create_memory_object_stream[list[Any]](
                 max(concurrency, _QUEUED_ITEMS)
             )
             rows = ItemRows(batch_id=batch_id, scorers=chosen, target=target)
-            finish = _Finish(fold=fold, rows=rows, send=send, hook=hook)
-            group.start_soon(_writer, receive, store, stop)
+            # A store taking records is handed them, built as they are written: no row is made
+            # only for the store to take it apart (most of a stored row's cost was that).
+            if isinstance(store, RecordStore):
+                finish = _Finish(fold=fold, rows=rows.records, send=send, hook=hook)
+                group.start_soon(_writer, receive, store.save_records, stop)
+            else:
+                finish = _Finish(fold=fold, rows=rows.rows, send=send, hook=hook)
+                group.start_soon(_writer, receive, store.save, stop)
             async with send, anyio.create_task_group() as workers:
                 for _ in range(concurrency):
                     workers.start_soon(_worker, work, finish, stop)

@@ -16,8 +16,8 @@ import pytest
 
 from scorecore import Scorer, create_scorer
 from scorecore.evals import ScoreRow, run_evals
+from scorecore.evals._persistence._record import json_text
 from scorecore_adapters.storage import SqliteScoreStore
-from scorecore_adapters.storage._schema import _DUMPS
 
 pytestmark = pytest.mark.anyio
 
@@ -74,7 +74,7 @@ async def test_a_value_reused_between_items_is_read_again(
 ])
 def test_stored_json_is_what_json_dumps_writes(value: object) -> None:
     """The stores' one prebuilt encoder writes what json.dumps does (same text, same options)."""
-    assert _DUMPS(value) == json.dumps(value, ensure_ascii=False, allow_nan=False)
+    assert json_text(value) == json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 async def test_an_item_whose_target_raised_stores_a_failed_row_per_scorer(

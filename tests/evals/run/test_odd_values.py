@@ -309,14 +309,14 @@ async def test_a_row_that_cannot_be_built_fails_its_pair_only(
     """Should building a row raise anyway, the pair fails and a bare failed row is stored."""
     import scorecore.evals._rows._per_item as rows  # noqa: PLC0415 - patched below
 
-    real = rows.score_row
+    real = rows.score_values
 
-    def flaky(**kwargs: Any) -> ScoreRow:
+    def flaky(**kwargs: Any) -> tuple[Any, ...]:
         if kwargs["input"] == "boom":
             raise RecursionError("maximum recursion depth exceeded")
         return real(**kwargs)
 
-    monkeypatch.setattr(rows, "score_row", flaky)
+    monkeypatch.setattr(rows, "score_values", flaky)
     store = InMemoryScoreStore()
     report = await run_evals([{"input": "boom", "output": 1}, {"input": "ok", "output": 1}],
                              [echo()], store=store, batch_id="b")
