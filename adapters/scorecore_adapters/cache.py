@@ -377,7 +377,7 @@ class SqliteJudgeCache(_ThreadedCache):
 
         A query outside a transaction is a read transaction of its own, which SQLite begins
         with system calls (a lock of the WAL index taken and released, the file's size read):
-        a third of the CPU time of a cached read. The gets of one turn of the event loop (a
+        about a quarter of the CPU time of a cached read. The gets of one turn of the loop (a
         warm re-run's runs answer many steps before they yield) share one read transaction
         instead, begun at the turn's second get (a lone get costs what it did) and ended when
         the event loop next turns, after _SNAPSHOT_GETS gets, or before a get that follows a
@@ -442,7 +442,7 @@ class SqliteJudgeCache(_ThreadedCache):
         reader, self._reader = self._reader, None
         self._cursor = None
         self._left = 0
-        self._turn_ends = False  # a run that ended with its end still asked for
+        self._turn_ends = False  # (should the event loop have ended before calling _end_turn)
         if reader is not None:
             reader.close()
         await super().aclose()
