@@ -20,10 +20,13 @@ entry); ``scorecore eval`` warns once about a damaged cache, and ``--strict-cach
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import sqlite3
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias, final
 
@@ -267,6 +270,32 @@ class _ThreadedCache(AsyncResource):
 
 
 
+# How many writes the SQLite caches of this process committed: a snapshot begun before one
+# may miss what it wrote (see SqliteJudgeCache._snapshot).
+_WRITES = [0]
+
+
+def _call_soon() -> Callable[[Callable[[], None]], object] | None:
+    """How to have the event loop call a function at its next turn (asyncio's or trio's,
+    the two anyio runs on), or ``None``."""
+    try:
+        return asyncio.get_running_loop().call_soon
+    except RuntimeError:  # not asyncio
+        pass
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return None
+    try:
+        token = trio.lowlevel.current_trio_token()
+    except RuntimeError:
+        return None
+    soon: Callable[[Callable[[], None]], object] = token.run_sync_soon
+    return soon
+
+
+# The gets one read snapshot serves at most (about a millisecond of reads), so a long turn of
+# the event loop still reads entries other processes wrote since it began.
+_SNAPSHOT_GETS = 256
 _READER_CACHE_KIB = 65_536  # the reading connection's page cache, at most (64 MiB)
 # A warm re-run's one query per get, written once.
 _GET_ONE = f"SELECT response FROM {_TABLE} WHERE key = ?"  # noqa: S608 - the table's own name
@@ -289,10 +318,15 @@ class SqliteJudgeCache(_ThreadedCache):
         # The reading connection's one cursor: a get runs its query and reads its row without
         # a turn of the event loop in between, so gets never share it half-read, and a cursor
         # made per query cost a measurable share of a get. The key is the table's primary
-        # key, so fetchone steps the query to its end, which resets it: no read snapshot is
-        # held between gets.
+        # key, so fetchone steps the query to its end, which resets it.
         self._cursor: sqlite3.Cursor | None = None
         self._rows = _RowReader()
+        # The read snapshot the gets of one turn of the event loop share (see _snapshot): the
+        # gets it has left, the _WRITES count when it began, and whether its end is asked of
+        # the event loop already.
+        self._left = 0
+        self._begun_after = 0
+        self._turn_ends = False
 
     async def get(self, key: str, /) -> JudgeResponse | None:
         """The reply stored under ``key``; ``None`` for a miss or an unreadable entry.
@@ -304,6 +338,10 @@ class SqliteJudgeCache(_ThreadedCache):
         go through a worker thread.
         """
         try:
+            if self._left > 0 and self._begun_after == _WRITES[0]:
+                self._left -= 1
+            else:
+                self._snapshot()
             row = (self._cursor or self._inline_cursor()).execute(_GET_ONE, (key,)).fetchone()
         except (sqlite3.Error, OSError) as exc:  # a broken cache is a counted miss
             self._failed(exc)
@@ -327,11 +365,57 @@ class SqliteJudgeCache(_ThreadedCache):
         a worker thread instead, never blocking the loop.
         """
         try:
+            self._end_snapshot()  # the write, and the gets after it, see the file as it is
             self._put_many_sync(self._inline(), [(key, _encode(response))])
         except (sqlite3.Error, OSError):
             await super().put(key, response)  # busy (or broken): wait, or count the error
             return
         await anyio.lowlevel.checkpoint()
+
+    def _snapshot(self) -> None:
+        """Before a get outside a snapshot (or one to leave): begin one for the next gets.
+
+        A query outside a transaction is a read transaction of its own, which SQLite begins
+        with system calls (a lock of the WAL index taken and released, the file's size read):
+        about a quarter of the CPU time of a cached read. The gets of one turn of the loop (a
+        warm re-run's runs answer many steps before they yield) share one read transaction
+        instead, begun at the turn's second get (a lone get costs what it did) and ended when
+        the event loop next turns, after _SNAPSHOT_GETS gets, or before a get that follows a
+        write by a cache of this process (which reads alone, as the first of a turn does).
+
+        So a get sees every entry the SQLite caches of this process wrote before it, and
+        every entry written by another process before the snapshot began, at most one turn
+        of the event loop (and a few hundred reads) earlier: an entry another process wrote
+        since may be missed, as a get made that moment earlier would have missed it. The
+        snapshot is never held while the event loop waits, so it keeps no other process's
+        checkpoint waiting.
+        """
+        reader = self._inline()
+        if reader.in_transaction:  # its gets spent, or a write since it began
+            reader.commit()
+        self._left = 0
+        written, self._begun_after = self._begun_after != _WRITES[0], _WRITES[0]
+        if not self._turn_ends:  # the turn's first get: it reads alone
+            soon = _call_soon()
+            if soon is not None:
+                soon(self._end_turn)
+                self._turn_ends = True
+        elif not written:  # (the first get after a write reads alone too)
+            reader.execute("BEGIN")
+            self._left = _SNAPSHOT_GETS - 1
+
+    def _end_snapshot(self) -> None:
+        self._left = 0
+        reader = self._reader
+        if reader is not None and reader.in_transaction:
+            reader.commit()
+
+    def _end_turn(self) -> None:
+        # Called by the event loop, which must not see it raise (trio stops the run): a
+        # failed commit of a read transaction leaves nothing to undo.
+        self._turn_ends = False
+        with contextlib.suppress(sqlite3.Error):
+            self._end_snapshot()
 
     def _inline_cursor(self) -> sqlite3.Cursor:
         self._cursor = self._inline().cursor()
@@ -357,6 +441,8 @@ class SqliteJudgeCache(_ThreadedCache):
         """Close the connections (idempotent); a later use opens them again."""
         reader, self._reader = self._reader, None
         self._cursor = None
+        self._left = 0
+        self._turn_ends = False  # (should the event loop have ended before calling _end_turn)
         if reader is not None:
             reader.close()
         await super().aclose()
@@ -392,6 +478,7 @@ class SqliteJudgeCache(_ThreadedCache):
                 f"INSERT OR REPLACE INTO {_TABLE} (key, response, created_at) "  # noqa: S608
                 "VALUES (?, ?, ?)", [(key, text, now) for key, text in batch],
             )
+        _WRITES[0] += 1  # committed (after a failed one nothing is new to read)
 
     def __repr__(self) -> str:
         return f"SqliteJudgeCache({str(self.path)!r})"

@@ -347,27 +347,18 @@ def _finish(  # noqa: PLR0917 - the execution's parts, passed rather than closed
     model = judge.model
     duration = runtime.clock() - started
     waits, processor_errors = tally.waits, tally.processor_errors
+    # Every field by position, in JudgeExecution's order (a call naming its 19 fields cost
+    # more than building the value): status, prompt, model_id, provider, attempt_count,
+    # model_call_count, duration, output, usage, finish_reason, raw_output, error, waits,
+    # processor_errors, cost_usd, saved_usd, cache_hits, cache_misses, structured_output.
+    # The waits and processor errors are empty on every run without a retry: the empty
+    # tuple without a call.
     execution = new_execution(
-        status="failed" if error is not None else "success",
-        prompt=prompt,
-        model_id=model.model_id,
-        provider=model.provider,
-        attempt_count=tally.attempts,
-        model_call_count=tally.model_calls,
-        duration=duration if duration > 0.0 else 0.0,
-        output=value,
-        usage=tally.usage,
-        finish_reason=tally.finish_reason,
-        raw_output=tally.raw_output,
-        error=error,
-        # Empty on every run without a retry: the empty tuple without a call.
-        waits=tuple(waits) if waits else (),
-        processor_errors=tuple(processor_errors) if processor_errors else (),
-        cost_usd=cost_usd,
-        saved_usd=saved_usd,
-        cache_hits=cache_hits,
-        cache_misses=cache_misses,
-        structured_output=tally.structured_output,
+        "failed" if error is not None else "success", prompt, model.model_id, model.provider,
+        tally.attempts, tally.model_calls, duration if duration > 0.0 else 0.0, value,
+        tally.usage, tally.finish_reason, tally.raw_output, error,
+        tuple(waits) if waits else (), tuple(processor_errors) if processor_errors else (),
+        cost_usd, saved_usd, cache_hits, cache_misses, tally.structured_output,
     )
     return _new_outcome(value, execution, tally.logprobs)
 

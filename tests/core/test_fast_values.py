@@ -262,3 +262,34 @@ def test_any_slotted_attrs_layout_gets_a_constructor_building_init_values(
     assert type(fast) is cls
     assert fast == slow
     assert repr(fast) == repr(slow)
+
+
+def test_the_judge_loop_builds_an_execution_field_by_field_from_its_parts() -> None:
+    """The execution the judge loop builds (every field by position) holds each part it was
+    given in the field of that name: a field added, or moved, cannot take another's value."""
+    from types import SimpleNamespace  # noqa: PLC0415 - only this test builds stand-ins
+
+    from scorecore._core import _invoke  # noqa: PLC0415
+    from scorecore._core._values import JudgeExecution  # noqa: PLC0415
+    from scorecore.judge import JudgeUsage  # noqa: PLC0415
+
+    tally = _invoke._Tally()
+    tally.attempts, tally.model_calls = 2, 3
+    tally.usage, tally.finish_reason, tally.raw_output = JudgeUsage(input_tokens=1), "stop", "raw"
+    tally.structured_output, tally.logprobs = "tool", ()
+    tally.waits, tally.processor_errors = [0.5], ["boom"]
+    meter = SimpleNamespace(settlement=lambda: (0.25, 0.125, 4, 5))
+    judge = SimpleNamespace(model=SimpleNamespace(model_id="m", provider="p"))
+    runtime = SimpleNamespace(clock=lambda: 10.0)
+    value, error = object(), object()
+    outcome = _invoke._finish(value, error, "the prompt", judge, tally, meter,  # type: ignore[arg-type]
+                              runtime, 7.5)  # type: ignore[arg-type]
+    assert outcome.execution == JudgeExecution(
+        status="failed", prompt="the prompt", model_id="m", provider="p", attempt_count=2,
+        model_call_count=3, duration=2.5, output=value, usage=tally.usage,
+        finish_reason="stop", raw_output="raw", error=error,  # type: ignore[arg-type]
+        waits=(0.5,), processor_errors=("boom",), cost_usd=0.25, saved_usd=0.125,
+        cache_hits=4, cache_misses=5, structured_output="tool",
+    )
+    assert outcome.value is value
+    assert outcome.logprobs == ()
