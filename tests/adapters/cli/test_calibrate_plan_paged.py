@@ -13,7 +13,7 @@ import math
 import statistics
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +170,19 @@ def test_calibrate_never_reads_the_whole_batch(
         assert "items without a label: 1, 10, 11, 13, 14, 15, 17, 18, 19, 2, … (60 in all)" in out
 
 
+def _failing_after(
+    page: list[str],
+) -> Callable[[SqliteScoreStore, str], AsyncIterator[list[str]]]:
+    """``SqliteScoreStore.item_ids`` giving ``page``, then failing as a lost disk would."""
+
+    async def failing(self: SqliteScoreStore, batch_id: str, /) -> AsyncIterator[list[str]]:
+        yield page
+        raise StoreError(f"item_ids({batch_id!r}): the disk went away", store=self.url,
+                         operation="item_ids")
+
+    return failing
+
+
 def test_calibrate_json_failing_midway_prints_its_error_and_no_half_document(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,12 +194,7 @@ def test_calibrate_json_failing_midway_prints_its_error_and_no_half_document(
     anyio.run(_save, url, rows)
     labels_path = _labels_file(tmp_path / "labels.jsonl", {"0": True, "4": False})
 
-    async def failing(self: SqliteScoreStore, batch_id: str, /) -> AsyncIterator[list[str]]:
-        yield ["1", "2"]
-        raise StoreError(f"item_ids({batch_id!r}): the disk went away", store=self.url,
-                         operation="item_ids")
-
-    monkeypatch.setattr(SqliteScoreStore, "item_ids", failing)
+    monkeypatch.setattr(SqliteScoreStore, "item_ids", _failing_after(["1", "2"]))
     code, out, err = run("calibrate", "b", "--labels", str(labels_path), "--store", url, "--json")
     assert code == 2
     assert out == ""
@@ -429,12 +437,7 @@ def test_eval_labels_output_failing_midway_writes_no_file(
     url = f"sqlite:{tmp_path / 's.db'}"
     labels_path = _labels_file(tmp_path / "labels.jsonl", {"q0": True, "q3": False})
 
-    async def failing(self: SqliteScoreStore, batch_id: str, /) -> AsyncIterator[list[str]]:
-        yield ["q1", "q2"]
-        raise StoreError(f"item_ids({batch_id!r}): the disk went away", store=self.url,
-                         operation="item_ids")
-
-    monkeypatch.setattr(SqliteScoreStore, "item_ids", failing)
+    monkeypatch.setattr(SqliteScoreStore, "item_ids", _failing_after(["q1", "q2"]))
     code, out, err = _judged_eval(tmp_path, url, "j", labels_path, items=8)
     assert code == 2, err + out
     assert "the disk went away" in err
