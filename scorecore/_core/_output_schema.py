@@ -305,21 +305,11 @@ def parse_and_validate(text: str, schema: CompiledSchema) -> Result[Any, tuple[s
 def read_valid(text: str, schema: CompiledSchema) -> Any:  # noqa: ANN401 - the reply's JSON
     """:func:`parse_and_validate` for the judge loop: the value, or :class:`Invalid` (no
     ``Result`` built around a reply that is read on every cached run)."""
-    # _extract_json_text and _read_json, written out for the common reply (one bare JSON
-    # value): the judge loop reads one per cached schema step.
-    body = text.strip()
-    if body.startswith("```"):
-        body = _extract_json_text(body)
+    body = _extract_json_text(text)
     if not body:
         return Invalid(("reply is empty",))
     try:
-        try:
-            value, end = _scan(body, 0)
-        except (StopIteration, ValueError, RecursionError):
-            value = json.loads(body, strict=False)
-        else:
-            if end != len(body):
-                value = json.loads(body, strict=False)
+        value = _read_json(body)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         return Invalid((f"reply is not valid JSON: {exc.msg} at {where}",))

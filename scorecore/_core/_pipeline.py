@@ -379,8 +379,7 @@ async def _prompt_step(
             )
             return _Stopped(raised)
         execution = with_output(execution, value)
-    executions = judged.executions  # _Judged.record, without its call
-    executions[name] = (*executions.get(name, ()), execution)
+    judged.record(name, execution)
     error = execution.error
     if isinstance(error, ExampleEcho):
         # The judge could not decide the run (it answered about the example, twice): the run
