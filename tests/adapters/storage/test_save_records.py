@@ -281,3 +281,14 @@ async def test_sqlite_keeps_a_pairs_last_row_whatever_its_empty_columns(
         "first", "failed", None, "é", None)
     assert kept.metadata == {"error": "x"}
     assert (untouched.id, untouched.score, untouched.output) == ("other", 1.0, {"a": 1})
+
+
+def test_a_record_is_the_stored_columns_without_the_trailing_times() -> None:
+    """The stores stamp a record by appending the two times (``stamped``): that holds only
+    while the time columns are the last of the table's columns, in this order."""
+    from scorecore.evals.store import RECORD_COLUMNS, SCORE_COLUMNS  # noqa: PLC0415
+
+    times = SCORE_COLUMNS[len(RECORD_COLUMNS):]
+    assert SCORE_COLUMNS[:len(RECORD_COLUMNS)] == RECORD_COLUMNS
+    assert [c.kind for c in times] == ["time", "time"]
+    assert all(c.kind != "time" for c in RECORD_COLUMNS)
