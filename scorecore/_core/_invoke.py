@@ -469,16 +469,7 @@ async def execute_judge(  # noqa: PLR0915 - the attempts' one loop, each line on
             if isinstance(processed_text, Failure):
                 return _finish(None, processed_text.failure(), *parts)
             text = processed_text.unwrap()
-        # _read_reply's two common cases without its call: a reply to a step without a
-        # schema or an example is its value; with a schema alone, read_valid's.
-        if example is not None:
-            value = _read_reply(text, schema, example, own_text)
-        elif schema is None:
-            value = text
-        else:
-            value = read_valid(text, schema)
-            if type(value) is Invalid:
-                value = _Rejected(errors=value.errors)
+        value = _read_reply(text, schema, example, own_text)
         if type(value) is _Rejected:  # never cached: the next run asks the judge again
             rejected: _Rejected = value
             if rejected.echoed:
