@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import operator
 import os
 import sqlite3
@@ -340,7 +339,8 @@ class SqliteScoreStore(PagedReads, AsyncResource):
             cursor.close()
 
 
-_IS_VALUE: Final = functools.partial(operator.is_not, None)
+# Compared with a record column by column (map stops at the record's end): which hold a value.
+_NONES: Final = (None,) * len(WRITTEN)
 
 
 def _by_nulls(params: list[tuple[Any, ...]]) -> dict[tuple[bool, ...], list[tuple[Any, ...]]]:
@@ -356,7 +356,7 @@ def _by_nulls(params: list[tuple[Any, ...]]) -> dict[tuple[bool, ...], list[tupl
     """
     groups: dict[tuple[bool, ...], list[tuple[Any, ...]]] = {}
     for record in one_per_pair(params):
-        kept = tuple(map(_IS_VALUE, record))
+        kept = tuple(map(operator.is_not, record, _NONES))
         group = groups.get(kept)
         if group is None:
             group = groups[kept] = []

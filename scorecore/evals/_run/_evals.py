@@ -64,8 +64,12 @@ from scorecore.evals._trust._fold import TrustFold
 __all__ = ["run_evals"]
 
 _END: Final = object()
-_QUEUED_ITEMS: Final = 64  # items the workers may run ahead of the store
-_SAVED_TOGETHER: Final = 512  # the most queued row lists the writer commits in one save
+# Items the workers may run ahead of the store. Workers of fast scorers finish a few hundred
+# items between checkpoints; a queue smaller than that blocks a sender per item (a task switch
+# each) and gives the store many small saves (a thread hop and a commit each): 64 cost about
+# 2 us a stored row more than 512. Judged items are slow, so little is ever queued for them.
+_QUEUED_ITEMS: Final = 512
+_SAVED_TOGETHER: Final = 2048  # rows the writer commits in one save, at most (once past it)
 _YIELD_EVERY: Final = 32  # items a worker handles between checkpoints
 
 
