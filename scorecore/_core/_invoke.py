@@ -12,8 +12,8 @@ with a line saying the example is not the data.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Literal, TypeVar
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -63,6 +63,9 @@ from scorecore._core._sync import maybe_await
 from scorecore._core._values import JudgeExecution
 
 __all__: list[str] = []  # internal: used by the pipeline only
+
+P = TypeVar("P")
+T = TypeVar("T")
 
 # Every field given (by name): set directly, as JudgeExecution checks nothing (fast_init).
 new_execution = fast_init(JudgeExecution)
@@ -124,52 +127,65 @@ def _name(obj: object) -> str:
     return type(obj).__qualname__
 
 
-async def _apply_input_processors(
-    judge: ResolvedJudge, messages: tuple[JudgeMessage, ...]
-) -> Result[tuple[JudgeMessage, ...], JudgeExecutionError]:
-    for processor in judge.input_processors:
+async def _apply_processors(
+    stage: Literal["input", "output"],
+    processors: Sequence[P],
+    value: T,
+    *,
+    method: Callable[[P], Callable[[T], object]],
+    accept: Callable[[object], T | None],
+    expected: str,
+) -> Result[T, JudgeExecutionError]:
+    """``value`` through each of the ``stage`` processors in turn: the first that raises,
+    aborts or returns what ``accept`` refuses (``None``; ``expected`` says what it must return)
+    ends the loop with its cause. ``method`` gives a processor's bound method, called here: a
+    lambda calling it would add its own frame to the traceback of what the processor raises."""
+    for processor in processors:
         try:
-            out = await maybe_await(processor.process_input(messages))
+            out = await maybe_await(method(processor)(value))
         except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
             return Failure(
-                StepRaised.from_exception(exc, where=f"input processor {_name(processor)}")
+                StepRaised.from_exception(exc, where=f"{stage} processor {_name(processor)}")
             )
         if isinstance(out, Abort):
             return Failure(
-                ProcessorAborted(stage="input", processor=_name(processor), reason=out.reason)
+                ProcessorAborted(stage=stage, processor=_name(processor), reason=out.reason)
             )
-        if not isinstance(out, Sequence) or not all(isinstance(m, JudgeMessage) for m in out):
+        accepted = accept(out)
+        if accepted is None:
             return Failure(StepRaised(
                 exception_type="TypeError",
-                message=f"must return a sequence of JudgeMessage or Abort, got {short_repr(out)}",
-                where=f"input processor {_name(processor)}",
+                message=f"must return {expected}, got {short_repr(out)}",
+                where=f"{stage} processor {_name(processor)}",
             ))
-        messages = tuple(out)
-    return Success(messages)
+        value = accepted
+    return Success(value)
+
+
+def _as_messages(out: object) -> tuple[JudgeMessage, ...] | None:
+    if not isinstance(out, Sequence) or not all(isinstance(m, JudgeMessage) for m in out):
+        return None
+    return tuple(out)
+
+
+def _as_text(out: object) -> str | None:
+    return out if isinstance(out, str) else None
+
+
+async def _apply_input_processors(
+    judge: ResolvedJudge, messages: tuple[JudgeMessage, ...]
+) -> Result[tuple[JudgeMessage, ...], JudgeExecutionError]:
+    return await _apply_processors(
+        "input", judge.input_processors, messages, method=lambda p: p.process_input,
+        accept=_as_messages, expected="a sequence of JudgeMessage or Abort")
 
 
 async def _apply_output_processors(
     judge: ResolvedJudge, text: str
 ) -> Result[str, JudgeExecutionError]:
-    for processor in judge.output_processors:
-        try:
-            out = await maybe_await(processor.process_output(text))
-        except Exception as exc:  # noqa: BLE001 - user processor code is a boundary
-            return Failure(
-                StepRaised.from_exception(exc, where=f"output processor {_name(processor)}")
-            )
-        if isinstance(out, Abort):
-            return Failure(
-                ProcessorAborted(stage="output", processor=_name(processor), reason=out.reason)
-            )
-        if not isinstance(out, str):
-            return Failure(StepRaised(
-                exception_type="TypeError",
-                message=f"must return str or Abort, got {short_repr(out)}",
-                where=f"output processor {_name(processor)}",
-            ))
-        text = out
-    return Success(text)
+    return await _apply_processors(
+        "output", judge.output_processors, text, method=lambda p: p.process_output,
+        accept=_as_text, expected="str or Abort")
 
 
 async def _decide_retry(

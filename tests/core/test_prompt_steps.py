@@ -471,6 +471,33 @@ async def test_raising_processor_fails_the_step(anyio_backend: str) -> None:
     assert error.cause.message == "processor bug"
 
 
+class WrongInput:
+    def process_input(self, messages: tuple[JudgeMessage, ...]) -> Any:
+        return ["not a message"]
+
+
+class WrongOutput:
+    async def process_output(self, text: str) -> Any:
+        return 3
+
+
+async def test_processor_returning_the_wrong_type_fails_the_step(anyio_backend: str) -> None:
+    """A processor returning neither its kind of value nor Abort fails the step as a TypeError
+    naming the processor and what it must return."""
+    judge = ScriptedJudge([{"score": 1}])
+    error = (await run(score_scorer(judge, input_processors=[WrongInput()]))).failure()
+    assert error.cause == StepRaised(
+        exception_type="TypeError",
+        message="must return a sequence of JudgeMessage or Abort, got ['not a message']",
+        where="input processor WrongInput")
+    assert judge.requests == ()
+    judge = ScriptedJudge([{"score": 1}])
+    error = (await run(score_scorer(judge, output_processors=[WrongOutput()]))).failure()
+    assert error.cause == StepRaised(exception_type="TypeError",
+                                     message="must return str or Abort, got 3",
+                                     where="output processor WrongOutput")
+
+
 # --- create_prompt -------------------------------------------------------------------------
 
 

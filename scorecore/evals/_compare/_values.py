@@ -23,6 +23,13 @@ Verdict: TypeAlias = Literal["regressed", "improved", "unchanged", "not_enough_p
 ComparisonVerdict: TypeAlias = Literal["regressed", "not_enough_pairs", "no_regression"]
 
 
+def _change(base: float | None, new: float | None) -> float | None:
+    """``new - base``, or ``None`` when either batch has no figure."""
+    if base is None or new is None:
+        return None
+    return new - base
+
+
 @final
 @attrs.frozen(kw_only=True)
 class ItemDelta:
@@ -37,9 +44,7 @@ class ItemDelta:
     @property
     def delta(self) -> float | None:
         """``new_score - base_score`` when both were scored."""
-        if self.base_score is None or self.new_score is None:
-            return None
-        return self.new_score - self.base_score
+        return _change(self.base_score, self.new_score)
 
 
 @final
@@ -165,9 +170,7 @@ class ScorerComparison:
     @property
     def pass_rate_delta(self) -> float | None:
         """``new_pass_rate - base_pass_rate``."""
-        if self.base_pass_rate is None or self.new_pass_rate is None:
-            return None
-        return self.new_pass_rate - self.base_pass_rate
+        return _change(self.base_pass_rate, self.new_pass_rate)
 
     @property
     def verdict(self) -> Verdict:
