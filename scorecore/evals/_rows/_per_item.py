@@ -1,6 +1,6 @@
 """The rows :func:`~scorecore.evals.run_evals` stores for one item: :class:`ItemRows`.
 
-One row per scorer run, built by :func:`~scorecore.evals._rows._row.score_values`, as a
+One row per scorer run, built by :class:`~scorecore.evals._rows._row.RowBuilder`, as a
 :class:`ScoreRow` or as the record a :class:`~scorecore.evals.store.RecordStore` writes; a pair
 whose row lost data, or could not be built at all, is failed, so the report says what the store
 holds.
@@ -21,10 +21,10 @@ from scorecore.evals._rows._memo import RowMemo
 from scorecore.evals._rows._result_json import context_of
 from scorecore.evals._rows._row import (
     RECORD_ATTRS,
+    RowBuilder,
     ScoreRow,
     row_id,
     row_of,
-    score_values,
     storable_row,
 )
 
@@ -87,8 +87,8 @@ class ItemRows:
     names it as its entity: ``"module:qualname"``.
     """
 
-    __slots__ = ("_batch_id", "_encoder", "_entity", "_memo", "_scorer_json", "_shared_storable",
-                 "_target")
+    __slots__ = ("_batch_id", "_builder", "_encoder", "_entity", "_memo", "_scorer_json",
+                 "_shared_storable", "_target")
 
     def __init__(
         self, *, batch_id: str, scorers: Sequence[Any], target: object
@@ -112,6 +112,10 @@ class ItemRows:
                 key: self._memo.clean(json, "scorer", notes)
                 for key, json in self._scorer_json.items()}
             self._entity = self._memo.clean(self._entity, "entity", notes)
+        self._builder = RowBuilder(
+            batch_id=batch_id, entity_type="EXTERNAL" if self._target else None,
+            entity=self._entity, entity_id=self._target, source="TEST", memo=self._memo,
+            shared_storable=self._shared_storable)
         # Records encode the shared columns once for every row (their values never change).
         self._encoder = RecordEncoder()
         if self._shared_storable:
@@ -199,19 +203,11 @@ class ItemRows:
         cause: Mapping[str, Any],
     ) -> tuple[Any, ...]:
         item = result.item
-        target = self._target
         scorer = self._scorer_json[outcome.scorer_id]
-        return score_values(
-            run_id=result.run_id, scorer_id=outcome.scorer_id, batch_id=self._batch_id,
-            status=outcome.status, score=outcome.score, reason=outcome.reason,
-            scorer=scorer, result=outcome.result,
-            input=item.input if item is not None else None, output=result.output,
-            context=context,
-            request_context=item.request_context if item is not None else None,
-            entity_type="EXTERNAL" if target else None,
-            entity=self._entity,
-            entity_id=target, source="TEST", dataset_item_id=result.item_id,
-            metadata={"itemIndex": result.index, "fingerprint": scorer["fingerprint"], **cause},
-            error=outcome.error, run_error=outcome.run_error, memo=self._memo,
-            shared_storable=self._shared_storable,
+        return self._builder.values(
+            result.run_id, outcome.scorer_id, outcome.status, outcome.score, outcome.reason,
+            scorer, outcome.result, item.input if item is not None else None, result.output,
+            context, item.request_context if item is not None else None, result.item_id,
+            {"itemIndex": result.index, "fingerprint": scorer["fingerprint"], **cause},
+            outcome.error, outcome.run_error,
         )

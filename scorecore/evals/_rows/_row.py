@@ -9,7 +9,6 @@ and back.
 from __future__ import annotations
 
 import hashlib
-import operator
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final, Literal, cast, final
@@ -333,72 +332,135 @@ def score_values(
     ``shared_storable``: the columns every row of a builder shares (:data:`_SHARED`) are
     what the sanitizer makes of them already, without a note: they are not walked again.
     """
-    if memo is None:
-        memo = RowMemo()
-    if result is None and run_error is not None:
-        result = run_error.partial
-    clean = Sanitizer()
-    meta: dict[str, Any] = {"status": status, **metadata}
-    values: dict[str, Any] = {
-        "status": status, "reason": reason, "scorer": scorer,
-        "entity_type": entity_type, "entity": entity, "entity_id": entity_id, "source": source,
-        "dataset_item_id": dataset_item_id, "trace_id": trace_id, "span_id": span_id,
-    }
-    data = {"input": input, "output": output} if result is None else result_json(
-        result, clean, memo)
-    for name in _FROM_RESULT_NAMES:
-        values[name] = data.get(name)
-    if result is not None:
-        given = given_input(input, values["input"], memo)
-        if given is not SAME:
-            meta["itemInput"] = given
-    if error is not None:
-        meta["error"] = error
-    if run_error is not None:
-        meta["failedStep"] = run_error.failed_step
-        meta["completedSteps"] = list(run_error.completed_steps)
-        meta["cause"] = stored_cause(run_error.cause, run_error.failed_step)
-    if not _TO_METADATA_NAMES.isdisjoint(data):
-        _add_result_metadata(meta, data)
-    # The texts that explain a run (reason, error, cause, judge executions, panel members'
-    # reasons) may quote a reply holding a secret; the run's own input and output, and what the
-    # steps made of them, are the evaluated data and are stored as given. The metadata is
-    # redacted once it is storable (below): cleaned first, so redact_strings never meets
-    # a 10,000-deep value, and cleaned after the columns, so the first loss a failure names is
-    # where the data came from (a step result), not a copy of it in the judge's executions.
-    if reason is not None:
-        values["reason"] = redact_text(reason)
-    # The contexts are cleaned first (their notes come first), then redacted: redact_secrets
-    # recurses and must not meet a 10,000-deep value.
-    if context:
-        context = memo.clean(context, _ADDITIONAL_CONTEXT, clean, redact=redact_secrets)
-    if request_context is not None:
-        request_context = memo.clean(request_context, _REQUEST_CONTEXT, clean,
-                                     redact=redact_secrets)
-    _clean_columns(values, clean, memo, _PER_ROW_AT if shared_storable else _CLEANED_AT)
-    meta = _clean_metadata(meta, clean, memo)
-    if not _REDACTED_KEYS.isdisjoint(meta):
-        for key in _EXPLAINING:
-            if key in meta:
-                meta[key] = redact_strings(meta[key])
-    kinds = details_kinds()
-    if not kinds.keys().isdisjoint(meta):
-        for key in kinds:
-            if key in meta:
-                meta[key] = redact_strings(meta[key])
-    if clean.changed:
-        earlier = meta.get("sanitized")
-        meta["sanitized"] = [*(earlier if isinstance(earlier, list) else ()), *clean.report()]
-    if not (type(scorer_id) is str and scorer_id.isascii() and type(run_id) is str
-            and run_id.isascii() and type(batch_id) is str and batch_id.isascii()):
-        _check_keys(scorer_id=scorer_id, run_id=run_id, batch_id=batch_id)  # ASCII encodes
-    values["id"] = row_id(run_id, scorer_id)
-    values["scorer_id"], values["run_id"], values["batch_id"] = scorer_id, run_id, batch_id
-    values["score"], values["metadata"] = score, meta
-    values["additional_context"], values["request_context"] = context or None, request_context
-    # Every column is what the sanitizer makes: no second walk in the store.
-    columns: tuple[Any, ...] = _IN_ORDER(values)
-    return columns
+    builder = RowBuilder(batch_id=batch_id, entity_type=entity_type, entity=entity,
+                         entity_id=entity_id, source=source, trace_id=trace_id, span_id=span_id,
+                         memo=memo, shared_storable=shared_storable)
+    return builder.values(run_id, scorer_id, status, score, reason, scorer, result, input, output,
+                          context, request_context, dataset_item_id, metadata, error, run_error)
+
+
+@final
+class RowBuilder:
+    """:func:`score_values` for rows that share a batch, an entity, a source and a trace (the
+    rows of one :func:`run_evals` batch): those are given once, and each row's own columns by
+    position to :meth:`values`.
+
+    A stored row's cost was mostly its building, and a fifth of that was the keyword call and
+    a dict of the columns per row: :meth:`values` fills a list in the record's order instead.
+    """
+
+    __slots__ = ("_batch_id", "_cleaned_at", "_entity", "_entity_id", "_entity_type", "_memo",
+                 "_source", "_span_id", "_trace_id")
+
+    def __init__(
+        self,
+        *,
+        batch_id: str,
+        entity_type: str | None,
+        entity: Mapping[str, Any] | None,
+        entity_id: str | None,
+        source: Literal["LIVE", "TEST"],
+        trace_id: str | None = None,
+        span_id: str | None = None,
+        memo: RowMemo | None = None,
+        shared_storable: bool = False,
+    ) -> None:
+        self._batch_id = batch_id
+        self._entity_type, self._entity, self._entity_id = entity_type, entity, entity_id
+        self._source, self._trace_id, self._span_id = source, trace_id, span_id
+        self._memo = RowMemo() if memo is None else memo
+        self._cleaned_at = _PER_ROW_AT if shared_storable else _CLEANED_AT
+
+    def values(  # noqa: PLR0917 - a row's own columns, by position (see the class)
+        self,
+        run_id: str,
+        scorer_id: str,
+        status: OutcomeStatus,
+        score: float | None,
+        reason: str | None,
+        scorer: Mapping[str, Any],
+        result: ScoreResult[Any, Any] | None,
+        input: Any,
+        output: Any,
+        context: Mapping[str, Any],
+        request_context: Mapping[str, Any] | None,
+        dataset_item_id: str | None,
+        metadata: Mapping[str, Any],
+        error: str | None,
+        run_error: ScorerRunError | None,
+    ) -> tuple[Any, ...]:
+        """The row's columns, as :func:`score_values` gives them (its arguments, by position)."""
+        memo = self._memo
+        if result is None and run_error is not None:
+            result = run_error.partial
+        clean = Sanitizer()
+        meta: dict[str, Any] = {"status": status, **metadata}
+        data = {"input": input, "output": output} if result is None else result_json(
+            result, clean, memo)
+        # In RECORD_ATTRS order (checked where _ROW_LAYOUT is defined); id and metadata last.
+        row: list[Any] = [
+            None, scorer_id, run_id, self._batch_id, status, score, reason, scorer,
+            *map(data.get, _RESULT_IN_ROW), context, request_context, self._entity_type,
+            self._entity, self._entity_id, self._source, dataset_item_id, None, self._trace_id,
+            self._span_id,
+        ]
+        if result is not None:
+            given = given_input(input, row[_INPUT_AT], memo)
+            if given is not SAME:
+                meta["itemInput"] = given
+        if error is not None:
+            meta["error"] = error
+        if run_error is not None:
+            meta["failedStep"] = run_error.failed_step
+            meta["completedSteps"] = list(run_error.completed_steps)
+            meta["cause"] = stored_cause(run_error.cause, run_error.failed_step)
+        if not _TO_METADATA_NAMES.isdisjoint(data):
+            _add_result_metadata(meta, data)
+        # The texts that explain a run (reason, error, cause, judge executions, panel members'
+        # reasons) may quote a reply holding a secret; the run's own input and output, and what
+        # the steps made of them, are the evaluated data and are stored as given. The metadata
+        # is redacted once it is storable (below): cleaned first, so redact_strings never meets
+        # a 10,000-deep value, and cleaned after the columns, so the first loss a failure names
+        # is where the data came from (a step result), not a copy of it in the judge's
+        # executions.
+        if reason is not None:
+            row[_REASON_AT] = redact_text(reason)
+        # The contexts are cleaned first (their notes come first), then redacted:
+        # redact_secrets recurses and must not meet a 10,000-deep value.
+        if context:
+            context = memo.clean(context, _ADDITIONAL_CONTEXT, clean, redact=redact_secrets)
+        row[_CONTEXT_AT] = context or None
+        if request_context is not None:
+            row[_REQUEST_CONTEXT_AT] = memo.clean(request_context, _REQUEST_CONTEXT, clean,
+                                                  redact=redact_secrets)
+        for at, name in self._cleaned_at:  # in the columns' order: the order of the notes
+            value = row[at]
+            # None and ASCII text without NUL (most values) inline: is_plain_leaf's first test.
+            if value is None or (type(value) is str and value.isascii() and "\x00" not in value):
+                continue
+            if not is_plain_leaf(value):
+                row[at] = memo.clean(value, name, clean)
+        meta = _clean_metadata(meta, clean, memo)
+        if not _REDACTED_KEYS.isdisjoint(meta):
+            for key in _EXPLAINING:
+                if key in meta:
+                    meta[key] = redact_strings(meta[key])
+        kinds = details_kinds()
+        if not kinds.keys().isdisjoint(meta):
+            for key in kinds:
+                if key in meta:
+                    meta[key] = redact_strings(meta[key])
+        if clean.changed:
+            earlier = meta.get("sanitized")
+            meta["sanitized"] = [*(earlier if isinstance(earlier, list) else ()), *clean.report()]
+        if not (type(scorer_id) is str and scorer_id.isascii() and type(run_id) is str
+                and run_id.isascii() and type(self._batch_id) is str
+                and self._batch_id.isascii()):
+            _check_keys(scorer_id=scorer_id, run_id=run_id, batch_id=self._batch_id)
+        row[_ID_AT] = row_id(run_id, scorer_id)
+        row[_METADATA_AT] = meta
+        # Every column is what the sanitizer makes: no second walk in the store.
+        return tuple(row)
 
 
 def row_of(values: tuple[Any, ...]) -> ScoreRow:
@@ -407,19 +469,6 @@ def row_of(values: tuple[Any, ...]) -> ScoreRow:
     row = _NEW_ROW(*values, None, None)
     mark_storable(row)
     return row
-
-
-def _clean_columns(values: dict[str, Any], clean: Sanitizer, memo: RowMemo,
-                   columns: tuple[tuple[str, str], ...]) -> None:
-    """Each of ``columns`` (attribute, name) of ``values`` as :meth:`Sanitizer.value` makes
-    it, in place, in the columns' order (the order of the notes)."""
-    for attr, name in columns:
-        value = values[attr]
-        # None and ASCII text without NUL (most values) inline: is_plain_leaf's first test.
-        if value is None or (type(value) is str and value.isascii() and "\x00" not in value):
-            continue
-        if not is_plain_leaf(value):
-            values[attr] = memo.clean(value, name, clean)
 
 
 def _add_result_metadata(meta: dict[str, Any], data: Mapping[str, Any]) -> None:
@@ -470,10 +519,7 @@ _SANITIZED = tuple(c for c in SCORE_COLUMNS if c.kind in ("text", "json") and c.
 # The columns score_row cleans after the contexts (cleaned and redacted first).
 _CLEANED = tuple(c for c in _SANITIZED if c.attr not in ("additional_context", "request_context"))
 _KEYS = tuple(c for c in SCORE_COLUMNS if c.kind == "key")
-_CLEANED_AT = tuple((c.attr, c.name) for c in _CLEANED)
 _SHARED: Final = ("scorer", "entity_type", "entity", "entity_id", "source", "trace_id", "span_id")
-# The columns left when the shared ones give no note: the others' notes keep their order.
-_PER_ROW_AT = tuple((attr, name) for attr, name in _CLEANED_AT if attr not in _SHARED)
 _FROM_RESULT_NAMES = tuple(f.name for f in FROM_RESULT)
 _TO_METADATA_AT = tuple((f.name, f.key, f.spread) for f in TO_METADATA)
 _TO_METADATA_NAMES = frozenset(f.name for f in TO_METADATA)
@@ -484,7 +530,21 @@ _NEW_ROW: Final = fast_init(ScoreRow)
 RECORD_ATTRS: Final = tuple(c.attr for c in SCORE_COLUMNS if c.kind != "time")
 """The columns :func:`score_values` gives, in order: every column but the times a store sets
 (the last two, which :func:`row_of` leaves ``None``)."""
-_IN_ORDER: Final = operator.itemgetter(*RECORD_ATTRS)
+# The result's columns in the row's order, and where each column is in a row's values.
+_RESULT_IN_ROW: Final = tuple(a for a in RECORD_ATTRS if a in _FROM_RESULT_NAMES)
+_ROW_LAYOUT: Final = (
+    "id", "scorer_id", "run_id", "batch_id", "status", "score", "reason", "scorer",
+    *_RESULT_IN_ROW, "additional_context", "request_context", "entity_type", "entity",
+    "entity_id", "source", "dataset_item_id", "metadata", "trace_id", "span_id",
+)
+if _ROW_LAYOUT != RECORD_ATTRS:  # RowBuilder.values lists the columns in this order
+    raise RuntimeError(f"RowBuilder.values lists {_ROW_LAYOUT}, rows have {RECORD_ATTRS}")
+_ID_AT, _INPUT_AT, _REASON_AT, _CONTEXT_AT, _REQUEST_CONTEXT_AT, _METADATA_AT = map(
+    RECORD_ATTRS.index,
+    ("id", "input", "reason", "additional_context", "request_context", "metadata"))
+_CLEANED_AT = tuple((RECORD_ATTRS.index(c.attr), c.name) for c in _CLEANED)
+# The columns left when the shared ones give no note: the others' notes keep their order.
+_PER_ROW_AT = tuple((at, name) for at, name in _CLEANED_AT if RECORD_ATTRS[at] not in _SHARED)
 
 
 def storable_row(row: ScoreRow, sanitizer: Sanitizer | None = None) -> ScoreRow:

@@ -307,16 +307,16 @@ async def test_a_row_that_cannot_be_built_fails_its_pair_only(
     anyio_backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Should building a row raise anyway, the pair fails and a bare failed row is stored."""
-    import scorecore.evals._rows._per_item as rows  # noqa: PLC0415 - patched below
+    from scorecore.evals._rows._row import RowBuilder  # noqa: PLC0415 - patched below
 
-    real = rows.score_values
+    real = RowBuilder.values
 
-    def flaky(**kwargs: Any) -> tuple[Any, ...]:
-        if kwargs["input"] == "boom":
+    def flaky(self: RowBuilder, *args: Any) -> tuple[Any, ...]:
+        if args[7] == "boom":  # the input
             raise RecursionError("maximum recursion depth exceeded")
-        return real(**kwargs)
+        return real(self, *args)
 
-    monkeypatch.setattr(rows, "score_values", flaky)
+    monkeypatch.setattr(RowBuilder, "values", flaky)
     store = InMemoryScoreStore()
     report = await run_evals([{"input": "boom", "output": 1}, {"input": "ok", "output": 1}],
                              [echo()], store=store, batch_id="b")
