@@ -188,12 +188,17 @@ def list_sql(table: str, mark: str, item_index: str) -> str:
 
 def params_of(rows: Sequence[ScoreRow], now: str | datetime, store: str) -> list[tuple[Any, ...]]:
     """The parameters saving ``rows``, stamped ``now``."""
+    return stamped(records_of(rows, store), now)
+
+
+def records_of(rows: Sequence[ScoreRow], store: str) -> list[tuple[Any, ...]]:
+    """The records saving ``rows`` (of ``encode_rows``, not yet stamped)."""
     try:
         # storable_row makes any row storable: what neither store keeps (PostgreSQL refuses
         # NUL, UTF-8 lone surrogates; deep nesting and huge ints break the JSON codecs) is
         # replaced and listed in metadata["sanitized"], so one odd value never fails a whole
         # save. A row run_evals built is storable already and is not walked again.
-        return stamped(encode_rows(rows), now)
+        return encode_rows(rows)
     except ValueError as exc:  # a key column no store can keep (see storable_row)
         raise StoreError(
             f"store {store}: save failed: {exc}", store=store, operation="save"

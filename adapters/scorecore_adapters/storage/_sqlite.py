@@ -42,12 +42,11 @@ from scorecore_adapters.storage._schema import (
     completed_sql,
     list_sql,
     one_per_pair,
-    params_of,
     q,
+    records_of,
     row_from,
     row_with_sql,
     schema,
-    stamped,
     upsert_sql,
 )
 
@@ -198,16 +197,17 @@ class SqliteScoreStore(PagedReads, AsyncResource):
     async def save(self, rows: Sequence[ScoreRow], /) -> None:
         """Upsert ``rows`` in one transaction; a pair saved again replaces its row."""
         if rows:
-            await self._write(params_of(rows, self._now().isoformat(), self.url))
+            await self._write(records_of(rows, self.url))
 
     async def save_records(self, records: Sequence[tuple[Any, ...]], /) -> None:
         """Upsert the rows of ``records`` (of ``encode_rows``) in one transaction, as
         :meth:`save` upserts the rows."""
         if records:
-            await self._write(stamped(records, self._now().isoformat()))
+            await self._write(records)
 
-    async def _write(self, params: list[tuple[Any, ...]]) -> None:
-        by_nulls = _by_nulls(params)
+    async def _write(self, records: Sequence[tuple[Any, ...]]) -> None:
+        now = self._now().isoformat()
+        by_nulls = _by_nulls(records, (now, now))
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
@@ -343,9 +343,12 @@ class SqliteScoreStore(PagedReads, AsyncResource):
 _NONES: Final = (None,) * len(WRITTEN)
 
 
-def _by_nulls(params: list[tuple[Any, ...]]) -> dict[tuple[bool, ...], list[tuple[Any, ...]]]:
-    """``params`` grouped by the columns they leave NULL (``True``: a value), each without
-    its ``None`` values, which the statement of its group writes as ``NULL`` instead.
+def _by_nulls(
+    records: Sequence[tuple[Any, ...]], times: tuple[str, str]
+) -> dict[tuple[bool, ...], list[tuple[Any, ...]]]:
+    """The parameters saving ``records``, stamped ``times``, grouped by the columns the records
+    leave NULL (``True``: a value), each without its ``None`` values, which the statement of its
+    group writes as ``NULL`` instead.
 
     sqlite3 binds ``None`` the slow way: it looks for an adapter of ``NoneType`` first, and
     failing to find one formats an ``AttributeError`` message it throws away, for each ``None``
@@ -355,10 +358,14 @@ def _by_nulls(params: list[tuple[Any, ...]]) -> dict[tuple[bool, ...], list[tupl
     leaves), so that the groups' order cannot change which one a pair keeps.
     """
     groups: dict[tuple[bool, ...], list[tuple[Any, ...]]] = {}
-    for record in one_per_pair(params):
+    # Per group, its columns' getter: a record's values in one C call. A record's key columns
+    # are never None, so each getter takes several columns and gives a tuple.
+    getters: dict[tuple[bool, ...], Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
+    for record in one_per_pair(records):
         kept = tuple(map(operator.is_not, record, _NONES))
         group = groups.get(kept)
         if group is None:
             group = groups[kept] = []
-        group.append(tuple(compress(record, kept)))
-    return groups
+            getters[kept] = operator.itemgetter(*compress(range(len(kept)), kept))
+        group.append(getters[kept](record) + times)
+    return {(*kept, True, True): group for kept, group in groups.items()}
