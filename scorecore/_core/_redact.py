@@ -232,7 +232,11 @@ def redact_secrets(value: object) -> object:
     >>> redact_secrets("login with password=hunter2 at https://bob:pw@db.example.com failed")
     'login with password=[REDACTED] at https://bob:[REDACTED]@db.example.com failed'
     """
-    if isinstance(value, Mapping):
+    # The exact types first (most values): a str is no Mapping, but asking the Mapping ABC
+    # costs more than redacting a short text.
+    if type(value) is str:
+        return _redact_value_text(value)
+    if type(value) is dict or isinstance(value, Mapping):
         out: dict[object, object] = {}
         for k, v in value.items():
             if not isinstance(k, str):
@@ -243,10 +247,16 @@ def redact_secrets(value: object) -> object:
     if isinstance(value, list | tuple):
         return [redact_secrets(v) for v in value]
     if isinstance(value, str):
-        if _AUTH_VALUE.match(value):
-            return REDACTED
-        return redact_text(value)
+        return _redact_value_text(value)
     return value
+
+
+def _redact_value_text(value: str) -> str:
+    """A string value as :func:`redact_secrets` keeps it: an HTTP credential whole, else
+    :func:`redact_text`."""
+    if _AUTH_VALUE.match(value):
+        return REDACTED
+    return redact_text(value)
 
 
 def _redacted_key(key: str, taken: Mapping[object, object]) -> str:

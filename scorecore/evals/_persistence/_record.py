@@ -78,13 +78,16 @@ def _record_maker(
     record instead of a loop over the columns.
     """
     # The code holds indexes and field names only, never data. Most JSON columns of a row are
-    # empty: None is kept inline, without a call.
+    # empty: None is kept inline, without a call. A row's metadata is its own (never shared
+    # with another row): encoded without looking for it among the shared values.
     reads = [read.format(at=at, attr=column.attr) for at, column in enumerate(RECORD_COLUMNS)]
     fields = ", ".join(
-        f"None if {value} is None else encode({value})" if column.kind == "json" else value
+        (f"None if {value} is None else "
+         f"{'json_text' if column.attr == 'metadata' else 'encode'}({value})")
+        if column.kind == "json" else value
         for value, column in zip(reads, RECORD_COLUMNS, strict=True))
     source = f"def record(values, encode):\n    return ({fields},)\n"
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"json_text": json_text}
     exec(compile(source, "<scorecore row record>", "exec"), namespace)  # noqa: S102 - see above
     made: Callable[[Any, Callable[[Any], Any]], tuple[Any, ...]] = namespace["record"]
     return made

@@ -6,6 +6,7 @@ are also the columns' names, so no row goes through Mastra's JSON and back.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -48,12 +49,17 @@ def context_of(source: object, extra: Mapping[str, Any]) -> dict[str, Any]:
 _SCALARS = (str, int, float, bool)
 
 
-# Per result field a row keeps: (attribute, on the run?, dropped when empty?, its JSON is the
-# value itself when a scalar?, how it is made JSON, its key) — read once, not per row.
+# Per result field a row keeps, the run's first: (attribute, dropped when empty?, its JSON is
+# the value itself when a scalar?, how it is made JSON, its key) — read once, not per row.
+_ON_RUN = tuple(f for f in _RESULT_JSON if f.on_run)
+_ON_RESULT = tuple(f for f in _RESULT_JSON if not f.on_run)
 _RESULT_SPECS: Final = tuple(
-    (f.name, f.on_run, f.optional, f.encode is converter.unstructure, f.encode, f.key)
-    for f in _RESULT_JSON
+    (f.name, f.optional, f.encode is converter.unstructure, f.encode, f.key)
+    for f in (*_ON_RUN, *_ON_RESULT)
 )
+# Their values, in the same order, in one C call each (most are None: skipped unpacked).
+_RUN_VALUES: Final = operator.attrgetter(*(f.name for f in _ON_RUN))
+_RESULT_VALUES: Final = operator.attrgetter(*(f.name for f in _ON_RESULT))
 
 
 def result_json(
@@ -67,10 +73,12 @@ def result_json(
     the rows of an item share (the run's input and output) is converted once.
     """
     data: dict[str, Any] = {}
-    run = result.run
-    for name, on_run, optional, plain, encode, key in _RESULT_SPECS:
-        value = getattr(run if on_run else result, name)
-        if value is None or (optional and not value):
+    values = (*_RUN_VALUES(result.run), *_RESULT_VALUES(result))
+    for spec, value in zip(_RESULT_SPECS, values, strict=True):
+        if value is None:
+            continue
+        name, optional, plain, encode, key = spec
+        if optional and not value:
             continue
         if plain and type(value) in _SCALARS:
             data[name] = value
