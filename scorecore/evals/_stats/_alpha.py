@@ -49,6 +49,10 @@ def _scaled(units: list[list[float]]) -> list[list[float]]:
 def _interval(units: list[list[float]]) -> float | None:
     units = _scaled(units)
     pooled = [v for unit in units for v in unit]
+    # Every value the same: alpha is 0/0, undefined. Tested on the values themselves: their
+    # centre below is rounded (three times 0.812 centre a hair off 0.812) and would give 0.0.
+    if min(pooled) == max(pooled):
+        return None
     n = len(pooled)
     # Alpha does not change when every value moves by the same amount: centring the values
     # keeps the sums of squares below free of cancellation.

@@ -85,6 +85,13 @@ TEXTBOOK = [
 ]
 
 
+@pytest.mark.parametrize("value", [0.812, 0.1, 1 / 3, -7.25])
+def test_interval_alpha_of_one_repeated_value_is_undefined(value: float) -> None:
+    """Every value the same is 0/0 whatever its float rounding (not 0.0)."""
+    assert krippendorff_alpha([[None, None], [value, value, value]], level="interval") is None
+    assert krippendorff_alpha([[value, value], [value, value]], level="interval") is None
+
+
 def test_the_textbook_example() -> None:
     assert round(krippendorff_alpha(units_of(TEXTBOOK), level="nominal") or 0, 3) == 0.743
     assert round(krippendorff_alpha(units_of(TEXTBOOK), level="interval") or 0, 3) == 0.849
