@@ -8,8 +8,9 @@ holds.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
-from typing import Any, final
+from typing import Any, Final, final
 
 import attrs
 
@@ -18,7 +19,7 @@ from scorecore.evals._persistence._record import RecordEncoder, values_of
 from scorecore.evals._persistence._sanitize import Sanitizer, is_clean_text
 from scorecore.evals._report._values import ItemResult, ScorerOutcome
 from scorecore.evals._rows._memo import RowMemo
-from scorecore.evals._rows._result_json import context_of
+from scorecore.evals._rows._result_json import CONTEXT_NAMES, context_of
 from scorecore.evals._rows._row import (
     RECORD_ATTRS,
     RowBuilder,
@@ -41,6 +42,11 @@ def _item_cause(result: ItemResult) -> dict[str, Any]:
         return {}
     kind = (result.error_kind or "item").replace("_", " ")
     return {"cause": {"kind": kind, "step": None, "message": result.error}}
+
+
+# Values no one can change after the item completed: a row built from them later is the same.
+_IMMUTABLE: Final = frozenset({str, int, float, bool, type(None)})
+_CONTEXT_VALUES: Final = operator.attrgetter(*CONTEXT_NAMES)
 
 
 def _target_name(target: object) -> str | None:
@@ -121,6 +127,33 @@ class ItemRows:
         if self._shared_storable:
             for json in (self._entity, *self._scorer_json.values()):
                 self._encoder.keep(json)
+
+    @staticmethod
+    def lasting(result: ItemResult) -> bool:
+        """Whether the item's rows may be built later: every value they take from the user (the
+        item's input, output, contexts; each run's input, output and step results) is a str,
+        a number, a bool or None, which nothing can change in between. A dict or list may be
+        changed by the caller once the item completed (a data source reusing it for the next
+        item): its rows are built at once, from the values as the item held them.
+        """
+        item = result.item
+        if item is not None and (
+            type(item.input) not in _IMMUTABLE or item.extra or item.request_context is not None
+            or not _IMMUTABLE.issuperset(map(type, _CONTEXT_VALUES(item)))
+        ):
+            return False
+        if type(result.output) not in _IMMUTABLE:
+            return False
+        for outcome in result.outcomes:
+            run_result = outcome.result
+            if run_result is None and outcome.run_error is not None:
+                run_result = outcome.run_error.partial
+            if run_result is not None and not _IMMUTABLE.issuperset((
+                type(run_result.run.input), type(run_result.run.output),
+                type(run_result.preprocess_step_result), type(run_result.analyze_step_result),
+            )):
+                return False
+        return True
 
     def rows(self, result: ItemResult) -> tuple[ItemResult, list[ScoreRow]]:
         """The item's rows to save, and its result with each pair whose row lost data failed."""

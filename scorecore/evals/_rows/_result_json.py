@@ -26,6 +26,8 @@ _SET_BY_ROW = frozenset({"run_id", "score", "reason", "request_context"})
 FROM_RESULT = tuple(f for f in RESULT_FIELDS if f.stored == "column" and f.name not in _SET_BY_ROW)
 TO_METADATA = tuple(f for f in RESULT_FIELDS if f.stored == "metadata")
 _TO_CONTEXT = tuple(f for f in RESULT_FIELDS if f.stored == "context")
+CONTEXT_NAMES: Final = tuple(f.name for f in _TO_CONTEXT)
+"""The run's attributes :func:`context_of` reads."""
 _RESULT_JSON = (*FROM_RESULT, *TO_METADATA)
 _PLAIN = (dict, list, tuple, str, int, float, bool)
 

@@ -6,8 +6,9 @@ memory stays flat however large the dataset is. A failing item, target, scorer o
 recorded for that item and never aborts the batch.
 
 The parts: ``_Source`` numbers the items; the item scorer turns one into an :class:`ItemResult`;
-``_worker`` pulls items and hands each result to ``_Finish`` (its rows, the pure report fold, the
-writer's queue, the caller's hook); ``_writer`` saves queued rows in few, large transactions.
+``_worker`` pulls items and hands each result to ``_Finish`` (the pure report fold and the
+caller's hook) or, with a store, to the writer's queue; ``_Writer`` builds the queued items' rows,
+finishes them as ``_Finish`` does and saves the rows in few, large transactions.
 Run ids are deterministic per (batch, item), so a batch run again with ``resume=True`` skips
 what is already stored and finishes with exactly one row per (item, scorer).
 """
@@ -69,7 +70,7 @@ _END: Final = object()
 # each) and gives the store many small saves (a thread hop and a commit each): 64 cost about
 # 2 us a stored row more than 512. Judged items are slow, so little is ever queued for them.
 _QUEUED_ITEMS: Final = 512
-_SAVED_TOGETHER: Final = 2048  # rows the writer commits in one save, at most (once past it)
+_SAVED_TOGETHER: Final = 1024  # queued items the writer builds and commits in one go, at most
 _YIELD_EVERY: Final = 32  # items a worker handles between checkpoints
 
 
@@ -170,52 +171,125 @@ class _Stop:
 
 @final
 class _Finish:
-    """What happens to each finished item, in order: its rows, the fold, the queue, the hook."""
+    """What happens to each finished item, in order: the report fold, then the caller's hook."""
 
-    __slots__ = ("_fold", "_hook", "_rows", "_send")
+    __slots__ = ("_fold", "_hook")
+
+    def __init__(self, *, fold: ReportFold, hook: Callable[[ItemResult], object]) -> None:
+        self._fold = fold
+        self._hook = hook
+
+    def __call__(self, result: ItemResult, *, store: bool = True) -> Awaitable[None] | None:
+        """Fold the item in and call the hook; what is left to await (an async hook), if any.
+
+        Synchronous when the hook is, so an item of a batch without store costs no coroutine
+        here. ``store`` is for :class:`_Queue`'s sake (nothing is stored here).
+        """
+        self._fold.add(result)
+        called = self._hook(result)
+        if called is not None and inspect.isawaitable(called):  # a plain hook: no ABC lookup
+            return _awaited(called)
+        return None
+
+
+async def _awaited(called: Awaitable[object]) -> None:
+    await called
+
+
+# A finished item in the writer's queue, with its rows when they were built at once (see
+# _Queue), else None: the writer builds them.
+_Queued = tuple[ItemResult, list[Any] | None]
+
+
+@final
+class _Queue:
+    """:class:`_Finish`'s place with a store: each finished item goes to the writer's queue,
+    which builds its rows and finishes it (:class:`_Writer`).
+
+    An item whose stored values the caller could still change (a dict, a list: see
+    :meth:`ItemRows.lasting`) has its rows built at once, from the values as they are now.
+    """
+
+    __slots__ = ("_build", "_send")
+
+    def __init__(
+        self,
+        send: MemoryObjectSendStream[_Queued],
+        build: Callable[[ItemResult], tuple[ItemResult, list[Any]]],
+    ) -> None:
+        self._send = send
+        self._build = build
+
+    def __call__(self, result: ItemResult, *, store: bool = True) -> Awaitable[None] | None:
+        """Queue the item; what is left to await (room in the queue), if anything."""
+        queued: _Queued = (result, [])
+        if store:
+            queued = (result, None) if ItemRows.lasting(result) else self._build(result)
+        # Queued at once while the queue has room: send() yields to the event loop first,
+        # one loop turn per item (most of a stored batch's loop turns were these).
+        try:
+            self._send.send_nowait(queued)
+        except anyio.WouldBlock:
+            return self._send.send(queued)  # waits for room in the queue
+        return None
+
+
+@final
+class _Writer:
+    """Builds the rows of queued items, finishes them (:class:`_Finish`) and saves the rows:
+    whatever is queued goes in one transaction.
+
+    Rows are built here, a batch at a time, rather than as each item finishes: the same
+    code run for hundreds of items in a row runs faster than interleaved with scoring (a
+    stored row of two trivial scorers cost about a sixth less CPU so). An item is finished
+    (folded, hooked) once its rows are built, since a pair whose row lost data is failed in its
+    result, and before the rows are committed.
+    """
+
+    __slots__ = ("_build", "_finish", "_save")
 
     def __init__(
         self,
         *,
-        fold: ReportFold,
-        rows: Callable[[ItemResult], tuple[ItemResult, list[Any]]] | None,
-        send: MemoryObjectSendStream[list[Any]] | None,
-        hook: Callable[[ItemResult], object] | None,
+        build: Callable[[ItemResult], tuple[ItemResult, list[Any]]],
+        finish: _Finish,
+        save: Callable[[list[Any]], Awaitable[None]],
     ) -> None:
-        self._fold = fold
-        self._rows = rows
-        self._send = send
-        self._hook = hook
+        self._build = build
+        self._finish = finish
+        self._save = save
 
-    def __call__(self, result: ItemResult, *, store: bool = True) -> Awaitable[None] | None:
-        """Build the item's rows and fold it in; what is left to await (queue, hook), if any.
+    def queue(self, send: MemoryObjectSendStream[_Queued]) -> _Queue:
+        """The workers' end of this writer's queue."""
+        return _Queue(send, self._build)
 
-        Synchronous when nothing waits, so an item of a batch without store or hook costs no
-        coroutine here.
-        """
+    async def run(self, receive: MemoryObjectReceiveStream[_Queued], stop: _Stop) -> None:
+        """Write until the queue is closed and empty; a failure stops the batch."""
+        try:
+            async with receive:
+                async for first in receive:
+                    queued = [first]
+                    while len(queued) < _SAVED_TOGETHER:
+                        try:
+                            queued.append(receive.receive_nowait())
+                        except (anyio.WouldBlock, anyio.EndOfStream):
+                            break
+                    await self._write(queued)
+        except Exception as exc:  # noqa: BLE001 - re-raised by run_evals, outside the group
+            stop.fail(exc)
+
+    async def _write(self, queued: list[_Queued]) -> None:
         rows: list[Any] = []
-        if store and self._rows is not None:
-            result, rows = self._rows(result)
-        self._fold.add(result)
-        if rows and self._send is not None:
-            # Queued at once while the queue has room: send() yields to the event loop first,
-            # one loop turn per item (most of a stored batch's loop turns were these).
-            try:
-                self._send.send_nowait(rows)
-            except anyio.WouldBlock:
-                return self._deliver(result, rows)
-            rows = []
-        if rows or self._hook is not None:
-            return self._deliver(result, rows)
-        return None
-
-    async def _deliver(self, result: ItemResult, rows: list[Any]) -> None:
-        if rows and self._send is not None:
-            await self._send.send(rows)  # waits for room in the queue
-        if self._hook is not None:
-            called = self._hook(result)
-            if called is not None and inspect.isawaitable(called):  # a plain hook: no ABC lookup
-                await called
+        build, finish = self._build, self._finish
+        for result, built in queued:
+            if built is None:
+                result, built = build(result)  # noqa: PLW2901 - failed where a row lost data
+            rows += built
+            pending = finish(result)
+            if pending is not None:
+                await pending
+        if rows:
+            await self._save(rows)
 
 
 @final
@@ -243,7 +317,7 @@ class _Work:
                    lambda index, _raw, failure: item_scorer.failed(index, failure))
 
 
-async def _worker(work: _Work, finish: _Finish, stop: _Stop) -> None:
+async def _worker(work: _Work, finish: _Finish | _Queue, stop: _Stop) -> None:
     """Score units from ``work`` until it ends, finishing each."""
     try:
         processed = 0
@@ -271,27 +345,6 @@ async def _worker(work: _Work, finish: _Finish, stop: _Stop) -> None:
             if processed % _YIELD_EVERY == 0:
                 # Items with only synchronous work never yield; let others run now and then.
                 await anyio.lowlevel.checkpoint()
-    except Exception as exc:  # noqa: BLE001 - re-raised by run_evals, outside the group
-        stop.fail(exc)
-
-
-async def _writer(
-    receive: MemoryObjectReceiveStream[list[Any]],
-    save: Callable[[list[Any]], Awaitable[None]],
-    stop: _Stop,
-) -> None:
-    """Save queued rows (or records): whatever else is already queued goes in the same
-    transaction."""
-    try:
-        async with receive:
-            async for rows in receive:
-                batch = list(rows)
-                while len(batch) < _SAVED_TOGETHER:
-                    try:
-                        batch.extend(receive.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                await save(batch)
     except Exception as exc:  # noqa: BLE001 - re-raised by run_evals, outside the group
         stop.fail(exc)
 
@@ -342,7 +395,8 @@ async def run_evals(
             even when not in ``scorers``.
         store: where each item's rows are saved as soon as it completes.
         on_item_complete: called (sync or async) with each :class:`ItemResult` as it completes,
-            in completion order, after its rows were queued for the store.
+            in completion order; with a ``store``, once its rows are built, before they are
+            committed (by the writer, which takes the items finished meanwhile together).
         runtime: clock, sleep and ids for scorers and the duration; the real one by default.
         batch_id: the batch's id, without ``:`` or ``/`` (they separate the item and the
             trial in run ids); a fresh id from the runtime by default. With a ``store``,
@@ -432,26 +486,24 @@ async def run_evals(
     work = _Work.of(_Source(data), score, trials)
     async with anyio.create_task_group() as group:
         stop = _Stop(group.cancel_scope)
+        finish = _Finish(fold=fold, hook=hook)
         if store is not None:
             # A bounded queue: workers run ahead of the store by at most this many items, and
-            # the writer commits whatever is queued in one transaction.
-            send, receive = anyio.create_memory_object_stream[list[Any]](
+            # the writer builds, finishes and commits whatever is queued in one go.
+            send, receive = anyio.create_memory_object_stream[_Queued](
                 max(concurrency, _QUEUED_ITEMS)
             )
             rows = ItemRows(batch_id=batch_id, scorers=chosen, target=target)
             # A store taking records is handed them, built as they are written: no row is made
             # only for the store to take it apart (most of a stored row's cost was that).
-            if isinstance(store, RecordStore):
-                finish = _Finish(fold=fold, rows=rows.records, send=send, hook=hook)
-                group.start_soon(_writer, receive, store.save_records, stop)
-            else:
-                finish = _Finish(fold=fold, rows=rows.rows, send=send, hook=hook)
-                group.start_soon(_writer, receive, store.save, stop)
+            writer = (_Writer(build=rows.records, finish=finish, save=store.save_records)
+                      if isinstance(store, RecordStore)
+                      else _Writer(build=rows.rows, finish=finish, save=store.save))
+            group.start_soon(writer.run, receive, stop)
             async with send, anyio.create_task_group() as workers:
                 for _ in range(concurrency):
-                    workers.start_soon(_worker, work, finish, stop)
+                    workers.start_soon(_worker, work, writer.queue(send), stop)
         else:
-            finish = _Finish(fold=fold, rows=None, send=None, hook=hook)
             for _ in range(concurrency):
                 group.start_soon(_worker, work, finish, stop)
     if stop.error is not None:
