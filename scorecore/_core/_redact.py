@@ -259,10 +259,14 @@ def _redact_value_text(value: str) -> str:
     return redact_text(value)
 
 
+# A key redacted as text: the mappings of a batch repeat the same few keys.
+_key_text = functools.lru_cache(maxsize=4096)(redact_text)
+
+
 def _redacted_key(key: str, taken: Mapping[object, object]) -> str:
     """``key`` with the credentials in it redacted (a mapping keyed by a token), numbered
     when that makes it a key already ``taken``: two keys redacted alike keep both values."""
-    redacted = redact_text(key)
+    redacted = _key_text(key)
     if redacted not in taken:
         return redacted
     n = 2

@@ -483,14 +483,22 @@ def _add_result_metadata(meta: dict[str, Any], data: Mapping[str, Any]) -> None:
             meta[key] = data[name]
 
 
+# The metadata keys rows are built with (any other key is tested as it comes).
+_OWN_KEYS: Final = frozenset({
+    "status", "itemIndex", "fingerprint", "error", "failedStep", "completedSteps", "cause",
+    "itemInput", "scoreSource", *(f.key for f in TO_METADATA),
+})
+
+
 def _clean_metadata(meta: dict[str, Any], clean: Sanitizer, memo: RowMemo) -> dict[str, Any]:
     """``meta`` as :meth:`Sanitizer.value` makes it: in place when its keys are clean text
     (``meta`` is the row's own dict), else a new dict; the item's input it keeps (the same for
     every scorer's row) cleaned once per item."""
-    for key in meta:
-        if type(key) is not str or not is_clean_text(key):
-            kept: dict[str, Any] = clean.value(meta, "metadata")
-            return kept
+    if not _OWN_KEYS.issuperset(meta):  # the keys rows set themselves are clean text
+        for key in meta:
+            if type(key) is not str or not is_clean_text(key):
+                kept: dict[str, Any] = clean.value(meta, "metadata")
+                return kept
     for key, value in meta.items():
         # ASCII text without NUL inline: is_plain_leaf's first test.
         if (type(value) is str and value.isascii() and "\x00" not in value) or is_plain_leaf(
