@@ -97,12 +97,12 @@ _RECORD: Final = _record_maker("values[{at}]")
 # A row's record read from the row itself (no tuple of its columns in between).
 _ROW_RECORD: Final = _record_maker("values.{attr}")
 values_of: Final[Callable[[ScoreRow], tuple[Any, ...]]] = operator.attrgetter(*RECORD_ATTRS)
-"""A row's columns, in :data:`RECORD_COLUMNS` order (what ``score_values`` gives)."""
+"""A row's columns, in :data:`RECORD_COLUMNS` order (what ``RowBuilder.values`` gives)."""
 
 
 @final
 class RecordEncoder:
-    """Makes records of rows' columns (``score_values``'s tuples), each shared JSON value
+    """Makes records of rows' columns (``RowBuilder.values``' tuples), each shared JSON value
     encoded once: until :meth:`next_item` for an item's values, for good for :meth:`keep`-ed
     ones (the values a builder made and shares with every row, never changed)."""
 
@@ -125,7 +125,7 @@ class RecordEncoder:
         self._seen.update(self._lasting)
 
     def record(self, values: tuple[Any, ...]) -> tuple[Any, ...]:
-        """The record of a storable row's columns (``score_values``'s tuple)."""
+        """The record of a storable row's columns (``RowBuilder.values``' tuple)."""
         return _RECORD(values, self._encode)
 
 

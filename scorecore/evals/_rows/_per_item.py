@@ -110,7 +110,7 @@ class ItemRows:
                               *((json, "scorer") for json in self._scorer_json.values())):
             self._memo.clean(value, column, notes, lasting=True)
         # Nothing in them to clean (the usual case): each row takes the cleaned copies as they
-        # are, and score_values does not walk them again. Else every row cleans (and notes) them.
+        # are, and the builder does not walk them again. Else every row cleans (and notes) them.
         self._shared_storable = not notes.changed and (
             self._target is None or is_clean_text(self._target))
         if self._shared_storable:
@@ -169,8 +169,8 @@ class ItemRows:
         return result, [record(columns) for columns in values]
 
     def _values(self, result: ItemResult) -> tuple[ItemResult, list[tuple[Any, ...]]]:
-        """The item's rows' columns (``score_values``), and its result with each pair whose row
-        lost data failed."""
+        """The item's rows' columns (``RowBuilder.values``), and its result with each pair whose
+        row lost data failed."""
         if result.duplicate_of is not None:
             return result, []  # its run id is an earlier item's: never overwrite that item's rows
         rows: list[tuple[Any, ...]] = []

@@ -16,7 +16,7 @@ from scorecore._core._values import ScoreResult
 from scorecore.evals._persistence._sanitize import Sanitizer
 from scorecore.evals._rows._memo import RowMemo
 
-# internal: used by scorecore.evals._rows._row.score_values and ItemRows
+# internal: used by scorecore.evals._rows._row.RowBuilder and ItemRows
 __all__: list[str] = []
 
 # Result fields with a column of their own that a row takes from the result. The run id, score

@@ -132,9 +132,14 @@ class ScoreRow:
         else:
             entity = {"id": record.entity_id, "name": record.entity_id}
         not_scorable = result.not_scorable
-        return row_of(score_values(
-            run_id=record.run_id, scorer_id=record.scorer_id,
+        builder = RowBuilder(
             batch_id=batch_id or record.trace_id or record.run_id,
+            entity_type=record.entity_type, entity=entity, entity_id=record.entity_id,
+            source=source or ("LIVE" if record.source == "live" else "TEST"),
+            trace_id=record.trace_id, span_id=record.span_id,
+        )
+        return row_of(builder.values(
+            run_id=record.run_id, scorer_id=record.scorer_id,
             status="scored" if not_scorable is None else "not_scorable",
             score=result.score,
             reason=result.reason if not_scorable is None else not_scorable.reason,
@@ -143,10 +148,7 @@ class ScoreRow:
             result=result, input=run.input, output=run.output,
             context=context_of(run, {}),
             request_context=run.request_context,
-            entity_type=record.entity_type, entity=entity, entity_id=record.entity_id,
-            source=source or ("LIVE" if record.source == "live" else "TEST"),
             dataset_item_id=None, metadata={"scoreSource": record.source},
-            trace_id=record.trace_id, span_id=record.span_id,
         ))
 
     def not_scorable_kind(self) -> str | None:
@@ -285,35 +287,14 @@ def stored_cause(cause: RunFailureCause, step: str) -> dict[str, Any]:
             "value": converter.unstructure(cause, RunFailureCause)}
 
 
-def score_values(
-    *,
-    run_id: str,
-    scorer_id: str,
-    batch_id: str,
-    status: OutcomeStatus,
-    score: float | None,
-    reason: str | None,
-    scorer: Mapping[str, Any],
-    result: ScoreResult[Any, Any] | None,
-    input: Any,
-    output: Any,
-    context: Mapping[str, Any],
-    request_context: Mapping[str, Any] | None,
-    entity_type: str | None,
-    entity: Mapping[str, Any] | None,
-    entity_id: str | None,
-    source: Literal["LIVE", "TEST"],
-    dataset_item_id: str | None,
-    metadata: Mapping[str, Any],
-    error: str | None = None,
-    run_error: ScorerRunError | None = None,
-    trace_id: str | None = None,
-    span_id: str | None = None,
-    memo: RowMemo | None = None,
-    shared_storable: bool = False,
-) -> tuple[Any, ...]:
+@final
+class RowBuilder:
     """The one place a stored row is built (``run_evals`` and :meth:`ScoreRow.from_record`):
-    its columns, in :data:`RECORD_ATTRS` order (:func:`row_of` makes it a :class:`ScoreRow`).
+    :meth:`values` gives its columns, in :data:`RECORD_ATTRS` order (:func:`row_of` makes them
+    a :class:`ScoreRow`). What the rows of a builder share (a batch, an entity, a source, a
+    trace) is given once; each row's own columns to :meth:`values`, by position in
+    ``run_evals``: a stored row's cost was mostly its building, and a fifth of that was a
+    keyword call and a dict of the columns per row.
 
     ``result`` (or the failed run's partial result) gives the run's input and output, the
     prompts and step results; ``metadata`` gets the status, the error, not-scorable details
@@ -331,22 +312,6 @@ def score_values(
     is converted, cleaned and redacted once, and every row still gets its notes.
     ``shared_storable``: the columns every row of a builder shares (:data:`_SHARED`) are
     what the sanitizer makes of them already, without a note: they are not walked again.
-    """
-    builder = RowBuilder(batch_id=batch_id, entity_type=entity_type, entity=entity,
-                         entity_id=entity_id, source=source, trace_id=trace_id, span_id=span_id,
-                         memo=memo, shared_storable=shared_storable)
-    return builder.values(run_id, scorer_id, status, score, reason, scorer, result, input, output,
-                          context, request_context, dataset_item_id, metadata, error, run_error)
-
-
-@final
-class RowBuilder:
-    """:func:`score_values` for rows that share a batch, an entity, a source and a trace (the
-    rows of one :func:`run_evals` batch): those are given once, and each row's own columns by
-    position to :meth:`values`.
-
-    A stored row's cost was mostly its building, and a fifth of that was the keyword call and
-    a dict of the columns per row: :meth:`values` fills a list in the record's order instead.
     """
 
     __slots__ = ("_batch_id", "_cleaned_at", "_entity", "_entity_id", "_entity_type", "_memo",
@@ -386,10 +351,10 @@ class RowBuilder:
         request_context: Mapping[str, Any] | None,
         dataset_item_id: str | None,
         metadata: Mapping[str, Any],
-        error: str | None,
-        run_error: ScorerRunError | None,
+        error: str | None = None,
+        run_error: ScorerRunError | None = None,
     ) -> tuple[Any, ...]:
-        """The row's columns, as :func:`score_values` gives them (its arguments, by position)."""
+        """The row's columns (see the class)."""
         memo = self._memo
         if result is None and run_error is not None:
             result = run_error.partial
@@ -464,7 +429,7 @@ class RowBuilder:
 
 
 def row_of(values: tuple[Any, ...]) -> ScoreRow:
-    """The row of :func:`score_values`'s columns, marked storable (no store walks it again)."""
+    """The row of :meth:`RowBuilder.values`' columns, marked storable (no store walks it again)."""
     # ScoreRow's __init__ checks and converts nothing: setting its slots builds the same row.
     row = _NEW_ROW(*values, None, None)
     mark_storable(row)
@@ -536,7 +501,7 @@ _REQUEST_CONTEXT: Final = _COLUMN_NAME["request_context"]
 _REDACTED_KEYS = frozenset(_EXPLAINING)
 _NEW_ROW: Final = fast_init(ScoreRow)
 RECORD_ATTRS: Final = tuple(c.attr for c in SCORE_COLUMNS if c.kind != "time")
-"""The columns :func:`score_values` gives, in order: every column but the times a store sets
+"""The columns :meth:`RowBuilder.values` gives, in order: every column but the times a store sets
 (the last two, which :func:`row_of` leaves ``None``)."""
 # The result's columns in the row's order, and where each column is in a row's values.
 _RESULT_IN_ROW: Final = tuple(a for a in RECORD_ATTRS if a in _FROM_RESULT_NAMES)

@@ -11,15 +11,16 @@ import gc
 
 from scorecore.evals import ScoreRow
 from scorecore.evals._persistence import _sanitize
-from scorecore.evals._rows._row import row_of, score_values, storable_row
+from scorecore.evals._rows._row import RowBuilder, row_of, storable_row
 
 
 def _built(index: int) -> ScoreRow:
-    return row_of(score_values(
-        run_id=f"b:#{index}", scorer_id="s", batch_id="b", status="scored", score=1.0,
-        reason=None, scorer={"id": "s"}, result=None, input="q", output="a", context={},
-        request_context=None, entity_type=None, entity=None, entity_id=None, source="TEST",
-        dataset_item_id=None, metadata={},
+    builder = RowBuilder(batch_id="b", entity_type=None, entity=None, entity_id=None,
+                         source="TEST")
+    return row_of(builder.values(
+        run_id=f"b:#{index}", scorer_id="s", status="scored", score=1.0, reason=None,
+        scorer={"id": "s"}, result=None, input="q", output="a", context={},
+        request_context=None, dataset_item_id=None, metadata={},
     ))
 
 
@@ -56,7 +57,7 @@ def test_a_hand_made_row_at_a_dead_built_rows_address_is_still_cleaned() -> None
 
 
 def test_a_built_row_is_returned_as_it_is() -> None:
-    """A row score_values built is storable: storable_row gives back the row itself."""
+    """A row RowBuilder built is storable: storable_row gives back the row itself."""
     row = _built(0)
     assert storable_row(row) is row
 
