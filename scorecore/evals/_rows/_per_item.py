@@ -148,10 +148,12 @@ class ItemRows:
             run_result = outcome.result
             if run_result is None and outcome.run_error is not None:
                 run_result = outcome.run_error.partial
-            if run_result is not None and not _IMMUTABLE.issuperset((
-                type(run_result.run.input), type(run_result.run.output),
-                type(run_result.preprocess_step_result), type(run_result.analyze_step_result),
-            )):
+            if run_result is None:
+                continue
+            run = run_result.run
+            if not (type(run.input) in _IMMUTABLE and type(run.output) in _IMMUTABLE
+                    and type(run_result.preprocess_step_result) in _IMMUTABLE
+                    and type(run_result.analyze_step_result) in _IMMUTABLE):
                 return False
         return True
 
