@@ -280,11 +280,15 @@ class _Writer:
 
     async def _write(self, queued: list[_Queued]) -> None:
         rows: list[Any] = []
+        results: list[ItemResult] = []
         build, finish = self._build, self._finish
+        # Every row first, then every item finished: each loop runs one kind of code.
         for result, built in queued:
             if built is None:
                 result, built = build(result)  # noqa: PLW2901 - failed where a row lost data
             rows += built
+            results.append(result)
+        for result in results:
             pending = finish(result)
             if pending is not None:
                 await pending
