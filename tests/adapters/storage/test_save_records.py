@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -292,3 +293,25 @@ def test_a_record_is_the_stored_columns_without_the_trailing_times() -> None:
     assert SCORE_COLUMNS[:len(RECORD_COLUMNS)] == RECORD_COLUMNS
     assert [c.kind for c in times] == ["time", "time"]
     assert all(c.kind != "time" for c in RECORD_COLUMNS)
+
+
+async def test_sqlite_stamps_each_save_with_its_clocks_time(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """SQLite writes a save's time into its statement: both times are the clock's, as text; a
+    later save of the pair moves updatedAt only, whichever way the rows are given."""
+    later = datetime(2026, 3, 4, 5, 6, 7, 8, tzinfo=UTC)
+    clock = [NOW]
+    row = ScoreRow(id="r", scorer_id="s", run_id="b:1", batch_id="b", status="scored",
+                   score=0.5)
+    path = tmp_path / "s.db"
+    async with SqliteScoreStore(path, now=lambda: clock[0]) as store:
+        await store.save_records(encode_rows([row]))
+        await store.save([attrs.evolve(row, run_id="b:2", id="r2")])
+        clock[0] = later
+        await store.save_records(encode_rows([attrs.evolve(row, score=1.0)]))
+        first, second = await store.list_run("b")
+    assert [record[-2:] for record in _sqlite_table(path)] == [
+        (NOW.isoformat(), later.isoformat()), (NOW.isoformat(), NOW.isoformat())]
+    assert (first.score, first.created_at, first.updated_at) == (1.0, NOW, later)
+    assert (second.created_at, second.updated_at) == (NOW, NOW)
