@@ -442,7 +442,7 @@ class SqliteJudgeCache(_ThreadedCache):
         reader, self._reader = self._reader, None
         self._cursor = None
         self._left = 0
-        self._turn_ends = False  # (should the event loop have ended before calling _end_turn)
+        self._turn_ends = False  # the loop may have stopped before the turn's end ran
         if reader is not None:
             reader.close()
         await super().aclose()
