@@ -135,6 +135,16 @@ class ItemRows:
         a number, a bool or None, which nothing can change in between. A dict or list may be
         changed by the caller once the item completed (a data source reusing it for the next
         item): its rows are built at once, from the values as the item held them.
+
+        >>> import anyio
+        >>> from scorecore import create_scorer
+        >>> from scorecore.evals import run_evals
+        >>> one = create_scorer(id="one", description="d").generate_score(lambda _: 1.0)
+        >>> seen = []
+        >>> data = [{"input": "q", "output": "a"}, {"input": {"q": 1}, "output": "a"}]
+        >>> _ = anyio.run(lambda: run_evals(data, [one], on_item_complete=seen.append))
+        >>> [ItemRows.lasting(r) for r in sorted(seen, key=lambda r: r.index)]
+        [True, False]
         """
         item = result.item
         if item is not None and (
