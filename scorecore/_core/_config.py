@@ -274,6 +274,16 @@ def _output_schema(
     return TypedSchema(schema_for_type(output_type), output_type=output_type)
 
 
+def _output_schema_field() -> Mapping[str, Any] | None:
+    """Both prompt steps' ``output_schema``: the user's schema, checked, or the one generated
+    from ``output_type`` (the two steps must agree on which wins and how it is checked)."""
+    return attrs.field(
+        default=None,
+        converter=attrs.Converter(_output_schema, takes_self=True),
+        validator=_check_schema,
+    )
+
+
 def _check_output_type(_inst: object, attr: attrs.Attribute[_F], value: _F) -> None:
     if value is not None:
         schema_for_type(value)  # raises a ScorerDefinitionError naming what has no schema
@@ -311,11 +321,7 @@ class PromptStep(Generic[Ctx_contra, Out_co]):
         validator=_check_required_callable
     )
     output_type: TypeForm[Out_co] = attrs.field(default=_NO_TYPE, validator=_check_output_type)
-    output_schema: Mapping[str, Any] | None = attrs.field(
-        default=None,
-        converter=attrs.Converter(_output_schema, takes_self=True),  # type: ignore[misc]
-        validator=_check_schema,
-    )
+    output_schema: Mapping[str, Any] | None = _output_schema_field()
     judge: StepJudge | None = None
     example: WorkedExample | None = attrs.field(default=None, validator=_check_example)
     """The worked example ``create_prompt`` shows the judge, if any: a reply that restates it
@@ -366,11 +372,7 @@ class ScorePromptStep(Generic[In, Out, P, A, J]):
         validator=_check_required_callable
     )
     output_type: TypeForm[J] = attrs.field(default=_NO_TYPE, validator=_check_output_type)
-    output_schema: Mapping[str, Any] | None = attrs.field(
-        default=None,
-        converter=attrs.Converter(_output_schema, takes_self=True),  # type: ignore[misc]
-        validator=_check_schema,
-    )
+    output_schema: Mapping[str, Any] | None = _output_schema_field()
     # The context is spelled out with the step's own type parameters (not a separate context
     # parameter) so that mypy types ``ctx.judge_output`` from ``output_type`` in the same call.
     calculate_score: (
