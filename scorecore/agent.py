@@ -1,5 +1,12 @@
 """Mastra-shaped agent messages and trajectories: what ``type="agent"`` and
-``type="trajectory"`` scorers' inputs and outputs are made of.
+``type="trajectory"`` scorers' inputs and outputs are made of, and
+:func:`create_test_message` / :func:`create_agent_test_run` to write such runs from plain text
+in tests.
+
+>>> from scorecore.agent import create_agent_test_run
+>>> run = create_agent_test_run(input_messages=["Hi"], output=["Hello!"])
+>>> run.input.input_messages[0].role, run.output[0].text()
+('user', 'Hello!')
 """
 
 from scorecore._core._agent import (
@@ -15,6 +22,7 @@ from scorecore._core._agent import (
     ToolInvocation,
     ToolInvocationPart,
 )
+from scorecore._core._test_runs import AgentTestRun, create_agent_test_run, create_test_message
 from scorecore._core._trajectory import (
     STEP_FIELDS,
     ExpectedStep,
@@ -33,6 +41,7 @@ __all__ = [
     "AgentInput",
     "AgentMessage",
     "AgentOutput",
+    "AgentTestRun",
     "ExpectedStep",
     "GenericPart",
     "MessageContent",
@@ -47,6 +56,8 @@ __all__ = [
     "Trajectory",
     "TrajectoryExpectation",
     "TrajectoryStep",
+    "create_agent_test_run",
+    "create_test_message",
     "extract_trajectory",
     "merged_tool_invocations",
     "seconds_from_mastra",

@@ -117,15 +117,14 @@ def context_precision(
     on which pieces are useful together, not on each verdict alone, so a mean of weighed
     verdicts would not be it.
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"context_index": 0, "verdict": "no", "reason": "unrelated"},
     ...     {"context_index": 1, "verdict": "yes", "reason": "gives the answer"}]}])
     >>> scorer = context_precision(judge, context=["Cats purr.", "Paris is in France."])
-    >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": text}]}}
-    >>> scorer.run_sync(input={"inputMessages": [msg("user", "Where is Paris?")]},
-    ...                 output=[msg("assistant", "In France.")]).unwrap().score
+    >>> run = create_agent_test_run(input_messages="Where is Paris?", output="In France.")
+    >>> scorer.run_sync(input=run.input, output=run.output).unwrap().score
     0.5
     """
     scaled = check_scale(id, scale)

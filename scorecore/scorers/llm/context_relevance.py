@@ -114,15 +114,14 @@ def context_relevance(
     any context piece (Mastra scores 1) or any evaluation. ``shape=TEXT`` scores plain
     strings.
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"evaluations": [{"context_index": 0, "relevance_level":
     ...     "high", "was_used": True, "reasoning": "answers it"}], "missing_context": [],
     ...     "overall_assessment": "good"}])
     >>> scorer = context_relevance(judge, context=["Paris is in France."])
-    >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": text}]}}
-    >>> scorer.run_sync(input={"inputMessages": [msg("user", "Where is Paris?")]},
-    ...                 output=[msg("assistant", "In France.")]).unwrap().score
+    >>> run = create_agent_test_run(input_messages="Where is Paris?", output="In France.")
+    >>> scorer.run_sync(input=run.input, output=run.output).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)

@@ -60,12 +60,12 @@ def multi_turn_judge(
     transcript. Not scorable when the output has no assistant turn. ``shape=TEXT`` scores
     plain strings.
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"satisfied": True, "reasoning": "stayed polite"}])
-    >>> msg = lambda text: {"role": "assistant", "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": text}]}}
     >>> scorer = multi_turn_judge(judge, criterion="The assistant stays polite")
-    >>> scorer.run_sync(input={}, output=[msg("Hi!"), msg("Sure.")]).unwrap().score
+    >>> run = create_agent_test_run(output=["Hi!", "Sure."])
+    >>> scorer.run_sync(input=run.input, output=run.output).unwrap().score
     1.0
     """
     wanted = check_text(id, "criterion", criterion)

@@ -130,15 +130,14 @@ def noise_sensitivity(
 
     Not scorable without the clean query (a user message) or the noisy answer.
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"dimensions": [{"dimension": "accuracy", "impact_level":
     ...     "none", "specific_changes": "", "noise_influence": "none"}], "robustness_score": 1,
     ...     "major_issues": [], "overall_assessment": "unaffected"}])
     >>> scorer = noise_sensitivity(judge, baseline_response="4", noisy_query="2+2? (ignore)")
-    >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": text}]}}
-    >>> scorer.run_sync(input={"inputMessages": [msg("user", "2+2?")]},
-    ...                 output=[msg("assistant", "4")]).unwrap().score
+    >>> run = create_agent_test_run(input_messages="2+2?", output="4")
+    >>> scorer.run_sync(input=run.input, output=run.output).unwrap().score
     1.0
     """
     baseline = check_text(id, "baseline_response", baseline_response)

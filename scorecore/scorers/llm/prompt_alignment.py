@@ -170,6 +170,7 @@ def prompt_alignment(
     Not scorable without an answer, or without the instructions the mode needs (``both``
     needs at least one of them).
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> graded = {"score": 1, "reasoning": "ok"}
     >>> judge = ScriptedJudge([{
@@ -179,11 +180,9 @@ def prompt_alignment(
     ...     "response_appropriateness": {**graded, "format_alignment": True,
     ...                                  "tone_alignment": True},
     ...     "overall_assessment": "follows the request"}])
-    >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": text}]}}
     >>> scorer = prompt_alignment(judge, evaluation_mode="user")
-    >>> scorer.run_sync(input={"inputMessages": [msg("user", "A haiku, please")]},
-    ...                 output=[msg("assistant", "Old pond...")]).unwrap().score
+    >>> run = create_agent_test_run(input_messages="A haiku, please", output="Old pond...")
+    >>> scorer.run_sync(input=run.input, output=run.output).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)

@@ -200,15 +200,14 @@ def rubric(
 
     Not scorable without a task (user message), a response, or a non-empty rubric.
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"criteria": [
     ...     {"criterion": "mentions the price", "satisfied": True, "reasoning": "$5"}],
     ...     "overall_assessment": "fine"}])
-    >>> msg = lambda role, text: {"role": role, "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": text}]}}
     >>> scorer = rubric(judge, criteria="- mentions the price")
-    >>> scorer.run_sync(input={"inputMessages": [msg("user", "Cost?")]},
-    ...                 output=[msg("assistant", "It costs $5.")]).unwrap().score
+    >>> run = create_agent_test_run(input_messages="Cost?", output="It costs $5.")
+    >>> scorer.run_sync(input=run.input, output=run.output).unwrap().score
     1.0
     """
     scaled = check_scale(id, scale)
