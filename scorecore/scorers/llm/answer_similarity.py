@@ -145,14 +145,14 @@ def answer_similarity(
     Not scorable without a ground truth (any non-string one is compared as JSON), without an
     answer, or when the judge finds no unit.
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"matches": [{"ground_truth_unit": "Paris", "output_unit":
     ...     "Paris", "match_type": "exact", "explanation": "same"}], "extra_in_output": [],
     ...     "contradictions": []}])
-    >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": "Paris"}]}}
+    >>> run = create_agent_test_run(output="Paris")
     >>> scorer = answer_similarity(judge)
-    >>> scorer.run_sync(input={}, output=[answer], ground_truth="Paris").unwrap().score
+    >>> scorer.run_sync(input=run.input, output=run.output, ground_truth="Paris").unwrap().score
     1.0
     """
     options = {name: check_fraction(name, value, scorer_id=id) for name, value in (

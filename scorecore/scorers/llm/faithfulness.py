@@ -62,13 +62,13 @@ def faithfulness(
     unsure and no 0) and ``samples=k`` asks the judge k times: both set
     ``ScoreResult.confidence``, as the guide's "Confidence" section says.
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"statement": "Paris has 2.1 million people.", "verdict": "yes", "reason": "ok"}]}])
     >>> scorer = faithfulness(judge, context=["Paris has 2.1 million inhabitants."])
-    >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": "Paris has 2.1 million people."}]}}
-    >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
+    >>> run = create_agent_test_run(output="Paris has 2.1 million people.")
+    >>> scorer.run_sync(input=run.input, output=run.output).unwrap().score
     1.0
     """
     return claims_scorer(

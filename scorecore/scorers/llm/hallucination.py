@@ -53,14 +53,14 @@ def hallucination(
     0) and ``samples=k`` asks the judge k times: both set ``ScoreResult.confidence``, as the
     guide's "How sure the judge was" section says.
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([{"verdicts": [
     ...     {"statement": "Paris is in Spain.", "verdict": "yes", "reason": "contradicted"},
     ...     {"statement": "Paris is a city.", "verdict": "no", "reason": "supported"}]}])
     >>> scorer = hallucination(judge, context=["Paris is a city in France."])
-    >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": "Paris is a city in Spain."}]}}
-    >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
+    >>> run = create_agent_test_run(output="Paris is a city in Spain.")
+    >>> scorer.run_sync(input=run.input, output=run.output).unwrap().score
     0.5
     """
     return claims_scorer(

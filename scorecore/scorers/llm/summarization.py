@@ -182,6 +182,7 @@ def summarization(
     Not scorable without a source, without a summary, when the judge finds no claim in the
     summary, or when it asks no question.
 
+    >>> from scorecore.agent import create_agent_test_run
     >>> from scorecore_adapters.testing import ScriptedJudge
     >>> judge = ScriptedJudge([
     ...     {"alignment": [{"claim": "Sales rose.", "supported": True, "reason": "ok"}],
@@ -189,9 +190,8 @@ def summarization(
     ...     {"coverage": [{"question": "Did sales rise?", "answered": True, "reason": "yes"},
     ...                   {"question": "Did costs fall?", "answered": False, "reason": "no"}]}])
     >>> scorer = summarization(judge, source="Sales rose 5%. Costs fell 2%.")
-    >>> answer = {"role": "assistant", "content": {"format": 2, "parts": [
-    ...     {"type": "text", "text": "Sales rose."}]}}
-    >>> scorer.run_sync(input={}, output=[answer]).unwrap().score
+    >>> run = create_agent_test_run(output="Sales rose.")
+    >>> scorer.run_sync(input=run.input, output=run.output).unwrap().score
     0.5
     """
     scaled = check_scale(id, scale)
