@@ -110,8 +110,8 @@ def create_agent_test_run(
     A text stands for a message saying it: a user message in ``input_messages``, an assistant
     message in ``output``, a system message in ``system_messages`` and
     ``tagged_system_messages``; ``input_messages`` and ``output`` may be one text or message
-    alone. Messages are taken as they are (build
-    one with tool calls with :func:`create_test_message`).
+    alone. Messages are taken as they are (build one with tool calls with
+    :func:`create_test_message`).
 
     Raises:
         ScorerDefinitionError: an entry of the wrong type; the message names the argument and

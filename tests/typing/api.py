@@ -24,6 +24,7 @@ from scorecore import (
     filter_run,
     not_scorable,
 )
+from scorecore.agent import AgentMessage, create_agent_test_run, create_test_message
 from scorecore.judge import WorkedExample
 from scorecore_adapters.testing import ScriptedJudge
 
@@ -227,3 +228,19 @@ typed_judge.preprocess(
         create_prompt=other_prompt,  # type: ignore[arg-type]
     )
 )
+
+# --- agent runs written from text fit an agent scorer -------------------------------------------
+
+
+def scores_a_test_run() -> None:
+    run = create_agent_test_run(input_messages="Where is Paris?", output=["In France."])
+    assert_type(run.input, AgentInput)
+    assert_type(run.output, AgentOutput)
+    assert_type(create_test_message("Hi", role="user"), AgentMessage)
+    result = agent_scorer.run_sync(input=run.input, output=run.output, run_id=run.run_id,
+                                   request_context=run.request_context)
+    assert_type(result.unwrap().run.input, AgentInput)
+    create_test_message("Hi", role="bot")  # type: ignore[arg-type]
+    create_test_message("Hi")  # type: ignore[call-arg]
+    create_agent_test_run(output=[1])  # type: ignore[list-item]
+    create_agent_test_run(input_messages="Hi")  # type: ignore[call-arg]
