@@ -84,7 +84,8 @@ def create_test_message(
     field = "create_test_message"
     if not isinstance(content, str):
         raise misuse(f"{field}.content", content, "must be a str (the message's text)")
-    if role not in _ROLES:
+    given: object = role  # an untyped caller may pass anything, a list included
+    if not isinstance(given, str) or given not in _ROLES:
         raise misuse(f"{field}.role", role, f"must be one of {', '.join(sorted(_ROLES))}")
     if not isinstance(id, str):
         raise misuse(f"{field}.id", id, "must be a str")
@@ -141,7 +142,8 @@ def create_agent_test_run(
                                           None),
             system_messages=_system(f"{field}.system_messages", system_messages),
             tagged_system_messages={
-                tag: _system(f"{field}.tagged_system_messages[{short_repr(tag)}]", said)
+                _tag(field, tag): _system(f"{field}.tagged_system_messages[{short_repr(tag)}]",
+                                          said)
                 for tag, said in tagged.items()
             },
         ),
@@ -149,6 +151,12 @@ def create_agent_test_run(
         request_context=request_context,
         run_id=run_id,
     )
+
+
+def _tag(field: str, tag: object) -> str:
+    if not isinstance(tag, str):
+        raise misuse(f"{field}.tagged_system_messages", tag, "must be keyed by str tags")
+    return tag
 
 
 def _alone(value: object) -> object:

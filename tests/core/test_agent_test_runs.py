@@ -129,6 +129,7 @@ async def test_tool_call_scorers_see_a_test_messages_tool_calls(anyio_backend: s
 @pytest.mark.parametrize(("build", "field", "value"), [
     (lambda: create_test_message(3, role="user"), "create_test_message.content", 3),
     (lambda: create_test_message("x", role="bot"), "create_test_message.role", "bot"),
+    (lambda: create_test_message("x", role=["user"]), "create_test_message.role", ["user"]),
     (lambda: create_test_message("x", role="user", id=None), "create_test_message.id", None),
     (lambda: create_test_message("x", role="user", tool_invocations=[{"toolName": "w"}]),
      "create_test_message.tool_invocations[0]", {"toolName": "w"}),
@@ -146,6 +147,8 @@ async def test_tool_call_scorers_see_a_test_messages_tool_calls(anyio_backend: s
      "create_agent_test_run.system_messages[0]", 1),
     (lambda: create_agent_test_run(output=[], tagged_system_messages={"memory": [2]}),
      "create_agent_test_run.tagged_system_messages['memory'][0]", 2),
+    (lambda: create_agent_test_run(output=[], tagged_system_messages={1: ["x"]}),
+     "create_agent_test_run.tagged_system_messages", 1),
     (lambda: create_agent_test_run(output=[], tagged_system_messages=["x"]),
      "create_agent_test_run.tagged_system_messages", ["x"]),
     (lambda: create_agent_test_run(output=[], request_context="tenant=a"),
