@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the type check and the whole test suite on another supported Python than the main
 # virtualenv's (the package claims every Python from requires-python up; CI checks the oldest
-# with `make test` and the newest with this script).
+# with `make test` and the others with this script).
 #
 #   bash .ci/other-python.sh 3.13                  # mypy + the whole pytest suite
 #   bash .ci/other-python.sh 3.13 tests/evals -x   # mypy + pytest with these arguments
