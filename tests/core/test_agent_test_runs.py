@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from scorecore import AgentInput, ScorerDefinitionError, ScorerRun, create_scorer
@@ -162,3 +162,48 @@ def test_a_wrong_argument_is_named_with_its_value(build: Any, field: str, value:
     assert caught.value.value == value
     assert str(caught.value).startswith(f"{field} must be ")
     assert repr(value) in str(caught.value)
+
+
+JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+    | st.builds(lambda t: create_test_message(t, role="user"), st.text(max_size=5))
+    | st.builds(SystemMessage, content=st.text(max_size=5)),
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner)
+    | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=2),
+    max_leaves=6,
+)
+
+
+# Each argument is its default or fine half the time, so that runs are built too, not only
+# refused (about one example in twelve builds one: hence the examples).
+ARGUMENTS = st.fixed_dictionaries({
+    "output": st.text(max_size=5) | JUNK,
+    "input_messages": st.just(()) | JUNK,
+    "remembered_messages": st.just(()) | JUNK,
+    "system_messages": st.just(()) | JUNK,
+    "tagged_system_messages": st.none() | JUNK,
+    "request_context": st.none() | JUNK,
+    "run_id": st.none() | JUNK,
+})
+
+
+def built_or_refused(arguments: dict[str, Any]) -> AgentTestRun | ScorerDefinitionError:
+    try:
+        return create_agent_test_run(**arguments)
+    except ScorerDefinitionError as error:
+        return error
+
+
+@settings(max_examples=300)
+@given(ARGUMENTS)
+def test_any_arguments_give_a_run_or_a_named_error(arguments: dict[str, Any]) -> None:
+    """Whatever an untyped caller passes, the answer is a run a scorer takes or a
+    ScorerDefinitionError naming one of the arguments: never another exception."""
+    answer = built_or_refused(arguments)
+    if isinstance(answer, ScorerDefinitionError):
+        event("refused")
+        assert answer.field is not None
+        assert answer.field.startswith("create_agent_test_run.")
+        return
+    event("built")
+    assert seen_run(answer.input, answer.output).output == answer.output
