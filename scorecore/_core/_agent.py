@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal, TypeAlias, final
+from typing import Any, Final, Literal, TypeAlias, final, get_args
 
 import attrs
 
@@ -28,6 +28,9 @@ __all__ = [
 ]
 
 MessageRole: TypeAlias = Literal["user", "assistant", "system", "signal"]
+MESSAGE_ROLES: Final[frozenset[str]] = frozenset(get_args(MessageRole))
+"""The roles a Mastra message may have (:data:`MessageRole`'s values), for checking untyped
+input."""
 ToolInvocationState: TypeAlias = Literal[
     "partial-call", "call", "result", "approval-requested", "approval-responded",
     "output-error", "output-denied",

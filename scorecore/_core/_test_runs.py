@@ -11,11 +11,12 @@ unless given, and the scorer's runtime names the run, as for any other.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final, TypeAlias, final, get_args
+from typing import TypeAlias, final
 
 import attrs
 
 from scorecore._core._agent import (
+    MESSAGE_ROLES,
     AgentInput,
     AgentMessage,
     AgentOutput,
@@ -29,8 +30,6 @@ from scorecore._core._reprs import short_repr
 from scorecore.validators import misuse
 
 __all__ = ["AgentTestRun", "create_agent_test_run", "create_test_message"]
-
-_ROLES: Final = frozenset(get_args(MessageRole))
 
 Said: TypeAlias = AgentMessage | str
 """A message, or the text of one (a user message in the input, an assistant one in the
@@ -85,8 +84,8 @@ def create_test_message(
     if not isinstance(content, str):
         raise misuse(f"{field}.content", content, "must be a str (the message's text)")
     given: object = role  # an untyped caller may pass anything, a list included
-    if not isinstance(given, str) or given not in _ROLES:
-        raise misuse(f"{field}.role", role, f"must be one of {', '.join(sorted(_ROLES))}")
+    if not isinstance(given, str) or given not in MESSAGE_ROLES:
+        raise misuse(f"{field}.role", role, f"must be one of {', '.join(sorted(MESSAGE_ROLES))}")
     if not isinstance(id, str):
         raise misuse(f"{field}.id", id, "must be a str")
     invocations = _tool_invocations(field, tool_invocations)

@@ -14,6 +14,7 @@ from typing import Any, cast
 from returns.result import Failure, Result, Success
 
 from scorecore._core._agent import (
+    MESSAGE_ROLES,
     AgentInput,
     AgentMessage,
     AgentOutput,
@@ -28,8 +29,6 @@ from scorecore.traces._spans import Span, TraceError, TraceLike, _as_trace, _utc
 from scorecore.validators import is_number
 
 __all__ = ["trace_to_agent_run"]
-
-_ROLES = frozenset({"user", "assistant", "system", "signal"})
 
 
 
@@ -183,10 +182,10 @@ def trace_to_agent_run(trace: TraceLike) -> Result[tuple[AgentInput, AgentOutput
     else:
         input_messages = [
             _message(m["role"], _normalize_content(m["content"]), root.started_at)
-            for m in _raw_messages(root_input) if m["role"] in _ROLES
+            for m in _raw_messages(root_input) if m["role"] in MESSAGE_ROLES
         ]
     first_text = input_messages[0].content.content if input_messages else None
-    llm_messages = [m for m in _raw_messages(llm.input) if m["role"] in _ROLES]
+    llm_messages = [m for m in _raw_messages(llm.input) if m["role"] in MESSAGE_ROLES]
     system_messages = tuple(
         SystemMessage(content=_normalize_content(m["content"]))
         for m in llm_messages if m["role"] == "system"
