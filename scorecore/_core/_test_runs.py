@@ -11,7 +11,7 @@ unless given, and the scorer's runtime names the run, as for any other.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypeAlias, final
+from typing import final
 
 import attrs
 
@@ -30,10 +30,6 @@ from scorecore._core._reprs import short_repr
 from scorecore.validators import misuse
 
 __all__ = ["AgentTestRun", "create_agent_test_run", "create_test_message"]
-
-Said: TypeAlias = AgentMessage | str
-"""A message, or the text of one (a user message in the input, an assistant one in the
-output)."""
 
 
 @final
@@ -97,8 +93,8 @@ def create_test_message(
 
 def create_agent_test_run(
     *,
-    output: Said | Sequence[Said],
-    input_messages: Said | Sequence[Said] = (),
+    output: AgentMessage | str | Sequence[AgentMessage | str],
+    input_messages: AgentMessage | str | Sequence[AgentMessage | str] = (),
     remembered_messages: Sequence[AgentMessage] = (),
     system_messages: Sequence[SystemMessage | str] = (),
     tagged_system_messages: Mapping[str, Sequence[SystemMessage | str]] | None = None,
